@@ -1,0 +1,179 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+)
+
+// Class is the failure class of an error. Every failure in a run has one.
+type Class string
+
+// Failure classes.
+const (
+	ClassNone          Class = ""
+	ClassRateLimited   Class = "rate_limited"
+	ClassTimeout       Class = "timeout"
+	ClassUnparseable   Class = "unparseable"
+	ClassSchemaInvalid Class = "schema_invalid"
+	ClassRefused       Class = "refused"
+	ClassQuota         Class = "quota"
+	ClassTransient     Class = "transient"
+	ClassPermanent     Class = "permanent"
+)
+
+// Classes lists every failure class in a stable order.
+var Classes = []Class{ClassRateLimited, ClassTimeout, ClassUnparseable, ClassSchemaInvalid, ClassRefused, ClassQuota, ClassTransient, ClassPermanent}
+
+// Sentinels, one per class, usable with errors.Is on any *Error.
+var (
+	ErrRateLimited   = errors.New("rate limited")
+	ErrTimeout       = errors.New("timeout")
+	ErrUnparseable   = errors.New("unparseable output")
+	ErrSchemaInvalid = errors.New("output does not match schema")
+	ErrRefused       = errors.New("model refused")
+	ErrQuota         = errors.New("quota exhausted")
+	ErrTransient     = errors.New("transient failure")
+	ErrPermanent     = errors.New("permanent failure")
+	// ErrTruncated marks an answer cut off by the token limit (finish_reason
+	// "length"). Its class is unparseable: a cut-off answer is never parsed.
+	ErrTruncated = errors.New("answer truncated by token limit")
+	// ErrUnknownKind is returned by the registry for an unregistered provider kind.
+	ErrUnknownKind = errors.New("unknown provider kind")
+	// ErrMissingAPIKey is returned when a provider's API key variable is unset.
+	ErrMissingAPIKey = errors.New("missing API key")
+)
+
+var classSentinel = map[Class]error{
+	ClassRateLimited:   ErrRateLimited,
+	ClassTimeout:       ErrTimeout,
+	ClassUnparseable:   ErrUnparseable,
+	ClassSchemaInvalid: ErrSchemaInvalid,
+	ClassRefused:       ErrRefused,
+	ClassQuota:         ErrQuota,
+	ClassTransient:     ErrTransient,
+	ClassPermanent:     ErrPermanent,
+}
+
+// Error is a classified provider failure.
+type Error struct {
+	Class      Class
+	Provider   string        // provider kind, e.g. "openai"
+	Model      string        // model name
+	StatusCode int           // HTTP status when there was one
+	RetryAfter time.Duration // server-requested delay before retrying, if any
+	// Raw is the model's raw text for unparseable or schema-invalid output.
+	Raw string
+	Msg string
+	Err error
+}
+
+func (e *Error) Error() string {
+	s := string(e.Class)
+	if e.Provider != "" || e.Model != "" {
+		s += " from " + e.Provider + ":" + e.Model
+	}
+	if e.StatusCode != 0 {
+		s += fmt.Sprintf(" (HTTP %d)", e.StatusCode)
+	}
+	if e.Msg != "" {
+		s += ": " + e.Msg
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the wrapped cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is the sentinel of e's class.
+func (e *Error) Is(target error) bool {
+	return classSentinel[e.Class] == target && target != nil
+}
+
+// NewError builds a classified error.
+func NewError(class Class, msg string, cause error) *Error {
+	return &Error{Class: class, Msg: msg, Err: cause}
+}
+
+// ClassOf returns the failure class of err: the class of a wrapped *Error, or
+// one inferred from context and network errors; ClassPermanent otherwise and
+// ClassNone for nil.
+func ClassOf(err error) Class {
+	if err == nil {
+		return ClassNone
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe.Class
+	}
+	for c, s := range classSentinel {
+		if errors.Is(err, s) {
+			return c
+		}
+	}
+	if errors.Is(err, ErrTruncated) {
+		return ClassUnparseable
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return ClassTimeout
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		if ne.Timeout() {
+			return ClassTimeout
+		}
+		return ClassTransient
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return ClassTransient
+	}
+	return ClassPermanent
+}
+
+// Retryable reports whether a retry can fix err: rate limits (but not quota),
+// transient server or connection failures and timeouts. A cancelled context is
+// never retryable.
+func Retryable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	switch ClassOf(err) {
+	case ClassRateLimited, ClassTransient, ClassTimeout:
+		return true
+	}
+	return false
+}
+
+// RetryAfterOf returns the server-requested retry delay carried by err, if any.
+func RetryAfterOf(err error) time.Duration {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe.RetryAfter
+	}
+	return 0
+}
+
+// ClassForStatus maps an HTTP status code (and an API error code such as
+// "insufficient_quota") to a failure class.
+func ClassForStatus(status int, code string) Class {
+	switch {
+	case code == "insufficient_quota" || code == "billing_hard_limit_reached":
+		return ClassQuota
+	case status == 429:
+		return ClassRateLimited
+	case status == 408 || status == 504:
+		return ClassTimeout
+	case status >= 500:
+		return ClassTransient
+	case status == 402:
+		return ClassQuota
+	default:
+		return ClassPermanent
+	}
+}

@@ -1,0 +1,101 @@
+// Package providers defines the one interface every LLM backend implements,
+// the request and response types, typed errors with a failure class, the
+// registry that turns "kind:model" strings into providers, middleware, and the
+// generic structured-output helper.
+//
+// This package imports nothing else from swarm.
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Provider completes one chat request. Implementations must be safe for
+// concurrent use and must honour ctx cancellation.
+type Provider interface {
+	Complete(ctx context.Context, req Request) (Response, error)
+}
+
+// ProviderFunc adapts a function to the Provider interface.
+type ProviderFunc func(ctx context.Context, req Request) (Response, error)
+
+// Complete calls f.
+func (f ProviderFunc) Complete(ctx context.Context, req Request) (Response, error) { return f(ctx, req) }
+
+// Message roles.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Schema asks the provider for output that validates against a JSON schema.
+// Name is also the mock provider's dispatch key (see protocol.go).
+type Schema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	JSON        json.RawMessage `json:"schema"`
+}
+
+// Caller says who is asking, for metering, events and the sandbox bridge.
+type Caller struct {
+	Role    string `json:"role"`     // nexus, seal_author, judge, commander, squad_lead, worker, reviewer, synthesizer
+	AgentID string `json:"agent_id"` // e.g. "commander-architecture", "worker-implementation-07"
+}
+
+// Request is one completion request.
+type Request struct {
+	Messages    []Message `json:"messages"`
+	Schema      *Schema   `json:"schema,omitempty"`
+	Temperature *float64  `json:"temperature,omitempty"`
+	MaxTokens   int       `json:"max_tokens,omitempty"`
+	// Seed makes sampling reproducible where the backend supports it. The mock
+	// provider is fully determined by (messages, schema, seed, persona).
+	Seed   *int64 `json:"seed,omitempty"`
+	Caller Caller `json:"caller"`
+}
+
+// Usage is token usage, normalised across backends.
+type Usage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// Total returns input plus output tokens.
+func (u Usage) Total() int { return u.InputTokens + u.OutputTokens }
+
+// Add returns the sum of two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{InputTokens: u.InputTokens + o.InputTokens, OutputTokens: u.OutputTokens + o.OutputTokens}
+}
+
+// Finish reasons, normalised.
+const (
+	FinishStop    = "stop"
+	FinishLength  = "length"
+	FinishRefusal = "refusal"
+	FinishFilter  = "content_filter"
+)
+
+// Response is one completion.
+type Response struct {
+	Text         string        `json:"text"`
+	Usage        Usage         `json:"usage"`
+	Model        string        `json:"model"`
+	FinishReason string        `json:"finish_reason"`
+	Latency      time.Duration `json:"latency"`
+}
+
+// Float returns a pointer to v, for Request.Temperature.
+func Float(v float64) *float64 { return &v }
+
+// Int64 returns a pointer to v, for Request.Seed.
+func Int64(v int64) *int64 { return &v }

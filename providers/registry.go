@@ -1,0 +1,150 @@
+package providers
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Ref is a parsed "kind:model" provider reference, e.g. "openai:gpt-4.1" or
+// "mock:honest".
+type Ref struct {
+	Kind  string
+	Model string
+}
+
+// String returns "kind:model".
+func (r Ref) String() string { return r.Kind + ":" + r.Model }
+
+// ParseRef parses "kind:model". The model may itself contain colons
+// ("ollama:llama3.1:8b").
+func ParseRef(s string) (Ref, error) {
+	s = strings.TrimSpace(s)
+	kind, model, ok := strings.Cut(s, ":")
+	if !ok || kind == "" || model == "" {
+		return Ref{}, fmt.Errorf("provider reference %q: want kind:model, e.g. openai:gpt-4.1 or mock:honest", s)
+	}
+	return Ref{Kind: strings.ToLower(kind), Model: model}, nil
+}
+
+// KindConfig is the configuration of one provider kind (the `providers`
+// section of config.yml). Secrets never live here: APIKeyEnv names the
+// environment variable that holds the key.
+type KindConfig struct {
+	BaseURL        string        `yaml:"base_url" json:"base_url,omitempty"`
+	APIKeyEnv      string        `yaml:"api_key_env" json:"api_key_env,omitempty"`
+	RequestsPerMin float64       `yaml:"requests_per_minute" json:"requests_per_minute,omitempty"`
+	MaxConcurrency int           `yaml:"max_concurrency" json:"max_concurrency,omitempty"`
+	Timeout        time.Duration `yaml:"timeout" json:"timeout,omitempty"`
+	Retries        int           `yaml:"retries" json:"retries"`
+	// Prices in USD per million tokens.
+	InputPerMTok  float64 `yaml:"input_per_mtok" json:"input_per_mtok"`
+	OutputPerMTok float64 `yaml:"output_per_mtok" json:"output_per_mtok"`
+	// Options holds kind-specific settings (for example Azure's api_version or
+	// Bedrock's region).
+	Options map[string]string `yaml:"options" json:"options,omitempty"`
+}
+
+// APIKey returns the key from the environment, or "" when the kind needs none.
+func (c KindConfig) APIKey() string {
+	if c.APIKeyEnv == "" {
+		return ""
+	}
+	return os.Getenv(c.APIKeyEnv)
+}
+
+// Factory builds a provider for a model of one kind.
+type Factory func(ref Ref, cfg KindConfig) (Provider, error)
+
+// KindInfo describes a registered kind for `swarm providers list`.
+type KindInfo struct {
+	Kind        string
+	Description string
+	// DefaultKeyEnv is the API-key variable used when the config names none;
+	// empty when the kind needs no key (mock, local Ollama).
+	DefaultKeyEnv string
+	// DefaultBaseURL is used when the config names none.
+	DefaultBaseURL string
+}
+
+// Registry maps provider kinds to factories. The zero value is empty and
+// ready to use.
+type Registry struct {
+	mu    sync.RWMutex
+	kinds map[string]registered
+}
+
+type registered struct {
+	info    KindInfo
+	factory Factory
+}
+
+// Register adds a kind. Registering a kind twice replaces it.
+func (r *Registry) Register(info KindInfo, f Factory) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.kinds == nil {
+		r.kinds = map[string]registered{}
+	}
+	r.kinds[info.Kind] = registered{info: info, factory: f}
+}
+
+// Kinds lists registered kinds, sorted by name.
+func (r *Registry) Kinds() []KindInfo {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]KindInfo, 0, len(r.kinds))
+	for _, k := range r.kinds {
+		out = append(out, k.info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
+	return out
+}
+
+// Has reports whether kind is registered.
+func (r *Registry) Has(kind string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	_, ok := r.kinds[kind]
+	return ok
+}
+
+// Info returns a kind's description.
+func (r *Registry) Info(kind string) (KindInfo, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	k, ok := r.kinds[kind]
+	return k.info, ok
+}
+
+// New builds the provider for ref with the kind's configuration, filling
+// the kind's default base URL and key variable when cfg leaves them empty.
+func (r *Registry) New(ref Ref, cfg KindConfig) (Provider, error) {
+	r.mu.RLock()
+	k, ok := r.kinds[ref.Kind]
+	r.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownKind, ref.Kind, strings.Join(r.kindNames(), ", "))
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = k.info.DefaultBaseURL
+	}
+	if cfg.APIKeyEnv == "" {
+		cfg.APIKeyEnv = k.info.DefaultKeyEnv
+	}
+	return k.factory(ref, cfg)
+}
+
+func (r *Registry) kindNames() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.kinds))
+	for n := range r.kinds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

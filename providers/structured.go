@@ -1,0 +1,308 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/invopop/jsonschema"
+	sjs "github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// Named is implemented by output types that name their own schema.
+type Named interface{ SchemaName() string }
+
+// SchemaOf returns the JSON schema of T, generated with invopop/jsonschema:
+// inline (no $ref), additionalProperties false, fields without omitempty
+// required. Use `jsonschema:"..."` struct tags for enums, bounds and
+// descriptions.
+func SchemaOf[T any]() (json.RawMessage, error) {
+	var zero T
+	return schemaOfType(reflect.TypeOf(zero))
+}
+
+var schemaCache sync.Map // reflect.Type -> json.RawMessage
+
+func schemaOfType(t reflect.Type) (json.RawMessage, error) {
+	if v, ok := schemaCache.Load(t); ok {
+		return v.(json.RawMessage), nil
+	}
+	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true}
+	s := r.ReflectFromType(t)
+	s.Version = ""
+	s.ID = ""
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("schema for %v: %w", t, err)
+	}
+	schemaCache.Store(t, json.RawMessage(raw))
+	return raw, nil
+}
+
+// SchemaFor builds the Request schema for T under name.
+func SchemaFor[T any](name string) (*Schema, error) {
+	raw, err := SchemaOf[T]()
+	if err != nil {
+		return nil, err
+	}
+	return &Schema{Name: name, JSON: raw}, nil
+}
+
+// Validator validates JSON documents against one compiled schema.
+type Validator struct{ s *sjs.Schema }
+
+var validatorCache sync.Map // string(schema) -> *Validator
+
+// CompileSchema compiles a JSON schema for validation.
+func CompileSchema(raw json.RawMessage) (*Validator, error) {
+	key := string(raw)
+	if v, ok := validatorCache.Load(key); ok {
+		return v.(*Validator), nil
+	}
+	doc, err := sjs.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("schema is not JSON: %w", err)
+	}
+	c := sjs.NewCompiler()
+	if err := c.AddResource("mem://schema.json", doc); err != nil {
+		return nil, err
+	}
+	s, err := c.Compile("mem://schema.json")
+	if err != nil {
+		return nil, fmt.Errorf("compile schema: %w", err)
+	}
+	v := &Validator{s: s}
+	validatorCache.Store(key, v)
+	return v, nil
+}
+
+// Validate checks a JSON document. The error lists every violation with its
+// JSON pointer.
+func (v *Validator) Validate(doc []byte) error {
+	inst, err := sjs.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnparseable, err)
+	}
+	if err := v.s.Validate(inst); err != nil {
+		return fmt.Errorf("%w: %s", ErrSchemaInvalid, flattenValidation(err))
+	}
+	return nil
+}
+
+var enPrinter = message.NewPrinter(language.English)
+
+func flattenValidation(err error) string {
+	var ve *sjs.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	var lines []string
+	var walk func(e *sjs.ValidationError)
+	walk = func(e *sjs.ValidationError) {
+		if len(e.Causes) == 0 {
+			loc := "/" + strings.Join(e.InstanceLocation, "/")
+			lines = append(lines, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(enPrinter)))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return strings.Join(lines, "; ")
+}
+
+// ExtractJSON returns the JSON object or array in text: the whole text when
+// it is JSON, else the content of a ```json fence, else the span from the
+// first '{' or '[' to its matching close. ok is false when none is found.
+func ExtractJSON(text string) (string, bool) {
+	t := strings.TrimSpace(text)
+	if json.Valid([]byte(t)) && (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) {
+		return t, true
+	}
+	if i := strings.Index(t, "```"); i >= 0 {
+		rest := t[i+3:]
+		if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
+			rest = rest[nl+1:]
+		}
+		if j := strings.Index(rest, "```"); j >= 0 {
+			c := strings.TrimSpace(rest[:j])
+			if json.Valid([]byte(c)) {
+				return c, true
+			}
+		}
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] != '{' && t[i] != '[' {
+			continue
+		}
+		if end := matchClose(t, i); end > i {
+			c := t[i : end+1]
+			if json.Valid([]byte(c)) {
+				return c, true
+			}
+		}
+	}
+	return "", false
+}
+
+// matchClose returns the index of the bracket closing t[start], honouring
+// JSON strings, or -1.
+func matchClose(t string, start int) int {
+	depth, inStr, esc := 0, false, false
+	for i := start; i < len(t); i++ {
+		c := t[i]
+		if inStr {
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+type structuredOptions struct {
+	name        string
+	description string
+	noRepair    bool
+}
+
+// StructuredOption adjusts one Structured call.
+type StructuredOption func(*structuredOptions)
+
+// WithSchemaName sets the schema name (default: T's SchemaName, else its Go type name).
+func WithSchemaName(name string) StructuredOption {
+	return func(o *structuredOptions) { o.name = name }
+}
+
+// WithSchemaDescription sets the schema description sent to the provider.
+func WithSchemaDescription(d string) StructuredOption {
+	return func(o *structuredOptions) { o.description = d }
+}
+
+// WithoutRepair disables the repair attempt.
+func WithoutRepair() StructuredOption { return func(o *structuredOptions) { o.noRepair = true } }
+
+// StructuredResult carries the responses of a Structured call: one, or two
+// when a repair attempt was made.
+type StructuredResult struct {
+	Responses []Response
+	Repaired  bool
+	Raw       string // the text the value was decoded from
+}
+
+// Usage sums the usage of every response.
+func (r StructuredResult) Usage() Usage {
+	var u Usage
+	for _, x := range r.Responses {
+		u = u.Add(x.Usage)
+	}
+	return u
+}
+
+// Structured asks p for a value of type T: it attaches T's JSON schema to req,
+// extracts and validates the JSON in the answer, and decodes it. On
+// unparseable or schema-invalid output it makes exactly one repair attempt
+// that shows the model its answer and the validation errors; if that fails
+// too, it returns a *Error of class unparseable or schema_invalid carrying
+// the raw text. Provider errors are returned as they are.
+func Structured[T any](ctx context.Context, p Provider, req Request, opts ...StructuredOption) (T, StructuredResult, error) {
+	var zero T
+	var o structuredOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.name == "" {
+		if n, ok := any(zero).(Named); ok {
+			o.name = n.SchemaName()
+		} else {
+			o.name = strings.ToLower(reflect.TypeOf(zero).Name())
+		}
+	}
+	raw, err := SchemaOf[T]()
+	if err != nil {
+		return zero, StructuredResult{}, err
+	}
+	v, err := CompileSchema(raw)
+	if err != nil {
+		return zero, StructuredResult{}, err
+	}
+	req.Schema = &Schema{Name: o.name, Description: o.description, JSON: raw}
+
+	var res StructuredResult
+	attempts := 2
+	if o.noRepair {
+		attempts = 1
+	}
+	var lastErr *Error
+	for attempt := 0; attempt < attempts; attempt++ {
+		resp, err := p.Complete(ctx, req)
+		if err != nil {
+			return zero, res, err
+		}
+		res.Responses = append(res.Responses, resp)
+		val, perr := decodeValidated[T](v, resp.Text)
+		if perr == nil {
+			res.Raw = resp.Text
+			res.Repaired = attempt > 0
+			return val, res, nil
+		}
+		lastErr = perr
+		lastErr.Raw = resp.Text
+		lastErr.Model = resp.Model
+		if attempt+1 < attempts {
+			req.Messages = append(append([]Message(nil), req.Messages...),
+				Message{Role: RoleAssistant, Content: resp.Text},
+				Message{Role: RoleUser, Content: repairPrompt(o.name, perr)})
+		}
+	}
+	return zero, res, lastErr
+}
+
+func decodeValidated[T any](v *Validator, text string) (T, *Error) {
+	var val T
+	doc, ok := ExtractJSON(text)
+	if !ok {
+		return val, &Error{Class: ClassUnparseable, Msg: "no JSON found in the answer", Err: ErrUnparseable}
+	}
+	if err := v.Validate([]byte(doc)); err != nil {
+		class := ClassSchemaInvalid
+		if errors.Is(err, ErrUnparseable) {
+			class = ClassUnparseable
+		}
+		return val, &Error{Class: class, Msg: err.Error()}
+	}
+	if err := json.Unmarshal([]byte(doc), &val); err != nil {
+		return val, &Error{Class: ClassSchemaInvalid, Msg: err.Error()}
+	}
+	return val, nil
+}
+
+func repairPrompt(name string, err *Error) string {
+	return fmt.Sprintf("Your previous answer was not a valid %q JSON document: %s.\n"+
+		"Answer again with only the corrected JSON document, matching the schema exactly.", name, err.Msg)
+}
