@@ -22,7 +22,9 @@ type Provider interface {
 type ProviderFunc func(ctx context.Context, req Request) (Response, error)
 
 // Complete calls f.
-func (f ProviderFunc) Complete(ctx context.Context, req Request) (Response, error) { return f(ctx, req) }
+func (f ProviderFunc) Complete(ctx context.Context, req Request) (Response, error) {
+	return f(ctx, req)
+}
 
 // Message roles.
 const (
