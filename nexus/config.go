@@ -1,0 +1,141 @@
+package nexus
+
+import (
+	"time"
+
+	"github.com/swarm-dev/swarm/providers"
+)
+
+// Config is the whole configuration (config.yml). The embedded default is
+// the repository's config.yml; a user file is decoded on top of it.
+type Config struct {
+	DefaultScale   string                          `yaml:"default_scale" json:"default_scale"`
+	Scales         map[string]Scale                `yaml:"scales" json:"scales"`
+	Personalities  map[string]Personality          `yaml:"personalities" json:"personalities"`
+	Run            RunConfig                       `yaml:"run" json:"run"`
+	ShadowScoring  ShadowConfig                    `yaml:"shadow_scoring" json:"shadow_scoring"`
+	Consensus      ConsensusConfig                 `yaml:"consensus" json:"consensus"`
+	CircuitBreaker CircuitBreakerConfig            `yaml:"circuit_breaker" json:"circuit_breaker"`
+	Sandbox        SandboxConfig                   `yaml:"sandbox" json:"sandbox"`
+	Models         ModelsConfig                    `yaml:"models" json:"models"`
+	Providers      map[string]providers.KindConfig `yaml:"providers" json:"providers"`
+}
+
+// Scale is one mission scale (ss-50, ss-100, ss-250).
+type Scale struct {
+	Description            string   `yaml:"description" json:"description"`
+	MinCommanders          int      `yaml:"min_commanders" json:"min_commanders"`
+	Commanders             int      `yaml:"commanders" json:"commanders"`
+	SquadLeadsPerCommander int      `yaml:"squad_leads_per_commander" json:"squad_leads_per_commander"`
+	WorkersPerCommander    int      `yaml:"workers_per_commander" json:"workers_per_commander"`
+	WorkersPerSquadLead    int      `yaml:"workers_per_squad_lead" json:"workers_per_squad_lead"`
+	Reviewers              int      `yaml:"reviewers" json:"reviewers"`
+	MaxDepth               int      `yaml:"max_depth" json:"max_depth"`
+	SealedCriteria         int      `yaml:"sealed_criteria" json:"sealed_criteria"`
+	CostCeilingUSD         float64  `yaml:"cost_ceiling_usd" json:"cost_ceiling_usd"`
+	Timeouts               Timeouts `yaml:"timeouts" json:"timeouts"`
+	Concurrency            int      `yaml:"concurrency" json:"concurrency"`
+}
+
+// Timeouts cascade down the layers: a child's timeout never exceeds its parent's.
+type Timeouts struct {
+	Mission   time.Duration `yaml:"mission" json:"mission"`
+	Commander time.Duration `yaml:"commander" json:"commander"`
+	SquadLead time.Duration `yaml:"squad_lead" json:"squad_lead"`
+	Worker    time.Duration `yaml:"worker" json:"worker"`
+	Call      time.Duration `yaml:"call" json:"call"`
+}
+
+// Personality adjusts a run: worker count, timeouts and retries.
+type Personality struct {
+	WorkerFactor  float64 `yaml:"worker_factor" json:"worker_factor"`
+	TimeoutFactor float64 `yaml:"timeout_factor" json:"timeout_factor"`
+	ExtraRetries  int     `yaml:"extra_retries" json:"extra_retries"`
+	Temperature   float64 `yaml:"temperature" json:"temperature"`
+}
+
+// RunConfig holds run-wide settings.
+type RunConfig struct {
+	OutDir      string `yaml:"out_dir" json:"out_dir"`
+	Seed        int64  `yaml:"seed" json:"seed"`
+	Personality string `yaml:"personality" json:"personality"`
+	// MaxTokens per LLM call by role; 0 leaves it to the provider.
+	MaxTokens map[string]int `yaml:"max_tokens" json:"max_tokens"`
+}
+
+// ShadowConfig is the shadow_scoring section.
+type ShadowConfig struct {
+	Enabled        bool                      `yaml:"enabled" json:"enabled"`
+	SpecVersion    string                    `yaml:"spec_version" json:"spec_version"`
+	Categories     []string                  `yaml:"categories" json:"categories"`
+	JudgeMode      string                    `yaml:"judge_mode" json:"judge_mode"` // per_bundle | per_criterion
+	JudgeSamples   int                       `yaml:"judge_samples" json:"judge_samples"`
+	Hardening      HardeningConfig           `yaml:"hardening" json:"hardening"`
+	ScaleOverrides map[string]ShadowOverride `yaml:"scale_overrides" json:"scale_overrides"`
+}
+
+// HardeningConfig is shadow_scoring.hardening.
+type HardeningConfig struct {
+	Enabled   bool    `yaml:"enabled" json:"enabled"`
+	MaxCycles int     `yaml:"max_cycles" json:"max_cycles"`
+	Threshold float64 `yaml:"threshold" json:"threshold"`
+}
+
+// ShadowOverride overrides shadow settings for one scale. Nil fields keep
+// the section's value.
+type ShadowOverride struct {
+	HardeningEnabled *bool    `yaml:"hardening_enabled" json:"hardening_enabled,omitempty"`
+	MaxCycles        *int     `yaml:"max_cycles" json:"max_cycles,omitempty"`
+	Threshold        *float64 `yaml:"threshold" json:"threshold,omitempty"`
+}
+
+// ConsensusConfig is the consensus section.
+type ConsensusConfig struct {
+	ConsensusThreshold float64          `yaml:"consensus_threshold" json:"consensus_threshold"` // 0.70
+	MajorityThreshold  float64          `yaml:"majority_threshold" json:"majority_threshold"`   // 0.50
+	Weights            ConsensusWeights `yaml:"weights" json:"weights"`
+	ConflictCap        float64          `yaml:"conflict_cap" json:"conflict_cap"` // 0.30
+	UnanimityBoost     float64          `yaml:"unanimity_boost" json:"unanimity_boost"`
+}
+
+// ConsensusWeights are the bundle-level consensus formula weights.
+type ConsensusWeights struct {
+	Confidence float64 `yaml:"confidence" json:"confidence"` // 0.40
+	Evidence   float64 `yaml:"evidence" json:"evidence"`     // 0.30
+	Scope      float64 `yaml:"scope" json:"scope"`           // 0.15
+	Coverage   float64 `yaml:"coverage" json:"coverage"`     // 0.15
+}
+
+// CircuitBreakerConfig is the circuit_breaker section (provider/agent level).
+type CircuitBreakerConfig struct {
+	Enabled          bool          `yaml:"enabled" json:"enabled"`
+	FailureThreshold int           `yaml:"failure_threshold" json:"failure_threshold"`
+	Cooldown         time.Duration `yaml:"cooldown" json:"cooldown"`
+	// ToxicityThreshold trips the sandbox breaker on an agent or model whose
+	// rolling toxicity crosses it within a run.
+	ToxicityThreshold float64 `yaml:"toxicity_threshold" json:"toxicity_threshold"`
+	Window            int     `yaml:"window" json:"window"`
+}
+
+// SandboxConfig is the sandbox section: the bridge from missions.
+type SandboxConfig struct {
+	Enabled   bool    `yaml:"enabled" json:"enabled"`
+	AuditRate float64 `yaml:"audit_rate" json:"audit_rate"`
+	// Bridge weights: how mission signals map to observables.
+	Proxy  map[string]float64 `yaml:"proxy" json:"proxy"`
+	Payoff map[string]float64 `yaml:"payoff" json:"payoff"`
+}
+
+// ModelsConfig says which provider:model serves each role.
+type ModelsConfig struct {
+	Nexus       string     `yaml:"nexus" json:"nexus"`
+	SealAuthor  string     `yaml:"seal_author" json:"seal_author"`
+	Judge       string     `yaml:"judge" json:"judge"`
+	Commanders  []string   `yaml:"commanders" json:"commanders"` // pool, assigned round robin
+	SquadLead   string     `yaml:"squad_lead" json:"squad_lead"`
+	Workers     []string   `yaml:"workers" json:"workers"`     // pool
+	Reviewers   [][]string `yaml:"reviewers" json:"reviewers"` // pairs
+	Synthesizer string     `yaml:"synthesizer" json:"synthesizer"`
+	// Reference is an optional benchmark judge used for incoherence E.
+	Reference string `yaml:"reference" json:"reference,omitempty"`
+}
