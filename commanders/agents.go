@@ -1,0 +1,482 @@
+package commanders
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
+
+	"github.com/swarm-dev/swarm/prompts"
+	"github.com/swarm-dev/swarm/providers"
+)
+
+// Roles.
+const (
+	RoleNexus       = "nexus"
+	RoleSealAuthor  = "seal_author"
+	RoleJudge       = "judge"
+	RoleCommander   = "commander"
+	RoleSquadLead   = "squad_lead"
+	RoleWorker      = "worker"
+	RoleReviewer    = "reviewer"
+	RoleSynthesizer = "synthesizer"
+)
+
+// Agent is a model seat: who it is and which provider serves it.
+type Agent struct {
+	ID       string
+	Role     string
+	Ref      providers.Ref
+	Provider providers.Provider
+}
+
+// Settings are per-call knobs shared by a run.
+type Settings struct {
+	Seed        int64
+	Temperature *float64
+	MaxTokens   int
+}
+
+// SeedFor derives a stable per-agent seed so every call is reproducible and
+// identical in-process and over HTTP.
+func SeedFor(run int64, parts ...string) int64 {
+	h := sha256.New()
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(run))
+	h.Write(b[:])
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return int64(binary.BigEndian.Uint64(h.Sum(nil)[:8]) >> 1)
+}
+
+func (a Agent) request(s Settings, user string, extra ...string) providers.Request {
+	system, _ := prompts.Render("system", nil)
+	return providers.Request{
+		Messages: []providers.Message{
+			{Role: providers.RoleSystem, Content: system},
+			{Role: providers.RoleUser, Content: user},
+		},
+		Temperature: s.Temperature,
+		MaxTokens:   s.MaxTokens,
+		Seed:        providers.Int64(SeedFor(s.Seed, append([]string{a.ID}, extra...)...)),
+		Caller:      providers.Caller{Role: a.Role, AgentID: a.ID},
+	}
+}
+
+// Worker is a leaf. It holds a provider and a brief and can only answer:
+// there is no way for a worker to spawn anything.
+type Worker struct {
+	agent   Agent
+	domain  string
+	briefID string
+	brief   string
+	aspects []string
+}
+
+// AtomResult is one worker's outcome.
+type AtomResult struct {
+	AgentID string                      `json:"agent_id"`
+	Model   string                      `json:"model"`
+	BriefID string                      `json:"brief_id"`
+	Atom    Atom                        `json:"atom"`
+	Failed  bool                        `json:"failed"`
+	Class   providers.Class             `json:"failure_class,omitempty"`
+	Error   string                      `json:"error,omitempty"`
+	Usage   providers.Usage             `json:"usage"`
+	Retries int                         `json:"repairs"`
+	Skipped bool                        `json:"skipped,omitempty"` // not launched (cost ceiling or cancellation)
+	Raw     *providers.StructuredResult `json:"-"`
+}
+
+func (w Worker) do(ctx context.Context, s Settings) AtomResult {
+	res := AtomResult{AgentID: w.agent.ID, Model: w.agent.Ref.String(), BriefID: w.briefID}
+	user, err := prompts.Render("atom", map[string]any{"Domain": w.domain, "BriefID": w.briefID, "Brief": w.brief, "Aspects": w.aspects})
+	if err != nil {
+		res.Failed, res.Class, res.Error = true, providers.ClassPermanent, err.Error()
+		return res
+	}
+	atom, sr, err := providers.Structured[Atom](ctx, w.agent.Provider, w.agent.request(s, user, w.briefID))
+	res.Usage = sr.Usage()
+	if sr.Repaired {
+		res.Retries = 1
+	}
+	if err != nil {
+		res.Failed, res.Class, res.Error = true, providers.ClassOf(err), err.Error()
+		res.Atom = Atom{Status: StatusFailed}
+		return res
+	}
+	res.Atom = atom
+	return res
+}
+
+// Limits bound a commander's children. They come from config, never from
+// the model's plan.
+type Limits struct {
+	Children       int // workers (flat) or squad leads (ss-250)
+	WorkersPerLead int // 0 = no squad leads
+}
+
+// Hooks let the caller follow a commander's work. Every field may be nil.
+type Hooks struct {
+	AgentStarted  func(role, id, model string)
+	AgentFinished func(role, id, model, status string, class providers.Class)
+	// MayLaunch is asked before launching each child; false stops launching
+	// (cost ceiling, cancellation).
+	MayLaunch func() bool
+	// Refused records a depth-guard refusal (a plan asking for more children than allowed).
+	Refused func(id string, asked, allowed int)
+}
+
+// Commander runs one domain: plans shards, runs its children (squad leads and
+// workers), and assembles the bundle.
+type Commander struct {
+	Agent    Agent
+	Capsule  Capsule
+	Limits   Limits
+	Settings Settings
+	Hooks    Hooks
+	// SquadLead returns the agent for squad lead i; Worker the agent for
+	// worker j of child i. Both are set by the Nexus from the model roster.
+	SquadLead func(i int) Agent
+	Worker    func(i, j int) Agent
+	// Sem bounds concurrent LLM calls across the whole run.
+	Sem *semaphore.Weighted
+}
+
+// Result is a commander's outcome.
+type Result struct {
+	CommanderID string          `json:"commander_id"`
+	Domain      string          `json:"domain"`
+	Model       string          `json:"model"`
+	Plan        []Shard         `json:"plan"`
+	Atoms       []AtomResult    `json:"atoms"`
+	Bundle      Bundle          `json:"bundle"`
+	Salvaged    bool            `json:"salvaged"`
+	Failed      bool            `json:"failed"`
+	Class       providers.Class `json:"failure_class,omitempty"`
+	Error       string          `json:"error,omitempty"`
+	Refusals    int             `json:"depth_guard_refusals"`
+	Repairs     int             `json:"repairs"`
+	SchemaFails int             `json:"schema_violations"`
+}
+
+// Run executes the commander. It never returns an error: failures are
+// recorded in the Result so a failed commander does not fail the mission.
+func (c *Commander) Run(ctx context.Context) Result {
+	res := Result{CommanderID: c.Agent.ID, Domain: c.Capsule.Domain, Model: c.Agent.Ref.String()}
+	c.started(c.Agent)
+	if c.Capsule.Constraints.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.Capsule.Constraints.Timeout)
+		defer cancel()
+	}
+	childRole := RoleWorker
+	if c.Limits.WorkersPerLead > 0 {
+		childRole = RoleSquadLead
+	}
+	plan, err := c.plan(ctx, childRole, &res)
+	if err != nil {
+		res.Failed, res.Class, res.Error = true, providers.ClassOf(err), "plan: "+err.Error()
+		c.finished(c.Agent, "failed", res.Class)
+		return res
+	}
+	res.Plan = plan
+	if c.Limits.WorkersPerLead > 0 {
+		res.Atoms = c.runSquadLeads(ctx, plan, &res)
+	} else {
+		res.Atoms = c.runWorkers(ctx, plan, func(i int) Agent { return c.Worker(0, i) })
+	}
+	b, salvaged, err := c.assemble(ctx, res.Atoms, "", "", &res)
+	if err != nil {
+		res.Failed, res.Class, res.Error = true, providers.ClassOf(err), "bundle: "+err.Error()
+		c.finished(c.Agent, "failed", res.Class)
+		return res
+	}
+	res.Bundle, res.Salvaged = b, salvaged
+	status := b.Status
+	c.finished(c.Agent, status, providers.ClassNone)
+	return res
+}
+
+// Revise asks the commander to revise its bundle given hardening feedback
+// (only "- [sc-ID] message" lines under a heading).
+func (c *Commander) Revise(ctx context.Context, prev Bundle, feedback string) (Bundle, error) {
+	var r Result
+	b, _, err := c.assemble(ctx, nil, prev.Text(), feedback, &r)
+	return b, err
+}
+
+func (c *Commander) plan(ctx context.Context, childRole string, res *Result) ([]Shard, error) {
+	n := c.Limits.Children
+	if n <= 0 {
+		return nil, errors.New("commander has no children allowed")
+	}
+	user, err := prompts.Render("shard_plan", map[string]any{
+		"Capsule": c.Capsule, "Children": n, "ChildRole": strings.ReplaceAll(childRole, "_", " "),
+		"CountLine": providers.CountPrefix + fmt.Sprint(n),
+	})
+	if err != nil {
+		return nil, err
+	}
+	plan, sr, err := call(ctx, c, func(ctx context.Context) (ShardPlan, providers.StructuredResult, error) {
+		return providers.Structured[ShardPlan](ctx, c.Agent.Provider, c.Agent.request(c.Settings, user, "plan"))
+	})
+	if sr.Repaired {
+		res.Repairs++
+	}
+	if err != nil {
+		if providers.ClassOf(err) == providers.ClassSchemaInvalid {
+			res.SchemaFails++
+		}
+		return nil, err
+	}
+	shards := plan.Shards
+	if len(shards) > n {
+		// Depth guard: the plan asked for more children than config allows.
+		res.Refusals++
+		if c.Hooks.Refused != nil {
+			c.Hooks.Refused(c.Agent.ID, len(shards), n)
+		}
+		shards = shards[:n]
+	}
+	// Fewer shards than seats: spread the capsule's aspects over the rest so
+	// every seat has a brief.
+	for i := len(shards); i < n; i++ {
+		src := shards[i%max(1, len(plan.Shards))]
+		shards = append(shards, Shard{
+			BriefID: fmt.Sprintf("%s-%02d", c.Capsule.Domain, i+1),
+			Title:   src.Title, Brief: src.Brief, Aspects: src.Aspects,
+		})
+	}
+	return shards, nil
+}
+
+func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i int) Agent) []AtomResult {
+	out := make([]AtomResult, len(briefs))
+	var g errgroup.Group
+	for i, sh := range briefs {
+		a := agent(i)
+		out[i] = AtomResult{AgentID: a.ID, Model: a.Ref.String(), BriefID: sh.BriefID, Skipped: true, Failed: true, Atom: Atom{Status: StatusFailed}}
+		if ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch()) {
+			continue
+		}
+		w := Worker{agent: a, domain: c.Capsule.Domain, briefID: sh.BriefID, brief: sh.Brief, aspects: sh.Aspects}
+		g.Go(func() error {
+			if err := c.acquire(ctx); err != nil {
+				out[i].Class, out[i].Error = providers.ClassOf(err), err.Error()
+				return nil
+			}
+			defer c.release()
+			c.started(a)
+			r := w.do(ctx, c.Settings)
+			status := r.Atom.Status
+			if r.Failed {
+				status = "failed"
+			}
+			c.finished(a, status, r.Class)
+			out[i] = r
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return out
+}
+
+func (c *Commander) runSquadLeads(ctx context.Context, shards []Shard, res *Result) []AtomResult {
+	var mu sync.Mutex
+	var all []AtomResult
+	var g errgroup.Group
+	for i, sh := range shards {
+		if ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch()) {
+			continue
+		}
+		lead := SquadLead{agent: c.SquadLead(i), domain: c.Capsule.Domain, shard: sh, workers: c.Limits.WorkersPerLead}
+		g.Go(func() error {
+			atoms, refused := lead.run(ctx, c, i)
+			mu.Lock()
+			all = append(all, atoms...)
+			res.Refusals += refused
+			mu.Unlock()
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return all
+}
+
+// SquadLead turns a shard into micro-briefs and runs exactly the workers its
+// commander allows.
+type SquadLead struct {
+	agent   Agent
+	domain  string
+	shard   Shard
+	workers int
+}
+
+func (l SquadLead) run(ctx context.Context, c *Commander, idx int) ([]AtomResult, int) {
+	c.started(l.agent)
+	user, err := prompts.Render("micro_briefs", map[string]any{
+		"Shard": l.shard, "Workers": l.workers, "Domain": l.domain,
+		"CountLine": providers.CountPrefix + fmt.Sprint(l.workers),
+	})
+	var mb MicroBriefs
+	if err == nil {
+		mb, _, err = call(ctx, c, func(ctx context.Context) (MicroBriefs, providers.StructuredResult, error) {
+			return providers.Structured[MicroBriefs](ctx, l.agent.Provider, l.agent.request(c.Settings, user, l.shard.BriefID))
+		})
+	}
+	if err != nil {
+		// The lead failed: its workers run on the shard itself, so the
+		// commander still gets results.
+		c.finished(l.agent, "failed", providers.ClassOf(err))
+		mb = MicroBriefs{}
+	} else {
+		c.finished(l.agent, "complete", providers.ClassNone)
+	}
+	refused := 0
+	if len(mb.Briefs) > l.workers {
+		refused = 1
+		if c.Hooks.Refused != nil {
+			c.Hooks.Refused(l.agent.ID, len(mb.Briefs), l.workers)
+		}
+		mb.Briefs = mb.Briefs[:l.workers]
+	}
+	briefs := make([]Shard, l.workers)
+	for j := range briefs {
+		if j < len(mb.Briefs) {
+			briefs[j] = Shard{BriefID: mb.Briefs[j].BriefID, Brief: mb.Briefs[j].Brief, Aspects: mb.Briefs[j].Aspects}
+		} else {
+			briefs[j] = Shard{BriefID: fmt.Sprintf("%s-%02d", l.shard.BriefID, j+1), Brief: l.shard.Brief, Aspects: l.shard.Aspects}
+		}
+	}
+	return c.runWorkers(ctx, briefs, func(j int) Agent { return c.Worker(idx, j) }), refused
+}
+
+// AtomView is what the bundle prompt shows of an atom.
+type AtomView struct {
+	BriefID    string
+	Status     string
+	Confidence float64
+	Content    string
+}
+
+const maxAtomChars = 1200
+
+func (c *Commander) assemble(ctx context.Context, atoms []AtomResult, previous, feedback string, res *Result) (Bundle, bool, error) {
+	views := make([]AtomView, 0, len(atoms))
+	for _, a := range atoms {
+		if a.Failed {
+			continue
+		}
+		content := a.Atom.Content
+		if len(content) > maxAtomChars {
+			content = content[:maxAtomChars] + " [...]"
+		}
+		views = append(views, AtomView{BriefID: a.BriefID, Status: a.Atom.Status, Confidence: a.Atom.Confidence, Content: content})
+	}
+	user, err := prompts.Render("bundle", map[string]any{"Capsule": c.Capsule, "Atoms": views, "Feedback": feedback, "Previous": previous})
+	if err != nil {
+		return Bundle{}, false, err
+	}
+	tag := "bundle"
+	if feedback != "" {
+		tag = "revise:" + feedback
+	}
+	b, sr, err := call(ctx, c, func(ctx context.Context) (Bundle, providers.StructuredResult, error) {
+		return providers.Structured[Bundle](ctx, c.Agent.Provider, c.Agent.request(c.Settings, user, tag))
+	})
+	if sr.Repaired {
+		res.Repairs++
+	}
+	if err != nil {
+		if providers.ClassOf(err) == providers.ClassSchemaInvalid {
+			res.SchemaFails++
+			if s, ok := Salvage(err, c.Capsule.Domain); ok {
+				return s, true, nil
+			}
+		}
+		return Bundle{}, false, err
+	}
+	if b.Domain == "" {
+		b.Domain = c.Capsule.Domain
+	}
+	return b, false, nil
+}
+
+// Salvage recovers a schema-invalid bundle that still has usable content: it
+// becomes "partial" with confidence 0.5. Unparseable output is not salvaged.
+func Salvage(err error, domain string) (Bundle, bool) {
+	var pe *providers.Error
+	if !errors.As(err, &pe) || pe.Class != providers.ClassSchemaInvalid {
+		return Bundle{}, false
+	}
+	doc, ok := providers.ExtractJSON(pe.Raw)
+	if !ok {
+		return Bundle{}, false
+	}
+	var loose map[string]any
+	if json.Unmarshal([]byte(doc), &loose) != nil {
+		return Bundle{}, false
+	}
+	str := func(k string) string { s, _ := loose[k].(string); return s }
+	b := Bundle{Domain: domain, Status: StatusPartial, Summary: str("summary"), Content: str("content"), Confidence: 0.5}
+	if strings.TrimSpace(b.Content+b.Summary) == "" {
+		return Bundle{}, false
+	}
+	if fs, ok := loose["findings"].([]any); ok {
+		for _, f := range fs {
+			if m, ok := f.(map[string]any); ok {
+				t, _ := m["title"].(string)
+				d, _ := m["detail"].(string)
+				if t != "" {
+					b.Findings = append(b.Findings, Finding{Title: t, Detail: d, Priority: "medium", Effort: "deep"})
+				}
+			}
+		}
+	}
+	return b, true
+}
+
+// call runs one LLM call under the run-wide concurrency bound.
+func call[T any](ctx context.Context, c *Commander, f func(context.Context) (T, providers.StructuredResult, error)) (T, providers.StructuredResult, error) {
+	if err := c.acquire(ctx); err != nil {
+		var zero T
+		return zero, providers.StructuredResult{}, err
+	}
+	defer c.release()
+	return f(ctx)
+}
+
+func (c *Commander) acquire(ctx context.Context) error {
+	if c.Sem == nil {
+		return ctx.Err()
+	}
+	return c.Sem.Acquire(ctx, 1)
+}
+
+func (c *Commander) release() {
+	if c.Sem != nil {
+		c.Sem.Release(1)
+	}
+}
+
+func (c *Commander) started(a Agent) {
+	if c.Hooks.AgentStarted != nil {
+		c.Hooks.AgentStarted(a.Role, a.ID, a.Ref.String())
+	}
+}
+
+func (c *Commander) finished(a Agent, status string, class providers.Class) {
+	if c.Hooks.AgentFinished != nil {
+		c.Hooks.AgentFinished(a.Role, a.ID, a.Ref.String(), status, class)
+	}
+}
