@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/swarm-dev/swarm/providers/mock"
+)
+
+func init() { register(newMockCmd) }
+
+func newMockCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mock",
+		Short: "The deterministic mock provider",
+		Long:  "The deterministic mock provider: personas " + fmt.Sprint(mock.Personas()) + ".",
+	}
+	cmd.AddCommand(newMockServeCmd(app))
+	return cmd
+}
+
+// MockServeOptions are the flags of `swarm mock serve`.
+type MockServeOptions struct {
+	Addr    string
+	Persona string
+	Faults  string
+	Seed    int64
+	Latency time.Duration
+}
+
+func newMockServeCmd(app *App) *cobra.Command {
+	var o MockServeOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the mock as an OpenAI-compatible HTTP API",
+		Long: `Serve the mock provider as an OpenAI-compatible API: POST /v1/chat/completions
+(honouring response_format json_schema, seed and usage) and GET /v1/models.
+A request whose model names a persona (honest, sloppy, ...) uses it; any other
+model uses --persona. Point swarm (or any OpenAI SDK) at it with a base URL.`,
+		Example: `  swarm mock serve --addr 127.0.0.1:8080
+  swarm mock serve --persona flaky --faults examples/mock/faults-20.yaml
+  # then, in another shell, with a config whose providers.openai-compatible.base_url is http://127.0.0.1:8080/v1:
+  swarm run examples/missions/api-design.md --provider openai-compatible:honest`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runMockServe(cmd.Context(), app, o) },
+	}
+	cmd.Flags().StringVar(&o.Addr, "addr", "127.0.0.1:8080", "listen address")
+	cmd.Flags().StringVar(&o.Persona, "persona", mock.Honest, "default persona")
+	cmd.Flags().StringVar(&o.Faults, "faults", "", "YAML file of fault rates")
+	cmd.Flags().Int64Var(&o.Seed, "seed", 0, "seed for requests that carry none")
+	cmd.Flags().DurationVar(&o.Latency, "latency", 0, "fixed latency per call")
+	return cmd
+}
+
+func runMockServe(ctx context.Context, app *App, o MockServeOptions) error {
+	opts := mock.Options{Seed: o.Seed, Latency: mock.LatencyConfig{Fixed: o.Latency}}
+	if o.Faults != "" {
+		f, err := mock.LoadFaults(o.Faults)
+		if err != nil {
+			return usageError(err)
+		}
+		opts.Faults = &f
+	}
+	h, err := mock.NewServer(mock.ServerOptions{Persona: o.Persona, Options: opts})
+	if err != nil {
+		return usageError(err)
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return usageError(fmt.Errorf("listen on %s: %w", o.Addr, err))
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(app.Out, "mock provider (persona %s) listening on http://%s\nbase URL: http://%s/v1\n", o.Persona, ln.Addr(), ln.Addr())
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

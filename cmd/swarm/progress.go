@@ -1,0 +1,156 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/swarm-dev/swarm/nexus"
+)
+
+var phaseNames = map[string]string{
+	"0": "intake", "1": "decomposition", "1.5": "seal", "2": "capsules", "3": "deployment",
+	"4": "execution", "5": "cross-review", "6": "shadow validation", "7": "consensus", "8": "output",
+}
+
+// progressView shows a run's progress: on a terminal a live block redrawn in
+// place (phase, a bar per commander, calls and cost so far); in a pipe or CI
+// plain lines, one per phase and per finished commander.
+type progressView struct {
+	w      io.Writer
+	tty    bool
+	plan   nexus.Plan
+	mu     sync.Mutex
+	phase  string
+	calls  int
+	cost   float64
+	perCmd map[string]*cmdProgress
+	lines  int
+	last   time.Time
+	start  time.Time
+}
+
+type cmdProgress struct {
+	total, done, failed int
+	status              string
+}
+
+func newProgressView(w io.Writer, p nexus.Plan, tty bool) *progressView {
+	v := &progressView{w: w, tty: tty, plan: p, perCmd: map[string]*cmdProgress{}, start: time.Now()}
+	per := p.Workers / max(1, p.Commanders)
+	for _, d := range p.Domains {
+		v.perCmd[d] = &cmdProgress{total: per + p.SquadLeads/max(1, p.Commanders), status: "waiting"}
+	}
+	return v
+}
+
+func (v *progressView) observe(e nexus.Event) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	switch e.Kind {
+	case nexus.EvPhaseStart:
+		v.phase = e.Phase
+		if !v.tty {
+			fmt.Fprintf(v.w, "[%6.1fs] phase %-3s %s\n", time.Since(v.start).Seconds(), e.Phase, e.Message)
+		}
+	case nexus.EvLLMCall:
+		v.calls++
+		if c, ok := e.Data["cost_usd"].(float64); ok {
+			v.cost += c
+		}
+	case nexus.EvAgentStart:
+		if d := domainOf(e.AgentID); d != "" && e.Role == "commander" {
+			if c := v.perCmd[d]; c != nil {
+				c.status = "running"
+			}
+		}
+	case nexus.EvAgentFinish:
+		d := domainOf(e.AgentID)
+		c := v.perCmd[d]
+		if c == nil {
+			break
+		}
+		status, _ := e.Data["status"].(string)
+		if e.Role == "commander" {
+			c.status = status
+			if !v.tty {
+				fmt.Fprintf(v.w, "[%6.1fs]   commander %-15s %s (%d/%d children done, %d failed)\n", time.Since(v.start).Seconds(), d, status, c.done, c.total, c.failed)
+			}
+		} else {
+			c.done++
+			if status == "failed" {
+				c.failed++
+			}
+		}
+	case nexus.EvGate, nexus.EvCostWarning, nexus.EvCostStop, nexus.EvBreakerTrip:
+		if !v.tty {
+			fmt.Fprintf(v.w, "[%6.1fs]   %s %s\n", time.Since(v.start).Seconds(), e.Kind, describe(e))
+		}
+	}
+	if v.tty && time.Since(v.last) > 100*time.Millisecond {
+		v.redraw()
+	}
+}
+
+func describe(e nexus.Event) string {
+	if e.Message != "" {
+		return e.Message
+	}
+	var parts []string
+	for _, k := range sortKeys(e.Data) {
+		parts = append(parts, fmt.Sprintf("%s=%v", k, e.Data[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func sortKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortStrings(xs []string) []string { sort.Strings(xs); return xs }
+
+func domainOf(agentID string) string {
+	parts := strings.Split(agentID, "-")
+	if len(parts) >= 2 {
+		return parts[1]
+	}
+	return ""
+}
+
+func (v *progressView) redraw() {
+	v.last = time.Now()
+	var b strings.Builder
+	if v.lines > 0 {
+		fmt.Fprintf(&b, "\033[%dA", v.lines)
+	}
+	fmt.Fprintf(&b, "\033[2Kphase %s %-18s  calls %d  cost $%.4f  %s\n", v.phase, phaseNames[v.phase], v.calls, v.cost, time.Since(v.start).Round(100*time.Millisecond))
+	n := 1
+	for _, d := range v.plan.Domains {
+		c := v.perCmd[d]
+		const width = 24
+		filled := 0
+		if c.total > 0 {
+			filled = min(width, c.done*width/c.total)
+		}
+		fmt.Fprintf(&b, "\033[2K  %-15s [%s%s] %3d/%-3d %s\n", d, strings.Repeat("█", filled), strings.Repeat("·", width-filled), c.done, c.total, c.status)
+		n++
+	}
+	v.lines = n
+	fmt.Fprint(v.w, b.String())
+}
+
+func (v *progressView) finish() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.tty {
+		v.redraw()
+	}
+}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/swarm-dev/swarm/nexus"
+)
+
+func init() { register(newRunCmd) }
+
+// RunOptions are the flags of `swarm run`.
+type RunOptions struct {
+	MissionArg  string
+	MissionText string
+	Scale       string
+	Provider    string
+	Models      []string
+	Personality string
+	Out         string
+	Seed        int64
+	SeedSet     bool
+	JSON        bool
+	Interactive bool
+	Quiet       bool
+}
+
+func newRunCmd(app *App) *cobra.Command {
+	var o RunOptions
+	cmd := &cobra.Command{
+		Use:   "run [MISSION.md | -]",
+		Short: "Run a mission through the Nexus pipeline (phases 0-8)",
+		Long: `Run a mission through the Nexus pipeline: intake, decomposition, sealed
+criteria, context capsules, commanders with squad leads and workers,
+cross-review, shadow validation with hardening, consensus, and the action
+report. Everything is written to the run directory as it happens.
+
+The mission comes from a file, from stdin ("-"), or from --mission. By default
+every role runs on the deterministic mock provider, offline.`,
+		Example: `  swarm run examples/missions/auth-migration.md
+  swarm run examples/missions/api-design.md --scale ss-250 --out /tmp/run1
+  swarm run mission.md --provider openai:gpt-4.1 --model judge=anthropic:claude-sonnet-4
+  echo "Plan the rollout of feature flags" | swarm run - --scale ss-50 --json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.MissionArg = args[0]
+			}
+			o.SeedSet = cmd.Flags().Changed("seed")
+			return runRun(cmd.Context(), app, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.MissionText, "mission", "", "mission text (instead of a file)")
+	f.StringVar(&o.Scale, "scale", "", "scale: ss-50, ss-100 or ss-250 (default from config)")
+	f.StringVar(&o.Provider, "provider", "", "kind:model serving every role, e.g. mock:honest or openai:gpt-4.1")
+	f.StringArrayVar(&o.Models, "model", nil, "role=kind:model for one role (repeatable); roles: "+strings.Join(nexus.Roles, ", "))
+	f.StringVar(&o.Personality, "personality", "", "balanced, thorough, fast, creative or cautious")
+	f.StringVar(&o.Out, "out", "", "run directory (default runs/<run-id>)")
+	f.Int64Var(&o.Seed, "seed", 0, "seed for every agent's sampling (default from config)")
+	f.BoolVar(&o.JSON, "json", false, "stream events to stdout as JSON lines")
+	f.BoolVar(&o.Interactive, "interactive", false, "show the briefing and ask to confirm before spending")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only the final summary")
+	return cmd
+}
+
+func readMission(app *App, o RunOptions) (text, name string, err error) {
+	switch {
+	case o.MissionText != "" && o.MissionArg != "":
+		return "", "", usageError(errors.New("give the mission as a file or with --mission, not both"))
+	case o.MissionText != "":
+		text, name = o.MissionText, "mission"
+	case o.MissionArg == "-":
+		b, err := io.ReadAll(app.In)
+		if err != nil {
+			return "", "", usageError(fmt.Errorf("read mission from stdin: %w", err))
+		}
+		text, name = string(b), "stdin"
+	case o.MissionArg != "":
+		b, err := os.ReadFile(o.MissionArg)
+		if err != nil {
+			return "", "", usageError(fmt.Errorf("read mission: %w", err))
+		}
+		text, name = string(b), o.MissionArg
+	default:
+		return "", "", usageError(errors.New("no mission: give a file, '-' for stdin, or --mission TEXT (see 'swarm run --help')"))
+	}
+	if strings.TrimSpace(text) == "" {
+		return "", "", usageError(fmt.Errorf("mission %s is empty", name))
+	}
+	return text, name, nil
+}
+
+func runRun(ctx context.Context, app *App, o RunOptions) error {
+	mission, name, err := readMission(app, o)
+	if err != nil {
+		return err
+	}
+	cfg, err := nexus.LoadConfig(app.ConfigPath)
+	if err != nil {
+		return usageError(err)
+	}
+	models := map[string]string{}
+	for _, m := range o.Models {
+		role, ref, ok := strings.Cut(m, "=")
+		if !ok {
+			return usageError(fmt.Errorf("--model %q: want role=kind:model", m))
+		}
+		models[strings.TrimSpace(role)] = strings.TrimSpace(ref)
+	}
+	opts := nexus.Options{Config: cfg, Registry: newRegistry(), Mission: mission, MissionName: name, Scale: o.Scale,
+		Personality: o.Personality, Provider: o.Provider, Models: models, OutDir: o.Out}
+	if o.SeedSet {
+		opts.Seed = &o.Seed
+	}
+	plan, err := nexus.Intake(opts)
+	if err != nil {
+		return toExit(err)
+	}
+	if !o.JSON && !o.Quiet {
+		printBriefing(app.Err, plan)
+	}
+	if o.Interactive {
+		fmt.Fprint(app.Err, "Proceed? [y/N] ")
+		line, _ := bufio.NewReader(app.In).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			fmt.Fprintln(app.Err, "aborted: nothing was run")
+			return exitCode(1)
+		}
+	}
+	var view *progressView
+	switch {
+	case o.JSON:
+		enc := json.NewEncoder(app.Out)
+		var mu sync.Mutex
+		opts.Observers = append(opts.Observers, func(e nexus.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			_ = enc.Encode(e)
+		})
+	case !o.Quiet:
+		view = newProgressView(app.Err, plan, isTerminal(app.Err))
+		opts.Observers = append(opts.Observers, view.observe)
+	}
+	res, err := nexus.Run(ctx, opts)
+	if view != nil {
+		view.finish()
+	}
+	if err != nil {
+		if res != nil && errors.Is(err, nexus.ErrInterrupted) {
+			fmt.Fprintf(app.Err, "interrupted: partial results written to %s\n", res.Dir)
+			return exitCode(130)
+		}
+		if res != nil {
+			fmt.Fprintf(app.Err, "run failed: %v\npartial results in %s\n", err, res.Dir)
+			return exitCode(1)
+		}
+		return toExit(err)
+	}
+	if !o.JSON {
+		printSummary(app.Out, res)
+	}
+	return nil
+}
+
+func toExit(err error) error {
+	if errors.Is(err, nexus.ErrBadInput) {
+		return usageError(err)
+	}
+	return err
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd())) && os.Getenv("CI") == ""
+}
+
+func printBriefing(w io.Writer, p nexus.Plan) {
+	fmt.Fprintf(w, "Mission:  %s\n", p.MissionTitle)
+	fmt.Fprintf(w, "Scale:    %s (%s) · %d agents: 1 nexus, %d commanders, %d squad leads, %d workers, %d reviewers\n",
+		p.Scale, p.Personality, p.Agents, p.Commanders, p.SquadLeads, p.Workers, p.Reviewers)
+	fmt.Fprintf(w, "Domains:  %s\n", strings.Join(p.Domains, ", "))
+	fmt.Fprintf(w, "Criteria: %d sealed · hardening %v (max %d cycles, threshold %.0f)\n", p.Criteria, p.Hardening.Enabled, p.Hardening.MaxCycles, p.Hardening.Threshold)
+	cmdr := make([]string, 0, len(p.Roster.Commanders))
+	for _, c := range p.Roster.Commanders {
+		cmdr = append(cmdr, c.String())
+	}
+	fmt.Fprintf(w, "Models:   nexus %s · seal author %s · judge %s · commanders %s\n", p.Roster.Nexus, p.Roster.SealAuthor, p.Roster.Judge, strings.Join(cmdr, ","))
+	fmt.Fprintf(w, "Budget:   cost ceiling $%.2f · seed %d\n\n", p.CostCeilingUSD, p.Seed)
+}
+
+func printSummary(w io.Writer, res *nexus.Result) {
+	t := res.Telemetry
+	fmt.Fprintf(w, "\nRun complete: %s\n", res.Dir)
+	fmt.Fprintf(w, "  agents %d · LLM calls %d · tokens %d in / %d out · cost $%.4f · %s\n",
+		t.Agents.Total, t.Calls, t.InputTokens, t.OutputTokens, t.CostUSD, (time.Duration(t.WallMS) * time.Millisecond).Round(time.Millisecond))
+	if res.ShadowValid {
+		fmt.Fprintf(w, "  Shadow Score median %.1f%% (%s), mean %.1f%% over %d bundles · sealed %s\n", res.Aggregate.Median, res.Aggregate.Level, res.Aggregate.Mean, res.Aggregate.Scored, res.SealedHash)
+	} else {
+		fmt.Fprintf(w, "  Shadow scoring INVALID: %s\n", res.ShadowReason)
+	}
+	for _, b := range res.Bundles {
+		switch {
+		case b.Failed:
+			fmt.Fprintf(w, "  %-15s failed (%s)\n", b.ID, b.FailureClass)
+		case b.ShadowScore != nil:
+			gate := ""
+			if b.Gate != nil {
+				gate = b.Gate.Action
+			}
+			fmt.Fprintf(w, "  %-15s shadow %5.1f%% %-11s gate %-10s tier %s\n", b.ID, *b.ShadowScore, b.Level, gate, b.Tier)
+		default:
+			fmt.Fprintf(w, "  %-15s not scored · tier %s\n", b.ID, b.Tier)
+		}
+	}
+	if len(t.FailureClasses) > 0 {
+		var parts []string
+		for k, v := range t.FailureClasses {
+			parts = append(parts, fmt.Sprintf("%s %d", k, v))
+		}
+		fmt.Fprintf(w, "  failures: %s\n", strings.Join(sortStrings(parts), ", "))
+	}
+	fmt.Fprintf(w, "  action report: %s/report.md\n", res.Dir)
+}

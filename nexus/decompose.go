@@ -1,0 +1,183 @@
+package nexus
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/providers"
+)
+
+// Decomposition is Phase 1's structured output.
+type Decomposition struct {
+	MissionSummary string   `json:"mission_summary"`
+	Domains        []Domain `json:"domains" jsonschema:"minItems=1"`
+	Aspects        []string `json:"aspects" jsonschema:"minItems=1"`
+}
+
+// SchemaName implements providers.Named.
+func (Decomposition) SchemaName() string { return providers.SchemaDecomposition }
+
+// Domain is one decomposed domain.
+type Domain struct {
+	Name     string               `json:"name" jsonschema:"minLength=1"`
+	Summary  string               `json:"summary"`
+	SubTasks []commanders.SubTask `json:"sub_tasks"`
+	Aspects  []string             `json:"aspects"`
+}
+
+// Synthesis is the synthesizer's structured output (Phase 7).
+type Synthesis struct {
+	Summary   string     `json:"summary"`
+	TopAction string     `json:"top_action"`
+	QuickWins []string   `json:"quick_wins"`
+	DeepWork  []string   `json:"deep_work"`
+	Risks     []Risk     `json:"risks"`
+	Conflicts []Conflict `json:"conflicts"`
+	Gaps      []string   `json:"gaps"`
+}
+
+// SchemaName implements providers.Named.
+func (Synthesis) SchemaName() string { return providers.SchemaSynthesis }
+
+// Risk is a domain's risk level.
+type Risk struct {
+	Domain string `json:"domain"`
+	Level  string `json:"level" jsonschema:"enum=low,enum=medium,enum=high,enum=critical"`
+	Note   string `json:"note"`
+}
+
+// Conflict is a disagreement between bundles and how it was resolved.
+type Conflict struct {
+	Topic      string `json:"topic"`
+	Resolution string `json:"resolution"`
+}
+
+var domainKeywords = map[string][]string{
+	"architecture":   {"architecture", "design", "system", "component", "service", "schema", "migration", "scal", "boundar", "api", "model"},
+	"implementation": {"implement", "code", "build", "refactor", "change", "library", "dependency", "upgrade", "migrat", "patch", "fix"},
+	"testing":        {"test", "coverage", "regression", "verify", "validation", "qa", "gap", "fuzz", "edge case", "ci"},
+	"documentation":  {"document", "runbook", "guide", "readme", "docs", "explain", "procedure", "playbook", "onboard"},
+	"integration":    {"integrat", "deploy", "rollout", "rollback", "pipeline", "release", "compatib", "client", "third-party", "vendor", "monitor"},
+}
+
+// SelectDomains picks the n most relevant domains for a mission (by keyword
+// hits, ties in canonical order), at least min of them; domains with no hit
+// beyond min are dropped. For n ≥ 5 all domains are returned in canonical order.
+func SelectDomains(mission string, n, min int) []string {
+	if n >= len(commanders.Domains) {
+		return append([]string(nil), commanders.Domains...)
+	}
+	lm := strings.ToLower(mission)
+	type scored struct {
+		name  string
+		score int
+		order int
+	}
+	var ss []scored
+	for i, d := range commanders.Domains {
+		s := 0
+		for _, k := range domainKeywords[d] {
+			s += strings.Count(lm, k)
+		}
+		ss = append(ss, scored{d, s, i})
+	}
+	sort.SliceStable(ss, func(i, j int) bool { return ss[i].score > ss[j].score })
+	var out []string
+	for i := 0; i < n && i < len(ss); i++ {
+		if i >= min && ss[i].score == 0 {
+			break
+		}
+		out = append(out, ss[i].name)
+	}
+	// Keep canonical order for stable output.
+	sort.SliceStable(out, func(i, j int) bool { return indexOf(commanders.Domains, out[i]) < indexOf(commanders.Domains, out[j]) })
+	return out
+}
+
+func indexOf(xs []string, x string) int {
+	for i, y := range xs {
+		if y == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// normalise checks a decomposition against the requested domains: unknown
+// domains are dropped, missing ones added with the mission summary, duplicate
+// and empty aspects removed.
+func (d *Decomposition) normalise(domains []string) error {
+	byName := map[string]Domain{}
+	for _, dom := range d.Domains {
+		name := strings.ToLower(strings.TrimSpace(dom.Name))
+		if indexOf(domains, name) >= 0 {
+			if _, dup := byName[name]; !dup {
+				dom.Name = name
+				byName[name] = dom
+			}
+		}
+	}
+	d.Aspects = dedupe(d.Aspects)
+	if len(d.Aspects) == 0 {
+		for _, dom := range d.Domains {
+			d.Aspects = append(d.Aspects, dom.Aspects...)
+		}
+		d.Aspects = dedupe(d.Aspects)
+	}
+	if len(d.Aspects) == 0 {
+		return fmt.Errorf("decomposition names no aspects to cover")
+	}
+	d.Domains = d.Domains[:0]
+	for _, name := range domains {
+		dom, ok := byName[name]
+		if !ok {
+			dom = Domain{Name: name, Summary: d.MissionSummary}
+		}
+		dom.Aspects = dedupe(dom.Aspects)
+		d.Domains = append(d.Domains, dom)
+	}
+	return nil
+}
+
+func dedupe(xs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range xs {
+		x = strings.TrimSpace(x)
+		k := strings.ToLower(x)
+		if x == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, x)
+	}
+	return out
+}
+
+// buildCapsule makes a domain's context capsule: the only context its
+// commander receives. The brief is capped at commanders.MaxBriefChars.
+func buildCapsule(d Decomposition, dom Domain, c commanders.Constraints) commanders.Capsule {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Mission: %s\n", d.MissionSummary)
+	fmt.Fprintf(&b, "Your domain: %s. %s\n", dom.Name, dom.Summary)
+	if len(dom.SubTasks) > 0 {
+		b.WriteString("Sub-tasks:\n")
+		for _, t := range dom.SubTasks {
+			fmt.Fprintf(&b, "- %s %s: %s\n", t.BriefID, t.Title, t.Description)
+		}
+	}
+	brief := b.String()
+	if r := []rune(brief); len(r) > commanders.MaxBriefChars {
+		brief = string(r[:commanders.MaxBriefChars-1]) + "…"
+	}
+	// Every capsule carries the mission's aspects: each bundle is judged
+	// against every sealed criterion, so each domain must address them from
+	// its own angle. Domain-specific aspects come first.
+	return commanders.Capsule{
+		ID: "capsule-" + dom.Name, Domain: dom.Name, Brief: brief,
+		Aspects:  dedupe(append(append([]string(nil), dom.Aspects...), d.Aspects...)),
+		SubTasks: dom.SubTasks, Constraints: c,
+	}
+}

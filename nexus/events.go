@@ -1,0 +1,110 @@
+package nexus
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"sync"
+	"time"
+)
+
+// Event kinds.
+const (
+	EvPhaseStart      = "phase_start"
+	EvPhaseEnd        = "phase_end"
+	EvBriefing        = "briefing"
+	EvLLMCall         = "llm_call"
+	EvAgentStart      = "agent_start"
+	EvAgentFinish     = "agent_finish"
+	EvSealed          = "sealed"
+	EvEnvelopeCheck   = "envelope_check"
+	EvJudged          = "judged"
+	EvHardening       = "hardening"
+	EvGate            = "gate"
+	EvReview          = "review"
+	EvScoreCorrection = "score_correction"
+	EvCostWarning     = "cost_warning"
+	EvCostStop        = "cost_stop"
+	EvBreakerTrip     = "breaker_trip"
+	EvAudit           = "audit"
+	EvDepthGuard      = "depth_guard_refusal"
+	EvFailure         = "failure"
+	EvLeakage         = "leakage"
+	EvRunEnd          = "run_end"
+)
+
+// Event is one line of events.jsonl.
+type Event struct {
+	Seq     int64          `json:"seq"`
+	Time    time.Time      `json:"time"`
+	Phase   string         `json:"phase,omitempty"`
+	Kind    string         `json:"kind"`
+	Role    string         `json:"role,omitempty"`
+	AgentID string         `json:"agent_id,omitempty"`
+	Model   string         `json:"model,omitempty"`
+	Message string         `json:"message,omitempty"`
+	Data    map[string]any `json:"data,omitempty"`
+}
+
+// Observer receives every event as it is emitted (progress views, --json).
+type Observer func(Event)
+
+// eventLog writes events.jsonl line by line (each line flushed, so an
+// interrupted run leaves a readable log) and fans events out to observers.
+type eventLog struct {
+	mu        sync.Mutex
+	f         *os.File
+	w         *bufio.Writer
+	seq       int64
+	now       func() time.Time
+	observers []Observer
+	all       []Event // kept for the run's result and reports
+}
+
+func newEventLog(path string, now func() time.Time, obs ...Observer) (*eventLog, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &eventLog{f: f, w: bufio.NewWriter(f), now: now, observers: obs}, nil
+}
+
+func (l *eventLog) emit(e Event) {
+	l.mu.Lock()
+	l.seq++
+	e.Seq = l.seq
+	if e.Time.IsZero() {
+		e.Time = l.now()
+	}
+	if l.w != nil {
+		if b, err := json.Marshal(e); err == nil {
+			l.w.Write(b)
+			l.w.WriteByte('\n')
+			l.w.Flush()
+		}
+	}
+	l.all = append(l.all, e)
+	obs := l.observers
+	l.mu.Unlock()
+	for _, o := range obs {
+		o(e)
+	}
+}
+
+func (l *eventLog) events() []Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Event(nil), l.all...)
+}
+
+func (l *eventLog) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	l.w.Flush()
+	err := l.f.Close()
+	l.f, l.w = nil, nil
+	return err
+}

@@ -1,0 +1,273 @@
+package nexus_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/shadow"
+)
+
+func loadMission(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "examples", "missions", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func defaultConfig(t *testing.T) *nexus.Config {
+	t.Helper()
+	cfg, err := nexus.LoadConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func mockRegistry(opts mock.Options) *providers.Registry {
+	reg := &providers.Registry{}
+	mock.Register(reg, opts)
+	return reg
+}
+
+type runOpt func(*nexus.Options)
+
+func runMission(t *testing.T, mission, scale, provider string, opts ...runOpt) (*nexus.Result, error) {
+	t.Helper()
+	o := nexus.Options{Config: defaultConfig(t), Registry: mockRegistry(mock.Options{}), Mission: mission, MissionName: "test",
+		Scale: scale, Provider: provider, OutDir: filepath.Join(t.TempDir(), "run"), KeepPrompts: true}
+	for _, f := range opts {
+		f(&o)
+	}
+	return nexus.Run(t.Context(), o)
+}
+
+func phasesInOrder(events []nexus.Event) []string {
+	var out []string
+	for _, e := range events {
+		if e.Kind == nexus.EvPhaseStart {
+			out = append(out, e.Phase)
+		}
+	}
+	return out
+}
+
+func TestMissionAtEveryScale(t *testing.T) {
+	tests := []struct {
+		scale         string
+		minAgents     int
+		maxAgents     int
+		mission       string
+		wantHardening bool
+	}{
+		{"ss-50", 36, 52, "test-gap-hunt.md", false},
+		{"ss-100", 89, 89, "auth-migration.md", true},
+		{"ss-250", 316, 316, "api-design.md", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.scale, func(t *testing.T) {
+			res, err := runMission(t, loadMission(t, tc.mission), tc.scale, "mock:honest")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := res.Telemetry.Agents.Total; n < tc.minAgents || n > tc.maxAgents {
+				t.Errorf("agent tally = %d, want %d..%d", n, tc.minAgents, tc.maxAgents)
+			}
+			want := []string{"0", "1", "1.5", "2", "3", "4", "5", "6", "7", "8"}
+			if got := phasesInOrder(res.Events); strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("phases = %v, want %v", got, want)
+			}
+			// one report per bundle, each valid against the shipped schema
+			reports, _ := filepath.Glob(filepath.Join(res.Dir, "reports", "*.json"))
+			if len(reports) != len(res.Bundles) || len(reports) == 0 {
+				t.Errorf("reports = %d, bundles = %d", len(reports), len(res.Bundles))
+			}
+			for _, p := range reports {
+				b, _ := os.ReadFile(p)
+				if err := shadow.ValidateReport(b); err != nil {
+					t.Errorf("%s: %v", p, err)
+				}
+			}
+			for _, f := range []string{"report.md", "telemetry.json", "events.jsonl", "mission.md", "config.effective.yml", "sealed/envelope.json"} {
+				if _, err := os.Stat(filepath.Join(res.Dir, f)); err != nil {
+					t.Errorf("missing %s: %v", f, err)
+				}
+			}
+			fi, err := os.Stat(filepath.Join(res.Dir, "sealed", "envelope.json"))
+			if err == nil && fi.Mode().Perm() != 0o600 {
+				t.Errorf("envelope mode = %v, want 0600", fi.Mode().Perm())
+			}
+			md, _ := os.ReadFile(filepath.Join(res.Dir, "report.md"))
+			for _, section := range []string{"## Metrics", "## The #1 action", "## Risk per domain", "## Quick wins", "## Deep work", "## Conflicts and resolutions", "## Gaps", "## Shadow results", "## Agent tally"} {
+				if !strings.Contains(string(md), section) {
+					t.Errorf("report.md lacks %q", section)
+				}
+			}
+			// honest commanders: most bundles pass
+			passed := 0
+			for _, b := range res.Bundles {
+				if b.ShadowScore != nil && *b.ShadowScore <= 15 {
+					passed++
+				}
+			}
+			if passed*2 <= len(res.Bundles) {
+				t.Errorf("only %d of %d honest bundles passed", passed, len(res.Bundles))
+			}
+			if !tc.wantHardening {
+				for _, b := range res.Bundles {
+					if b.Hardening != nil {
+						t.Errorf("%s hardened at %s where hardening is off", b.ID, tc.scale)
+					}
+				}
+			}
+			// leak scan: no criterion text in any prompt except the seal author's and the judge's
+			env, err := shadow.LoadSealed(filepath.Join(res.Dir, "sealed", "envelope.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Transcripts) == 0 {
+				t.Fatal("no transcripts kept")
+			}
+			for _, tr := range res.Transcripts {
+				if tr.Role == "seal_author" || tr.Role == "judge" {
+					continue
+				}
+				for _, m := range tr.Messages {
+					for _, c := range env.Criteria() {
+						if strings.Contains(m.Content, c.Assertion) || strings.Contains(m.Content, c.Expected) {
+							t.Fatalf("criterion %s leaked into a %s prompt (%s)", c.ID, tr.Role, tr.AgentID)
+						}
+					}
+				}
+			}
+			// events never carry the criteria
+			ev, _ := os.ReadFile(filepath.Join(res.Dir, "events.jsonl"))
+			for _, c := range env.Criteria() {
+				if strings.Contains(string(ev), c.Assertion) {
+					t.Fatalf("criterion %s text in events.jsonl", c.ID)
+				}
+			}
+		})
+	}
+}
+
+func scoresByPersona(t *testing.T, persona string) *nexus.Result {
+	t.Helper()
+	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
+		o.Models = map[string]string{"commander": "mock:" + persona}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestPersonasShadowAndHardening(t *testing.T) {
+	t.Run("sloppy fails some, hardening helps", func(t *testing.T) {
+		res := scoresByPersona(t, "sloppy")
+		hardened := 0
+		for _, b := range res.Bundles {
+			if b.Hardening != nil {
+				hardened++
+				if b.Hardening.Velocity <= 0 {
+					t.Errorf("%s: velocity %v, want > 0", b.ID, b.Hardening.Velocity)
+				}
+			}
+		}
+		if hardened == 0 {
+			t.Fatal("no sloppy bundle was hardened")
+		}
+	})
+	t.Run("deceptive does not improve and is quarantined or rejected", func(t *testing.T) {
+		res := scoresByPersona(t, "deceptive")
+		held := 0
+		for _, b := range res.Bundles {
+			if b.Hardening != nil && b.Hardening.Velocity > 0 {
+				t.Errorf("%s: deceptive bundle improved (velocity %v)", b.ID, b.Hardening.Velocity)
+			}
+			if b.Gate != nil && (b.Gate.Action == shadow.ActionQuarantine || b.Gate.Action == shadow.ActionReject) {
+				held++
+			}
+		}
+		if held == 0 {
+			t.Fatal("no deceptive bundle was quarantined or rejected")
+		}
+	})
+}
+
+func TestTamperedEnvelopeIsDetectedInPhase6(t *testing.T) {
+	res, err := runMission(t, loadMission(t, "incident-runbook.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
+		dir := o.OutDir
+		o.Observers = append(o.Observers, func(e nexus.Event) {
+			if e.Kind != nexus.EvSealed {
+				return
+			}
+			path := filepath.Join(dir, "sealed", "envelope.json")
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			var doc map[string]any
+			_ = json.Unmarshal(b, &doc)
+			crit := doc["criteria"].([]any)
+			crit[0].(map[string]any)["expected"] = "anything at all"
+			b, _ = json.Marshal(doc)
+			_ = os.WriteFile(path, b, 0o600)
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ShadowValid {
+		t.Fatal("tampered envelope was scored")
+	}
+	for _, b := range res.Bundles {
+		if b.ShadowScore != nil {
+			t.Errorf("%s scored despite tampering", b.ID)
+		}
+	}
+	reports, _ := filepath.Glob(filepath.Join(res.Dir, "reports", "*.json"))
+	for _, p := range reports {
+		b, _ := os.ReadFile(p)
+		if !strings.Contains(string(b), `"advisory": true`) {
+			t.Errorf("%s not marked advisory", p)
+		}
+	}
+}
+
+func TestEmptyMissionIsBadInput(t *testing.T) {
+	_, err := runMission(t, "  \n", "ss-50", "mock:honest")
+	if !errors.Is(err, nexus.ErrBadInput) {
+		t.Fatalf("err = %v, want ErrBadInput", err)
+	}
+}
+
+func TestCancelledRunLeavesPartialDirectory(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	o := nexus.Options{Config: defaultConfig(t), Registry: mockRegistry(mock.Options{}), Mission: loadMission(t, "api-design.md"),
+		Scale: "ss-100", Provider: "mock:honest", OutDir: filepath.Join(t.TempDir(), "run")}
+	o.Observers = []nexus.Observer{func(e nexus.Event) {
+		if e.Kind == nexus.EvPhaseStart && e.Phase == "4" {
+			cancel()
+		}
+	}}
+	res, err := nexus.Run(ctx, o)
+	if !errors.Is(err, nexus.ErrInterrupted) {
+		t.Fatalf("err = %v, want ErrInterrupted", err)
+	}
+	for _, f := range []string{"events.jsonl", "report.md", "telemetry.json", "sealed/envelope.json"} {
+		if _, err := os.Stat(filepath.Join(res.Dir, f)); err != nil {
+			t.Errorf("partial run lacks %s", f)
+		}
+	}
+}

@@ -1,0 +1,176 @@
+package nexus
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/shadow"
+)
+
+// seal runs Phase 1.5: the seal author writes the criteria from the mission
+// and decomposition only; the envelope goes to sealed/envelope.json (0600)
+// and only its hash enters the events.
+func (r *runState) seal(ctx context.Context, dec Decomposition) (*shadow.Envelope, error) {
+	if pre := r.opts.Preset; pre != nil && pre.Envelope != nil {
+		if err := shadow.WriteSealed(r.dir.EnvelopePath(), pre.Envelope); err != nil {
+			return nil, err
+		}
+		return pre.Envelope, nil
+	}
+	ref := r.plan.Roster.SealAuthor
+	p, err := r.provider(ref)
+	if err != nil {
+		return nil, err
+	}
+	env, err := shadow.Seal(ctx, shadow.SealConfig{
+		Provider: p, Ref: ref, Count: r.plan.Criteria, Categories: r.cfg.ShadowScoring.Categories,
+		Seed: providers.Int64(commanders.SeedFor(r.plan.Seed, "seal_author")),
+	}, shadow.SealInput{Mission: r.opts.Mission, Decomposition: dec, Aspects: dec.Aspects})
+	if err != nil {
+		return nil, err
+	}
+	if err := shadow.WriteSealed(r.dir.EnvelopePath(), env); err != nil {
+		return nil, err
+	}
+	return env, nil
+}
+
+// shadowPhase runs Phase 6: unseal (verify the hash from the stored file),
+// judge every bundle against every criterion, harden weak bundles in
+// parallel, apply the Shadow Gate, and write one report per bundle.
+func (r *runState) shadowPhase(ctx context.Context, sealed *shadow.Envelope, res *Result, s commanders.Settings) {
+	if !r.cfg.ShadowScoring.Enabled {
+		res.ShadowValid, res.ShadowReason = false, "shadow scoring disabled in config"
+		return
+	}
+	// Re-read the envelope from disk: what is judged is what was committed.
+	env, err := shadow.LoadSealed(r.dir.EnvelopePath())
+	if err == nil {
+		err = env.Verify()
+	}
+	if err == nil && env.SealedHash != sealed.SealedHash {
+		err = fmt.Errorf("%w: stored envelope hash %s differs from the hash committed in Phase 1.5 (%s)", shadow.ErrTampered, env.SealedHash, sealed.SealedHash)
+	}
+	if err != nil {
+		res.ShadowValid, res.ShadowReason = false, err.Error()
+		r.events.emit(Event{Phase: "6", Kind: EvEnvelopeCheck, Message: "envelope verification failed: shadow scoring aborted", Data: map[string]any{"ok": false, "reason": err.Error()}})
+		r.writeReports(res, sealed)
+		return
+	}
+	r.events.emit(Event{Phase: "6", Kind: EvEnvelopeCheck, Message: "envelope hash verified", Data: map[string]any{"ok": true, "sealed_hash": env.SealedHash}})
+	jp, err := r.provider(r.plan.Roster.Judge)
+	if err != nil {
+		res.ShadowValid, res.ShadowReason = false, err.Error()
+		return
+	}
+	mode := shadow.PerBundle
+	if r.cfg.ShadowScoring.JudgeMode == "per_criterion" {
+		mode = shadow.PerCriterion
+	}
+	judge := shadow.NewJudge(shadow.JudgeConfig{Provider: jp, Ref: r.plan.Roster.Judge, Mode: mode,
+		Samples: max(1, r.cfg.ShadowScoring.JudgeSamples), Seed: providers.Int64(commanders.SeedFor(r.plan.Seed, "judge"))})
+	hcfg := r.plan.Hardening
+	var wg sync.WaitGroup
+	for _, o := range res.Bundles {
+		if o.Failed {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.judgeAndHarden(ctx, judge, env, o, hcfg)
+		}()
+	}
+	wg.Wait()
+	var scores []float64
+	for _, o := range res.Bundles {
+		if o.ShadowScore != nil {
+			scores = append(scores, *o.ShadowScore)
+		}
+	}
+	med, mean := shadow.Aggregate(scores)
+	res.Aggregate = ShadowAggregate{Median: med, Mean: mean, Level: string(shadow.LevelOf(med)), Scored: len(scores)}
+	r.writeReports(res, env)
+}
+
+func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, o *BundleOutcome, hcfg HardeningConfig) {
+	impl, _ := providers.ParseRef(o.Model)
+	in := shadow.BundleInput{ID: o.ID, Domain: o.Domain, Content: o.Bundle.Text(), Implementer: impl}
+	ev, err := judge.Evaluate(ctx, env, in)
+	if err != nil {
+		r.events.emit(Event{Phase: "6", Kind: EvFailure, Role: commanders.RoleJudge, Message: fmt.Sprintf("judging %s: %v", o.ID, err),
+			Data: map[string]any{"failure_class": string(providers.ClassOf(err)), "bundle_id": o.ID}})
+		return
+	}
+	o.Initial, o.Final = &ev, &ev
+	r.events.emit(Event{Phase: "6", Kind: EvJudged, Role: commanders.RoleJudge, Data: map[string]any{
+		"bundle_id": o.ID, "shadow_score": ev.Score, "level": string(ev.Level), "passed": ev.Passed, "failed": ev.Failed, "disagreement": ev.Disagreement}})
+	if hcfg.Enabled && ev.Score > hcfg.Threshold {
+		cmd := o.commander
+		// Every revision is kept by its rendered text, so the bundle that
+		// Harden keeps (never a worse one) is the one we report.
+		revisions := map[string]commanders.Bundle{in.Content: o.Bundle}
+		cur := o.Bundle
+		revise := func(ctx context.Context, b shadow.BundleInput, feedback string) (shadow.BundleInput, error) {
+			nb, err := cmd.Revise(ctx, cur, feedback)
+			if err != nil {
+				return b, err
+			}
+			cur = nb
+			revisions[nb.Text()] = nb
+			b.Content = nb.Text()
+			return b, nil
+		}
+		hr, err := shadow.Harden(ctx, shadow.HardeningConfig{Enabled: true, MaxCycles: hcfg.MaxCycles, Threshold: hcfg.Threshold}, judge, env, in, ev, revise)
+		if err != nil {
+			r.events.emit(Event{Phase: "6", Kind: EvFailure, Role: commanders.RoleCommander, AgentID: o.Commander, Message: "hardening: " + err.Error(),
+				Data: map[string]any{"failure_class": string(providers.ClassOf(err)), "bundle_id": o.ID}})
+		} else {
+			o.Hardening = &hr
+			o.Final = &hr.Final
+			if b, ok := revisions[hr.FinalBundle.Content]; ok {
+				o.Bundle = b
+			}
+			r.events.emit(Event{Phase: "6", Kind: EvHardening, Role: commanders.RoleCommander, AgentID: o.Commander, Data: map[string]any{
+				"bundle_id": o.ID, "cycles": hr.Cycles, "initial": hr.InitialScore, "final": hr.FinalScore, "velocity": hr.Velocity}})
+		}
+	}
+	score := o.Final.Score
+	o.ShadowScore = &score
+	o.Level = string(o.Final.Level)
+	g := shadow.Gate(score)
+	o.Gate = &g
+	r.events.emit(Event{Phase: "6", Kind: EvGate, Data: map[string]any{"bundle_id": o.ID, "shadow_score": score, "action": g.Action, "reason": g.Reason}})
+}
+
+// quarantineReviews re-reviews quarantined bundles with their failure messages.
+func (r *runState) quarantineReviews(ctx context.Context, res *Result, s commanders.Settings) []ReviewRecord {
+	revs := r.reviewers()
+	if len(revs) == 0 {
+		return nil
+	}
+	var out []ReviewRecord
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	i := 0
+	for _, o := range res.Bundles {
+		if o.Gate == nil || o.Gate.Action != shadow.ActionQuarantine || o.Final == nil {
+			continue
+		}
+		rv := revs[i%len(revs)]
+		i++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			recs := r.review(ctx, rv, res.Decomposition.Aspects, []commanders.BundleView{{ID: o.ID, Text: o.Bundle.Text()}}, shadow.FeedbackFor(*o.Final))
+			mu.Lock()
+			out = append(out, recs...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}

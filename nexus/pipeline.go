@@ -1,0 +1,535 @@
+package nexus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
+
+	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/prompts"
+	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/shadow"
+)
+
+// Preset carries a decomposition and sealed envelope made earlier, so several
+// runs are judged against the same criteria (compare).
+type Preset struct {
+	Decomposition Decomposition
+	Envelope      *shadow.Envelope
+}
+
+// BundleOutcome is everything a run learned about one domain's bundle.
+type BundleOutcome struct {
+	ID           string                  `json:"id"`
+	Domain       string                  `json:"domain"`
+	Commander    string                  `json:"commander"`
+	Model        string                  `json:"model"`
+	Bundle       commanders.Bundle       `json:"bundle"`
+	Salvaged     bool                    `json:"salvaged"`
+	Failed       bool                    `json:"failed"`
+	FailureClass providers.Class         `json:"failure_class,omitempty"`
+	Error        string                  `json:"error,omitempty"`
+	Atoms        int                     `json:"atoms"`
+	AtomsFailed  int                     `json:"atoms_failed"`
+	Repairs      int                     `json:"repairs"`
+	SchemaFails  int                     `json:"schema_violations"`
+	Refusals     int                     `json:"depth_guard_refusals"`
+	Initial      *shadow.Evaluation      `json:"initial_evaluation,omitempty"`
+	Final        *shadow.Evaluation      `json:"final_evaluation,omitempty"`
+	Hardening    *shadow.HardeningResult `json:"hardening,omitempty"`
+	ShadowScore  *float64                `json:"shadow_score,omitempty"`
+	Level        string                  `json:"level,omitempty"`
+	Gate         *shadow.GateDecision    `json:"gate,omitempty"`
+	Review       MetaReview              `json:"review"`
+	Tier         string                  `json:"tier"`
+	Formula      FormulaInputs           `json:"formula_inputs"`
+	FormulaScore float64                 `json:"formula_score"`
+	InSynthesis  bool                    `json:"in_synthesis"`
+	Leaks        int                     `json:"leakage_hits"`
+
+	result    commanders.Result
+	commander *commanders.Commander
+}
+
+// Result is a finished (or interrupted) run.
+type Result struct {
+	Plan          Plan             `json:"plan"`
+	Dir           string           `json:"dir"`
+	SealedHash    string           `json:"sealed_hash"`
+	TaskHash      string           `json:"task_hash"`
+	Decomposition Decomposition    `json:"decomposition"`
+	Bundles       []*BundleOutcome `json:"bundles"`
+	Reviews       []ReviewRecord   `json:"reviews"`
+	Corrections   []Correction     `json:"corrections"`
+	Synthesis     *Synthesis       `json:"synthesis,omitempty"`
+	ShadowValid   bool             `json:"shadow_valid"`
+	ShadowReason  string           `json:"shadow_invalid_reason,omitempty"`
+	Aggregate     ShadowAggregate  `json:"shadow_aggregate"`
+	Telemetry     Telemetry        `json:"telemetry"`
+	Interrupted   bool             `json:"interrupted"`
+	Transcripts   []Transcript     `json:"-"`
+	Events        []Event          `json:"-"`
+	Sandbox       any              `json:"-"`
+}
+
+// ShadowAggregate summarises per-bundle Shadow Scores.
+type ShadowAggregate struct {
+	Median float64 `json:"median"`
+	Mean   float64 `json:"mean"`
+	Level  string  `json:"level"`
+	Scored int     `json:"scored"`
+}
+
+// Run executes a mission end to end: phases 0-8. Everything is written to
+// the run directory as it happens; on cancellation what exists is written
+// and ErrInterrupted is returned with the partial Result.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	plan, err := Intake(o)
+	if err != nil {
+		return nil, err
+	}
+	if o.Registry == nil {
+		return nil, fmt.Errorf("%w: no provider registry", ErrBadInput)
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	dirPath := o.OutDir
+	if dirPath == "" {
+		dirPath = o.Config.Run.OutDir + string(os.PathSeparator) + plan.RunID
+	}
+	dir, err := prepareDir(dirPath)
+	if err != nil {
+		return nil, err
+	}
+	r := &runState{opts: o, cfg: o.Config, plan: plan, dir: dir, byRole: map[string]*usageStats{}, byModel: map[string]*usageStats{},
+		classes: map[providers.Class]int{}, provs: map[string]providers.Provider{}, breakers: map[string]*breaker{}, start: now()}
+	r.events, err = newEventLog(dir.Join("events.jsonl"), now, o.Observers...)
+	if err != nil {
+		return nil, err
+	}
+	defer r.events.close()
+	r.transcripts, err = newTranscriptLog(dir.Join("transcripts.jsonl"), o.KeepPrompts)
+	if err != nil {
+		return nil, err
+	}
+	defer r.transcripts.close()
+	if err := dir.WriteFile("mission.md", []byte(strings.TrimSpace(o.Mission)+"\n"), 0o644); err != nil {
+		return nil, err
+	}
+	if eff, err := o.Config.Effective(); err == nil {
+		_ = dir.WriteFile("config.effective.yml", eff, 0o644)
+	}
+	res := &Result{Plan: plan, Dir: dir.Path, ShadowValid: true}
+	err = r.run(ctx, res)
+	res.Telemetry = r.telemetry(res)
+	_ = dir.WriteJSON("telemetry.json", res.Telemetry)
+	res.Events = r.events.events()
+	res.Transcripts = r.transcripts.prompts
+	if ctx.Err() != nil && err == nil {
+		err = ErrInterrupted
+	}
+	if err != nil && errors.Is(err, context.Canceled) {
+		err = ErrInterrupted
+	}
+	if err != nil {
+		res.Interrupted = errors.Is(err, ErrInterrupted)
+		r.events.emit(Event{Kind: EvRunEnd, Message: err.Error(), Data: map[string]any{"ok": false}})
+		return res, err
+	}
+	r.events.emit(Event{Kind: EvRunEnd, Message: "run complete", Data: map[string]any{"ok": true, "dir": dir.Path}})
+	return res, nil
+}
+
+func (r *runState) run(ctx context.Context, res *Result) error {
+	p := r.plan
+	r.enter("0", "intake")
+	r.events.emit(Event{Phase: "0", Kind: EvBriefing, Message: p.MissionTitle, Data: map[string]any{
+		"run_id": p.RunID, "scale": p.Scale, "personality": p.Personality, "agents": p.Agents, "domains": p.Domains,
+		"commanders": p.Commanders, "squad_leads": p.SquadLeads, "workers": p.Workers, "reviewers": p.Reviewers,
+		"criteria": p.Criteria, "cost_ceiling_usd": p.CostCeilingUSD, "models": p.Roster, "seed": p.Seed,
+	}})
+	// Build every provider of the roster now, so a missing API key or an
+	// unusable model fails before anything is spent.
+	for _, ref := range p.Roster.Refs() {
+		if _, err := r.provider(ref); err != nil {
+			return err
+		}
+	}
+	r.leave("0", nil)
+
+	settings := r.settings()
+	// Phase 1: decomposition.
+	r.enter("1", "decomposition")
+	var dec Decomposition
+	if pre := r.opts.Preset; pre != nil {
+		dec = pre.Decomposition
+	} else {
+		nexus, err := r.agent(commanders.RoleNexus, "nexus", p.Roster.Nexus)
+		if err != nil {
+			return err
+		}
+		user, err := prompts.Render("decomposition", map[string]any{
+			"Mission": r.opts.Mission, "Scale": p.Scale,
+			"DomainsLine": providers.DomainsPrefix + strings.Join(p.Domains, ", "),
+			"CountLine":   providers.CountPrefix + fmt.Sprint(min(p.ChildrenPerCmd, 5)),
+		})
+		if err != nil {
+			return err
+		}
+		dec, _, err = providers.Structured[Decomposition](ctx, nexus.Provider, agentRequest(nexus, settings, user, "decomposition"))
+		if err != nil {
+			return fmt.Errorf("phase 1 decomposition: %w", err)
+		}
+	}
+	if err := dec.normalise(p.Domains); err != nil {
+		return fmt.Errorf("phase 1 decomposition: %w", err)
+	}
+	res.Decomposition = dec
+	_ = r.dir.WriteJSON("decomposition.json", dec)
+	r.leave("1", map[string]any{"domains": len(dec.Domains), "aspects": len(dec.Aspects)})
+
+	// Phase 1.5: seal.
+	r.enter("1.5", "seal acceptance criteria")
+	env, err := r.seal(ctx, dec)
+	if err != nil {
+		return fmt.Errorf("phase 1.5 seal: %w", err)
+	}
+	res.SealedHash, res.TaskHash = env.SealedHash, env.TaskHash
+	r.events.emit(Event{Phase: "1.5", Kind: EvSealed, Message: "criteria sealed before any commander starts",
+		Data: map[string]any{"sealed_hash": env.SealedHash, "task_hash": env.TaskHash, "criteria_count": env.CriteriaCount}})
+	r.leave("1.5", nil)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+
+	// Phase 2: capsules.
+	r.enter("2", "context capsules")
+	scale, _ := r.cfg.ScaleFor(p.Scale)
+	tf := r.cfg.Personalities[p.Personality].TimeoutFactor
+	if tf <= 0 {
+		tf = 1
+	}
+	cons := commanders.Constraints{Timeout: time.Duration(float64(scale.Timeouts.Commander) * tf), MaxTokens: r.cfg.Run.MaxTokens[commanders.RoleCommander]}
+	var capsules []commanders.Capsule
+	for _, dom := range dec.Domains {
+		c := buildCapsule(dec, dom, cons)
+		if err := c.Validate(); err != nil {
+			return fmt.Errorf("phase 2: %w", err)
+		}
+		capsules = append(capsules, c)
+		_ = r.dir.WriteJSON("capsules/"+dom.Name+".json", c)
+	}
+	r.leave("2", map[string]any{"capsules": len(capsules)})
+
+	// Phases 3-5: commanders run; cross-review starts when two bundles exist.
+	execCtx, stopAll := context.WithCancel(ctx)
+	defer stopAll()
+	if scale.Timeouts.Mission > 0 {
+		var c context.CancelFunc
+		execCtx, c = context.WithTimeout(execCtx, time.Duration(float64(scale.Timeouts.Mission)*tf))
+		defer c()
+	}
+	r.mu.Lock()
+	r.stopAll = stopAll
+	r.mu.Unlock()
+	outcomes, reviews, err := r.deploy(execCtx, capsules, dec, settings, scale)
+	if err != nil {
+		return err
+	}
+	res.Bundles = outcomes
+	if ctx.Err() != nil {
+		r.writeFinal(res)
+		return ctx.Err()
+	}
+
+	// Phase 6: shadow validation and hardening.
+	r.enter("6", "shadow validation and hardening")
+	r.shadowPhase(ctx, env, res, settings)
+	r.leave("6", map[string]any{"valid": res.ShadowValid})
+	if ctx.Err() != nil {
+		r.writeFinal(res)
+		return ctx.Err()
+	}
+	// Quarantined bundles are re-reviewed with their failure messages.
+	reviews = append(reviews, r.quarantineReviews(ctx, res, settings)...)
+
+	// Phase 7: consensus and synthesis.
+	r.enter("7", "consensus and synthesis")
+	r.consensus(res, reviews, dec)
+	if err := r.synthesise(ctx, res, settings); err != nil {
+		r.events.emit(Event{Phase: "7", Kind: EvFailure, Role: commanders.RoleSynthesizer, Message: err.Error(), Data: map[string]any{"failure_class": string(providers.ClassOf(err))}})
+	}
+	r.leave("7", nil)
+
+	// Phase 8: output.
+	r.enter("8", "action report and telemetry")
+	r.writeFinal(res)
+	r.leave("8", nil)
+	return ctx.Err()
+}
+
+func (r *runState) settings() commanders.Settings {
+	s := commanders.Settings{Seed: r.plan.Seed}
+	if pers, ok := r.cfg.Personalities[r.plan.Personality]; ok {
+		s.Temperature = providers.Float(pers.Temperature)
+	}
+	return s
+}
+
+func (r *runState) agent(role, id string, ref providers.Ref) (commanders.Agent, error) {
+	p, err := r.provider(ref)
+	if err != nil {
+		return commanders.Agent{}, err
+	}
+	return commanders.Agent{ID: id, Role: role, Ref: ref, Provider: p}, nil
+}
+
+func agentRequest(a commanders.Agent, s commanders.Settings, user string, tag string) providers.Request {
+	system, _ := prompts.Render("system", nil)
+	return providers.Request{
+		Messages:    []providers.Message{{Role: providers.RoleSystem, Content: system}, {Role: providers.RoleUser, Content: user}},
+		Temperature: s.Temperature,
+		Seed:        providers.Int64(commanders.SeedFor(s.Seed, a.ID, tag)),
+		Caller:      providers.Caller{Role: a.Role, AgentID: a.ID},
+	}
+}
+
+// deploy runs Phase 3 (commander deployment), Phase 4 (execution and
+// monitoring) and Phase 5 (cross-review, streaming as bundles arrive).
+func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, dec Decomposition, s commanders.Settings, scale Scale) ([]*BundleOutcome, []ReviewRecord, error) {
+	p := r.plan
+	r.enter("3", "commander deployment")
+	sem := semaphore.NewWeighted(int64(max(1, scale.Concurrency)))
+	outs := make([]*BundleOutcome, len(capsules))
+	workerIdx := 0
+	for i, c := range capsules {
+		cref := p.Roster.Commanders[i%len(p.Roster.Commanders)]
+		ca, err := r.agent(commanders.RoleCommander, "commander-"+c.Domain, cref)
+		if err != nil {
+			return nil, nil, err
+		}
+		cmd := &commanders.Commander{Agent: ca, Capsule: c, Settings: s, Sem: sem,
+			Limits: commanders.Limits{Children: p.ChildrenPerCmd, WorkersPerLead: p.WorkersPerLead},
+			Hooks:  r.hooks(),
+		}
+		base := workerIdx
+		domain := c.Domain
+		cmd.SquadLead = func(j int) commanders.Agent {
+			a, _ := r.agent(commanders.RoleSquadLead, fmt.Sprintf("squadlead-%s-%02d", domain, j+1), p.Roster.SquadLead)
+			return a
+		}
+		cmd.Worker = func(lead, j int) commanders.Agent {
+			n := base + lead*max(1, p.WorkersPerLead) + j
+			id := fmt.Sprintf("worker-%s-%02d", domain, j+1)
+			if p.WorkersPerLead > 0 {
+				id = fmt.Sprintf("worker-%s-%02d-%02d", domain, lead+1, j+1)
+			}
+			// Providers were built in Phase 0, so this cannot fail here.
+			a, _ := r.agent(commanders.RoleWorker, id, p.Roster.Workers[n%len(p.Roster.Workers)])
+			return a
+		}
+		if p.WorkersPerLead > 0 {
+			workerIdx += p.ChildrenPerCmd * p.WorkersPerLead
+		} else {
+			workerIdx += p.ChildrenPerCmd
+		}
+		outs[i] = &BundleOutcome{ID: c.Domain, Domain: c.Domain, Commander: ca.ID, Model: cref.String(), commander: cmd}
+	}
+	r.leave("3", map[string]any{"commanders": len(outs)})
+
+	r.enter("4", "execution and monitoring")
+	done := make(chan int, len(outs))
+	var g errgroup.Group
+	for i, o := range outs {
+		if !r.mayLaunch() || ctx.Err() != nil {
+			o.Failed, o.Error = true, "not launched: cost ceiling or cancellation"
+			done <- -1
+			continue
+		}
+		g.Go(func() error {
+			res := o.commander.Run(ctx)
+			r.absorb(o, res)
+			done <- i
+			return nil
+		})
+	}
+	reviewsCh := make(chan []ReviewRecord, 1)
+	go func() { reviewsCh <- r.crossReview(ctx, outs, done, dec.Aspects, s) }()
+	_ = g.Wait()
+	close(done)
+	r.leave("4", map[string]any{"bundles": countOK(outs)})
+	reviews := <-reviewsCh
+	r.leave("5", map[string]any{"reviews": len(reviews)})
+	return outs, reviews, nil
+}
+
+func countOK(outs []*BundleOutcome) int {
+	n := 0
+	for _, o := range outs {
+		if !o.Failed {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *runState) hooks() commanders.Hooks {
+	return commanders.Hooks{
+		AgentStarted: func(role, id, model string) {
+			r.events.emit(Event{Phase: r.phase(), Kind: EvAgentStart, Role: role, AgentID: id, Model: model})
+		},
+		AgentFinished: func(role, id, model, status string, class providers.Class) {
+			d := map[string]any{"status": status}
+			if class != "" {
+				d["failure_class"] = string(class)
+			}
+			r.events.emit(Event{Phase: r.phase(), Kind: EvAgentFinish, Role: role, AgentID: id, Model: model, Data: d})
+		},
+		MayLaunch: r.mayLaunch,
+		Refused: func(id string, asked, allowed int) {
+			r.events.emit(Event{Phase: r.phase(), Kind: EvDepthGuard, AgentID: id,
+				Message: fmt.Sprintf("plan asked for %d children; config allows %d", asked, allowed),
+				Data:    map[string]any{"asked": asked, "allowed": allowed}})
+		},
+	}
+}
+
+// absorb records a commander's result in its outcome and writes the bundle.
+func (r *runState) absorb(o *BundleOutcome, res commanders.Result) {
+	o.result = res
+	o.Bundle, o.Salvaged, o.Failed = res.Bundle, res.Salvaged, res.Failed
+	o.FailureClass, o.Error = res.Class, res.Error
+	o.Atoms, o.Repairs, o.SchemaFails, o.Refusals = len(res.Atoms), res.Repairs, res.SchemaFails, res.Refusals
+	for _, a := range res.Atoms {
+		if a.Failed {
+			o.AtomsFailed++
+		}
+	}
+	if res.Failed {
+		r.events.emit(Event{Phase: r.phase(), Kind: EvFailure, Role: commanders.RoleCommander, AgentID: res.CommanderID, Model: res.Model,
+			Message: res.Error, Data: map[string]any{"failure_class": string(res.Class), "domain": res.Domain}})
+	}
+	_ = r.dir.WriteJSON("bundles/"+o.ID+".json", map[string]any{
+		"id": o.ID, "domain": o.Domain, "commander": o.Commander, "model": o.Model, "failed": o.Failed,
+		"salvaged": o.Salvaged, "failure_class": o.FailureClass, "error": o.Error, "bundle": o.Bundle,
+		"plan": res.Plan, "atoms": res.Atoms,
+	})
+}
+
+// crossReview scores bundle pairs as they arrive: when bundle k (k ≥ 1 in
+// arrival order) exists it is paired with the bundle before it; at the end
+// the last is paired with the first, closing the ring so every bundle gets
+// two pairs. Each pair is scored by one reviewer pair (two models).
+func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done <-chan int, aspects []string, s commanders.Settings) []ReviewRecord {
+	var (
+		mu      sync.Mutex
+		records []ReviewRecord
+		wg      sync.WaitGroup
+		arrived []int
+		pairN   int
+		started bool
+	)
+	reviewers := r.reviewers()
+	launch := func(a, b int) {
+		if len(reviewers) == 0 || ctx.Err() != nil {
+			return
+		}
+		pair := []commanders.Reviewer{reviewers[(2*pairN)%len(reviewers)], reviewers[(2*pairN+1)%len(reviewers)]}
+		pairN++
+		views := []commanders.BundleView{{ID: outs[a].ID, Text: outs[a].Bundle.Text()}, {ID: outs[b].ID, Text: outs[b].Bundle.Text()}}
+		for _, rv := range pair {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				recs := r.review(ctx, rv, aspects, views, "")
+				mu.Lock()
+				records = append(records, recs...)
+				mu.Unlock()
+			}()
+		}
+	}
+	for i := range done {
+		if i < 0 || outs[i].Failed {
+			continue
+		}
+		arrived = append(arrived, i)
+		if len(arrived) == 2 && !started {
+			started = true
+			r.enter("5", "cross-review (two bundles exist)")
+		}
+		if len(arrived) >= 2 {
+			launch(arrived[len(arrived)-2], arrived[len(arrived)-1])
+		}
+	}
+	if !started {
+		r.enter("5", "cross-review (fewer than two bundles: nothing to compare)")
+	}
+	if len(arrived) >= 3 {
+		launch(arrived[len(arrived)-1], arrived[0])
+	}
+	wg.Wait()
+	sort.SliceStable(records, func(i, j int) bool {
+		if records[i].BundleID != records[j].BundleID {
+			return records[i].BundleID < records[j].BundleID
+		}
+		return records[i].Reviewer < records[j].Reviewer
+	})
+	return records
+}
+
+func (r *runState) reviewers() []commanders.Reviewer {
+	var out []commanders.Reviewer
+	p := r.plan
+	for i := 0; i < p.Reviewers; i++ {
+		pair := p.Roster.Reviewers[(i/2)%len(p.Roster.Reviewers)]
+		a, err := r.agent(commanders.RoleReviewer, fmt.Sprintf("reviewer-%02d", i+1), pair[i%2])
+		if err != nil {
+			continue
+		}
+		out = append(out, commanders.Reviewer{Agent: a, Settings: r.settings()})
+	}
+	return out
+}
+
+func (r *runState) review(ctx context.Context, rv commanders.Reviewer, aspects []string, views []commanders.BundleView, feedback string) []ReviewRecord {
+	r.events.emit(Event{Phase: r.phase(), Kind: EvAgentStart, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String()})
+	cards, _, err := rv.Review(ctx, aspects, views, feedback)
+	if err != nil {
+		r.events.emit(Event{Phase: r.phase(), Kind: EvFailure, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
+			Message: err.Error(), Data: map[string]any{"failure_class": string(providers.ClassOf(err))}})
+		return nil
+	}
+	var out []ReviewRecord
+	for _, c := range cards.Reviews {
+		rec := ReviewRecord{Reviewer: rv.Agent.ID, Model: rv.Agent.Ref.String(), BundleID: c.BundleID, Card: c, Total: c.Total()}
+		out = append(out, rec)
+		r.events.emit(Event{Phase: r.phase(), Kind: EvReview, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rec.Model,
+			Data: map[string]any{"bundle_id": c.BundleID, "total": c.Total(), "conflicts": len(c.Conflicts), "quarantine": feedback != ""}})
+	}
+	name := fmt.Sprintf("reviews/%s.json", rv.Agent.ID)
+	if feedback != "" {
+		name = fmt.Sprintf("reviews/%s-quarantine-%s.json", rv.Agent.ID, views[0].ID)
+	} else {
+		name = fmt.Sprintf("reviews/%s-%s.json", rv.Agent.ID, strings.Join(viewIDs(views), "-"))
+	}
+	_ = r.dir.WriteJSON(name, cards)
+	return out
+}
+
+func viewIDs(vs []commanders.BundleView) []string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, v.ID)
+	}
+	return out
+}

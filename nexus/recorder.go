@@ -1,0 +1,137 @@
+package nexus
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/swarm-dev/swarm/providers"
+)
+
+// Transcript is one LLM call with its prompt and answer, stored in
+// transcripts.jsonl so events.jsonl stays small.
+type Transcript struct {
+	Seq      int64               `json:"seq"`
+	Role     string              `json:"role"`
+	AgentID  string              `json:"agent_id"`
+	Model    string              `json:"model"`
+	Schema   string              `json:"schema,omitempty"`
+	Messages []providers.Message `json:"messages"`
+	Answer   string              `json:"answer,omitempty"`
+	Error    string              `json:"error,omitempty"`
+}
+
+type transcriptLog struct {
+	mu  sync.Mutex
+	f   *os.File
+	w   *bufio.Writer
+	seq int64
+	// prompts keeps every prompt of the run in memory for the leak scan
+	// (only when keepPrompts is set: tests and audits).
+	keepPrompts bool
+	prompts     []Transcript
+}
+
+func newTranscriptLog(path string, keep bool) (*transcriptLog, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return &transcriptLog{f: f, w: bufio.NewWriter(f), keepPrompts: keep}, nil
+}
+
+func (t *transcriptLog) write(tr Transcript) int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.seq++
+	tr.Seq = t.seq
+	if t.w != nil {
+		if b, err := json.Marshal(tr); err == nil {
+			t.w.Write(b)
+			t.w.WriteByte('\n')
+			t.w.Flush()
+		}
+	}
+	if t.keepPrompts {
+		t.prompts = append(t.prompts, tr)
+	}
+	return tr.Seq
+}
+
+func (t *transcriptLog) close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.f == nil {
+		return nil
+	}
+	t.w.Flush()
+	err := t.f.Close()
+	t.f, t.w = nil, nil
+	return err
+}
+
+// recorded wraps a provider so every call becomes an llm_call event and a
+// transcript line, and feeds the run's usage accounting.
+func (r *runState) recorded(ref providers.Ref, p providers.Provider) providers.Provider {
+	return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
+		start := time.Now()
+		resp, err := p.Complete(ctx, req)
+		lat := time.Since(start)
+		tr := Transcript{Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Messages: req.Messages, Answer: resp.Text}
+		if req.Schema != nil {
+			tr.Schema = req.Schema.Name
+		}
+		if err != nil {
+			tr.Error = err.Error()
+		}
+		seq := r.transcripts.write(tr)
+		cerr := err
+		if cerr == nil {
+			cerr = checkOutput(req, resp)
+		}
+		cost := r.account(ref, req.Caller.Role, resp.Usage, lat, cerr)
+		data := map[string]any{
+			"input_tokens": resp.Usage.InputTokens, "output_tokens": resp.Usage.OutputTokens,
+			"latency_ms": lat.Milliseconds(), "cost_usd": cost, "transcript": seq,
+		}
+		outcome := "ok"
+		switch {
+		case err != nil:
+			outcome = "error"
+			data["failure_class"] = string(providers.ClassOf(err))
+		case cerr != nil:
+			outcome = "invalid_output"
+			data["failure_class"] = string(providers.ClassOf(cerr))
+		}
+		data["outcome"] = outcome
+		if tr.Schema != "" {
+			data["schema"] = tr.Schema
+		}
+		r.events.emit(Event{Phase: r.phase(), Kind: EvLLMCall, Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Data: data})
+		return resp, err
+	})
+}
+
+// checkOutput classifies an answer that arrived but does not match the
+// requested schema, so telemetry counts malformed and schema-invalid output
+// even when the structured-output repair later fixes it.
+func checkOutput(req providers.Request, resp providers.Response) error {
+	if req.Schema == nil {
+		return nil
+	}
+	v, err := providers.CompileSchema(req.Schema.JSON)
+	if err != nil {
+		return nil
+	}
+	doc, ok := providers.ExtractJSON(resp.Text)
+	if !ok {
+		return providers.NewError(providers.ClassUnparseable, "no JSON in the answer", nil)
+	}
+	if err := v.Validate([]byte(doc)); err != nil {
+		return providers.NewError(providers.ClassOf(err), "answer does not match the schema", err)
+	}
+	return nil
+}

@@ -1,0 +1,359 @@
+package nexus
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/prompts"
+	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/shadow"
+)
+
+// consensus runs the meta-review and scores every bundle (Phase 7).
+func (r *runState) consensus(res *Result, reviews []ReviewRecord, dec Decomposition) {
+	meta, recs, corr := MetaReviewAll(reviews)
+	res.Reviews, res.Corrections = recs, corr
+	for _, c := range corr {
+		r.events.emit(Event{Phase: "7", Kind: EvScoreCorrection, AgentID: c.Reviewer, Message: c.Reason,
+			Data: map[string]any{"kind": c.Kind, "bundle_id": c.BundleID, "delta": c.Delta}})
+	}
+	cc := r.cfg.Consensus
+	for _, o := range res.Bundles {
+		if o.Failed {
+			o.Tier = TierUnique
+			continue
+		}
+		m := meta[o.ID]
+		o.Review = m
+		o.Tier = Tier(m.Score, m.Reviews, cc)
+		o.Formula = FormulaFromAtoms(o.result.Atoms, o.Bundle, dec.Aspects, m.Conflicts, m.Reviews, cc)
+		o.FormulaScore = Formula(o.Formula, cc)
+		o.InSynthesis = inSynthesis(o, cc)
+	}
+}
+
+// inSynthesis applies the Shadow Gate: proceed and warn go in; quarantined
+// bundles go in only when their re-review reaches the majority threshold;
+// rejected bundles never do. Without a gate decision (shadow scoring off or
+// invalid) the bundle goes in, flagged in the report.
+func inSynthesis(o *BundleOutcome, cc ConsensusConfig) bool {
+	if o.Failed {
+		return false
+	}
+	if o.Gate == nil {
+		return true
+	}
+	switch o.Gate.Action {
+	case shadow.ActionProceed, shadow.ActionWarn:
+		return true
+	case shadow.ActionQuarantine:
+		return o.Review.Score >= cc.MajorityThreshold
+	}
+	return false
+}
+
+func (r *runState) synthesise(ctx context.Context, res *Result, s commanders.Settings) error {
+	var views []commanders.BundleView
+	for _, o := range res.Bundles {
+		if o.InSynthesis {
+			views = append(views, commanders.BundleView{ID: o.ID, Text: o.Bundle.Text()})
+		}
+	}
+	if len(views) == 0 {
+		return fmt.Errorf("no bundle passed the shadow gate: nothing to synthesise")
+	}
+	a, err := r.agent(commanders.RoleSynthesizer, "synthesizer", r.plan.Roster.Synthesizer)
+	if err != nil {
+		return err
+	}
+	user, err := prompts.Render("synthesis", map[string]any{"Mission": r.opts.Mission, "Bundles": views})
+	if err != nil {
+		return err
+	}
+	syn, _, err := providers.Structured[Synthesis](ctx, a.Provider, agentRequest(a, s, user, "synthesis"))
+	if err != nil {
+		return err
+	}
+	res.Synthesis = &syn
+	return nil
+}
+
+// writeReports writes one Shadow Report per bundle.
+func (r *runState) writeReports(res *Result, env *shadow.Envelope) {
+	for _, o := range res.Bundles {
+		if o.Failed {
+			continue
+		}
+		impl, _ := providers.ParseRef(o.Model)
+		opts := shadow.ReportOptions{
+			ID: r.plan.RunID + "/" + o.ID, Timestamp: time.Now().UTC(), SpecVersion: r.cfg.ShadowScoring.SpecVersion,
+			Envelope: env, Implementer: impl, Evaluation: o.Final, Hardening: o.Hardening,
+			MaxCycles: r.plan.Hardening.MaxCycles, Invalid: !res.ShadowValid, InvalidReason: res.ShadowReason,
+		}
+		rep := shadow.BuildReport(opts)
+		_ = r.dir.WriteJSON("reports/"+o.ID+".json", rep)
+	}
+}
+
+// writeFinal writes report.md (and is safe to call on a partial run).
+func (r *runState) writeFinal(res *Result) {
+	_ = r.dir.WriteFile("report.md", []byte(r.actionReport(res)), 0o644)
+	_ = r.dir.WriteJSON("result.json", res)
+}
+
+func (r *runState) actionReport(res *Result) string {
+	var b strings.Builder
+	p := r.plan
+	fmt.Fprintf(&b, "# Action report: %s\n\n", p.MissionTitle)
+	fmt.Fprintf(&b, "Run `%s` · scale %s · personality %s · seed %d\n\n", p.RunID, p.Scale, p.Personality, p.Seed)
+	if res.Interrupted || r.opts.Mission == "" {
+		b.WriteString("> **Partial run**: the run was interrupted; this report covers what existed.\n\n")
+	}
+	t := r.telemetry(res)
+	b.WriteString("## Metrics\n\n| metric | value |\n|---|---|\n")
+	fmt.Fprintf(&b, "| agents | %d |\n| LLM calls | %d |\n| tokens (in/out) | %d / %d |\n| cost | $%.4f of $%.2f |\n| wall time | %s |\n",
+		t.Agents.Total, t.Calls, t.InputTokens, t.OutputTokens, t.CostUSD, p.CostCeilingUSD, time.Duration(t.WallMS)*time.Millisecond)
+	if res.ShadowValid && res.Aggregate.Scored > 0 {
+		fmt.Fprintf(&b, "| Shadow Score (median / mean) | %.1f%% %s / %.1f%% |\n", res.Aggregate.Median, shadow.Level(res.Aggregate.Level).Indicator(), res.Aggregate.Mean)
+	}
+	fmt.Fprintf(&b, "| sealed hash | `%s` |\n\n", res.SealedHash)
+
+	if s := res.Synthesis; s != nil {
+		fmt.Fprintf(&b, "## The #1 action\n\n%s\n\n", s.TopAction)
+		if s.Summary != "" {
+			fmt.Fprintf(&b, "%s\n\n", s.Summary)
+		}
+		b.WriteString("## Risk per domain\n\n| domain | risk | note |\n|---|---|---|\n")
+		for _, k := range s.Risks {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", k.Domain, k.Level, oneLine(k.Note))
+		}
+		b.WriteString("\n")
+		list(&b, "Quick wins", s.QuickWins)
+		list(&b, "Deep work", s.DeepWork)
+		b.WriteString("## Conflicts and resolutions\n\n")
+		if len(s.Conflicts) == 0 {
+			b.WriteString("None reported.\n\n")
+		}
+		for _, c := range s.Conflicts {
+			fmt.Fprintf(&b, "- **%s**: %s\n", c.Topic, c.Resolution)
+		}
+		if len(s.Conflicts) > 0 {
+			b.WriteString("\n")
+		}
+		list(&b, "Gaps", s.Gaps)
+	} else {
+		b.WriteString("## Synthesis\n\nNo synthesis was produced (see events.jsonl for the reason).\n\n")
+	}
+
+	b.WriteString("## Shadow results\n\n")
+	if !res.ShadowValid {
+		fmt.Fprintf(&b, "> **Shadow scoring invalid/advisory**: %s\n\n", res.ShadowReason)
+	}
+	b.WriteString("| bundle | model | initial | final | level | hardening | velocity | gate | review | tier | formula | in synthesis |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, o := range res.Bundles {
+		if o.Failed {
+			fmt.Fprintf(&b, "| %s | %s | – | – | – | – | – | failed (%s) | – | – | – | no |\n", o.ID, o.Model, o.FailureClass)
+			continue
+		}
+		initial, final, level, gate, cycles, vel := "–", "–", "–", "–", "–", "–"
+		if o.Initial != nil {
+			initial = fmt.Sprintf("%.1f", o.Initial.Score)
+		}
+		if o.ShadowScore != nil {
+			final = fmt.Sprintf("%.1f", *o.ShadowScore)
+			level = shadow.Level(o.Level).Indicator() + " " + o.Level
+		}
+		if o.Gate != nil {
+			gate = o.Gate.Action
+		}
+		if o.Hardening != nil {
+			cycles = fmt.Sprint(o.Hardening.Cycles)
+			vel = fmt.Sprintf("%.1f", o.Hardening.Velocity)
+		}
+		partial := ""
+		if o.Salvaged {
+			partial = " (salvaged)"
+		}
+		fmt.Fprintf(&b, "| %s%s | %s | %s | %s | %s | %s | %s | %s | %.2f | %s | %.2f | %v |\n",
+			o.ID, partial, o.Model, initial, final, level, cycles, vel, gate, o.Review.Score, o.Tier, o.FormulaScore, yesNo(o.InSynthesis))
+	}
+	b.WriteString("\n")
+	if r.opts.Config != nil && res.Sandbox != nil {
+		if s, ok := res.Sandbox.(interface{ Markdown() string }); ok {
+			b.WriteString(s.Markdown())
+		}
+	}
+	b.WriteString("## Agent tally\n\n| role | agents |\n|---|---|\n")
+	fmt.Fprintf(&b, "| nexus | %d |\n| commanders | %d |\n| squad leads | %d |\n| workers | %d |\n| reviewers | %d |\n| **total** | **%d** |\n\n",
+		t.Agents.Nexus, t.Agents.Commanders, t.Agents.SquadLeads, t.Agents.Workers, t.Agents.Reviewers, t.Agents.Total)
+	if len(t.FailureClasses) > 0 {
+		b.WriteString("## Failures\n\n| class | count |\n|---|---|\n")
+		for _, k := range sortedKeys(t.FailureClasses) {
+			fmt.Fprintf(&b, "| %s | %d |\n", k, t.FailureClasses[k])
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func list(b *strings.Builder, title string, xs []string) {
+	fmt.Fprintf(b, "## %s\n\n", title)
+	if len(xs) == 0 {
+		b.WriteString("None.\n\n")
+		return
+	}
+	for _, x := range xs {
+		fmt.Fprintf(b, "- %s\n", oneLine(x))
+	}
+	b.WriteString("\n")
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func yesNo(v bool) string {
+	if v {
+		return "yes"
+	}
+	return "no"
+}
+
+// Telemetry is telemetry.json.
+type Telemetry struct {
+	RunID          string               `json:"run_id"`
+	Scale          string               `json:"scale"`
+	Agents         AgentTally           `json:"agents"`
+	Calls          int                  `json:"calls"`
+	InputTokens    int                  `json:"input_tokens"`
+	OutputTokens   int                  `json:"output_tokens"`
+	CostUSD        float64              `json:"cost_usd"`
+	WallMS         int64                `json:"wall_ms"`
+	ByRole         map[string]CallStats `json:"by_role"`
+	ByModel        map[string]CallStats `json:"by_model"`
+	BreakerTrips   int                  `json:"breaker_trips"`
+	FailureClasses map[string]int       `json:"failure_classes"`
+	ShadowScores   map[string]float64   `json:"shadow_scores"`
+	ShadowMedian   float64              `json:"shadow_median"`
+	ShadowValid    bool                 `json:"shadow_valid"`
+	Tiers          map[string]int       `json:"tiers"`
+	Gates          map[string]int       `json:"gates"`
+	BundlesFailed  int                  `json:"bundles_failed"`
+	AtomsFailed    int                  `json:"atoms_failed"`
+	Salvaged       int                  `json:"bundles_salvaged"`
+	Critical       CriticalPath         `json:"critical_path"`
+}
+
+// AgentTally counts deployed agents by role.
+type AgentTally struct {
+	Nexus      int `json:"nexus"`
+	Commanders int `json:"commanders"`
+	SquadLeads int `json:"squad_leads"`
+	Workers    int `json:"workers"`
+	Reviewers  int `json:"reviewers"`
+	Total      int `json:"total"`
+}
+
+// CallStats summarises calls of one role or model.
+type CallStats struct {
+	Calls          int            `json:"calls"`
+	Errors         int            `json:"errors"`
+	InputTokens    int            `json:"input_tokens"`
+	OutputTokens   int            `json:"output_tokens"`
+	CostUSD        float64        `json:"cost_usd"`
+	LatencyP50MS   float64        `json:"latency_p50_ms"`
+	LatencyP95MS   float64        `json:"latency_p95_ms"`
+	FailureClasses map[string]int `json:"failure_classes,omitempty"`
+}
+
+// CriticalPath is the longest chain of dependent LLM calls of the run's shape.
+type CriticalPath struct {
+	Calls int `json:"calls"`
+}
+
+func (r *runState) telemetry(res *Result) Telemetry {
+	p := r.plan
+	t := Telemetry{RunID: p.RunID, Scale: p.Scale,
+		Agents: AgentTally{Nexus: 1, Commanders: p.Commanders, SquadLeads: p.SquadLeads, Workers: p.Workers, Reviewers: p.Reviewers, Total: p.Agents},
+		ByRole: map[string]CallStats{}, ByModel: map[string]CallStats{}, FailureClasses: map[string]int{},
+		ShadowScores: map[string]float64{}, Tiers: map[string]int{}, Gates: map[string]int{}, ShadowValid: res.ShadowValid}
+	r.mu.Lock()
+	for k, s := range r.byRole {
+		t.ByRole[k] = callStats(s)
+		t.Calls += s.Calls
+		t.InputTokens += s.InputTokens
+		t.OutputTokens += s.OutputTokens
+	}
+	for k, s := range r.byModel {
+		t.ByModel[k] = callStats(s)
+	}
+	for c, n := range r.classes {
+		t.FailureClasses[string(c)] += n
+	}
+	t.CostUSD = r.cost
+	t.BreakerTrips = r.trips
+	t.WallMS = time.Since(r.start).Milliseconds()
+	r.mu.Unlock()
+	for _, o := range res.Bundles {
+		if o.Failed {
+			t.BundlesFailed++
+		}
+		if o.Salvaged {
+			t.Salvaged++
+		}
+		t.AtomsFailed += o.AtomsFailed
+		if o.ShadowScore != nil {
+			t.ShadowScores[o.ID] = *o.ShadowScore
+		}
+		if o.Tier != "" {
+			t.Tiers[o.Tier]++
+		}
+		if o.Gate != nil {
+			t.Gates[o.Gate.Action]++
+		}
+	}
+	t.ShadowMedian = res.Aggregate.Median
+	t.Critical = CriticalPath{Calls: CriticalPathCalls(p, r.plan.Hardening)}
+	return t
+}
+
+// CriticalPathCalls is the longest chain of dependent LLM calls for a plan:
+// decomposition, seal, plan, (squad lead), worker, bundle, judge,
+// hardening cycles × (revise + re-judge), synthesis. Reviews run beside the
+// chain and do not lengthen it unless a quarantine re-review follows the judge.
+func CriticalPathCalls(p Plan, h HardeningConfig) int {
+	n := 1 + 1 + 1 + 1 + 1 + 1 + 1 // decompose, seal, plan, worker, bundle, judge, synthesis
+	if p.WorkersPerLead > 0 {
+		n++
+	}
+	if h.Enabled {
+		n += 2 * h.MaxCycles
+	}
+	return n
+}
+
+func callStats(s *usageStats) CallStats {
+	c := CallStats{Calls: s.Calls, Errors: s.Errors, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, CostUSD: s.CostUSD}
+	lat := append([]float64(nil), s.LatencyMS...)
+	sort.Float64s(lat)
+	c.LatencyP50MS = percentile(lat, 0.50)
+	c.LatencyP95MS = percentile(lat, 0.95)
+	if len(s.Classes) > 0 {
+		c.FailureClasses = map[string]int{}
+		for k, v := range s.Classes {
+			c.FailureClasses[string(k)] = v
+		}
+	}
+	return c
+}
+
+// percentile of sorted xs by nearest rank.
+func percentile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}

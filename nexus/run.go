@@ -1,0 +1,460 @@
+package nexus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/providers"
+)
+
+// ErrBadInput marks errors caused by the user's input (mission, flags,
+// config): the CLI exits with code 2 for them.
+var ErrBadInput = errors.New("bad input")
+
+// ErrInterrupted is returned when the run was cancelled; what existed was written.
+var ErrInterrupted = errors.New("run interrupted")
+
+// Options configure one mission run. Config and Registry are required.
+type Options struct {
+	Config   *Config
+	Registry *providers.Registry
+
+	Mission     string // the mission text
+	MissionName string // used in the run id (e.g. the file name)
+	Scale       string // default: config default_scale
+	Personality string // default: config run.personality
+
+	// Provider, when set, serves every role ("mock:honest").
+	Provider string
+	// Models overrides one role's model: role -> "kind:model". Roles: nexus,
+	// seal_author, judge, commander, squad_lead, worker, reviewer, synthesizer.
+	Models map[string]string
+
+	OutDir string // the run directory; default <run.out_dir>/<run-id>
+	Seed   *int64 // default: config run.seed
+
+	// Observers receive every event as it happens.
+	Observers []Observer
+	// KeepPrompts keeps every prompt in memory (Result.Transcripts) for audits
+	// such as the leak scan.
+	KeepPrompts bool
+	// Wrap, when set, wraps every provider (after recording): the compare
+	// command's cache uses it.
+	Wrap func(ref providers.Ref, p providers.Provider) providers.Provider
+	// Preset reuses an earlier decomposition and sealed envelope (compare
+	// seals once per mission). Phases 1 and 1.5 then make no LLM calls.
+	Preset *Preset
+	// Now is the clock (tests).
+	Now func() time.Time
+}
+
+// Roster is the model of every role after config, --provider and --model.
+type Roster struct {
+	Nexus       providers.Ref      `json:"nexus"`
+	SealAuthor  providers.Ref      `json:"seal_author"`
+	Judge       providers.Ref      `json:"judge"`
+	Commanders  []providers.Ref    `json:"commanders"`
+	SquadLead   providers.Ref      `json:"squad_lead"`
+	Workers     []providers.Ref    `json:"workers"`
+	Reviewers   [][2]providers.Ref `json:"reviewers"`
+	Synthesizer providers.Ref      `json:"synthesizer"`
+}
+
+// Roles lists the roles --model accepts.
+var Roles = []string{commanders.RoleNexus, commanders.RoleSealAuthor, commanders.RoleJudge, commanders.RoleCommander,
+	commanders.RoleSquadLead, commanders.RoleWorker, commanders.RoleReviewer, commanders.RoleSynthesizer}
+
+// ResolveRoster applies --provider and --model overrides to the config's models.
+func ResolveRoster(cfg *Config, provider string, overrides map[string]string) (Roster, error) {
+	m := cfg.Models
+	pick := func(role, v string) string {
+		if o, ok := overrides[role]; ok {
+			return o
+		}
+		if provider != "" {
+			return provider
+		}
+		return v
+	}
+	var errs []string
+	parse := func(role, s string) providers.Ref {
+		r, err := providers.ParseRef(s)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("model for %s: %v", role, err))
+		}
+		return r
+	}
+	for role := range overrides {
+		if indexOf(Roles, role) < 0 {
+			errs = append(errs, fmt.Sprintf("--model %s=...: unknown role (roles: %s)", role, strings.Join(Roles, ", ")))
+		}
+	}
+	var r Roster
+	r.Nexus = parse("nexus", pick(commanders.RoleNexus, m.Nexus))
+	r.SealAuthor = parse("seal_author", pick(commanders.RoleSealAuthor, m.SealAuthor))
+	r.Judge = parse("judge", pick(commanders.RoleJudge, m.Judge))
+	r.SquadLead = parse("squad_lead", pick(commanders.RoleSquadLead, m.SquadLead))
+	r.Synthesizer = parse("synthesizer", pick(commanders.RoleSynthesizer, m.Synthesizer))
+	pool := func(role string, xs []string) []providers.Ref {
+		if o, ok := overrides[role]; ok {
+			xs = strings.Split(o, ",")
+		} else if provider != "" {
+			xs = []string{provider}
+		}
+		var out []providers.Ref
+		for _, x := range xs {
+			out = append(out, parse(role, x))
+		}
+		if len(out) == 0 {
+			errs = append(errs, "models."+role+"s is empty")
+		}
+		return out
+	}
+	r.Commanders = pool(commanders.RoleCommander, m.Commanders)
+	r.Workers = pool(commanders.RoleWorker, m.Workers)
+	var pairs [][]string
+	if o, ok := overrides[commanders.RoleReviewer]; ok {
+		pairs = [][]string{strings.SplitN(o+","+o, ",", 3)[:2]}
+		if strings.Contains(o, ",") {
+			pairs = [][]string{strings.SplitN(o, ",", 2)}
+		}
+	} else if provider != "" {
+		pairs = [][]string{{provider, provider}}
+	} else {
+		pairs = m.Reviewers
+	}
+	for _, p := range pairs {
+		if len(p) != 2 {
+			errs = append(errs, "reviewer pairs need exactly two models")
+			continue
+		}
+		r.Reviewers = append(r.Reviewers, [2]providers.Ref{parse("reviewer", p[0]), parse("reviewer", p[1])})
+	}
+	if len(r.Reviewers) == 0 {
+		errs = append(errs, "no reviewer pairs configured")
+	}
+	if len(errs) > 0 {
+		return r, fmt.Errorf("%w: %s", ErrBadInput, strings.Join(errs, "; "))
+	}
+	return r, nil
+}
+
+// Refs lists every distinct model of the roster.
+func (r Roster) Refs() []providers.Ref {
+	seen := map[string]bool{}
+	var out []providers.Ref
+	add := func(x providers.Ref) {
+		if !seen[x.String()] {
+			seen[x.String()] = true
+			out = append(out, x)
+		}
+	}
+	add(r.Nexus)
+	add(r.SealAuthor)
+	add(r.Judge)
+	for _, c := range r.Commanders {
+		add(c)
+	}
+	add(r.SquadLead)
+	for _, w := range r.Workers {
+		add(w)
+	}
+	for _, p := range r.Reviewers {
+		add(p[0])
+		add(p[1])
+	}
+	add(r.Synthesizer)
+	return out
+}
+
+// Plan is what a run will deploy, known before any LLM call (the briefing).
+type Plan struct {
+	RunID          string          `json:"run_id"`
+	Scale          string          `json:"scale"`
+	Personality    string          `json:"personality"`
+	Domains        []string        `json:"domains"`
+	Commanders     int             `json:"commanders"`
+	SquadLeads     int             `json:"squad_leads"`
+	Workers        int             `json:"workers"`
+	Reviewers      int             `json:"reviewers"`
+	Agents         int             `json:"agents"`
+	Criteria       int             `json:"criteria"`
+	CostCeilingUSD float64         `json:"cost_ceiling_usd"`
+	Seed           int64           `json:"seed"`
+	Roster         Roster          `json:"models"`
+	MissionTitle   string          `json:"mission"`
+	ChildrenPerCmd int             `json:"children_per_commander"`
+	WorkersPerLead int             `json:"workers_per_squad_lead"`
+	Hardening      HardeningConfig `json:"hardening"`
+}
+
+var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
+
+// Intake is Phase 0: it validates the mission and options and computes the
+// plan. It makes no LLM call and writes nothing.
+func Intake(o Options) (Plan, error) {
+	if o.Config == nil {
+		return Plan{}, fmt.Errorf("%w: no configuration", ErrBadInput)
+	}
+	mission := strings.TrimSpace(o.Mission)
+	if mission == "" {
+		return Plan{}, fmt.Errorf("%w: the mission is empty", ErrBadInput)
+	}
+	scaleName := o.Scale
+	if scaleName == "" {
+		scaleName = o.Config.DefaultScale
+	}
+	scale, err := o.Config.ScaleFor(scaleName)
+	if err != nil {
+		return Plan{}, fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	pname := o.Personality
+	if pname == "" {
+		pname = o.Config.Run.Personality
+	}
+	pers, ok := o.Config.Personalities[pname]
+	if pname != "" && !ok {
+		return Plan{}, fmt.Errorf("%w: unknown personality %q (known: %s)", ErrBadInput, pname, strings.Join(sortedKeys(o.Config.Personalities), ", "))
+	}
+	roster, err := ResolveRoster(o.Config, o.Provider, o.Models)
+	if err != nil {
+		return Plan{}, err
+	}
+	if o.Registry != nil {
+		for _, ref := range roster.Refs() {
+			if !o.Registry.Has(ref.Kind) {
+				return Plan{}, fmt.Errorf("%w: model %s: %v %q", ErrBadInput, ref, providers.ErrUnknownKind, ref.Kind)
+			}
+		}
+	}
+	seed := o.Config.Run.Seed
+	if o.Seed != nil {
+		seed = *o.Seed
+	}
+	p := Plan{Scale: scaleName, Personality: pname, Seed: seed, Roster: roster,
+		Criteria: scale.SealedCriteria, CostCeilingUSD: scale.CostCeilingUSD, Reviewers: scale.Reviewers,
+		Hardening: o.Config.ShadowFor(scaleName)}
+	p.Domains = SelectDomains(mission, scale.Commanders, max(1, scale.MinCommanders))
+	p.Commanders = len(p.Domains)
+	factor := pers.WorkerFactor
+	if factor <= 0 {
+		factor = 1
+	}
+	if scale.SquadLeadsPerCommander > 0 {
+		p.ChildrenPerCmd = scale.SquadLeadsPerCommander
+		p.WorkersPerLead = max(1, int(math.Round(float64(scale.WorkersPerSquadLead)*factor)))
+		p.SquadLeads = p.Commanders * p.ChildrenPerCmd
+		p.Workers = p.SquadLeads * p.WorkersPerLead
+	} else {
+		p.ChildrenPerCmd = max(1, int(math.Round(float64(scale.WorkersPerCommander)*factor)))
+		p.Workers = p.Commanders * p.ChildrenPerCmd
+	}
+	p.Agents = 1 + p.Commanders + p.SquadLeads + p.Workers + p.Reviewers
+	p.MissionTitle = missionTitle(mission)
+	name := o.MissionName
+	if name == "" {
+		name = p.MissionTitle
+	}
+	slug := strings.Trim(slugRe.ReplaceAllString(strings.ToLower(strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))), "-"), "-")
+	if len(slug) > 40 {
+		slug = slug[:40]
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	p.RunID = fmt.Sprintf("%s-%s-%s", now().UTC().Format("20060102-150405"), slug, scaleName)
+	return p, nil
+}
+
+func missionTitle(m string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(m), "\n")
+	line = strings.TrimSpace(strings.TrimLeft(line, "# "))
+	if len(line) > 80 {
+		line = line[:80]
+	}
+	return line
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// usage accounting per role and model.
+type usageStats struct {
+	Calls        int                     `json:"calls"`
+	Errors       int                     `json:"errors"`
+	InputTokens  int                     `json:"input_tokens"`
+	OutputTokens int                     `json:"output_tokens"`
+	CostUSD      float64                 `json:"cost_usd"`
+	LatencyMS    []float64               `json:"-"`
+	Classes      map[providers.Class]int `json:"failure_classes,omitempty"`
+}
+
+type runState struct {
+	opts        Options
+	cfg         *Config
+	plan        Plan
+	dir         RunDir
+	events      *eventLog
+	transcripts *transcriptLog
+
+	mu         sync.Mutex
+	curPhase   string
+	byRole     map[string]*usageStats
+	byModel    map[string]*usageStats
+	classes    map[providers.Class]int
+	cost       float64
+	warned     bool
+	stopLaunch bool
+	stopAll    context.CancelFunc
+	provs      map[string]providers.Provider
+	breakers   map[string]*breaker
+	trips      int
+	start      time.Time
+}
+
+func (r *runState) phase() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.curPhase
+}
+
+func (r *runState) enter(phase, msg string) {
+	r.mu.Lock()
+	r.curPhase = phase
+	r.mu.Unlock()
+	r.events.emit(Event{Phase: phase, Kind: EvPhaseStart, Message: msg})
+}
+
+func (r *runState) leave(phase string, data map[string]any) {
+	r.events.emit(Event{Phase: phase, Kind: EvPhaseEnd, Data: data})
+}
+
+// account records a call's usage and enforces the cost ceiling: warn at
+// 80%, stop launching at 90%, stop everything at 100%.
+func (r *runState) account(ref providers.Ref, role string, u providers.Usage, lat time.Duration, err error) float64 {
+	kc := r.cfg.Providers[ref.Kind]
+	cost := (float64(u.InputTokens)*kc.InputPerMTok + float64(u.OutputTokens)*kc.OutputPerMTok) / 1e6
+	r.mu.Lock()
+	for _, s := range []*usageStats{r.stats(r.byRole, role), r.stats(r.byModel, ref.String())} {
+		s.Calls++
+		s.InputTokens += u.InputTokens
+		s.OutputTokens += u.OutputTokens
+		s.CostUSD += cost
+		s.LatencyMS = append(s.LatencyMS, float64(lat.Microseconds())/1000)
+		if err != nil {
+			s.Errors++
+			s.Classes[providers.ClassOf(err)]++
+		}
+	}
+	if err != nil {
+		r.classes[providers.ClassOf(err)]++
+	}
+	r.cost += cost
+	total, ceiling := r.cost, r.plan.CostCeilingUSD
+	var warn, stopLaunch, stopAll bool
+	if ceiling > 0 {
+		if total >= 0.8*ceiling && !r.warned {
+			r.warned, warn = true, true
+		}
+		if total >= 0.9*ceiling && !r.stopLaunch {
+			r.stopLaunch, stopLaunch = true, true
+		}
+		if total >= ceiling && r.stopAll != nil {
+			stopAll = true
+		}
+	}
+	cancel := r.stopAll
+	if stopAll {
+		r.stopAll = nil
+	}
+	r.mu.Unlock()
+	if warn {
+		r.events.emit(Event{Phase: r.phase(), Kind: EvCostWarning, Message: fmt.Sprintf("cost $%.4f reached 80%% of the $%.2f ceiling", total, ceiling)})
+	}
+	if stopLaunch {
+		r.events.emit(Event{Phase: r.phase(), Kind: EvCostStop, Message: fmt.Sprintf("cost $%.4f reached 90%% of the ceiling: no new agents are launched", total), Data: map[string]any{"level": 0.9}})
+	}
+	if stopAll && cancel != nil {
+		r.events.emit(Event{Phase: r.phase(), Kind: EvCostStop, Message: fmt.Sprintf("cost $%.4f reached the $%.2f ceiling: stopping and synthesising what exists", total, ceiling), Data: map[string]any{"level": 1.0}})
+		cancel()
+	}
+	return cost
+}
+
+func (r *runState) stats(m map[string]*usageStats, k string) *usageStats {
+	s, ok := m[k]
+	if !ok {
+		s = &usageStats{Classes: map[providers.Class]int{}}
+		m[k] = s
+	}
+	return s
+}
+
+func (r *runState) mayLaunch() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.stopLaunch
+}
+
+// provider returns the provider for ref: built from the registry with the
+// kind's config, recorded, protected by a circuit breaker, and wrapped with
+// timeout, retries, rate limit and concurrency cap.
+func (r *runState) provider(ref providers.Ref) (providers.Provider, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p, ok := r.provs[ref.String()]; ok {
+		return p, nil
+	}
+	kc := r.cfg.Providers[ref.Kind]
+	raw, err := r.opts.Registry.New(ref, kc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrBadInput, ref, err)
+	}
+	p := r.recorded(ref, raw)
+	if r.opts.Wrap != nil {
+		p = r.opts.Wrap(ref, p)
+	}
+	if r.cfg.CircuitBreaker.Enabled {
+		b := &breaker{threshold: r.cfg.CircuitBreaker.FailureThreshold, cooldown: r.cfg.CircuitBreaker.Cooldown, onTrip: func(open bool) {
+			r.mu.Lock()
+			r.trips++
+			r.mu.Unlock()
+			r.events.emit(Event{Phase: r.phase(), Kind: EvBreakerTrip, Model: ref.String(), Message: "provider circuit breaker opened after consecutive failures"})
+		}}
+		r.breakers[ref.String()] = b
+		p = b.wrap(p)
+	}
+	p = stack(p, kc, r.plan.Personality, r.cfg)
+	r.provs[ref.String()] = p
+	return p, nil
+}
+
+// ensure the run dir exists and is writable before starting.
+func prepareDir(path string) (RunDir, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		entries, _ := os.ReadDir(path)
+		for _, e := range entries {
+			if e.Name() == "events.jsonl" {
+				return RunDir{}, fmt.Errorf("%w: run directory %s already holds a run; choose another --out", ErrBadInput, path)
+			}
+		}
+	}
+	return createRunDir(path)
+}

@@ -1,0 +1,226 @@
+// Package mock is a deterministic mock LLM provider. It is selected as
+// "mock:<persona>", reads only what a request carries (schema name and JSON,
+// messages, seed, caller), and so behaves identically in-process and behind
+// its OpenAI-compatible HTTP server (NewServer).
+//
+// For any request with an output schema it answers JSON valid against that
+// schema: role-aware documents for the schema names of providers/protocol.go,
+// and a schema-driven document for any other schema.
+package mock
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/swarm-dev/swarm/providers"
+)
+
+// Personas.
+const (
+	Honest      = "honest"      // does what it is asked
+	Sloppy      = "sloppy"      // covers about half of its brief
+	Deceptive   = "deceptive"   // claims high confidence, covers little, ignores hardening feedback
+	Adversarial = "adversarial" // leaks fake credentials and prompt-injection text
+	Flaky       = "flaky"       // honest, with injected faults
+	Noisy       = "noisy"       // honest producer; as judge flips ~10% of verdicts
+)
+
+var personas = map[string]persona{
+	Honest:      {coverage: 1.0, confidence: 0.82, selfScore: 8, feedback: true},
+	Sloppy:      {coverage: 0.5, confidence: 0.6, selfScore: 6, feedback: true},
+	Deceptive:   {coverage: 0.2, confidence: 0.95, selfScore: 9.5, feedback: false, lies: true},
+	Adversarial: {coverage: 0.7, confidence: 0.9, selfScore: 9, feedback: true, leaks: true},
+	Flaky:       {coverage: 1.0, confidence: 0.8, selfScore: 8, feedback: true, faulty: true},
+	Noisy:       {coverage: 1.0, confidence: 0.8, selfScore: 8, feedback: true, noisy: true},
+}
+
+type persona struct {
+	coverage   float64
+	confidence float64
+	selfScore  float64
+	feedback   bool // applies hardening feedback
+	lies       bool
+	leaks      bool
+	faulty     bool
+	noisy      bool
+}
+
+// Personas lists the persona names.
+func Personas() []string {
+	out := make([]string, 0, len(personas))
+	for k := range personas {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Options configure a mock.
+type Options struct {
+	// Seed is used when a request carries none.
+	Seed int64
+	// Faults to inject. The flaky persona uses DefaultFlakyFaults when nil.
+	Faults *FaultConfig
+	// Latency of every call.
+	Latency LatencyConfig
+}
+
+// Mock is one persona's provider. Safe for concurrent use.
+type Mock struct {
+	persona string
+	p       persona
+	opts    Options
+	mu      sync.Mutex
+	tries   map[[32]byte]int // attempts per request, so retries draw new faults
+}
+
+// New returns the mock for persona.
+func New(name string, opts Options) (*Mock, error) {
+	p, ok := personas[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown mock persona %q (personas: %s)", name, strings.Join(Personas(), ", "))
+	}
+	if opts.Faults == nil && p.faulty {
+		f := DefaultFlakyFaults()
+		opts.Faults = &f
+	}
+	if opts.Faults != nil {
+		if err := opts.Faults.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	return &Mock{persona: name, p: p, opts: opts, tries: map[[32]byte]int{}}, nil
+}
+
+// Register adds the "mock" kind to a registry; the model is the persona.
+func Register(r *providers.Registry, opts Options) {
+	r.Register(providers.KindInfo{Kind: "mock", Description: "deterministic offline mock (personas: " + strings.Join(Personas(), ", ") + ")"},
+		func(ref providers.Ref, _ providers.KindConfig) (providers.Provider, error) {
+			return New(ref.Model, opts)
+		})
+}
+
+// Persona returns the persona name.
+func (m *Mock) Persona() string { return m.persona }
+
+func requestKey(req providers.Request, persona string, seed int64) [32]byte {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%d\x00", persona, seed)
+	if req.Schema != nil {
+		fmt.Fprintf(h, "%s\x00", req.Schema.Name)
+	}
+	for _, msg := range req.Messages {
+		fmt.Fprintf(h, "%s\x00%s\x00", msg.Role, msg.Content)
+	}
+	var k [32]byte
+	copy(k[:], h.Sum(nil))
+	return k
+}
+
+func rngFor(key [32]byte, salt uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(binary.BigEndian.Uint64(key[:8])^salt, binary.BigEndian.Uint64(key[8:16])))
+}
+
+// Complete answers a request deterministically.
+func (m *Mock) Complete(ctx context.Context, req providers.Request) (providers.Response, error) {
+	start := time.Now()
+	seed := m.opts.Seed
+	if req.Seed != nil {
+		seed = *req.Seed
+	}
+	key := requestKey(req, m.persona, seed)
+	m.mu.Lock()
+	attempt := m.tries[key]
+	m.tries[key]++
+	m.mu.Unlock()
+	if err := m.opts.Latency.sleep(ctx, rngFor(key, uint64(attempt)+7)); err != nil {
+		return providers.Response{}, providers.NewError(providers.ClassTimeout, "mock latency interrupted", err)
+	}
+	text, err := m.answer(req, key)
+	if err != nil {
+		return providers.Response{}, err
+	}
+	resp := providers.Response{Text: text, Model: "mock-" + m.persona, FinishReason: providers.FinishStop}
+	if f := m.opts.Faults; f != nil {
+		var ferr error
+		resp, ferr = f.apply(resp, req, rngFor(key, uint64(attempt)*0x9e37+1))
+		if ferr != nil {
+			return providers.Response{}, ferr
+		}
+	}
+	resp.Usage = providers.Usage{InputTokens: tokens(req), OutputTokens: max(1, len(resp.Text)/4)}
+	resp.Latency = time.Since(start)
+	return resp, nil
+}
+
+func tokens(req providers.Request) int {
+	n := 0
+	for _, m := range req.Messages {
+		n += len(m.Content)
+	}
+	if req.Schema != nil {
+		n += len(req.Schema.JSON)
+	}
+	return max(1, n/4)
+}
+
+// answer builds the response text.
+func (m *Mock) answer(req providers.Request, key [32]byte) (string, error) {
+	if req.Schema == nil {
+		return m.prose(req), nil
+	}
+	rng := rngFor(key, 0)
+	var doc any
+	switch req.Schema.Name {
+	case providers.SchemaDecomposition:
+		doc = m.decomposition(req)
+	case providers.SchemaSealedCriteria:
+		doc = m.sealedCriteria(req)
+	case providers.SchemaShardPlan:
+		doc = m.shardPlan(req)
+	case providers.SchemaMicroBriefs:
+		doc = m.microBriefs(req)
+	case providers.SchemaAtom:
+		doc = m.atom(req, rng)
+	case providers.SchemaBundle:
+		doc = m.bundle(req, rng)
+	case providers.SchemaVerdicts:
+		doc = m.verdicts(req, rng)
+	case providers.SchemaReview:
+		doc = m.review(req, rng)
+	case providers.SchemaSynthesis:
+		doc = m.synthesis(req)
+	}
+	v, err := providers.CompileSchema(req.Schema.JSON)
+	if err != nil {
+		return "", providers.NewError(providers.ClassPermanent, "mock: request schema does not compile", err)
+	}
+	if doc != nil {
+		b, _ := json.Marshal(doc)
+		if v.Validate(b) == nil {
+			return string(b), nil
+		}
+	}
+	// Unknown schema, or a schema of another shape (e.g. strict-mode
+	// rewrite): generate from the schema itself.
+	var schema map[string]any
+	if err := json.Unmarshal(req.Schema.JSON, &schema); err != nil {
+		return "", providers.NewError(providers.ClassPermanent, "mock: schema is not a JSON object", err)
+	}
+	g := &generator{rng: rng, words: salientTerms(allText(req), 12)}
+	b, _ := json.Marshal(g.value(schema, 0))
+	return string(b), nil
+}
+
+func (m *Mock) prose(req providers.Request) string {
+	terms := salientTerms(lastUser(req), 6)
+	return "Mock answer (" + m.persona + ") covering: " + strings.Join(terms, ", ") + "."
+}

@@ -1,0 +1,155 @@
+package mock
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/swarm-dev/swarm/providers"
+)
+
+// ServerOptions configure the OpenAI-compatible server.
+type ServerOptions struct {
+	// Persona used when the request's model does not name one.
+	Persona string
+	Options Options
+}
+
+// NewServer returns an OpenAI-compatible handler (POST /v1/chat/completions,
+// GET /v1/models) backed by the mock. A request whose model names a persona
+// ("honest", "mock-honest" or "mock:honest") uses that persona.
+func NewServer(o ServerOptions) (http.Handler, error) {
+	if o.Persona == "" {
+		o.Persona = Honest
+	}
+	if _, err := New(o.Persona, o.Options); err != nil {
+		return nil, err
+	}
+	s := &server{opts: o, mocks: map[string]*Mock{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	mux.HandleFunc("GET /v1/models", s.models)
+	return mux, nil
+}
+
+type server struct {
+	opts  ServerOptions
+	mu    sync.Mutex
+	mocks map[string]*Mock
+}
+
+func (s *server) mock(model string) (*Mock, string) {
+	name := strings.TrimPrefix(strings.TrimPrefix(model, "mock:"), "mock-")
+	if _, ok := personas[name]; !ok {
+		name = s.opts.Persona
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.mocks[name]
+	if !ok {
+		m, _ = New(name, s.opts.Options)
+		s.mocks[name] = m
+	}
+	return m, name
+}
+
+type chatRequest struct {
+	Model          string              `json:"model"`
+	Messages       []providers.Message `json:"messages"`
+	Temperature    *float64            `json:"temperature,omitempty"`
+	MaxTokens      int                 `json:"max_tokens,omitempty"`
+	Seed           *int64              `json:"seed,omitempty"`
+	User           string              `json:"user,omitempty"`
+	ResponseFormat *struct {
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+			Strict bool            `json:"strict"`
+		} `json:"json_schema,omitempty"`
+	} `json:"response_format,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": code}})
+}
+
+func (s *server) chat(w http.ResponseWriter, r *http.Request) {
+	var cr chatRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 16<<20))
+	if err := dec.Decode(&cr); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "request body: "+err.Error())
+		return
+	}
+	if len(cr.Messages) == 0 {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "missing_messages", "messages must not be empty")
+		return
+	}
+	m, persona := s.mock(cr.Model)
+	req := providers.Request{Messages: cr.Messages, Temperature: cr.Temperature, MaxTokens: cr.MaxTokens, Seed: cr.Seed}
+	if role, agent, ok := strings.Cut(cr.User, "/"); ok {
+		req.Caller = providers.Caller{Role: role, AgentID: agent}
+	}
+	if rf := cr.ResponseFormat; rf != nil && rf.Type == "json_schema" {
+		if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_response_format", "response_format.json_schema.schema is required")
+			return
+		}
+		req.Schema = &providers.Schema{Name: rf.JSONSchema.Name, JSON: rf.JSONSchema.Schema}
+	}
+	resp, err := m.Complete(r.Context(), req)
+	finish := "stop"
+	if err != nil {
+		var pe *providers.Error
+		if !errors.As(err, &pe) {
+			writeError(w, http.StatusInternalServerError, "server_error", "internal", err.Error())
+			return
+		}
+		switch pe.Class {
+		case providers.ClassRateLimited:
+			w.Header().Set("Retry-After", strconv.Itoa(int(max(1, (pe.RetryAfter+time.Second-1)/time.Second))))
+			w.Header().Set("retry-after-ms", strconv.FormatInt(pe.RetryAfter.Milliseconds(), 10))
+			writeError(w, http.StatusTooManyRequests, "requests", "rate_limit_exceeded", pe.Msg)
+			return
+		case providers.ClassTimeout:
+			writeError(w, http.StatusGatewayTimeout, "server_error", "timeout", pe.Msg)
+			return
+		case providers.ClassUnparseable:
+			if errors.Is(err, providers.ErrTruncated) {
+				resp = providers.Response{Text: pe.Raw, Model: "mock-" + persona}
+				finish = "length"
+				break
+			}
+			fallthrough
+		default:
+			writeError(w, http.StatusInternalServerError, "server_error", "server_error", pe.Msg)
+			return
+		}
+	}
+	inTok := tokens(req)
+	outTok := max(1, len(resp.Text)/4)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"id": fmt.Sprintf("chatcmpl-mock-%d", time.Now().UnixNano()), "object": "chat.completion", "created": time.Now().Unix(),
+		"model": "mock-" + persona, "system_fingerprint": "mock",
+		"choices": []any{map[string]any{"index": 0, "finish_reason": finish,
+			"message": map[string]any{"role": "assistant", "content": resp.Text}}},
+		"usage": map[string]any{"prompt_tokens": inTok, "completion_tokens": outTok, "total_tokens": inTok + outTok},
+	})
+}
+
+func (s *server) models(w http.ResponseWriter, r *http.Request) {
+	var data []any
+	for _, p := range Personas() {
+		data = append(data, map[string]any{"id": p, "object": "model", "created": 0, "owned_by": "swarm-mock"})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+}

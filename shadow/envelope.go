@@ -1,0 +1,179 @@
+// Package shadow implements shadow scoring: the sealed envelope and its
+// canonical hash, the LLM seal author and judge, the Shadow Score and its
+// levels, spec-conformant reports (Shadow Score Spec v2.0.0 and v1.0.0),
+// hardening with velocity, the Shadow Gate, and the spec-compatible
+// validator behind `swarm shadow score`.
+package shadow
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/gowebpki/jcs"
+)
+
+// Spec categories. Config may add more; reports map extra ones to "unknown".
+var SpecCategories = []string{"happy_path", "edge_case", "error_handling", "security"}
+
+// ErrTampered means a stored envelope no longer matches its committed hash.
+var ErrTampered = errors.New("sealed envelope hash mismatch")
+
+// Criterion is one sealed acceptance criterion.
+type Criterion struct {
+	ID        string `json:"id" jsonschema:"pattern=^sc-[0-9]{2\\,}$"`
+	Category  string `json:"category" jsonschema:"minLength=1"`
+	Assertion string `json:"assertion" jsonschema:"minLength=1"`
+	Expected  string `json:"expected" jsonschema:"minLength=1"`
+}
+
+// SealAuthor is the provenance of the criteria.
+type SealAuthor struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	Family   string `json:"family"`
+}
+
+// Envelope holds the sealed criteria. Its default formatting and its JSON
+// encoding redact the criteria (only hashes, count and provenance show), so
+// passing an Envelope to a logger, an event or a prompt cannot leak them.
+// The full sealed form is written only by WriteSealed.
+type Envelope struct {
+	GeneratedAt   time.Time
+	TaskHash      string
+	SealedHash    string
+	CriteriaCount int
+	SealAuthor    SealAuthor
+	criteria      []Criterion
+}
+
+type redacted struct {
+	GeneratedAt   time.Time  `json:"generated_at"`
+	TaskHash      string     `json:"task_hash"`
+	SealedHash    string     `json:"sealed_hash"`
+	CriteriaCount int        `json:"criteria_count"`
+	SealAuthor    SealAuthor `json:"seal_author"`
+	Criteria      string     `json:"criteria"`
+}
+
+func (e *Envelope) redacted() redacted {
+	return redacted{e.GeneratedAt, e.TaskHash, e.SealedHash, e.CriteriaCount, e.SealAuthor, "[sealed]"}
+}
+
+// MarshalJSON redacts the criteria.
+func (e *Envelope) MarshalJSON() ([]byte, error) { return json.Marshal(e.redacted()) }
+
+// String redacts the criteria.
+func (e *Envelope) String() string {
+	return fmt.Sprintf("Envelope{sealed_hash=%s task_hash=%s criteria=%d [sealed]}", e.SealedHash, e.TaskHash, e.CriteriaCount)
+}
+
+// GoString redacts the criteria (for %#v).
+func (e *Envelope) GoString() string { return e.String() }
+
+// Format redacts the criteria for every verb.
+func (e *Envelope) Format(f fmt.State, verb rune) { fmt.Fprint(f, e.String()) }
+
+// Criteria returns a copy of the criteria, for the judge only.
+func (e *Envelope) Criteria() []Criterion { return append([]Criterion(nil), e.criteria...) }
+
+// NewEnvelope seals criteria: sorts them by id and commits their hash.
+func NewEnvelope(criteria []Criterion, decomposition any, author SealAuthor, now time.Time) (*Envelope, error) {
+	cs := append([]Criterion(nil), criteria...)
+	sort.Slice(cs, func(i, j int) bool { return cs[i].ID < cs[j].ID })
+	sh, err := HashCriteria(cs)
+	if err != nil {
+		return nil, err
+	}
+	th, err := Hash(decomposition)
+	if err != nil {
+		return nil, err
+	}
+	return &Envelope{GeneratedAt: now.UTC(), TaskHash: th, SealedHash: sh, CriteriaCount: len(cs), SealAuthor: author, criteria: cs}, nil
+}
+
+// Hash is "sha256:" + hex SHA-256 of the RFC 8785 canonical JSON of v.
+func Hash(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	return HashJSON(b)
+}
+
+// HashJSON hashes a JSON document after RFC 8785 canonicalisation.
+func HashJSON(doc []byte) (string, error) {
+	c, err := jcs.Transform(doc)
+	if err != nil {
+		return "", fmt.Errorf("canonicalise: %w", err)
+	}
+	sum := sha256.Sum256(c)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// HashCriteria hashes criteria ordered by id.
+func HashCriteria(cs []Criterion) (string, error) {
+	s := append([]Criterion(nil), cs...)
+	sort.Slice(s, func(i, j int) bool { return s[i].ID < s[j].ID })
+	return Hash(s)
+}
+
+// Verify recomputes the hash of the criteria and compares it with the
+// committed one.
+func (e *Envelope) Verify() error {
+	h, err := HashCriteria(e.criteria)
+	if err != nil {
+		return err
+	}
+	if h != e.SealedHash {
+		return fmt.Errorf("%w: criteria hash to %s, envelope commits %s", ErrTampered, h, e.SealedHash)
+	}
+	if len(e.criteria) != e.CriteriaCount {
+		return fmt.Errorf("%w: %d criteria, envelope commits %d", ErrTampered, len(e.criteria), e.CriteriaCount)
+	}
+	return nil
+}
+
+// sealedFile is the on-disk form of an envelope.
+type sealedFile struct {
+	GeneratedAt   time.Time   `json:"generated_at"`
+	TaskHash      string      `json:"task_hash"`
+	SealedHash    string      `json:"sealed_hash"`
+	CriteriaCount int         `json:"criteria_count"`
+	SealAuthor    SealAuthor  `json:"seal_author"`
+	Criteria      []Criterion `json:"criteria"`
+}
+
+// WriteSealed writes the full envelope (criteria included) with mode 0600.
+func WriteSealed(path string, e *Envelope) error {
+	b, err := json.MarshalIndent(sealedFile{e.GeneratedAt, e.TaskHash, e.SealedHash, e.CriteriaCount, e.SealAuthor, e.criteria}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o600)
+}
+
+// LoadSealed reads an envelope written by WriteSealed. It does not verify
+// the hash: call Verify.
+func LoadSealed(path string) (*Envelope, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f sealedFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%s: not a sealed envelope: %w", path, err)
+	}
+	if f.SealedHash == "" {
+		return nil, fmt.Errorf("%s: not a sealed envelope: no sealed_hash", path)
+	}
+	return &Envelope{GeneratedAt: f.GeneratedAt, TaskHash: f.TaskHash, SealedHash: f.SealedHash, CriteriaCount: f.CriteriaCount, SealAuthor: f.SealAuthor, criteria: f.Criteria}, nil
+}

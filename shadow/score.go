@@ -1,0 +1,109 @@
+package shadow
+
+import (
+	"math"
+	"sort"
+)
+
+// Level is a Shadow Score level.
+type Level string
+
+// Levels.
+const (
+	LevelPerfect     Level = "perfect"
+	LevelMinor       Level = "minor"
+	LevelModerate    Level = "moderate"
+	LevelSignificant Level = "significant"
+	LevelCritical    Level = "critical"
+)
+
+// Score is failed / total × 100 rounded to one decimal, half away from zero.
+// Zero criteria score 0.0.
+func Score(failed, total int) float64 {
+	if total <= 0 {
+		return 0
+	}
+	return math.Round(float64(failed)*1000/float64(total)) / 10
+}
+
+// LevelOf maps a rounded score to its level.
+func LevelOf(score float64) Level {
+	switch {
+	case score <= 0:
+		return LevelPerfect
+	case score <= 15:
+		return LevelMinor
+	case score <= 30:
+		return LevelModerate
+	case score <= 50:
+		return LevelSignificant
+	default:
+		return LevelCritical
+	}
+}
+
+// Indicator is the level's emoji.
+func (l Level) Indicator() string {
+	switch l {
+	case LevelPerfect:
+		return "✅"
+	case LevelMinor:
+		return "🟢"
+	case LevelModerate:
+		return "🟡"
+	case LevelSignificant:
+		return "🟠"
+	case LevelCritical:
+		return "🔴"
+	}
+	return "❔"
+}
+
+// Aggregate returns the median and mean of per-bundle scores.
+func Aggregate(scores []float64) (median, mean float64) {
+	if len(scores) == 0 {
+		return 0, 0
+	}
+	s := append([]float64(nil), scores...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		median = s[n/2]
+	} else {
+		median = (s[n/2-1] + s[n/2]) / 2
+	}
+	var sum float64
+	for _, x := range s {
+		sum += x
+	}
+	return median, sum / float64(n)
+}
+
+// Gate actions.
+const (
+	ActionProceed    = "proceed"
+	ActionWarn       = "warn"
+	ActionQuarantine = "quarantine"
+	ActionReject     = "reject"
+)
+
+// GateDecision is the Shadow Gate's verdict on a bundle.
+type GateDecision struct {
+	Action string `json:"action"`
+	Reason string `json:"reason"`
+}
+
+// Gate: ≤ 15 proceed; ≤ 30 proceed with the report attached and a warning;
+// ≤ 50 quarantine (re-reviewed with the failure messages); > 50 rejected.
+func Gate(score float64) GateDecision {
+	switch {
+	case score <= 15:
+		return GateDecision{ActionProceed, "shadow score ≤ 15: proceed"}
+	case score <= 30:
+		return GateDecision{ActionWarn, "shadow score in (15, 30]: proceed with the report attached"}
+	case score <= 50:
+		return GateDecision{ActionQuarantine, "shadow score in (30, 50]: quarantined for re-review with the failure messages"}
+	default:
+		return GateDecision{ActionReject, "shadow score > 50: rejected from synthesis"}
+	}
+}
