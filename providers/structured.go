@@ -289,6 +289,7 @@ func decodeValidated[T any](v *Validator, text string) (T, *Error) {
 	if !ok {
 		return val, &Error{Class: ClassUnparseable, Msg: "no JSON found in the answer", Err: ErrUnparseable}
 	}
+	doc = dropNulls(doc)
 	if err := v.Validate([]byte(doc)); err != nil {
 		class := ClassSchemaInvalid
 		if errors.Is(err, ErrUnparseable) {
@@ -305,4 +306,39 @@ func decodeValidated[T any](v *Validator, text string) (T, *Error) {
 func repairPrompt(name string, err *Error) string {
 	return fmt.Sprintf("Your previous answer was not a valid %q JSON document: %s.\n"+
 		"Answer again with only the corrected JSON document, matching the schema exactly.", name, err.Msg)
+}
+
+// dropNulls removes object members whose value is null: in OpenAI's strict
+// mode an optional field comes back as null, which means "absent".
+func dropNulls(doc string) string {
+	if !strings.Contains(doc, "null") {
+		return doc
+	}
+	var v any
+	if json.Unmarshal([]byte(doc), &v) != nil {
+		return doc
+	}
+	b, err := json.Marshal(stripNull(v))
+	if err != nil {
+		return doc
+	}
+	return string(b)
+}
+
+func stripNull(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			if x == nil {
+				delete(t, k)
+			} else {
+				t[k] = stripNull(x)
+			}
+		}
+	case []any:
+		for i := range t {
+			t[i] = stripNull(t[i])
+		}
+	}
+	return v
 }

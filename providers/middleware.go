@@ -1,0 +1,150 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+	"golang.org/x/sync/semaphore"
+	"golang.org/x/time/rate"
+)
+
+// Middleware wraps a provider.
+type Middleware func(Provider) Provider
+
+// Chain applies middlewares so the first listed is the outermost.
+func Chain(p Provider, mws ...Middleware) Provider {
+	for i := len(mws) - 1; i >= 0; i-- {
+		p = mws[i](p)
+	}
+	return p
+}
+
+// Timeout bounds every call; a deadline becomes a timeout-class error.
+func Timeout(d time.Duration) Middleware {
+	return func(p Provider) Provider {
+		if d <= 0 {
+			return p
+		}
+		return ProviderFunc(func(ctx context.Context, req Request) (Response, error) {
+			cctx, cancel := context.WithTimeout(ctx, d)
+			defer cancel()
+			resp, err := p.Complete(cctx, req)
+			if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ClassOf(err) != ClassTimeout {
+				err = &Error{Class: ClassTimeout, Msg: fmt.Sprintf("no answer within %s", d), Err: err}
+			}
+			return resp, err
+		})
+	}
+}
+
+// RetryConfig configures Retry.
+type RetryConfig struct {
+	MaxRetries int           // retries after the first attempt
+	Initial    time.Duration // first backoff (default 500ms)
+	Max        time.Duration // cap per wait (default 30s)
+	// Sleep waits d or until ctx ends (tests replace it).
+	Sleep func(ctx context.Context, d time.Duration) error
+	// OnRetry is called before each wait.
+	OnRetry func(attempt int, err error, wait time.Duration)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Retry retries only what a retry can fix (Retryable: rate limits but not
+// quota, transient server and connection failures, timeouts), with
+// exponential backoff and jitter; a server's Retry-After replaces the
+// backoff wait. The last error is returned unchanged.
+func Retry(c RetryConfig) Middleware {
+	if c.Initial <= 0 {
+		c.Initial = 500 * time.Millisecond
+	}
+	if c.Max <= 0 {
+		c.Max = 30 * time.Second
+	}
+	if c.Sleep == nil {
+		c.Sleep = sleepCtx
+	}
+	return func(p Provider) Provider {
+		if c.MaxRetries <= 0 {
+			return p
+		}
+		return ProviderFunc(func(ctx context.Context, req Request) (Response, error) {
+			b := backoff.NewExponentialBackOff()
+			b.InitialInterval, b.MaxInterval = c.Initial, c.Max
+			b.Reset()
+			for attempt := 0; ; attempt++ {
+				resp, err := p.Complete(ctx, req)
+				if err == nil || attempt >= c.MaxRetries || !Retryable(err) || ctx.Err() != nil {
+					return resp, err
+				}
+				wait := b.NextBackOff()
+				if ra := RetryAfterOf(err); ra > 0 {
+					wait = ra
+				}
+				if c.OnRetry != nil {
+					c.OnRetry(attempt+1, err, wait)
+				}
+				if serr := c.Sleep(ctx, wait); serr != nil {
+					return resp, err
+				}
+			}
+		})
+	}
+}
+
+// RateLimit allows at most rpm requests per minute (bursts of one).
+func RateLimit(rpm float64) Middleware {
+	return func(p Provider) Provider {
+		if rpm <= 0 {
+			return p
+		}
+		lim := rate.NewLimiter(rate.Limit(rpm/60), 1)
+		return ProviderFunc(func(ctx context.Context, req Request) (Response, error) {
+			if err := lim.Wait(ctx); err != nil {
+				return Response{}, &Error{Class: ClassTimeout, Msg: "waiting for the rate limiter", Err: err}
+			}
+			return p.Complete(ctx, req)
+		})
+	}
+}
+
+// Concurrency caps calls in flight.
+func Concurrency(n int) Middleware {
+	return func(p Provider) Provider {
+		if n <= 0 {
+			return p
+		}
+		sem := semaphore.NewWeighted(int64(n))
+		return ProviderFunc(func(ctx context.Context, req Request) (Response, error) {
+			if err := sem.Acquire(ctx, 1); err != nil {
+				return Response{}, err
+			}
+			defer sem.Release(1)
+			return p.Complete(ctx, req)
+		})
+	}
+}
+
+// Standard wraps p with a kind's settings, outermost first: concurrency cap,
+// retries (each attempt waits for the rate limiter and has its own timeout),
+// rate limit, per-attempt timeout.
+func Standard(p Provider, c KindConfig, extraRetries int) Provider {
+	return Chain(p,
+		Concurrency(c.MaxConcurrency),
+		Retry(RetryConfig{MaxRetries: c.Retries + extraRetries, Initial: 200 * time.Millisecond}),
+		RateLimit(c.RequestsPerMin),
+		Timeout(c.Timeout),
+	)
+}
