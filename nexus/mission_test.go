@@ -2,8 +2,12 @@ package nexus_test
 
 import (
 	"context"
+	"net/http/httptest"
+
 	"encoding/json"
 	"errors"
+	"github.com/google/go-cmp/cmp"
+	"github.com/swarm-dev/swarm/providers/openai"
 	"os"
 	"path/filepath"
 	"strings"
@@ -269,5 +273,86 @@ func TestCancelledRunLeavesPartialDirectory(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(res.Dir, f)); err != nil {
 			t.Errorf("partial run lacks %s", f)
 		}
+	}
+}
+
+func TestFlakyRunCompletesAndRecordsInjectedFaultClasses(t *testing.T) {
+	res, err := runMission(t, loadMission(t, "dependency-risk-scan.md"), "ss-100", "mock:flaky", func(o *nexus.Options) {
+		// 20% faults in all (mock.DefaultFlakyFaults), with fast rate-limit waits.
+		o.Config.Providers["mock"] = withRetries(o.Config.Providers["mock"], 4)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	injected := map[string]bool{"rate_limited": true, "transient": true, "timeout": true, "unparseable": true, "schema_invalid": true}
+	if len(res.Telemetry.FailureClasses) == 0 {
+		t.Fatal("no failure recorded with 20% faults")
+	}
+	for c := range res.Telemetry.FailureClasses {
+		if !injected[c] {
+			t.Errorf("failure class %q was not injected", c)
+		}
+	}
+	for _, c := range []string{"rate_limited", "transient", "unparseable", "schema_invalid"} {
+		if res.Telemetry.FailureClasses[c] == 0 {
+			t.Errorf("injected class %s not in telemetry %v", c, res.Telemetry.FailureClasses)
+		}
+	}
+	scored := 0
+	for _, b := range res.Bundles {
+		if b.ShadowScore != nil {
+			scored++
+		}
+	}
+	if scored == 0 || res.Synthesis == nil {
+		t.Fatalf("flaky run scored %d bundles, synthesis %v", scored, res.Synthesis != nil)
+	}
+}
+
+func withRetries(k providers.KindConfig, n int) providers.KindConfig {
+	k.Retries = n
+	return k
+}
+
+func TestRunThroughMockServerMatchesInProcess(t *testing.T) {
+	h, err := mock.NewServer(mock.ServerOptions{Persona: mock.Honest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	mission := loadMission(t, "feature-flag-rollout.md")
+	local, err := runMission(t, mission, "ss-50", "mock:sloppy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, err := runMission(t, mission, "ss-50", "openai-compatible:sloppy", func(o *nexus.Options) {
+		reg := mockRegistry(mock.Options{})
+		openai.Register(reg)
+		o.Registry = reg
+		k := o.Config.Providers["openai-compatible"]
+		k.BaseURL = srv.URL + "/v1"
+		o.Config.Providers["openai-compatible"] = k
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if local.SealedHash != remote.SealedHash {
+		t.Errorf("sealed hash differs: %s vs %s", local.SealedHash, remote.SealedHash)
+	}
+	scores := func(r *nexus.Result) map[string]float64 {
+		m := map[string]float64{}
+		for _, b := range r.Bundles {
+			if b.Initial != nil {
+				m[b.ID+"/initial"] = b.Initial.Score
+			}
+			if b.ShadowScore != nil {
+				m[b.ID] = *b.ShadowScore
+			}
+		}
+		return m
+	}
+	if d := cmp.Diff(scores(local), scores(remote)); d != "" {
+		t.Errorf("scores differ (-in-process +http)\n%s", d)
 	}
 }

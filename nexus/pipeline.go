@@ -186,7 +186,7 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 		if err != nil {
 			return err
 		}
-		dec, _, err = providers.Structured[Decomposition](ctx, nexus.Provider, agentRequest(nexus, settings, user, "decomposition"))
+		dec, _, err = providers.StructuredRetry[Decomposition](ctx, nexus.Provider, agentRequest(nexus, settings, user, "decomposition"), 3)
 		if err != nil {
 			return fmt.Errorf("phase 1 decomposition: %w", err)
 		}

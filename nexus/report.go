@@ -74,7 +74,7 @@ func (r *runState) synthesise(ctx context.Context, res *Result, s commanders.Set
 	if err != nil {
 		return err
 	}
-	syn, _, err := providers.Structured[Synthesis](ctx, a.Provider, agentRequest(a, s, user, "synthesis"))
+	syn, _, err := providers.StructuredRetry[Synthesis](ctx, a.Provider, agentRequest(a, s, user, "synthesis"), 3)
 	if err != nil {
 		return err
 	}

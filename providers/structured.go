@@ -229,7 +229,9 @@ func (r StructuredResult) Usage() Usage {
 // unparseable or schema-invalid output it makes exactly one repair attempt
 // that shows the model its answer and the validation errors; if that fails
 // too, it returns a *Error of class unparseable or schema_invalid carrying
-// the raw text. Provider errors are returned as they are.
+// the raw text. An answer cut off at the token limit (ErrTruncated) is never
+// parsed; it also gets the one repair attempt. Other provider errors are
+// returned as they are.
 func Structured[T any](ctx context.Context, p Provider, req Request, opts ...StructuredOption) (T, StructuredResult, error) {
 	var zero T
 	var o structuredOptions
@@ -261,8 +263,20 @@ func Structured[T any](ctx context.Context, p Provider, req Request, opts ...Str
 	var lastErr *Error
 	for attempt := 0; attempt < attempts; attempt++ {
 		resp, err := p.Complete(ctx, req)
+		var perr *Error
 		if err != nil {
-			return zero, res, err
+			// A cut-off answer is repairable output, not a transport failure.
+			if !errors.Is(err, ErrTruncated) {
+				return zero, res, err
+			}
+			res.Responses = append(res.Responses, resp)
+			perr = &Error{Class: ClassUnparseable, Msg: "the answer was cut off at the token limit; answer again, more concisely", Err: ErrTruncated}
+			lastErr = perr
+			lastErr.Raw = resp.Text
+			if attempt+1 < attempts {
+				req.Messages = append(append([]Message(nil), req.Messages...), Message{Role: RoleUser, Content: repairPrompt(o.name, perr)})
+			}
+			continue
 		}
 		res.Responses = append(res.Responses, resp)
 		val, perr := decodeValidated[T](v, resp.Text)
@@ -341,4 +355,24 @@ func stripNull(v any) any {
 		}
 	}
 	return v
+}
+
+// StructuredRetry is Structured for calls a run cannot do without (the
+// decomposition, the seal, the judge, the synthesis): when the output stays
+// unparseable or schema-invalid after the repair, it asks again from scratch
+// with a new seed, up to attempts times in all.
+func StructuredRetry[T any](ctx context.Context, p Provider, req Request, attempts int, opts ...StructuredOption) (T, StructuredResult, error) {
+	var all StructuredResult
+	for i := 0; ; i++ {
+		v, res, err := Structured[T](ctx, p, req, opts...)
+		all.Responses = append(all.Responses, res.Responses...)
+		all.Raw, all.Repaired = res.Raw, all.Repaired || res.Repaired
+		c := ClassOf(err)
+		if err == nil || i+1 >= attempts || (c != ClassUnparseable && c != ClassSchemaInvalid) || ctx.Err() != nil {
+			return v, all, err
+		}
+		if req.Seed != nil {
+			req.Seed = Int64(*req.Seed + 7919)
+		}
+	}
 }

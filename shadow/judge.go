@@ -207,7 +207,7 @@ func (j *Judge) call(ctx context.Context, crit []Criterion, b BundleInput, sampl
 	if j.c.Samples > 1 {
 		req.Temperature = providers.Float(0.7)
 	}
-	out, sr, err := providers.Structured[Verdicts](ctx, j.c.Provider, req)
+	out, sr, err := providers.StructuredRetry[Verdicts](ctx, j.c.Provider, req, 3)
 	if err != nil {
 		return nil, sr.Usage(), err
 	}

@@ -78,7 +78,7 @@ func Seal(ctx context.Context, c SealConfig, in SealInput) (*Envelope, error) {
 	}
 	var problems []string
 	for i := 0; i < attempts; i++ {
-		sc, _, err := providers.Structured[SealedCriteria](ctx, c.Provider, req)
+		sc, _, err := providers.StructuredRetry[SealedCriteria](ctx, c.Provider, req, 3)
 		if err != nil {
 			return nil, fmt.Errorf("seal author %s: %w", c.Ref, err)
 		}
