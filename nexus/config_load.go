@@ -4,67 +4,120 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+
+	"github.com/swarm-dev/swarm/providers"
 
 	swarm "github.com/swarm-dev/swarm"
 )
 
 // LoadConfig returns the effective configuration: the embedded default,
-// with the file at path (if any) decoded on top of it. Decoding is strict.
+// with the file at path (if any) merged on top of it key by key. Decoding is
+// strict, and every error names the file, line and key.
 func LoadConfig(path string) (*Config, error) {
-	cfg, err := ParseConfig("config.yml (embedded)", swarm.DefaultConfig, nil)
-	if err != nil {
-		return nil, fmt.Errorf("embedded default config: %w", err)
-	}
+	var cfg *Config
+	var err error
 	if path == "" {
-		return cfg, nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
-	}
-	return ParseConfig(path, data, cfg)
-}
-
-// ParseConfig decodes data (named name in errors) strictly on top of base
-// (nil: an empty config) and validates the result.
-func ParseConfig(name string, data []byte, base *Config) (*Config, error) {
-	cfg := &Config{}
-	if base != nil {
-		*cfg = *base
-		cfg.Scales = cloneMap(base.Scales)
-		cfg.Personalities = cloneMap(base.Personalities)
-		cfg.Providers = cloneMap(base.Providers)
-	}
-	if len(bytes.TrimSpace(data)) > 0 {
-		dec := yaml.NewDecoder(bytes.NewReader(data), yaml.Strict(), yaml.DisallowUnknownField())
-		if err := dec.Decode(cfg); err != nil {
-			return nil, fmt.Errorf("%s: %s", name, yaml.FormatError(err, false, true))
+		cfg, err = ParseConfig("config.yml (embedded)", swarm.DefaultConfig, nil)
+	} else {
+		data, rerr := os.ReadFile(path)
+		if rerr != nil {
+			return nil, fmt.Errorf("%w: read config: %v", ErrBadInput, rerr)
 		}
+		cfg, err = ParseConfig(path, data, swarm.DefaultConfig)
 	}
-	if err := cfg.Validate(name); err != nil {
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.ApplyEnv(os.Getenv); err != nil {
 		return nil, err
 	}
 	return cfg, nil
 }
 
-func cloneMap[V any](m map[string]V) map[string]V {
-	out := make(map[string]V, len(m))
-	for k, v := range m {
-		out[k] = v
+// ParseConfig decodes data (named name in errors) strictly, merged on top of
+// the YAML document base (nil: nothing), and validates the result.
+func ParseConfig(name string, data, base []byte) (*Config, error) {
+	idx := indexYAML(data)
+	// Strict decoding of the file alone reports unknown keys and wrong types
+	// at the file's own lines.
+	if len(bytes.TrimSpace(data)) > 0 {
+		var probe Config
+		dec := yaml.NewDecoder(bytes.NewReader(data), yaml.Strict(), yaml.DisallowUnknownField())
+		if err := dec.Decode(&probe); err != nil {
+			return nil, decodeError(name, idx, err)
+		}
 	}
-	return out
+	merged := data
+	if base != nil {
+		var b, u map[string]any
+		if err := yaml.Unmarshal(base, &b); err != nil {
+			return nil, fmt.Errorf("default config: %w", err)
+		}
+		if err := yaml.Unmarshal(data, &u); err != nil {
+			return nil, decodeError(name, idx, err)
+		}
+		var err error
+		if merged, err = yaml.Marshal(mergeMaps(b, u)); err != nil {
+			return nil, err
+		}
+	}
+	cfg := &Config{}
+	if err := yaml.NewDecoder(bytes.NewReader(merged), yaml.Strict(), yaml.DisallowUnknownField()).Decode(cfg); err != nil {
+		return nil, decodeError(name, yamlIndex{}, err)
+	}
+	if err := cfg.validate(name, idx); err != nil {
+		return nil, err
+	}
+	return cfg, nil
 }
 
+// mergeMaps merges u into b: maps merge key by key, anything else replaces.
+func mergeMaps(b, u map[string]any) map[string]any {
+	if b == nil {
+		b = map[string]any{}
+	}
+	for k, v := range u {
+		bm, ok1 := b[k].(map[string]any)
+		um, ok2 := v.(map[string]any)
+		if ok1 && ok2 {
+			b[k] = mergeMaps(bm, um)
+		} else {
+			b[k] = v
+		}
+	}
+	return b
+}
+
+
 // Validate checks values that decode fine but make no sense.
-func (c *Config) Validate(name string) error {
-	var errs []string
+func (c *Config) Validate(name string) error { return c.validate(name, yamlIndex{}) }
+
+func (c *Config) validate(name string, idx yamlIndex) error {
+	var errs ConfigErrors
 	add := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Sprintf("%s: key %s: %s", name, key, fmt.Sprintf(format, args...)))
+		e := ConfigError{File: name, Key: key, Msg: fmt.Sprintf(format, args...)}
+		// Point at the key, or at the closest parent the file sets.
+		for k := key; k != ""; {
+			if p, ok := idx.pos[k]; ok {
+				e.Line, e.Col = p[0], p[1]
+				break
+			}
+			i := strings.LastIndexAny(k, ".[")
+			if i < 0 {
+				break
+			}
+			k = k[:i]
+		}
+		errs = append(errs, e)
 	}
 	if _, ok := c.Scales[c.DefaultScale]; !ok {
 		add("default_scale", "unknown scale %q (known: %s)", c.DefaultScale, strings.Join(sortedKeys(c.Scales), ", "))
@@ -98,12 +151,98 @@ func (c *Config) Validate(name string) error {
 	if sum := w.Confidence + w.Evidence + w.Scope + w.Coverage; sum < 1-1e-6 || sum > 1+1e-6 {
 		add("consensus.weights", "weights sum to %v, want 1", sum)
 	}
+	c.validateModels(add)
 	if len(errs) > 0 {
-		sort.Strings(errs)
-		return fmt.Errorf("%w: invalid configuration:\n  %s", ErrBadInput, strings.Join(errs, "\n  "))
+		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
+		return errs
 	}
 	return nil
 }
+
+// KnownKinds lists the provider kinds swarm ships.
+var KnownKinds = []string{"anthropic", "azure", "bedrock", "google", "lmstudio", "mistral", "mock", "ollama", "ollama-native", "openai", "openai-compatible", "vllm"}
+
+var scaleNameRe = regexp.MustCompile(`^ss-\d+$`)
+
+func (c *Config) validateModels(add func(key, format string, args ...any)) {
+	known := map[string]bool{}
+	for _, k := range KnownKinds {
+		known[k] = true
+	}
+	check := func(key, s string) {
+		ref, err := providers.ParseRef(s)
+		if err != nil {
+			add(key, "%v", err)
+			return
+		}
+		if !known[ref.Kind] {
+			add(key, "unknown provider kind %q in %q (known: %s)", ref.Kind, s, strings.Join(KnownKinds, ", "))
+		}
+	}
+	m := c.Models
+	for k, v := range map[string]string{"models.nexus": m.Nexus, "models.seal_author": m.SealAuthor, "models.judge": m.Judge, "models.squad_lead": m.SquadLead, "models.synthesizer": m.Synthesizer} {
+		check(k, v)
+	}
+	if m.Reference != "" {
+		check("models.reference", m.Reference)
+	}
+	for i, v := range m.Commanders {
+		check(fmt.Sprintf("models.commanders[%d]", i), v)
+	}
+	for i, v := range m.Workers {
+		check(fmt.Sprintf("models.workers[%d]", i), v)
+	}
+	for i, p := range m.Reviewers {
+		if len(p) != 2 {
+			add(fmt.Sprintf("models.reviewers[%d]", i), "a reviewer pair needs exactly two models, got %d", len(p))
+		}
+		for j, v := range p {
+			check(fmt.Sprintf("models.reviewers[%d][%d]", i, j), v)
+		}
+	}
+	for k, p := range c.Providers {
+		key := "providers." + k
+		if !known[k] {
+			add(key, "unknown provider kind %q (known: %s)", k, strings.Join(KnownKinds, ", "))
+		}
+		if p.Timeout < 0 {
+			add(key+".timeout", "negative timeout %v", p.Timeout)
+		}
+		if p.Retries < 0 || p.MaxConcurrency < 0 || p.RequestsPerMin < 0 || p.InputPerMTok < 0 || p.OutputPerMTok < 0 {
+			add(key, "retries, max_concurrency, requests_per_minute and prices must not be negative")
+		}
+		for ok := range p.Options {
+			if secretKeyRe.MatchString(ok) {
+				add(key+".options."+ok, "secrets never live in config: put the key in an environment variable and name it in api_key_env")
+			}
+		}
+	}
+	for n := range c.Scales {
+		if !scaleNameRe.MatchString(n) {
+			add("scales."+n, "scale names look like ss-<agents>, e.g. ss-100")
+		}
+	}
+	if c.ShadowScoring.SpecVersion != "1.0.0" && c.ShadowScoring.SpecVersion != "2.0.0" {
+		add("shadow_scoring.spec_version", "%q: want 1.0.0 or 2.0.0", c.ShadowScoring.SpecVersion)
+	}
+	if jm := c.ShadowScoring.JudgeMode; jm != "per_bundle" && jm != "per_criterion" {
+		add("shadow_scoring.judge_mode", "%q: want per_bundle or per_criterion", jm)
+	}
+	if c.ShadowScoring.Hardening.MaxCycles < 0 {
+		add("shadow_scoring.hardening.max_cycles", "must not be negative")
+	}
+	cc := c.Consensus
+	if cc.ConsensusThreshold < 0 || cc.ConsensusThreshold > 1 || cc.MajorityThreshold < 0 || cc.MajorityThreshold > cc.ConsensusThreshold {
+		add("consensus", "thresholds must satisfy 0 ≤ majority_threshold ≤ consensus_threshold ≤ 1")
+	}
+	if c.Run.Personality != "" {
+		if _, ok := c.Personalities[c.Run.Personality]; !ok {
+			add("run.personality", "unknown personality %q", c.Run.Personality)
+		}
+	}
+}
+
+var secretKeyRe = regexp.MustCompile(`(?i)(api_?key|secret|token|password)$`)
 
 // ScaleFor returns a scale by name.
 func (c *Config) ScaleFor(name string) (Scale, error) {
@@ -135,4 +274,142 @@ func (c *Config) ShadowFor(scale string) HardeningConfig {
 // keys live only in the environment, and only the variables' names appear.
 func (c *Config) Effective() ([]byte, error) {
 	return yaml.Marshal(c)
+}
+
+// ConfigError is one problem in a configuration file.
+type ConfigError struct {
+	File string
+	Line int
+	Col  int
+	Key  string
+	Msg  string
+}
+
+func (e ConfigError) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Col)
+	}
+	return fmt.Sprintf("%s: key %s: %s", loc, e.Key, e.Msg)
+}
+
+// ConfigErrors is every problem found; it wraps ErrBadInput.
+type ConfigErrors []ConfigError
+
+func (es ConfigErrors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return "invalid configuration:\n  " + strings.Join(lines, "\n  ")
+}
+
+// Unwrap makes errors.Is(err, ErrBadInput) hold.
+func (es ConfigErrors) Unwrap() error { return ErrBadInput }
+
+// yamlIndex maps dotted keys to their position and lines to the key there.
+type yamlIndex struct {
+	pos    map[string][2]int
+	atLine map[int]string
+}
+
+func indexYAML(data []byte) yamlIndex {
+	idx := yamlIndex{pos: map[string][2]int{}, atLine: map[int]string{}}
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return idx
+	}
+	var walk func(n ast.Node, path string)
+	walk = func(n ast.Node, path string) {
+		switch t := n.(type) {
+		case *ast.DocumentNode:
+			walk(t.Body, path)
+		case *ast.MappingNode:
+			for _, v := range t.Values {
+				walk(v, path)
+			}
+		case *ast.MappingValueNode:
+			k := t.Key.GetToken()
+			p := strings.TrimPrefix(path+"."+k.Value, ".")
+			idx.pos[p] = [2]int{k.Position.Line, k.Position.Column}
+			idx.atLine[k.Position.Line] = p
+			walk(t.Value, p)
+		case *ast.SequenceNode:
+			for i, v := range t.Values {
+				p := fmt.Sprintf("%s[%d]", path, i)
+				if tok := v.GetToken(); tok != nil {
+					idx.pos[p] = [2]int{tok.Position.Line, tok.Position.Column}
+				}
+				walk(v, p)
+			}
+		}
+	}
+	for _, d := range f.Docs {
+		walk(d, "")
+	}
+	return idx
+}
+
+var (
+	posRe     = regexp.MustCompile(`^\[(\d+):(\d+)\] (.*)$`)
+	unknownRe = regexp.MustCompile(`unknown field "([^"]+)"`)
+)
+
+func decodeError(name string, idx yamlIndex, err error) error {
+	msg := strings.SplitN(yaml.FormatError(err, false, false), "\n", 2)[0]
+	e := ConfigError{File: name, Msg: msg, Key: "?"}
+	if m := posRe.FindStringSubmatch(msg); m != nil {
+		e.Line, _ = strconv.Atoi(m[1])
+		e.Col, _ = strconv.Atoi(m[2])
+		e.Msg = m[3]
+		if k, ok := idx.atLine[e.Line]; ok {
+			e.Key = k
+		}
+		if u := unknownRe.FindStringSubmatch(e.Msg); u != nil {
+			e.Msg = "unknown key " + strconv.Quote(u[1])
+			if secretKeyRe.MatchString(u[1]) {
+				e.Msg += ": secrets never live in config; export the key in an environment variable and name it in api_key_env"
+			}
+		} else if strings.Contains(e.Msg, "cannot unmarshal") {
+			e.Msg = "wrong type: " + e.Msg
+		}
+	}
+	return ConfigErrors{e}
+}
+
+// Environment variables that override the configuration (flags override them).
+const (
+	EnvScale    = "SWARM_SCALE"    // default_scale
+	EnvSeed     = "SWARM_SEED"     // run.seed
+	EnvOutDir   = "SWARM_OUT_DIR"  // run.out_dir
+	EnvProvider = "SWARM_PROVIDER" // every role's model
+)
+
+// ApplyEnv applies the SWARM_* environment overrides.
+func (c *Config) ApplyEnv(getenv func(string) string) error {
+	if v := getenv(EnvScale); v != "" {
+		if _, ok := c.Scales[v]; !ok {
+			return fmt.Errorf("%w: %s=%q: unknown scale (known: %s)", ErrBadInput, EnvScale, v, strings.Join(sortedKeys(c.Scales), ", "))
+		}
+		c.DefaultScale = v
+	}
+	if v := getenv(EnvSeed); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%w: %s=%q: not an integer", ErrBadInput, EnvSeed, v)
+		}
+		c.Run.Seed = n
+	}
+	if v := getenv(EnvOutDir); v != "" {
+		c.Run.OutDir = v
+	}
+	if v := getenv(EnvProvider); v != "" {
+		if _, err := providers.ParseRef(v); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrBadInput, EnvProvider, err)
+		}
+		m := &c.Models
+		m.Nexus, m.SealAuthor, m.Judge, m.SquadLead, m.Synthesizer = v, v, v, v, v
+		m.Commanders, m.Workers, m.Reviewers = []string{v}, []string{v}, [][]string{{v, v}}
+	}
+	return nil
 }

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/providers"
+)
+
+func init() {
+	register(newConfigCmd)
+	register(newProvidersCmd)
+}
+
+func newConfigCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{Use: "config", Short: "Check and show the configuration"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "validate [FILE]",
+		Short: "Validate a configuration file",
+		Long: `Validate a configuration file (default: the --config file, else the embedded
+config.yml). Every problem is printed with file:line:column and the dotted key;
+the exit code is 2 when there is any.`,
+		Example: "  swarm config validate config.yml\n  swarm --config my.yml config validate",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := app.ConfigPath
+			if len(args) == 1 {
+				path = args[0]
+			}
+			return runConfigValidate(app, path)
+		},
+	})
+	var format string
+	show := &cobra.Command{
+		Use:   "show",
+		Short: "Print the effective configuration (defaults, file, environment)",
+		Long: `Print the effective configuration after the embedded defaults, the --config
+file and the SWARM_SCALE, SWARM_SEED, SWARM_OUT_DIR and SWARM_PROVIDER
+environment variables. API keys never appear: each provider shows only the
+name of its key variable and whether it is set.`,
+		Example: "  swarm config show\n  SWARM_SCALE=ss-50 swarm config show --format json",
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, args []string) error { return runConfigShow(app, format) },
+	}
+	show.Flags().StringVar(&format, "format", "yaml", "yaml or json")
+	cmd.AddCommand(show)
+	return cmd
+}
+
+func runConfigValidate(app *App, path string) error {
+	_, err := nexus.LoadConfig(path)
+	name := path
+	if name == "" {
+		name = "config.yml (embedded)"
+	}
+	if err != nil {
+		var ce nexus.ConfigErrors
+		if errors.As(err, &ce) {
+			for _, e := range ce {
+				fmt.Fprintln(app.Err, e.Error())
+			}
+			return exitCode(2)
+		}
+		return usageError(err)
+	}
+	fmt.Fprintf(app.Out, "%s: ok\n", name)
+	return nil
+}
+
+func runConfigShow(app *App, format string) error {
+	cfg, err := nexus.LoadConfig(app.ConfigPath)
+	if err != nil {
+		return usageError(err)
+	}
+	keys := map[string]string{}
+	for kind, k := range cfg.Providers {
+		if k.APIKeyEnv == "" {
+			continue
+		}
+		state := "unset"
+		if os.Getenv(k.APIKeyEnv) != "" {
+			state = "set"
+		}
+		keys[kind] = k.APIKeyEnv + " (" + state + ")"
+	}
+	switch format {
+	case "json":
+		enc := json.NewEncoder(app.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"config": cfg, "api_keys": keys})
+	case "yaml":
+		b, err := cfg.Effective()
+		if err != nil {
+			return err
+		}
+		app.Out.Write(b)
+		fmt.Fprintln(app.Out, "# API keys (read only from the environment):")
+		for _, k := range sortedMapKeys(keys) {
+			fmt.Fprintf(app.Out, "#   %s: %s\n", k, keys[k])
+		}
+		return nil
+	}
+	return usageError(fmt.Errorf("--format %q: want yaml or json", format))
+}
+
+func sortedMapKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func newProvidersCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{Use: "providers", Short: "Provider kinds"}
+	var format string
+	list := &cobra.Command{
+		Use:     "list",
+		Short:   "List provider kinds and whether each is usable",
+		Example: "  swarm providers list\n  swarm providers list --format json",
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, args []string) error { return runProvidersList(app, format) },
+	}
+	list.Flags().StringVar(&format, "format", "table", "table or json")
+	cmd.AddCommand(list)
+	return cmd
+}
+
+// ProviderStatus is one row of `swarm providers list`.
+type ProviderStatus struct {
+	Kind        string `json:"kind"`
+	Usable      bool   `json:"usable"`
+	Status      string `json:"status"`
+	Description string `json:"description"`
+}
+
+func providerStatuses(cfg *nexus.Config, reg *providers.Registry, getenv func(string) string) []ProviderStatus {
+	var out []ProviderStatus
+	for _, kind := range nexus.KnownKinds {
+		info, ok := reg.Info(kind)
+		st := ProviderStatus{Kind: kind, Description: info.Description}
+		kc := cfg.Providers[kind]
+		keyEnv := kc.APIKeyEnv
+		if keyEnv == "" {
+			keyEnv = info.DefaultKeyEnv
+		}
+		base := kc.BaseURL
+		if base == "" {
+			base = info.DefaultBaseURL
+		}
+		switch {
+		case !ok:
+			st.Status = "not available in this build"
+		case kind == "bedrock":
+			st.Usable = getenv("AWS_ACCESS_KEY_ID") != "" || getenv("AWS_PROFILE") != ""
+			st.Status = "needs AWS credentials (AWS_ACCESS_KEY_ID or AWS_PROFILE)"
+			if st.Usable {
+				st.Status = "AWS credentials found"
+			}
+		case keyEnv != "" && getenv(keyEnv) == "" && (kind == "openai" || kind == "azure" || kind == "anthropic" || kind == "google" || kind == "mistral"):
+			st.Status = "missing " + keyEnv
+		case kind == "mock":
+			st.Usable, st.Status = true, "offline, no key needed"
+		case base == "":
+			st.Status = "set providers." + kind + ".base_url"
+		case keyEnv == "" || getenv(keyEnv) == "":
+			st.Usable, st.Status = true, "no key needed (server at "+base+")"
+		default:
+			st.Usable, st.Status = true, keyEnv+" is set"
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+func runProvidersList(app *App, format string) error {
+	cfg, err := nexus.LoadConfig(app.ConfigPath)
+	if err != nil {
+		return usageError(err)
+	}
+	rows := providerStatuses(cfg, newRegistry(), os.Getenv)
+	switch format {
+	case "json":
+		return json.NewEncoder(app.Out).Encode(rows)
+	case "table":
+		tw := tabwriter.NewWriter(app.Out, 0, 2, 2, ' ', 0)
+		fmt.Fprintln(tw, "KIND\tUSABLE\tSTATUS\tDESCRIPTION")
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%s\t%v\t%s\t%s\n", r.Kind, yes(r.Usable), r.Status, strings.TrimSpace(r.Description))
+		}
+		return tw.Flush()
+	}
+	return usageError(fmt.Errorf("--format %q: want table or json", format))
+}
+
+func yes(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

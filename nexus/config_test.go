@@ -1,0 +1,89 @@
+package nexus
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestShippedConfigValidates(t *testing.T) {
+	b, err := os.ReadFile("../config.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ParseConfig("config.yml", b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DefaultScale != "ss-100" || cfg.Scales["ss-50"].SealedCriteria != 6 || cfg.Scales["ss-250"].CostCeilingUSD != 20 {
+		t.Errorf("unexpected defaults: %+v", cfg.Scales)
+	}
+	if h := cfg.ShadowFor("ss-50"); h.Enabled {
+		t.Error("ss-50 must have no hardening")
+	}
+	if h := cfg.ShadowFor("ss-100"); !h.Enabled || h.Threshold != 15 || h.MaxCycles != 1 {
+		t.Errorf("ss-100 hardening = %+v", h)
+	}
+}
+
+func TestConfigRejectsBadInputWithFileLineAndKey(t *testing.T) {
+	tests := []struct {
+		name     string
+		yaml     string
+		wantLine int
+		wantKey  string
+		wantMsg  string
+	}{
+		{"unknown key", "run:\n  seed: 1\n  colour: blue\n", 3, "run.colour", "unknown key"},
+		{"string where a number belongs", "consensus:\n  consensus_threshold: high\n", 2, "consensus.consensus_threshold", "wrong type"},
+		{"negative timeout", "scales:\n  ss-100:\n    timeouts:\n      worker: -5s\n", 4, "scales.ss-100.timeouts.worker", "negative timeout"},
+		{"unknown default scale", "default_scale: ss-999\n", 1, "default_scale", "unknown scale"},
+		{"unknown scale in overrides", "shadow_scoring:\n  scale_overrides:\n    ss-7:\n      max_cycles: 2\n", 3, "shadow_scoring.scale_overrides.ss-7", "unknown scale"},
+		{"model with an unknown provider kind", "models:\n  judge: foo:bar\n", 2, "models.judge", "unknown provider kind"},
+		{"model in a pool", "models:\n  commanders: [mock:honest, nope:x]\n", 2, "models.commanders[1]", "unknown provider kind"},
+		{"weights not summing to 1", "consensus:\n  weights: {confidence: 0.5, evidence: 0.5, scope: 0.5, coverage: 0.5}\n", 2, "consensus.weights", "sum to 2"},
+		{"a secret in config", "providers:\n  openai:\n    api_key: sk-123\n", 3, "providers.openai.api_key", "api_key_env"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "bad.yml")
+			if err := os.WriteFile(path, []byte(tc.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := LoadConfig(path)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !errors.Is(err, ErrBadInput) {
+				t.Errorf("not ErrBadInput: %v", err)
+			}
+			var ce ConfigErrors
+			if !errors.As(err, &ce) || len(ce) == 0 {
+				t.Fatalf("not ConfigErrors: %v", err)
+			}
+			found := false
+			for _, e := range ce {
+				if e.File == path && e.Line == tc.wantLine && e.Key == tc.wantKey && strings.Contains(e.Msg, tc.wantMsg) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("want %s:%d key %s (%q) in\n%v", path, tc.wantLine, tc.wantKey, tc.wantMsg, err)
+			}
+		})
+	}
+}
+
+func TestUserConfigOverridesOnlyWhatItSets(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.yml")
+	os.WriteFile(path, []byte("run:\n  seed: 7\nscales:\n  ss-50:\n    reviewers: 4\n"), 0o644)
+	cfg, err := LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Run.Seed != 7 || cfg.Run.OutDir != "runs" || cfg.Scales["ss-50"].Reviewers != 4 || cfg.Scales["ss-100"].Reviewers != 8 {
+		t.Errorf("merge wrong: run %+v", cfg.Run)
+	}
+}
