@@ -97,7 +97,6 @@ func mergeMaps(b, u map[string]any) map[string]any {
 	return b
 }
 
-
 // Validate checks values that decode fine but make no sense.
 func (c *Config) Validate(name string) error { return c.validate(name, yamlIndex{}) }
 

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/spf13/cobra"
+
+	"github.com/swarm-dev/swarm/shadow"
+)
+
+func init() { register(newShadowCmd) }
+
+func newShadowCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{Use: "shadow", Short: "Shadow Score: validator, envelope check, reports"}
+	cmd.AddCommand(newShadowScoreCmd(app), newShadowVerifyCmd(app), newShadowReportCmd(app))
+	return cmd
+}
+
+// ShadowScoreOptions are the flags of `swarm shadow score`.
+type ShadowScoreOptions struct {
+	Sealed    string
+	Open      string
+	Threshold float64
+	Format    string
+}
+
+func newShadowScoreCmd(app *App) *cobra.Command {
+	var o ShadowScoreOptions
+	cmd := &cobra.Command{
+		Use:   "score --sealed FILE [--open FILE]",
+		Short: "Score sealed test results (Shadow Score Spec validator)",
+		Long: `Score test results the way the Shadow Score Spec's reference validators do.
+Input: {"tests": [{"name", "status": "passed|failed", "category", "expected",
+"actual", "message"}]}; any status other than "failed" counts as passed.
+Exit 1 when the score is above --threshold (equal passes), 0 otherwise,
+2 on bad usage or unreadable input.`,
+		Example: `  swarm shadow score --sealed sealed.json
+  swarm shadow score --sealed sealed.json --open open.json --threshold 15 --format summary`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runShadowScore(app, o) },
+	}
+	cmd.Flags().StringVar(&o.Sealed, "sealed", "", "sealed test results (JSON)")
+	cmd.Flags().StringVar(&o.Open, "open", "", "open test results (JSON), for the coverage comparison")
+	cmd.Flags().Float64Var(&o.Threshold, "threshold", 15, "fail (exit 1) when the score is above this")
+	cmd.Flags().StringVar(&o.Format, "format", "json", "json or summary")
+	return cmd
+}
+
+func readSpec(path string) (shadow.SpecResults, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return shadow.SpecResults{}, err
+	}
+	defer f.Close()
+	s, err := shadow.ParseSpecResults(f)
+	if err != nil {
+		return s, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+func runShadowScore(app *App, o ShadowScoreOptions) error {
+	if o.Sealed == "" {
+		return usageError(errors.New("--sealed FILE is required"))
+	}
+	if o.Format != "json" && o.Format != "summary" {
+		return usageError(fmt.Errorf("--format %q: want json or summary", o.Format))
+	}
+	sealed, err := readSpec(o.Sealed)
+	if err != nil {
+		return usageError(err)
+	}
+	var open *shadow.SpecResults
+	if o.Open != "" {
+		s, err := readSpec(o.Open)
+		if err != nil {
+			return usageError(err)
+		}
+		open = &s
+	}
+	out := shadow.ScoreSpec(sealed, open)
+	if o.Format == "summary" {
+		fmt.Fprint(app.Out, out.Summary())
+	} else {
+		enc := json.NewEncoder(app.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	}
+	if out.Report.ShadowScore > o.Threshold {
+		return exitCode(1)
+	}
+	return nil
+}
+
+func newShadowVerifyCmd(app *App) *cobra.Command {
+	return &cobra.Command{
+		Use:   "verify ENVELOPE_OR_RUN_DIR",
+		Short: "Recompute a sealed envelope's hash and check it",
+		Long: `Recompute the sealed hash (sha256 over the RFC 8785 canonical JSON of the
+criteria ordered by id) and compare it with the committed one. Exit 1 on a
+mismatch, 2 when the file cannot be read.`,
+		Example: "  swarm shadow verify runs/20261122-120000-auth-migration-ss-100\n  swarm shadow verify sealed/envelope.json",
+		Args:    cobra.ExactArgs(1),
+		RunE:    func(cmd *cobra.Command, args []string) error { return runShadowVerify(app, args[0]) },
+	}
+}
+
+func runShadowVerify(app *App, target string) error {
+	path := target
+	if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+		path = filepath.Join(target, "sealed", "envelope.json")
+	}
+	env, err := shadow.LoadSealed(path)
+	if err != nil {
+		return usageError(err)
+	}
+	if err := env.Verify(); err != nil {
+		fmt.Fprintf(app.Err, "%s: TAMPERED: %v\n", path, err)
+		return exitCode(1)
+	}
+	fmt.Fprintf(app.Out, "%s: ok %s (%d criteria)\n", path, env.SealedHash, env.CriteriaCount)
+	return nil
+}
+
+func newShadowReportCmd(app *App) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:     "report RUN_DIR",
+		Short:   "Print a run's Shadow Reports",
+		Example: "  swarm shadow report runs/20261122-120000-auth-migration-ss-100 --format md",
+		Args:    cobra.ExactArgs(1),
+		RunE:    func(cmd *cobra.Command, args []string) error { return runShadowReport(app, args[0], format) },
+	}
+	cmd.Flags().StringVar(&format, "format", "json", "json or md")
+	return cmd
+}
+
+func runShadowReport(app *App, dir, format string) error {
+	if format != "json" && format != "md" {
+		return usageError(fmt.Errorf("--format %q: want json or md", format))
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "reports", "*.json"))
+	if len(files) == 0 {
+		return usageError(fmt.Errorf("%s: no reports (is it a run directory?)", dir))
+	}
+	sort.Strings(files)
+	var all []shadow.Report
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return usageError(err)
+		}
+		var r shadow.Report
+		if err := json.Unmarshal(b, &r); err != nil {
+			return usageError(fmt.Errorf("%s: %w", f, err))
+		}
+		all = append(all, r)
+	}
+	if format == "md" {
+		for _, r := range all {
+			fmt.Fprintln(app.Out, shadow.RenderMarkdown(r))
+		}
+		return nil
+	}
+	enc := json.NewEncoder(app.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(all)
+}

@@ -1,0 +1,147 @@
+package shadow
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// SpecTest is one test result in the spec validators' input format.
+type SpecTest struct {
+	Name     *string `json:"name"`
+	Status   string  `json:"status"`
+	Category *string `json:"category"`
+	Expected *string `json:"expected"`
+	Actual   *string `json:"actual"`
+	Message  *string `json:"message"`
+}
+
+// SpecResults is the validators' input: {"tests": [...]}. Missing "tests"
+// is an empty list.
+type SpecResults struct {
+	Tests []SpecTest `json:"tests"`
+}
+
+// ParseSpecResults reads validator input.
+func ParseSpecResults(r io.Reader) (SpecResults, error) {
+	var s SpecResults
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&s); err != nil {
+		return s, fmt.Errorf("not a test results document: %w", err)
+	}
+	return s, nil
+}
+
+// ScoreOutput is the JSON printed by `swarm shadow score`.
+type ScoreOutput struct {
+	SpecVersion        string                    `json:"shadow_score_spec_version"`
+	Report             ScoreReport               `json:"report"`
+	SealedTests        TestCounts                `json:"sealed_tests"`
+	OpenTests          *TestCounts               `json:"open_tests,omitempty"`
+	Failures           []Failure                 `json:"failures"`
+	CoverageComparison map[string]CategoryCompare `json:"coverage_comparison,omitempty"`
+}
+
+// ScoreReport is ScoreOutput's report object.
+type ScoreReport struct {
+	ShadowScore float64 `json:"shadow_score"`
+	Level       Level   `json:"level"`
+}
+
+// CategoryCompare compares sealed and open failure rates of one category.
+type CategoryCompare struct {
+	Sealed float64 `json:"sealed"`
+	Open   float64 `json:"open"`
+	Delta  float64 `json:"delta"`
+}
+
+func str(p *string, def string) string {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func counts(ts []SpecTest) TestCounts {
+	c := TestCounts{Total: len(ts)}
+	for _, t := range ts {
+		if t.Status == "failed" {
+			c.Failed++
+		}
+	}
+	c.Passed = c.Total - c.Failed
+	return c
+}
+
+// categoryScores is the failure percentage per spec category.
+func categoryScores(ts []SpecTest) map[string]float64 {
+	total, failed := map[string]int{}, map[string]int{}
+	for _, t := range ts {
+		c := str(t.Category, "unknown")
+		total[c]++
+		if t.Status == "failed" {
+			failed[c]++
+		}
+	}
+	out := map[string]float64{}
+	for _, c := range SpecCategories {
+		out[c] = Score(failed[c], total[c])
+	}
+	return out
+}
+
+// ScoreSpec computes the validator output: any status other than "failed"
+// counts as passed; missing names and categories become "unknown", missing
+// texts "".
+func ScoreSpec(sealed SpecResults, open *SpecResults) ScoreOutput {
+	c := counts(sealed.Tests)
+	score := Score(c.Failed, c.Total)
+	out := ScoreOutput{SpecVersion: SpecV2, Report: ScoreReport{ShadowScore: score, Level: LevelOf(score)}, SealedTests: c, Failures: []Failure{}}
+	for _, t := range sealed.Tests {
+		if t.Status != "failed" {
+			continue
+		}
+		out.Failures = append(out.Failures, Failure{TestName: str(t.Name, "unknown"), Category: str(t.Category, "unknown"),
+			Expected: str(t.Expected, ""), Actual: str(t.Actual, ""), Message: str(t.Message, "")})
+	}
+	if open != nil {
+		oc := counts(open.Tests)
+		out.OpenTests = &oc
+		s, o := categoryScores(sealed.Tests), categoryScores(open.Tests)
+		out.CoverageComparison = map[string]CategoryCompare{}
+		for _, cat := range SpecCategories {
+			out.CoverageComparison[cat] = CategoryCompare{Sealed: s[cat], Open: o[cat], Delta: round1(s[cat] - o[cat])}
+		}
+	}
+	return out
+}
+
+func round1(x float64) float64 { return float64(int64(x*10+copysign(0.5, x))) / 10 }
+
+func copysign(a, b float64) float64 {
+	if b < 0 {
+		return -a
+	}
+	return a
+}
+
+// Summary renders the validators' summary format.
+func (o ScoreOutput) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Shadow Score: %.1f%% %s (%s)\n", o.Report.ShadowScore, o.Report.Level.Indicator(), o.Report.Level)
+	fmt.Fprintf(&b, "Sealed: %d/%d passed\n", o.SealedTests.Passed, o.SealedTests.Total)
+	if o.OpenTests != nil {
+		fmt.Fprintf(&b, "Open: %d/%d passed\n", o.OpenTests.Passed, o.OpenTests.Total)
+	}
+	if len(o.Failures) > 0 {
+		b.WriteString("Failures:\n")
+		fs := append([]Failure(nil), o.Failures...)
+		sort.SliceStable(fs, func(i, j int) bool { return fs[i].TestName < fs[j].TestName })
+		for _, f := range fs {
+			fmt.Fprintf(&b, "  - %s [%s]: %s\n", f.TestName, f.Category, f.Message)
+		}
+	}
+	return b.String()
+}
