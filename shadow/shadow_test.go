@@ -305,7 +305,10 @@ func TestHardening(t *testing.T) {
 	t.Run("a worse revision is discarded", func(t *testing.T) {
 		p, _ := scripted(verdicts("fail", "fail", "fail", "pass"))
 		res, err := Harden(t.Context(), HardeningConfig{Enabled: true, MaxCycles: 1, Threshold: 15}, NewJudge(JudgeConfig{Provider: p}), env, BundleInput{ID: "b", Content: "v0"}, initial,
-			func(_ context.Context, b BundleInput, _ string) (BundleInput, error) { b.Content = "worse"; return b, nil })
+			func(_ context.Context, b BundleInput, _ string) (BundleInput, error) {
+				b.Content = "worse"
+				return b, nil
+			})
 		if err != nil {
 			t.Fatal(err)
 		}

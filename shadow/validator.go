@@ -36,11 +36,11 @@ func ParseSpecResults(r io.Reader) (SpecResults, error) {
 
 // ScoreOutput is the JSON printed by `swarm shadow score`.
 type ScoreOutput struct {
-	SpecVersion        string                    `json:"shadow_score_spec_version"`
-	Report             ScoreReport               `json:"report"`
-	SealedTests        TestCounts                `json:"sealed_tests"`
-	OpenTests          *TestCounts               `json:"open_tests,omitempty"`
-	Failures           []Failure                 `json:"failures"`
+	SpecVersion        string                     `json:"shadow_score_spec_version"`
+	Report             ScoreReport                `json:"report"`
+	SealedTests        TestCounts                 `json:"sealed_tests"`
+	OpenTests          *TestCounts                `json:"open_tests,omitempty"`
+	Failures           []Failure                  `json:"failures"`
 	CoverageComparison map[string]CategoryCompare `json:"coverage_comparison,omitempty"`
 }
 
