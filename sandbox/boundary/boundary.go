@@ -1,0 +1,242 @@
+// Package boundary detects leakage in outbound text (PII, credentials, code
+// patterns) and applies boundary policies (per-agent rate limits, a content
+// filter, a sensitivity threshold) and the contagion model.
+package boundary
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Severity of a hit.
+type Severity int
+
+// Severities, in increasing order.
+const (
+	Low Severity = iota + 1
+	Medium
+	High
+	Critical
+)
+
+var severityNames = map[Severity]string{Low: "low", Medium: "medium", High: "high", Critical: "critical"}
+
+func (s Severity) String() string { return severityNames[s] }
+
+// MarshalText renders the severity by name.
+func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText parses a severity name.
+func (s *Severity) UnmarshalText(b []byte) error {
+	for k, v := range severityNames {
+		if v == strings.ToLower(string(b)) {
+			*s = k
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown severity %q (low, medium, high, critical)", b)
+}
+
+// Pattern is one detection rule.
+type Pattern struct {
+	Name     string   `yaml:"name" json:"name"`
+	Kind     string   `yaml:"kind" json:"kind"` // pii, credential, code, custom
+	Regexp   string   `yaml:"regexp" json:"regexp"`
+	Severity Severity `yaml:"severity" json:"severity"`
+	// check, when set, must accept the match (e.g. the Luhn check).
+	check func(string) bool
+	re    *regexp.Regexp
+}
+
+// Hit is one detected leak. The excerpt is redacted: never the full secret.
+type Hit struct {
+	Kind     string   `json:"kind"`
+	Name     string   `json:"name"`
+	Severity Severity `json:"severity"`
+	Offset   int      `json:"offset"`
+	Redacted string   `json:"redacted"`
+}
+
+// Config configures a detector.
+type Config struct {
+	Extra []Pattern `yaml:"extra_patterns" json:"extra_patterns"`
+}
+
+// Detector scans text. Safe for concurrent use.
+type Detector struct{ patterns []Pattern }
+
+func builtin() []Pattern {
+	return []Pattern{
+		{Name: "email", Kind: "pii", Regexp: `\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b`, Severity: Medium},
+		{Name: "phone", Kind: "pii", Regexp: `(?:\+\d{1,3}[ .-]?)?\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`, Severity: Medium},
+		{Name: "us_ssn", Kind: "pii", Regexp: `\b\d{3}-\d{2}-\d{4}\b`, Severity: High},
+		{Name: "card_number", Kind: "pii", Regexp: `\b(?:\d[ -]?){13,19}\b`, Severity: Critical, check: luhn},
+		{Name: "password_assignment", Kind: "credential", Regexp: `(?i)\b(?:password|passwd|pwd)\s*[:=]\s*["']?[^\s"',]{4,}`, Severity: Critical},
+		{Name: "api_key_assignment", Kind: "credential", Regexp: `(?i)\b(?:api[_-]?key|secret|token|access[_-]?token|client[_-]?secret)\s*[:=]\s*["']?[A-Za-z0-9_\-./+]{8,}`, Severity: Critical},
+		{Name: "bearer_token", Kind: "credential", Regexp: `(?i)\bbearer\s+[A-Za-z0-9_\-.=]{10,}`, Severity: High},
+		{Name: "aws_access_key_id", Kind: "credential", Regexp: `\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, Severity: Critical},
+		{Name: "private_key", Kind: "credential", Regexp: `-----BEGIN (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----`, Severity: Critical},
+		{Name: "openai_style_key", Kind: "credential", Regexp: `\bsk-[A-Za-z0-9_\-]{16,}`, Severity: Critical},
+		{Name: "shell_injection", Kind: "code", Regexp: `(?i)(?:;\s*rm\s+-rf\s+/|\$\(curl\s|\|\s*sh\b|\bos\.system\(|\bsubprocess\.(?:call|run|Popen)\()`, Severity: High},
+		{Name: "eval_exec", Kind: "code", Regexp: `\b(?:eval|exec)\s*\(`, Severity: Medium},
+		{Name: "prompt_injection", Kind: "code", Regexp: `(?i)ignore (?:all )?(?:previous|prior) instructions`, Severity: High},
+	}
+}
+
+// NewDetector compiles the built-in and extra patterns.
+func NewDetector(c Config) (*Detector, error) {
+	ps := builtin()
+	for i, p := range c.Extra {
+		if p.Name == "" || p.Regexp == "" {
+			return nil, fmt.Errorf("extra_patterns[%d]: name and regexp are required", i)
+		}
+		if p.Severity == 0 {
+			p.Severity = Medium
+		}
+		if p.Kind == "" {
+			p.Kind = "custom"
+		}
+		ps = append(ps, p)
+	}
+	for i := range ps {
+		re, err := regexp.Compile(ps[i].Regexp)
+		if err != nil {
+			return nil, fmt.Errorf("pattern %s: %w", ps[i].Name, err)
+		}
+		ps[i].re = re
+	}
+	return &Detector{patterns: ps}, nil
+}
+
+// Scan returns every hit in text, ordered by offset.
+func (d *Detector) Scan(text string) []Hit {
+	var hits []Hit
+	for _, p := range d.patterns {
+		for _, loc := range p.re.FindAllStringIndex(text, -1) {
+			m := text[loc[0]:loc[1]]
+			if p.check != nil && !p.check(m) {
+				continue
+			}
+			hits = append(hits, Hit{Kind: p.Kind, Name: p.Name, Severity: p.Severity, Offset: loc[0], Redacted: redact(m)})
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Offset < hits[j].Offset })
+	return hits
+}
+
+// MaxSeverity of hits (0 for none).
+func MaxSeverity(hits []Hit) Severity {
+	var s Severity
+	for _, h := range hits {
+		s = max(s, h.Severity)
+	}
+	return s
+}
+
+// redact keeps at most the first 4 characters.
+func redact(s string) string {
+	r := []rune(s)
+	if len(r) <= 4 {
+		return strings.Repeat("*", len(r))
+	}
+	return string(r[:4]) + strings.Repeat("*", min(12, len(r)-4))
+}
+
+func luhn(s string) bool {
+	var digits []int
+	for _, c := range s {
+		if c >= '0' && c <= '9' {
+			digits = append(digits, int(c-'0'))
+		}
+	}
+	if len(digits) < 13 || len(digits) > 19 {
+		return false
+	}
+	sum := 0
+	for i := len(digits) - 1; i >= 0; i-- {
+		d := digits[i]
+		if (len(digits)-1-i)%2 == 1 {
+			d *= 2
+			if d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return sum%10 == 0
+}
+
+// Policy is a boundary policy.
+type Policy struct {
+	// RatePerMinute caps outbound messages per agent (0: unlimited).
+	RatePerMinute int `yaml:"rate_per_minute" json:"rate_per_minute"`
+	// BlockAt blocks content with a hit of at least this severity (0: never).
+	BlockAt Severity `yaml:"block_at" json:"block_at"`
+	// Sensitivity in [0, 1]: content whose severity score (max severity / 4)
+	// exceeds 1 − sensitivity is flagged.
+	Sensitivity float64 `yaml:"sensitivity" json:"sensitivity"`
+}
+
+// Decision is a policy's verdict on one message.
+type Decision struct {
+	Allowed bool   `json:"allowed"`
+	Flagged bool   `json:"flagged"`
+	Reason  string `json:"reason,omitempty"`
+	Hits    []Hit  `json:"hits,omitempty"`
+}
+
+// Boundary applies a policy with a detector.
+type Boundary struct {
+	p   Policy
+	d   *Detector
+	mu  sync.Mutex
+	log map[string][]time.Time
+	now func() time.Time
+}
+
+// NewBoundary returns a boundary.
+func NewBoundary(p Policy, d *Detector) *Boundary {
+	return &Boundary{p: p, d: d, log: map[string][]time.Time{}, now: time.Now}
+}
+
+// Check decides whether agent may send text.
+func (b *Boundary) Check(agent, text string) Decision {
+	if b.p.RatePerMinute > 0 {
+		b.mu.Lock()
+		now := b.now()
+		var recent []time.Time
+		for _, t := range b.log[agent] {
+			if now.Sub(t) < time.Minute {
+				recent = append(recent, t)
+			}
+		}
+		if len(recent) >= b.p.RatePerMinute {
+			b.log[agent] = recent
+			b.mu.Unlock()
+			return Decision{Allowed: false, Reason: "rate limit"}
+		}
+		b.log[agent] = append(recent, now)
+		b.mu.Unlock()
+	}
+	hits := b.d.Scan(text)
+	sev := MaxSeverity(hits)
+	dec := Decision{Allowed: true, Hits: hits}
+	if b.p.BlockAt > 0 && sev >= b.p.BlockAt {
+		dec.Allowed, dec.Reason = false, "content filter: "+sev.String()+" leak"
+	}
+	if b.p.Sensitivity > 0 && float64(sev)/4 > 1-b.p.Sensitivity {
+		dec.Flagged = true
+	}
+	return dec
+}
+
+// Contagion is the probability that a bad interaction spreads across a
+// boundary: r_c·(1 − p)·π for contagion rate r_c, quality p and permeability π.
+func Contagion(rc, p, permeability float64) float64 {
+	v := rc * (1 - p) * permeability
+	return max(0, min(1, v))
+}
