@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/swarm-dev/swarm/sandbox"
 )
 
 func testApp() (*App, *bytes.Buffer, *bytes.Buffer) {
@@ -111,4 +115,59 @@ func TestConfigValidateCommand(t *testing.T) {
 	if code(runConfigValidate(app, bad)) != 2 || !strings.Contains(errb.String(), bad+":2:3: key models.judge") {
 		t.Fatalf("stderr: %s", errb)
 	}
+}
+
+func TestSandboxMetricsReproducesGoldenValuesFromJSONL(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		file string
+		want map[string]float64
+	}{
+		{"favourable selection", "../../examples/sandbox/golden.jsonl", map[string]float64{"toxicity": 0.2, "quality_gap": 0.6, "spread": -0.9, "quality_correlation": 0.9486832981, "total_welfare": 2.8, "net_social_welfare": 2.0}},
+		{"adverse selection", writeFile(t, "adv.jsonl", `{"p":0.3,"accepted":true}
+{"p":0.35,"accepted":true}
+{"p":0.8,"accepted":false}
+{"p":0.85,"accepted":false}
+`), map[string]float64{"toxicity": 0.675, "quality_gap": -0.5, "spread": 0.75}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			app, out, _ := testApp()
+			o := SandboxMetricsOptions{File: tc.file, Payoff: sandboxDefaults().Payoff, Proxy: sandboxDefaults().Proxy}
+			if err := runSandboxMetrics(app, o); err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]any
+			if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range tc.want {
+				if g, _ := got[k].(float64); math.Abs(g-v) > 1e-9 {
+					t.Errorf("%s = %v, want %v", k, got[k], v)
+				}
+			}
+		})
+	}
+	t.Run("observables lines and per-interaction output", func(t *testing.T) {
+		app, out, _ := testApp()
+		f := writeFile(t, "obs.jsonl", `{"observables":{"task_progress":0.8,"rework":0,"verifier_rejections":0,"tool_misuse":0,"engagement":0.5},"accepted":true,"ground_truth":1}`+"\n")
+		o := SandboxMetricsOptions{File: f, PerInteraction: true, Payoff: sandboxDefaults().Payoff, Proxy: sandboxDefaults().Proxy}
+		if err := runSandboxMetrics(app, o); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), `"p": 0.8375349374`) || !strings.Contains(out.String(), `"v_hat": 0.82`) {
+			t.Errorf("per-interaction values missing:\n%s", out)
+		}
+	})
+	t.Run("bad line names file and line", func(t *testing.T) {
+		app, _, _ := testApp()
+		f := writeFile(t, "bad.jsonl", "{\"p\":0.5,\"accepted\":true}\n{\"p\":2,\"accepted\":true}\n")
+		err := runSandboxMetrics(app, SandboxMetricsOptions{File: f, Payoff: sandboxDefaults().Payoff, Proxy: sandboxDefaults().Proxy})
+		if code(err) != 2 || !strings.Contains(err.Error(), f+":2:") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+func sandboxDefaults() SandboxMetricsOptions {
+	return SandboxMetricsOptions{Payoff: sandbox.DefaultPayoffConfig(), Proxy: sandbox.DefaultProxyConfig()}
 }

@@ -1,0 +1,298 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/goccy/go-yaml"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/swarm-dev/swarm/sandbox"
+)
+
+func init() { register(newSandboxCmd) }
+
+// sandboxSubcommands lets other files add `swarm sandbox` subcommands.
+var sandboxSubcommands []func(*App) *cobra.Command
+
+func registerSandbox(f func(*App) *cobra.Command) { sandboxSubcommands = append(sandboxSubcommands, f) }
+
+func newSandboxCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sandbox",
+		Short: "The distributional safety sandbox",
+		Long: `The distributional safety sandbox: soft labels p = σ(k·v̂) from observable
+signals, soft payoffs, and distributional metrics (toxicity, quality gap,
+welfare, calibration, incoherence), on scripted agents or on JSONL input.`,
+	}
+	cmd.AddCommand(newSandboxMetricsCmd(app), newSandboxIncoherenceCmd(app))
+	for _, f := range sandboxSubcommands {
+		cmd.AddCommand(f(app))
+	}
+	return cmd
+}
+
+// SandboxMetricsOptions are the flags of `swarm sandbox metrics`.
+type SandboxMetricsOptions struct {
+	File           string
+	PerInteraction bool
+	ConfigFile     string
+	Payoff         sandbox.PayoffConfig
+	Proxy          sandbox.ProxyConfig
+	set            map[string]bool
+}
+
+// metricsConfig is the --config file of `swarm sandbox metrics`.
+type metricsConfig struct {
+	Payoff *sandbox.PayoffConfig `yaml:"payoff"`
+	Proxy  *sandbox.ProxyConfig  `yaml:"proxy"`
+}
+
+func newSandboxMetricsCmd(app *App) *cobra.Command {
+	o := SandboxMetricsOptions{Payoff: sandbox.DefaultPayoffConfig(), Proxy: sandbox.DefaultProxyConfig()}
+	cmd := &cobra.Command{
+		Use:   "metrics FILE.jsonl",
+		Short: "Compute distributional metrics from interactions (JSONL)",
+		Long: `Read interactions, one JSON object a line, each with "accepted" and either
+"p" or "observables" {task_progress, rework, verifier_rejections, tool_misuse,
+engagement}, and optional tau, c_a, c_b, r_a, r_b and ground_truth (+1/-1).
+Print one JSON object with every metric. "-" reads stdin. A bad line is
+reported as FILE:LINE with exit code 2.`,
+		Example: `  swarm sandbox metrics interactions.jsonl
+  swarm sandbox metrics - --per-interaction < interactions.jsonl
+  swarm sandbox metrics runs.jsonl --s-plus 3 --h 1 --k 4`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.File = args[0]
+			o.set = map[string]bool{}
+			cmd.Flags().Visit(func(f *pflag.Flag) { o.set[f.Name] = true })
+			return runSandboxMetrics(app, o)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.PerInteraction, "per-interaction", false, "also print v̂, p and both payoffs for every line")
+	f.StringVar(&o.ConfigFile, "config-file", "", "YAML with payoff: and proxy: sections")
+	f.Float64Var(&o.Payoff.SPlus, "s-plus", o.Payoff.SPlus, "surplus s⁺")
+	f.Float64Var(&o.Payoff.SMinus, "s-minus", o.Payoff.SMinus, "loss s⁻")
+	f.Float64Var(&o.Payoff.H, "h", o.Payoff.H, "externality h")
+	f.Float64Var(&o.Payoff.Theta, "theta", o.Payoff.Theta, "initiator share θ")
+	f.Float64Var(&o.Payoff.RhoA, "rho-a", o.Payoff.RhoA, "ρ_a")
+	f.Float64Var(&o.Payoff.RhoB, "rho-b", o.Payoff.RhoB, "ρ_b")
+	f.Float64Var(&o.Payoff.WRep, "w-rep", o.Payoff.WRep, "reputation weight")
+	f.Float64Var(&o.Proxy.K, "k", o.Proxy.K, "sigmoid steepness k")
+	f.Float64Var(&o.Proxy.B, "b", o.Proxy.B, "sigmoid offset b")
+	return cmd
+}
+
+// metricsLine is one input line.
+type metricsLine struct {
+	Accepted    *bool                `json:"accepted"`
+	P           *float64             `json:"p"`
+	Observables *sandbox.Observables `json:"observables"`
+	Tau         float64              `json:"tau"`
+	CA          float64              `json:"c_a"`
+	CB          float64              `json:"c_b"`
+	RA          float64              `json:"r_a"`
+	RB          float64              `json:"r_b"`
+	GroundTruth int                  `json:"ground_truth"`
+	ID          string               `json:"id"`
+}
+
+func openInput(app *App, name string) (io.ReadCloser, error) {
+	if name == "-" {
+		return io.NopCloser(app.In), nil
+	}
+	return os.Open(name)
+}
+
+func runSandboxMetrics(app *App, o SandboxMetricsOptions) error {
+	if o.ConfigFile != "" {
+		b, err := os.ReadFile(o.ConfigFile)
+		if err != nil {
+			return usageError(err)
+		}
+		var mc metricsConfig
+		if err := yaml.NewDecoder(bytes.NewReader(b), yaml.Strict(), yaml.DisallowUnknownField()).Decode(&mc); err != nil {
+			return usageError(fmt.Errorf("%s: %s", o.ConfigFile, yaml.FormatError(err, false, false)))
+		}
+		// Flags given explicitly win over the file.
+		if mc.Payoff != nil {
+			p := *mc.Payoff
+			o.Payoff = mergePayoff(p, o.Payoff, o.set)
+		}
+		if mc.Proxy != nil {
+			px := *mc.Proxy
+			if o.set["k"] {
+				px.K = o.Proxy.K
+			}
+			if o.set["b"] {
+				px.B = o.Proxy.B
+			}
+			o.Proxy = px
+		}
+	}
+	proxy, err := sandbox.NewProxy(o.Proxy)
+	if err != nil {
+		return usageError(err)
+	}
+	in, err := openInput(app, o.File)
+	if err != nil {
+		return usageError(err)
+	}
+	defer in.Close()
+	m := sandbox.NewMetrics(o.Payoff)
+	type perLine struct {
+		Line int     `json:"line"`
+		ID   string  `json:"id,omitempty"`
+		VHat float64 `json:"v_hat"`
+		P    float64 `json:"p"`
+		PiA  float64 `json:"pi_a"`
+		PiB  float64 `json:"pi_b"`
+	}
+	var lines []perLine
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 {
+			continue
+		}
+		var l metricsLine
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&l); err != nil {
+			return usageError(fmt.Errorf("%s:%d: %v", o.File, n, err))
+		}
+		if l.Accepted == nil {
+			return usageError(fmt.Errorf("%s:%d: missing \"accepted\"", o.File, n))
+		}
+		in := sandbox.Interaction{ID: l.ID, Accepted: *l.Accepted, Tau: l.Tau, CA: l.CA, CB: l.CB, RA: l.RA, RB: l.RB, GroundTruth: l.GroundTruth}
+		switch {
+		case l.P != nil && l.Observables != nil:
+			return usageError(fmt.Errorf("%s:%d: give either \"p\" or \"observables\", not both", o.File, n))
+		case l.P != nil:
+			if *l.P < 0 || *l.P > 1 {
+				return usageError(fmt.Errorf("%s:%d: p = %v is outside [0, 1]", o.File, n, *l.P))
+			}
+			in.P = *l.P
+			in.VHat = sandbox.InverseSigmoid(in.P, proxy.Config().K, proxy.Config().B)
+		case l.Observables != nil:
+			in.Observables = l.Observables
+			in.VHat = proxy.VHat(*l.Observables)
+			in.P = proxy.P(*l.Observables)
+		default:
+			return usageError(fmt.Errorf("%s:%d: needs \"p\" or \"observables\"", o.File, n))
+		}
+		if l.GroundTruth != 0 && l.GroundTruth != 1 && l.GroundTruth != -1 {
+			return usageError(fmt.Errorf("%s:%d: ground_truth must be +1 or -1", o.File, n))
+		}
+		m.Add(in)
+		if o.PerInteraction {
+			pay := o.Payoff.Payoff(in)
+			lines = append(lines, perLine{Line: n, ID: l.ID, VHat: in.VHat, P: in.P, PiA: pay.PiA, PiB: pay.PiB})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return usageError(fmt.Errorf("%s: %w", o.File, err))
+	}
+	out := map[string]any{}
+	b, _ := json.Marshal(m.Report())
+	_ = json.Unmarshal(b, &out)
+	out["clamped_inputs"] = proxy.Clamped()
+	if o.PerInteraction {
+		out["interactions"] = lines
+	}
+	enc := json.NewEncoder(app.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func mergePayoff(file, flags sandbox.PayoffConfig, set map[string]bool) sandbox.PayoffConfig {
+	pick := func(name string, f, fl float64) float64 {
+		if set[name] {
+			return fl
+		}
+		return f
+	}
+	return sandbox.PayoffConfig{
+		SPlus: pick("s-plus", file.SPlus, flags.SPlus), SMinus: pick("s-minus", file.SMinus, flags.SMinus), H: pick("h", file.H, flags.H),
+		Theta: pick("theta", file.Theta, flags.Theta), RhoA: pick("rho-a", file.RhoA, flags.RhoA), RhoB: pick("rho-b", file.RhoB, flags.RhoB),
+		WRep: pick("w-rep", file.WRep, flags.WRep),
+	}
+}
+
+func newSandboxIncoherenceCmd(app *App) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "incoherence FILE.jsonl",
+		Short: "Incoherence (D, E, I) of decision records (JSONL)",
+		Long: `Read decision records, one JSON object a line: task_family, decision_id,
+replay, action ("" = abstain), optional benchmark, p and accepted. Print D,
+E and I per decision point and overall.`,
+		Example: "  swarm sandbox incoherence decisions.jsonl\n  swarm sandbox incoherence decisions.jsonl --format table",
+		Args:    cobra.ExactArgs(1),
+		RunE:    func(cmd *cobra.Command, args []string) error { return runSandboxIncoherence(app, args[0], format) },
+	}
+	cmd.Flags().StringVar(&format, "format", "json", "json or table")
+	return cmd
+}
+
+func runSandboxIncoherence(app *App, file, format string) error {
+	if format != "json" && format != "table" {
+		return usageError(fmt.Errorf("--format %q: want json or table", format))
+	}
+	in, err := openInput(app, file)
+	if err != nil {
+		return usageError(err)
+	}
+	defer in.Close()
+	var ds []sandbox.Decision
+	sc := bufio.NewScanner(in)
+	n := 0
+	for sc.Scan() {
+		n++
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 {
+			continue
+		}
+		var d sandbox.Decision
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&d); err != nil {
+			return usageError(fmt.Errorf("%s:%d: %v", file, n, err))
+		}
+		if d.DecisionID == "" {
+			return usageError(fmt.Errorf("%s:%d: missing decision_id", file, n))
+		}
+		ds = append(ds, d)
+	}
+	if len(ds) == 0 {
+		return usageError(errors.New(file + ": no decision records"))
+	}
+	r := sandbox.Incoherence(ds)
+	if format == "table" {
+		tw := tabwriter.NewWriter(app.Out, 0, 2, 2, ' ', 0)
+		fmt.Fprintln(tw, "FAMILY\tDECISION\tN\tMODAL\tD\tE\tI")
+		for _, p := range r.Points {
+			e := fmt.Sprintf("%.3f", p.E)
+			if !p.HasBench {
+				e = "n/a"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.3f\t%s\t%.3f\n", p.TaskFamily, p.DecisionID, p.N, p.Modal, p.D, e, p.I)
+		}
+		fmt.Fprintf(tw, "overall\t\t\t\t%.3f\t%.3f\t%.3f\n", r.MeanD, r.MeanE, r.MeanI)
+		return tw.Flush()
+	}
+	enc := json.NewEncoder(app.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
