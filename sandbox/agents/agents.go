@@ -1,0 +1,290 @@
+// Package agents holds the sandbox's scripted agents: honest, opportunistic,
+// deceptive (trust-building then exploitation), adversarial (targets honest
+// agents, coordinates with allies) and the adaptive adversary (ε-greedy over
+// attack strategies, lying low when detected).
+package agents
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/swarm-dev/swarm/sandbox"
+)
+
+// Types.
+const (
+	Honest        = "honest"
+	Opportunistic = "opportunistic"
+	Deceptive     = "deceptive"
+	Adversarial   = "adversarial"
+	Adaptive      = "adaptive_adversary"
+)
+
+// Types lists every agent type.
+var Types = []string{Honest, Opportunistic, Deceptive, Adversarial, Adaptive}
+
+// Target mean p per type under the default proxy (deceptive: its early,
+// trust-building phase).
+var Target = map[string]float64{Honest: 0.72, Opportunistic: 0.61, Deceptive: 0.63, Adversarial: 0.40, Adaptive: 0.45}
+
+// noiseSD is the spread of an agent's v̂ around its target.
+const noiseSD = 0.15
+
+// Context is what an agent knows when it acts.
+type Context struct {
+	Epoch, Epochs int
+	Reputation    float64
+	Detected      bool // penalised or frozen recently
+}
+
+// Agent is a scripted agent.
+type Agent interface {
+	ID() string
+	Type() string
+	// Observe produces the observables of an interaction this agent initiates.
+	Observe(rng *rand.Rand, c Context, proxy *sandbox.Proxy) sandbox.Observables
+	// ChooseCounterparty picks among candidates (types by id).
+	ChooseCounterparty(rng *rand.Rand, candidates []string, types map[string]string) string
+	// Accept decides on an interaction proposed by from with quality signal p.
+	Accept(rng *rand.Rand, from string, fromType string, p float64) bool
+	// Feedback reports this agent's payoff for an interaction it initiated.
+	Feedback(payoff float64, detected bool)
+}
+
+// vhatFor finds the v̂ centre whose mean p under noise equals target
+// (bisection over a fixed quadrature of the normal noise), for the proxy's k, b.
+func vhatFor(target float64, k, b float64) float64 {
+	lo, hi := -1.0, 1.0
+	meanP := func(c float64) float64 {
+		const n = 41
+		var s float64
+		for i := 0; i < n; i++ {
+			u := (float64(i) + 0.5) / n
+			eps := noiseSD * math.Sqrt2 * math.Erfinv(2*u-1)
+			s += sandbox.Sigmoid(math.Max(-1, math.Min(1, c+eps)), k, b)
+		}
+		return s / n
+	}
+	for i := 0; i < 60; i++ {
+		mid := (lo + hi) / 2
+		if meanP(mid) < target {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// counts are an agent type's typical rework, rejections and misuse.
+type counts struct{ rework, reject, misuse, engagement float64 }
+
+var typeCounts = map[string]counts{
+	Honest:        {0.2, 0.1, 0, 0.4},
+	Opportunistic: {0.6, 0.4, 0.1, 0.2},
+	Deceptive:     {0.3, 0.2, 0.1, 0.5},
+	Adversarial:   {1.2, 1.0, 0.8, -0.2},
+	Adaptive:      {0.8, 0.6, 0.5, 0},
+}
+
+// synth draws observables whose v̂ is centre + noise: counts and engagement
+// follow the type, and task progress makes up the rest (clamped to [−1, 1]).
+func synth(rng *rand.Rand, typ string, centre float64, proxy *sandbox.Proxy) sandbox.Observables {
+	tc := typeCounts[typ]
+	o := sandbox.Observables{
+		Rework:             poisson(rng, tc.rework),
+		VerifierRejections: poisson(rng, tc.reject),
+		ToolMisuse:         poisson(rng, tc.misuse),
+		Engagement:         math.Max(-1, math.Min(1, tc.engagement+rng.NormFloat64()*0.2)),
+	}
+	want := math.Max(-1, math.Min(1, centre+rng.NormFloat64()*noiseSD))
+	w := proxy.Config().Weights
+	partial := proxy.VHat(o) // with progress 0
+	if w.Progress > 0 {
+		o.TaskProgress = math.Max(-1, math.Min(1, (want-partial)/w.Progress))
+	}
+	return o
+}
+
+func poisson(rng *rand.Rand, lambda float64) float64 {
+	if lambda <= 0 {
+		return 0
+	}
+	l, k, p := math.Exp(-lambda), 0.0, 1.0
+	for {
+		p *= rng.Float64()
+		if p <= l {
+			return k
+		}
+		k++
+	}
+}
+
+// scripted is the common implementation.
+type scripted struct {
+	id, typ string
+	centre  map[string]float64 // target v̂ by phase
+	allies  map[string]bool
+	// adaptive adversary
+	strategies []string
+	value      map[string]float64
+	tries      map[string]int
+	current    string
+	epsilon    float64
+	lieLow     int
+}
+
+// Params tune an agent.
+type Params struct {
+	// TrustEpochs is how long a deceptive agent builds trust (default 30% of the run).
+	TrustFraction float64 `yaml:"trust_fraction"`
+	// Epsilon is the adaptive adversary's exploration rate (default 0.1).
+	Epsilon float64 `yaml:"epsilon"`
+	// Threshold is an honest agent's acceptance threshold on the p signal (default 0.5).
+	Threshold float64 `yaml:"threshold"`
+}
+
+// New returns an agent of typ.
+func New(id, typ string, proxy *sandbox.Proxy) (Agent, error) {
+	k, b := proxy.Config().K, proxy.Config().B
+	s := &scripted{id: id, typ: typ, centre: map[string]float64{}, allies: map[string]bool{}}
+	switch typ {
+	case Honest, Opportunistic, Adversarial:
+		s.centre["default"] = vhatFor(Target[typ], k, b)
+	case Deceptive:
+		s.centre["trust"] = vhatFor(Target[Deceptive], k, b)
+		s.centre["exploit"] = vhatFor(0.30, k, b)
+	case Adaptive:
+		s.strategies = []string{"exploit", "probe", "lie_low"}
+		s.centre["exploit"] = vhatFor(0.28, k, b)
+		s.centre["probe"] = vhatFor(0.50, k, b)
+		s.centre["lie_low"] = vhatFor(0.70, k, b)
+		s.value, s.tries = map[string]float64{}, map[string]int{}
+		s.epsilon = 0.1
+		s.current = "probe"
+	default:
+		return nil, fmt.Errorf("unknown agent type %q (types: %v)", typ, Types)
+	}
+	return s, nil
+}
+
+func (s *scripted) ID() string   { return s.id }
+func (s *scripted) Type() string { return s.typ }
+
+// SetAllies marks coordinating adversaries.
+func SetAllies(a Agent, allies []string) {
+	if s, ok := a.(*scripted); ok {
+		for _, x := range allies {
+			if x != s.id {
+				s.allies[x] = true
+			}
+		}
+	}
+}
+
+// Strategy is the adaptive adversary's current strategy ("" for others).
+func Strategy(a Agent) string {
+	if s, ok := a.(*scripted); ok {
+		return s.current
+	}
+	return ""
+}
+
+func (s *scripted) Observe(rng *rand.Rand, c Context, proxy *sandbox.Proxy) sandbox.Observables {
+	centre := s.centre["default"]
+	switch s.typ {
+	case Deceptive:
+		// Trust first, then a linear slide into exploitation.
+		trust := int(math.Ceil(0.3 * float64(max(1, c.Epochs))))
+		if c.Epoch < trust {
+			centre = s.centre["trust"]
+		} else {
+			f := math.Min(1, float64(c.Epoch-trust+1)/float64(max(1, c.Epochs-trust)))
+			centre = s.centre["trust"] + f*(s.centre["exploit"]-s.centre["trust"])
+		}
+	case Adaptive:
+		if s.lieLow > 0 {
+			s.current = "lie_low"
+			s.lieLow--
+		} else if rng.Float64() < s.epsilon {
+			s.current = s.strategies[rng.IntN(len(s.strategies))]
+		} else {
+			best, bv := "probe", math.Inf(-1)
+			for _, st := range s.strategies {
+				v := s.value[st]
+				if s.tries[st] == 0 {
+					v = math.Inf(1) // try everything once
+				}
+				if v > bv {
+					best, bv = st, v
+				}
+			}
+			s.current = best
+		}
+		centre = s.centre[s.current]
+	}
+	// Reputation modulates slightly: well-regarded agents are given (and
+	// deliver) a little more.
+	centre += 0.02 * (c.Reputation - 0.5)
+	return synth(rng, s.typ, centre, proxy)
+}
+
+func (s *scripted) ChooseCounterparty(rng *rand.Rand, candidates []string, types map[string]string) string {
+	if len(candidates) == 0 {
+		return ""
+	}
+	if s.typ == Adversarial || s.typ == Adaptive {
+		var honest []string
+		for _, c := range candidates {
+			if types[c] == Honest {
+				honest = append(honest, c)
+			}
+		}
+		if len(honest) > 0 && rng.Float64() < 0.8 {
+			return honest[rng.IntN(len(honest))]
+		}
+	}
+	return candidates[rng.IntN(len(candidates))]
+}
+
+func (s *scripted) Accept(rng *rand.Rand, from, fromType string, p float64) bool {
+	signal := p + rng.NormFloat64()*0.05 // counterparties see p with noise
+	switch s.typ {
+	case Honest:
+		return signal >= 0.5
+	case Opportunistic:
+		return signal >= 0.4
+	case Deceptive:
+		return signal >= 0.45
+	default: // adversaries accept allies always, others when profitable-looking
+		if s.allies[from] {
+			return true
+		}
+		return signal >= 0.35
+	}
+}
+
+func (s *scripted) Feedback(payoff float64, detected bool) {
+	if s.typ != Adaptive {
+		return
+	}
+	s.tries[s.current]++
+	n := float64(s.tries[s.current])
+	s.value[s.current] += (payoff - s.value[s.current]) / n
+	if detected {
+		s.value[s.current] -= 1
+		s.lieLow = 20
+	}
+}
+
+// SortedIDs returns agent ids sorted.
+func SortedIDs(as []Agent) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a.ID()
+	}
+	sort.Strings(out)
+	return out
+}

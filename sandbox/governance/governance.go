@@ -1,0 +1,800 @@
+// Package governance holds the sandbox's governance levers. Every lever is
+// off by default, is configured from YAML (unknown keys are errors), and acts
+// through one small interface.
+package governance
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/swarm-dev/swarm/sandbox"
+)
+
+// State is what levers see and change, owned by the simulation engine.
+type State struct {
+	Epoch, Step int
+	Rng         *rand.Rand
+	Reputation  map[string]float64
+	Resources   map[string]float64
+	Stake       map[string]float64
+	FrozenUntil map[string]int // agent -> first epoch it may act again
+	Types       map[string]string
+	// interaction history
+	PairCount    map[[2]string]int
+	Counterparts map[string]map[string]int // agent -> counterparty -> count
+	PairBenefit  map[[2]string][2]float64  // sum of π_a, π_b per ordered pair
+	Interactions int
+}
+
+// NewState returns an empty state.
+func NewState(rng *rand.Rand) *State {
+	return &State{Rng: rng, Reputation: map[string]float64{}, Resources: map[string]float64{}, Stake: map[string]float64{},
+		FrozenUntil: map[string]int{}, Types: map[string]string{}, PairCount: map[[2]string]int{},
+		Counterparts: map[string]map[string]int{}, PairBenefit: map[[2]string][2]float64{}}
+}
+
+// Frozen reports whether agent may not act this epoch.
+func (s *State) Frozen(agent string) bool { return s.FrozenUntil[agent] > s.Epoch }
+
+// Effects is what a lever asks the engine to do.
+type Effects struct {
+	Costs    map[string]float64 // charged to agents (reduce their payoff)
+	Freeze   map[string]int     // agent -> epochs
+	Unfreeze []string
+	RepDelta map[string]float64
+	ResDelta map[string]float64
+	Reject   bool // reject the interaction at hand
+	Events   []string
+}
+
+func (e *Effects) cost(a string, c float64) {
+	if e.Costs == nil {
+		e.Costs = map[string]float64{}
+	}
+	e.Costs[a] += c
+}
+
+func (e *Effects) rep(a string, d float64) {
+	if e.RepDelta == nil {
+		e.RepDelta = map[string]float64{}
+	}
+	e.RepDelta[a] += d
+}
+
+func (e *Effects) freeze(a string, epochs int) {
+	if e.Freeze == nil {
+		e.Freeze = map[string]int{}
+	}
+	e.Freeze[a] = max(e.Freeze[a], epochs)
+}
+
+// Merge adds o into e.
+func (e *Effects) Merge(o Effects) {
+	for k, v := range o.Costs {
+		e.cost(k, v)
+	}
+	for k, v := range o.RepDelta {
+		e.rep(k, v)
+	}
+	for k, v := range o.Freeze {
+		e.freeze(k, v)
+	}
+	for k, v := range o.ResDelta {
+		if e.ResDelta == nil {
+			e.ResDelta = map[string]float64{}
+		}
+		e.ResDelta[k] += v
+	}
+	e.Unfreeze = append(e.Unfreeze, o.Unfreeze...)
+	e.Reject = e.Reject || o.Reject
+	e.Events = append(e.Events, o.Events...)
+}
+
+// Lever is one governance mechanism.
+type Lever interface {
+	Name() string
+	OnEpochStart(s *State) Effects
+	OnStep(s *State) Effects
+	OnInteraction(s *State, in *sandbox.Interaction) Effects
+	MayAct(s *State, agent string) bool
+}
+
+// base gives levers no-op defaults.
+type base struct{}
+
+func (base) OnEpochStart(*State) Effects                        { return Effects{} }
+func (base) OnStep(*State) Effects                              { return Effects{} }
+func (base) OnInteraction(*State, *sandbox.Interaction) Effects { return Effects{} }
+func (base) MayAct(*State, string) bool                         { return true }
+
+// ---- transaction tax ----
+
+// TaxConfig: a tax of Rate × |surplus| per accepted interaction, split
+// between initiator (Split) and counterparty (1 − Split).
+type TaxConfig struct {
+	Enabled bool    `yaml:"enabled"`
+	Rate    float64 `yaml:"rate"`
+	Split   float64 `yaml:"split"`
+}
+
+type tax struct {
+	base
+	c   TaxConfig
+	pay sandbox.PayoffConfig
+}
+
+func (tax) Name() string { return "transaction_tax" }
+func (t tax) OnInteraction(s *State, in *sandbox.Interaction) Effects {
+	var e Effects
+	if !in.Accepted {
+		return e
+	}
+	amount := t.c.Rate * math.Abs(t.pay.Payoff(*in).S)
+	e.cost(in.Initiator, amount*t.c.Split)
+	e.cost(in.Counterparty, amount*(1-t.c.Split))
+	return e
+}
+
+// ---- reputation decay ----
+
+// DecayConfig: each epoch reputation moves toward 0.5 by Rate.
+type DecayConfig struct {
+	Enabled bool    `yaml:"enabled"`
+	Rate    float64 `yaml:"rate"`
+}
+
+type decay struct {
+	base
+	c DecayConfig
+}
+
+func (decay) Name() string { return "reputation_decay" }
+func (d decay) OnEpochStart(s *State) Effects {
+	var e Effects
+	for a, r := range s.Reputation {
+		e.rep(a, -d.c.Rate*(r-0.5))
+	}
+	return e
+}
+
+// ---- staking ----
+
+// StakingConfig: agents need MinStake to act; a violation (an accepted
+// interaction with p < ViolationP) slashes SlashRate of the stake.
+type StakingConfig struct {
+	Enabled    bool    `yaml:"enabled"`
+	MinStake   float64 `yaml:"min_stake"`
+	SlashRate  float64 `yaml:"slash_rate"`
+	ViolationP float64 `yaml:"violation_p"`
+}
+
+type staking struct {
+	base
+	c StakingConfig
+}
+
+func (staking) Name() string                     { return "staking" }
+func (k staking) MayAct(s *State, a string) bool { return s.Stake[a] >= k.c.MinStake }
+func (k staking) OnInteraction(s *State, in *sandbox.Interaction) Effects {
+	var e Effects
+	if in.Accepted && in.P < k.c.ViolationP {
+		slash := s.Stake[in.Initiator] * k.c.SlashRate
+		s.Stake[in.Initiator] -= slash // slashing is applied, not just reported
+		e.cost(in.Initiator, slash)
+		e.Events = append(e.Events, fmt.Sprintf("staking: slashed %s by %.3f", in.Initiator, slash))
+	}
+	return e
+}
+
+// ---- circuit breaker ----
+
+// BreakerConfig: per agent, the rolling toxicity (1 − p over its last Window
+// accepted interactions) above Threshold is a violation; after Violations of
+// them the agent is frozen for FreezeEpochs.
+type BreakerConfig struct {
+	Enabled      bool    `yaml:"enabled"`
+	Window       int     `yaml:"window"`
+	Threshold    float64 `yaml:"threshold"`
+	Violations   int     `yaml:"violations"`
+	FreezeEpochs int     `yaml:"freeze_epochs"`
+}
+
+// CircuitBreaker is usable on its own, on real agents (a mission's
+// commanders and models): Observe each interaction, ask Tripped/Frozen.
+type CircuitBreaker struct {
+	base
+	c          BreakerConfig
+	window     map[string][]float64
+	violations map[string]int
+	tripped    map[string]bool
+}
+
+// NewCircuitBreaker returns a breaker (defaults: window 10, 3 violations, 2 epochs).
+func NewCircuitBreaker(c BreakerConfig) *CircuitBreaker {
+	if c.Window <= 0 {
+		c.Window = 10
+	}
+	if c.Violations <= 0 {
+		c.Violations = 3
+	}
+	if c.FreezeEpochs <= 0 {
+		c.FreezeEpochs = 2
+	}
+	return &CircuitBreaker{c: c, window: map[string][]float64{}, violations: map[string]int{}, tripped: map[string]bool{}}
+}
+
+func (*CircuitBreaker) Name() string { return "circuit_breaker" }
+
+// Observe records one accepted interaction of agent with quality p and
+// reports whether the breaker trips now.
+func (b *CircuitBreaker) Observe(agent string, p float64, accepted bool) bool {
+	if !accepted {
+		return false
+	}
+	w := append(b.window[agent], 1-p)
+	if len(w) > b.c.Window {
+		w = w[len(w)-b.c.Window:]
+	}
+	b.window[agent] = w
+	if b.Toxicity(agent) > b.c.Threshold && len(w) >= min(b.c.Window, 3) {
+		b.violations[agent]++
+		if b.violations[agent] >= b.c.Violations && !b.tripped[agent] {
+			b.tripped[agent] = true
+			return true
+		}
+	}
+	return false
+}
+
+// Toxicity is agent's rolling toxicity.
+func (b *CircuitBreaker) Toxicity(agent string) float64 {
+	w := b.window[agent]
+	if len(w) == 0 {
+		return 0
+	}
+	var s float64
+	for _, x := range w {
+		s += x
+	}
+	return s / float64(len(w))
+}
+
+// Tripped reports whether agent's breaker is open.
+func (b *CircuitBreaker) Tripped(agent string) bool { return b.tripped[agent] }
+
+// Reset closes agent's breaker.
+func (b *CircuitBreaker) Reset(agent string) {
+	delete(b.tripped, agent)
+	b.violations[agent] = 0
+	b.window[agent] = nil
+}
+
+func (b *CircuitBreaker) OnInteraction(s *State, in *sandbox.Interaction) Effects {
+	var e Effects
+	if b.Observe(in.Initiator, in.P, in.Accepted) {
+		e.freeze(in.Initiator, b.c.FreezeEpochs)
+		e.Events = append(e.Events, fmt.Sprintf("circuit_breaker: froze %s (rolling toxicity %.2f)", in.Initiator, b.Toxicity(in.Initiator)))
+	}
+	return e
+}
+
+func (b *CircuitBreaker) OnEpochStart(s *State) Effects {
+	var e Effects
+	for a := range b.tripped {
+		if !s.Frozen(a) {
+			b.Reset(a)
+			e.Unfreeze = append(e.Unfreeze, a)
+		}
+	}
+	return e
+}
+
+// ---- random audit ----
+
+// AuditConfig: each interaction is audited with Probability; an audited
+// interaction with p < ThresholdP costs its initiator PenaltyMultiplier × the
+// harm it caused and a reputation hit.
+type AuditConfig struct {
+	Enabled           bool    `yaml:"enabled"`
+	Probability       float64 `yaml:"probability"`
+	PenaltyMultiplier float64 `yaml:"penalty_multiplier"`
+	ThresholdP        float64 `yaml:"threshold_p"`
+}
+
+type audit struct {
+	base
+	c   AuditConfig
+	pay sandbox.PayoffConfig
+}
+
+func (audit) Name() string { return "random_audit" }
+func (a audit) OnInteraction(s *State, in *sandbox.Interaction) Effects {
+	var e Effects
+	if s.Rng.Float64() >= a.c.Probability {
+		return e
+	}
+	if in.P < a.c.ThresholdP {
+		harm := a.pay.Payoff(*in).E
+		e.cost(in.Initiator, a.c.PenaltyMultiplier*harm)
+		e.rep(in.Initiator, -0.05)
+		e.Events = append(e.Events, fmt.Sprintf("audit: %s penalised %.3f", in.Initiator, a.c.PenaltyMultiplier*harm))
+	}
+	return e
+}
+
+// ---- collusion detection ----
+
+// CollusionConfig: at each epoch start, pairs whose interaction frequency has
+// a z-score above ZThreshold, whose benefits are positively correlated
+// (both gain, ≥ BenefitCorrelation), whose mutual acceptance is high and
+// whose mean quality is below QualityThreshold are flagged; connected flagged
+// pairs form groups; every member pays Penalty and loses reputation.
+type CollusionConfig struct {
+	Enabled            bool    `yaml:"enabled"`
+	ZThreshold         float64 `yaml:"z_threshold"`
+	BenefitCorrelation float64 `yaml:"benefit_correlation"`
+	MinAcceptance      float64 `yaml:"min_acceptance"`
+	QualityThreshold   float64 `yaml:"quality_threshold"`
+	Penalty            float64 `yaml:"penalty"`
+}
+
+// Collusion is the collusion detector.
+type Collusion struct {
+	base
+	c        CollusionConfig
+	accepted map[[2]string]int
+	sumP     map[[2]string]float64
+	// Groups found at the last epoch start.
+	Groups [][]string
+}
+
+func (*Collusion) Name() string { return "collusion_detection" }
+
+func pairKey(a, b string) [2]string {
+	if a > b {
+		a, b = b, a
+	}
+	return [2]string{a, b}
+}
+
+func (c *Collusion) OnInteraction(s *State, in *sandbox.Interaction) Effects {
+	k := pairKey(in.Initiator, in.Counterparty)
+	if in.Accepted {
+		c.accepted[k]++
+	}
+	c.sumP[k] += in.P
+	return Effects{}
+}
+
+func (c *Collusion) OnEpochStart(s *State) Effects {
+	var e Effects
+	if len(s.PairCount) < 2 {
+		return e
+	}
+	var xs []float64
+	for _, n := range s.PairCount {
+		xs = append(xs, float64(n))
+	}
+	mean, sd := meanSD(xs)
+	adj := map[string][]string{}
+	for k, n := range s.PairCount {
+		z := 0.0
+		if sd > 0 {
+			z = (float64(n) - mean) / sd
+		}
+		ben := s.PairBenefit[k]
+		both := ben[0] > 0 && ben[1] > 0
+		corr := 0.0
+		if both {
+			corr = math.Min(ben[0], ben[1]) / math.Max(ben[0], ben[1])
+		}
+		acc := float64(c.accepted[k]) / float64(n)
+		q := c.sumP[k] / float64(n)
+		if z > c.c.ZThreshold && corr >= c.c.BenefitCorrelation && acc >= c.c.MinAcceptance && q < c.c.QualityThreshold {
+			adj[k[0]] = append(adj[k[0]], k[1])
+			adj[k[1]] = append(adj[k[1]], k[0])
+		}
+	}
+	c.Groups = components(adj)
+	for _, g := range c.Groups {
+		for _, a := range g {
+			e.cost(a, c.c.Penalty)
+			e.rep(a, -0.1)
+		}
+		e.Events = append(e.Events, fmt.Sprintf("collusion: group %v penalised", g))
+	}
+	return e
+}
+
+func components(adj map[string][]string) [][]string {
+	seen := map[string]bool{}
+	var keys []string
+	for k := range adj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out [][]string
+	for _, k := range keys {
+		if seen[k] {
+			continue
+		}
+		var g []string
+		stack := []string{k}
+		seen[k] = true
+		for len(stack) > 0 {
+			x := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			g = append(g, x)
+			for _, y := range adj[x] {
+				if !seen[y] {
+					seen[y] = true
+					stack = append(stack, y)
+				}
+			}
+		}
+		sort.Strings(g)
+		out = append(out, g)
+	}
+	return out
+}
+
+func meanSD(xs []float64) (float64, float64) {
+	var s, s2 float64
+	for _, x := range xs {
+		s += x
+		s2 += x * x
+	}
+	n := float64(len(xs))
+	m := s / n
+	return m, math.Sqrt(math.Max(0, s2/n-m*m))
+}
+
+// ---- Sybil detection ----
+
+// SybilConfig: agents whose counterparty patterns are too similar (the mean
+// of the Jaccard similarity of their counterparty sets and the cosine
+// similarity of their counterparty count vectors ≥ Threshold) are flagged
+// as Sybils and frozen.
+type SybilConfig struct {
+	Enabled      bool    `yaml:"enabled"`
+	Threshold    float64 `yaml:"threshold"`
+	MinHistory   int     `yaml:"min_history"`
+	FreezeEpochs int     `yaml:"freeze_epochs"`
+}
+
+type sybil struct {
+	base
+	c SybilConfig
+}
+
+func (sybil) Name() string { return "sybil_detection" }
+
+// Jaccard is |A∩B| / |A∪B| of two key sets (0 when both are empty).
+func Jaccard(a, b map[string]int) float64 {
+	inter, union := 0, len(a)
+	for k := range b {
+		if _, ok := a[k]; ok {
+			inter++
+		} else {
+			union++
+		}
+	}
+	if union == 0 {
+		return 0
+	}
+	return float64(inter) / float64(union)
+}
+
+// Cosine is the cosine similarity of two count vectors.
+func Cosine(a, b map[string]int) float64 {
+	var dot, na, nb float64
+	for k, x := range a {
+		dot += float64(x) * float64(b[k])
+		na += float64(x) * float64(x)
+	}
+	for _, y := range b {
+		nb += float64(y) * float64(y)
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+// Similarity is the mean of Jaccard and cosine.
+func Similarity(a, b map[string]int) float64 { return (Jaccard(a, b) + Cosine(a, b)) / 2 }
+
+func (y sybil) OnEpochStart(s *State) Effects {
+	var e Effects
+	var agents []string
+	for a, cp := range s.Counterparts {
+		total := 0
+		for _, n := range cp {
+			total += n
+		}
+		if total >= y.c.MinHistory {
+			agents = append(agents, a)
+		}
+	}
+	sort.Strings(agents)
+	for i := range agents {
+		for j := i + 1; j < len(agents); j++ {
+			a, b := agents[i], agents[j]
+			if sim := Similarity(s.Counterparts[a], s.Counterparts[b]); sim >= y.c.Threshold {
+				e.freeze(a, y.c.FreezeEpochs)
+				e.freeze(b, y.c.FreezeEpochs)
+				e.Events = append(e.Events, fmt.Sprintf("sybil: %s and %s similarity %.2f", a, b, sim))
+			}
+		}
+	}
+	return e
+}
+
+// ---- refinery ----
+
+// RefineryConfig rejects interactions below a quality threshold.
+type RefineryConfig struct {
+	Enabled    bool    `yaml:"enabled"`
+	ThresholdP float64 `yaml:"threshold_p"`
+}
+
+type refinery struct {
+	base
+	c RefineryConfig
+}
+
+func (refinery) Name() string { return "refinery" }
+func (r refinery) OnInteraction(s *State, in *sandbox.Interaction) Effects {
+	if in.Accepted && in.P < r.c.ThresholdP {
+		return Effects{Reject: true}
+	}
+	return Effects{}
+}
+
+// ---- transparency bonus ----
+
+// TransparencyConfig rewards accepted interactions with p ≥ MinP by Bonus reputation.
+type TransparencyConfig struct {
+	Enabled bool    `yaml:"enabled"`
+	Bonus   float64 `yaml:"bonus"`
+	MinP    float64 `yaml:"min_p"`
+}
+
+type transparency struct {
+	base
+	c TransparencyConfig
+}
+
+func (transparency) Name() string { return "transparency_bonus" }
+func (t transparency) OnInteraction(s *State, in *sandbox.Interaction) Effects {
+	var e Effects
+	if in.Accepted && in.P >= t.c.MinP {
+		e.rep(in.Initiator, t.c.Bonus)
+	}
+	return e
+}
+
+// ---- moderator review ----
+
+// ModeratorConfig: a moderator reviews a ReviewRate share of accepted
+// interactions and rejects those whose p is below ThresholdP, at Cost to the
+// initiator.
+type ModeratorConfig struct {
+	Enabled    bool    `yaml:"enabled"`
+	ReviewRate float64 `yaml:"review_rate"`
+	ThresholdP float64 `yaml:"threshold_p"`
+	Cost       float64 `yaml:"cost"`
+}
+
+type moderator struct {
+	base
+	c ModeratorConfig
+}
+
+func (moderator) Name() string { return "moderator_review" }
+func (m moderator) OnInteraction(s *State, in *sandbox.Interaction) Effects {
+	var e Effects
+	if in.Accepted && s.Rng.Float64() < m.c.ReviewRate {
+		e.cost(in.Initiator, m.c.Cost)
+		if in.P < m.c.ThresholdP {
+			e.Reject = true
+			e.Events = append(e.Events, "moderator: rejected "+in.ID)
+		}
+	}
+	return e
+}
+
+// ---- self-ensemble ----
+
+// SelfEnsembleConfig: the acceptance decision is the majority of N sampled
+// decisions (each accepting with probability p).
+type SelfEnsembleConfig struct {
+	Enabled bool `yaml:"enabled"`
+	Samples int  `yaml:"samples"`
+}
+
+type selfEnsemble struct {
+	base
+	c SelfEnsembleConfig
+}
+
+func (selfEnsemble) Name() string { return "self_ensemble" }
+func (se selfEnsemble) OnInteraction(s *State, in *sandbox.Interaction) Effects {
+	if !in.Accepted {
+		return Effects{}
+	}
+	yes := 0
+	n := max(1, se.c.Samples)
+	for i := 0; i < n; i++ {
+		if s.Rng.Float64() < in.P {
+			yes++
+		}
+	}
+	if yes*2 <= n {
+		return Effects{Reject: true}
+	}
+	return Effects{}
+}
+
+// ---- incoherence levers ----
+
+// IncoherenceBreakerConfig: an agent whose decisions at the same kind of
+// task flip too often (share of flips among its last Window accept/reject
+// outcomes as counterparty ≥ MaxFlipRate) is frozen.
+type IncoherenceBreakerConfig struct {
+	Enabled      bool    `yaml:"enabled"`
+	Window       int     `yaml:"window"`
+	MaxFlipRate  float64 `yaml:"max_flip_rate"`
+	FreezeEpochs int     `yaml:"freeze_epochs"`
+}
+
+type incoherenceBreaker struct {
+	base
+	c    IncoherenceBreakerConfig
+	hist map[string][]bool
+}
+
+func (*incoherenceBreaker) Name() string { return "incoherence_breaker" }
+func (b *incoherenceBreaker) OnInteraction(s *State, in *sandbox.Interaction) Effects {
+	var e Effects
+	h := append(b.hist[in.Counterparty], in.Accepted)
+	w := max(2, b.c.Window)
+	if len(h) > w {
+		h = h[len(h)-w:]
+	}
+	b.hist[in.Counterparty] = h
+	if len(h) == w {
+		flips := 0
+		for i := 1; i < len(h); i++ {
+			if h[i] != h[i-1] {
+				flips++
+			}
+		}
+		if float64(flips)/float64(w-1) >= b.c.MaxFlipRate {
+			e.freeze(in.Counterparty, b.c.FreezeEpochs)
+			b.hist[in.Counterparty] = nil
+			e.Events = append(e.Events, "incoherence_breaker: froze "+in.Counterparty)
+		}
+	}
+	return e
+}
+
+// DecompositionConfig: every Every steps a checkpoint costs each active
+// agent Cost and restores Restore reputation toward 0.5 for agents below it
+// (long tasks are split into checked pieces).
+type DecompositionConfig struct {
+	Enabled bool    `yaml:"enabled"`
+	Every   int     `yaml:"every"`
+	Cost    float64 `yaml:"cost"`
+}
+
+type decomposition struct {
+	base
+	c DecompositionConfig
+}
+
+func (decomposition) Name() string { return "decomposition_checkpoints" }
+func (d decomposition) OnStep(s *State) Effects {
+	var e Effects
+	if d.c.Every <= 0 || s.Step%d.c.Every != 0 {
+		return e
+	}
+	for a := range s.Reputation {
+		if !s.Frozen(a) {
+			e.cost(a, d.c.Cost)
+		}
+	}
+	e.Events = append(e.Events, fmt.Sprintf("checkpoint at step %d", s.Step))
+	return e
+}
+
+// FrictionConfig: interactions in the uncertain band (|p − 0.5| < Band) cost
+// both sides Cost: friction where decisions are least coherent.
+type FrictionConfig struct {
+	Enabled bool    `yaml:"enabled"`
+	Band    float64 `yaml:"band"`
+	Cost    float64 `yaml:"cost"`
+}
+
+type friction struct {
+	base
+	c FrictionConfig
+}
+
+func (friction) Name() string { return "incoherence_friction" }
+func (f friction) OnInteraction(s *State, in *sandbox.Interaction) Effects {
+	var e Effects
+	if math.Abs(in.P-0.5) < f.c.Band {
+		e.cost(in.Initiator, f.c.Cost)
+		e.cost(in.Counterparty, f.c.Cost)
+	}
+	return e
+}
+
+// Config is the scenario's governance section.
+type Config struct {
+	TransactionTax     TaxConfig                `yaml:"transaction_tax"`
+	ReputationDecay    DecayConfig              `yaml:"reputation_decay"`
+	Staking            StakingConfig            `yaml:"staking"`
+	CircuitBreaker     BreakerConfig            `yaml:"circuit_breaker"`
+	RandomAudit        AuditConfig              `yaml:"random_audit"`
+	Collusion          CollusionConfig          `yaml:"collusion_detection"`
+	Sybil              SybilConfig              `yaml:"sybil_detection"`
+	Refinery           RefineryConfig           `yaml:"refinery"`
+	Transparency       TransparencyConfig       `yaml:"transparency_bonus"`
+	Moderator          ModeratorConfig          `yaml:"moderator_review"`
+	SelfEnsemble       SelfEnsembleConfig       `yaml:"self_ensemble"`
+	IncoherenceBreaker IncoherenceBreakerConfig `yaml:"incoherence_breaker"`
+	Decomposition      DecompositionConfig      `yaml:"decomposition_checkpoints"`
+	Friction           FrictionConfig           `yaml:"incoherence_friction"`
+}
+
+// Build returns the enabled levers, in a fixed order.
+func Build(c Config, pay sandbox.PayoffConfig) []Lever {
+	var ls []Lever
+	if c.TransactionTax.Enabled {
+		ls = append(ls, tax{c: c.TransactionTax, pay: pay})
+	}
+	if c.ReputationDecay.Enabled {
+		ls = append(ls, decay{c: c.ReputationDecay})
+	}
+	if c.Staking.Enabled {
+		ls = append(ls, staking{c: c.Staking})
+	}
+	if c.CircuitBreaker.Enabled {
+		ls = append(ls, NewCircuitBreaker(c.CircuitBreaker))
+	}
+	if c.RandomAudit.Enabled {
+		ls = append(ls, audit{c: c.RandomAudit, pay: pay})
+	}
+	if c.Collusion.Enabled {
+		ls = append(ls, &Collusion{c: c.Collusion, accepted: map[[2]string]int{}, sumP: map[[2]string]float64{}})
+	}
+	if c.Sybil.Enabled {
+		ls = append(ls, sybil{c: c.Sybil})
+	}
+	if c.Refinery.Enabled {
+		ls = append(ls, refinery{c: c.Refinery})
+	}
+	if c.Transparency.Enabled {
+		ls = append(ls, transparency{c: c.Transparency})
+	}
+	if c.Moderator.Enabled {
+		ls = append(ls, moderator{c: c.Moderator})
+	}
+	if c.SelfEnsemble.Enabled {
+		ls = append(ls, selfEnsemble{c: c.SelfEnsemble})
+	}
+	if c.IncoherenceBreaker.Enabled {
+		ls = append(ls, &incoherenceBreaker{c: c.IncoherenceBreaker, hist: map[string][]bool{}})
+	}
+	if c.Decomposition.Enabled {
+		ls = append(ls, decomposition{c: c.Decomposition})
+	}
+	if c.Friction.Enabled {
+		ls = append(ls, friction{c: c.Friction})
+	}
+	return ls
+}

@@ -1,0 +1,369 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/swarm-dev/swarm/sandbox"
+	"github.com/swarm-dev/swarm/sandbox/agents"
+	"github.com/swarm-dev/swarm/sandbox/governance"
+)
+
+// EpochRow is one epoch's metrics.
+type EpochRow struct {
+	Epoch        int     `json:"epoch"`
+	Interactions int     `json:"interactions"`
+	Accepted     int     `json:"accepted"`
+	Toxicity     float64 `json:"toxicity"`
+	QualityGap   float64 `json:"quality_gap"`
+	Welfare      float64 `json:"welfare"`
+	NetWelfare   float64 `json:"net_social_welfare"`
+	MeanP        float64 `json:"mean_p"`
+	Frozen       int     `json:"frozen"`
+}
+
+// AgentRow is one agent's totals.
+type AgentRow struct {
+	ID           string  `json:"id"`
+	Type         string  `json:"type"`
+	Interactions int     `json:"interactions"`
+	Accepted     int     `json:"accepted"`
+	MeanP        float64 `json:"mean_p"`
+	Payoff       float64 `json:"payoff"`
+	Reputation   float64 `json:"reputation"`
+	FrozenEpochs int     `json:"frozen_epochs"`
+}
+
+// Event is one notable thing (governance actions, freezes).
+type Event struct {
+	Epoch   int    `json:"epoch"`
+	Step    int    `json:"step"`
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// Result is a finished simulation.
+type Result struct {
+	ScenarioID string             `json:"scenario_id"`
+	Seed       int64              `json:"seed"`
+	Epochs     []EpochRow         `json:"epochs"`
+	Agents     []AgentRow         `json:"agents"`
+	Summary    sandbox.Report     `json:"summary"`
+	MeanPType  map[string]float64 `json:"mean_p_by_type"`
+	// PSamples holds up to 2000 p values per type, for the distribution plot.
+	PSamples     map[string][]float64 `json:"-"`
+	Interactions int                  `json:"interactions"`
+	Criteria     []CriterionResult    `json:"success_criteria"`
+	Passed       bool                 `json:"passed"`
+}
+
+// CriterionResult is one success criterion's outcome.
+type CriterionResult struct {
+	Name   string  `json:"name"`
+	Limit  float64 `json:"limit"`
+	Actual float64 `json:"actual"`
+	Passed bool    `json:"passed"`
+}
+
+// Options adjust one run.
+type Options struct {
+	Seed    *int64
+	Epochs  int
+	OnEpoch func(EpochRow)
+	OnEvent func(Event)
+	// OnInteraction sees every interaction (events.jsonl); may be nil.
+	OnInteraction func(sandbox.Interaction)
+}
+
+type agentState struct {
+	a                        agents.Agent
+	n, acc                   int
+	sumP, payoff             float64
+	frozenEpochs, actedEpoch int
+	actions                  int
+	detected                 bool
+}
+
+// Run simulates a scenario.
+func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
+	s.Defaults()
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	seed := s.Simulation.Seed
+	if o.Seed != nil {
+		seed = *o.Seed
+	}
+	epochs := s.Simulation.Epochs
+	if o.Epochs > 0 {
+		epochs = o.Epochs
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed5eed))
+	proxy, err := sandbox.NewProxy(s.Proxy)
+	if err != nil {
+		return nil, err
+	}
+	var as []*agentState
+	var allyIDs []string
+	for _, g := range s.Agents {
+		for i := 0; i < g.Count; i++ {
+			a, err := agents.New(fmt.Sprintf("%s-%d", g.Type, i+1), g.Type, proxy)
+			if err != nil {
+				return nil, err
+			}
+			as = append(as, &agentState{a: a})
+			if g.Allies {
+				allyIDs = append(allyIDs, a.ID())
+			}
+		}
+	}
+	byID := make(map[string]*agentState, len(as))
+	for _, st := range as {
+		agents.SetAllies(st.a, allyIDs)
+		byID[st.a.ID()] = st
+	}
+	gs := governance.NewState(rng)
+	for _, st := range as {
+		gs.Reputation[st.a.ID()] = 0.5
+		gs.Types[st.a.ID()] = st.a.Type()
+		gs.Stake[st.a.ID()] = 10
+	}
+	levers := governance.Build(s.Governance, s.Payoff)
+	adj := buildNetwork(len(as), s.Network, rng)
+	overall := sandbox.NewMetrics(s.Payoff)
+	res := &Result{ScenarioID: s.ScenarioID, Seed: seed, MeanPType: map[string]float64{}, PSamples: map[string][]float64{}}
+	typeSum, typeN := map[string]float64{}, map[string]int{}
+	order := make([]int, len(as))
+	for i := range order {
+		order[i] = i
+	}
+	emit := func(epoch, step int, kind, msg string) {
+		if o.OnEvent != nil {
+			o.OnEvent(Event{Epoch: epoch, Step: step, Kind: kind, Message: msg})
+		}
+	}
+	apply := func(e governance.Effects, epoch, step int) {
+		for a, c := range e.Costs {
+			if st := byID[a]; st != nil {
+				st.payoff -= c
+			}
+		}
+		for a, d := range e.RepDelta {
+			gs.Reputation[a] = clamp01(gs.Reputation[a] + d)
+			if d < 0 {
+				if st := byID[a]; st != nil {
+					st.detected = true
+				}
+			}
+		}
+		for a, n := range e.Freeze {
+			gs.FrozenUntil[a] = max(gs.FrozenUntil[a], epoch+1+n)
+			if st := byID[a]; st != nil {
+				st.detected = true
+			}
+			emit(epoch, step, "freeze", fmt.Sprintf("%s frozen for %d epochs", a, n))
+		}
+		for _, a := range e.Unfreeze {
+			if gs.FrozenUntil[a] > epoch {
+				gs.FrozenUntil[a] = epoch
+			}
+		}
+		for _, ev := range e.Events {
+			emit(epoch, step, "governance", ev)
+		}
+	}
+	ids := make([]string, len(as))
+	for i, st := range as {
+		ids[i] = st.a.ID()
+	}
+	seq := 0
+	for epoch := 0; epoch < epochs; epoch++ {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		gs.Epoch = epoch
+		em := sandbox.NewMetrics(s.Payoff)
+		for _, l := range levers {
+			apply(l.OnEpochStart(gs), epoch, 0)
+		}
+		for _, st := range as {
+			st.actions = 0
+			if gs.Frozen(st.a.ID()) {
+				st.frozenEpochs++
+			}
+		}
+		for step := 0; step < s.Simulation.StepsPerEpoch; step++ {
+			gs.Step = step
+			for _, l := range levers {
+				apply(l.OnStep(gs), epoch, step)
+			}
+			schedule(order, as, gs, s.Simulation.Scheduling, rng)
+			for _, i := range order {
+				st := as[i]
+				id := st.a.ID()
+				if gs.Frozen(id) || (s.RateLimits.PerAgentPerEpoch > 0 && st.actions >= s.RateLimits.PerAgentPerEpoch) {
+					continue
+				}
+				may := true
+				for _, l := range levers {
+					may = may && l.MayAct(gs, id)
+				}
+				if !may {
+					continue
+				}
+				var cands []string
+				for _, j := range adj[i] {
+					if !gs.Frozen(ids[j]) {
+						cands = append(cands, ids[j])
+					}
+				}
+				cp := st.a.ChooseCounterparty(rng, cands, gs.Types)
+				if cp == "" {
+					continue
+				}
+				st.actions++
+				cst := byID[cp]
+				obs := st.a.Observe(rng, agents.Context{Epoch: epoch, Epochs: epochs, Reputation: gs.Reputation[id], Detected: st.detected}, proxy)
+				seq++
+				in := sandbox.Interaction{ID: fmt.Sprintf("i%d", seq), Initiator: id, Counterparty: cp, Kind: st.a.Type(),
+					Observables: &obs, VHat: proxy.VHat(obs), Epoch: epoch, Step: step}
+				in.P = sandbox.Sigmoid(in.VHat, proxy.Config().K, proxy.Config().B)
+				in.Accepted = cst.a.Accept(rng, id, st.a.Type(), in.P)
+				if t := s.Simulation.AcceptanceThreshold; t > 0 && in.P < t {
+					in.Accepted = false
+				}
+				var eff governance.Effects
+				for _, l := range levers {
+					eff.Merge(l.OnInteraction(gs, &in))
+				}
+				if eff.Reject {
+					in.Accepted = false
+				}
+				// Reputation moves with the interaction; r is that change.
+				if in.Accepted {
+					in.RA = 0.05 * (in.P - 0.5)
+					gs.Reputation[id] = clamp01(gs.Reputation[id] + in.RA)
+				}
+				in.CA, in.CB = eff.Costs[id], eff.Costs[cp]
+				delete(eff.Costs, id)
+				delete(eff.Costs, cp)
+				apply(eff, epoch, step)
+				pay := s.Payoff.Payoff(in)
+				if in.Accepted {
+					st.payoff += pay.PiA
+					cst.payoff += pay.PiB
+				} else {
+					st.payoff -= in.CA
+					cst.payoff -= in.CB
+				}
+				st.a.Feedback(pay.PiA, len(eff.Freeze) > 0 || eff.RepDelta[id] < 0)
+				st.n++
+				st.sumP += in.P
+				if in.Accepted {
+					st.acc++
+				}
+				k := pairKey(id, cp)
+				gs.PairCount[k]++
+				if gs.Counterparts[id] == nil {
+					gs.Counterparts[id] = map[string]int{}
+				}
+				gs.Counterparts[id][cp]++
+				b := gs.PairBenefit[k]
+				if in.Accepted {
+					b[0] += pay.PiA
+					b[1] += pay.PiB
+				}
+				gs.PairBenefit[k] = b
+				gs.Interactions++
+				t := st.a.Type()
+				if t == agents.Deceptive && epoch >= int(0.3*float64(epochs)+0.999) {
+					t = "deceptive_late"
+				}
+				typeSum[t] += in.P
+				typeN[t]++
+				if len(res.PSamples[st.a.Type()]) < 2000 {
+					res.PSamples[st.a.Type()] = append(res.PSamples[st.a.Type()], in.P)
+				}
+				em.Add(in)
+				overall.Add(in)
+				if o.OnInteraction != nil {
+					o.OnInteraction(in)
+				}
+			}
+		}
+		r := em.Report()
+		row := EpochRow{Epoch: epoch + 1, Interactions: r.N, Accepted: r.Accepted, Toxicity: r.Toxicity, QualityGap: r.QualityGap,
+			Welfare: r.TotalWelfare, NetWelfare: r.NetSocialWelfare, MeanP: r.MeanP}
+		for _, id := range ids {
+			if gs.Frozen(id) {
+				row.Frozen++
+			}
+		}
+		res.Epochs = append(res.Epochs, row)
+		if o.OnEpoch != nil {
+			o.OnEpoch(row)
+		}
+	}
+	res.Summary = overall.Report()
+	res.Interactions = res.Summary.N
+	for t, s := range typeSum {
+		res.MeanPType[t] = s / float64(typeN[t])
+	}
+	for _, st := range as {
+		row := AgentRow{ID: st.a.ID(), Type: st.a.Type(), Interactions: st.n, Accepted: st.acc, Payoff: st.payoff,
+			Reputation: gs.Reputation[st.a.ID()], FrozenEpochs: st.frozenEpochs}
+		if st.n > 0 {
+			row.MeanP = st.sumP / float64(st.n)
+		}
+		res.Agents = append(res.Agents, row)
+	}
+	res.Criteria, res.Passed = check(s.SuccessCriteria, res.Summary)
+	return res, nil
+}
+
+func pairKey(a, b string) [2]string {
+	if a > b {
+		a, b = b, a
+	}
+	return [2]string{a, b}
+}
+
+
+func clamp01(x float64) float64 { return max(0, min(1, x)) }
+
+func schedule(order []int, as []*agentState, gs *governance.State, how string, rng *rand.Rand) {
+	switch how {
+	case "random":
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	case "priority":
+		sort.SliceStable(order, func(i, j int) bool {
+			return gs.Reputation[as[order[i]].a.ID()] > gs.Reputation[as[order[j]].a.ID()]
+		})
+	default:
+		sort.Ints(order)
+	}
+}
+
+func check(c SuccessCriteria, r sandbox.Report) ([]CriterionResult, bool) {
+	var out []CriterionResult
+	ok := true
+	add := func(name string, limit, actual float64, pass bool) {
+		out = append(out, CriterionResult{name, limit, actual, pass})
+		ok = ok && pass
+	}
+	if c.MaxToxicity != nil {
+		add("max_toxicity", *c.MaxToxicity, r.Toxicity, r.Toxicity <= *c.MaxToxicity)
+	}
+	if c.MinWelfare != nil {
+		add("min_welfare", *c.MinWelfare, r.TotalWelfare, r.TotalWelfare >= *c.MinWelfare)
+	}
+	if c.MinQualityGap != nil {
+		add("min_quality_gap", *c.MinQualityGap, r.QualityGap, r.QualityGap >= *c.MinQualityGap)
+	}
+	if c.MaxUncertainFrac != nil {
+		add("max_uncertain_fraction", *c.MaxUncertainFrac, r.UncertainFraction, r.UncertainFraction <= *c.MaxUncertainFrac)
+	}
+	return out, ok
+}

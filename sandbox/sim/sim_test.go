@@ -1,0 +1,116 @@
+package sim
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/swarm-dev/swarm/sandbox/agents"
+)
+
+func load(t testing.TB, name string) Scenario {
+	t.Helper()
+	s, err := LoadScenario(filepath.Join("..", "..", "examples", "scenarios", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestEveryExampleScenarioRuns(t *testing.T) {
+	files, _ := filepath.Glob("../../examples/scenarios/*.yaml")
+	n := 0
+	for _, f := range files {
+		if strings.HasPrefix(filepath.Base(f), "sweep") {
+			continue
+		}
+		n++
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			s := load(t, filepath.Base(f))
+			res, err := Run(t.Context(), s, Options{Epochs: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Epochs) != 4 || res.Interactions == 0 {
+				t.Fatalf("epochs %d interactions %d", len(res.Epochs), res.Interactions)
+			}
+		})
+	}
+	if n < 8 {
+		t.Errorf("%d example scenarios, want at least 8", n)
+	}
+}
+
+func TestSameSeedSameOutput(t *testing.T) {
+	s := load(t, "adversarial_redteam.yaml")
+	a, _ := Run(t.Context(), s, Options{Epochs: 5})
+	b, _ := Run(t.Context(), s, Options{Epochs: 5})
+	if d := cmp.Diff(a, b, cmp.AllowUnexported()); d != "" {
+		t.Fatalf("same seed differs:\n%s", d)
+	}
+	seed := int64(99)
+	c, _ := Run(t.Context(), s, Options{Epochs: 5, Seed: &seed})
+	if cmp.Equal(a.Epochs, c.Epochs) {
+		t.Error("another seed gave identical epochs")
+	}
+}
+
+func TestPerTypeMeanP(t *testing.T) {
+	s := DefaultScenario()
+	s.ScenarioID = "calibration"
+	s.Agents = []AgentGroup{{Type: agents.Honest, Count: 5}, {Type: agents.Opportunistic, Count: 5}, {Type: agents.Deceptive, Count: 5}, {Type: agents.Adversarial, Count: 5}}
+	s.Simulation = Simulation{Epochs: 100, StepsPerEpoch: 20, Seed: 1}
+	res, err := Run(t.Context(), s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for typ, want := range map[string]float64{"honest": 0.72, "opportunistic": 0.61, "deceptive": 0.63, "adversarial": 0.40} {
+		if got := res.MeanPType[typ]; math.Abs(got-want) > 0.02 {
+			t.Errorf("mean p of %s = %.4f, want %.2f ± 0.02", typ, got, want)
+		}
+	}
+	if late := res.MeanPType["deceptive_late"]; late >= res.MeanPType["deceptive"]-0.05 {
+		t.Errorf("deceptive agents should decay after trust-building: early %.3f late %.3f", res.MeanPType["deceptive"], late)
+	}
+}
+
+func TestGovernanceReducesToxicity(t *testing.T) {
+	base, _ := Run(t.Context(), load(t, "baseline.yaml"), Options{})
+	strict, _ := Run(t.Context(), load(t, "strict_governance.yaml"), Options{})
+	if strict.Summary.Toxicity >= base.Summary.Toxicity {
+		t.Errorf("strict governance toxicity %.3f not below baseline %.3f", strict.Summary.Toxicity, base.Summary.Toxicity)
+	}
+}
+
+func TestScenarioStrictDecoding(t *testing.T) {
+	_, err := ParseScenario("bad.yaml", []byte("scenario_id: x\nagents:\n  - {type: honest, count: 2}\ngovernance:\n  transaction_tax: {enabled: true, rat: 0.1}\n"))
+	if err == nil || !strings.Contains(err.Error(), "bad.yaml") || !strings.Contains(err.Error(), "rat") {
+		t.Fatalf("unknown lever key accepted or badly reported: %v", err)
+	}
+	_, err = ParseScenario("bad.yaml", []byte("scenario_id: x\nagents:\n  - {type: wizard, count: 2}\n"))
+	if err == nil || !strings.Contains(err.Error(), "wizard") {
+		t.Fatalf("unknown type: %v", err)
+	}
+	if _, err := os.Stat("../../examples/scenarios/sweep-tax.yaml"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func BenchmarkBaselineLoop(b *testing.B) {
+	s := load(b, "baseline.yaml")
+	s.Simulation.Epochs = 50
+	b.ReportAllocs()
+	total := 0
+	for b.Loop() {
+		res, err := Run(b.Context(), s, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += res.Interactions
+	}
+	b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "interactions/s")
+}
