@@ -171,3 +171,25 @@ func TestSandboxMetricsReproducesGoldenValuesFromJSONL(t *testing.T) {
 func sandboxDefaults() SandboxMetricsOptions {
 	return SandboxMetricsOptions{Payoff: sandbox.DefaultPayoffConfig(), Proxy: sandbox.DefaultProxyConfig()}
 }
+
+func TestSandboxRunWritesOutputsAndChecksCriteria(t *testing.T) {
+	dir := t.TempDir()
+	app, out, _ := testApp()
+	if err := runSandboxRun(t.Context(), app, SandboxRunOptions{Scenario: "../../examples/scenarios/baseline.yaml", Epochs: 3, Out: dir}); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, f := range []string{"epochs.csv", "agents.csv", "events.jsonl", "summary.json", "toxicity.png", "toxicity.svg", "welfare.png", "p_distribution.svg"} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s missing or empty", f)
+		}
+	}
+	strict := writeFile(t, "strict.yaml", "scenario_id: s\nagents:\n  - {type: adversarial, count: 3}\nsimulation: {epochs: 2, steps_per_epoch: 5, seed: 1}\nsuccess_criteria:\n  max_toxicity: 0.01\n")
+	app, out, _ = testApp()
+	if got := code(runSandboxRun(t.Context(), app, SandboxRunOptions{Scenario: strict, Out: t.TempDir()})); got != 1 {
+		t.Errorf("failed criterion exit %d, want 1\n%s", got, out)
+	}
+	bad := writeFile(t, "bad.yaml", "scenario_id: s\nagents: []\n")
+	if got := code(runSandboxRun(t.Context(), app, SandboxRunOptions{Scenario: bad, Out: t.TempDir()})); got != 2 {
+		t.Errorf("bad scenario exit %d, want 2", got)
+	}
+}

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/swarm-dev/swarm/sandbox"
+	"github.com/swarm-dev/swarm/sandbox/sim"
+)
+
+func init() {
+	registerSandbox(newSandboxRunCmd)
+	registerSandbox(newSandboxSweepCmd)
+}
+
+// SandboxRunOptions are the flags of `swarm sandbox run`.
+type SandboxRunOptions struct {
+	Scenario string
+	Seed     int64
+	SeedSet  bool
+	Epochs   int
+	Out      string
+}
+
+func newSandboxRunCmd(app *App) *cobra.Command {
+	var o SandboxRunOptions
+	cmd := &cobra.Command{
+		Use:   "run SCENARIO.yaml",
+		Short: "Simulate a scenario of scripted agents",
+		Long: `Simulate a scenario: a per-epoch table on the terminal, and epochs.csv,
+agents.csv, events.jsonl, summary.json and plots (toxicity and welfare over
+epochs, p distribution per agent type; PNG and SVG) in the output directory.
+Exit 1 when a success criterion fails.`,
+		Example: `  swarm sandbox run examples/scenarios/baseline.yaml
+  swarm sandbox run examples/scenarios/adversarial_redteam.yaml --seed 3 --epochs 50 --out /tmp/redteam`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Scenario = args[0]
+			o.SeedSet = cmd.Flags().Changed("seed")
+			return runSandboxRun(cmd.Context(), app, o)
+		},
+	}
+	cmd.Flags().Int64Var(&o.Seed, "seed", 0, "seed (default: the scenario's)")
+	cmd.Flags().IntVar(&o.Epochs, "epochs", 0, "epochs (default: the scenario's)")
+	cmd.Flags().StringVar(&o.Out, "out", "", "output directory (default runs/sandbox-<scenario>-<seed>)")
+	return cmd
+}
+
+func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
+	s, err := sim.LoadScenario(o.Scenario)
+	if err != nil {
+		return usageError(err)
+	}
+	opts := sim.Options{Epochs: o.Epochs}
+	seed := s.Simulation.Seed
+	if o.SeedSet {
+		seed = o.Seed
+		opts.Seed = &seed
+	}
+	out := o.Out
+	if out == "" {
+		out = filepath.Join("runs", fmt.Sprintf("sandbox-%s-%d", s.ScenarioID, seed))
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	// events.jsonl is written as the run goes.
+	ef, err := os.Create(filepath.Join(out, "events.jsonl"))
+	if err != nil {
+		return err
+	}
+	defer ef.Close()
+	ew := bufio.NewWriter(ef)
+	defer ew.Flush()
+	enc := json.NewEncoder(ew)
+	writeEvents := s.Outputs.Events == nil || *s.Outputs.Events
+	var mu sync.Mutex
+	opts.OnEvent = func(e sim.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = enc.Encode(map[string]any{"type": "governance", "epoch": e.Epoch, "step": e.Step, "kind": e.Kind, "message": e.Message})
+	}
+	if writeEvents {
+		opts.OnInteraction = func(in sandbox.Interaction) {
+			mu.Lock()
+			defer mu.Unlock()
+			_ = enc.Encode(map[string]any{"type": "interaction", "id": in.ID, "epoch": in.Epoch, "step": in.Step, "initiator": in.Initiator,
+				"counterparty": in.Counterparty, "p": in.P, "v_hat": in.VHat, "accepted": in.Accepted})
+		}
+	}
+	tw := tabwriter.NewWriter(app.Out, 0, 2, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(app.Out, "scenario %s · seed %d\n", s.ScenarioID, seed)
+	fmt.Fprintln(tw, "epoch\tinteractions\taccepted\ttoxicity\tquality gap\twelfare\tfrozen\t")
+	opts.OnEpoch = func(e sim.EpochRow) {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%.3f\t%.3f\t%.2f\t%d\t\n", e.Epoch, e.Interactions, e.Accepted, e.Toxicity, e.QualityGap, e.Welfare, e.Frozen)
+		tw.Flush()
+	}
+	res, err := sim.Run(ctx, s, opts)
+	if res != nil {
+		plots := s.Outputs.Plots == nil || *s.Outputs.Plots
+		if werr := sim.WriteOutputs(out, res, plots); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	r := res.Summary
+	fmt.Fprintf(app.Out, "\n%d interactions · toxicity %.3f · quality gap %.3f · welfare %.2f · output in %s\n", r.N, r.Toxicity, r.QualityGap, r.TotalWelfare, out)
+	var types []string
+	for t := range res.MeanPType {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	for _, t := range types {
+		fmt.Fprintf(app.Out, "  mean p %-16s %.3f\n", t, res.MeanPType[t])
+	}
+	for _, c := range res.Criteria {
+		mark := "ok"
+		if !c.Passed {
+			mark = "FAILED"
+		}
+		fmt.Fprintf(app.Out, "  criterion %-22s limit %.3f actual %.3f %s\n", c.Name, c.Limit, c.Actual, mark)
+	}
+	if !res.Passed {
+		return exitCode(1)
+	}
+	return nil
+}
+
+func newSandboxSweepCmd(app *App) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "sweep SWEEP.yaml",
+		Short: "Run a parameter sweep over a scenario",
+		Long: `Run a scenario over the cartesian product of parameter values (dotted keys)
+and several seeds. Writes sweep.csv and, per swept parameter, a CSV and a plot
+of toxicity and welfare against its values (mean over seeds and other values).`,
+		Example: "  swarm sandbox sweep examples/scenarios/sweep-tax.yaml --out /tmp/sweep",
+		Args:    cobra.ExactArgs(1),
+		RunE:    func(cmd *cobra.Command, args []string) error { return runSandboxSweep(cmd.Context(), app, args[0], out) },
+	}
+	cmd.Flags().StringVar(&out, "out", "", "output directory (default runs/sweep-<name>)")
+	return cmd
+}
+
+func runSandboxSweep(ctx context.Context, app *App, path, out string) error {
+	sw, base, err := sim.LoadSweep(path)
+	if err != nil {
+		return usageError(err)
+	}
+	if out == "" {
+		out = filepath.Join("runs", "sweep-"+strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	tty := isTerminal(app.Err)
+	rows, err := sim.RunSweep(ctx, sw, base, path, func(done, total int) {
+		if tty {
+			const w = 30
+			f := done * w / total
+			fmt.Fprintf(app.Err, "\r[%s%s] %d/%d", strings.Repeat("█", f), strings.Repeat("·", w-f), done, total)
+			if done == total {
+				fmt.Fprintln(app.Err)
+			}
+		} else {
+			fmt.Fprintf(app.Err, "sweep: %d/%d runs\n", done, total)
+		}
+	})
+	if err != nil {
+		return usageError(err)
+	}
+	keys := sw.Keys()
+	all, _ := os.Create(filepath.Join(out, "sweep.csv"))
+	w := csv.NewWriter(all)
+	_ = w.Write(append(append([]string{}, keys...), "seed", "toxicity", "quality_gap", "welfare", "interactions"))
+	for _, r := range rows {
+		var rec []string
+		for _, k := range keys {
+			rec = append(rec, fmt.Sprint(r.Point[k]))
+		}
+		rec = append(rec, fmt.Sprint(r.Seed), fmt.Sprintf("%.6f", r.Toxicity), fmt.Sprintf("%.6f", r.QualityGap), fmt.Sprintf("%.6f", r.Welfare), fmt.Sprint(r.Interactions))
+		_ = w.Write(rec)
+	}
+	w.Flush()
+	all.Close()
+	for _, k := range keys {
+		if err := sweepParam(out, k, sw.Parameters[k], rows); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(app.Out, "%d runs · results in %s\n", len(rows), out)
+	return nil
+}
+
+func sweepParam(out, key string, values []any, rows []sim.SweepRow) error {
+	safe := strings.ReplaceAll(key, ".", "_")
+	f, err := os.Create(filepath.Join(out, "sweep_"+safe+".csv"))
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write([]string{key, "runs", "mean_toxicity", "mean_welfare", "mean_quality_gap"})
+	tox, wel := plotter.XYs{}, plotter.XYs{}
+	numeric := true
+	for i, v := range values {
+		var n int
+		var t, we, g float64
+		for _, r := range rows {
+			if fmt.Sprint(r.Point[key]) == fmt.Sprint(v) {
+				n++
+				t += r.Toxicity
+				we += r.Welfare
+				g += r.QualityGap
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		_ = w.Write([]string{fmt.Sprint(v), fmt.Sprint(n), fmt.Sprintf("%.6f", t/float64(n)), fmt.Sprintf("%.6f", we/float64(n)), fmt.Sprintf("%.6f", g/float64(n))})
+		x := float64(i)
+		switch xv := v.(type) {
+		case float64:
+			x = xv
+		case int:
+			x = float64(xv)
+		case uint64:
+			x = float64(xv)
+		default:
+			numeric = false
+		}
+		tox = append(tox, plotter.XY{X: x, Y: t / float64(n)})
+		wel = append(wel, plotter.XY{X: x, Y: we / float64(n)})
+	}
+	w.Flush()
+	f.Close()
+	_ = numeric
+	for _, m := range []struct {
+		name string
+		xy   plotter.XYs
+	}{{"toxicity", tox}, {"welfare", wel}} {
+		p := plot.New()
+		p.Title.Text = m.name + " vs " + key
+		p.X.Label.Text, p.Y.Label.Text = key, "mean "+m.name
+		if err := plotutil.AddLinePoints(p, m.name, m.xy); err != nil {
+			return err
+		}
+		for _, ext := range []string{".png", ".svg"} {
+			if err := p.Save(14*vg.Centimeter, 9*vg.Centimeter, filepath.Join(out, "sweep_"+safe+"_"+m.name+ext)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

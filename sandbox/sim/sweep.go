@@ -1,0 +1,140 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+)
+
+// Sweep is a sweep YAML file.
+type Sweep struct {
+	Scenario   string           `yaml:"scenario"` // path, relative to the sweep file
+	Seeds      []int64          `yaml:"seeds"`
+	Epochs     int              `yaml:"epochs"`
+	Parameters map[string][]any `yaml:"parameters"` // dotted key -> values
+}
+
+// SweepRow is one (parameter point, seed) result.
+type SweepRow struct {
+	Point        map[string]any
+	Seed         int64
+	Toxicity     float64
+	QualityGap   float64
+	Welfare      float64
+	Interactions int
+}
+
+// LoadSweep reads a sweep file and its scenario (strictly).
+func LoadSweep(path string) (Sweep, []byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Sweep{}, nil, err
+	}
+	var sw Sweep
+	if err := yaml.NewDecoder(bytes.NewReader(b), yaml.Strict(), yaml.DisallowUnknownField()).Decode(&sw); err != nil {
+		return sw, nil, fmt.Errorf("%s:%s", path, yaml.FormatError(err, false, false))
+	}
+	if sw.Scenario == "" || len(sw.Parameters) == 0 {
+		return sw, nil, fmt.Errorf("%s: scenario and parameters are required", path)
+	}
+	if len(sw.Seeds) == 0 {
+		sw.Seeds = []int64{1}
+	}
+	sp := sw.Scenario
+	if !filepath.IsAbs(sp) {
+		sp = filepath.Join(filepath.Dir(path), sp)
+	}
+	sb, err := os.ReadFile(sp)
+	if err != nil {
+		return sw, nil, fmt.Errorf("%s: scenario: %w", path, err)
+	}
+	return sw, sb, nil
+}
+
+// Points is the cartesian product of the parameters, keys sorted.
+func (sw Sweep) Points() []map[string]any {
+	keys := sw.Keys()
+	points := []map[string]any{{}}
+	for _, k := range keys {
+		var next []map[string]any
+		for _, p := range points {
+			for _, v := range sw.Parameters[k] {
+				q := map[string]any{}
+				for kk, vv := range p {
+					q[kk] = vv
+				}
+				q[k] = v
+				next = append(next, q)
+			}
+		}
+		points = next
+	}
+	return points
+}
+
+// Keys are the swept keys, sorted.
+func (sw Sweep) Keys() []string {
+	var keys []string
+	for k := range sw.Parameters {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// applyPoint sets dotted keys in the scenario YAML document.
+func applyPoint(base []byte, point map[string]any) ([]byte, error) {
+	var doc map[string]any
+	if err := yaml.Unmarshal(base, &doc); err != nil {
+		return nil, err
+	}
+	for k, v := range point {
+		parts := strings.Split(k, ".")
+		m := doc
+		for _, p := range parts[:len(parts)-1] {
+			sub, ok := m[p].(map[string]any)
+			if !ok {
+				sub = map[string]any{}
+				m[p] = sub
+			}
+			m = sub
+		}
+		m[parts[len(parts)-1]] = v
+	}
+	return yaml.Marshal(doc)
+}
+
+// RunSweep runs every point with every seed; progress is called after each run.
+func RunSweep(ctx context.Context, sw Sweep, base []byte, name string, progress func(done, total int)) ([]SweepRow, error) {
+	points := sw.Points()
+	total := len(points) * len(sw.Seeds)
+	var rows []SweepRow
+	for _, pt := range points {
+		doc, err := applyPoint(base, pt)
+		if err != nil {
+			return rows, err
+		}
+		s, err := ParseScenario(fmt.Sprintf("%s with %v", name, pt), doc)
+		if err != nil {
+			return rows, err
+		}
+		for _, seed := range sw.Seeds {
+			seed := seed
+			res, err := Run(ctx, s, Options{Seed: &seed, Epochs: sw.Epochs})
+			if err != nil {
+				return rows, err
+			}
+			rows = append(rows, SweepRow{Point: pt, Seed: seed, Toxicity: res.Summary.Toxicity, QualityGap: res.Summary.QualityGap, Welfare: res.Summary.TotalWelfare, Interactions: res.Interactions})
+			if progress != nil {
+				progress(len(rows), total)
+			}
+		}
+	}
+	return rows, nil
+}
