@@ -153,7 +153,9 @@ and several seeds. Writes sweep.csv and, per swept parameter, a CSV and a plot
 of toxicity and welfare against its values (mean over seeds and other values).`,
 		Example: "  swarm sandbox sweep examples/scenarios/sweep-tax.yaml --out /tmp/sweep",
 		Args:    cobra.ExactArgs(1),
-		RunE:    func(cmd *cobra.Command, args []string) error { return runSandboxSweep(cmd.Context(), app, args[0], out) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSandboxSweep(cmd.Context(), app, args[0], out)
+		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "output directory (default runs/sweep-<name>)")
 	return cmd

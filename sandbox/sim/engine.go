@@ -330,7 +330,6 @@ func pairKey(a, b string) [2]string {
 	return [2]string{a, b}
 }
 
-
 func clamp01(x float64) float64 { return max(0, min(1, x)) }
 
 func schedule(order []int, as []*agentState, gs *governance.State, how string, rng *rand.Rand) {

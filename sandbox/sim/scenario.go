@@ -45,7 +45,7 @@ type Simulation struct {
 	Epochs              int     `yaml:"epochs"`
 	StepsPerEpoch       int     `yaml:"steps_per_epoch"`
 	Seed                int64   `yaml:"seed"`
-	Scheduling          string  `yaml:"scheduling"` // round_robin (default), random, priority
+	Scheduling          string  `yaml:"scheduling"`           // round_robin (default), random, priority
 	AcceptanceThreshold float64 `yaml:"acceptance_threshold"` // global p̄: accept only if p ≥ p̄ (0: off)
 }
 
