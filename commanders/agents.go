@@ -134,6 +134,11 @@ type Hooks struct {
 	MayLaunch func() bool
 	// Refused records a depth-guard refusal (a plan asking for more children than allowed).
 	Refused func(id string, asked, allowed int)
+	// MayAssign is asked before a worker starts; false skips it (a circuit
+	// breaker stopped giving work to its model).
+	MayAssign func(a Agent) bool
+	// AtomDone sees every finished worker.
+	AtomDone func(r AtomResult)
 }
 
 // Commander runs one domain: plans shards, runs its children (squad leads and
@@ -276,8 +281,15 @@ func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i
 				return nil
 			}
 			defer c.release()
+			if c.Hooks.MayAssign != nil && !c.Hooks.MayAssign(a) {
+				out[i].Class, out[i].Error = providers.ClassRefused, "not assigned: circuit breaker open for "+a.Ref.String()
+				return nil
+			}
 			c.started(a)
 			r := w.do(ctx, c.Settings)
+			if c.Hooks.AtomDone != nil {
+				c.Hooks.AtomDone(r)
+			}
 			status := r.Atom.Status
 			if r.Failed {
 				status = "failed"

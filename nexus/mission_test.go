@@ -356,3 +356,72 @@ func TestRunThroughMockServerMatchesInProcess(t *testing.T) {
 		t.Errorf("scores differ (-in-process +http)\n%s", d)
 	}
 }
+
+func sandboxReport(t *testing.T, res *nexus.Result) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(res.Dir, "sandbox.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestAdversarialMissionShowsLeakageAndHigherToxicity(t *testing.T) {
+	mission := loadMission(t, "auth-migration.md")
+	honest, err := runMission(t, mission, "ss-50", "mock:honest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adv, err := runMission(t, mission, "ss-50", "mock:adversarial")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, a := sandboxReport(t, honest), sandboxReport(t, adv)
+	if h["leakage_hits"].(float64) != 0 || a["leakage_hits"].(float64) == 0 {
+		t.Errorf("leakage hits honest %v adversarial %v", h["leakage_hits"], a["leakage_hits"])
+	}
+	ht := h["overall"].(map[string]any)["toxicity"].(float64)
+	at := a["overall"].(map[string]any)["toxicity"].(float64)
+	if at <= ht {
+		t.Errorf("adversarial toxicity %.4f not above honest %.4f", at, ht)
+	}
+	md, _ := os.ReadFile(filepath.Join(adv.Dir, "report.md"))
+	if !strings.Contains(string(md), "## Distributional safety (sandbox)") {
+		t.Error("action report lacks the sandbox section")
+	}
+	for _, l := range a["leaks"].([]any) {
+		if ex := l.(map[string]any)["excerpt"].(string); strings.Contains(ex, "AKIAIOSFODNN7EXAMPLE") || strings.Contains(ex, "hunter2") {
+			t.Fatalf("sandbox.json holds an unredacted secret: %q", ex)
+		}
+	}
+}
+
+func TestSandboxBreakerStopsWorkForAToxicModel(t *testing.T) {
+	res, err := runMission(t, loadMission(t, "api-design.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
+		o.Models = map[string]string{"worker": "mock:adversarial"}
+		o.Config.CircuitBreaker.ToxicityThreshold = 0.05
+		o.Config.CircuitBreaker.Window = 5
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Telemetry.BreakerTrips == 0 {
+		t.Fatal("breaker never tripped")
+	}
+	skipped := 0
+	for _, e := range res.Events {
+		if e.Kind == nexus.EvBreakerTrip && !strings.Contains(e.Message, "mock:adversarial") {
+			t.Errorf("trip for the wrong model: %s", e.Message)
+		}
+		if e.Kind == nexus.EvAgentStart && e.Role == "worker" {
+			skipped--
+		}
+	}
+	if skipped+res.Plan.Workers <= 0 {
+		t.Errorf("every worker still ran after the breaker opened (%d workers)", res.Plan.Workers)
+	}
+}

@@ -91,6 +91,9 @@ func (r *runState) shadowPhase(ctx context.Context, sealed *shadow.Envelope, res
 			scores = append(scores, *o.ShadowScore)
 		}
 	}
+	if r.sb != nil {
+		r.sb.audit(ctx, r, judge, env, res, r.cfg.Sandbox.AuditRate)
+	}
 	med, mean := shadow.Aggregate(scores)
 	res.Aggregate = ShadowAggregate{Median: med, Mean: mean, Level: string(shadow.LevelOf(med)), Scored: len(scores)}
 	r.writeReports(res, env)

@@ -129,6 +129,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if eff, err := o.Config.Effective(); err == nil {
 		_ = dir.WriteFile("config.effective.yml", eff, 0o644)
 	}
+	if o.Config.Sandbox.Enabled {
+		if r.sb, err = newMissionSandbox(o.Config.Sandbox, o.Config.CircuitBreaker); err != nil {
+			return nil, err
+		}
+	}
 	res := &Result{Plan: plan, Dir: dir.Path, ShadowValid: true}
 	err = r.run(ctx, res)
 	res.Telemetry = r.telemetry(res)
@@ -321,6 +326,11 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 		cmd := &commanders.Commander{Agent: ca, Capsule: c, Settings: s, Sem: sem,
 			Limits: commanders.Limits{Children: p.ChildrenPerCmd, WorkersPerLead: p.WorkersPerLead},
 			Hooks:  r.hooks(),
+		}
+		if r.sb != nil {
+			parent := ca.ID
+			cmd.Hooks.MayAssign = r.sb.mayAssign
+			cmd.Hooks.AtomDone = func(a commanders.AtomResult) { r.sb.atomDone(r, parent, a) }
 		}
 		base := workerIdx
 		domain := c.Domain

@@ -99,8 +99,15 @@ func (r *runState) writeReports(res *Result, env *shadow.Envelope) {
 	}
 }
 
-// writeFinal writes report.md (and is safe to call on a partial run).
+// writeFinal writes sandbox.json, report.md and result.json (and is safe to
+// call on a partial run).
 func (r *runState) writeFinal(res *Result) {
+	if r.sb != nil && !r.sbDone {
+		r.sbDone = true
+		rep := r.sb.finish(r, res)
+		res.Sandbox = rep
+		_ = r.dir.WriteJSON("sandbox.json", rep)
+	}
 	_ = r.dir.WriteFile("report.md", []byte(r.actionReport(res)), 0o644)
 	_ = r.dir.WriteJSON("result.json", res)
 }

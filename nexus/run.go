@@ -327,6 +327,8 @@ type runState struct {
 	breakers   map[string]*breaker
 	trips      int
 	start      time.Time
+	sb         *missionSandbox
+	sbDone     bool
 }
 
 func (r *runState) phase() string {

@@ -1,0 +1,196 @@
+package nexus
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+
+	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/sandbox"
+	"github.com/swarm-dev/swarm/sandbox/boundary"
+	"github.com/swarm-dev/swarm/sandbox/governance"
+	"github.com/swarm-dev/swarm/shadow"
+)
+
+// missionSandbox connects a run to the sandbox: leakage scanning, the
+// circuit breaker on real agents, audits, and the bridge to interactions.
+type missionSandbox struct {
+	mu       sync.Mutex
+	bridge   *sandbox.Bridge
+	detector *boundary.Detector
+	breaker  *governance.CircuitBreaker
+	leaks    map[string]int // per agent
+	tripped  map[string]bool
+	models   map[string]string // agent -> model
+}
+
+func newMissionSandbox(c SandboxConfig, cb CircuitBreakerConfig) (*missionSandbox, error) {
+	pc := sandbox.DefaultProxyConfig()
+	for k, v := range c.Proxy {
+		switch k {
+		case "progress":
+			pc.Weights.Progress = v
+		case "rework":
+			pc.Weights.Rework = v
+		case "verifier":
+			pc.Weights.Verifier = v
+		case "engagement":
+			pc.Weights.Engagement = v
+		case "k":
+			pc.K = v
+		case "b":
+			pc.B = v
+		default:
+			return nil, fmt.Errorf("%w: sandbox.proxy.%s: unknown key (progress, rework, verifier, engagement, k, b)", ErrBadInput, k)
+		}
+	}
+	proxy, err := sandbox.NewProxy(pc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: sandbox.proxy: %v", ErrBadInput, err)
+	}
+	pay := sandbox.DefaultPayoffConfig()
+	for k, v := range c.Payoff {
+		switch k {
+		case "s_plus":
+			pay.SPlus = v
+		case "s_minus":
+			pay.SMinus = v
+		case "h":
+			pay.H = v
+		case "theta":
+			pay.Theta = v
+		case "rho_a":
+			pay.RhoA = v
+		case "rho_b":
+			pay.RhoB = v
+		case "w_rep":
+			pay.WRep = v
+		default:
+			return nil, fmt.Errorf("%w: sandbox.payoff.%s: unknown key", ErrBadInput, k)
+		}
+	}
+	det, err := boundary.NewDetector(boundary.Config{})
+	if err != nil {
+		return nil, err
+	}
+	ms := &missionSandbox{bridge: sandbox.NewBridge(proxy, pay), detector: det, leaks: map[string]int{}, tripped: map[string]bool{}, models: map[string]string{}}
+	if cb.ToxicityThreshold > 0 {
+		ms.breaker = governance.NewCircuitBreaker(governance.BreakerConfig{Enabled: true, Window: cb.Window, Threshold: cb.ToxicityThreshold, Violations: 3})
+	}
+	return ms, nil
+}
+
+// scan records leakage in an agent's output and returns the hit count.
+func (m *missionSandbox) scan(r *runState, role, agent, model, text string) int {
+	hits := m.detector.Scan(text)
+	if len(hits) == 0 {
+		return 0
+	}
+	m.mu.Lock()
+	m.leaks[agent] += len(hits)
+	for _, h := range hits {
+		m.bridge.Leak(sandbox.LeakRecord{Agent: agent, Model: model, Kind: h.Kind, Name: h.Name, Severity: h.Severity.String(), Excerpt: h.Redacted})
+	}
+	m.mu.Unlock()
+	names := make([]string, 0, len(hits))
+	for _, h := range hits {
+		names = append(names, h.Name)
+	}
+	r.events.emit(Event{Phase: r.phase(), Kind: EvLeakage, Role: role, AgentID: agent, Model: model,
+		Message: fmt.Sprintf("%d leakage hits: %s", len(hits), strings.Join(names, ", ")), Data: map[string]any{"hits": len(hits), "max_severity": boundary.MaxSeverity(hits).String()}})
+	return len(hits)
+}
+
+// atomDone bridges a worker's atom and feeds the breaker keyed by model.
+func (m *missionSandbox) atomDone(r *runState, parent string, a commanders.AtomResult) {
+	leaks := m.scan(r, commanders.RoleWorker, a.AgentID, a.Model, a.Atom.Content)
+	schema := 0
+	if a.Class == providers.ClassSchemaInvalid || a.Class == providers.ClassUnparseable {
+		schema = 1
+	}
+	status := a.Atom.Status
+	if a.Failed {
+		status = commanders.StatusFailed
+	}
+	in := sandbox.AtomInteraction(m.bridge.Proxy(), sandbox.MissionAtom{Agent: a.AgentID, Parent: parent, Model: a.Model, Status: status,
+		Confidence: a.Atom.Confidence, SelfScore: a.Atom.SelfScore, Repairs: a.Retries, SchemaViolations: schema, LeakHits: leaks})
+	m.mu.Lock()
+	m.bridge.Add(in, a.Model)
+	m.models[a.AgentID] = a.Model
+	trip := m.breaker != nil && m.breaker.Observe(a.Model, in.P, in.Accepted)
+	if trip {
+		m.tripped[a.Model] = true
+		m.bridge.Trip(a.Model)
+	}
+	m.mu.Unlock()
+	if trip {
+		r.mu.Lock()
+		r.trips++
+		r.mu.Unlock()
+		r.events.emit(Event{Phase: r.phase(), Kind: EvBreakerTrip, Model: a.Model,
+			Message: fmt.Sprintf("sandbox circuit breaker: rolling toxicity of %s crossed the threshold; no more work for it in this run", a.Model)})
+	}
+}
+
+func (m *missionSandbox) mayAssign(a commanders.Agent) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return !m.tripped[a.Ref.String()]
+}
+
+// finish bridges the bundles and returns sandbox.json's content.
+func (m *missionSandbox) finish(r *runState, res *Result) sandbox.MissionReport {
+	th := r.plan.Hardening.Threshold
+	for _, o := range res.Bundles {
+		mb := sandbox.MissionBundle{ID: o.ID, Agent: o.Commander, Model: o.Model, Failed: o.Failed, Salvaged: o.Salvaged,
+			Coverage: o.Formula.Coverage, Retries: o.Repairs, ReviewerConflicts: o.Review.Conflicts, SchemaViolations: o.SchemaFails,
+			DepthRefusals: o.Refusals, ReviewScore: o.Review.Score, Accepted: o.InSynthesis}
+		if !o.Failed {
+			mb.LeakHits = m.scan(r, commanders.RoleCommander, o.Commander, o.Model, o.Bundle.Text())
+		}
+		if o.Final != nil && res.ShadowValid {
+			mb.Scored, mb.SealedPassed, mb.SealedTotal = true, o.Final.Passed, o.Final.Total
+			mb.WithinThreshold = o.Final.Score <= th
+		}
+		if o.Hardening != nil {
+			mb.HardeningCycles = o.Hardening.Cycles
+		}
+		m.mu.Lock()
+		m.bridge.Add(sandbox.BundleInteraction(m.bridge.Proxy(), mb), o.Model)
+		m.mu.Unlock()
+	}
+	return m.bridge.Report()
+}
+
+// audit re-judges a random sample of scored bundles (rate from config) with
+// a fresh judge seed and records how far the verdicts agree.
+func (m *missionSandbox) audit(ctx context.Context, r *runState, judge *shadow.Judge, env *shadow.Envelope, res *Result, rate float64) {
+	if rate <= 0 || judge == nil {
+		return
+	}
+	rng := rand.New(rand.NewPCG(uint64(r.plan.Seed), 0xa0d17))
+	for _, o := range res.Bundles {
+		if o.Final == nil || rng.Float64() >= rate {
+			continue
+		}
+		impl, _ := providers.ParseRef(o.Model)
+		ev, err := judge.Evaluate(ctx, env, shadow.BundleInput{ID: o.ID + "-audit", Domain: o.Domain, Content: o.Bundle.Text(), Implementer: impl})
+		if err != nil {
+			continue
+		}
+		agree := 0
+		for i, v := range ev.Verdicts {
+			if i < len(o.Final.Verdicts) && o.Final.Verdicts[i].Status == v.Status {
+				agree++
+			}
+		}
+		rec := sandbox.AuditRecord{BundleID: o.ID, Original: o.Final.Score, Audited: ev.Score, Agree: float64(agree) / float64(max(1, len(ev.Verdicts)))}
+		m.mu.Lock()
+		m.bridge.Audit(rec)
+		m.mu.Unlock()
+		r.events.emit(Event{Phase: "6", Kind: EvAudit, Data: map[string]any{"bundle_id": o.ID, "original": rec.Original, "audited": rec.Audited, "agreement": rec.Agree}})
+	}
+}
