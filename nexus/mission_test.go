@@ -425,3 +425,42 @@ func TestSandboxBreakerStopsWorkForAToxicModel(t *testing.T) {
 		t.Errorf("every worker still ran after the breaker opened (%d workers)", res.Plan.Workers)
 	}
 }
+
+func TestReplaysMeasureIncoherence(t *testing.T) {
+	mission := loadMission(t, "api-design.md")
+	t.Run("without a benchmark E is unavailable", func(t *testing.T) {
+		res, err := runMission(t, mission, "ss-50", "mock:honest", func(o *nexus.Options) {
+			o.Replays = 3
+			o.Models = map[string]string{"commander": "mock:sloppy"}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb := sandboxReport(t, res)
+		inc := sb["incoherence"].(map[string]any)
+		if inc["mean_d"].(float64) <= 0 || !strings.Contains(sb["incoherence_e"].(string), "models.reference") {
+			t.Errorf("sloppy replays should disagree and E be unavailable: %v / %v", inc["mean_d"], sb["incoherence_e"])
+		}
+		if _, err := os.Stat(filepath.Join(res.Dir, "replays", "2", "report.md")); err != nil {
+			t.Error("replay directories not kept")
+		}
+	})
+	t.Run("with a reference judge E is reported", func(t *testing.T) {
+		res, err := runMission(t, mission, "ss-50", "mock:honest", func(o *nexus.Options) {
+			o.Replays = 2
+			o.Config.Models.Reference = "mock:honest"
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb := sandboxReport(t, res)
+		if e, ok := sb["incoherence_e"]; ok && e != "" {
+			t.Errorf("E unavailable despite a reference: %v", e)
+		}
+		// honest commanders, deterministic judge: fully coherent and matching the benchmark
+		inc := sb["incoherence"].(map[string]any)
+		if inc["mean_d"].(float64) != 0 || inc["mean_e"].(float64) != 0 {
+			t.Errorf("honest replays: D %v E %v, want 0", inc["mean_d"], inc["mean_e"])
+		}
+	})
+}

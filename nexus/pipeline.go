@@ -278,6 +278,14 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 
 	// Phase 8: output.
 	r.enter("8", "action report and telemetry")
+	if r.opts.Replays > 1 && r.sb != nil && res.ShadowValid {
+		inc, reason, err := r.replayIncoherence(ctx, res, r.opts.Replays)
+		if err != nil {
+			r.events.emit(Event{Phase: "8", Kind: EvFailure, Message: "replays: " + err.Error()})
+		} else {
+			r.sb.bridge.SetIncoherence(inc, reason)
+		}
+	}
 	r.writeFinal(res)
 	r.leave("8", nil)
 	return ctx.Err()

@@ -34,6 +34,7 @@ type RunOptions struct {
 	JSON        bool
 	Interactive bool
 	Quiet       bool
+	Replays     int
 }
 
 func newRunCmd(app *App) *cobra.Command {
@@ -72,6 +73,7 @@ every role runs on the deterministic mock provider, offline.`,
 	f.BoolVar(&o.JSON, "json", false, "stream events to stdout as JSON lines")
 	f.BoolVar(&o.Interactive, "interactive", false, "show the briefing and ask to confirm before spending")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only the final summary")
+	f.IntVar(&o.Replays, "replays", 0, "run the mission K times in all (same sealed criteria) to measure incoherence")
 	return cmd
 }
 
@@ -120,7 +122,7 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 		models[strings.TrimSpace(role)] = strings.TrimSpace(ref)
 	}
 	opts := nexus.Options{Config: cfg, Registry: newRegistry(), Mission: mission, MissionName: name, Scale: o.Scale,
-		Personality: o.Personality, Provider: o.Provider, Models: models, OutDir: o.Out}
+		Personality: o.Personality, Provider: o.Provider, Models: models, OutDir: o.Out, Replays: o.Replays}
 	if o.SeedSet {
 		opts.Seed = &o.Seed
 	}
