@@ -216,6 +216,9 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if r.opts.StopAfterSeal {
+		return nil
+	}
 
 	// Phase 2: capsules.
 	r.enter("2", "context capsules")

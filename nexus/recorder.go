@@ -95,7 +95,7 @@ func (r *runState) recorded(ref providers.Ref, p providers.Provider) providers.P
 		cost := r.account(ref, req.Caller.Role, resp.Usage, lat, cerr)
 		data := map[string]any{
 			"input_tokens": resp.Usage.InputTokens, "output_tokens": resp.Usage.OutputTokens,
-			"latency_ms": lat.Milliseconds(), "cost_usd": cost, "transcript": seq,
+			"latency_ms": float64(lat.Microseconds()) / 1000, "cost_usd": cost, "transcript": seq,
 		}
 		outcome := "ok"
 		switch {

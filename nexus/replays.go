@@ -87,4 +87,3 @@ func (r *runState) benchmark(ctx context.Context, env *shadow.Envelope, res *Res
 	}
 	return out, ""
 }
-

@@ -54,6 +54,9 @@ type Options struct {
 	// Preset reuses an earlier decomposition and sealed envelope (compare
 	// seals once per mission). Phases 1 and 1.5 then make no LLM calls.
 	Preset *Preset
+	// StopAfterSeal ends the run after Phase 1.5 (compare seals once and
+	// reuses the decomposition and envelope for every contender).
+	StopAfterSeal bool
 	// Replays, when > 1, runs the mission that many times in all (same
 	// envelope, seeds seed..seed+K−1) to measure incoherence.
 	Replays int

@@ -1,0 +1,347 @@
+// Package compare runs one mission against several contender models under ONE
+// sealed envelope and ONE judge, repeated, and says which contender is
+// better with numbers that hold up: bootstrap intervals over repeats, paired
+// per-criterion tests, cost, latency and tokens.
+package compare
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/shadow"
+)
+
+// Roles being compared.
+const (
+	RolesCommanders = "commanders" // default: contenders run the commanders
+	RolesAll        = "all"        // contenders run every agent role
+)
+
+// Options configure a comparison.
+type Options struct {
+	Config       *nexus.Config
+	Registry     *providers.Registry
+	Mission      string
+	MissionName  string
+	Models       []string // contenders, kind:model
+	Judge        string   // default: config models.judge
+	SealAuthor   string   // default: config models.seal_author
+	Repeats      int      // default 3
+	Scale        string   // default ss-50
+	Roles        string   // commanders (default) or all
+	JudgeSamples int
+	Seed         int64
+	Out          string
+	// CacheDir enables the content-addressed call cache (Resume turns it on
+	// under Out/cache when empty).
+	CacheDir string
+	Resume   bool
+	// Progress receives one line per finished run.
+	Progress func(done, total int, contender string, repeat int, score float64, cached bool)
+}
+
+// RunSummary is what compare keeps of one contender run (run-summary.json).
+type RunSummary struct {
+	Contender    string                   `json:"contender"`
+	Repeat       int                      `json:"repeat"`
+	Seed         int64                    `json:"seed"`
+	Dir          string                   `json:"dir"`
+	SealedHash   string                   `json:"sealed_hash"`
+	Aggregate    float64                  `json:"aggregate_shadow_score"` // median of the bundles' initial scores
+	Bundles      map[string]BundleSummary `json:"bundles"`
+	Velocity     float64                  `json:"hardening_velocity"`
+	ReviewScore  float64                  `json:"review_score"`
+	Toxicity     float64                  `json:"toxicity"`
+	QualityGap   float64                  `json:"quality_gap"`
+	InputTokens  int                      `json:"input_tokens"`
+	OutputTokens int                      `json:"output_tokens"`
+	CostUSD      float64                  `json:"cost_usd"`
+	LatenciesMS  []float64                `json:"latencies_ms"`
+	Failures     map[string]int           `json:"failure_classes"`
+	Disagreement float64                  `json:"judge_disagreement"`
+	Advisory     bool                     `json:"advisory"`
+	AdvisoryWhy  string                   `json:"advisory_reason,omitempty"`
+}
+
+// BundleSummary is one bundle of a run.
+type BundleSummary struct {
+	Initial  float64           `json:"initial_shadow_score"`
+	Final    float64           `json:"final_shadow_score"`
+	Level    string            `json:"level"`
+	Gate     string            `json:"gate"`
+	Verdicts map[string]bool   `json:"verdicts"`   // criterion id -> passed (initial judgement)
+	Category map[string]string `json:"categories"` // criterion id -> category
+}
+
+// ErrNoContenders is returned without models.
+var ErrNoContenders = errors.New("at least one contender model is required")
+
+var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
+
+func slug(s string) string {
+	return strings.Trim(slugRe.ReplaceAllString(strings.ToLower(s), "-"), "-")
+}
+
+// Run executes the comparison and writes compare.json, compare.md and
+// compare.html under Out. Finished contender runs are kept under
+// Out/runs/<contender>/rep-<i>/ and, on resume, not run again.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if len(o.Models) == 0 {
+		return nil, fmt.Errorf("%w: %w", nexus.ErrBadInput, ErrNoContenders)
+	}
+	if o.Repeats <= 0 {
+		o.Repeats = 3
+	}
+	if o.Scale == "" {
+		o.Scale = "ss-50"
+	}
+	if o.Roles == "" {
+		o.Roles = RolesCommanders
+	}
+	if o.Roles != RolesCommanders && o.Roles != RolesAll {
+		return nil, fmt.Errorf("%w: --roles %q: want commanders or all", nexus.ErrBadInput, o.Roles)
+	}
+	// A model listed twice becomes two contenders ("m" and "m#2") with their
+	// own run directories; under the paired design (same seeds per repeat)
+	// copies of one model must come out as not distinguishable.
+	labels := make([]string, len(o.Models))
+	seen := map[string]int{}
+	for i, m := range o.Models {
+		if _, err := providers.ParseRef(m); err != nil {
+			return nil, fmt.Errorf("%w: --models: %v", nexus.ErrBadInput, err)
+		}
+		seen[m]++
+		labels[i] = m
+		if seen[m] > 1 {
+			labels[i] = fmt.Sprintf("%s#%d", m, seen[m])
+		}
+	}
+	cfg := *o.Config
+	if o.Judge != "" {
+		cfg.Models.Judge = o.Judge
+	}
+	if o.SealAuthor != "" {
+		cfg.Models.SealAuthor = o.SealAuthor
+	}
+	if o.JudgeSamples > 0 {
+		cfg.ShadowScoring.JudgeSamples = o.JudgeSamples
+	}
+	if o.Resume && o.CacheDir == "" {
+		o.CacheDir = filepath.Join(o.Out, "cache")
+	}
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return nil, err
+	}
+	wrap := func(ref providers.Ref, p providers.Provider) providers.Provider {
+		if o.CacheDir == "" {
+			return p
+		}
+		return providers.Cache(o.CacheDir, ref, nil)(p)
+	}
+	// Seal once.
+	preset, hash, err := sealOnce(ctx, o, &cfg, wrap)
+	if err != nil {
+		return nil, err
+	}
+	judgeRef, _ := providers.ParseRef(cfg.Models.Judge)
+	sealRef, _ := providers.ParseRef(cfg.Models.SealAuthor)
+	total := o.Repeats * len(o.Models)
+	done := 0
+	var runs []RunSummary
+	// Contenders interleaved within each repeat so drift and rate limits hit all alike.
+	for rep := 0; rep < o.Repeats; rep++ {
+		for ci, m := range o.Models {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			label := labels[ci]
+			dir := filepath.Join(o.Out, "runs", slug(label), fmt.Sprintf("rep-%d", rep))
+			s, cached, err := runOne(ctx, o, &cfg, preset, m, rep, dir, wrap)
+			s.Contender = label
+			if err != nil {
+				return nil, fmt.Errorf("%s repeat %d: %w", m, rep, err)
+			}
+			ref, _ := providers.ParseRef(m)
+			fam := providers.Family(ref)
+			var why []string
+			if fam == providers.Family(judgeRef) {
+				why = append(why, "judge "+judgeRef.String()+" is of the contender's family "+fam)
+			}
+			if fam == providers.Family(sealRef) {
+				why = append(why, "seal author "+sealRef.String()+" is of the contender's family "+fam)
+			}
+			s.Advisory, s.AdvisoryWhy = len(why) > 0, strings.Join(why, "; ")
+			if s.SealedHash != hash {
+				return nil, fmt.Errorf("%s repeat %d was judged against %s, not the shared envelope %s", m, rep, s.SealedHash, hash)
+			}
+			runs = append(runs, s)
+			done++
+			if o.Progress != nil {
+				o.Progress(done, total, label, rep, s.Aggregate, cached)
+			}
+		}
+	}
+	o.Models = labels
+	rep := Analyse(o, hash, judgeRef.String(), sealRef.String(), runs)
+	if err := rep.Write(o.Out); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+func sealOnce(ctx context.Context, o Options, cfg *nexus.Config, wrap func(providers.Ref, providers.Provider) providers.Provider) (*nexus.Preset, string, error) {
+	dir := filepath.Join(o.Out, "seal")
+	envPath := filepath.Join(dir, "sealed", "envelope.json")
+	decPath := filepath.Join(dir, "decomposition.json")
+	if env, err := shadow.LoadSealed(envPath); err == nil {
+		if err := env.Verify(); err != nil {
+			return nil, "", fmt.Errorf("stored envelope %s: %w", envPath, err)
+		}
+		var dec nexus.Decomposition
+		b, err := os.ReadFile(decPath)
+		if err == nil {
+			err = json.Unmarshal(b, &dec)
+		}
+		if err == nil {
+			return &nexus.Preset{Decomposition: dec, Envelope: env}, env.SealedHash, nil
+		}
+	}
+	os.RemoveAll(dir)
+	seed := o.Seed
+	_, err := nexus.Run(ctx, nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName,
+		Scale: o.Scale, OutDir: dir, Seed: &seed, StopAfterSeal: true, Wrap: wrap})
+	if err != nil {
+		return nil, "", fmt.Errorf("seal: %w", err)
+	}
+	env, err := shadow.LoadSealed(envPath)
+	if err != nil {
+		return nil, "", err
+	}
+	var dec nexus.Decomposition
+	b, err := os.ReadFile(decPath)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := json.Unmarshal(b, &dec); err != nil {
+		return nil, "", err
+	}
+	return &nexus.Preset{Decomposition: dec, Envelope: env}, env.SealedHash, nil
+}
+
+func runOne(ctx context.Context, o Options, cfg *nexus.Config, preset *nexus.Preset, model string, rep int, dir string, wrap func(providers.Ref, providers.Provider) providers.Provider) (RunSummary, bool, error) {
+	sumPath := filepath.Join(dir, "run-summary.json")
+	if b, err := os.ReadFile(sumPath); err == nil {
+		var s RunSummary
+		if json.Unmarshal(b, &s) == nil {
+			return s, true, nil
+		}
+	}
+	os.RemoveAll(dir) // an unfinished run is redone from scratch
+	seed := o.Seed + int64(rep)
+	models := map[string]string{"commander": model}
+	if o.Roles == RolesAll {
+		for _, r := range []string{"commander", "squad_lead", "worker", "reviewer", "synthesizer"} {
+			models[r] = model
+		}
+	}
+	res, err := nexus.Run(ctx, nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName,
+		Scale: o.Scale, Models: models, OutDir: dir, Seed: &seed, Preset: preset, Wrap: wrap})
+	if err != nil {
+		return RunSummary{}, false, err
+	}
+	s := summarise(res, model, rep, seed)
+	b, _ := json.MarshalIndent(s, "", "  ")
+	if err := os.WriteFile(sumPath, b, 0o644); err != nil {
+		return s, false, err
+	}
+	return s, false, nil
+}
+
+func summarise(res *nexus.Result, model string, rep int, seed int64) RunSummary {
+	s := RunSummary{Contender: model, Repeat: rep, Seed: seed, Dir: res.Dir, SealedHash: res.SealedHash, Bundles: map[string]BundleSummary{},
+		InputTokens: res.Telemetry.InputTokens, OutputTokens: res.Telemetry.OutputTokens, CostUSD: res.Telemetry.CostUSD, Failures: res.Telemetry.FailureClasses}
+	var initial []float64
+	var vel, rev, dis []float64
+	for _, b := range res.Bundles {
+		if b.Initial == nil || b.Final == nil {
+			continue
+		}
+		bs := BundleSummary{Initial: b.Initial.Score, Final: b.Final.Score, Level: string(b.Initial.Level), Verdicts: map[string]bool{}, Category: map[string]string{}}
+		if b.Gate != nil {
+			bs.Gate = b.Gate.Action
+		}
+		for _, v := range b.Initial.Verdicts {
+			bs.Verdicts[v.ID] = v.Status == "pass"
+			bs.Category[v.ID] = v.Category
+		}
+		s.Bundles[b.Domain] = bs
+		initial = append(initial, b.Initial.Score)
+		if b.Hardening != nil {
+			vel = append(vel, b.Hardening.Velocity)
+		}
+		rev = append(rev, b.Review.Score)
+		dis = append(dis, b.Initial.Disagreement)
+	}
+	s.Aggregate, _ = shadow.Aggregate(initial)
+	s.Velocity, s.ReviewScore, s.Disagreement = mean(vel), mean(rev), mean(dis)
+	if sb, ok := res.Sandbox.(interface{ Markdown() string }); ok {
+		_ = sb
+	}
+	if b, err := os.ReadFile(filepath.Join(res.Dir, "sandbox.json")); err == nil {
+		var m struct {
+			Overall struct {
+				Toxicity   float64 `json:"toxicity"`
+				QualityGap float64 `json:"quality_gap"`
+			} `json:"overall"`
+		}
+		if json.Unmarshal(b, &m) == nil {
+			s.Toxicity, s.QualityGap = m.Overall.Toxicity, m.Overall.QualityGap
+		}
+	}
+	s.LatenciesMS = commanderLatencies(filepath.Join(res.Dir, "events.jsonl"), model)
+	return s
+}
+
+// commanderLatencies reads the contender's call latencies from events.jsonl.
+func commanderLatencies(path, model string) []float64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []float64
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var e nexus.Event
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Kind != nexus.EvLLMCall || e.Model != model {
+			continue
+		}
+		if v, ok := e.Data["latency_ms"].(float64); ok {
+			out = append(out, v)
+		}
+	}
+	sort.Float64s(out)
+	return out
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}

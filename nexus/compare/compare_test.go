@@ -1,0 +1,173 @@
+package compare_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/nexus/compare"
+	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/providers/openai"
+)
+
+func options(t *testing.T, models ...string) compare.Options {
+	t.Helper()
+	cfg, err := nexus.LoadConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mission, err := os.ReadFile("../../examples/missions/api-design.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := &providers.Registry{}
+	mock.Register(reg, mock.Options{})
+	return compare.Options{Config: cfg, Registry: reg, Mission: string(mission), MissionName: "api-design", Models: models,
+		Repeats: 5, Scale: "ss-50", Seed: 42, Out: filepath.Join(t.TempDir(), "cmp")}
+}
+
+func stats(r *compare.Report, model string) compare.ContenderStats {
+	for _, c := range r.Contenders {
+		if c.Model == model {
+			return c
+		}
+	}
+	return compare.ContenderStats{}
+}
+
+func TestRankingUnderOneEnvelope(t *testing.T) {
+	o := options(t, "mock:honest", "mock:sloppy", "mock:deceptive", "mock:sloppy")
+	r, err := compare.Run(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range r.Runs {
+		if run.SealedHash != r.SealedHash {
+			t.Fatalf("run %s/%d judged against %s, not %s", run.Contender, run.Repeat, run.SealedHash, r.SealedHash)
+		}
+	}
+	if len(r.Runs) != 20 {
+		t.Fatalf("runs = %d", len(r.Runs))
+	}
+	h, s, d := stats(r, "mock:honest"), stats(r, "mock:sloppy"), stats(r, "mock:deceptive")
+	if !(h.Rank < s.Rank && s.Rank < d.Rank) {
+		t.Errorf("ranking honest %d sloppy %d deceptive %d", h.Rank, s.Rank, d.Rank)
+	}
+	if h.CI95.Overlaps(s.CI95) || s.CI95.Overlaps(d.CI95) {
+		t.Errorf("intervals overlap: honest %+v sloppy %+v deceptive %+v", h.CI95, s.CI95, d.CI95)
+	}
+	for _, p := range r.Pairwise {
+		copies := (p.First == "mock:sloppy" && p.Second == "mock:sloppy#2") || (p.Second == "mock:sloppy" && p.First == "mock:sloppy#2")
+		if copies && p.Distinguishable {
+			t.Errorf("two copies of one persona reported distinguishable: %+v", p)
+		}
+		if (p.First == "mock:honest" && p.Second == "mock:deceptive") && (!p.Distinguishable || p.Better != "mock:honest") {
+			t.Errorf("honest vs deceptive: %+v", p)
+		}
+	}
+	if !h.Advisory || !strings.Contains(h.AdvisoryReason, "judge") {
+		t.Errorf("a contender of the judge's family must be advisory: %+v", h.AdvisoryReason)
+	}
+	html, err := os.ReadFile(filepath.Join(o.Out, "compare.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(string(html), "<svg") < 4 {
+		t.Error("compare.html lacks its four charts")
+	}
+	if m := regexp.MustCompile(`(src|href)="https?://`).FindString(string(html)); m != "" {
+		t.Errorf("compare.html loads from the network: %s", m)
+	}
+	for _, f := range []string{"compare.json", "compare.md", "runs/mock-deceptive/rep-4/reports/architecture.json", "seal/sealed/envelope.json"} {
+		if _, err := os.Stat(filepath.Join(o.Out, f)); err != nil {
+			matches, _ := filepath.Glob(filepath.Join(o.Out, "runs/mock-deceptive/rep-4/reports/*.json"))
+			if !strings.Contains(f, "reports") || len(matches) == 0 {
+				t.Errorf("missing %s", f)
+			}
+		}
+	}
+}
+
+func TestResumeCompletesWithoutRepeatingFinishedRuns(t *testing.T) {
+	o := options(t, "mock:honest", "mock:sloppy")
+	o.Repeats = 3
+	o.Resume = true
+	ctx, cancel := context.WithCancel(t.Context())
+	o.Progress = func(done, total int, c string, rep int, score float64, cached bool) {
+		if done == 3 {
+			cancel() // killed half way
+		}
+	}
+	if _, err := compare.Run(ctx, o); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want cancellation", err)
+	}
+	resumed, fresh := 0, 0
+	o.Progress = func(done, total int, c string, rep int, score float64, cached bool) {
+		if cached {
+			resumed++
+		} else {
+			fresh++
+		}
+	}
+	r, err := compare.Run(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resumed != 3 || fresh != 3 || len(r.Runs) != 6 {
+		t.Errorf("resumed %d fresh %d runs %d, want 3 / 3 / 6", resumed, fresh, len(r.Runs))
+	}
+	entries, _ := os.ReadDir(filepath.Join(o.Out, "cache"))
+	if len(entries) == 0 {
+		t.Error("--resume did not cache LLM calls")
+	}
+}
+
+func TestContendersBehindMockServe(t *testing.T) {
+	h, err := mock.NewServer(mock.ServerOptions{Persona: mock.Honest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	local := options(t, "mock:sloppy")
+	local.Repeats = 3
+	lr, err := compare.Run(t.Context(), local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := options(t, "openai-compatible:sloppy")
+	remote.Repeats = 3
+	openai.Register(remote.Registry)
+	k := remote.Config.Providers["openai-compatible"]
+	k.BaseURL = srv.URL + "/v1"
+	remote.Config.Providers["openai-compatible"] = k
+	rr, err := compare.Run(t.Context(), remote)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lr.SealedHash != rr.SealedHash {
+		t.Errorf("envelopes differ")
+	}
+	a, b := lr.Contenders[0], rr.Contenders[0]
+	if a.Mean != b.Mean || a.CI95 != b.CI95 {
+		t.Errorf("in-process %v %+v vs HTTP %v %+v", a.Mean, a.CI95, b.Mean, b.CI95)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	o := options(t)
+	if _, err := compare.Run(t.Context(), o); !errors.Is(err, nexus.ErrBadInput) {
+		t.Errorf("no contenders: %v", err)
+	}
+	o = options(t, "nonsense")
+	if _, err := compare.Run(t.Context(), o); !errors.Is(err, nexus.ErrBadInput) {
+		t.Errorf("bad model: %v", err)
+	}
+}

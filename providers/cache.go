@@ -1,0 +1,79 @@
+package providers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+)
+
+// CacheStats counts hits and misses of a Cache.
+type CacheStats struct {
+	Hits, Misses atomic.Int64
+}
+
+// Cache is a content-addressed on-disk cache of successful responses, keyed
+// on the provider reference and everything in the request that shapes the
+// answer (messages, schema name and JSON, seed, temperature, max tokens).
+// Re-running with the same directory reuses identical calls instead of
+// paying twice. Writes are atomic (temp file + rename).
+func Cache(dir string, ref Ref, stats *CacheStats) Middleware {
+	return func(p Provider) Provider {
+		return ProviderFunc(func(ctx context.Context, req Request) (Response, error) {
+			key := CacheKey(ref, req)
+			path := filepath.Join(dir, key[:2], key+".json")
+			if b, err := os.ReadFile(path); err == nil {
+				var resp Response
+				if json.Unmarshal(b, &resp) == nil {
+					if stats != nil {
+						stats.Hits.Add(1)
+					}
+					return resp, nil
+				}
+			}
+			if stats != nil {
+				stats.Misses.Add(1)
+			}
+			resp, err := p.Complete(ctx, req)
+			if err != nil {
+				return resp, err
+			}
+			if b, merr := json.Marshal(resp); merr == nil {
+				if os.MkdirAll(filepath.Dir(path), 0o755) == nil {
+					if tmp, terr := os.CreateTemp(filepath.Dir(path), ".tmp-*"); terr == nil {
+						_, werr := tmp.Write(b)
+						cerr := tmp.Close()
+						if werr == nil && cerr == nil {
+							_ = os.Rename(tmp.Name(), path)
+						} else {
+							os.Remove(tmp.Name())
+						}
+					}
+				}
+			}
+			return resp, nil
+		})
+	}
+}
+
+// CacheKey is the hex SHA-256 of a request's identity.
+func CacheKey(ref Ref, req Request) string {
+	id := struct {
+		Ref         string    `json:"ref"`
+		Messages    []Message `json:"messages"`
+		Schema      string    `json:"schema,omitempty"`
+		SchemaJSON  string    `json:"schema_json,omitempty"`
+		Seed        *int64    `json:"seed,omitempty"`
+		Temperature *float64  `json:"temperature,omitempty"`
+		MaxTokens   int       `json:"max_tokens,omitempty"`
+	}{Ref: ref.String(), Messages: req.Messages, Seed: req.Seed, Temperature: req.Temperature, MaxTokens: req.MaxTokens}
+	if req.Schema != nil {
+		id.Schema, id.SchemaJSON = req.Schema.Name, string(req.Schema.JSON)
+	}
+	b, _ := json.Marshal(id)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
