@@ -1,0 +1,123 @@
+package commanders
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/swarm-dev/swarm/providers"
+)
+
+// fake answers by schema name.
+func fake(shards int, calls *atomic.Int32) providers.Provider {
+	return providers.ProviderFunc(func(_ context.Context, r providers.Request) (providers.Response, error) {
+		calls.Add(1)
+		var v any
+		switch r.Schema.Name {
+		case providers.SchemaShardPlan:
+			var ss []Shard
+			for i := 0; i < shards; i++ {
+				ss = append(ss, Shard{BriefID: fmt.Sprintf("s%d", i), Brief: "do it", Aspects: []string{"a"}})
+			}
+			v = ShardPlan{Shards: ss}
+		case providers.SchemaMicroBriefs:
+			var bs []MicroBrief
+			for i := 0; i < shards; i++ {
+				bs = append(bs, MicroBrief{BriefID: fmt.Sprintf("m%d", i), Brief: "do it", Aspects: []string{}})
+			}
+			v = MicroBriefs{Briefs: bs}
+		case providers.SchemaAtom:
+			v = Atom{Status: StatusComplete, Content: "done", Confidence: 0.8, Evidence: []string{}, SelfScore: 8}
+		case providers.SchemaBundle:
+			v = Bundle{Domain: "testing", Status: StatusComplete, Content: "c", Findings: []Finding{}, Evidence: []string{}, CoveredAspects: []string{}, Confidence: 0.8}
+		}
+		b, _ := json.Marshal(v)
+		return providers.Response{Text: string(b)}, nil
+	})
+}
+
+func capsule() Capsule {
+	return Capsule{ID: "capsule-testing", Domain: "testing", Brief: "brief", Aspects: []string{"a"}, Constraints: Constraints{Timeout: time.Minute}}
+}
+
+func TestDepthGuardCapsChildrenWhateverThePlanSays(t *testing.T) {
+	tests := []struct {
+		name         string
+		planned      int
+		limits       Limits
+		wantWorkers  int32
+		wantRefusals int
+		wantAtoms    int
+	}{
+		{"plan asks for more workers than allowed", 40, Limits{Children: 15}, 15, 1, 15},
+		{"fewer shards than seats: every seat still gets a brief", 3, Limits{Children: 5}, 5, 0, 5},
+		{"squad leads: children and workers per lead both capped", 12, Limits{Children: 2, WorkersPerLead: 3}, 6, 3, 6},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls atomic.Int32
+			var workers atomic.Int32
+			p := fake(tc.planned, &calls)
+			refused := 0
+			c := &Commander{Agent: Agent{ID: "commander-testing", Role: RoleCommander, Provider: p}, Capsule: capsule(), Limits: tc.limits,
+				Hooks: Hooks{Refused: func(string, int, int) { refused++ }, AgentStarted: func(role, id, model string) {
+					if role == RoleWorker {
+						workers.Add(1)
+					}
+				}},
+				SquadLead: func(i int) Agent { return Agent{ID: fmt.Sprint("lead", i), Role: RoleSquadLead, Provider: p} },
+				Worker:    func(i, j int) Agent { return Agent{ID: fmt.Sprint("w", i, j), Role: RoleWorker, Provider: p} },
+			}
+			res := c.Run(t.Context())
+			if res.Failed {
+				t.Fatal(res.Error)
+			}
+			if workers.Load() != tc.wantWorkers || len(res.Atoms) != tc.wantAtoms || refused != tc.wantRefusals || res.Refusals != tc.wantRefusals {
+				t.Errorf("workers %d atoms %d refusals %d/%d", workers.Load(), len(res.Atoms), refused, res.Refusals)
+			}
+		})
+	}
+}
+
+func TestCapsuleValidationAndConstraints(t *testing.T) {
+	c := capsule()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c.Brief = strings.Repeat("x", MaxBriefChars+1)
+	c.Domain = "marketing"
+	err := c.Validate()
+	if err == nil || !strings.Contains(err.Error(), "1501 characters") || !strings.Contains(err.Error(), "marketing") {
+		t.Errorf("err = %v", err)
+	}
+	parent := Constraints{Timeout: time.Minute, MaxTokens: 1000, FileScope: []string{"a", "b"}}
+	got := parent.Tighten(Constraints{Timeout: time.Hour, MaxTokens: 500, FileScope: []string{"b", "c"}})
+	if got.Timeout != time.Minute || got.MaxTokens != 500 || len(got.FileScope) != 1 || got.FileScope[0] != "b" {
+		t.Errorf("constraints loosened going down: %+v", got)
+	}
+}
+
+func TestSalvage(t *testing.T) {
+	bad := &providers.Error{Class: providers.ClassSchemaInvalid, Raw: `{"summary":"s","content":"usable","status":"done?","findings":[{"title":"t"}]}`}
+	b, ok := Salvage(bad, "testing")
+	if !ok || b.Status != StatusPartial || b.Confidence != 0.5 || b.Content != "usable" || len(b.Findings) != 1 {
+		t.Errorf("salvage = %+v %v", b, ok)
+	}
+	if _, ok := Salvage(&providers.Error{Class: providers.ClassUnparseable, Raw: "nope"}, "testing"); ok {
+		t.Error("unparseable output salvaged")
+	}
+	if _, ok := Salvage(&providers.Error{Class: providers.ClassSchemaInvalid, Raw: `{"x":1}`}, "testing"); ok {
+		t.Error("content-free output salvaged")
+	}
+}
+
+func TestBundleTextLeavesOutClaims(t *testing.T) {
+	b := Bundle{Domain: "d", Content: "real work", CoveredAspects: []string{"secret claim"}, Confidence: 0.99}
+	if strings.Contains(b.Text(), "secret claim") || strings.Contains(b.Text(), "0.99") {
+		t.Error("claims leaked into the judged text")
+	}
+}

@@ -1,0 +1,193 @@
+package governance
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/swarm-dev/swarm/sandbox"
+)
+
+func state() *State {
+	s := NewState(rand.New(rand.NewPCG(1, 2)))
+	for _, a := range []string{"a", "b", "c", "d"} {
+		s.Reputation[a] = 0.5
+		s.Stake[a] = 10
+	}
+	return s
+}
+
+func near(t *testing.T, name string, got, want float64) {
+	t.Helper()
+	if math.Abs(got-want) > 1e-9 {
+		t.Errorf("%s = %v, want %v", name, got, want)
+	}
+}
+
+func TestTransactionTax(t *testing.T) {
+	l := Build(Config{TransactionTax: TaxConfig{Enabled: true, Rate: 0.1, Split: 0.25}}, sandbox.DefaultPayoffConfig())[0]
+	in := sandbox.Interaction{Initiator: "a", Counterparty: "b", P: 0.5, Accepted: true} // S = 0.5
+	e := l.OnInteraction(state(), &in)
+	near(t, "initiator tax", e.Costs["a"], 0.1*0.5*0.25)
+	near(t, "counterparty tax", e.Costs["b"], 0.1*0.5*0.75)
+	in.Accepted = false
+	if e := l.OnInteraction(state(), &in); len(e.Costs) != 0 {
+		t.Error("rejected interactions are not taxed")
+	}
+}
+
+func TestReputationDecay(t *testing.T) {
+	s := state()
+	s.Reputation["a"], s.Reputation["b"] = 0.9, 0.1
+	e := Build(Config{ReputationDecay: DecayConfig{Enabled: true, Rate: 0.5}}, sandbox.DefaultPayoffConfig())[0].OnEpochStart(s)
+	near(t, "high decays down", e.RepDelta["a"], -0.2)
+	near(t, "low decays up", e.RepDelta["b"], 0.2)
+}
+
+func TestStakingSlashesOnViolation(t *testing.T) {
+	s := state()
+	l := Build(Config{Staking: StakingConfig{Enabled: true, MinStake: 9, SlashRate: 0.2, ViolationP: 0.4}}, sandbox.DefaultPayoffConfig())[0]
+	bad := sandbox.Interaction{Initiator: "a", Counterparty: "b", P: 0.3, Accepted: true}
+	e := l.OnInteraction(s, &bad)
+	near(t, "slash charged", e.Costs["a"], 2)
+	near(t, "stake reduced", s.Stake["a"], 8)
+	if l.MayAct(s, "a") || !l.MayAct(s, "b") {
+		t.Error("an agent below the minimum stake must not act; others may")
+	}
+	good := sandbox.Interaction{Initiator: "b", Counterparty: "a", P: 0.8, Accepted: true}
+	if e := l.OnInteraction(s, &good); len(e.Costs) != 0 || s.Stake["b"] != 10 {
+		t.Error("no slash without a violation")
+	}
+}
+
+func TestCircuitBreaker(t *testing.T) {
+	b := NewCircuitBreaker(BreakerConfig{Enabled: true, Window: 4, Threshold: 0.5, Violations: 2, FreezeEpochs: 3})
+	s := state()
+	trips := 0
+	for i := 0; i < 6; i++ {
+		in := sandbox.Interaction{Initiator: "a", Counterparty: "b", P: 0.2, Accepted: true}
+		if e := b.OnInteraction(s, &in); e.Freeze["a"] == 3 {
+			trips++
+		}
+	}
+	if trips != 1 || !b.Tripped("a") {
+		t.Fatalf("trips = %d (rolling toxicity %.2f)", trips, b.Toxicity("a"))
+	}
+	near(t, "rolling toxicity over the window", b.Toxicity("a"), 0.8)
+	if b.Observe("b", 0.9, true) || b.Tripped("b") {
+		t.Error("a good agent tripped")
+	}
+	if b.Observe("c", 0.0, false) {
+		t.Error("rejected interactions do not count")
+	}
+	s.FrozenUntil["a"] = 0
+	s.Epoch = 5
+	if e := b.OnEpochStart(s); len(e.Unfreeze) != 1 || b.Tripped("a") {
+		t.Error("the breaker closes when the freeze ends")
+	}
+}
+
+func TestRandomAudit(t *testing.T) {
+	l := Build(Config{RandomAudit: AuditConfig{Enabled: true, Probability: 1, PenaltyMultiplier: 2, ThresholdP: 0.5}}, sandbox.DefaultPayoffConfig())[0]
+	in := sandbox.Interaction{Initiator: "a", Counterparty: "b", P: 0.25, Accepted: true} // E = 0.75·2 = 1.5
+	e := l.OnInteraction(state(), &in)
+	near(t, "penalty = multiplier × harm", e.Costs["a"], 3)
+	near(t, "reputation hit", e.RepDelta["a"], -0.05)
+	ok := sandbox.Interaction{Initiator: "a", Counterparty: "b", P: 0.8, Accepted: true}
+	if e := l.OnInteraction(state(), &ok); len(e.Costs) != 0 {
+		t.Error("a good interaction is not penalised")
+	}
+}
+
+func TestCollusionDetectsTheFrequentPair(t *testing.T) {
+	s := state()
+	c := Build(Config{Collusion: CollusionConfig{Enabled: true, ZThreshold: 1, BenefitCorrelation: 0.5, MinAcceptance: 0.8, QualityThreshold: 0.5, Penalty: 1}}, sandbox.DefaultPayoffConfig())[0].(*Collusion)
+	record := func(a, b string, n int, p float64) {
+		for i := 0; i < n; i++ {
+			in := sandbox.Interaction{Initiator: a, Counterparty: b, P: p, Accepted: true}
+			c.OnInteraction(s, &in)
+			k := pairKey(a, b)
+			s.PairCount[k]++
+			ben := s.PairBenefit[k]
+			ben[0], ben[1] = ben[0]+0.3, ben[1]+0.3
+			s.PairBenefit[k] = ben
+		}
+	}
+	record("a", "b", 30, 0.35) // colluders: frequent, mutual benefit, low quality
+	record("a", "c", 3, 0.8)
+	record("b", "d", 3, 0.8)
+	record("c", "d", 3, 0.8)
+	e := c.OnEpochStart(s)
+	if len(c.Groups) != 1 || len(c.Groups[0]) != 2 || c.Groups[0][0] != "a" || c.Groups[0][1] != "b" {
+		t.Fatalf("groups = %v", c.Groups)
+	}
+	near(t, "penalty a", e.Costs["a"], 1)
+	near(t, "penalty b", e.Costs["b"], 1)
+	if _, ok := e.Costs["c"]; ok {
+		t.Error("an innocent agent was penalised")
+	}
+}
+
+func TestSybilSimilarity(t *testing.T) {
+	a := map[string]int{"x": 2, "y": 2}
+	b := map[string]int{"x": 1, "y": 1}
+	c := map[string]int{"z": 5}
+	near(t, "jaccard identical sets", Jaccard(a, b), 1)
+	near(t, "cosine parallel vectors", Cosine(a, b), 1)
+	near(t, "disjoint", Similarity(a, c), 0)
+	near(t, "jaccard partial", Jaccard(map[string]int{"x": 1, "y": 1}, map[string]int{"y": 1, "z": 1}), 1.0/3)
+	near(t, "cosine partial", Cosine(map[string]int{"x": 1, "y": 1}, map[string]int{"y": 1, "z": 1}), 0.5)
+	s := state()
+	s.Counterparts = map[string]map[string]int{"a": {"x": 10, "y": 10}, "b": {"x": 9, "y": 11}, "c": {"z": 20}}
+	e := Build(Config{Sybil: SybilConfig{Enabled: true, Threshold: 0.95, MinHistory: 10, FreezeEpochs: 2}}, sandbox.DefaultPayoffConfig())[0].OnEpochStart(s)
+	if e.Freeze["a"] != 2 || e.Freeze["b"] != 2 || e.Freeze["c"] != 0 {
+		t.Errorf("freezes %v", e.Freeze)
+	}
+}
+
+func TestFilteringLevers(t *testing.T) {
+	pay := sandbox.DefaultPayoffConfig()
+	low := func() *sandbox.Interaction {
+		return &sandbox.Interaction{ID: "i", Initiator: "a", Counterparty: "b", P: 0.3, Accepted: true}
+	}
+	if !Build(Config{Refinery: RefineryConfig{Enabled: true, ThresholdP: 0.4}}, pay)[0].OnInteraction(state(), low()).Reject {
+		t.Error("refinery keeps p below its threshold")
+	}
+	mod := Build(Config{Moderator: ModeratorConfig{Enabled: true, ReviewRate: 1, ThresholdP: 0.4, Cost: 0.1}}, pay)[0].OnInteraction(state(), low())
+	if !mod.Reject || mod.Costs["a"] != 0.1 {
+		t.Errorf("moderator %+v", mod)
+	}
+	tr := Build(Config{Transparency: TransparencyConfig{Enabled: true, Bonus: 0.02, MinP: 0.7}}, pay)[0]
+	if e := tr.OnInteraction(state(), &sandbox.Interaction{Initiator: "a", P: 0.9, Accepted: true}); e.RepDelta["a"] != 0.02 {
+		t.Error("transparency bonus not given")
+	}
+	// self-ensemble of 101 samples at p = 0.1 rejects (majority says no)
+	if !Build(Config{SelfEnsemble: SelfEnsembleConfig{Enabled: true, Samples: 101}}, pay)[0].OnInteraction(state(), &sandbox.Interaction{P: 0.1, Accepted: true}).Reject {
+		t.Error("self-ensemble kept a p = 0.1 interaction")
+	}
+	fr := Build(Config{Friction: FrictionConfig{Enabled: true, Band: 0.1, Cost: 0.05}}, pay)[0].OnInteraction(state(), &sandbox.Interaction{Initiator: "a", Counterparty: "b", P: 0.55})
+	if fr.Costs["a"] != 0.05 || fr.Costs["b"] != 0.05 {
+		t.Errorf("friction %+v", fr)
+	}
+	s := state()
+	s.Step = 10
+	dc := Build(Config{Decomposition: DecompositionConfig{Enabled: true, Every: 5, Cost: 0.01}}, pay)[0].OnStep(s)
+	if len(dc.Costs) != 4 {
+		t.Errorf("checkpoint costs %v", dc.Costs)
+	}
+	ib := Build(Config{IncoherenceBreaker: IncoherenceBreakerConfig{Enabled: true, Window: 4, MaxFlipRate: 1, FreezeEpochs: 1}}, pay)[0]
+	var frozen bool
+	for i, acc := range []bool{true, false, true, false} {
+		e := ib.OnInteraction(s, &sandbox.Interaction{ID: string(rune('a' + i)), Initiator: "a", Counterparty: "b", Accepted: acc})
+		frozen = frozen || e.Freeze["b"] == 1
+	}
+	if !frozen {
+		t.Error("a counterparty flipping every time was not frozen")
+	}
+}
+
+func TestEveryLeverOffByDefault(t *testing.T) {
+	if ls := Build(Config{}, sandbox.DefaultPayoffConfig()); len(ls) != 0 {
+		t.Errorf("%d levers on by default", len(ls))
+	}
+}
