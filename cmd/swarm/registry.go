@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/providers/langchain"
 	"github.com/swarm-dev/swarm/providers/mock"
 	"github.com/swarm-dev/swarm/providers/openai"
 )
@@ -11,5 +12,6 @@ func newRegistry() *providers.Registry {
 	reg := &providers.Registry{}
 	mock.Register(reg, mock.Options{})
 	openai.Register(reg)
+	langchain.Register(reg)
 	return reg
 }
