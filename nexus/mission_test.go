@@ -464,3 +464,29 @@ func TestReplaysMeasureIncoherence(t *testing.T) {
 		}
 	})
 }
+
+func TestSecretsNeverReachTheRunDirectory(t *testing.T) {
+	const secret = "sk-swarm-test-secret-4f1d9a"
+	t.Setenv("OPENAI_API_KEY", secret)
+	res, err := runMission(t, loadMission(t, "incident-runbook.md"), "ss-50", "mock:honest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = filepath.WalkDir(res.Dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, _ := os.ReadFile(path)
+		if strings.Contains(string(b), secret) {
+			t.Errorf("%s contains the API key", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff, _ := os.ReadFile(filepath.Join(res.Dir, "config.effective.yml"))
+	if !strings.Contains(string(eff), "api_key_env: OPENAI_API_KEY") {
+		t.Error("effective config should name the key variable")
+	}
+}
