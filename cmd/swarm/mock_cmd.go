@@ -30,6 +30,7 @@ type MockServeOptions struct {
 	Addr    string
 	Persona string
 	Faults  string
+	Script  string
 	Seed    int64
 	Latency time.Duration
 }
@@ -53,6 +54,7 @@ model uses --persona. Point swarm (or any OpenAI SDK) at it with a base URL.`,
 	cmd.Flags().StringVar(&o.Addr, "addr", "127.0.0.1:8080", "listen address")
 	cmd.Flags().StringVar(&o.Persona, "persona", mock.Honest, "default persona")
 	cmd.Flags().StringVar(&o.Faults, "faults", "", "YAML file of fault rates")
+	cmd.Flags().StringVar(&o.Script, "script", "", "YAML file of scripted answers (match on schema, role, text)")
 	cmd.Flags().Int64Var(&o.Seed, "seed", 0, "seed for requests that carry none")
 	cmd.Flags().DurationVar(&o.Latency, "latency", 0, "fixed latency per call")
 	return cmd
@@ -66,6 +68,13 @@ func runMockServe(ctx context.Context, app *App, o MockServeOptions) error {
 			return usageError(err)
 		}
 		opts.Faults = &f
+	}
+	if o.Script != "" {
+		s, err := mock.LoadScript(o.Script)
+		if err != nil {
+			return usageError(err)
+		}
+		opts.Script = s
 	}
 	h, err := mock.NewServer(mock.ServerOptions{Persona: o.Persona, Options: opts})
 	if err != nil {

@@ -72,7 +72,10 @@ func LoadFaults(path string) (FaultConfig, error) {
 
 // apply draws one fault (or none) and applies it to resp.
 func (f *FaultConfig) apply(resp providers.Response, req providers.Request, rng *rand.Rand) (providers.Response, error) {
-	u := rng.Float64()
+	u := 0.0 // a scripted fault (rng nil) always fires
+	if rng != nil {
+		u = rng.Float64()
+	}
 	step := func(rate float64) bool {
 		if u < rate {
 			return true

@@ -71,6 +71,8 @@ type Options struct {
 	Faults *FaultConfig
 	// Latency of every call.
 	Latency LatencyConfig
+	// Script overrides answers (first matching rule wins).
+	Script *Script
 }
 
 // Mock is one persona's provider. Safe for concurrent use.
@@ -144,11 +146,21 @@ func (m *Mock) Complete(ctx context.Context, req providers.Request) (providers.R
 	if err := m.opts.Latency.sleep(ctx, rngFor(key, uint64(attempt)+7)); err != nil {
 		return providers.Response{}, providers.NewError(providers.ClassTimeout, "mock latency interrupted", err)
 	}
+	resp := providers.Response{Model: "mock-" + m.persona, FinishReason: providers.FinishStop}
+	if rule := m.opts.Script.match(req); rule != nil {
+		resp, err := rule.answer(resp, req)
+		if err != nil {
+			return providers.Response{}, err
+		}
+		resp.Usage = providers.Usage{InputTokens: tokens(req), OutputTokens: max(1, len(resp.Text)/4)}
+		resp.Latency = time.Since(start)
+		return resp, nil
+	}
 	text, err := m.answer(req, key)
 	if err != nil {
 		return providers.Response{}, err
 	}
-	resp := providers.Response{Text: text, Model: "mock-" + m.persona, FinishReason: providers.FinishStop}
+	resp.Text = text
 	if f := m.opts.Faults; f != nil {
 		var ferr error
 		resp, ferr = f.apply(resp, req, rngFor(key, uint64(attempt)*0x9e37+1))

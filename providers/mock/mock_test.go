@@ -3,6 +3,8 @@ package mock_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -275,4 +277,36 @@ func TestStructuredSurvivesFaultsWithinRetryBudget(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestScriptOverrides(t *testing.T) {
+	s, err := mock.LoadScript("../../examples/mock/script.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := mock.New(mock.Honest, mock.Options{Script: s})
+	syn := req(1, "anything")
+	syn.Caller = providers.Caller{Role: "synthesizer", AgentID: "synthesizer"}
+	v, _, err := providers.Structured[nexus.Synthesis](t.Context(), m, syn)
+	if err != nil || v.TopAction != "Ship the scripted plan." {
+		t.Fatalf("scripted synthesis: %+v %v", v, err)
+	}
+	atom := req(1, "plan the rollback")
+	atom.Schema, _ = providers.SchemaFor[commanders.Atom](providers.SchemaAtom)
+	if _, err := m.Complete(t.Context(), atom); providers.ClassOf(err) != providers.ClassRateLimited {
+		t.Errorf("scripted fault: %v", err)
+	}
+	other := req(1, "plan the rollout")
+	other.Schema = atom.Schema
+	if _, err := m.Complete(t.Context(), other); err != nil {
+		t.Errorf("unmatched request failed: %v", err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("rules:\n  - schema: atom\n    fualt: x\n"), 0o644)
+	if _, err := mock.LoadScript(bad); err == nil || !strings.Contains(err.Error(), "bad.yaml") {
+		t.Errorf("unknown key accepted: %v", err)
+	}
+	if _, err := mock.LoadFaults("../../examples/mock/faults-20.yaml"); err != nil {
+		t.Errorf("example faults: %v", err)
+	}
 }
