@@ -490,3 +490,18 @@ func TestSecretsNeverReachTheRunDirectory(t *testing.T) {
 		t.Error("effective config should name the key variable")
 	}
 }
+
+func TestMockFaultsFromConfigOptions(t *testing.T) {
+	res, err := runMission(t, loadMission(t, "api-design.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
+		k := o.Config.Providers["mock"]
+		k.Options = map[string]string{"faults": "../examples/mock/faults-20.yaml"}
+		k.Retries = 4
+		o.Config.Providers["mock"] = k
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Telemetry.FailureClasses) == 0 {
+		t.Fatal("providers.mock.options.faults had no effect")
+	}
+}

@@ -103,10 +103,35 @@ func New(name string, opts Options) (*Mock, error) {
 }
 
 // Register adds the "mock" kind to a registry; the model is the persona.
+// The kind's config options may set "faults" (a fault YAML file), "script"
+// (a script YAML file) and "latency" (a fixed duration); options given here
+// take precedence.
 func Register(r *providers.Registry, opts Options) {
 	r.Register(providers.KindInfo{Kind: "mock", Description: "deterministic offline mock (personas: " + strings.Join(Personas(), ", ") + ")"},
-		func(ref providers.Ref, _ providers.KindConfig) (providers.Provider, error) {
-			return New(ref.Model, opts)
+		func(ref providers.Ref, kc providers.KindConfig) (providers.Provider, error) {
+			o := opts
+			if p := kc.Options["faults"]; p != "" && o.Faults == nil {
+				f, err := LoadFaults(p)
+				if err != nil {
+					return nil, err
+				}
+				o.Faults = &f
+			}
+			if p := kc.Options["script"]; p != "" && o.Script == nil {
+				s, err := LoadScript(p)
+				if err != nil {
+					return nil, err
+				}
+				o.Script = s
+			}
+			if v := kc.Options["latency"]; v != "" && o.Latency == (LatencyConfig{}) {
+				d, err := time.ParseDuration(v)
+				if err != nil {
+					return nil, fmt.Errorf("providers.mock.options.latency: %w", err)
+				}
+				o.Latency.Fixed = d
+			}
+			return New(ref.Model, o)
 		})
 }
 
