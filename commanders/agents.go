@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
@@ -123,6 +124,10 @@ func (w Worker) do(ctx context.Context, s Settings) AtomResult {
 type Limits struct {
 	Children       int // workers (flat) or squad leads (ss-250)
 	WorkersPerLead int // 0 = no squad leads
+	// Timeouts of the layers below; each is further capped by the deadline
+	// of the layer above (contexts only tighten going down).
+	SquadLeadTimeout time.Duration
+	WorkerTimeout    time.Duration
 }
 
 // Hooks let the caller follow a commander's work. Every field may be nil.
@@ -286,7 +291,13 @@ func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i
 				return nil
 			}
 			c.started(a)
-			r := w.do(ctx, c.Settings)
+			wctx := ctx
+			if c.Limits.WorkerTimeout > 0 {
+				var cancel context.CancelFunc
+				wctx, cancel = context.WithTimeout(ctx, c.Limits.WorkerTimeout)
+				defer cancel()
+			}
+			r := w.do(wctx, c.Settings)
 			if c.Hooks.AtomDone != nil {
 				c.Hooks.AtomDone(r)
 			}
@@ -313,7 +324,13 @@ func (c *Commander) runSquadLeads(ctx context.Context, shards []Shard, res *Resu
 		}
 		lead := SquadLead{agent: c.SquadLead(i), domain: c.Capsule.Domain, shard: sh, workers: c.Limits.WorkersPerLead}
 		g.Go(func() error {
-			atoms, refused := lead.run(ctx, c, i)
+			lctx := ctx
+			if c.Limits.SquadLeadTimeout > 0 {
+				var cancel context.CancelFunc
+				lctx, cancel = context.WithTimeout(ctx, c.Limits.SquadLeadTimeout)
+				defer cancel()
+			}
+			atoms, refused := lead.run(lctx, c, i)
 			mu.Lock()
 			all = append(all, atoms...)
 			res.Refusals += refused

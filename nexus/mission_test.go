@@ -505,3 +505,36 @@ func TestMockFaultsFromConfigOptions(t *testing.T) {
 		t.Fatal("providers.mock.options.faults had no effect")
 	}
 }
+
+func TestCostCeilingWarnsStopsAndStillSynthesises(t *testing.T) {
+	res, err := runMission(t, loadMission(t, "api-design.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
+		k := o.Config.Providers["mock"]
+		k.InputPerMTok, k.OutputPerMTok = 200, 800 // an expensive mock: the run would cost about twice the $10 ceiling
+		o.Config.Providers["mock"] = k
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warned, stopLaunch, stopAll bool
+	for _, e := range res.Events {
+		if e.Kind == nexus.EvCostWarning {
+			warned = true
+		}
+		if e.Kind == nexus.EvCostStop {
+			if e.Data["level"] == 0.9 {
+				stopLaunch = true
+			} else {
+				stopAll = true
+			}
+		}
+	}
+	if !warned || !stopLaunch || !stopAll {
+		t.Fatalf("warn %v stop launching %v stop %v", warned, stopLaunch, stopAll)
+	}
+	if res.Telemetry.Calls >= 103 {
+		t.Errorf("the ceiling did not reduce the work: %d calls", res.Telemetry.Calls)
+	}
+	if _, err := os.Stat(filepath.Join(res.Dir, "report.md")); err != nil {
+		t.Error("no action report after the ceiling")
+	}
+}

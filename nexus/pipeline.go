@@ -250,6 +250,7 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 	r.mu.Lock()
 	r.stopAll = stopAll
 	r.mu.Unlock()
+	r.enforceCeiling() // the ceiling may have been reached before any commander started
 	outcomes, reviews, err := r.deploy(execCtx, capsules, dec, settings, scale)
 	if err != nil {
 		return err
@@ -294,6 +295,15 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 	return ctx.Err()
 }
 
+// scaled applies the personality's timeout factor.
+func (r *runState) scaled(d time.Duration) time.Duration {
+	f := r.cfg.Personalities[r.plan.Personality].TimeoutFactor
+	if f <= 0 {
+		f = 1
+	}
+	return time.Duration(float64(d) * f)
+}
+
 func (r *runState) settings() commanders.Settings {
 	s := commanders.Settings{Seed: r.plan.Seed}
 	if pers, ok := r.cfg.Personalities[r.plan.Personality]; ok {
@@ -335,7 +345,8 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 			return nil, nil, err
 		}
 		cmd := &commanders.Commander{Agent: ca, Capsule: c, Settings: s, Sem: sem,
-			Limits: commanders.Limits{Children: p.ChildrenPerCmd, WorkersPerLead: p.WorkersPerLead},
+			Limits: commanders.Limits{Children: p.ChildrenPerCmd, WorkersPerLead: p.WorkersPerLead,
+				SquadLeadTimeout: r.scaled(scale.Timeouts.SquadLead), WorkerTimeout: r.scaled(scale.Timeouts.Worker)},
 			Hooks:  r.hooks(),
 		}
 		if r.sb != nil {

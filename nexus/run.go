@@ -354,8 +354,7 @@ func (r *runState) leave(phase string, data map[string]any) {
 	r.events.emit(Event{Phase: phase, Kind: EvPhaseEnd, Data: data})
 }
 
-// account records a call's usage and enforces the cost ceiling: warn at
-// 80%, stop launching at 90%, stop everything at 100%.
+// account records a call's usage and enforces the cost ceiling.
 func (r *runState) account(ref providers.Ref, role string, u providers.Usage, lat time.Duration, err error) float64 {
 	kc := r.cfg.Providers[ref.Kind]
 	cost := (float64(u.InputTokens)*kc.InputPerMTok + float64(u.OutputTokens)*kc.OutputPerMTok) / 1e6
@@ -375,6 +374,15 @@ func (r *runState) account(ref providers.Ref, role string, u providers.Usage, la
 		r.classes[providers.ClassOf(err)]++
 	}
 	r.cost += cost
+	r.mu.Unlock()
+	r.enforceCeiling()
+	return cost
+}
+
+// enforceCeiling applies the cost ceiling to the cost so far: warn at 80%,
+// stop launching at 90%, stop the commanders and synthesise at 100%.
+func (r *runState) enforceCeiling() {
+	r.mu.Lock()
 	total, ceiling := r.cost, r.plan.CostCeilingUSD
 	var warn, stopLaunch, stopAll bool
 	if ceiling > 0 {
@@ -403,7 +411,6 @@ func (r *runState) account(ref providers.Ref, role string, u providers.Usage, la
 		r.events.emit(Event{Phase: r.phase(), Kind: EvCostStop, Message: fmt.Sprintf("cost $%.4f reached the $%.2f ceiling: stopping and synthesising what exists", total, ceiling), Data: map[string]any{"level": 1.0}})
 		cancel()
 	}
-	return cost
 }
 
 func (r *runState) stats(m map[string]*usageStats, k string) *usageStats {
