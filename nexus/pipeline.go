@@ -347,7 +347,7 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 		cmd := &commanders.Commander{Agent: ca, Capsule: c, Settings: s, Sem: sem,
 			Limits: commanders.Limits{Children: p.ChildrenPerCmd, WorkersPerLead: p.WorkersPerLead,
 				SquadLeadTimeout: r.scaled(scale.Timeouts.SquadLead), WorkerTimeout: r.scaled(scale.Timeouts.Worker)},
-			Hooks:  r.hooks(),
+			Hooks: r.hooks(),
 		}
 		if r.sb != nil {
 			parent := ca.ID
