@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -35,6 +36,7 @@ type SandboxRunOptions struct {
 	SeedSet  bool
 	Epochs   int
 	Out      string
+	Replays  int
 }
 
 func newSandboxRunCmd(app *App) *cobra.Command {
@@ -58,6 +60,7 @@ Exit 1 when a success criterion fails.`,
 	cmd.Flags().Int64Var(&o.Seed, "seed", 0, "seed (default: the scenario's)")
 	cmd.Flags().IntVar(&o.Epochs, "epochs", 0, "epochs (default: the scenario's)")
 	cmd.Flags().StringVar(&o.Out, "out", "", "output directory (default runs/sandbox-<scenario>-<seed>)")
+	cmd.Flags().IntVar(&o.Replays, "replays", 0, "also run seeds seed+1..seed+N−1 and report mean and spread (replays.csv)")
 	return cmd
 }
 
@@ -137,10 +140,51 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 		}
 		fmt.Fprintf(app.Out, "  criterion %-22s limit %.3f actual %.3f %s\n", c.Name, c.Limit, c.Actual, mark)
 	}
+	if o.Replays > 1 {
+		if err := writeReplays(ctx, app, s, opts, seed, o.Replays, out); err != nil {
+			return err
+		}
+	}
 	if !res.Passed {
 		return exitCode(1)
 	}
 	return nil
+}
+
+func writeReplays(ctx context.Context, app *App, s sim.Scenario, opts sim.Options, seed int64, n int, out string) error {
+	opts.Seed = &seed
+	rs, err := sim.Replays(ctx, s, n, opts)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(out, "replays.csv"))
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write([]string{"seed", "interactions", "toxicity", "quality_gap", "welfare", "passed"})
+	var tox, wel []float64
+	for _, r := range rs {
+		_ = w.Write([]string{fmt.Sprint(r.Seed), fmt.Sprint(r.Interactions), fmt.Sprintf("%.6f", r.Summary.Toxicity), fmt.Sprintf("%.6f", r.Summary.QualityGap), fmt.Sprintf("%.6f", r.Summary.TotalWelfare), fmt.Sprint(r.Passed)})
+		tox, wel = append(tox, r.Summary.Toxicity), append(wel, r.Summary.TotalWelfare)
+	}
+	w.Flush()
+	f.Close()
+	mt, st := meanSD(tox)
+	mw, sw := meanSD(wel)
+	fmt.Fprintf(app.Out, "  %d replays: toxicity %.3f ± %.3f · welfare %.1f ± %.1f (replays.csv)\n", n, mt, st, mw, sw)
+	return nil
+}
+
+func meanSD(xs []float64) (float64, float64) {
+	var s, s2 float64
+	for _, x := range xs {
+		s += x
+		s2 += x * x
+	}
+	n := float64(len(xs))
+	m := s / n
+	return m, math.Sqrt(math.Max(0, s2/n-m*m))
 }
 
 func newSandboxSweepCmd(app *App) *cobra.Command {

@@ -138,3 +138,24 @@ func RunSweep(ctx context.Context, sw Sweep, base []byte, name string, progress 
 	}
 	return rows, nil
 }
+
+// Replays runs a scenario n times with seeds seed, seed+1, …, seed+n−1.
+func Replays(ctx context.Context, s Scenario, n int, o Options) ([]*Result, error) {
+	base := s.Simulation.Seed
+	if o.Seed != nil {
+		base = *o.Seed
+	}
+	var out []*Result
+	for i := 0; i < n; i++ {
+		seed := base + int64(i)
+		oo := o
+		oo.Seed = &seed
+		oo.OnEpoch, oo.OnEvent, oo.OnInteraction = nil, nil, nil
+		r, err := Run(ctx, s, oo)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
