@@ -274,6 +274,9 @@ func TestCancelledRunLeavesPartialDirectory(t *testing.T) {
 			t.Errorf("partial run lacks %s", f)
 		}
 	}
+	if md, _ := os.ReadFile(filepath.Join(res.Dir, "report.md")); !strings.Contains(string(md), "Partial run") {
+		t.Error("the partial action report does not say so")
+	}
 }
 
 func TestFlakyRunCompletesAndRecordsInjectedFaultClasses(t *testing.T) {

@@ -257,6 +257,7 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 	}
 	res.Bundles = outcomes
 	if ctx.Err() != nil {
+		res.Interrupted = true
 		r.writeFinal(res)
 		return ctx.Err()
 	}
@@ -266,6 +267,7 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 	r.shadowPhase(ctx, env, res, settings)
 	r.leave("6", map[string]any{"valid": res.ShadowValid})
 	if ctx.Err() != nil {
+		res.Interrupted = true
 		r.writeFinal(res)
 		return ctx.Err()
 	}

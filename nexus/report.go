@@ -117,7 +117,7 @@ func (r *runState) actionReport(res *Result) string {
 	p := r.plan
 	fmt.Fprintf(&b, "# Action report: %s\n\n", p.MissionTitle)
 	fmt.Fprintf(&b, "Run `%s` · scale %s · personality %s · seed %d\n\n", p.RunID, p.Scale, p.Personality, p.Seed)
-	if res.Interrupted || r.opts.Mission == "" {
+	if res.Interrupted {
 		b.WriteString("> **Partial run**: the run was interrupted; this report covers what existed.\n\n")
 	}
 	t := r.telemetry(res)

@@ -15,10 +15,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/sandbox/sim"
@@ -232,86 +228,9 @@ func runSandboxSweep(ctx context.Context, app *App, path, out string) error {
 	if err != nil {
 		return usageError(err)
 	}
-	keys := sw.Keys()
-	all, _ := os.Create(filepath.Join(out, "sweep.csv"))
-	w := csv.NewWriter(all)
-	_ = w.Write(append(append([]string{}, keys...), "seed", "toxicity", "quality_gap", "welfare", "interactions"))
-	for _, r := range rows {
-		var rec []string
-		for _, k := range keys {
-			rec = append(rec, fmt.Sprint(r.Point[k]))
-		}
-		rec = append(rec, fmt.Sprint(r.Seed), fmt.Sprintf("%.6f", r.Toxicity), fmt.Sprintf("%.6f", r.QualityGap), fmt.Sprintf("%.6f", r.Welfare), fmt.Sprint(r.Interactions))
-		_ = w.Write(rec)
-	}
-	w.Flush()
-	all.Close()
-	for _, k := range keys {
-		if err := sweepParam(out, k, sw.Parameters[k], rows); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintf(app.Out, "%d runs · results in %s\n", len(rows), out)
-	return nil
-}
-
-func sweepParam(out, key string, values []any, rows []sim.SweepRow) error {
-	safe := strings.ReplaceAll(key, ".", "_")
-	f, err := os.Create(filepath.Join(out, "sweep_"+safe+".csv"))
-	if err != nil {
+	if err := sim.WriteSweepOutputs(out, sw, rows); err != nil {
 		return err
 	}
-	w := csv.NewWriter(f)
-	_ = w.Write([]string{key, "runs", "mean_toxicity", "mean_welfare", "mean_quality_gap"})
-	tox, wel := plotter.XYs{}, plotter.XYs{}
-	numeric := true
-	for i, v := range values {
-		var n int
-		var t, we, g float64
-		for _, r := range rows {
-			if fmt.Sprint(r.Point[key]) == fmt.Sprint(v) {
-				n++
-				t += r.Toxicity
-				we += r.Welfare
-				g += r.QualityGap
-			}
-		}
-		if n == 0 {
-			continue
-		}
-		_ = w.Write([]string{fmt.Sprint(v), fmt.Sprint(n), fmt.Sprintf("%.6f", t/float64(n)), fmt.Sprintf("%.6f", we/float64(n)), fmt.Sprintf("%.6f", g/float64(n))})
-		x := float64(i)
-		switch xv := v.(type) {
-		case float64:
-			x = xv
-		case int:
-			x = float64(xv)
-		case uint64:
-			x = float64(xv)
-		default:
-			numeric = false
-		}
-		tox = append(tox, plotter.XY{X: x, Y: t / float64(n)})
-		wel = append(wel, plotter.XY{X: x, Y: we / float64(n)})
-	}
-	w.Flush()
-	f.Close()
-	_ = numeric
-	for _, m := range []struct {
-		name string
-		xy   plotter.XYs
-	}{{"toxicity", tox}, {"welfare", wel}} {
-		p := plot.New()
-		p.Title.Text = m.name + " vs " + key
-		p.X.Label.Text, p.Y.Label.Text = key, "mean "+m.name
-		if err := plotutil.AddLinePoints(p, m.name, m.xy); err != nil {
-			return err
-		}
-		for _, ext := range []string{".png", ".svg"} {
-			if err := p.Save(14*vg.Centimeter, 9*vg.Centimeter, filepath.Join(out, "sweep_"+safe+"_"+m.name+ext)); err != nil {
-				return err
-			}
-		}
-	}
+	fmt.Fprintf(app.Out, "%d runs · results in %s\n", len(rows), out)
 	return nil
 }

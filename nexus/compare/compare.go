@@ -294,9 +294,6 @@ func summarise(res *nexus.Result, model string, rep int, seed int64) RunSummary 
 	}
 	s.Aggregate, _ = shadow.Aggregate(initial)
 	s.Velocity, s.ReviewScore, s.Disagreement = mean(vel), mean(rev), mean(dis)
-	if sb, ok := res.Sandbox.(interface{ Markdown() string }); ok {
-		_ = sb
-	}
 	if b, err := os.ReadFile(filepath.Join(res.Dir, "sandbox.json")); err == nil {
 		var m struct {
 			Overall struct {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -127,4 +128,90 @@ func plotPDist(dir string, res *Result) error {
 		return err
 	}
 	return save(p, dir, "p_distribution")
+}
+
+// WriteSweepOutputs writes sweep.csv (every point and seed) and, per swept
+// parameter, a CSV and plots (PNG and SVG) of mean toxicity and welfare
+// against its values.
+func WriteSweepOutputs(out string, sw Sweep, rows []SweepRow) error {
+	keys := sw.Keys()
+	var recs [][]string
+	for _, r := range rows {
+		var rec []string
+		for _, k := range keys {
+			rec = append(rec, fmt.Sprint(r.Point[k]))
+		}
+		rec = append(rec, fmt.Sprint(r.Seed), ftoa(r.Toxicity), ftoa(r.QualityGap), ftoa(r.Welfare), itoa(r.Interactions))
+		recs = append(recs, rec)
+	}
+	if err := writeCSV(filepath.Join(out, "sweep.csv"), append(append([]string{}, keys...), "seed", "toxicity", "quality_gap", "welfare", "interactions"), func(w func([]string)) {
+		for _, r := range recs {
+			w(r)
+		}
+	}); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := sweepParam(out, k, sw.Parameters[k], rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sweepParam(out, key string, values []any, rows []SweepRow) error {
+	safe := strings.ReplaceAll(key, ".", "_")
+	f, err := os.Create(filepath.Join(out, "sweep_"+safe+".csv"))
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write([]string{key, "runs", "mean_toxicity", "mean_welfare", "mean_quality_gap"})
+	tox, wel := plotter.XYs{}, plotter.XYs{}
+	for i, v := range values {
+		var n int
+		var t, we, g float64
+		for _, r := range rows {
+			if fmt.Sprint(r.Point[key]) == fmt.Sprint(v) {
+				n++
+				t += r.Toxicity
+				we += r.Welfare
+				g += r.QualityGap
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		_ = w.Write([]string{fmt.Sprint(v), fmt.Sprint(n), fmt.Sprintf("%.6f", t/float64(n)), fmt.Sprintf("%.6f", we/float64(n)), fmt.Sprintf("%.6f", g/float64(n))})
+		x := float64(i)
+		switch xv := v.(type) {
+		case float64:
+			x = xv
+		case int:
+			x = float64(xv)
+		case uint64:
+			x = float64(xv)
+		}
+		tox = append(tox, plotter.XY{X: x, Y: t / float64(n)})
+		wel = append(wel, plotter.XY{X: x, Y: we / float64(n)})
+	}
+	w.Flush()
+	f.Close()
+	for _, m := range []struct {
+		name string
+		xy   plotter.XYs
+	}{{"toxicity", tox}, {"welfare", wel}} {
+		p := plot.New()
+		p.Title.Text = m.name + " vs " + key
+		p.X.Label.Text, p.Y.Label.Text = key, "mean "+m.name
+		if err := plotutil.AddLinePoints(p, m.name, m.xy); err != nil {
+			return err
+		}
+		for _, ext := range []string{".png", ".svg"} {
+			if err := p.Save(14*vg.Centimeter, 9*vg.Centimeter, filepath.Join(out, "sweep_"+safe+"_"+m.name+ext)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -114,3 +114,47 @@ func BenchmarkBaselineLoop(b *testing.B) {
 	}
 	b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "interactions/s")
 }
+
+func TestSweepIsACartesianProductOverSeeds(t *testing.T) {
+	sw, base, err := LoadSweep("../../examples/scenarios/sweep-tax.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(sw.Points()); n != 4 { // 1 × 4 values
+		t.Fatalf("points = %d, want 4", n)
+	}
+	sw.Epochs = 2
+	done := 0
+	rows, err := RunSweep(t.Context(), sw, base, "sweep", func(d, total int) { done = d })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 12 || done != 12 {
+		t.Fatalf("rows %d progress %d, want 12 (4 points × 3 seeds)", len(rows), done)
+	}
+	// the swept key reaches the scenario: a 20% tax lowers welfare against no tax, same seed
+	var noTax, tax float64
+	for _, r := range rows {
+		if r.Seed != 1 {
+			continue
+		}
+		switch r.Point["governance.transaction_tax.rate"] {
+		case 0.0:
+			noTax = r.Welfare
+		case 0.2:
+			tax = r.Welfare
+		}
+	}
+	if !(tax < noTax) {
+		t.Errorf("welfare with 20%% tax %.2f not below no tax %.2f", tax, noTax)
+	}
+	dir := t.TempDir()
+	if err := WriteSweepOutputs(dir, sw, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"sweep.csv", "sweep_governance_transaction_tax_rate.csv", "sweep_governance_transaction_tax_rate_toxicity.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("missing %s", f)
+		}
+	}
+}
