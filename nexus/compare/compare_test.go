@@ -171,3 +171,27 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("bad model: %v", err)
 	}
 }
+
+func TestJudgeSamplesReportDisagreement(t *testing.T) {
+	o := options(t, "mock:honest")
+	o.Repeats = 2
+	o.Judge = "mock:noisy"
+	o.JudgeSamples = 3
+	r, err := compare.Run(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := r.Contenders[0].JudgeDisagreement; d <= 0 {
+		t.Errorf("a noisy judge sampled 3 times should disagree sometimes: D = %v", d)
+	}
+	o2 := options(t, "mock:honest")
+	o2.Repeats = 2
+	o2.JudgeSamples = 3
+	r2, err := compare.Run(t.Context(), o2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := r2.Contenders[0].JudgeDisagreement; d != 0 {
+		t.Errorf("a deterministic judge disagreed with itself: D = %v", d)
+	}
+}
