@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"sync"
 	"time"
@@ -89,7 +90,11 @@ func (r *runState) recorded(ref providers.Ref, p providers.Provider) providers.P
 		}
 		seq := r.transcripts.write(tr)
 		cerr := err
-		if cerr == nil {
+		cancelled := err != nil && errors.Is(err, context.Canceled)
+		switch {
+		case cancelled:
+			cerr = nil // our own cancellation (Ctrl-C, cost ceiling) is not a provider failure
+		case cerr == nil:
 			cerr = checkOutput(req, resp)
 		}
 		cost := r.account(ref, req.Caller.Role, resp.Usage, lat, cerr)
@@ -99,6 +104,8 @@ func (r *runState) recorded(ref providers.Ref, p providers.Provider) providers.P
 		}
 		outcome := "ok"
 		switch {
+		case cancelled:
+			outcome = "cancelled"
 		case err != nil:
 			outcome = "error"
 			data["failure_class"] = string(providers.ClassOf(err))
