@@ -84,6 +84,16 @@ func TestRunCommandOfflineAndBadInput(t *testing.T) {
 	if code(runShadowVerify(app, dir)) != 0 {
 		t.Error("fresh run does not verify")
 	}
+	env := filepath.Join(dir, "sealed", "envelope.json")
+	b, _ := os.ReadFile(env)
+	tampered := strings.Replace(string(b), `"sc-01"`, `"sc-1"`, 1)
+	if tampered == string(b) {
+		t.Fatal("fixture: nothing to tamper with")
+	}
+	os.WriteFile(env, []byte(tampered), 0o600)
+	if got := code(runShadowVerify(app, dir)); got != 1 {
+		t.Errorf("tampered envelope: exit %d, want 1", got)
+	}
 	for _, tc := range []struct {
 		name string
 		o    RunOptions
