@@ -113,3 +113,18 @@ func Incoherence(ds []Decision) IncoherenceReport {
 	}
 	return r
 }
+
+// MeanSD returns the mean and population standard deviation of xs (0, 0 for none).
+func MeanSD(xs []float64) (mean, sd float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	var s, s2 float64
+	for _, x := range xs {
+		s += x
+		s2 += x * x
+	}
+	n := float64(len(xs))
+	mean = s / n
+	return mean, math.Sqrt(math.Max(0, s2/n-mean*mean))
+}

@@ -6,7 +6,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -166,22 +165,12 @@ func writeReplays(ctx context.Context, app *App, s sim.Scenario, opts sim.Option
 	}
 	w.Flush()
 	f.Close()
-	mt, st := meanSD(tox)
-	mw, sw := meanSD(wel)
+	mt, st := sandbox.MeanSD(tox)
+	mw, sw := sandbox.MeanSD(wel)
 	fmt.Fprintf(app.Out, "  %d replays: toxicity %.3f ± %.3f · welfare %.1f ± %.1f (replays.csv)\n", n, mt, st, mw, sw)
 	return nil
 }
 
-func meanSD(xs []float64) (float64, float64) {
-	var s, s2 float64
-	for _, x := range xs {
-		s += x
-		s2 += x * x
-	}
-	n := float64(len(xs))
-	m := s / n
-	return m, math.Sqrt(math.Max(0, s2/n-m*m))
-}
 
 func newSandboxSweepCmd(app *App) *cobra.Command {
 	var out string

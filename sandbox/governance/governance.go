@@ -377,7 +377,7 @@ func (c *Collusion) OnEpochStart(s *State) Effects {
 	for _, n := range s.PairCount {
 		xs = append(xs, float64(n))
 	}
-	mean, sd := meanSD(xs)
+	mean, sd := sandbox.MeanSD(xs)
 	adj := map[string][]string{}
 	for k, n := range s.PairCount {
 		z := 0.0
@@ -440,16 +440,6 @@ func components(adj map[string][]string) [][]string {
 	return out
 }
 
-func meanSD(xs []float64) (float64, float64) {
-	var s, s2 float64
-	for _, x := range xs {
-		s += x
-		s2 += x * x
-	}
-	n := float64(len(xs))
-	m := s / n
-	return m, math.Sqrt(math.Max(0, s2/n-m*m))
-}
 
 // ---- Sybil detection ----
 
