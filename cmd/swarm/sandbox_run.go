@@ -171,7 +171,6 @@ func writeReplays(ctx context.Context, app *App, s sim.Scenario, opts sim.Option
 	return nil
 }
 
-
 func newSandboxSweepCmd(app *App) *cobra.Command {
 	var out string
 	cmd := &cobra.Command{

@@ -440,7 +440,6 @@ func components(adj map[string][]string) [][]string {
 	return out
 }
 
-
 // ---- Sybil detection ----
 
 // SybilConfig: agents whose counterparty patterns are too similar (the mean
