@@ -90,9 +90,8 @@ var typeCounts = map[string]counts{
 }
 
 // synth draws observables whose v̂ is centre + noise: counts and engagement
-// follow the type, and task progress makes up the rest (clamped to [−1, 1]).
-func synth(rng *rand.Rand, typ string, centre float64, proxy *sandbox.Proxy) sandbox.Observables {
-	tc := typeCounts[typ]
+// follow tc, and task progress makes up the rest (clamped to [−1, 1]).
+func synth(rng *rand.Rand, tc counts, centre float64, proxy *sandbox.Proxy) sandbox.Observables {
 	o := sandbox.Observables{
 		Rework:             poisson(rng, tc.rework),
 		VerifierRejections: poisson(rng, tc.reject),
@@ -120,6 +119,12 @@ func poisson(rng *rand.Rand, lambda float64) float64 {
 		}
 		k++
 	}
+}
+
+// blend mixes two count profiles: (1−f)·a + f·b.
+func blend(a, b counts, f float64) counts {
+	return counts{a.rework + f*(b.rework-a.rework), a.reject + f*(b.reject-a.reject),
+		a.misuse + f*(b.misuse-a.misuse), a.engagement + f*(b.engagement-a.engagement)}
 }
 
 // scripted is the common implementation.
@@ -194,6 +199,7 @@ func Strategy(a Agent) string {
 
 func (s *scripted) Observe(rng *rand.Rand, c Context, proxy *sandbox.Proxy) sandbox.Observables {
 	centre := s.centre["default"]
+	tc := typeCounts[s.typ]
 	switch s.typ {
 	case Deceptive:
 		// Trust first, then a linear slide into exploitation.
@@ -203,6 +209,8 @@ func (s *scripted) Observe(rng *rand.Rand, c Context, proxy *sandbox.Proxy) sand
 		} else {
 			f := math.Min(1, float64(c.Epoch-trust+1)/float64(max(1, c.Epochs-trust)))
 			centre = s.centre["trust"] + f*(s.centre["exploit"]-s.centre["trust"])
+			// Exploitation shows in rework, rejections and misuse too.
+			tc = blend(typeCounts[Deceptive], typeCounts[Adversarial], f)
 		}
 	case Adaptive:
 		if s.lieLow > 0 {
@@ -224,11 +232,17 @@ func (s *scripted) Observe(rng *rand.Rand, c Context, proxy *sandbox.Proxy) sand
 			s.current = best
 		}
 		centre = s.centre[s.current]
+		switch s.current {
+		case "lie_low":
+			tc = typeCounts[Honest]
+		case "exploit":
+			tc = typeCounts[Adversarial]
+		}
 	}
 	// Reputation modulates slightly: well-regarded agents are given (and
 	// deliver) a little more.
 	centre += 0.02 * (c.Reputation - 0.5)
-	return synth(rng, s.typ, centre, proxy)
+	return synth(rng, tc, centre, proxy)
 }
 
 func (s *scripted) ChooseCounterparty(rng *rand.Rand, candidates []string, types map[string]string) string {

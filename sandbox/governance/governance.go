@@ -202,7 +202,8 @@ type BreakerConfig struct {
 }
 
 // CircuitBreaker is usable on its own, on real agents (a mission's
-// commanders and models): Observe each interaction, ask Tripped/Frozen.
+// commanders and models): Observe each interaction and ask Tripped; Reset
+// closes it again. Inside the simulation a trip freezes the agent in State.
 type CircuitBreaker struct {
 	base
 	c          BreakerConfig
@@ -308,6 +309,10 @@ type audit struct {
 	c   AuditConfig
 	pay sandbox.PayoffConfig
 }
+
+// NewRandomAudit returns the random-audit lever on its own, for use outside
+// the simulation (call OnInteraction with a State whose Rng drives the draws).
+func NewRandomAudit(c AuditConfig, pay sandbox.PayoffConfig) Lever { return audit{c: c, pay: pay} }
 
 func (audit) Name() string { return "random_audit" }
 func (a audit) OnInteraction(s *State, in *sandbox.Interaction) Effects {

@@ -191,3 +191,11 @@ func TestEveryLeverOffByDefault(t *testing.T) {
 		t.Errorf("%d levers on by default", len(ls))
 	}
 }
+
+func TestNewRandomAuditStandsAlone(t *testing.T) {
+	l := NewRandomAudit(AuditConfig{Probability: 1, PenaltyMultiplier: 1, ThresholdP: 0.5}, sandbox.DefaultPayoffConfig())
+	in := sandbox.Interaction{Initiator: "a", P: 0.5 - 0.25, Accepted: true} // E = 0.75·2
+	if e := l.OnInteraction(state(), &in); e.Costs["a"] != 1.5 {
+		t.Errorf("costs %v, want 1.5", e.Costs)
+	}
+}
