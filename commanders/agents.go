@@ -132,6 +132,9 @@ type Limits struct {
 
 // Hooks let the caller follow a commander's work. Every field may be nil.
 type Hooks struct {
+	// Every hook may be called from several goroutines at once (squad leads
+	// and workers run in parallel), so implementations must be safe for
+	// concurrent use.
 	AgentStarted  func(role, id, model string)
 	AgentFinished func(role, id, model, status string, class providers.Class)
 	// MayLaunch is asked before launching each child; false stops launching

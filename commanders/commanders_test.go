@@ -62,9 +62,9 @@ func TestDepthGuardCapsChildrenWhateverThePlanSays(t *testing.T) {
 			var calls atomic.Int32
 			var workers atomic.Int32
 			p := fake(tc.planned, &calls)
-			refused := 0
+			var refused atomic.Int32 // squad leads refuse concurrently
 			c := &Commander{Agent: Agent{ID: "commander-testing", Role: RoleCommander, Provider: p}, Capsule: capsule(), Limits: tc.limits,
-				Hooks: Hooks{Refused: func(string, int, int) { refused++ }, AgentStarted: func(role, id, model string) {
+				Hooks: Hooks{Refused: func(string, int, int) { refused.Add(1) }, AgentStarted: func(role, id, model string) {
 					if role == RoleWorker {
 						workers.Add(1)
 					}
@@ -76,8 +76,8 @@ func TestDepthGuardCapsChildrenWhateverThePlanSays(t *testing.T) {
 			if res.Failed {
 				t.Fatal(res.Error)
 			}
-			if workers.Load() != tc.wantWorkers || len(res.Atoms) != tc.wantAtoms || refused != tc.wantRefusals || res.Refusals != tc.wantRefusals {
-				t.Errorf("workers %d atoms %d refusals %d/%d", workers.Load(), len(res.Atoms), refused, res.Refusals)
+			if workers.Load() != tc.wantWorkers || len(res.Atoms) != tc.wantAtoms || int(refused.Load()) != tc.wantRefusals || res.Refusals != tc.wantRefusals {
+				t.Errorf("workers %d atoms %d refusals %d/%d", workers.Load(), len(res.Atoms), refused.Load(), res.Refusals)
 			}
 		})
 	}
