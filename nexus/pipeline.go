@@ -99,6 +99,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Registry == nil {
 		return nil, fmt.Errorf("%w: no provider registry", ErrBadInput)
 	}
+	// A missing API key or an unknown model is bad input: say so before a
+	// run directory exists or anything is spent.
+	for _, ref := range plan.Roster.Refs() {
+		if _, err := o.Registry.New(ref, o.Config.Providers[ref.Kind]); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrBadInput, ref, err)
+		}
+	}
 	now := time.Now
 	if o.Now != nil {
 		now = o.Now
@@ -163,8 +170,8 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 		"commanders": p.Commanders, "squad_leads": p.SquadLeads, "workers": p.Workers, "reviewers": p.Reviewers,
 		"criteria": p.Criteria, "cost_ceiling_usd": p.CostCeilingUSD, "models": p.Roster, "seed": p.Seed,
 	}})
-	// Build every provider of the roster now, so a missing API key or an
-	// unusable model fails before anything is spent.
+	// Build (and cache) every provider of the roster now; Run has already
+	// checked that each can be built.
 	for _, ref := range p.Roster.Refs() {
 		if _, err := r.provider(ref); err != nil {
 			return err
@@ -541,8 +548,12 @@ func (r *runState) review(ctx context.Context, rv commanders.Reviewer, aspects [
 	if err != nil {
 		r.events.emit(Event{Phase: r.phase(), Kind: EvFailure, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
 			Message: err.Error(), Data: map[string]any{"failure_class": string(providers.ClassOf(err))}})
+		r.events.emit(Event{Phase: r.phase(), Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
+			Data: map[string]any{"status": "failed", "failure_class": string(providers.ClassOf(err))}})
 		return nil
 	}
+	r.events.emit(Event{Phase: r.phase(), Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
+		Data: map[string]any{"status": "complete"}})
 	var out []ReviewRecord
 	for _, c := range cards.Reviews {
 		rec := ReviewRecord{Reviewer: rv.Agent.ID, Model: rv.Agent.Ref.String(), BundleID: c.BundleID, Card: c, Total: c.Total()}

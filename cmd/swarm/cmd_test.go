@@ -104,12 +104,17 @@ func TestRunCommandOfflineAndBadInput(t *testing.T) {
 		{"unknown scale", RunOptions{MissionText: "x", Scale: "ss-999"}},
 		{"bad model flag", RunOptions{MissionText: "x", Models: []string{"judge"}}},
 		{"unknown provider kind", RunOptions{MissionText: "x", Provider: "nope:x"}},
+		{"missing API key", RunOptions{MissionText: "x", Provider: "openai:gpt-4.1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("OPENAI_API_KEY", "")
 			app, _, _ := testApp()
 			tc.o.Out = filepath.Join(t.TempDir(), "r")
 			if got := code(runRun(t.Context(), app, tc.o)); got != 2 {
 				t.Errorf("exit %d, want 2", got)
+			}
+			if _, err := os.Stat(tc.o.Out); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("bad input left a run directory behind (stat: %v)", err)
 			}
 		})
 	}

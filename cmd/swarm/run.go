@@ -92,6 +92,9 @@ func readMission(app *App, o RunOptions) (text, name string, err error) {
 	case o.MissionArg != "":
 		b, err := os.ReadFile(o.MissionArg)
 		if err != nil {
+			if errors.Is(err, os.ErrNotExist) && strings.ContainsAny(o.MissionArg, " \n") {
+				return "", "", usageError(fmt.Errorf("read mission: %w (to give the mission text itself, use --mission %q)", err, o.MissionArg))
+			}
 			return "", "", usageError(fmt.Errorf("read mission: %w", err))
 		}
 		text, name = string(b), o.MissionArg

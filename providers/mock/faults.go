@@ -70,8 +70,9 @@ func LoadFaults(path string) (FaultConfig, error) {
 	return f, nil
 }
 
-// apply draws one fault (or none) and applies it to resp.
-func (f *FaultConfig) apply(resp providers.Response, req providers.Request, rng *rand.Rand) (providers.Response, error) {
+// apply draws one fault (or none) and applies it to resp. It returns the
+// failure class the fault injects ("" for none).
+func (f *FaultConfig) apply(resp providers.Response, req providers.Request, rng *rand.Rand) (providers.Response, providers.Class, error) {
 	u := 0.0 // a scripted fault (rng nil) always fires
 	if rng != nil {
 		u = rng.Float64()
@@ -89,23 +90,25 @@ func (f *FaultConfig) apply(resp providers.Response, req providers.Request, rng 
 		if ra == 0 {
 			ra = time.Second
 		}
-		return resp, &providers.Error{Class: providers.ClassRateLimited, Provider: "mock", StatusCode: 429, RetryAfter: ra, Msg: "injected rate limit"}
+		return resp, providers.ClassRateLimited, &providers.Error{Class: providers.ClassRateLimited, Provider: "mock", StatusCode: 429, RetryAfter: ra, Msg: "injected rate limit"}
 	case step(f.ServerError):
-		return resp, &providers.Error{Class: providers.ClassTransient, Provider: "mock", StatusCode: 500, Msg: "injected server error"}
+		return resp, providers.ClassTransient, &providers.Error{Class: providers.ClassTransient, Provider: "mock", StatusCode: 500, Msg: "injected server error"}
 	case step(f.Timeout):
-		return resp, &providers.Error{Class: providers.ClassTimeout, Provider: "mock", StatusCode: 504, Msg: "injected timeout", Err: context.DeadlineExceeded}
+		return resp, providers.ClassTimeout, &providers.Error{Class: providers.ClassTimeout, Provider: "mock", StatusCode: 504, Msg: "injected timeout", Err: context.DeadlineExceeded}
 	case step(f.MalformedJSON):
 		resp.Text = "Sure! Here is the answer: {not json"
+		return resp, providers.ClassUnparseable, nil
 	case step(f.SchemaInvalidJSON):
 		if req.Schema != nil {
 			resp.Text = `{"unexpected": true}`
+			return resp, providers.ClassSchemaInvalid, nil
 		}
 	case step(f.Truncated):
 		resp.FinishReason = providers.FinishLength
 		cut := resp.Text[:len(resp.Text)/2]
-		return resp, &providers.Error{Class: providers.ClassUnparseable, Provider: "mock", Raw: cut, Msg: "injected truncation", Err: providers.ErrTruncated}
+		return resp, providers.ClassUnparseable, &providers.Error{Class: providers.ClassUnparseable, Provider: "mock", Raw: cut, Msg: "injected truncation", Err: providers.ErrTruncated}
 	}
-	return resp, nil
+	return resp, "", nil
 }
 
 // LatencyConfig is a call's simulated latency: Fixed, or drawn from

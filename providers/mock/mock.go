@@ -73,6 +73,10 @@ type Options struct {
 	Latency LatencyConfig
 	// Script overrides answers (first matching rule wins).
 	Script *Script
+	// OnFault, when set, is told the failure class of every fault drawn
+	// from Faults (called concurrently), so tests can compare what was
+	// injected with what a run recorded.
+	OnFault func(providers.Class)
 }
 
 // Mock is one persona's provider. Safe for concurrent use.
@@ -187,8 +191,14 @@ func (m *Mock) Complete(ctx context.Context, req providers.Request) (providers.R
 	}
 	resp.Text = text
 	if f := m.opts.Faults; f != nil {
-		var ferr error
-		resp, ferr = f.apply(resp, req, rngFor(key, uint64(attempt)*0x9e37+1))
+		var (
+			class providers.Class
+			ferr  error
+		)
+		resp, class, ferr = f.apply(resp, req, rngFor(key, uint64(attempt)*0x9e37+1))
+		if class != "" && m.opts.OnFault != nil {
+			m.opts.OnFault(class)
+		}
 		if ferr != nil {
 			return providers.Response{}, ferr
 		}

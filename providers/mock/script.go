@@ -133,7 +133,8 @@ func (r *Rule) answer(resp providers.Response, req providers.Request) (providers
 		resp.Text = string(b)
 	default:
 		f, _ := faultOf(r.Fault)
-		return f.apply(resp, req, nil)
+		resp, _, err := f.apply(resp, req, nil)
+		return resp, err
 	}
 	return resp, nil
 }
