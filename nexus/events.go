@@ -47,6 +47,8 @@ type Event struct {
 }
 
 // Observer receives every event as it is emitted (progress views, --json).
+// Observers are called one event at a time, in seq order; they must return
+// quickly and must not start a run of their own.
 type Observer func(Event)
 
 // eventLog writes events.jsonl line by line (each line flushed, so an
@@ -84,11 +86,12 @@ func (l *eventLog) emit(e Event) {
 		}
 	}
 	l.all = append(l.all, e)
-	obs := l.observers
-	l.mu.Unlock()
-	for _, o := range obs {
+	// Deliver under the lock so observers (the --json stream, the progress
+	// view) see events in seq order.
+	for _, o := range l.observers {
 		o(e)
 	}
+	l.mu.Unlock()
 }
 
 func (l *eventLog) events() []Event {

@@ -208,3 +208,29 @@ func TestSandboxRunWritesOutputsAndChecksCriteria(t *testing.T) {
 		t.Errorf("bad scenario exit %d, want 2", got)
 	}
 }
+
+func TestRunJSONStreamsEveryEventInOrder(t *testing.T) {
+	app, out, errb := testApp()
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := runRun(t.Context(), app, RunOptions{MissionArg: "../../examples/missions/test-gap-hunt.md", Scale: "ss-100", Out: dir, JSON: true}); err != nil {
+		t.Fatalf("%v\n%s", err, errb)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for i, l := range lines {
+		var e struct {
+			Seq  int    `json:"seq"`
+			Kind string `json:"kind"`
+		}
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("stdout line %d is not an event: %v: %q", i+1, err, l)
+		}
+		// 89 agents run concurrently; the stream must still be in seq order.
+		if e.Seq != i+1 {
+			t.Fatalf("stdout line %d has seq %d", i+1, e.Seq)
+		}
+	}
+	logged, _ := os.ReadFile(filepath.Join(dir, "events.jsonl"))
+	if n := strings.Count(string(logged), "\n"); n != len(lines) {
+		t.Errorf("streamed %d events, events.jsonl holds %d", len(lines), n)
+	}
+}
