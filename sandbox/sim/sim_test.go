@@ -31,12 +31,17 @@ func TestEveryExampleScenarioRuns(t *testing.T) {
 		n++
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			s := load(t, filepath.Base(f))
-			res, err := Run(t.Context(), s, Options{Epochs: 4})
+			// At full length, as `swarm sandbox run` would: an example must
+			// meet its own success criteria.
+			res, err := Run(t.Context(), s, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Epochs) != 4 || res.Interactions == 0 {
+			if len(res.Epochs) != s.Simulation.Epochs || res.Interactions == 0 {
 				t.Fatalf("epochs %d interactions %d", len(res.Epochs), res.Interactions)
+			}
+			if !res.Passed {
+				t.Errorf("success criteria fail: %+v", res.Criteria)
 			}
 		})
 	}
