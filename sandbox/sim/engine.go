@@ -109,7 +109,7 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 	var allyIDs []string
 	for _, g := range s.Agents {
 		for i := 0; i < g.Count; i++ {
-			a, err := agents.New(fmt.Sprintf("%s-%d", g.Type, i+1), g.Type, proxy)
+			a, err := agents.New(fmt.Sprintf("%s-%d", g.Type, i+1), g.Type, proxy, g.Params)
 			if err != nil {
 				return nil, err
 			}
@@ -278,7 +278,7 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 				gs.PairBenefit[k] = b
 				gs.Interactions++
 				t := st.a.Type()
-				if t == agents.Deceptive && epoch >= int(0.3*float64(epochs)+0.999) {
+				if agents.Exploiting(st.a, epoch, epochs) {
 					t = "deceptive_late"
 				}
 				typeSum[t] += in.P

@@ -163,3 +163,33 @@ func TestSweepIsACartesianProductOverSeeds(t *testing.T) {
 		}
 	}
 }
+
+// agents[].params from YAML reach the agents (they were once decoded and ignored).
+func TestAgentParamsFromYAML(t *testing.T) {
+	run := func(params string) *Result {
+		t.Helper()
+		s, err := ParseScenario("p.yaml", []byte("scenario_id: p\nagents:\n  - {type: honest, count: 4}\n  - {type: deceptive, count: 2"+params+"}\nsimulation: {epochs: 10, steps_per_epoch: 10, seed: 3}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(t.Context(), s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if _, late := run("").MeanPType["deceptive_late"]; !late {
+		t.Error("by default deceptive agents exploit after 30% of the run")
+	}
+	if _, late := run(", params: {trust_fraction: 1}").MeanPType["deceptive_late"]; late {
+		t.Error("trust_fraction 1: deceptive agents build trust for the whole run")
+	}
+	_, err := ParseScenario("p.yaml", []byte("scenario_id: p\nagents:\n  - {type: adaptive_adversary, count: 2, params: {epsilon: 3}}\n"))
+	if err == nil || !strings.Contains(err.Error(), "agents[0].params.epsilon") {
+		t.Errorf("out-of-range param: %v", err)
+	}
+	_, err = ParseScenario("p.yaml", []byte("scenario_id: p\nagents:\n  - {type: honest, count: 2, params: {treshold: 0.3}}\n"))
+	if err == nil || !strings.Contains(err.Error(), "treshold") {
+		t.Errorf("unknown param key: %v", err)
+	}
+}
