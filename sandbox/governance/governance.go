@@ -675,9 +675,9 @@ func (b *incoherenceBreaker) OnInteraction(s *State, in *sandbox.Interaction) Ef
 	return e
 }
 
-// DecompositionConfig: every Every steps a checkpoint costs each active
-// agent Cost and restores Restore reputation toward 0.5 for agents below it
-// (long tasks are split into checked pieces).
+// DecompositionConfig: every Every steps (step 0 included) a checkpoint
+// costs each agent that is not frozen Cost: long tasks are split into
+// checked pieces, and checking has a price.
 type DecompositionConfig struct {
 	Enabled bool    `yaml:"enabled"`
 	Every   int     `yaml:"every"`

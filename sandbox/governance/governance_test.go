@@ -199,3 +199,62 @@ func TestNewRandomAuditStandsAlone(t *testing.T) {
 		t.Errorf("costs %v, want 1.5", e.Costs)
 	}
 }
+
+// The other side of each filtering lever: what it must leave alone.
+func TestFilteringLeversLeaveGoodWorkAlone(t *testing.T) {
+	pay := sandbox.DefaultPayoffConfig()
+	good := func() *sandbox.Interaction {
+		return &sandbox.Interaction{ID: "g", Initiator: "a", Counterparty: "b", P: 0.8, Accepted: true}
+	}
+	if e := Build(Config{Refinery: RefineryConfig{Enabled: true, ThresholdP: 0.4}}, pay)[0].OnInteraction(state(), good()); e.Reject {
+		t.Error("refinery rejected p above its threshold")
+	}
+	if e := Build(Config{Moderator: ModeratorConfig{Enabled: true, ReviewRate: 1, ThresholdP: 0.4, Cost: 0.1}}, pay)[0].OnInteraction(state(), good()); e.Reject || e.Costs["a"] != 0.1 {
+		t.Errorf("moderator: a reviewed good interaction is kept and the review still costs: %+v", e)
+	}
+	if e := Build(Config{Moderator: ModeratorConfig{Enabled: true, ReviewRate: 0, ThresholdP: 0.9, Cost: 0.1}}, pay)[0].OnInteraction(state(), good()); e.Reject || len(e.Costs) != 0 {
+		t.Errorf("moderator with review rate 0 acted: %+v", e)
+	}
+	if e := Build(Config{Transparency: TransparencyConfig{Enabled: true, Bonus: 0.02, MinP: 0.9}}, pay)[0].OnInteraction(state(), good()); len(e.RepDelta) != 0 {
+		t.Error("transparency bonus below its min_p")
+	}
+	se := Build(Config{SelfEnsemble: SelfEnsembleConfig{Enabled: true, Samples: 101}}, pay)[0]
+	if se.OnInteraction(state(), &sandbox.Interaction{P: 0.9, Accepted: true}).Reject {
+		t.Error("self-ensemble rejected a p = 0.9 interaction (majority says yes)")
+	}
+	// near p = 0.5 the majority of 3 samples goes both ways
+	s, kept := state(), 0
+	for i := 0; i < 400; i++ {
+		if !se.OnInteraction(s, &sandbox.Interaction{P: 0.5, Accepted: true}).Reject {
+			kept++
+		}
+	}
+	if kept < 120 || kept > 280 {
+		t.Errorf("self-ensemble kept %d of 400 at p = 0.5", kept)
+	}
+	fr := Build(Config{Friction: FrictionConfig{Enabled: true, Band: 0.1, Cost: 0.05}}, pay)[0]
+	if e := fr.OnInteraction(state(), good()); len(e.Costs) != 0 {
+		t.Errorf("friction outside the uncertain band: %v", e.Costs)
+	}
+	st := state()
+	st.Step = 7
+	dc := Build(Config{Decomposition: DecompositionConfig{Enabled: true, Every: 5, Cost: 0.01}}, pay)[0]
+	if e := dc.OnStep(st); len(e.Costs) != 0 {
+		t.Errorf("checkpoint off its schedule: %v", e.Costs)
+	}
+	st.Step, st.Epoch, st.FrozenUntil["c"] = 5, 1, 3
+	if e := dc.OnStep(st); len(e.Costs) != 3 || e.Costs["c"] != 0 {
+		t.Errorf("a frozen agent pays no checkpoint: %v", e.Costs)
+	}
+	ib := Build(Config{IncoherenceBreaker: IncoherenceBreakerConfig{Enabled: true, Window: 4, MaxFlipRate: 0.6, FreezeEpochs: 1}}, pay)[0]
+	for _, acc := range []bool{true, true, true, false, false, false} { // one flip in every window
+		if e := ib.OnInteraction(state(), &sandbox.Interaction{Initiator: "a", Counterparty: "b", Accepted: acc}); len(e.Freeze) != 0 {
+			t.Fatal("a consistent counterparty was frozen")
+		}
+	}
+	tax := Build(Config{TransactionTax: TaxConfig{Enabled: true, Rate: 0.1, Split: 1}}, pay)[0]
+	// |S| is taxed: S(0.2) = 0.4 − 0.8 = −0.4
+	if e := tax.OnInteraction(state(), &sandbox.Interaction{Initiator: "a", Counterparty: "b", P: 0.2, Accepted: true}); math.Abs(e.Costs["a"]-0.04) > 1e-12 || e.Costs["b"] != 0 {
+		t.Errorf("tax on a loss-making interaction, split 1: %v", e.Costs)
+	}
+}

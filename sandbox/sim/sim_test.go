@@ -193,3 +193,47 @@ func TestAgentParamsFromYAML(t *testing.T) {
 		t.Errorf("unknown param key: %v", err)
 	}
 }
+
+// Lever effects are applied by the engine, not only reported: a slashed
+// stake below the minimum, a tripped breaker and a refinery rejection all
+// change what happens next.
+func TestEngineAppliesLeverEffects(t *testing.T) {
+	run := func(gov string) *Result {
+		t.Helper()
+		s, err := ParseScenario("g.yaml", []byte("scenario_id: g\nagents:\n  - {type: honest, count: 4}\n  - {type: adversarial, count: 2}\nsimulation: {epochs: 10, steps_per_epoch: 10, seed: 5}\ngovernance:\n"+gov))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(t.Context(), s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	byType := func(res *Result) (honest, adv AgentRow) {
+		for _, a := range res.Agents {
+			if a.Type == agents.Honest {
+				honest.Interactions += a.Interactions
+				honest.FrozenEpochs += a.FrozenEpochs
+			} else {
+				adv.Interactions += a.Interactions
+				adv.FrozenEpochs += a.FrozenEpochs
+				adv.Accepted += a.Accepted
+			}
+		}
+		return honest, adv
+	}
+	_, free := byType(run("  transaction_tax: {enabled: false}\n"))
+	_, staked := byType(run("  staking: {enabled: true, min_stake: 9, slash_rate: 0.5, violation_p: 0.5}\n"))
+	if staked.Interactions*2 > free.Interactions {
+		t.Errorf("slashed adversaries kept acting: %d interactions with staking, %d without", staked.Interactions, free.Interactions)
+	}
+	h, broken := byType(run("  circuit_breaker: {enabled: true, window: 5, threshold: 0.45, violations: 2, freeze_epochs: 3}\n"))
+	if broken.FrozenEpochs == 0 || h.FrozenEpochs != 0 || broken.Interactions >= free.Interactions {
+		t.Errorf("breaker: adversaries frozen %d epochs (%d interactions, %d without), honest frozen %d", broken.FrozenEpochs, broken.Interactions, free.Interactions, h.FrozenEpochs)
+	}
+	refined := run("  refinery: {enabled: true, threshold_p: 0.99}\n")
+	if refined.Summary.Accepted != 0 {
+		t.Errorf("refinery at 0.99 let %d interactions through", refined.Summary.Accepted)
+	}
+}
