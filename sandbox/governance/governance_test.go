@@ -102,21 +102,26 @@ func TestRandomAudit(t *testing.T) {
 func TestCollusionDetectsTheFrequentPair(t *testing.T) {
 	s := state()
 	c := Build(Config{Collusion: CollusionConfig{Enabled: true, ZThreshold: 1, BenefitCorrelation: 0.5, MinAcceptance: 0.8, QualityThreshold: 0.5, Penalty: 1}}, sandbox.DefaultPayoffConfig())[0].(*Collusion)
-	record := func(a, b string, n int, p float64) {
+	// gain(i) gives the two sides' payoffs of the pair's i-th interaction.
+	record := func(a, b string, n int, p float64, gain func(i int) (float64, float64)) {
 		for i := 0; i < n; i++ {
 			in := sandbox.Interaction{Initiator: a, Counterparty: b, P: p, Accepted: true}
 			c.OnInteraction(s, &in)
 			k := pairKey(a, b)
 			s.PairCount[k]++
 			ben := s.PairBenefit[k]
-			ben[0], ben[1] = ben[0]+0.3, ben[1]+0.3
+			ben.Add(gain(i))
 			s.PairBenefit[k] = ben
 		}
 	}
-	record("a", "b", 30, 0.35) // colluders: frequent, mutual benefit, low quality
-	record("a", "c", 3, 0.8)
-	record("b", "d", 3, 0.8)
-	record("c", "d", 3, 0.8)
+	together := func(i int) (float64, float64) {
+		g := 0.3 + 0.1*math.Sin(float64(i))
+		return g, g + 0.01*math.Cos(float64(3*i))
+	}
+	record("a", "b", 30, 0.35, together) // colluders: frequent, gaining together, low quality
+	record("a", "c", 3, 0.8, together)
+	record("b", "d", 3, 0.8, together)
+	record("c", "d", 3, 0.8, together)
 	e := c.OnEpochStart(s)
 	if len(c.Groups) != 1 || len(c.Groups[0]) != 2 || c.Groups[0][0] != "a" || c.Groups[0][1] != "b" {
 		t.Fatalf("groups = %v", c.Groups)
@@ -125,6 +130,34 @@ func TestCollusionDetectsTheFrequentPair(t *testing.T) {
 	near(t, "penalty b", e.Costs["b"], 1)
 	if _, ok := e.Costs["c"]; ok {
 		t.Error("an innocent agent was penalised")
+	}
+
+	// Just as frequent and low quality, both gaining on the whole, but when
+	// one gains more the other gains less: not collusion.
+	s2 := state()
+	c2 := Build(Config{Collusion: CollusionConfig{Enabled: true, ZThreshold: 1, BenefitCorrelation: 0.5, MinAcceptance: 0.8, QualityThreshold: 0.5, Penalty: 1}}, sandbox.DefaultPayoffConfig())[0].(*Collusion)
+	s, c = s2, c2
+	record("a", "b", 30, 0.35, func(i int) (float64, float64) { d := 0.1 * math.Sin(float64(i)); return 0.3 + d, 0.3 - d })
+	record("a", "c", 3, 0.8, together)
+	record("b", "d", 3, 0.8, together)
+	record("c", "d", 3, 0.8, together)
+	if c.OnEpochStart(s); len(c.Groups) != 0 {
+		t.Errorf("anti-correlated benefits flagged: %v", c.Groups)
+	}
+}
+
+func TestBenefitsCorrelation(t *testing.T) {
+	var b Benefits
+	for _, xy := range [][2]float64{{1, 2}, {2, 4}, {3, 6.5}} {
+		b.Add(xy[0], xy[1])
+	}
+	// Pearson r of (1,2,3) and (2,4,6.5): cov 1.5, sd 0.8165 and 1.8409
+	near(t, "r", b.Correlation(), 1.5/(math.Sqrt(2.0/3)*math.Sqrt(61.0/18)))
+	var c Benefits
+	c.Add(1, 5)
+	c.Add(1, 6)
+	if c.Correlation() != 0 {
+		t.Error("a constant side has no correlation")
 	}
 }
 

@@ -270,12 +270,15 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 					gs.Counterparts[id] = map[string]int{}
 				}
 				gs.Counterparts[id][cp]++
-				b := gs.PairBenefit[k]
 				if in.Accepted {
-					b[0] += pay.PiA
-					b[1] += pay.PiB
+					b := gs.PairBenefit[k]
+					if id == k[0] {
+						b.Add(pay.PiA, pay.PiB)
+					} else {
+						b.Add(pay.PiB, pay.PiA)
+					}
+					gs.PairBenefit[k] = b
 				}
-				gs.PairBenefit[k] = b
 				gs.Interactions++
 				t := st.a.Type()
 				if agents.Exploiting(st.a, epoch, epochs) {
