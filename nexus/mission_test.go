@@ -431,6 +431,44 @@ func TestSandboxBreakerStopsWorkForAToxicModel(t *testing.T) {
 	}
 }
 
+// Random audits on real agents: at audit_rate 1 every scored bundle is
+// re-judged and recorded in sandbox.json; at 0 none is.
+func TestSandboxRandomAuditsRejudgeBundles(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rate float64
+	}{{"every scored bundle", 1}, {"off", 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := runMission(t, loadMission(t, "api-design.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
+				o.Config.Sandbox.AuditRate = tc.rate
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			scored := 0
+			for _, b := range res.Bundles {
+				if b.Final != nil {
+					scored++
+				}
+			}
+			audits := sandboxReport(t, res)["audits"].([]any)
+			want := 0
+			if tc.rate == 1 {
+				want = scored
+			}
+			if scored == 0 || len(audits) != want {
+				t.Fatalf("%d audits for %d scored bundles at rate %v", len(audits), scored, tc.rate)
+			}
+			for _, a := range audits {
+				// the deterministic honest judge agrees with itself
+				if ag := a.(map[string]any)["verdict_agreement"].(float64); ag != 1 {
+					t.Errorf("audit %v: agreement %v", a, ag)
+				}
+			}
+		})
+	}
+}
+
 func TestReplaysMeasureIncoherence(t *testing.T) {
 	mission := loadMission(t, "api-design.md")
 	t.Run("without a benchmark E is unavailable", func(t *testing.T) {

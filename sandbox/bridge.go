@@ -119,13 +119,16 @@ type MissionReport struct {
 	Interactions []Interaction      `json:"interactions"`
 }
 
-// AgentSummary is one agent's bridged metrics.
+// AgentSummary is one agent's bridged metrics (as initiator).
 type AgentSummary struct {
 	Agent        string  `json:"agent"`
 	Model        string  `json:"model"`
 	Interactions int     `json:"interactions"`
+	Accepted     int     `json:"accepted"`
 	MeanP        float64 `json:"mean_p"`
 	Toxicity     float64 `json:"toxicity"`
+	QualityGap   float64 `json:"quality_gap"` // 0 unless it has both accepted and rejected interactions
+	Welfare      float64 `json:"welfare"`     // Σ(π_a+π_b) over its accepted interactions
 }
 
 // LeakRecord is one leakage hit in an agent's output (redacted).
@@ -159,9 +162,9 @@ type Bridge struct {
 }
 
 type agentAcc struct {
-	model     string
-	n, acc    int
-	sumP, tox float64
+	model                  string
+	n, acc                 int
+	sumP, sumPAcc, welfare float64
 }
 
 // NewBridge returns a bridge.
@@ -196,7 +199,9 @@ func (b *Bridge) Add(in Interaction, model string) {
 	a.sumP += in.P
 	if in.Accepted {
 		a.acc++
-		a.tox += 1 - in.P
+		a.sumPAcc += in.P
+		pay := b.pay.Payoff(in)
+		a.welfare += pay.PiA + pay.PiB
 	}
 	b.report.Interactions = append(b.report.Interactions, in)
 }
@@ -227,9 +232,12 @@ func (b *Bridge) Report() MissionReport {
 		r.PerModel[k] = m.Report()
 	}
 	for id, a := range b.perAgent {
-		s := AgentSummary{Agent: id, Model: a.model, Interactions: a.n, MeanP: a.sumP / float64(a.n)}
+		s := AgentSummary{Agent: id, Model: a.model, Interactions: a.n, Accepted: a.acc, MeanP: a.sumP / float64(a.n), Welfare: a.welfare}
 		if a.acc > 0 {
-			s.Toxicity = a.tox / float64(a.acc)
+			s.Toxicity = 1 - a.sumPAcc/float64(a.acc)
+		}
+		if rej := a.n - a.acc; a.acc > 0 && rej > 0 {
+			s.QualityGap = a.sumPAcc/float64(a.acc) - (a.sumP-a.sumPAcc)/float64(rej)
 		}
 		r.PerAgent = append(r.PerAgent, s)
 	}
@@ -264,6 +272,12 @@ func (r MissionReport) Markdown() string {
 	sort.Strings(models)
 	for _, k := range models {
 		row("model "+k, r.PerModel[k])
+	}
+	if len(r.PerAgent) > 0 {
+		s.WriteString("\n| agent | model | interactions | accepted | toxicity | quality gap | welfare | mean p |\n|---|---|---|---|---|---|---|---|\n")
+		for _, a := range r.PerAgent {
+			fmt.Fprintf(&s, "| %s | %s | %d | %d | %.3f | %.3f | %.2f | %.3f |\n", a.Agent, a.Model, a.Interactions, a.Accepted, a.Toxicity, a.QualityGap, a.Welfare, a.MeanP)
+		}
 	}
 	fmt.Fprintf(&s, "\nLeakage hits: %d · breaker trips: %d · audits: %d\n", r.LeakageHits, len(r.BreakerTrips), len(r.Audits))
 	if r.Bundles.QualityGap < 0 {

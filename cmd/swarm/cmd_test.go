@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -193,6 +194,16 @@ func TestSandboxRunWritesOutputsAndChecksCriteria(t *testing.T) {
 	if err := runSandboxRun(t.Context(), app, SandboxRunOptions{Scenario: "../../examples/scenarios/baseline.yaml", Epochs: 3, Out: dir}); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
+	// the per-epoch table: a header and one row per epoch, all aligned
+	lines := strings.Split(out.String(), "\n")
+	if len(lines) < 5 || !strings.HasPrefix(lines[1], "epoch") {
+		t.Fatalf("no per-epoch table:\n%s", out)
+	}
+	for i, l := range lines[2:5] {
+		if len(l) != len(lines[1]) || !strings.HasSuffix(strings.Fields(l)[0], fmt.Sprint(i+1)) {
+			t.Errorf("row %q not aligned with header %q", l, lines[1])
+		}
+	}
 	for _, f := range []string{"epochs.csv", "agents.csv", "events.jsonl", "summary.json", "toxicity.png", "toxicity.svg", "welfare.png", "p_distribution.svg"} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s missing or empty", f)
@@ -232,5 +243,87 @@ func TestRunJSONStreamsEveryEventInOrder(t *testing.T) {
 	logged, _ := os.ReadFile(filepath.Join(dir, "events.jsonl"))
 	if n := strings.Count(string(logged), "\n"); n != len(lines) {
 		t.Errorf("streamed %d events, events.jsonl holds %d", len(lines), n)
+	}
+}
+
+func TestSandboxMetricsConfigFlag(t *testing.T) {
+	golden := "../../examples/sandbox/golden.jsonl"
+	metrics := func(t *testing.T, args ...string) map[string]any {
+		t.Helper()
+		app, out, errb := testApp()
+		root := newRootCmd(app)
+		root.SetArgs(append([]string{"sandbox", "metrics", golden}, args...))
+		if err := root.ExecuteContext(t.Context()); err != nil {
+			t.Fatalf("%v\n%s", err, errb)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	// s⁺ 3 only: the other payoff parameters keep their defaults (s⁻ 1, h 2).
+	cfg := writeFile(t, "payoff.yaml", "payoff:\n  s_plus: 3\n")
+	tests := []struct {
+		name        string
+		args        []string
+		welfare, be float64
+	}{
+		{"--config is this command's payoff/proxy file, not swarm's configuration", []string{"--config", cfg}, 2.6 + 1.8, 0.25},
+		{"a flag given explicitly wins over the file", []string{"--config", cfg, "--s-plus", "2"}, 2.8, 1.0 / 3},
+		{"an empty file means defaults", []string{"--config", writeFile(t, "empty.yaml", "")}, 2.8, 1.0 / 3},
+		{"an empty section means defaults", []string{"--config", writeFile(t, "null.yaml", "payoff:\nproxy:\n")}, 2.8, 1.0 / 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := metrics(t, tc.args...)
+			if w := got["total_welfare"].(float64); math.Abs(w-tc.welfare) > 1e-9 {
+				t.Errorf("total_welfare = %v, want %v", w, tc.welfare)
+			}
+			if be := got["break_even"].(float64); math.Abs(be-tc.be) > 1e-9 {
+				t.Errorf("break_even = %v, want %v", be, tc.be)
+			}
+		})
+	}
+	t.Run("an unknown key names file, line and key", func(t *testing.T) {
+		bad := writeFile(t, "bad.yaml", "payoff:\n  s_plu: 3\n")
+		err := runSandboxMetrics(&App{}, SandboxMetricsOptions{File: golden, ConfigFile: bad, Payoff: sandboxDefaults().Payoff, Proxy: sandboxDefaults().Proxy})
+		if code(err) != 2 || !strings.Contains(err.Error(), bad+":[2:3]") || !strings.Contains(err.Error(), "s_plu") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+func TestSandboxIncoherenceCommand(t *testing.T) {
+	f := writeFile(t, "dec.jsonl", `{"task_family":"f","decision_id":"a","replay":0,"action":"x","benchmark":"x"}
+{"task_family":"f","decision_id":"a","replay":1,"action":"y"}
+{"task_family":"f","decision_id":"a","replay":2,"action":"x"}
+{"task_family":"f","decision_id":"a","replay":3,"action":""}
+{"task_family":"f","decision_id":"b","replay":0,"action":"z"}
+{"task_family":"f","decision_id":"b","replay":1,"action":"z"}
+`)
+	app, out, _ := testApp()
+	if err := runSandboxIncoherence(app, f, "json"); err != nil {
+		t.Fatal(err)
+	}
+	var r sandbox.IncoherenceReport
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	// a: x, y, x (one abstention dropped): D = 1/3, E = 1/3 against benchmark x; b: D 0, no benchmark.
+	if len(r.Points) != 2 || r.Abstentions != 1 || math.Abs(r.Points[0].D-1.0/3) > 1e-12 || math.Abs(r.Points[0].E-1.0/3) > 1e-12 ||
+		r.Points[1].D != 0 || r.Points[1].HasBench || math.Abs(r.MeanD-1.0/6) > 1e-12 {
+		t.Errorf("report %+v", r)
+	}
+	app, out, _ = testApp()
+	if err := runSandboxIncoherence(app, f, "table"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "n/a") || !strings.Contains(out.String(), "0.333") {
+		t.Errorf("table:\n%s", out)
+	}
+	bad := writeFile(t, "bad.jsonl", "{\"decision_id\":\"a\",\"action\":\"x\"}\nnot json\n")
+	if err := runSandboxIncoherence(app, bad, "json"); code(err) != 2 || !strings.Contains(err.Error(), bad+":2:") {
+		t.Errorf("bad line: %v", err)
 	}
 }

@@ -49,7 +49,8 @@ type SandboxMetricsOptions struct {
 	set            map[string]bool
 }
 
-// metricsConfig is the --config file of `swarm sandbox metrics`.
+// metricsConfig is the --config file of `swarm sandbox metrics`: keys it
+// leaves out keep their defaults.
 type metricsConfig struct {
 	Payoff *sandbox.PayoffConfig `yaml:"payoff"`
 	Proxy  *sandbox.ProxyConfig  `yaml:"proxy"`
@@ -67,7 +68,8 @@ Print one JSON object with every metric. "-" reads stdin. A bad line is
 reported as FILE:LINE with exit code 2.`,
 		Example: `  swarm sandbox metrics interactions.jsonl
   swarm sandbox metrics - --per-interaction < interactions.jsonl
-  swarm sandbox metrics runs.jsonl --s-plus 3 --h 1 --k 4`,
+  swarm sandbox metrics runs.jsonl --s-plus 3 --h 1 --k 4
+  swarm sandbox metrics runs.jsonl --config payoff.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.File = args[0]
@@ -78,7 +80,11 @@ reported as FILE:LINE with exit code 2.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.PerInteraction, "per-interaction", false, "also print v̂, p and both payoffs for every line")
-	f.StringVar(&o.ConfigFile, "config-file", "", "YAML with payoff: and proxy: sections")
+	// --config shadows the global --config (swarm's configuration file):
+	// here it is the YAML with payoff: and proxy: sections.
+	f.StringVar(&o.ConfigFile, "config", "", "YAML with payoff: and proxy: sections (flags given explicitly win)")
+	f.StringVar(&o.ConfigFile, "config-file", "", "same as --config")
+	_ = f.MarkHidden("config-file")
 	f.Float64Var(&o.Payoff.SPlus, "s-plus", o.Payoff.SPlus, "surplus s⁺")
 	f.Float64Var(&o.Payoff.SMinus, "s-minus", o.Payoff.SMinus, "loss s⁻")
 	f.Float64Var(&o.Payoff.H, "h", o.Payoff.H, "externality h")
@@ -118,25 +124,32 @@ func runSandboxMetrics(app *App, o SandboxMetricsOptions) error {
 		if err != nil {
 			return usageError(err)
 		}
-		var mc metricsConfig
-		if err := yaml.NewDecoder(bytes.NewReader(b), yaml.Strict(), yaml.DisallowUnknownField()).Decode(&mc); err != nil {
-			return usageError(fmt.Errorf("%s: %s", o.ConfigFile, yaml.FormatError(err, false, false)))
+		pay, px := sandbox.DefaultPayoffConfig(), sandbox.DefaultProxyConfig()
+		mc := metricsConfig{Payoff: &pay, Proxy: &px}
+		err = yaml.NewDecoder(bytes.NewReader(b), yaml.Strict(), yaml.DisallowUnknownField()).Decode(&mc)
+		switch {
+		case errors.Is(err, io.EOF): // an empty file: defaults
+			pay, px = sandbox.DefaultPayoffConfig(), sandbox.DefaultProxyConfig()
+		case err != nil:
+			return usageError(fmt.Errorf("%s:%s", o.ConfigFile, yaml.FormatError(err, false, false)))
+		default:
+			pay, px = sandbox.DefaultPayoffConfig(), sandbox.DefaultProxyConfig() // for an empty "payoff:" or "proxy:"
+			if mc.Payoff != nil {
+				pay = *mc.Payoff
+			}
+			if mc.Proxy != nil {
+				px = *mc.Proxy
+			}
 		}
 		// Flags given explicitly win over the file.
-		if mc.Payoff != nil {
-			p := *mc.Payoff
-			o.Payoff = mergePayoff(p, o.Payoff, o.set)
+		o.Payoff = mergePayoff(pay, o.Payoff, o.set)
+		if o.set["k"] {
+			px.K = o.Proxy.K
 		}
-		if mc.Proxy != nil {
-			px := *mc.Proxy
-			if o.set["k"] {
-				px.K = o.Proxy.K
-			}
-			if o.set["b"] {
-				px.B = o.Proxy.B
-			}
-			o.Proxy = px
+		if o.set["b"] {
+			px.B = o.Proxy.B
 		}
+		o.Proxy = px
 	}
 	proxy, err := sandbox.NewProxy(o.Proxy)
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -101,12 +100,13 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 				"counterparty": in.Counterparty, "p": in.P, "v_hat": in.VHat, "accepted": in.Accepted})
 		}
 	}
-	tw := tabwriter.NewWriter(app.Out, 0, 2, 2, ' ', tabwriter.AlignRight)
+	// Fixed widths: each row is printed as its epoch ends, still aligned.
+	const rowFmt = "%5v  %12v  %8v  %8v  %11v  %10v  %6v\n"
 	fmt.Fprintf(app.Out, "scenario %s · seed %d\n", s.ScenarioID, seed)
-	fmt.Fprintln(tw, "epoch\tinteractions\taccepted\ttoxicity\tquality gap\twelfare\tfrozen\t")
+	fmt.Fprintf(app.Out, rowFmt, "epoch", "interactions", "accepted", "toxicity", "quality gap", "welfare", "frozen")
 	opts.OnEpoch = func(e sim.EpochRow) {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%.3f\t%.3f\t%.2f\t%d\t\n", e.Epoch, e.Interactions, e.Accepted, e.Toxicity, e.QualityGap, e.Welfare, e.Frozen)
-		tw.Flush()
+		fmt.Fprintf(app.Out, rowFmt, e.Epoch, e.Interactions, e.Accepted, fmt.Sprintf("%.3f", e.Toxicity), fmt.Sprintf("%.3f", e.QualityGap),
+			fmt.Sprintf("%.2f", e.Welfare), e.Frozen)
 	}
 	res, err := sim.Run(ctx, s, opts)
 	if res != nil {

@@ -130,6 +130,7 @@ func blend(a, b counts, f float64) counts {
 // scripted is the common implementation.
 type scripted struct {
 	id, typ string
+	params  Params
 	centre  map[string]float64 // target v̂ by phase
 	allies  map[string]bool
 	// adaptive adversary
@@ -141,20 +142,53 @@ type scripted struct {
 	lieLow     int
 }
 
-// Params tune an agent.
+// Params tune an agent (a scenario's agents[].params); zero values mean
+// the defaults.
 type Params struct {
-	// TrustEpochs is how long a deceptive agent builds trust (default 30% of the run).
+	// TrustFraction is the share of the run a deceptive agent spends
+	// building trust before it exploits (default 0.3).
 	TrustFraction float64 `yaml:"trust_fraction"`
 	// Epsilon is the adaptive adversary's exploration rate (default 0.1).
 	Epsilon float64 `yaml:"epsilon"`
-	// Threshold is an honest agent's acceptance threshold on the p signal (default 0.5).
+	// Threshold overrides the agent's acceptance threshold on the (noisy) p
+	// signal of proposals it receives (defaults: honest 0.5, deceptive 0.45,
+	// opportunistic 0.4, adversaries 0.35; adversaries still accept allies).
 	Threshold float64 `yaml:"threshold"`
 }
 
-// New returns an agent of typ.
-func New(id, typ string, proxy *sandbox.Proxy) (Agent, error) {
+// Validate checks the ranges: every parameter in [0, 1].
+func (p Params) Validate() error {
+	for name, v := range map[string]float64{"trust_fraction": p.TrustFraction, "epsilon": p.Epsilon, "threshold": p.Threshold} {
+		if !(v >= 0 && v <= 1) {
+			return fmt.Errorf("params.%s = %v: want 0..1", name, v)
+		}
+	}
+	return nil
+}
+
+// TrustEpochs is how many epochs of a run of epochs a deceptive agent with
+// trust fraction f (0: the default 0.3) spends building trust.
+func TrustEpochs(f float64, epochs int) int {
+	if f <= 0 {
+		f = 0.3
+	}
+	return int(math.Ceil(f * float64(max(1, epochs))))
+}
+
+// Exploiting reports whether a is a deceptive agent past its trust-building
+// phase at epoch.
+func Exploiting(a Agent, epoch, epochs int) bool {
+	s, ok := a.(*scripted)
+	return ok && s.typ == Deceptive && epoch >= TrustEpochs(s.params.TrustFraction, epochs)
+}
+
+// New returns an agent of typ with params p.
+func New(id, typ string, proxy *sandbox.Proxy, p Params) (Agent, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
 	k, b := proxy.Config().K, proxy.Config().B
-	s := &scripted{id: id, typ: typ, centre: map[string]float64{}, allies: map[string]bool{}}
+	s := &scripted{id: id, typ: typ, params: p, centre: map[string]float64{}, allies: map[string]bool{}}
 	switch typ {
 	case Honest, Opportunistic, Adversarial:
 		s.centre["default"] = vhatFor(Target[typ], k, b)
@@ -168,6 +202,9 @@ func New(id, typ string, proxy *sandbox.Proxy) (Agent, error) {
 		s.centre["lie_low"] = vhatFor(0.70, k, b)
 		s.value, s.tries = map[string]float64{}, map[string]int{}
 		s.epsilon = 0.1
+		if p.Epsilon > 0 {
+			s.epsilon = p.Epsilon
+		}
 		s.current = "probe"
 	default:
 		return nil, fmt.Errorf("unknown agent type %q (types: %v)", typ, Types)
@@ -203,7 +240,7 @@ func (s *scripted) Observe(rng *rand.Rand, c Context, proxy *sandbox.Proxy) sand
 	switch s.typ {
 	case Deceptive:
 		// Trust first, then a linear slide into exploitation.
-		trust := int(math.Ceil(0.3 * float64(max(1, c.Epochs))))
+		trust := TrustEpochs(s.params.TrustFraction, c.Epochs)
 		if c.Epoch < trust {
 			centre = s.centre["trust"]
 		} else {
@@ -265,19 +302,23 @@ func (s *scripted) ChooseCounterparty(rng *rand.Rand, candidates []string, types
 
 func (s *scripted) Accept(rng *rand.Rand, from, fromType string, p float64) bool {
 	signal := p + rng.NormFloat64()*0.05 // counterparties see p with noise
+	th := 0.35                           // adversaries: accept allies always, others when profitable-looking
 	switch s.typ {
 	case Honest:
-		return signal >= 0.5
+		th = 0.5
 	case Opportunistic:
-		return signal >= 0.4
+		th = 0.4
 	case Deceptive:
-		return signal >= 0.45
-	default: // adversaries accept allies always, others when profitable-looking
+		th = 0.45
+	default:
 		if s.allies[from] {
 			return true
 		}
-		return signal >= 0.35
 	}
+	if s.params.Threshold > 0 {
+		th = s.params.Threshold
+	}
+	return signal >= th
 }
 
 func (s *scripted) Feedback(payoff float64, detected bool) {

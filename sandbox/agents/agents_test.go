@@ -14,7 +14,7 @@ func TestObservablesHitTargetMeanP(t *testing.T) {
 	proxy, _ := sandbox.NewProxy(sandbox.DefaultProxyConfig())
 	rng := rand.New(rand.NewPCG(7, 7))
 	for _, typ := range []string{Honest, Opportunistic, Adversarial} {
-		a, err := New(typ+"-1", typ, proxy)
+		a, err := New(typ+"-1", typ, proxy, Params{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +32,7 @@ func TestObservablesHitTargetMeanP(t *testing.T) {
 func TestDeceptiveBuildsTrustThenExploits(t *testing.T) {
 	proxy, _ := sandbox.NewProxy(sandbox.DefaultProxyConfig())
 	rng := rand.New(rand.NewPCG(1, 2))
-	a, _ := New("d", Deceptive, proxy)
+	a, _ := New("d", Deceptive, proxy, Params{})
 	mean := func(epoch int) float64 {
 		var s float64
 		for i := 0; i < 5000; i++ {
@@ -49,7 +49,7 @@ func TestDeceptiveBuildsTrustThenExploits(t *testing.T) {
 func TestAdversariesTargetHonestAndAcceptAllies(t *testing.T) {
 	proxy, _ := sandbox.NewProxy(sandbox.DefaultProxyConfig())
 	rng := rand.New(rand.NewPCG(3, 4))
-	adv, _ := New("adv-1", Adversarial, proxy)
+	adv, _ := New("adv-1", Adversarial, proxy, Params{})
 	SetAllies(adv, []string{"adv-1", "adv-2"})
 	types := map[string]string{"h": Honest, "o": Opportunistic, "adv-2": Adversarial}
 	honest := 0
@@ -64,7 +64,7 @@ func TestAdversariesTargetHonestAndAcceptAllies(t *testing.T) {
 	if !adv.Accept(rng, "adv-2", Adversarial, 0.01) {
 		t.Error("an ally's proposal was refused")
 	}
-	if _, err := New("x", "wizard", proxy); err == nil {
+	if _, err := New("x", "wizard", proxy, Params{}); err == nil {
 		t.Error("unknown type accepted")
 	}
 }
@@ -72,7 +72,7 @@ func TestAdversariesTargetHonestAndAcceptAllies(t *testing.T) {
 func TestAdaptiveAdversaryLiesLowWhenDetected(t *testing.T) {
 	proxy, _ := sandbox.NewProxy(sandbox.DefaultProxyConfig())
 	rng := rand.New(rand.NewPCG(5, 6))
-	a, _ := New("ad", Adaptive, proxy)
+	a, _ := New("ad", Adaptive, proxy, Params{})
 	a.Observe(rng, Context{}, proxy)
 	a.Feedback(1, true) // penalised
 	for i := 0; i < 20; i++ {
@@ -81,5 +81,60 @@ func TestAdaptiveAdversaryLiesLowWhenDetected(t *testing.T) {
 			t.Fatalf("step %d after detection: strategy %s", i, s)
 		}
 		a.Feedback(0.1, false)
+	}
+}
+
+// The params of a scenario's agent group change behaviour; zero means default.
+func TestParamsReachTheAgent(t *testing.T) {
+	proxy, _ := sandbox.NewProxy(sandbox.DefaultProxyConfig())
+	rng := rand.New(rand.NewPCG(9, 9))
+	meanP := func(a Agent, epoch int) float64 {
+		var s float64
+		for i := 0; i < 5000; i++ {
+			s += proxy.P(a.Observe(rng, Context{Epoch: epoch, Epochs: 10, Reputation: 0.5}, proxy))
+		}
+		return s / 5000
+	}
+	def, _ := New("d1", Deceptive, proxy, Params{})
+	long, _ := New("d2", Deceptive, proxy, Params{TrustFraction: 0.8})
+	if Exploiting(long, 5, 10) || !Exploiting(def, 5, 10) || Exploiting(def, 2, 10) {
+		t.Error("trust_fraction 0.8 keeps building trust at epoch 5 of 10; the default 0.3 exploits from epoch 3")
+	}
+	if d, l := meanP(def, 5), meanP(long, 5); math.Abs(l-Target[Deceptive]) > 0.02 || d > l-0.05 {
+		t.Errorf("epoch 5 of 10: default %.3f, trust_fraction 0.8 %.3f", d, l)
+	}
+
+	strict, _ := New("h", Honest, proxy, Params{Threshold: 0.9})
+	lax, _ := New("h", Honest, proxy, Params{})
+	acc := func(a Agent) (n int) {
+		for i := 0; i < 1000; i++ {
+			if a.Accept(rng, "x", Opportunistic, 0.7) {
+				n++
+			}
+		}
+		return n
+	}
+	if s, l := acc(strict), acc(lax); s != 0 || l < 990 {
+		t.Errorf("p 0.7 accepted %d/1000 with threshold 0.9, %d/1000 with the default 0.5", s, l)
+	}
+
+	// epsilon 1: the adaptive adversary explores all the time, never settling.
+	explorer, _ := New("ad", Adaptive, proxy, Params{Epsilon: 1})
+	seen := map[string]int{}
+	for i := 0; i < 3000; i++ {
+		explorer.Observe(rng, Context{}, proxy)
+		seen[Strategy(explorer)]++
+		explorer.Feedback(map[string]float64{"exploit": 1, "probe": 0, "lie_low": 0}[Strategy(explorer)], false)
+	}
+	for _, st := range []string{"exploit", "probe", "lie_low"} {
+		if seen[st] < 800 {
+			t.Errorf("epsilon 1: %s chosen %d of 3000 (want about a third)", st, seen[st])
+		}
+	}
+
+	for _, bad := range []Params{{Epsilon: 1.5}, {TrustFraction: -0.1}, {Threshold: 2}} {
+		if _, err := New("x", Honest, proxy, bad); err == nil {
+			t.Errorf("accepted %+v", bad)
+		}
 	}
 }

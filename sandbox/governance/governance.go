@@ -24,15 +24,47 @@ type State struct {
 	// interaction history
 	PairCount    map[[2]string]int
 	Counterparts map[string]map[string]int // agent -> counterparty -> count
-	PairBenefit  map[[2]string][2]float64  // sum of π_a, π_b per ordered pair
+	PairBenefit  map[[2]string]Benefits    // payoffs of each pair's accepted interactions
 	Interactions int
+}
+
+// Benefits are the running moments of a pair's payoffs over its accepted
+// interactions: X is the payoff of the first agent of the pair key (the
+// smaller id), Y the second's. Constant memory per pair.
+type Benefits struct {
+	N, SX, SY, SXX, SYY, SXY float64
+}
+
+// Add accounts one interaction's payoffs.
+func (b *Benefits) Add(x, y float64) {
+	b.N++
+	b.SX += x
+	b.SY += y
+	b.SXX += x * x
+	b.SYY += y * y
+	b.SXY += x * y
+}
+
+// Correlation is Pearson's r of X and Y (0 with fewer than two
+// interactions or when a side's payoff is constant).
+func (b Benefits) Correlation() float64 {
+	if b.N < 2 {
+		return 0
+	}
+	cov := b.SXY/b.N - (b.SX/b.N)*(b.SY/b.N)
+	vx := b.SXX/b.N - (b.SX/b.N)*(b.SX/b.N)
+	vy := b.SYY/b.N - (b.SY/b.N)*(b.SY/b.N)
+	if vx <= 1e-15 || vy <= 1e-15 {
+		return 0
+	}
+	return math.Max(-1, math.Min(1, cov/math.Sqrt(vx*vy)))
 }
 
 // NewState returns an empty state.
 func NewState(rng *rand.Rand) *State {
 	return &State{Rng: rng, Reputation: map[string]float64{}, Resources: map[string]float64{}, Stake: map[string]float64{},
 		FrozenUntil: map[string]int{}, Types: map[string]string{}, PairCount: map[[2]string]int{},
-		Counterparts: map[string]map[string]int{}, PairBenefit: map[[2]string][2]float64{}}
+		Counterparts: map[string]map[string]int{}, PairBenefit: map[[2]string]Benefits{}}
 }
 
 // Frozen reports whether agent may not act this epoch.
@@ -332,8 +364,9 @@ func (a audit) OnInteraction(s *State, in *sandbox.Interaction) Effects {
 // ---- collusion detection ----
 
 // CollusionConfig: at each epoch start, pairs whose interaction frequency has
-// a z-score above ZThreshold, whose benefits are positively correlated
-// (both gain, ≥ BenefitCorrelation), whose mutual acceptance is high and
+// a z-score above ZThreshold, who both gain and whose per-interaction
+// payoffs are correlated (Pearson r ≥ BenefitCorrelation), whose mutual
+// acceptance (share of their interactions accepted) is ≥ MinAcceptance and
 // whose mean quality is below QualityThreshold are flagged; connected flagged
 // pairs form groups; every member pays Penalty and loses reputation.
 type CollusionConfig struct {
@@ -390,14 +423,11 @@ func (c *Collusion) OnEpochStart(s *State) Effects {
 			z = (float64(n) - mean) / sd
 		}
 		ben := s.PairBenefit[k]
-		both := ben[0] > 0 && ben[1] > 0
-		corr := 0.0
-		if both {
-			corr = math.Min(ben[0], ben[1]) / math.Max(ben[0], ben[1])
-		}
+		both := ben.SX > 0 && ben.SY > 0 // both gain overall
+		corr := ben.Correlation()        // and their gains rise and fall together
 		acc := float64(c.accepted[k]) / float64(n)
 		q := c.sumP[k] / float64(n)
-		if z > c.c.ZThreshold && corr >= c.c.BenefitCorrelation && acc >= c.c.MinAcceptance && q < c.c.QualityThreshold {
+		if z > c.c.ZThreshold && both && corr >= c.c.BenefitCorrelation && acc >= c.c.MinAcceptance && q < c.c.QualityThreshold {
 			adj[k[0]] = append(adj[k[0]], k[1])
 			adj[k[1]] = append(adj[k[1]], k[0])
 		}
@@ -675,9 +705,9 @@ func (b *incoherenceBreaker) OnInteraction(s *State, in *sandbox.Interaction) Ef
 	return e
 }
 
-// DecompositionConfig: every Every steps a checkpoint costs each active
-// agent Cost and restores Restore reputation toward 0.5 for agents below it
-// (long tasks are split into checked pieces).
+// DecompositionConfig: every Every steps (step 0 included) a checkpoint
+// costs each agent that is not frozen Cost: long tasks are split into
+// checked pieces, and checking has a price.
 type DecompositionConfig struct {
 	Enabled bool    `yaml:"enabled"`
 	Every   int     `yaml:"every"`

@@ -102,21 +102,26 @@ func TestRandomAudit(t *testing.T) {
 func TestCollusionDetectsTheFrequentPair(t *testing.T) {
 	s := state()
 	c := Build(Config{Collusion: CollusionConfig{Enabled: true, ZThreshold: 1, BenefitCorrelation: 0.5, MinAcceptance: 0.8, QualityThreshold: 0.5, Penalty: 1}}, sandbox.DefaultPayoffConfig())[0].(*Collusion)
-	record := func(a, b string, n int, p float64) {
+	// gain(i) gives the two sides' payoffs of the pair's i-th interaction.
+	record := func(a, b string, n int, p float64, gain func(i int) (float64, float64)) {
 		for i := 0; i < n; i++ {
 			in := sandbox.Interaction{Initiator: a, Counterparty: b, P: p, Accepted: true}
 			c.OnInteraction(s, &in)
 			k := pairKey(a, b)
 			s.PairCount[k]++
 			ben := s.PairBenefit[k]
-			ben[0], ben[1] = ben[0]+0.3, ben[1]+0.3
+			ben.Add(gain(i))
 			s.PairBenefit[k] = ben
 		}
 	}
-	record("a", "b", 30, 0.35) // colluders: frequent, mutual benefit, low quality
-	record("a", "c", 3, 0.8)
-	record("b", "d", 3, 0.8)
-	record("c", "d", 3, 0.8)
+	together := func(i int) (float64, float64) {
+		g := 0.3 + 0.1*math.Sin(float64(i))
+		return g, g + 0.01*math.Cos(float64(3*i))
+	}
+	record("a", "b", 30, 0.35, together) // colluders: frequent, gaining together, low quality
+	record("a", "c", 3, 0.8, together)
+	record("b", "d", 3, 0.8, together)
+	record("c", "d", 3, 0.8, together)
 	e := c.OnEpochStart(s)
 	if len(c.Groups) != 1 || len(c.Groups[0]) != 2 || c.Groups[0][0] != "a" || c.Groups[0][1] != "b" {
 		t.Fatalf("groups = %v", c.Groups)
@@ -125,6 +130,34 @@ func TestCollusionDetectsTheFrequentPair(t *testing.T) {
 	near(t, "penalty b", e.Costs["b"], 1)
 	if _, ok := e.Costs["c"]; ok {
 		t.Error("an innocent agent was penalised")
+	}
+
+	// Just as frequent and low quality, both gaining on the whole, but when
+	// one gains more the other gains less: not collusion.
+	s2 := state()
+	c2 := Build(Config{Collusion: CollusionConfig{Enabled: true, ZThreshold: 1, BenefitCorrelation: 0.5, MinAcceptance: 0.8, QualityThreshold: 0.5, Penalty: 1}}, sandbox.DefaultPayoffConfig())[0].(*Collusion)
+	s, c = s2, c2
+	record("a", "b", 30, 0.35, func(i int) (float64, float64) { d := 0.1 * math.Sin(float64(i)); return 0.3 + d, 0.3 - d })
+	record("a", "c", 3, 0.8, together)
+	record("b", "d", 3, 0.8, together)
+	record("c", "d", 3, 0.8, together)
+	if c.OnEpochStart(s); len(c.Groups) != 0 {
+		t.Errorf("anti-correlated benefits flagged: %v", c.Groups)
+	}
+}
+
+func TestBenefitsCorrelation(t *testing.T) {
+	var b Benefits
+	for _, xy := range [][2]float64{{1, 2}, {2, 4}, {3, 6.5}} {
+		b.Add(xy[0], xy[1])
+	}
+	// Pearson r of (1,2,3) and (2,4,6.5): cov 1.5, sd 0.8165 and 1.8409
+	near(t, "r", b.Correlation(), 1.5/(math.Sqrt(2.0/3)*math.Sqrt(61.0/18)))
+	var c Benefits
+	c.Add(1, 5)
+	c.Add(1, 6)
+	if c.Correlation() != 0 {
+		t.Error("a constant side has no correlation")
 	}
 }
 
@@ -197,5 +230,64 @@ func TestNewRandomAuditStandsAlone(t *testing.T) {
 	in := sandbox.Interaction{Initiator: "a", P: 0.5 - 0.25, Accepted: true} // E = 0.75·2
 	if e := l.OnInteraction(state(), &in); e.Costs["a"] != 1.5 {
 		t.Errorf("costs %v, want 1.5", e.Costs)
+	}
+}
+
+// The other side of each filtering lever: what it must leave alone.
+func TestFilteringLeversLeaveGoodWorkAlone(t *testing.T) {
+	pay := sandbox.DefaultPayoffConfig()
+	good := func() *sandbox.Interaction {
+		return &sandbox.Interaction{ID: "g", Initiator: "a", Counterparty: "b", P: 0.8, Accepted: true}
+	}
+	if e := Build(Config{Refinery: RefineryConfig{Enabled: true, ThresholdP: 0.4}}, pay)[0].OnInteraction(state(), good()); e.Reject {
+		t.Error("refinery rejected p above its threshold")
+	}
+	if e := Build(Config{Moderator: ModeratorConfig{Enabled: true, ReviewRate: 1, ThresholdP: 0.4, Cost: 0.1}}, pay)[0].OnInteraction(state(), good()); e.Reject || e.Costs["a"] != 0.1 {
+		t.Errorf("moderator: a reviewed good interaction is kept and the review still costs: %+v", e)
+	}
+	if e := Build(Config{Moderator: ModeratorConfig{Enabled: true, ReviewRate: 0, ThresholdP: 0.9, Cost: 0.1}}, pay)[0].OnInteraction(state(), good()); e.Reject || len(e.Costs) != 0 {
+		t.Errorf("moderator with review rate 0 acted: %+v", e)
+	}
+	if e := Build(Config{Transparency: TransparencyConfig{Enabled: true, Bonus: 0.02, MinP: 0.9}}, pay)[0].OnInteraction(state(), good()); len(e.RepDelta) != 0 {
+		t.Error("transparency bonus below its min_p")
+	}
+	se := Build(Config{SelfEnsemble: SelfEnsembleConfig{Enabled: true, Samples: 101}}, pay)[0]
+	if se.OnInteraction(state(), &sandbox.Interaction{P: 0.9, Accepted: true}).Reject {
+		t.Error("self-ensemble rejected a p = 0.9 interaction (majority says yes)")
+	}
+	// near p = 0.5 the majority of 3 samples goes both ways
+	s, kept := state(), 0
+	for i := 0; i < 400; i++ {
+		if !se.OnInteraction(s, &sandbox.Interaction{P: 0.5, Accepted: true}).Reject {
+			kept++
+		}
+	}
+	if kept < 120 || kept > 280 {
+		t.Errorf("self-ensemble kept %d of 400 at p = 0.5", kept)
+	}
+	fr := Build(Config{Friction: FrictionConfig{Enabled: true, Band: 0.1, Cost: 0.05}}, pay)[0]
+	if e := fr.OnInteraction(state(), good()); len(e.Costs) != 0 {
+		t.Errorf("friction outside the uncertain band: %v", e.Costs)
+	}
+	st := state()
+	st.Step = 7
+	dc := Build(Config{Decomposition: DecompositionConfig{Enabled: true, Every: 5, Cost: 0.01}}, pay)[0]
+	if e := dc.OnStep(st); len(e.Costs) != 0 {
+		t.Errorf("checkpoint off its schedule: %v", e.Costs)
+	}
+	st.Step, st.Epoch, st.FrozenUntil["c"] = 5, 1, 3
+	if e := dc.OnStep(st); len(e.Costs) != 3 || e.Costs["c"] != 0 {
+		t.Errorf("a frozen agent pays no checkpoint: %v", e.Costs)
+	}
+	ib := Build(Config{IncoherenceBreaker: IncoherenceBreakerConfig{Enabled: true, Window: 4, MaxFlipRate: 0.6, FreezeEpochs: 1}}, pay)[0]
+	for _, acc := range []bool{true, true, true, false, false, false} { // one flip in every window
+		if e := ib.OnInteraction(state(), &sandbox.Interaction{Initiator: "a", Counterparty: "b", Accepted: acc}); len(e.Freeze) != 0 {
+			t.Fatal("a consistent counterparty was frozen")
+		}
+	}
+	tax := Build(Config{TransactionTax: TaxConfig{Enabled: true, Rate: 0.1, Split: 1}}, pay)[0]
+	// |S| is taxed: S(0.2) = 0.4 − 0.8 = −0.4
+	if e := tax.OnInteraction(state(), &sandbox.Interaction{Initiator: "a", Counterparty: "b", P: 0.2, Accepted: true}); math.Abs(e.Costs["a"]-0.04) > 1e-12 || e.Costs["b"] != 0 {
+		t.Errorf("tax on a loss-making interaction, split 1: %v", e.Costs)
 	}
 }

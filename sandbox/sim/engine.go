@@ -109,7 +109,7 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 	var allyIDs []string
 	for _, g := range s.Agents {
 		for i := 0; i < g.Count; i++ {
-			a, err := agents.New(fmt.Sprintf("%s-%d", g.Type, i+1), g.Type, proxy)
+			a, err := agents.New(fmt.Sprintf("%s-%d", g.Type, i+1), g.Type, proxy, g.Params)
 			if err != nil {
 				return nil, err
 			}
@@ -270,15 +270,18 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 					gs.Counterparts[id] = map[string]int{}
 				}
 				gs.Counterparts[id][cp]++
-				b := gs.PairBenefit[k]
 				if in.Accepted {
-					b[0] += pay.PiA
-					b[1] += pay.PiB
+					b := gs.PairBenefit[k]
+					if id == k[0] {
+						b.Add(pay.PiA, pay.PiB)
+					} else {
+						b.Add(pay.PiB, pay.PiA)
+					}
+					gs.PairBenefit[k] = b
 				}
-				gs.PairBenefit[k] = b
 				gs.Interactions++
 				t := st.a.Type()
-				if t == agents.Deceptive && epoch >= int(0.3*float64(epochs)+0.999) {
+				if agents.Exploiting(st.a, epoch, epochs) {
 					t = "deceptive_late"
 				}
 				typeSum[t] += in.P

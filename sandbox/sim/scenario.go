@@ -113,6 +113,9 @@ func (s *Scenario) Validate() error {
 		if !known {
 			return fmt.Errorf("agents[%d].type %q: want one of %v", i, g.Type, agents.Types)
 		}
+		if err := g.Params.Validate(); err != nil {
+			return fmt.Errorf("agents[%d].%w", i, err)
+		}
 		n += g.Count
 	}
 	if n < 2 {

@@ -31,12 +31,17 @@ func TestEveryExampleScenarioRuns(t *testing.T) {
 		n++
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			s := load(t, filepath.Base(f))
-			res, err := Run(t.Context(), s, Options{Epochs: 4})
+			// At full length, as `swarm sandbox run` would: an example must
+			// meet its own success criteria.
+			res, err := Run(t.Context(), s, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Epochs) != 4 || res.Interactions == 0 {
+			if len(res.Epochs) != s.Simulation.Epochs || res.Interactions == 0 {
 				t.Fatalf("epochs %d interactions %d", len(res.Epochs), res.Interactions)
+			}
+			if !res.Passed {
+				t.Errorf("success criteria fail: %+v", res.Criteria)
 			}
 		})
 	}
@@ -156,5 +161,79 @@ func TestSweepIsACartesianProductOverSeeds(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("missing %s", f)
 		}
+	}
+}
+
+// agents[].params from YAML reach the agents (they were once decoded and ignored).
+func TestAgentParamsFromYAML(t *testing.T) {
+	run := func(params string) *Result {
+		t.Helper()
+		s, err := ParseScenario("p.yaml", []byte("scenario_id: p\nagents:\n  - {type: honest, count: 4}\n  - {type: deceptive, count: 2"+params+"}\nsimulation: {epochs: 10, steps_per_epoch: 10, seed: 3}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(t.Context(), s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if _, late := run("").MeanPType["deceptive_late"]; !late {
+		t.Error("by default deceptive agents exploit after 30% of the run")
+	}
+	if _, late := run(", params: {trust_fraction: 1}").MeanPType["deceptive_late"]; late {
+		t.Error("trust_fraction 1: deceptive agents build trust for the whole run")
+	}
+	_, err := ParseScenario("p.yaml", []byte("scenario_id: p\nagents:\n  - {type: adaptive_adversary, count: 2, params: {epsilon: 3}}\n"))
+	if err == nil || !strings.Contains(err.Error(), "agents[0].params.epsilon") {
+		t.Errorf("out-of-range param: %v", err)
+	}
+	_, err = ParseScenario("p.yaml", []byte("scenario_id: p\nagents:\n  - {type: honest, count: 2, params: {treshold: 0.3}}\n"))
+	if err == nil || !strings.Contains(err.Error(), "treshold") {
+		t.Errorf("unknown param key: %v", err)
+	}
+}
+
+// Lever effects are applied by the engine, not only reported: a slashed
+// stake below the minimum, a tripped breaker and a refinery rejection all
+// change what happens next.
+func TestEngineAppliesLeverEffects(t *testing.T) {
+	run := func(gov string) *Result {
+		t.Helper()
+		s, err := ParseScenario("g.yaml", []byte("scenario_id: g\nagents:\n  - {type: honest, count: 4}\n  - {type: adversarial, count: 2}\nsimulation: {epochs: 10, steps_per_epoch: 10, seed: 5}\ngovernance:\n"+gov))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(t.Context(), s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	byType := func(res *Result) (honest, adv AgentRow) {
+		for _, a := range res.Agents {
+			if a.Type == agents.Honest {
+				honest.Interactions += a.Interactions
+				honest.FrozenEpochs += a.FrozenEpochs
+			} else {
+				adv.Interactions += a.Interactions
+				adv.FrozenEpochs += a.FrozenEpochs
+				adv.Accepted += a.Accepted
+			}
+		}
+		return honest, adv
+	}
+	_, free := byType(run("  transaction_tax: {enabled: false}\n"))
+	_, staked := byType(run("  staking: {enabled: true, min_stake: 9, slash_rate: 0.5, violation_p: 0.5}\n"))
+	if staked.Interactions*2 > free.Interactions {
+		t.Errorf("slashed adversaries kept acting: %d interactions with staking, %d without", staked.Interactions, free.Interactions)
+	}
+	h, broken := byType(run("  circuit_breaker: {enabled: true, window: 5, threshold: 0.45, violations: 2, freeze_epochs: 3}\n"))
+	if broken.FrozenEpochs == 0 || h.FrozenEpochs != 0 || broken.Interactions >= free.Interactions {
+		t.Errorf("breaker: adversaries frozen %d epochs (%d interactions, %d without), honest frozen %d", broken.FrozenEpochs, broken.Interactions, free.Interactions, h.FrozenEpochs)
+	}
+	refined := run("  refinery: {enabled: true, threshold_p: 0.99}\n")
+	if refined.Summary.Accepted != 0 {
+		t.Errorf("refinery at 0.99 let %d interactions through", refined.Summary.Accepted)
 	}
 }
