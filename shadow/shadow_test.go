@@ -359,24 +359,58 @@ func TestReportsValidateAgainstShippedSchema(t *testing.T) {
 }
 
 func TestScoreSpecValidatorFormat(t *testing.T) {
-	sealed := SpecResults{Tests: []SpecTest{{Name: p("a"), Status: "passed", Category: p("happy_path")}, {Name: p("b"), Status: "failed", Category: p("security"), Message: p("m")}, {Status: "skipped"}, {Status: "failed"}}}
-	open := SpecResults{Tests: []SpecTest{{Status: "passed", Category: p("security")}, {Status: "failed", Category: p("security")}, {Status: "passed", Category: p("security")}, {Status: "passed", Category: p("security")}}}
+	sealed := SpecResults{Tests: []SpecTest{{Name: p("b"), Status: "failed", Category: p("security"), Message: p("m")}, {Name: p("a"), Status: "passed", Category: p("happy_path")}, {Status: "skipped"}, {Status: "failed"}}}
+	open := SpecResults{Tests: []SpecTest{{Status: "passed", Category: p("security")}, {Status: "failed", Category: p("security")}, {Status: "passed", Category: p("security")}, {Status: "passed", Category: p("edge_case")}, {Status: "weird", Category: p("happy_path")}}}
 	out := ScoreSpec(sealed, &open)
+	// "skipped" counts as passed; the missing status too: 2 of 4 failed.
 	if out.Report.ShadowScore != 50 || out.Report.Level != LevelSignificant || out.SealedTests != (TestCounts{4, 2, 2}) {
 		t.Fatalf("%+v", out)
+	}
+	if out.SpecVersion != "2.0.0" {
+		t.Errorf("spec version %q", out.SpecVersion)
 	}
 	if d := cmp.Diff(Failure{TestName: "unknown", Category: "unknown"}, out.Failures[1]); d != "" {
 		t.Errorf("missing fields (-want +got)\n%s", d)
 	}
-	if c := out.CoverageComparison["security"]; c.Sealed != 100 || c.Open != 25 || c.Delta != 75 {
-		t.Errorf("security comparison %+v", c)
+	if *out.OpenTests != (TestCounts{5, 4, 1}) {
+		t.Errorf("open tests %+v", *out.OpenTests)
 	}
-	want := "Shadow Score: 50.0% 🟠 (significant)\nSealed: 2/4 passed\nOpen: 3/4 passed\nFailures:\n  - b [security]: m\n  - unknown [unknown]: \n"
+	// Coverage compares how many tests each category has (as the reference
+	// validators do), not failure rates; delta = sealed − open.
+	wantCov := map[string]CategoryCompare{
+		"happy_path":     {Sealed: 1, Open: 1, Delta: 0},
+		"edge_case":      {Sealed: 0, Open: 1, Delta: -1},
+		"error_handling": {Sealed: 0, Open: 0, Delta: 0},
+		"security":       {Sealed: 1, Open: 3, Delta: -2},
+	}
+	if d := cmp.Diff(wantCov, out.CoverageComparison); d != "" {
+		t.Errorf("coverage_comparison (-want +got)\n%s", d)
+	}
+	// Failures in input order, as the reference validators print them.
+	want := "Shadow Score: 50.0% 🟠 (significant)\nSealed: 2/4 passed\nOpen: 4/5 passed\n\nFailures (2):\n  ❌ b: m\n  ❌ unknown: \n"
 	if d := cmp.Diff(want, out.Summary()); d != "" {
 		t.Errorf("summary (-want +got)\n%s", d)
 	}
-	if empty := ScoreSpec(SpecResults{}, nil); empty.Report.ShadowScore != 0 || empty.Failures == nil {
+	empty := ScoreSpec(SpecResults{}, nil)
+	if empty.Report.ShadowScore != 0 || empty.Report.Level != LevelPerfect || empty.Failures == nil || empty.OpenTests != nil || empty.CoverageComparison != nil {
 		t.Errorf("empty: %+v", empty)
+	}
+	if got := empty.Summary(); got != "Shadow Score: 0.0% ✅ (perfect)\nSealed: 0/0 passed\n" {
+		t.Errorf("empty summary %q", got)
+	}
+}
+
+func TestParseSpecResultsMissingTestsIsEmpty(t *testing.T) {
+	for _, doc := range []string{`{}`, `{"tests": null}`, `{"tests": [], "extra": 1}`} {
+		s, err := ParseSpecResults(strings.NewReader(doc))
+		if err != nil || len(s.Tests) != 0 {
+			t.Errorf("%s: %v %+v", doc, err, s)
+		}
+	}
+	for _, doc := range []string{``, `nope`, `{"tests": {}}`, `[1]`} {
+		if _, err := ParseSpecResults(strings.NewReader(doc)); err == nil {
+			t.Errorf("%q accepted", doc)
+		}
 	}
 }
 
