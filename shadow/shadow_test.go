@@ -415,3 +415,44 @@ func TestParseSpecResultsMissingTestsIsEmpty(t *testing.T) {
 }
 
 func p(s string) *string { return &s }
+
+func TestShippedSchemaRejectsNonConformingReports(t *testing.T) {
+	env, _ := NewEnvelope(criteria(), "d", SealAuthor{"mock", "honest", "mock-honest"}, time.Now())
+	ev := Evaluation{Total: 4, Passed: 3, Failed: 1, Score: 25, Level: LevelModerate, Verdicts: []Verdict{{ID: "sc-02", Category: "edge_case", Status: "fail", Expected: "e", Message: "m"}}}
+	good := func(spec string) map[string]any {
+		b, _ := json.Marshal(BuildReport(ReportOptions{ID: "r/b", Timestamp: time.Now(), SpecVersion: spec, Envelope: env, Implementer: providers.Ref{Kind: "openai", Model: "gpt-4.1"}, Evaluation: &ev, MaxCycles: 1}))
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		return m
+	}
+	for _, tc := range []struct {
+		name   string
+		spec   string
+		mutate func(m map[string]any)
+	}{
+		{"provenance at the root", SpecV2, func(m map[string]any) { m["sealed_hash"] = env.SealedHash }},
+		{"failures null", SpecV2, func(m map[string]any) { m["failures"] = nil }},
+		{"unknown level", SpecV2, func(m map[string]any) { m["report"].(map[string]any)["level"] = "fine" }},
+		{"independence outside the enum", SpecV2, func(m map[string]any) { m["report"].(map[string]any)["independence"] = "medium" }},
+		{"category outside the spec enum", SpecV2, func(m map[string]any) {
+			m["failures"].([]any)[0].(map[string]any)["category"] = "completeness"
+		}},
+		{"hardening missing from v2", SpecV2, func(m map[string]any) { delete(m, "hardening") }},
+		{"unknown spec version", SpecV2, func(m map[string]any) { m["shadow_score_spec_version"] = "3.0.0" }},
+		{"v1 with a v2 hardening block", SpecV1, func(m map[string]any) { m["hardening"] = map[string]any{} }},
+		{"v2 body labelled v1", SpecV2, func(m map[string]any) { m["shadow_score_spec_version"] = "1.0.0" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := good(tc.spec)
+			b, _ := json.Marshal(m)
+			if err := ValidateReport(b); err != nil {
+				t.Fatalf("fixture does not validate before mutation: %v", err)
+			}
+			tc.mutate(m)
+			b, _ = json.Marshal(m)
+			if err := ValidateReport(b); err == nil {
+				t.Errorf("accepted: %s", b)
+			}
+		})
+	}
+}
