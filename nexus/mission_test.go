@@ -134,6 +134,22 @@ func TestMissionAtEveryScale(t *testing.T) {
 					}
 				}
 			}
+			// only the hash is committed, in the events, before any commander starts
+			sealedAt, firstCommander := -1, -1
+			for i, e := range res.Events {
+				if e.Kind == nexus.EvSealed && sealedAt < 0 {
+					sealedAt = i
+					if e.Data["sealed_hash"] != res.SealedHash {
+						t.Errorf("sealed event hash %v, run %s", e.Data["sealed_hash"], res.SealedHash)
+					}
+				}
+				if e.Kind == nexus.EvAgentStart && e.Role == "commander" && firstCommander < 0 {
+					firstCommander = i
+				}
+			}
+			if sealedAt < 0 || firstCommander < 0 || sealedAt > firstCommander {
+				t.Errorf("sealed event at %d, first commander at %d", sealedAt, firstCommander)
+			}
 			scanLeaks(t, res)
 		})
 	}

@@ -38,6 +38,10 @@ func TestScoreAndLevelBoundaries(t *testing.T) {
 		{"2/3 rounds half away from zero to 66.7", 2, 3, 66.7, LevelCritical},
 		{"1/8 = 12.5 exactly", 1, 8, 12.5, LevelMinor},
 		{"1/16 = 6.25 rounds away from zero to 6.3", 1, 16, 6.3, LevelMinor},
+		{"1/80 = 1.25 rounds away from zero to 1.3", 1, 80, 1.3, LevelMinor},
+		{"1/6 = 16.67 rounds to 16.7 moderate", 1, 6, 16.7, LevelModerate},
+		{"1/1000 = 0.1 is minor, not perfect", 1, 1000, 0.1, LevelMinor},
+		{"1/2000 = 0.05 rounds up to 0.1 minor", 1, 2000, 0.1, LevelMinor},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -300,6 +304,24 @@ func TestHardening(t *testing.T) {
 					t.Errorf("feedback reveals %s", c.ID)
 				}
 			}
+		}
+	})
+	t.Run("score equal to the threshold is not hardened (strict >)", func(t *testing.T) {
+		at := Evaluation{Total: 20, Failed: 3, Score: Score(3, 20), Verdicts: []Verdict{{ID: "sc-01", Status: "fail", Message: "m"}}}
+		p, seen := scripted(verdicts("pass", "pass", "pass", "pass"))
+		res, err := Harden(t.Context(), HardeningConfig{Enabled: true, MaxCycles: 3, Threshold: 15}, NewJudge(JudgeConfig{Provider: p}), env, BundleInput{ID: "b"}, at,
+			func(context.Context, BundleInput, string) (BundleInput, error) {
+				t.Fatal("revised a bundle whose score equals the threshold")
+				return BundleInput{}, nil
+			})
+		if err != nil || res.Cycles != 0 || res.InitialScore != 15 || res.FinalScore != 15 || res.Velocity != 0 || len(*seen) != 0 {
+			t.Fatalf("%+v err %v judge calls %d", res, err, len(*seen))
+		}
+	})
+	t.Run("disabled hardening records the initial score only", func(t *testing.T) {
+		res, err := Harden(t.Context(), HardeningConfig{Enabled: false, MaxCycles: 1, Threshold: 15}, nil, env, BundleInput{ID: "b"}, initial, nil)
+		if err != nil || res.Cycles != 0 || res.InitialScore != 50 || res.FinalScore != 50 {
+			t.Fatalf("%+v err %v", res, err)
 		}
 	})
 	t.Run("a worse revision is discarded", func(t *testing.T) {
