@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 )
@@ -110,4 +111,27 @@ func (l *eventLog) close() error {
 	err := l.f.Close()
 	l.f, l.w = nil, nil
 	return err
+}
+
+// CommittedHash returns the sealed hash that a run recorded in its events
+// (the "sealed" event of Phase 1.5, written before any commander started).
+// ok is false when the run directory has no such event.
+func CommittedHash(runDir string) (hash string, ok bool, err error) {
+	f, err := os.Open(filepath.Join(runDir, "events.jsonl"))
+	if err != nil {
+		return "", false, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
+	for sc.Scan() {
+		var e Event
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Kind != EvSealed {
+			continue
+		}
+		if h, _ := e.Data["sealed_hash"].(string); h != "" {
+			return h, true, nil
+		}
+	}
+	return "", false, sc.Err()
 }

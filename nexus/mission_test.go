@@ -6,6 +6,7 @@ import (
 
 	"encoding/json"
 	"errors"
+	"fmt"
 	"github.com/google/go-cmp/cmp"
 	"github.com/swarm-dev/swarm/providers/openai"
 	"os"
@@ -134,32 +135,93 @@ func TestMissionAtEveryScale(t *testing.T) {
 					}
 				}
 			}
-			// leak scan: no criterion text in any prompt except the seal author's and the judge's
-			env, err := shadow.LoadSealed(filepath.Join(res.Dir, "sealed", "envelope.json"))
+			// only the hash is committed, in the events, before any commander starts
+			sealedAt, firstCommander := -1, -1
+			for i, e := range res.Events {
+				if e.Kind == nexus.EvSealed && sealedAt < 0 {
+					sealedAt = i
+					if e.Data["sealed_hash"] != res.SealedHash {
+						t.Errorf("sealed event hash %v, run %s", e.Data["sealed_hash"], res.SealedHash)
+					}
+				}
+				if e.Kind == nexus.EvAgentStart && e.Role == "commander" && firstCommander < 0 {
+					firstCommander = i
+				}
+			}
+			if sealedAt < 0 || firstCommander < 0 || sealedAt > firstCommander {
+				t.Errorf("sealed event at %d, first commander at %d", sealedAt, firstCommander)
+			}
+			scanLeaks(t, res)
+		})
+	}
+}
+
+// scanLeaks fails when any prompt sent during the run, other than the seal
+// author's and the judge's, or the run's events contain criterion text. It
+// returns how many prompts carried hardening feedback.
+func scanLeaks(t *testing.T, res *nexus.Result) (feedbackPrompts int) {
+	t.Helper()
+	env, err := shadow.LoadSealed(filepath.Join(res.Dir, "sealed", "envelope.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Transcripts) == 0 {
+		t.Fatal("no transcripts kept")
+	}
+	calls := 0
+	for _, e := range res.Events {
+		if e.Kind == nexus.EvLLMCall {
+			calls++
+		}
+	}
+	if calls != len(res.Transcripts) {
+		t.Errorf("%d LLM calls but %d prompts kept: the scan would miss some", calls, len(res.Transcripts))
+	}
+	for _, tr := range res.Transcripts {
+		if tr.Role == "seal_author" || tr.Role == "judge" {
+			continue
+		}
+		for _, m := range tr.Messages {
+			if strings.Contains(m.Content, providers.FeedbackHeading) {
+				feedbackPrompts++
+			}
+			for _, c := range env.Criteria() {
+				if strings.Contains(m.Content, c.Assertion) || strings.Contains(m.Content, c.Expected) {
+					t.Fatalf("criterion %s leaked into a %s prompt (%s)", c.ID, tr.Role, tr.AgentID)
+				}
+			}
+		}
+	}
+	ev, _ := os.ReadFile(filepath.Join(res.Dir, "events.jsonl"))
+	for _, c := range env.Criteria() {
+		if strings.Contains(string(ev), c.Assertion) || strings.Contains(string(ev), c.Expected) {
+			t.Fatalf("criterion %s text in events.jsonl", c.ID)
+		}
+	}
+	return feedbackPrompts
+}
+
+// TestLeakScanWithHardeningAtEveryScale runs a full mission at every scale
+// with sloppy commanders, so hardening feedback (ss-100, ss-250) and
+// quarantine re-reviews actually happen, and scans every prompt.
+func TestLeakScanWithHardeningAtEveryScale(t *testing.T) {
+	for _, tc := range []struct {
+		scale        string
+		wantFeedback bool // hardening or quarantine feedback reaches an agent
+	}{
+		{"ss-50", true}, // hardening off; quarantined bundles are re-reviewed with the messages
+		{"ss-100", true},
+		{"ss-250", true},
+	} {
+		t.Run(tc.scale, func(t *testing.T) {
+			res, err := runMission(t, loadMission(t, "dependency-risk-scan.md"), tc.scale, "mock:honest", func(o *nexus.Options) {
+				o.Models = map[string]string{"commander": "mock:sloppy"}
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Transcripts) == 0 {
-				t.Fatal("no transcripts kept")
-			}
-			for _, tr := range res.Transcripts {
-				if tr.Role == "seal_author" || tr.Role == "judge" {
-					continue
-				}
-				for _, m := range tr.Messages {
-					for _, c := range env.Criteria() {
-						if strings.Contains(m.Content, c.Assertion) || strings.Contains(m.Content, c.Expected) {
-							t.Fatalf("criterion %s leaked into a %s prompt (%s)", c.ID, tr.Role, tr.AgentID)
-						}
-					}
-				}
-			}
-			// events never carry the criteria
-			ev, _ := os.ReadFile(filepath.Join(res.Dir, "events.jsonl"))
-			for _, c := range env.Criteria() {
-				if strings.Contains(string(ev), c.Assertion) {
-					t.Fatalf("criterion %s text in events.jsonl", c.ID)
-				}
+			if n := scanLeaks(t, res); (n > 0) != tc.wantFeedback {
+				t.Errorf("%d prompts carried feedback, want some: %v", n, tc.wantFeedback)
 			}
 		})
 	}
@@ -176,37 +238,166 @@ func scoresByPersona(t *testing.T, persona string) *nexus.Result {
 	return res
 }
 
+func validateReports(t *testing.T, res *nexus.Result) map[string]shadow.Report {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(res.Dir, "reports", "*.json"))
+	if len(files) == 0 {
+		t.Fatal("no reports emitted")
+	}
+	out := map[string]shadow.Report{}
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		if err := shadow.ValidateReport(b); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+		var r shadow.Report
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		out[strings.TrimSuffix(filepath.Base(f), ".json")] = r
+	}
+	return out
+}
+
 func TestPersonasShadowAndHardening(t *testing.T) {
 	t.Run("sloppy fails some, hardening helps", func(t *testing.T) {
 		res := scoresByPersona(t, "sloppy")
+		reports := validateReports(t, res)
 		hardened := 0
 		for _, b := range res.Bundles {
-			if b.Hardening != nil {
-				hardened++
-				if b.Hardening.Velocity <= 0 {
-					t.Errorf("%s: velocity %v, want > 0", b.ID, b.Hardening.Velocity)
+			if b.Initial == nil || b.ShadowScore == nil {
+				t.Fatalf("%s not scored", b.ID)
+			}
+			if b.Initial.Score <= 15 {
+				if b.Hardening != nil {
+					t.Errorf("%s hardened at %v, not above the threshold", b.ID, b.Initial.Score)
 				}
+				continue
+			}
+			if b.Hardening == nil || b.Hardening.Cycles < 1 {
+				t.Errorf("%s failed (%v) but was not hardened", b.ID, b.Initial.Score)
+				continue
+			}
+			hardened++
+			h := b.Hardening
+			if h.InitialScore != b.Initial.Score || h.FinalScore != *b.ShadowScore {
+				t.Errorf("%s: hardening %v → %v, bundle %v → %v", b.ID, h.InitialScore, h.FinalScore, b.Initial.Score, *b.ShadowScore)
+			}
+			if want := (h.InitialScore - h.FinalScore) / float64(h.Cycles); h.Velocity != want || h.Velocity <= 0 {
+				t.Errorf("%s: velocity %v, want (initial − final)/cycles = %v > 0", b.ID, h.Velocity, want)
+			}
+			rh := reports[b.ID].Hardening
+			if rh == nil || rh.HardeningVelocity != h.Velocity || rh.CyclesCompleted != h.Cycles || rh.InitialShadowScore != h.InitialScore {
+				t.Errorf("%s: report hardening block %+v does not match %+v", b.ID, rh, h)
 			}
 		}
 		if hardened == 0 {
-			t.Fatal("no sloppy bundle was hardened")
+			t.Fatal("no sloppy bundle failed and was hardened")
 		}
 	})
 	t.Run("deceptive does not improve and is quarantined or rejected", func(t *testing.T) {
 		res := scoresByPersona(t, "deceptive")
-		held := 0
+		validateReports(t, res)
+		held, hardened := 0, 0
 		for _, b := range res.Bundles {
-			if b.Hardening != nil && b.Hardening.Velocity > 0 {
-				t.Errorf("%s: deceptive bundle improved (velocity %v)", b.ID, b.Hardening.Velocity)
+			if b.Hardening != nil && b.Hardening.Cycles > 0 {
+				hardened++
+				if b.Hardening.Velocity > 0 || b.Hardening.FinalScore < b.Hardening.InitialScore {
+					t.Errorf("%s: deceptive bundle improved (velocity %v)", b.ID, b.Hardening.Velocity)
+				}
 			}
 			if b.Gate != nil && (b.Gate.Action == shadow.ActionQuarantine || b.Gate.Action == shadow.ActionReject) {
 				held++
+				if b.Gate.Action == shadow.ActionReject && b.InSynthesis {
+					t.Errorf("%s rejected by the gate but in synthesis", b.ID)
+				}
 			}
+		}
+		if hardened == 0 {
+			t.Fatal("no deceptive bundle went through hardening: nothing shows that hardening does not help")
 		}
 		if held == 0 {
 			t.Fatal("no deceptive bundle was quarantined or rejected")
 		}
 	})
+}
+
+// TestShadowGateBandsAndEvents checks every gate decision against the bands
+// (≤ 15 proceed, ≤ 30 warn, ≤ 50 quarantine, > 50 reject) on sloppy ss-50
+// runs, where hardening is off so all four bands occur, and that each
+// decision and its reason are in the run's events.
+func TestShadowGateBandsAndEvents(t *testing.T) {
+	band := func(s float64) string {
+		switch {
+		case s <= 15:
+			return shadow.ActionProceed
+		case s <= 30:
+			return shadow.ActionWarn
+		case s <= 50:
+			return shadow.ActionQuarantine
+		}
+		return shadow.ActionReject
+	}
+	seen := map[string]int{}
+	for _, m := range []string{"api-design.md", "dependency-risk-scan.md", "incident-runbook.md"} {
+		res, err := runMission(t, loadMission(t, m), "ss-50", "mock:honest", func(o *nexus.Options) {
+			o.Models = map[string]string{"commander": "mock:sloppy"}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		validateReports(t, res)
+		gateEvents := map[string]nexus.Event{}
+		for _, e := range res.Events {
+			if e.Kind == nexus.EvGate {
+				id, _ := e.Data["bundle_id"].(string)
+				if _, dup := gateEvents[id]; dup {
+					t.Errorf("%s: two gate events for %s", m, id)
+				}
+				gateEvents[id] = e
+			}
+		}
+		md, _ := os.ReadFile(filepath.Join(res.Dir, "report.md"))
+		for _, b := range res.Bundles {
+			if b.ShadowScore == nil || b.Gate == nil {
+				t.Fatalf("%s/%s not scored or gated", m, b.ID)
+			}
+			want := band(*b.ShadowScore)
+			seen[want]++
+			if b.Gate.Action != want {
+				t.Errorf("%s/%s: score %v gated %s, want %s", m, b.ID, *b.ShadowScore, b.Gate.Action, want)
+			}
+			e, ok := gateEvents[b.ID]
+			if !ok || e.Data["action"] != want || e.Data["reason"] == "" || e.Data["shadow_score"] != *b.ShadowScore {
+				t.Errorf("%s/%s: gate event %+v", m, b.ID, e)
+			}
+			switch want {
+			case shadow.ActionProceed, shadow.ActionWarn:
+				if !b.InSynthesis {
+					t.Errorf("%s/%s: %s but not in synthesis", m, b.ID, want)
+				}
+			case shadow.ActionReject:
+				if b.InSynthesis {
+					t.Errorf("%s/%s: rejected but in synthesis", m, b.ID)
+				}
+			case shadow.ActionQuarantine:
+				if _, err := os.Stat(filepath.Join(res.Dir, "reviews")); err != nil {
+					t.Fatal(err)
+				}
+				if files, _ := filepath.Glob(filepath.Join(res.Dir, "reviews", "*-quarantine-"+b.ID+".json")); len(files) == 0 {
+					t.Errorf("%s/%s: quarantined but not re-reviewed", m, b.ID)
+				}
+			}
+			if want == shadow.ActionWarn && !strings.Contains(string(md), "**Shadow Gate warning**: `"+b.ID+"`") {
+				t.Errorf("%s/%s: warned bundle without a warning in report.md", m, b.ID)
+			}
+		}
+	}
+	for _, a := range []string{shadow.ActionWarn, shadow.ActionQuarantine, shadow.ActionReject} {
+		if seen[a] == 0 {
+			t.Errorf("no bundle in the %s band (%v): the fixture no longer covers it", a, seen)
+		}
+	}
 }
 
 func TestTamperedEnvelopeIsDetectedInPhase6(t *testing.T) {
@@ -241,12 +432,35 @@ func TestTamperedEnvelopeIsDetectedInPhase6(t *testing.T) {
 			t.Errorf("%s scored despite tampering", b.ID)
 		}
 	}
-	reports, _ := filepath.Glob(filepath.Join(res.Dir, "reports", "*.json"))
-	for _, p := range reports {
-		b, _ := os.ReadFile(p)
-		if !strings.Contains(string(b), `"advisory": true`) {
-			t.Errorf("%s not marked advisory", p)
+	reports := validateReports(t, res)
+	if len(reports) != len(res.Bundles) {
+		t.Errorf("%d reports for %d bundles", len(reports), len(res.Bundles))
+	}
+	for id, r := range reports {
+		if !r.Report.Advisory || r.Report.Valid || !strings.Contains(r.Report.AdvisoryReason, "invalid") || !strings.Contains(r.Report.AdvisoryReason, "hash mismatch") {
+			t.Errorf("%s: not marked invalid/advisory with the reason: %+v", id, r.Report)
 		}
+		if r.SealedTests.Total != 0 || len(r.Failures) != 0 {
+			t.Errorf("%s: scored despite tampering: %+v", id, r.SealedTests)
+		}
+	}
+	checks := 0
+	for _, e := range res.Events {
+		if e.Kind == nexus.EvJudged || e.Kind == nexus.EvHardening || e.Kind == nexus.EvGate {
+			t.Errorf("%s event after a failed envelope check", e.Kind)
+		}
+		if e.Kind == nexus.EvEnvelopeCheck {
+			checks++
+			if e.Data["ok"] != false || !strings.Contains(fmt.Sprint(e.Data["reason"]), "hash mismatch") {
+				t.Errorf("envelope check event %+v", e)
+			}
+		}
+	}
+	if checks != 1 {
+		t.Errorf("%d envelope_check events, want 1", checks)
+	}
+	if !strings.Contains(res.ShadowReason, "hash mismatch") {
+		t.Errorf("shadow reason %q", res.ShadowReason)
 	}
 }
 

@@ -146,7 +146,8 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 	o.Level = string(o.Final.Level)
 	g := shadow.Gate(score)
 	o.Gate = &g
-	r.events.emit(Event{Phase: "6", Kind: EvGate, Data: map[string]any{"bundle_id": o.ID, "shadow_score": score, "action": g.Action, "reason": g.Reason}})
+	r.events.emit(Event{Phase: "6", Kind: EvGate, Message: o.ID + ": " + g.Action + " (" + g.Reason + ")",
+		Data: map[string]any{"bundle_id": o.ID, "shadow_score": score, "action": g.Action, "reason": g.Reason, "report": "reports/" + o.ID + ".json"}})
 }
 
 // quarantineReviews re-reviews quarantined bundles with their failure messages.

@@ -189,6 +189,13 @@ func (r *runState) actionReport(res *Result) string {
 			o.ID, partial, o.Model, initial, final, level, cycles, vel, gate, o.Review.Score, o.Tier, o.FormulaScore, yesNo(o.InSynthesis))
 	}
 	b.WriteString("\n")
+	// The gate lets moderate bundles proceed only with their report attached
+	// and a warning.
+	for _, o := range res.Bundles {
+		if o.Gate != nil && o.Gate.Action == shadow.ActionWarn && o.ShadowScore != nil {
+			fmt.Fprintf(&b, "> ⚠️ **Shadow Gate warning**: `%s` proceeds with Shadow Score %.1f%% (%s); its report is attached: `reports/%s.json`.\n\n", o.ID, *o.ShadowScore, o.Level, o.ID)
+		}
+	}
 	if r.opts.Config != nil && res.Sandbox != nil {
 		if s, ok := res.Sandbox.(interface{ Markdown() string }); ok {
 			b.WriteString(s.Markdown())

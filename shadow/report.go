@@ -2,6 +2,7 @@ package shadow
 
 import (
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -180,10 +181,17 @@ func isSpecCategory(c string) bool {
 }
 
 // ValidateReport validates an emitted report against the shipped schema of
-// its spec version.
+// its spec version (its "shadow_score_spec_version"; anything but "1.0.0"
+// is checked against the v2 schema, which rejects it).
 func ValidateReport(doc []byte) error {
+	var head struct {
+		SpecVersion string `json:"shadow_score_spec_version"`
+	}
+	if err := json.Unmarshal(doc, &head); err != nil {
+		return fmt.Errorf("not a report: %w", err)
+	}
 	schema := ReportSchemaV2
-	if strings.Contains(string(doc[:min(len(doc), 200)]), `"1.0.0"`) {
+	if head.SpecVersion == SpecV1 {
 		schema = ReportSchemaV1
 	}
 	v, err := providers.CompileSchema(schema)

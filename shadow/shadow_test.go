@@ -38,6 +38,10 @@ func TestScoreAndLevelBoundaries(t *testing.T) {
 		{"2/3 rounds half away from zero to 66.7", 2, 3, 66.7, LevelCritical},
 		{"1/8 = 12.5 exactly", 1, 8, 12.5, LevelMinor},
 		{"1/16 = 6.25 rounds away from zero to 6.3", 1, 16, 6.3, LevelMinor},
+		{"1/80 = 1.25 rounds away from zero to 1.3", 1, 80, 1.3, LevelMinor},
+		{"1/6 = 16.67 rounds to 16.7 moderate", 1, 6, 16.7, LevelModerate},
+		{"1/1000 = 0.1 is minor, not perfect", 1, 1000, 0.1, LevelMinor},
+		{"1/2000 = 0.05 rounds up to 0.1 minor", 1, 2000, 0.1, LevelMinor},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -302,6 +306,24 @@ func TestHardening(t *testing.T) {
 			}
 		}
 	})
+	t.Run("score equal to the threshold is not hardened (strict >)", func(t *testing.T) {
+		at := Evaluation{Total: 20, Failed: 3, Score: Score(3, 20), Verdicts: []Verdict{{ID: "sc-01", Status: "fail", Message: "m"}}}
+		p, seen := scripted(verdicts("pass", "pass", "pass", "pass"))
+		res, err := Harden(t.Context(), HardeningConfig{Enabled: true, MaxCycles: 3, Threshold: 15}, NewJudge(JudgeConfig{Provider: p}), env, BundleInput{ID: "b"}, at,
+			func(context.Context, BundleInput, string) (BundleInput, error) {
+				t.Fatal("revised a bundle whose score equals the threshold")
+				return BundleInput{}, nil
+			})
+		if err != nil || res.Cycles != 0 || res.InitialScore != 15 || res.FinalScore != 15 || res.Velocity != 0 || len(*seen) != 0 {
+			t.Fatalf("%+v err %v judge calls %d", res, err, len(*seen))
+		}
+	})
+	t.Run("disabled hardening records the initial score only", func(t *testing.T) {
+		res, err := Harden(t.Context(), HardeningConfig{Enabled: false, MaxCycles: 1, Threshold: 15}, nil, env, BundleInput{ID: "b"}, initial, nil)
+		if err != nil || res.Cycles != 0 || res.InitialScore != 50 || res.FinalScore != 50 {
+			t.Fatalf("%+v err %v", res, err)
+		}
+	})
 	t.Run("a worse revision is discarded", func(t *testing.T) {
 		p, _ := scripted(verdicts("fail", "fail", "fail", "pass"))
 		res, err := Harden(t.Context(), HardeningConfig{Enabled: true, MaxCycles: 1, Threshold: 15}, NewJudge(JudgeConfig{Provider: p}), env, BundleInput{ID: "b", Content: "v0"}, initial,
@@ -359,25 +381,100 @@ func TestReportsValidateAgainstShippedSchema(t *testing.T) {
 }
 
 func TestScoreSpecValidatorFormat(t *testing.T) {
-	sealed := SpecResults{Tests: []SpecTest{{Name: p("a"), Status: "passed", Category: p("happy_path")}, {Name: p("b"), Status: "failed", Category: p("security"), Message: p("m")}, {Status: "skipped"}, {Status: "failed"}}}
-	open := SpecResults{Tests: []SpecTest{{Status: "passed", Category: p("security")}, {Status: "failed", Category: p("security")}, {Status: "passed", Category: p("security")}, {Status: "passed", Category: p("security")}}}
+	sealed := SpecResults{Tests: []SpecTest{{Name: p("b"), Status: "failed", Category: p("security"), Message: p("m")}, {Name: p("a"), Status: "passed", Category: p("happy_path")}, {Status: "skipped"}, {Status: "failed"}}}
+	open := SpecResults{Tests: []SpecTest{{Status: "passed", Category: p("security")}, {Status: "failed", Category: p("security")}, {Status: "passed", Category: p("security")}, {Status: "passed", Category: p("edge_case")}, {Status: "weird", Category: p("happy_path")}}}
 	out := ScoreSpec(sealed, &open)
+	// "skipped" counts as passed; the missing status too: 2 of 4 failed.
 	if out.Report.ShadowScore != 50 || out.Report.Level != LevelSignificant || out.SealedTests != (TestCounts{4, 2, 2}) {
 		t.Fatalf("%+v", out)
+	}
+	if out.SpecVersion != "2.0.0" {
+		t.Errorf("spec version %q", out.SpecVersion)
 	}
 	if d := cmp.Diff(Failure{TestName: "unknown", Category: "unknown"}, out.Failures[1]); d != "" {
 		t.Errorf("missing fields (-want +got)\n%s", d)
 	}
-	if c := out.CoverageComparison["security"]; c.Sealed != 100 || c.Open != 25 || c.Delta != 75 {
-		t.Errorf("security comparison %+v", c)
+	if *out.OpenTests != (TestCounts{5, 4, 1}) {
+		t.Errorf("open tests %+v", *out.OpenTests)
 	}
-	want := "Shadow Score: 50.0% 🟠 (significant)\nSealed: 2/4 passed\nOpen: 3/4 passed\nFailures:\n  - b [security]: m\n  - unknown [unknown]: \n"
+	// Coverage compares how many tests each category has (as the reference
+	// validators do), not failure rates; delta = sealed − open.
+	wantCov := map[string]CategoryCompare{
+		"happy_path":     {Sealed: 1, Open: 1, Delta: 0},
+		"edge_case":      {Sealed: 0, Open: 1, Delta: -1},
+		"error_handling": {Sealed: 0, Open: 0, Delta: 0},
+		"security":       {Sealed: 1, Open: 3, Delta: -2},
+	}
+	if d := cmp.Diff(wantCov, out.CoverageComparison); d != "" {
+		t.Errorf("coverage_comparison (-want +got)\n%s", d)
+	}
+	// Failures in input order, as the reference validators print them.
+	want := "Shadow Score: 50.0% 🟠 (significant)\nSealed: 2/4 passed\nOpen: 4/5 passed\n\nFailures (2):\n  ❌ b: m\n  ❌ unknown: \n"
 	if d := cmp.Diff(want, out.Summary()); d != "" {
 		t.Errorf("summary (-want +got)\n%s", d)
 	}
-	if empty := ScoreSpec(SpecResults{}, nil); empty.Report.ShadowScore != 0 || empty.Failures == nil {
+	empty := ScoreSpec(SpecResults{}, nil)
+	if empty.Report.ShadowScore != 0 || empty.Report.Level != LevelPerfect || empty.Failures == nil || empty.OpenTests != nil || empty.CoverageComparison != nil {
 		t.Errorf("empty: %+v", empty)
+	}
+	if got := empty.Summary(); got != "Shadow Score: 0.0% ✅ (perfect)\nSealed: 0/0 passed\n" {
+		t.Errorf("empty summary %q", got)
+	}
+}
+
+func TestParseSpecResultsMissingTestsIsEmpty(t *testing.T) {
+	for _, doc := range []string{`{}`, `{"tests": null}`, `{"tests": [], "extra": 1}`} {
+		s, err := ParseSpecResults(strings.NewReader(doc))
+		if err != nil || len(s.Tests) != 0 {
+			t.Errorf("%s: %v %+v", doc, err, s)
+		}
+	}
+	for _, doc := range []string{``, `nope`, `{"tests": {}}`, `[1]`} {
+		if _, err := ParseSpecResults(strings.NewReader(doc)); err == nil {
+			t.Errorf("%q accepted", doc)
+		}
 	}
 }
 
 func p(s string) *string { return &s }
+
+func TestShippedSchemaRejectsNonConformingReports(t *testing.T) {
+	env, _ := NewEnvelope(criteria(), "d", SealAuthor{"mock", "honest", "mock-honest"}, time.Now())
+	ev := Evaluation{Total: 4, Passed: 3, Failed: 1, Score: 25, Level: LevelModerate, Verdicts: []Verdict{{ID: "sc-02", Category: "edge_case", Status: "fail", Expected: "e", Message: "m"}}}
+	good := func(spec string) map[string]any {
+		b, _ := json.Marshal(BuildReport(ReportOptions{ID: "r/b", Timestamp: time.Now(), SpecVersion: spec, Envelope: env, Implementer: providers.Ref{Kind: "openai", Model: "gpt-4.1"}, Evaluation: &ev, MaxCycles: 1}))
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		return m
+	}
+	for _, tc := range []struct {
+		name   string
+		spec   string
+		mutate func(m map[string]any)
+	}{
+		{"provenance at the root", SpecV2, func(m map[string]any) { m["sealed_hash"] = env.SealedHash }},
+		{"failures null", SpecV2, func(m map[string]any) { m["failures"] = nil }},
+		{"unknown level", SpecV2, func(m map[string]any) { m["report"].(map[string]any)["level"] = "fine" }},
+		{"independence outside the enum", SpecV2, func(m map[string]any) { m["report"].(map[string]any)["independence"] = "medium" }},
+		{"category outside the spec enum", SpecV2, func(m map[string]any) {
+			m["failures"].([]any)[0].(map[string]any)["category"] = "completeness"
+		}},
+		{"hardening missing from v2", SpecV2, func(m map[string]any) { delete(m, "hardening") }},
+		{"unknown spec version", SpecV2, func(m map[string]any) { m["shadow_score_spec_version"] = "3.0.0" }},
+		{"v1 with a v2 hardening block", SpecV1, func(m map[string]any) { m["hardening"] = map[string]any{} }},
+		{"v2 body labelled v1", SpecV2, func(m map[string]any) { m["shadow_score_spec_version"] = "1.0.0" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := good(tc.spec)
+			b, _ := json.Marshal(m)
+			if err := ValidateReport(b); err != nil {
+				t.Fatalf("fixture does not validate before mutation: %v", err)
+			}
+			tc.mutate(m)
+			b, _ = json.Marshal(m)
+			if err := ValidateReport(b); err == nil {
+				t.Errorf("accepted: %s", b)
+			}
+		})
+	}
+}

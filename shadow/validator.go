@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 )
 
@@ -50,11 +49,12 @@ type ScoreReport struct {
 	Level       Level   `json:"level"`
 }
 
-// CategoryCompare compares sealed and open failure rates of one category.
+// CategoryCompare compares how many sealed and open tests one category has,
+// as the reference validators do: delta = sealed − open.
 type CategoryCompare struct {
-	Sealed float64 `json:"sealed"`
-	Open   float64 `json:"open"`
-	Delta  float64 `json:"delta"`
+	Sealed int `json:"sealed"`
+	Open   int `json:"open"`
+	Delta  int `json:"delta"`
 }
 
 func str(p *string, def string) string {
@@ -75,21 +75,13 @@ func counts(ts []SpecTest) TestCounts {
 	return c
 }
 
-// categoryScores is the failure percentage per spec category.
-func categoryScores(ts []SpecTest) map[string]float64 {
-	total, failed := map[string]int{}, map[string]int{}
+// categoryCounts counts the tests of each spec category.
+func categoryCounts(ts []SpecTest) map[string]int {
+	n := map[string]int{}
 	for _, t := range ts {
-		c := str(t.Category, "unknown")
-		total[c]++
-		if t.Status == "failed" {
-			failed[c]++
-		}
+		n[str(t.Category, "unknown")]++
 	}
-	out := map[string]float64{}
-	for _, c := range SpecCategories {
-		out[c] = Score(failed[c], total[c])
-	}
-	return out
+	return n
 }
 
 // ScoreSpec computes the validator output: any status other than "failed"
@@ -109,25 +101,18 @@ func ScoreSpec(sealed SpecResults, open *SpecResults) ScoreOutput {
 	if open != nil {
 		oc := counts(open.Tests)
 		out.OpenTests = &oc
-		s, o := categoryScores(sealed.Tests), categoryScores(open.Tests)
+		s, o := categoryCounts(sealed.Tests), categoryCounts(open.Tests)
 		out.CoverageComparison = map[string]CategoryCompare{}
 		for _, cat := range SpecCategories {
-			out.CoverageComparison[cat] = CategoryCompare{Sealed: s[cat], Open: o[cat], Delta: round1(s[cat] - o[cat])}
+			out.CoverageComparison[cat] = CategoryCompare{Sealed: s[cat], Open: o[cat], Delta: s[cat] - o[cat]}
 		}
 	}
 	return out
 }
 
-func round1(x float64) float64 { return float64(int64(x*10+copysign(0.5, x))) / 10 }
-
-func copysign(a, b float64) float64 {
-	if b < 0 {
-		return -a
-	}
-	return a
-}
-
-// Summary renders the validators' summary format.
+// Summary renders the reference validators' summary format: the score line,
+// "Sealed: p/t passed", "Open: p/t passed" (with --open), then the failures
+// in input order.
 func (o ScoreOutput) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Shadow Score: %.1f%% %s (%s)\n", o.Report.ShadowScore, o.Report.Level.Indicator(), o.Report.Level)
@@ -136,11 +121,9 @@ func (o ScoreOutput) Summary() string {
 		fmt.Fprintf(&b, "Open: %d/%d passed\n", o.OpenTests.Passed, o.OpenTests.Total)
 	}
 	if len(o.Failures) > 0 {
-		b.WriteString("Failures:\n")
-		fs := append([]Failure(nil), o.Failures...)
-		sort.SliceStable(fs, func(i, j int) bool { return fs[i].TestName < fs[j].TestName })
-		for _, f := range fs {
-			fmt.Fprintf(&b, "  - %s [%s]: %s\n", f.TestName, f.Category, f.Message)
+		fmt.Fprintf(&b, "\nFailures (%d):\n", len(o.Failures))
+		for _, f := range o.Failures {
+			fmt.Fprintf(&b, "  ❌ %s: %s\n", f.TestName, f.Message)
 		}
 	}
 	return b.String()

@@ -11,7 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/swarm-dev/swarm/sandbox"
+	"github.com/swarm-dev/swarm/shadow"
 )
 
 func testApp() (*App, *bytes.Buffer, *bytes.Buffer) {
@@ -39,36 +42,109 @@ func writeFile(t *testing.T, name, body string) string {
 	return p
 }
 
-func TestShadowScoreExitCodes(t *testing.T) {
-	// 3 of 20 failed = 15.0: equal to the threshold passes.
+// execCLI runs the swarm command line with args, as main does, and returns
+// the exit code and what it printed.
+func execCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	app, out, errb := testApp()
+	root := newRootCmd(app)
+	root.SetArgs(args)
+	root.SetOut(out)
+	root.SetErr(errb)
+	err := root.ExecuteContext(t.Context())
+	c := code(err)
+	if err != nil && isUsageError(err) {
+		c = 2
+	}
+	return c, out.String(), errb.String()
+}
+
+func specTests(n, failed int, category string) string {
 	var tests []string
-	for i := 0; i < 20; i++ {
+	for i := 0; i < n; i++ {
 		st := "passed"
-		if i < 3 {
+		if i < failed {
 			st = "failed"
 		}
-		tests = append(tests, `{"name":"t`+string(rune('a'+i))+`","status":"`+st+`","category":"edge_case"}`)
+		tests = append(tests, fmt.Sprintf(`{"name":"t%02d","status":%q,"category":%q,"message":"m%d"}`, i, st, category, i))
 	}
-	at15 := writeFile(t, "s.json", `{"tests":[`+strings.Join(tests, ",")+`]}`)
+	return `{"tests":[` + strings.Join(tests, ",") + `]}`
+}
+
+func TestShadowScoreExitCodes(t *testing.T) {
+	at15 := writeFile(t, "s.json", specTests(20, 3, "edge_case")) // 3 of 20 failed = 15.0
+	all := writeFile(t, "all.json", specTests(4, 4, "security"))  // 100.0
 	cases := []struct {
 		name string
-		opts ShadowScoreOptions
+		args []string
 		want int
 	}{
-		{"score equal to threshold passes", ShadowScoreOptions{Sealed: at15, Threshold: 15, Format: "json"}, 0},
-		{"score above threshold fails", ShadowScoreOptions{Sealed: at15, Threshold: 14.9, Format: "summary"}, 1},
-		{"missing --sealed is bad usage", ShadowScoreOptions{Format: "json"}, 2},
-		{"unreadable input is bad usage", ShadowScoreOptions{Sealed: "/nonexistent.json", Format: "json"}, 2},
-		{"not JSON is bad usage", ShadowScoreOptions{Sealed: writeFile(t, "x.json", "nope"), Format: "json"}, 2},
-		{"missing tests is empty and passes", ShadowScoreOptions{Sealed: writeFile(t, "e.json", "{}"), Threshold: 15, Format: "json"}, 0},
+		{"score equal to threshold passes", []string{"--sealed", at15, "--threshold", "15"}, 0},
+		{"score above threshold fails", []string{"--sealed", at15, "--threshold", "14.9", "--format", "summary"}, 1},
+		{"threshold 0 fails any failure", []string{"--sealed", at15, "--threshold", "0"}, 1},
+		{"no threshold exits 0 even at 100", []string{"--sealed", all}, 0},
+		{"missing --sealed is bad usage", []string{}, 2},
+		{"unknown format is bad usage", []string{"--sealed", at15, "--format", "xml"}, 2},
+		{"non-numeric threshold is bad usage", []string{"--sealed", at15, "--threshold", "high"}, 2},
+		{"unreadable input is bad usage", []string{"--sealed", "/nonexistent.json"}, 2},
+		{"unreadable open input is bad usage", []string{"--sealed", at15, "--open", "/nonexistent.json"}, 2},
+		{"not JSON is bad usage", []string{"--sealed", writeFile(t, "x.json", "nope")}, 2},
+		{"missing tests is empty and passes", []string{"--sealed", writeFile(t, "e.json", "{}"), "--threshold", "0"}, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			app, out, _ := testApp()
-			if got := code(runShadowScore(app, tc.opts)); got != tc.want {
-				t.Errorf("exit %d, want %d (%s)", got, tc.want, out)
+			got, out, errb := execCLI(t, append([]string{"shadow", "score"}, tc.args...)...)
+			if got != tc.want {
+				t.Errorf("exit %d, want %d\n%s%s", got, tc.want, out, errb)
 			}
 		})
+	}
+}
+
+func TestShadowScoreOutput(t *testing.T) {
+	sealed := writeFile(t, "s.json", `{"tests":[
+		{"name":"login ok","status":"passed","category":"happy_path"},
+		{"name":"expired token","status":"failed","category":"edge_case","expected":"401","actual":"500","message":"wrong status"},
+		{"status":"failed"},
+		{"name":"skipped one","status":"skipped","category":"security"}]}`)
+	open := writeFile(t, "o.json", specTests(3, 1, "happy_path"))
+	code, out, errb := execCLI(t, "shadow", "score", "--sealed", sealed, "--open", open)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := map[string]any{
+		"shadow_score_spec_version": "2.0.0",
+		"report":                    map[string]any{"shadow_score": 50.0, "level": "significant"},
+		"sealed_tests":              map[string]any{"total": 4.0, "passed": 2.0, "failed": 2.0},
+		"open_tests":                map[string]any{"total": 3.0, "passed": 2.0, "failed": 1.0},
+		"failures": []any{
+			map[string]any{"test_name": "expired token", "category": "edge_case", "expected": "401", "actual": "500", "message": "wrong status"},
+			map[string]any{"test_name": "unknown", "category": "unknown", "expected": "", "actual": "", "message": ""},
+		},
+		"coverage_comparison": map[string]any{
+			"happy_path":     map[string]any{"sealed": 1.0, "open": 3.0, "delta": -2.0},
+			"edge_case":      map[string]any{"sealed": 1.0, "open": 0.0, "delta": 1.0},
+			"error_handling": map[string]any{"sealed": 0.0, "open": 0.0, "delta": 0.0},
+			"security":       map[string]any{"sealed": 1.0, "open": 0.0, "delta": 1.0},
+		},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("json output (-want +got)\n%s", d)
+	}
+	_, out, _ = execCLI(t, "shadow", "score", "--sealed", sealed, "--open", open, "--format", "summary")
+	wantSummary := "Shadow Score: 50.0% 🟠 (significant)\nSealed: 2/4 passed\nOpen: 2/3 passed\n\nFailures (2):\n  ❌ expired token: wrong status\n  ❌ unknown: \n"
+	if d := cmp.Diff(wantSummary, out); d != "" {
+		t.Errorf("summary (-want +got)\n%s", d)
+	}
+	// Without --open there is neither open_tests nor coverage_comparison,
+	// and failures is an empty list, never null.
+	_, out, _ = execCLI(t, "shadow", "score", "--sealed", writeFile(t, "p.json", specTests(3, 0, "security")))
+	if strings.Contains(out, "open_tests") || strings.Contains(out, "coverage_comparison") || !strings.Contains(out, `"failures": []`) {
+		t.Errorf("sealed-only output:\n%s", out)
 	}
 }
 
@@ -95,6 +171,29 @@ func TestRunCommandOfflineAndBadInput(t *testing.T) {
 	if got := code(runShadowVerify(app, dir)); got != 1 {
 		t.Errorf("tampered envelope: exit %d, want 1", got)
 	}
+	// A forger who rewrites a criterion and the envelope's own sealed_hash
+	// is caught by the hash the run committed in events.jsonl.
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var crit []shadow.Criterion
+	cb, _ := json.Marshal(doc["criteria"])
+	_ = json.Unmarshal(cb, &crit)
+	crit[0].Expected = "anything at all"
+	doc["criteria"] = crit
+	doc["sealed_hash"], _ = shadow.HashCriteria(crit)
+	forged, _ := json.Marshal(doc)
+	os.WriteFile(env, forged, 0o600)
+	if loaded, err := shadow.LoadSealed(env); err != nil || loaded.Verify() != nil {
+		t.Fatalf("fixture: the forged envelope should be self-consistent: %v", err)
+	}
+	if got := code(runShadowVerify(app, dir)); got != 1 {
+		t.Errorf("self-consistent forged envelope in a run directory: exit %d, want 1", got)
+	}
+	if got := code(runShadowVerify(app, env)); got != 0 {
+		t.Errorf("the forged envelope file alone is self-consistent: exit %d, want 0", got)
+	}
 	for _, tc := range []struct {
 		name string
 		o    RunOptions
@@ -104,6 +203,7 @@ func TestRunCommandOfflineAndBadInput(t *testing.T) {
 		{"unreadable mission", RunOptions{MissionArg: "/nonexistent.md"}},
 		{"unknown scale", RunOptions{MissionText: "x", Scale: "ss-999"}},
 		{"bad model flag", RunOptions{MissionText: "x", Models: []string{"judge"}}},
+		{"unknown spec version", RunOptions{MissionText: "x", Spec: "3.0.0"}},
 		{"unknown provider kind", RunOptions{MissionText: "x", Provider: "nope:x"}},
 		{"missing API key", RunOptions{MissionText: "x", Provider: "openai:gpt-4.1"}},
 	} {
@@ -118,6 +218,57 @@ func TestRunCommandOfflineAndBadInput(t *testing.T) {
 				t.Errorf("bad input left a run directory behind (stat: %v)", err)
 			}
 		})
+	}
+}
+
+func TestRunSpecV1AndShadowReport(t *testing.T) {
+	for _, tc := range []struct {
+		name, spec, wantVersion, wantTitle string
+	}{
+		{"default is the v2 Shadow Report", "", "2.0.0", "# Shadow Report: "},
+		{"--spec 1.0.0 gives the v1 Gap Report", "1.0.0", "1.0.0", "# Gap Report: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			app, _, errb := testApp()
+			dir := filepath.Join(t.TempDir(), "run")
+			if err := runRun(t.Context(), app, RunOptions{MissionArg: "../../examples/missions/incident-runbook.md", Scale: "ss-50", Out: dir, Quiet: true, Spec: tc.spec}); err != nil {
+				t.Fatalf("%v\n%s", err, errb)
+			}
+			files, _ := filepath.Glob(filepath.Join(dir, "reports", "*.json"))
+			if len(files) == 0 {
+				t.Fatal("no reports written")
+			}
+			for _, f := range files {
+				b, _ := os.ReadFile(f)
+				if err := shadow.ValidateReport(b); err != nil {
+					t.Errorf("%s: %v", f, err)
+				}
+				var r map[string]any
+				_ = json.Unmarshal(b, &r)
+				if r["shadow_score_spec_version"] != tc.wantVersion {
+					t.Errorf("%s: spec version %v, want %s", f, r["shadow_score_spec_version"], tc.wantVersion)
+				}
+				_, hasHardening := r["hardening"]
+				if hasHardening != (tc.wantVersion == "2.0.0") {
+					t.Errorf("%s: hardening block present = %v in a %s report", f, hasHardening, tc.wantVersion)
+				}
+			}
+			code, out, errs := execCLI(t, "shadow", "report", dir)
+			var reps []map[string]any
+			if code != 0 || json.Unmarshal([]byte(out), &reps) != nil || len(reps) != len(files) {
+				t.Fatalf("shadow report --format json: exit %d, %d reports for %d files\n%s%s", code, len(reps), len(files), out, errs)
+			}
+			code, out, _ = execCLI(t, "shadow", "report", dir, "--format", "md")
+			if code != 0 || strings.Count(out, tc.wantTitle) != len(files) || !strings.Contains(out, "Shadow Score: ") {
+				t.Errorf("shadow report --format md: exit %d\n%s", code, out)
+			}
+			if code, _, _ := execCLI(t, "shadow", "report", dir, "--format", "html"); code != 2 {
+				t.Errorf("bad --format: exit %d, want 2", code)
+			}
+		})
+	}
+	if code, _, _ := execCLI(t, "shadow", "report", t.TempDir()); code != 2 {
+		t.Errorf("a directory without reports: exit %d, want 2", code)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/shadow"
 )
 
 func init() { register(newRunCmd) }
@@ -35,6 +36,7 @@ type RunOptions struct {
 	Interactive bool
 	Quiet       bool
 	Replays     int
+	Spec        string // Shadow Score Spec version of the reports; "" = from config
 }
 
 func newRunCmd(app *App) *cobra.Command {
@@ -52,6 +54,7 @@ every role runs on the deterministic mock provider, offline.`,
 		Example: `  swarm run examples/missions/auth-migration.md
   swarm run examples/missions/api-design.md --scale ss-250 --out /tmp/run1
   swarm run mission.md --provider openai:gpt-4.1 --model judge=anthropic:claude-sonnet-4
+  swarm run examples/missions/auth-migration.md --spec 1.0.0   # v1 Gap Reports
   echo "Plan the rollout of feature flags" | swarm run - --scale ss-50 --json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -74,6 +77,7 @@ every role runs on the deterministic mock provider, offline.`,
 	f.BoolVar(&o.Interactive, "interactive", false, "show the briefing and ask to confirm before spending")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only the final summary")
 	f.IntVar(&o.Replays, "replays", 0, "run the mission K times in all (same sealed criteria) to measure incoherence")
+	f.StringVar(&o.Spec, "spec", "", "Shadow Score Spec version of the reports: 2.0.0 (Shadow Report) or 1.0.0 (Gap Report) (default from config)")
 	return cmd
 }
 
@@ -115,6 +119,13 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 	cfg, err := nexus.LoadConfig(app.ConfigPath)
 	if err != nil {
 		return usageError(err)
+	}
+	switch o.Spec {
+	case "":
+	case shadow.SpecV1, shadow.SpecV2:
+		cfg.ShadowScoring.SpecVersion = o.Spec
+	default:
+		return usageError(fmt.Errorf("--spec %q: want %s or %s", o.Spec, shadow.SpecV2, shadow.SpecV1))
 	}
 	models := map[string]string{}
 	for _, m := range o.Models {
