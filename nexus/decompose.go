@@ -2,6 +2,7 @@ package nexus
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,6 +19,18 @@ type Decomposition struct {
 
 // SchemaName implements providers.Named.
 func (Decomposition) SchemaName() string { return providers.SchemaDecomposition }
+
+// clone returns a deep copy, so a run can normalise a preset decomposition
+// that other runs (compare's parallel contenders, replays) use too.
+func (d Decomposition) clone() Decomposition {
+	d.Aspects = slices.Clone(d.Aspects)
+	d.Domains = slices.Clone(d.Domains)
+	for i := range d.Domains {
+		d.Domains[i].Aspects = slices.Clone(d.Domains[i].Aspects)
+		d.Domains[i].SubTasks = slices.Clone(d.Domains[i].SubTasks)
+	}
+	return d
+}
 
 // Domain is one decomposed domain.
 type Domain struct {

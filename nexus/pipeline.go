@@ -141,6 +141,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	r.limits = o.Limits
+	if r.limits == nil {
+		r.limits = &providers.LimitSet{}
+	}
 	res := &Result{Plan: plan, Dir: dir.Path, ShadowValid: true}
 	err = r.run(ctx, res)
 	res.Telemetry = r.telemetry(res)
@@ -184,7 +188,7 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 	r.enter("1", "decomposition")
 	var dec Decomposition
 	if pre := r.opts.Preset; pre != nil {
-		dec = pre.Decomposition
+		dec = pre.Decomposition.clone()
 	} else {
 		nexus, err := r.agent(commanders.RoleNexus, "nexus", p.Roster.Nexus)
 		if err != nil {

@@ -46,6 +46,7 @@ func (r *runState) replayIncoherence(ctx context.Context, res *Result, k int) (*
 		sub.Seed = &seed
 		sub.OutDir = r.dir.Join("replays", fmt.Sprint(i))
 		sub.Replays, sub.Observers, sub.KeepPrompts = 0, nil, false
+		sub.Limits = r.limits
 		r.events.emit(Event{Phase: "8", Kind: "replay", Message: fmt.Sprintf("replay %d of %d (seed %d)", i, k-1, seed)})
 		rr, err := Run(ctx, sub)
 		if err != nil {

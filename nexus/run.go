@@ -51,6 +51,10 @@ type Options struct {
 	// Wrap, when set, wraps every provider (after recording): the compare
 	// command's cache uses it.
 	Wrap func(ref providers.Ref, p providers.Provider) providers.Provider
+	// Limits, when set, holds each provider kind's concurrency cap and rate
+	// limit, so runs going on at once (compare) share them. Default: one set
+	// per run, shared by every model of a kind within it.
+	Limits *providers.LimitSet
 	// Preset reuses an earlier decomposition and sealed envelope (compare
 	// seals once per mission). Phases 1 and 1.5 then make no LLM calls.
 	Preset *Preset
@@ -319,6 +323,7 @@ type runState struct {
 	dir         RunDir
 	events      *eventLog
 	transcripts *transcriptLog
+	limits      *providers.LimitSet
 
 	mu         sync.Mutex
 	curPhase   string
@@ -456,7 +461,7 @@ func (r *runState) provider(ref providers.Ref) (providers.Provider, error) {
 		r.breakers[ref.String()] = b
 		p = b.wrap(p)
 	}
-	p = stack(p, kc, r.plan.Personality, r.cfg)
+	p = stack(p, kc, r.plan.Personality, r.cfg, r.limits.For(ref.Kind, kc))
 	r.provs[ref.String()] = p
 	return p, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
@@ -106,11 +107,17 @@ func Retry(c RetryConfig) Middleware {
 
 // RateLimit allows at most rpm requests per minute (bursts of one).
 func RateLimit(rpm float64) Middleware {
+	if rpm <= 0 {
+		return func(p Provider) Provider { return p }
+	}
+	return limitRate(rate.NewLimiter(rate.Limit(rpm/60), 1))
+}
+
+func limitRate(lim *rate.Limiter) Middleware {
 	return func(p Provider) Provider {
-		if rpm <= 0 {
+		if lim == nil {
 			return p
 		}
-		lim := rate.NewLimiter(rate.Limit(rpm/60), 1)
 		return ProviderFunc(func(ctx context.Context, req Request) (Response, error) {
 			if err := lim.Wait(ctx); err != nil {
 				return Response{}, &Error{Class: ClassTimeout, Msg: "waiting for the rate limiter", Err: err}
@@ -122,11 +129,17 @@ func RateLimit(rpm float64) Middleware {
 
 // Concurrency caps calls in flight.
 func Concurrency(n int) Middleware {
+	if n <= 0 {
+		return func(p Provider) Provider { return p }
+	}
+	return limitConcurrency(semaphore.NewWeighted(int64(n)))
+}
+
+func limitConcurrency(sem *semaphore.Weighted) Middleware {
 	return func(p Provider) Provider {
-		if n <= 0 {
+		if sem == nil {
 			return p
 		}
-		sem := semaphore.NewWeighted(int64(n))
 		return ProviderFunc(func(ctx context.Context, req Request) (Response, error) {
 			if err := sem.Acquire(ctx, 1); err != nil {
 				return Response{}, err
@@ -137,14 +150,61 @@ func Concurrency(n int) Middleware {
 	}
 }
 
+// KindLimits is one provider kind's concurrency cap and rate limit. A
+// kind's requests_per_minute and max_concurrency bound every model of that
+// kind together, so every provider of the kind must share one KindLimits.
+type KindLimits struct {
+	sem *semaphore.Weighted // nil: no cap
+	lim *rate.Limiter       // nil: no rate limit
+}
+
+// NewKindLimits builds the limits of c.
+func NewKindLimits(c KindConfig) *KindLimits {
+	l := &KindLimits{}
+	if c.MaxConcurrency > 0 {
+		l.sem = semaphore.NewWeighted(int64(c.MaxConcurrency))
+	}
+	if c.RequestsPerMin > 0 {
+		l.lim = rate.NewLimiter(rate.Limit(c.RequestsPerMin/60), 1)
+	}
+	return l
+}
+
+// LimitSet hands out one KindLimits per provider kind, created on first use
+// from that kind's config. Several runs that share a LimitSet (compare's
+// parallel contenders) share each kind's limits. Safe for concurrent use.
+type LimitSet struct {
+	mu    sync.Mutex
+	kinds map[string]*KindLimits
+}
+
+// For returns kind's limits, creating them from c on first use.
+func (s *LimitSet) For(kind string, c KindConfig) *KindLimits {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.kinds == nil {
+		s.kinds = map[string]*KindLimits{}
+	}
+	l, ok := s.kinds[kind]
+	if !ok {
+		l = NewKindLimits(c)
+		s.kinds[kind] = l
+	}
+	return l
+}
+
 // Standard wraps p with a kind's settings, outermost first: concurrency cap,
 // retries (each attempt waits for the rate limiter and has its own timeout),
-// rate limit, per-attempt timeout.
-func Standard(p Provider, c KindConfig, extraRetries int) Provider {
+// rate limit, per-attempt timeout. The cap and the rate limit come from
+// limits (shared by every provider of the kind); nil builds fresh ones.
+func Standard(p Provider, c KindConfig, extraRetries int, limits *KindLimits) Provider {
+	if limits == nil {
+		limits = NewKindLimits(c)
+	}
 	return Chain(p,
-		Concurrency(c.MaxConcurrency),
+		limitConcurrency(limits.sem),
 		Retry(RetryConfig{MaxRetries: c.Retries + extraRetries, Initial: 200 * time.Millisecond}),
-		RateLimit(c.RequestsPerMin),
+		limitRate(limits.lim),
 		Timeout(c.Timeout),
 	)
 }

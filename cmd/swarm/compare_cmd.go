@@ -34,6 +34,7 @@ type CompareOptions struct {
 	CacheDir     string
 	Resume       bool
 	Seed         int64
+	Parallel     int
 }
 
 // compareFile is a compare YAML (examples/compare/).
@@ -47,6 +48,7 @@ type compareFile struct {
 	Roles        string   `yaml:"roles"`
 	JudgeSamples int      `yaml:"judge_samples"`
 	Seed         int64    `yaml:"seed"`
+	Parallel     int      `yaml:"parallel"`
 }
 
 func newCompareCmd(app *App) *cobra.Command {
@@ -84,6 +86,7 @@ compare.html (inline SVG charts) and keeps every contender's run directory.
 	f.StringVar(&o.CacheDir, "cache-dir", "", "content-addressed cache of LLM calls (off by default)")
 	f.BoolVar(&o.Resume, "resume", false, "skip finished contender runs and reuse cached calls (cache under OUT/cache)")
 	f.Int64Var(&o.Seed, "seed", 42, "base seed; repeat i uses seed+i")
+	f.IntVar(&o.Parallel, "parallel", 0, "contender runs of one repeat at once (default: all; 1 = one after another); provider rate limits are shared")
 	return cmd
 }
 
@@ -121,6 +124,9 @@ func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 		if cf.Seed != 0 {
 			o.Seed = cf.Seed
 		}
+		if cf.Parallel != 0 && o.Parallel == 0 {
+			o.Parallel = cf.Parallel
+		}
 	}
 	if o.Mission != "" {
 		missions = append(missions, o.Mission)
@@ -130,6 +136,9 @@ func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 	}
 	if len(o.Models) == 0 {
 		return usageError(errors.New("no contenders: give --models a,b,c"))
+	}
+	if o.Parallel < 0 {
+		return usageError(fmt.Errorf("--parallel %d: want 0 (all contenders at once) or more", o.Parallel))
 	}
 	cfg, err := nexus.LoadConfig(app.ConfigPath)
 	if err != nil {
@@ -154,7 +163,7 @@ func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 		fmt.Fprintf(app.Err, "compare %s: %d contenders × %d repeats at %s (roles: %s) → %s\n", name, len(o.Models), o.Repeats, o.Scale, o.Roles, out)
 		rep, err := compare.Run(ctx, compare.Options{Config: cfg, Registry: newRegistry(), Mission: string(text), MissionName: name,
 			Models: o.Models, Judge: o.Judge, SealAuthor: o.SealAuthor, Repeats: o.Repeats, Scale: o.Scale, Roles: o.Roles,
-			JudgeSamples: o.JudgeSamples, Seed: o.Seed, Out: out, CacheDir: o.CacheDir, Resume: o.Resume,
+			JudgeSamples: o.JudgeSamples, Seed: o.Seed, Out: out, CacheDir: o.CacheDir, Resume: o.Resume, Parallel: o.Parallel,
 			Progress: func(done, total int, c string, r int, score float64, cached bool) {
 				how := ""
 				if cached {

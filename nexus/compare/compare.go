@@ -15,6 +15,9 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
@@ -46,7 +49,11 @@ type Options struct {
 	// under Out/cache when empty).
 	CacheDir string
 	Resume   bool
-	// Progress receives one line per finished run.
+	// Parallel bounds how many contender runs of one repeat go on at once
+	// (default: all of them; 1 runs them one after another). Each provider
+	// kind's rate limit and concurrency cap hold across all of them.
+	Parallel int
+	// Progress receives one line per finished run (called one at a time).
 	Progress func(done, total int, contender string, repeat int, score float64, cached bool)
 }
 
@@ -156,39 +163,56 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	judgeRef, _ := providers.ParseRef(cfg.Models.Judge)
 	sealRef, _ := providers.ParseRef(cfg.Models.SealAuthor)
 	total := o.Repeats * len(o.Models)
-	done := 0
-	var runs []RunSummary
-	// Contenders interleaved within each repeat so drift and rate limits hit all alike.
+	parallel := o.Parallel
+	if parallel <= 0 {
+		parallel = len(o.Models)
+	}
+	// Every run shares each provider kind's rate limit and concurrency cap,
+	// however many of them go on at once.
+	limits := &providers.LimitSet{}
+	runs := make([]RunSummary, total)
+	var (
+		mu   sync.Mutex
+		done int
+	)
+	// Repeat by repeat, the contenders run side by side (at most parallel
+	// at once), so drift and rate limits hit all alike.
 	for rep := 0; rep < o.Repeats; rep++ {
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(parallel)
 		for ci, m := range o.Models {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
 			label := labels[ci]
-			dir := filepath.Join(o.Out, "runs", slug(label), fmt.Sprintf("rep-%d", rep))
-			s, cached, err := runOne(ctx, o, &cfg, preset, m, rep, dir, wrap)
-			s.Contender = label
-			if err != nil {
-				return nil, fmt.Errorf("%s repeat %d: %w", m, rep, err)
+			g.Go(func() error {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				dir := filepath.Join(o.Out, "runs", slug(label), fmt.Sprintf("rep-%d", rep))
+				s, cached, err := runOne(gctx, o, &cfg, preset, m, rep, dir, wrap, limits)
+				if err != nil {
+					return fmt.Errorf("%s repeat %d: %w", label, rep, err)
+				}
+				if s.SealedHash != hash {
+					return fmt.Errorf("%s repeat %d was judged against %s, not the shared envelope %s", label, rep, s.SealedHash, hash)
+				}
+				s.Contender = label
+				s.Advisory, s.AdvisoryWhy = advisory(m, judgeRef, sealRef)
+				runs[rep*len(o.Models)+ci] = s
+				mu.Lock()
+				defer mu.Unlock()
+				done++
+				if o.Progress != nil {
+					o.Progress(done, total, label, rep, s.Aggregate, cached)
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			// A cancelled context is the caller's interruption, whatever
+			// run noticed it first.
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, cerr
 			}
-			ref, _ := providers.ParseRef(m)
-			fam := providers.Family(ref)
-			var why []string
-			if fam == providers.Family(judgeRef) {
-				why = append(why, "judge "+judgeRef.String()+" is of the contender's family "+fam)
-			}
-			if fam == providers.Family(sealRef) {
-				why = append(why, "seal author "+sealRef.String()+" is of the contender's family "+fam)
-			}
-			s.Advisory, s.AdvisoryWhy = len(why) > 0, strings.Join(why, "; ")
-			if s.SealedHash != hash {
-				return nil, fmt.Errorf("%s repeat %d was judged against %s, not the shared envelope %s", m, rep, s.SealedHash, hash)
-			}
-			runs = append(runs, s)
-			done++
-			if o.Progress != nil {
-				o.Progress(done, total, label, rep, s.Aggregate, cached)
-			}
+			return nil, err
 		}
 	}
 	o.Models = labels
@@ -238,7 +262,22 @@ func sealOnce(ctx context.Context, o Options, cfg *nexus.Config, wrap func(provi
 	return &nexus.Preset{Decomposition: dec, Envelope: env}, env.SealedHash, nil
 }
 
-func runOne(ctx context.Context, o Options, cfg *nexus.Config, preset *nexus.Preset, model string, rep int, dir string, wrap func(providers.Ref, providers.Provider) providers.Provider) (RunSummary, bool, error) {
+// advisory says whether a contender shares a model family with the judge
+// or the seal author, and why.
+func advisory(model string, judge, sealAuthor providers.Ref) (bool, string) {
+	ref, _ := providers.ParseRef(model)
+	fam := providers.Family(ref)
+	var why []string
+	if fam == providers.Family(judge) {
+		why = append(why, "judge "+judge.String()+" is of the contender's family "+fam)
+	}
+	if fam == providers.Family(sealAuthor) {
+		why = append(why, "seal author "+sealAuthor.String()+" is of the contender's family "+fam)
+	}
+	return len(why) > 0, strings.Join(why, "; ")
+}
+
+func runOne(ctx context.Context, o Options, cfg *nexus.Config, preset *nexus.Preset, model string, rep int, dir string, wrap func(providers.Ref, providers.Provider) providers.Provider, limits *providers.LimitSet) (RunSummary, bool, error) {
 	sumPath := filepath.Join(dir, "run-summary.json")
 	if b, err := os.ReadFile(sumPath); err == nil {
 		var s RunSummary
@@ -255,7 +294,7 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, preset *nexus.Pre
 		}
 	}
 	res, err := nexus.Run(ctx, nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName,
-		Scale: o.Scale, Models: models, OutDir: dir, Seed: &seed, Preset: preset, Wrap: wrap})
+		Scale: o.Scale, Models: models, OutDir: dir, Seed: &seed, Preset: preset, Wrap: wrap, Limits: limits})
 	if err != nil {
 		return RunSummary{}, false, err
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/nexus/compare"
 	"github.com/swarm-dev/swarm/providers"
@@ -99,6 +101,7 @@ func TestResumeCompletesWithoutRepeatingFinishedRuns(t *testing.T) {
 	o := options(t, "mock:honest", "mock:sloppy")
 	o.Repeats = 3
 	o.Resume = true
+	o.Parallel = 1 // one run at a time, so "half way" is exactly three runs
 	ctx, cancel := context.WithCancel(t.Context())
 	o.Progress = func(done, total int, c string, rep int, score float64, cached bool) {
 		if done == 3 {
@@ -193,5 +196,67 @@ func TestJudgeSamplesReportDisagreement(t *testing.T) {
 	}
 	if d := r2.Contenders[0].JudgeDisagreement; d != 0 {
 		t.Errorf("a deterministic judge disagreed with itself: D = %v", d)
+	}
+}
+
+func TestParallelContendersMatchSequentialAndResume(t *testing.T) {
+	models := []string{"mock:honest", "mock:sloppy", "mock:deceptive"}
+	seq := options(t, models...)
+	seq.Repeats, seq.Parallel = 3, 1
+	want, err := compare.Run(t.Context(), seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	par := options(t, models...)
+	par.Repeats, par.Resume = 3, true
+	ctx, cancel := context.WithCancel(t.Context())
+	par.Progress = func(done, total int, c string, rep int, score float64, cached bool) {
+		if done == 4 {
+			cancel() // killed while the second repeat's contenders run side by side
+		}
+	}
+	if _, err := compare.Run(ctx, par); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want cancellation", err)
+	}
+	finished, _ := filepath.Glob(filepath.Join(par.Out, "runs", "*", "rep-*", "run-summary.json"))
+	if len(finished) < 4 || len(finished) == 9 {
+		t.Fatalf("%d runs finished before the interruption, want 4..8", len(finished))
+	}
+	resumed := 0
+	par.Progress = func(done, total int, c string, rep int, score float64, cached bool) {
+		if cached {
+			resumed++
+		}
+	}
+	got, err := compare.Run(t.Context(), par)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resumed != len(finished) {
+		t.Errorf("resumed %d runs, %d had finished", resumed, len(finished))
+	}
+	// Side by side or one after another, every run is the same run.
+	type key struct {
+		contender string
+		repeat    int
+	}
+	scores := func(r *compare.Report) map[key]float64 {
+		m := map[key]float64{}
+		for _, run := range r.Runs {
+			m[key{run.Contender, run.Repeat}] = run.Aggregate
+		}
+		return m
+	}
+	if d := cmp.Diff(scores(want), scores(got), cmp.AllowUnexported(key{})); d != "" {
+		t.Errorf("parallel runs differ from sequential ones (-sequential +parallel)\n%s", d)
+	}
+	if want.SealedHash != got.SealedHash {
+		t.Errorf("sealed hash %s vs %s", want.SealedHash, got.SealedHash)
+	}
+	for _, m := range models {
+		if a, b := stats(want, m), stats(got, m); a.Rank != b.Rank || a.Mean != b.Mean {
+			t.Errorf("%s: sequential rank %d mean %v, parallel rank %d mean %v", m, a.Rank, a.Mean, b.Rank, b.Mean)
+		}
 	}
 }
