@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/swarm-dev/swarm/sandbox"
 )
 
@@ -115,15 +117,52 @@ func TestRunCommandOfflineAndBadInput(t *testing.T) {
 	}
 }
 
+func TestEveryCommandHasAnExample(t *testing.T) {
+	app, _, _ := testApp()
+	var walk func(c *cobra.Command)
+	n := 0
+	walk = func(c *cobra.Command) {
+		n++
+		if strings.TrimSpace(c.Example) == "" {
+			t.Errorf("%q has no example in its help", c.CommandPath())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd(app))
+	if n < 20 {
+		t.Fatalf("walked only %d commands", n)
+	}
+}
+
 func TestConfigValidateCommand(t *testing.T) {
 	app, out, _ := testApp()
 	if code(runConfigValidate(app, "../../config.yml")) != 0 || !strings.Contains(out.String(), "ok") {
 		t.Fatal("shipped config rejected")
 	}
-	app, _, errb := testApp()
-	bad := writeFile(t, "bad.yml", "models:\n  judge: foo:bar\n")
-	if code(runConfigValidate(app, bad)) != 2 || !strings.Contains(errb.String(), bad+":2:3: key models.judge") {
-		t.Fatalf("stderr: %s", errb)
+	// The acceptance cases of `swarm config validate`: exit 2, file:line:col and key.
+	tests := []struct{ name, yaml, want string }{
+		{"unknown key", "run:\n  seed: 1\n  colour: blue\n", ":3:3: key run.colour: unknown key"},
+		{"string where a number belongs", "scales:\n  ss-100:\n    commanders: five\n", ":3:17: key scales.ss-100.commanders: wrong type"},
+		{"negative timeout", "scales:\n  ss-100:\n    timeouts:\n      call: -1m\n", ":4:7: key scales.ss-100.timeouts.call: negative timeout"},
+		{"unknown scale name", "default_scale: ss-999\n", ":1:1: key default_scale: unknown scale"},
+		{"model with an unknown provider kind", "models:\n  judge: foo:bar\n", ":2:3: key models.judge: unknown provider kind"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			app, out, errb := testApp()
+			bad := writeFile(t, "bad.yml", tc.yaml)
+			if got := code(runConfigValidate(app, bad)); got != 2 {
+				t.Errorf("exit %d, want 2", got)
+			}
+			if !strings.Contains(errb.String(), bad+tc.want) {
+				t.Errorf("stderr %q lacks %q", errb, bad+tc.want)
+			}
+			if out.Len() != 0 {
+				t.Errorf("stdout not empty: %q", out)
+			}
+		})
 	}
 }
 

@@ -21,7 +21,8 @@ func init() {
 }
 
 func newConfigCmd(app *App) *cobra.Command {
-	cmd := &cobra.Command{Use: "config", Short: "Check and show the configuration"}
+	cmd := &cobra.Command{Use: "config", Short: "Check and show the configuration",
+		Example: "  swarm config validate my.yml\n  swarm --config my.yml config show"}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "validate [FILE]",
 		Short: "Validate a configuration file",
@@ -121,7 +122,8 @@ func sortedMapKeys(m map[string]string) []string {
 }
 
 func newProvidersCmd(app *App) *cobra.Command {
-	cmd := &cobra.Command{Use: "providers", Short: "Provider kinds"}
+	cmd := &cobra.Command{Use: "providers", Short: "Provider kinds",
+		Example: "  swarm providers list"}
 	var format string
 	list := &cobra.Command{
 		Use:     "list",

@@ -17,9 +17,10 @@ func init() { register(newMockCmd) }
 
 func newMockCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "mock",
-		Short: "The deterministic mock provider",
-		Long:  "The deterministic mock provider: personas " + fmt.Sprint(mock.Personas()) + ".",
+		Use:     "mock",
+		Short:   "The deterministic mock provider",
+		Long:    "The deterministic mock provider: personas " + fmt.Sprint(mock.Personas()) + ".",
+		Example: "  swarm mock serve --addr 127.0.0.1:8080 --persona sloppy",
 	}
 	cmd.AddCommand(newMockServeCmd(app))
 	return cmd
