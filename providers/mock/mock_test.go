@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	goopenai "github.com/sashabaranov/go-openai"
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/nexus"
@@ -520,4 +523,113 @@ func TestScriptOverrides(t *testing.T) {
 	if _, err := mock.LoadFaults("../../examples/mock/faults-20.yaml"); err != nil {
 		t.Errorf("example faults: %v", err)
 	}
+}
+
+// TestServerWireFormat speaks to the server the way other SDKs do: raw JSON
+// with a json_schema response format, content as an array of parts, and
+// streaming (here through go-openai's stream reader).
+func TestServerWireFormat(t *testing.T) {
+	h, err := mock.NewServer(mock.ServerOptions{Persona: mock.Honest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	schema := `{"type":"object","additionalProperties":false,"required":["score","comments","ok"],` +
+		`"properties":{"score":{"type":"number"},"comments":{"type":"array","items":{"type":"string"}},"ok":{"type":"boolean"}}}`
+	post := func(t *testing.T, body string) (int, map[string]any) {
+		t.Helper()
+		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, out
+	}
+	content := func(out map[string]any) string {
+		return out["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)["content"].(string)
+	}
+	v, err := providers.CompileSchema(json.RawMessage(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, msgs := range map[string]string{
+		"string content":   `[{"role":"system","content":"You review."},{"role":"user","content":"Review token rotation."}]`,
+		"content as parts": `[{"role":"developer","content":[{"type":"text","text":"You review."}]},{"role":"user","content":[{"type":"text","text":"Review token rotation."}]}]`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			st, out := post(t, `{"model":"honest","seed":5,"messages":`+msgs+`,"response_format":{"type":"json_schema","json_schema":{"name":"review_x","strict":true,"schema":`+schema+`}}}`)
+			if st != http.StatusOK {
+				t.Fatalf("status %d: %v", st, out)
+			}
+			if err := v.Validate([]byte(content(out))); err != nil {
+				t.Errorf("content does not validate: %v\n%s", err, content(out))
+			}
+			u, _ := out["usage"].(map[string]any)
+			if u["prompt_tokens"].(float64) <= 0 || u["completion_tokens"].(float64) <= 0 || u["total_tokens"].(float64) != u["prompt_tokens"].(float64)+u["completion_tokens"].(float64) {
+				t.Errorf("usage %v", u)
+			}
+			for _, k := range []string{"id", "object", "created", "model"} {
+				if out[k] == nil {
+					t.Errorf("response lacks %q", k)
+				}
+			}
+		})
+	}
+	t.Run("bad content is a 400 naming the message", func(t *testing.T) {
+		st, out := post(t, `{"model":"honest","messages":[{"role":"user","content":42}]}`)
+		if st != http.StatusBadRequest || !strings.Contains(fmt.Sprint(out), "messages[0].content") {
+			t.Errorf("status %d: %v", st, out)
+		}
+	})
+	t.Run("stream", func(t *testing.T) {
+		cfg := goopenai.DefaultConfig("")
+		cfg.BaseURL = srv.URL + "/v1"
+		c := goopenai.NewClientWithConfig(cfg)
+		seed := 5
+		stream, err := c.CreateChatCompletionStream(t.Context(), goopenai.ChatCompletionRequest{Model: "honest", Seed: &seed, Stream: true,
+			StreamOptions: &goopenai.StreamOptions{IncludeUsage: true},
+			Messages:      []goopenai.ChatCompletionMessage{{Role: "user", Content: "Review token rotation."}},
+			ResponseFormat: &goopenai.ChatCompletionResponseFormat{Type: goopenai.ChatCompletionResponseFormatTypeJSONSchema,
+				JSONSchema: &goopenai.ChatCompletionResponseFormatJSONSchema{Name: "review_x", Strict: true, Schema: json.RawMessage(schema)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stream.Close()
+		var text strings.Builder
+		finish, usage := "", 0
+		for {
+			r, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ch := range r.Choices {
+				text.WriteString(ch.Delta.Content)
+				if ch.FinishReason != "" {
+					finish = string(ch.FinishReason)
+				}
+			}
+			if r.Usage != nil {
+				usage = r.Usage.TotalTokens
+			}
+		}
+		if err := v.Validate([]byte(text.String())); err != nil {
+			t.Errorf("streamed content does not validate: %v\n%s", err, text.String())
+		}
+		if finish != "stop" || usage == 0 {
+			t.Errorf("finish %q usage %d", finish, usage)
+		}
+		// the same answer as without streaming
+		_, out := post(t, `{"model":"honest","seed":5,"messages":[{"role":"user","content":"Review token rotation."}],"response_format":{"type":"json_schema","json_schema":{"name":"review_x","strict":true,"schema":`+schema+`}}}`)
+		if content(out) != text.String() {
+			t.Errorf("stream %q, plain %q", text.String(), content(out))
+		}
+	})
 }
