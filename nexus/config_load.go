@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"reflect"
 	"regexp"
@@ -288,6 +289,13 @@ func (c *Config) validateModels(add func(key, format string, args ...any)) {
 				add(key+"."+fk, "%v is out of range: must not be negative", v)
 			}
 		}
+		if p.APIKeyEnv != "" && !envNameRe.MatchString(p.APIKeyEnv) {
+			// Never echo the value: it is often the key itself.
+			add(key+".api_key_env", "must name an environment variable (letters, digits and _), not hold the key itself")
+		}
+		if u, err := url.Parse(p.BaseURL); p.BaseURL != "" && (err != nil || u.Scheme == "" || u.Host == "") {
+			add(key+".base_url", "not an absolute URL (e.g. http://localhost:8000/v1)")
+		}
 		for ok := range p.Options {
 			if secretKeyRe.MatchString(ok) {
 				add(key+".options."+ok, "secrets never live in config: put the key in an environment variable and name it in api_key_env")
@@ -318,6 +326,8 @@ func (c *Config) validateModels(add func(key, format string, args ...any)) {
 		}
 	}
 }
+
+var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 var secretKeyRe = regexp.MustCompile(`(?i)(api_?key|secret|token|password)$`)
 
@@ -350,7 +360,21 @@ func (c *Config) ShadowFor(scale string) HardeningConfig {
 // Effective renders the configuration as YAML. It holds no secrets: API
 // keys live only in the environment, and only the variables' names appear.
 func (c *Config) Effective() ([]byte, error) {
-	return yaml.Marshal(c)
+	return yaml.Marshal(c.Redacted())
+}
+
+// Redacted returns a copy whose provider base URLs carry no password
+// (https://user:secret@host becomes https://user:xxxxx@host).
+func (c *Config) Redacted() *Config {
+	out := *c
+	out.Providers = make(map[string]providers.KindConfig, len(c.Providers))
+	for k, p := range c.Providers {
+		if u, err := url.Parse(p.BaseURL); err == nil && u.User != nil {
+			p.BaseURL = u.Redacted()
+		}
+		out.Providers[k] = p
+	}
+	return &out
 }
 
 // ConfigError is one problem in a configuration file.

@@ -242,3 +242,77 @@ func TestSandboxRunWritesOutputsAndChecksCriteria(t *testing.T) {
 		t.Errorf("bad scenario exit %d, want 2", got)
 	}
 }
+
+func TestConfigShowMasksSecrets(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-test-very-secret")
+	cfgPath := writeFile(t, "c.yml", "providers:\n  vllm:\n    base_url: https://bob:hunter2@vllm.example/v1\n")
+	for _, format := range []string{"yaml", "json"} {
+		app, out, errb := testApp()
+		app.ConfigPath = cfgPath
+		if err := runConfigShow(app, format); err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		all := out.String() + errb.String()
+		for _, secret := range []string{"sk-test-very-secret", "hunter2"} {
+			if strings.Contains(all, secret) {
+				t.Errorf("%s output shows %q", format, secret)
+			}
+		}
+		if !strings.Contains(all, "OPENAI_API_KEY") || !strings.Contains(all, "set") {
+			t.Errorf("%s output does not say which key variable is set:\n%s", format, all)
+		}
+	}
+	app, out, _ := testApp()
+	app.ConfigPath = cfgPath
+	if err := runProvidersList(app, "table"); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); strings.Contains(s, "hunter2") || strings.Contains(s, "sk-test-very-secret") {
+		t.Errorf("providers list shows a secret:\n%s", s)
+	}
+}
+
+func TestLogFormatJSONAndLevel(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-test-very-secret")
+	for _, tc := range []struct {
+		level    string
+		wantCall bool // LLM calls are logged at debug
+	}{{"debug", true}, {"info", false}} {
+		t.Run(tc.level, func(t *testing.T) {
+			app, _, errb := testApp()
+			app.LogLevel, app.LogFormat = tc.level, "json"
+			if err := app.setupLogger(); err != nil {
+				t.Fatal(err)
+			}
+			if err := runRun(t.Context(), app, RunOptions{MissionArg: "../../examples/missions/api-design.md", Scale: "ss-50", Out: filepath.Join(t.TempDir(), "r"), Quiet: true}); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+			calls := 0
+			for _, l := range lines {
+				var rec map[string]any
+				if err := json.Unmarshal([]byte(l), &rec); err != nil {
+					t.Fatalf("not a JSON log line: %q", l)
+				}
+				if rec["level"] == nil || rec["msg"] == nil {
+					t.Errorf("log line without level or msg: %q", l)
+				}
+				if rec["msg"] == "llm call" {
+					calls++
+					if rec["model"] == nil || rec["role"] == nil || rec["outcome"] == nil {
+						t.Errorf("llm call log lacks model/role/outcome: %q", l)
+					}
+				}
+			}
+			if (calls > 0) != tc.wantCall {
+				t.Errorf("%d llm call lines at level %s", calls, tc.level)
+			}
+			if len(lines) < 5 {
+				t.Errorf("only %d log lines", len(lines))
+			}
+			if strings.Contains(errb.String(), "sk-test-very-secret") {
+				t.Error("a secret reached the log")
+			}
+		})
+	}
+}

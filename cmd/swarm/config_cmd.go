@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"sort"
 	"strings"
@@ -96,7 +97,7 @@ func runConfigShow(app *App, format string) error {
 	case "json":
 		enc := json.NewEncoder(app.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"config": cfg, "api_keys": keys})
+		return enc.Encode(map[string]any{"config": cfg.Redacted(), "api_keys": keys})
 	case "yaml":
 		b, err := cfg.Effective()
 		if err != nil {
@@ -158,6 +159,9 @@ func providerStatuses(cfg *nexus.Config, reg *providers.Registry, getenv func(st
 		base := kc.BaseURL
 		if base == "" {
 			base = info.DefaultBaseURL
+		}
+		if u, err := url.Parse(base); err == nil && u.User != nil {
+			base = u.Redacted()
 		}
 		switch {
 		case !ok:
