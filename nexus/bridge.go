@@ -28,49 +28,9 @@ type missionSandbox struct {
 }
 
 func newMissionSandbox(c SandboxConfig, cb CircuitBreakerConfig) (*missionSandbox, error) {
-	pc := sandbox.DefaultProxyConfig()
-	for k, v := range c.Proxy {
-		switch k {
-		case "progress":
-			pc.Weights.Progress = v
-		case "rework":
-			pc.Weights.Rework = v
-		case "verifier":
-			pc.Weights.Verifier = v
-		case "engagement":
-			pc.Weights.Engagement = v
-		case "k":
-			pc.K = v
-		case "b":
-			pc.B = v
-		default:
-			return nil, fmt.Errorf("%w: sandbox.proxy.%s: unknown key (progress, rework, verifier, engagement, k, b)", ErrBadInput, k)
-		}
-	}
-	proxy, err := sandbox.NewProxy(pc)
+	proxy, pay, key, err := sandboxSettings(c)
 	if err != nil {
-		return nil, fmt.Errorf("%w: sandbox.proxy: %v", ErrBadInput, err)
-	}
-	pay := sandbox.DefaultPayoffConfig()
-	for k, v := range c.Payoff {
-		switch k {
-		case "s_plus":
-			pay.SPlus = v
-		case "s_minus":
-			pay.SMinus = v
-		case "h":
-			pay.H = v
-		case "theta":
-			pay.Theta = v
-		case "rho_a":
-			pay.RhoA = v
-		case "rho_b":
-			pay.RhoB = v
-		case "w_rep":
-			pay.WRep = v
-		default:
-			return nil, fmt.Errorf("%w: sandbox.payoff.%s: unknown key", ErrBadInput, k)
-		}
+		return nil, fmt.Errorf("%w: %s: %v", ErrBadInput, key, err)
 	}
 	det, err := boundary.NewDetector(boundary.Config{})
 	if err != nil {
@@ -193,4 +153,55 @@ func (m *missionSandbox) audit(ctx context.Context, r *runState, judge *shadow.J
 		m.mu.Unlock()
 		r.events.emit(Event{Phase: "6", Kind: EvAudit, Data: map[string]any{"bundle_id": o.ID, "original": rec.Original, "audited": rec.Audited, "agreement": rec.Agree}})
 	}
+}
+
+// sandboxSettings builds the bridge's proxy and payoff from the sandbox
+// section. On error, key is the dotted configuration key at fault.
+func sandboxSettings(c SandboxConfig) (proxy *sandbox.Proxy, pay sandbox.PayoffConfig, key string, err error) {
+	pc := sandbox.DefaultProxyConfig()
+	for _, k := range sortedKeys(c.Proxy) {
+		v := c.Proxy[k]
+		switch k {
+		case "progress":
+			pc.Weights.Progress = v
+		case "rework":
+			pc.Weights.Rework = v
+		case "verifier":
+			pc.Weights.Verifier = v
+		case "engagement":
+			pc.Weights.Engagement = v
+		case "k":
+			pc.K = v
+		case "b":
+			pc.B = v
+		default:
+			return nil, pay, "sandbox.proxy." + k, fmt.Errorf("unknown key (known: progress, rework, verifier, engagement, k, b)")
+		}
+	}
+	if proxy, err = sandbox.NewProxy(pc); err != nil {
+		return nil, pay, "sandbox.proxy", err
+	}
+	pay = sandbox.DefaultPayoffConfig()
+	for _, k := range sortedKeys(c.Payoff) {
+		v := c.Payoff[k]
+		switch k {
+		case "s_plus":
+			pay.SPlus = v
+		case "s_minus":
+			pay.SMinus = v
+		case "h":
+			pay.H = v
+		case "theta":
+			pay.Theta = v
+		case "rho_a":
+			pay.RhoA = v
+		case "rho_b":
+			pay.RhoB = v
+		case "w_rep":
+			pay.WRep = v
+		default:
+			return nil, pay, "sandbox.payoff." + k, fmt.Errorf("unknown key (known: s_plus, s_minus, h, theta, rho_a, rho_b, w_rep)")
+		}
+	}
+	return proxy, pay, "", nil
 }

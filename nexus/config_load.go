@@ -3,7 +3,10 @@ package nexus
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"net/url"
 	"os"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -50,6 +53,9 @@ func ParseConfig(name string, data, base []byte) (*Config, error) {
 	// Strict decoding of the file alone reports unknown keys and wrong types
 	// at the file's own lines.
 	if len(bytes.TrimSpace(data)) > 0 {
+		if errs := checkScalars(name, data); len(errs) > 0 {
+			return nil, errs
+		}
 		var probe Config
 		dec := yaml.NewDecoder(bytes.NewReader(data), yaml.Strict(), yaml.DisallowUnknownField())
 		if err := dec.Decode(&probe); err != nil {
@@ -129,8 +135,17 @@ func (c *Config) validate(name string, idx yamlIndex) error {
 		if s.SealedCriteria < 1 {
 			add(k+".sealed_criteria", "must be at least 1")
 		}
-		if s.Reviewers < 0 || s.CostCeilingUSD < 0 {
-			add(k, "negative reviewers or cost ceiling")
+		if s.MinCommanders < 0 || s.MinCommanders > s.Commanders {
+			add(k+".min_commanders", "%d is out of range 0..commanders (%d)", s.MinCommanders, s.Commanders)
+		}
+		if s.MaxDepth < 1 {
+			add(k+".max_depth", "%d is out of range: must be at least 1", s.MaxDepth)
+		}
+		for fk, v := range map[string]float64{"squad_leads_per_commander": float64(s.SquadLeadsPerCommander), "workers_per_commander": float64(s.WorkersPerCommander),
+			"workers_per_squad_lead": float64(s.WorkersPerSquadLead), "reviewers": float64(s.Reviewers), "cost_ceiling_usd": s.CostCeilingUSD, "concurrency": float64(s.Concurrency)} {
+			if v < 0 || math.IsNaN(v) {
+				add(k+"."+fk, "%v is out of range: must not be negative", v)
+			}
 		}
 		for tk, d := range map[string]time.Duration{"mission": s.Timeouts.Mission, "commander": s.Timeouts.Commander, "squad_lead": s.Timeouts.SquadLead, "worker": s.Timeouts.Worker, "call": s.Timeouts.Call} {
 			if d < 0 {
@@ -150,12 +165,73 @@ func (c *Config) validate(name string, idx yamlIndex) error {
 	if sum := w.Confidence + w.Evidence + w.Scope + w.Coverage; sum < 1-1e-6 || sum > 1+1e-6 {
 		add("consensus.weights", "weights sum to %v, want 1", sum)
 	}
+	c.validateRanges(add)
 	c.validateModels(add)
 	if len(errs) > 0 {
-		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
+		sort.SliceStable(errs, func(i, j int) bool {
+			if errs[i].Line != errs[j].Line {
+				return errs[i].Line < errs[j].Line
+			}
+			return errs[i].Key < errs[j].Key
+		})
 		return errs
 	}
 	return nil
+}
+
+// validateRanges checks the numeric settings that have a meaningful range.
+func (c *Config) validateRanges(add func(key, format string, args ...any)) {
+	within := func(key string, v, lo, hi float64) {
+		if !(v >= lo && v <= hi) {
+			add(key, "%v is out of range %v..%v", v, lo, hi)
+		}
+	}
+	nonNeg := func(key string, v float64) {
+		if !(v >= 0) {
+			add(key, "%v is out of range: must not be negative", v)
+		}
+	}
+	for _, n := range sortedKeys(c.Personalities) {
+		p, k := c.Personalities[n], "personalities."+n
+		if !(p.WorkerFactor > 0) {
+			add(k+".worker_factor", "%v is out of range: must be greater than 0", p.WorkerFactor)
+		}
+		if !(p.TimeoutFactor > 0) {
+			add(k+".timeout_factor", "%v is out of range: must be greater than 0", p.TimeoutFactor)
+		}
+		nonNeg(k+".extra_retries", float64(p.ExtraRetries))
+		within(k+".temperature", p.Temperature, 0, 2)
+	}
+	for _, r := range sortedKeys(c.Run.MaxTokens) {
+		nonNeg("run.max_tokens."+r, float64(c.Run.MaxTokens[r]))
+	}
+	nonNeg("shadow_scoring.judge_samples", float64(c.ShadowScoring.JudgeSamples))
+	for _, n := range sortedKeys(c.ShadowScoring.ScaleOverrides) {
+		o, k := c.ShadowScoring.ScaleOverrides[n], "shadow_scoring.scale_overrides."+n
+		if o.MaxCycles != nil {
+			nonNeg(k+".max_cycles", float64(*o.MaxCycles))
+		}
+		if o.Threshold != nil {
+			within(k+".threshold", *o.Threshold, 0, 100)
+		}
+	}
+	cc := c.Consensus
+	within("consensus.conflict_cap", cc.ConflictCap, 0, 1)
+	within("consensus.unanimity_boost", cc.UnanimityBoost, 0, 1)
+	for k, v := range map[string]float64{"confidence": cc.Weights.Confidence, "evidence": cc.Weights.Evidence, "scope": cc.Weights.Scope, "coverage": cc.Weights.Coverage} {
+		within("consensus.weights."+k, v, 0, 1)
+	}
+	cb := c.CircuitBreaker
+	nonNeg("circuit_breaker.failure_threshold", float64(cb.FailureThreshold))
+	if cb.Cooldown < 0 {
+		add("circuit_breaker.cooldown", "negative duration %v", cb.Cooldown)
+	}
+	within("circuit_breaker.toxicity_threshold", cb.ToxicityThreshold, 0, 1)
+	nonNeg("circuit_breaker.window", float64(cb.Window))
+	within("sandbox.audit_rate", c.Sandbox.AuditRate, 0, 1)
+	if _, _, key, err := sandboxSettings(c.Sandbox); err != nil {
+		add(key, "%v", err)
+	}
 }
 
 // KnownKinds lists the provider kinds swarm ships.
@@ -207,8 +283,18 @@ func (c *Config) validateModels(add func(key, format string, args ...any)) {
 		if p.Timeout < 0 {
 			add(key+".timeout", "negative timeout %v", p.Timeout)
 		}
-		if p.Retries < 0 || p.MaxConcurrency < 0 || p.RequestsPerMin < 0 || p.InputPerMTok < 0 || p.OutputPerMTok < 0 {
-			add(key, "retries, max_concurrency, requests_per_minute and prices must not be negative")
+		for fk, v := range map[string]float64{"retries": float64(p.Retries), "max_concurrency": float64(p.MaxConcurrency), "requests_per_minute": p.RequestsPerMin,
+			"input_per_mtok": p.InputPerMTok, "output_per_mtok": p.OutputPerMTok} {
+			if !(v >= 0) {
+				add(key+"."+fk, "%v is out of range: must not be negative", v)
+			}
+		}
+		if p.APIKeyEnv != "" && !envNameRe.MatchString(p.APIKeyEnv) {
+			// Never echo the value: it is often the key itself.
+			add(key+".api_key_env", "must name an environment variable (letters, digits and _), not hold the key itself")
+		}
+		if u, err := url.Parse(p.BaseURL); p.BaseURL != "" && (err != nil || u.Scheme == "" || u.Host == "") {
+			add(key+".base_url", "not an absolute URL (e.g. http://localhost:8000/v1)")
 		}
 		for ok := range p.Options {
 			if secretKeyRe.MatchString(ok) {
@@ -241,6 +327,8 @@ func (c *Config) validateModels(add func(key, format string, args ...any)) {
 	}
 }
 
+var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
 var secretKeyRe = regexp.MustCompile(`(?i)(api_?key|secret|token|password)$`)
 
 // ScaleFor returns a scale by name.
@@ -272,7 +360,21 @@ func (c *Config) ShadowFor(scale string) HardeningConfig {
 // Effective renders the configuration as YAML. It holds no secrets: API
 // keys live only in the environment, and only the variables' names appear.
 func (c *Config) Effective() ([]byte, error) {
-	return yaml.Marshal(c)
+	return yaml.Marshal(c.Redacted())
+}
+
+// Redacted returns a copy whose provider base URLs carry no password
+// (https://user:secret@host becomes https://user:xxxxx@host).
+func (c *Config) Redacted() *Config {
+	out := *c
+	out.Providers = make(map[string]providers.KindConfig, len(c.Providers))
+	for k, p := range c.Providers {
+		if u, err := url.Parse(p.BaseURL); err == nil && u.User != nil {
+			p.BaseURL = u.Redacted()
+		}
+		out.Providers[k] = p
+	}
+	return &out
 }
 
 // ConfigError is one problem in a configuration file.
@@ -411,4 +513,89 @@ func (c *Config) ApplyEnv(getenv func(string) string) error {
 		m.Commanders, m.Workers, m.Reviewers = []string{v}, []string{v}, [][]string{{v, v}}
 	}
 	return nil
+}
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+// checkScalars reports, with line and key, two things the YAML decoder would
+// let through silently or without a position: a fractional number where an
+// integer belongs (it would be truncated) and a duration that does not parse.
+func checkScalars(name string, data []byte) ConfigErrors {
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil // the decoder reports syntax errors with their position
+	}
+	var errs ConfigErrors
+	bad := func(n ast.Node, key, format string, args ...any) {
+		pos := n.GetToken().Position
+		errs = append(errs, ConfigError{File: name, Line: pos.Line, Col: pos.Column, Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	var walk func(n ast.Node, t reflect.Type, path string)
+	walk = func(n ast.Node, t reflect.Type, path string) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch v := n.(type) {
+		case *ast.DocumentNode:
+			walk(v.Body, t, path)
+		case *ast.AnchorNode:
+			walk(v.Value, t, path)
+		case *ast.TagNode:
+			walk(v.Value, t, path)
+		case *ast.MappingNode:
+			for _, mv := range v.Values {
+				walk(mv, t, path)
+			}
+		case *ast.MappingValueNode:
+			k := v.Key.GetToken().Value
+			p := strings.TrimPrefix(path+"."+k, ".")
+			switch t.Kind() {
+			case reflect.Map:
+				walk(v.Value, t.Elem(), p)
+			case reflect.Struct:
+				if ft, ok := yamlField(t, k); ok {
+					walk(v.Value, ft, p)
+				}
+			}
+		case *ast.SequenceNode:
+			if t.Kind() == reflect.Slice {
+				for i, x := range v.Values {
+					walk(x, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
+				}
+			}
+		case *ast.FloatNode:
+			switch t.Kind() {
+			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+				reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+				if t != durationType && v.Value != math.Trunc(v.Value) {
+					bad(v, path, "wrong type: %s is not a whole number", v.GetToken().Value)
+				}
+			}
+		case *ast.StringNode:
+			if t == durationType {
+				if _, err := time.ParseDuration(v.Value); err != nil {
+					bad(v, path, "wrong type: %q is not a duration (e.g. 90s, 5m, 1h30m)", v.Value)
+				}
+			}
+		}
+	}
+	for _, d := range f.Docs {
+		walk(d, reflect.TypeFor[Config](), "")
+	}
+	return errs
+}
+
+// yamlField returns the type of t's field whose yaml tag (or name) is key.
+func yamlField(t reflect.Type, key string) (reflect.Type, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		if name == key {
+			return f.Type, true
+		}
+	}
+	return nil, false
 }

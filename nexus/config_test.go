@@ -45,6 +45,19 @@ func TestConfigRejectsBadInputWithFileLineAndKey(t *testing.T) {
 		{"model in a pool", "models:\n  commanders: [mock:honest, nope:x]\n", 2, "models.commanders[1]", "unknown provider kind"},
 		{"weights not summing to 1", "consensus:\n  weights: {confidence: 0.5, evidence: 0.5, scope: 0.5, coverage: 0.5}\n", 2, "consensus.weights", "sum to 2"},
 		{"a secret in config", "providers:\n  openai:\n    api_key: sk-123\n", 3, "providers.openai.api_key", "api_key_env"},
+		{"the key itself in api_key_env", "providers:\n  openai:\n    api_key_env: sk-proj-abc123\n", 3, "providers.openai.api_key_env", "not hold the key itself"},
+		{"a base URL that is not a URL", "providers:\n  vllm:\n    base_url: localhost:8000\n", 3, "providers.vllm.base_url", "absolute URL"},
+		{"a fraction where an integer belongs would be truncated", "run:\n  seed: 1.5\n", 2, "run.seed", "not a whole number"},
+		{"a duration that does not parse", "scales:\n  ss-100:\n    timeouts: {call: soon}\n", 3, "scales.ss-100.timeouts.call", "not a duration"},
+		{"negative provider timeout", "providers:\n  openai:\n    timeout: -5s\n", 3, "providers.openai.timeout", "negative timeout"},
+		{"negative provider retries", "providers:\n  openai:\n    retries: -1\n", 3, "providers.openai.retries", "out of range"},
+		{"badly named scale", "scales:\n  big:\n    commanders: 3\n    sealed_criteria: 4\n    max_depth: 2\n", 2, "scales.big", "ss-<agents>"},
+		{"rate out of range", "sandbox:\n  audit_rate: 7\n", 2, "sandbox.audit_rate", "out of range 0..1"},
+		{"conflict cap out of range", "consensus:\n  conflict_cap: 1.5\n", 2, "consensus.conflict_cap", "out of range 0..1"},
+		{"negative breaker cooldown", "circuit_breaker:\n  cooldown: -3s\n", 2, "circuit_breaker.cooldown", "negative"},
+		{"unknown sandbox proxy key (was only caught when a run started)", "sandbox:\n  proxy: {bogus: 3}\n", 2, "sandbox.proxy.bogus", "unknown key"},
+		{"personality factor out of range", "personalities:\n  fast: {worker_factor: 0, timeout_factor: 1}\n", 2, "personalities.fast.worker_factor", "greater than 0"},
+		{"min commanders above commanders", "scales:\n  ss-50:\n    min_commanders: 4\n", 3, "scales.ss-50.min_commanders", "out of range"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,6 +75,9 @@ func TestConfigRejectsBadInputWithFileLineAndKey(t *testing.T) {
 			var ce ConfigErrors
 			if !errors.As(err, &ce) || len(ce) == 0 {
 				t.Fatalf("not ConfigErrors: %v", err)
+			}
+			if strings.Contains(err.Error(), "sk-proj-abc123") {
+				t.Errorf("the error repeats the secret: %v", err)
 			}
 			found := false
 			for _, e := range ce {
@@ -85,5 +101,24 @@ func TestUserConfigOverridesOnlyWhatItSets(t *testing.T) {
 	}
 	if cfg.Run.Seed != 7 || cfg.Run.OutDir != "runs" || cfg.Scales["ss-50"].Reviewers != 4 || cfg.Scales["ss-100"].Reviewers != 8 {
 		t.Errorf("merge wrong: run %+v", cfg.Run)
+	}
+}
+
+func TestEffectiveConfigHidesBaseURLPasswords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.yml")
+	os.WriteFile(path, []byte("providers:\n  vllm:\n    base_url: https://bob:hunter2@vllm.example/v1\n"), 0o644)
+	cfg, err := LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := cfg.Effective()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "hunter2") || !strings.Contains(string(b), "https://bob:xxxxx@vllm.example/v1") {
+		t.Errorf("effective config:\n%s", b)
+	}
+	if cfg.Providers["vllm"].BaseURL != "https://bob:hunter2@vllm.example/v1" {
+		t.Error("Effective changed the configuration in use")
 	}
 }

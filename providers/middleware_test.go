@@ -2,78 +2,94 @@ package providers
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// inFlight is a provider that records the most calls it saw at once.
-type inFlight struct {
-	now, peak atomic.Int32
+func TestConcurrencyCapsCallsInFlight(t *testing.T) {
+	var in, peak atomic.Int32
+	slow := ProviderFunc(func(ctx context.Context, req Request) (Response, error) {
+		n := in.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+		in.Add(-1)
+		return Response{}, nil
+	})
+	p := Concurrency(3)(slow)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() { _, _ = p.Complete(t.Context(), Request{}) })
+	}
+	wg.Wait()
+	if got := peak.Load(); got != 3 {
+		t.Errorf("peak in flight = %d, want 3", got)
+	}
 }
 
-func (f *inFlight) Complete(ctx context.Context, _ Request) (Response, error) {
-	n := f.now.Add(1)
-	defer f.now.Add(-1)
-	for {
-		p := f.peak.Load()
-		if n <= p || f.peak.CompareAndSwap(p, n) {
-			break
+func TestRateLimitSpacesCalls(t *testing.T) {
+	p := RateLimit(1200)(ProviderFunc(func(context.Context, Request) (Response, error) { return Response{}, nil })) // one per 50ms
+	start := time.Now()
+	for range 4 {
+		if _, err := p.Complete(t.Context(), Request{}); err != nil {
+			t.Fatal(err)
 		}
 	}
-	time.Sleep(2 * time.Millisecond)
-	return Response{Text: "ok"}, nil
+	if el := time.Since(start); el < 140*time.Millisecond {
+		t.Errorf("4 calls at 1200 rpm took %v, want at least 150ms (less scheduling slack)", el)
+	}
 }
 
-func TestKindLimitsAreSharedByEveryModelOfTheKind(t *testing.T) {
-	kc := KindConfig{MaxConcurrency: 2}
+func TestRetryOnlyWhatARetryCanFix(t *testing.T) {
 	tests := []struct {
-		name   string
-		limits func() *KindLimits // per model
-		want   int32              // peak calls in flight over both models
+		name      string
+		err       error
+		wantCalls int
 	}{
-		{"one set per kind: both models together stay under the kind's cap", func() func() *KindLimits {
-			shared := NewKindLimits(kc)
-			return func() *KindLimits { return shared }
-		}(), 2},
-		{"a set per model (the old behaviour) lets the kind run twice its cap", func() *KindLimits { return nil }, 4},
+		{"rate limit is retried", &Error{Class: ClassRateLimited}, 4},
+		{"5xx is retried", &Error{Class: ClassTransient, StatusCode: 503}, 4},
+		{"timeout is retried", &Error{Class: ClassTimeout}, 4},
+		{"quota is not retried", &Error{Class: ClassQuota, StatusCode: 429}, 1},
+		{"bad request is not retried", &Error{Class: ClassPermanent, StatusCode: 400}, 1},
+		{"refusal is not retried", &Error{Class: ClassRefused}, 1},
+		{"cancellation is not retried", context.Canceled, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var backend inFlight
-			a := Standard(&backend, kc, 0, tc.limits())
-			b := Standard(&backend, kc, 0, tc.limits())
-			var wg sync.WaitGroup
-			for i := range 40 {
-				p := a
-				if i%2 == 1 {
-					p = b
-				}
-				wg.Go(func() {
-					if _, err := p.Complete(t.Context(), Request{}); err != nil {
-						t.Error(err)
-					}
-				})
+			calls := 0
+			var waits []time.Duration
+			p := Retry(RetryConfig{MaxRetries: 3, Initial: 100 * time.Millisecond, Max: time.Second,
+				Sleep: func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }})(
+				ProviderFunc(func(context.Context, Request) (Response, error) { calls++; return Response{}, tc.err }))
+			_, err := p.Complete(t.Context(), Request{})
+			if calls != tc.wantCalls {
+				t.Errorf("calls = %d, want %d", calls, tc.wantCalls)
 			}
-			wg.Wait()
-			if got := backend.peak.Load(); got != tc.want {
-				t.Errorf("peak in flight = %d, want %d", got, tc.want)
+			if !errors.Is(err, tc.err) && ClassOf(err) != ClassOf(tc.err) {
+				t.Errorf("err = %v, want the last error unchanged", err)
+			}
+			// exponential backoff with jitter: each wait within ±50% of 100ms·1.5^i (backoff/v5 defaults)
+			for i, w := range waits {
+				base := float64(100*time.Millisecond) * pow(1.5, i)
+				if float64(w) < 0.5*base-1 || float64(w) > 1.5*base+1 {
+					t.Errorf("wait %d = %v, want about %v", i, w, time.Duration(base))
+				}
 			}
 		})
 	}
 }
 
-func TestLimitSetHandsOutOneLimitsPerKind(t *testing.T) {
-	var s LimitSet
-	kc := KindConfig{MaxConcurrency: 1, RequestsPerMin: 60}
-	if s.For("openai", kc) != s.For("openai", KindConfig{}) {
-		t.Error("two models of one kind got different limits")
+func pow(b float64, n int) float64 {
+	r := 1.0
+	for range n {
+		r *= b
 	}
-	if s.For("openai", kc) == s.For("anthropic", kc) {
-		t.Error("two kinds share limits")
-	}
-	if l := s.For("mock", KindConfig{}); l.sem != nil || l.lim != nil {
-		t.Error("a kind without limits got a cap or a rate limit")
-	}
+	return r
 }

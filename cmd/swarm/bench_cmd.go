@@ -26,7 +26,8 @@ type BenchOptions struct {
 }
 
 func newBenchCmd(app *App) *cobra.Command {
-	cmd := &cobra.Command{Use: "bench", Short: "Measure the orchestrator"}
+	cmd := &cobra.Command{Use: "bench", Short: "Measure the orchestrator",
+		Example: "  swarm bench pipeline --scale ss-250 --latency 200ms"}
 	var o BenchOptions
 	p := &cobra.Command{
 		Use:   "pipeline",

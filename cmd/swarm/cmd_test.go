@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
 
 	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/shadow"
@@ -44,6 +45,7 @@ func writeFile(t *testing.T, name, body string) string {
 
 // execCLI runs the swarm command line with args, as main does, and returns
 // the exit code and what it printed.
+
 func execCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	app, out, errb := testApp()
@@ -277,10 +279,28 @@ func TestConfigValidateCommand(t *testing.T) {
 	if code(runConfigValidate(app, "../../config.yml")) != 0 || !strings.Contains(out.String(), "ok") {
 		t.Fatal("shipped config rejected")
 	}
-	app, _, errb := testApp()
-	bad := writeFile(t, "bad.yml", "models:\n  judge: foo:bar\n")
-	if code(runConfigValidate(app, bad)) != 2 || !strings.Contains(errb.String(), bad+":2:3: key models.judge") {
-		t.Fatalf("stderr: %s", errb)
+	// The acceptance cases of `swarm config validate`: exit 2, file:line:col and key.
+	tests := []struct{ name, yaml, want string }{
+		{"unknown key", "run:\n  seed: 1\n  colour: blue\n", ":3:3: key run.colour: unknown key"},
+		{"string where a number belongs", "scales:\n  ss-100:\n    commanders: five\n", ":3:17: key scales.ss-100.commanders: wrong type"},
+		{"negative timeout", "scales:\n  ss-100:\n    timeouts:\n      call: -1m\n", ":4:7: key scales.ss-100.timeouts.call: negative timeout"},
+		{"unknown scale name", "default_scale: ss-999\n", ":1:1: key default_scale: unknown scale"},
+		{"model with an unknown provider kind", "models:\n  judge: foo:bar\n", ":2:3: key models.judge: unknown provider kind"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			app, out, errb := testApp()
+			bad := writeFile(t, "bad.yml", tc.yaml)
+			if got := code(runConfigValidate(app, bad)); got != 2 {
+				t.Errorf("exit %d, want 2", got)
+			}
+			if !strings.Contains(errb.String(), bad+tc.want) {
+				t.Errorf("stderr %q lacks %q", errb, bad+tc.want)
+			}
+			if out.Len() != 0 {
+				t.Errorf("stdout not empty: %q", out)
+			}
+		})
 	}
 }
 
@@ -476,5 +496,98 @@ func TestSandboxIncoherenceCommand(t *testing.T) {
 	bad := writeFile(t, "bad.jsonl", "{\"decision_id\":\"a\",\"action\":\"x\"}\nnot json\n")
 	if err := runSandboxIncoherence(app, bad, "json"); code(err) != 2 || !strings.Contains(err.Error(), bad+":2:") {
 		t.Errorf("bad line: %v", err)
+	}
+}
+
+func TestEveryCommandHasAnExample(t *testing.T) {
+	app, _, _ := testApp()
+	var walk func(c *cobra.Command)
+	n := 0
+	walk = func(c *cobra.Command) {
+		n++
+		if strings.TrimSpace(c.Example) == "" {
+			t.Errorf("%q has no example in its help", c.CommandPath())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd(app))
+	if n < 20 {
+		t.Fatalf("walked only %d commands", n)
+	}
+}
+
+func TestConfigShowMasksSecrets(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-test-very-secret")
+	cfgPath := writeFile(t, "c.yml", "providers:\n  vllm:\n    base_url: https://bob:hunter2@vllm.example/v1\n")
+	for _, format := range []string{"yaml", "json"} {
+		app, out, errb := testApp()
+		app.ConfigPath = cfgPath
+		if err := runConfigShow(app, format); err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		all := out.String() + errb.String()
+		for _, secret := range []string{"sk-test-very-secret", "hunter2"} {
+			if strings.Contains(all, secret) {
+				t.Errorf("%s output shows %q", format, secret)
+			}
+		}
+		if !strings.Contains(all, "OPENAI_API_KEY") || !strings.Contains(all, "set") {
+			t.Errorf("%s output does not say which key variable is set:\n%s", format, all)
+		}
+	}
+	app, out, _ := testApp()
+	app.ConfigPath = cfgPath
+	if err := runProvidersList(app, "table"); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); strings.Contains(s, "hunter2") || strings.Contains(s, "sk-test-very-secret") {
+		t.Errorf("providers list shows a secret:\n%s", s)
+	}
+}
+
+func TestLogFormatJSONAndLevel(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-test-very-secret")
+	for _, tc := range []struct {
+		level    string
+		wantCall bool // LLM calls are logged at debug
+	}{{"debug", true}, {"info", false}} {
+		t.Run(tc.level, func(t *testing.T) {
+			app, _, errb := testApp()
+			app.LogLevel, app.LogFormat = tc.level, "json"
+			if err := app.setupLogger(); err != nil {
+				t.Fatal(err)
+			}
+			if err := runRun(t.Context(), app, RunOptions{MissionArg: "../../examples/missions/api-design.md", Scale: "ss-50", Out: filepath.Join(t.TempDir(), "r"), Quiet: true}); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+			calls := 0
+			for _, l := range lines {
+				var rec map[string]any
+				if err := json.Unmarshal([]byte(l), &rec); err != nil {
+					t.Fatalf("not a JSON log line: %q", l)
+				}
+				if rec["level"] == nil || rec["msg"] == nil {
+					t.Errorf("log line without level or msg: %q", l)
+				}
+				if rec["msg"] == "llm call" {
+					calls++
+					if rec["model"] == nil || rec["role"] == nil || rec["outcome"] == nil {
+						t.Errorf("llm call log lacks model/role/outcome: %q", l)
+					}
+				}
+			}
+			if (calls > 0) != tc.wantCall {
+				t.Errorf("%d llm call lines at level %s", calls, tc.level)
+			}
+			if len(lines) < 5 {
+				t.Errorf("only %d log lines", len(lines))
+			}
+			if strings.Contains(errb.String(), "sk-test-very-secret") {
+				t.Error("a secret reached the log")
+			}
+		})
 	}
 }

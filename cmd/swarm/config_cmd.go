@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"sort"
 	"strings"
@@ -21,7 +22,8 @@ func init() {
 }
 
 func newConfigCmd(app *App) *cobra.Command {
-	cmd := &cobra.Command{Use: "config", Short: "Check and show the configuration"}
+	cmd := &cobra.Command{Use: "config", Short: "Check and show the configuration",
+		Example: "  swarm config validate my.yml\n  swarm --config my.yml config show"}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "validate [FILE]",
 		Short: "Validate a configuration file",
@@ -95,7 +97,7 @@ func runConfigShow(app *App, format string) error {
 	case "json":
 		enc := json.NewEncoder(app.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"config": cfg, "api_keys": keys})
+		return enc.Encode(map[string]any{"config": cfg.Redacted(), "api_keys": keys})
 	case "yaml":
 		b, err := cfg.Effective()
 		if err != nil {
@@ -121,7 +123,8 @@ func sortedMapKeys(m map[string]string) []string {
 }
 
 func newProvidersCmd(app *App) *cobra.Command {
-	cmd := &cobra.Command{Use: "providers", Short: "Provider kinds"}
+	cmd := &cobra.Command{Use: "providers", Short: "Provider kinds",
+		Example: "  swarm providers list"}
 	var format string
 	list := &cobra.Command{
 		Use:     "list",
@@ -156,6 +159,9 @@ func providerStatuses(cfg *nexus.Config, reg *providers.Registry, getenv func(st
 		base := kc.BaseURL
 		if base == "" {
 			base = info.DefaultBaseURL
+		}
+		if u, err := url.Parse(base); err == nil && u.User != nil {
+			base = u.Redacted()
 		}
 		switch {
 		case !ok:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -17,9 +18,10 @@ func init() { register(newMockCmd) }
 
 func newMockCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "mock",
-		Short: "The deterministic mock provider",
-		Long:  "The deterministic mock provider: personas " + fmt.Sprint(mock.Personas()) + ".",
+		Use:     "mock",
+		Short:   "The deterministic mock provider",
+		Long:    "The deterministic mock provider: personas " + fmt.Sprint(mock.Personas()) + ".",
+		Example: "  swarm mock serve --addr 127.0.0.1:8080 --persona sloppy",
 	}
 	cmd.AddCommand(newMockServeCmd(app))
 	return cmd
@@ -84,7 +86,7 @@ func runMockServe(ctx context.Context, app *App, o MockServeOptions) error {
 	if err != nil {
 		return usageError(fmt.Errorf("listen on %s: %w", o.Addr, err))
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: logRequests(app.Logger, h), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(app.Out, "mock provider (persona %s) listening on http://%s\nbase URL: http://%s/v1\n", o.Persona, ln.Addr(), ln.Addr())
 	go func() {
 		<-ctx.Done()
@@ -96,4 +98,34 @@ func runMockServe(ctx context.Context, app *App, o MockServeOptions) error {
 		return err
 	}
 	return nil
+}
+
+// statusRecorder remembers the status a handler wrote.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) { r.status = code; r.ResponseWriter.WriteHeader(code) }
+
+// Flush keeps streaming answers flowing through the recorder.
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// logRequests logs each request at info (errors at warn) with method, path,
+// status and duration; request bodies are not logged.
+func logRequests(l *slog.Logger, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(rec, r)
+		lvl := slog.LevelInfo
+		if rec.status >= 400 {
+			lvl = slog.LevelWarn
+		}
+		l.Log(r.Context(), lvl, "request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration_ms", float64(time.Since(start).Microseconds())/1000)
+	})
 }

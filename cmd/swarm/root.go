@@ -60,7 +60,35 @@ into a distributional safety sandbox.`,
 	for _, f := range commandFactories {
 		root.AddCommand(f(app))
 	}
+	addBuiltinExamples(root)
 	return root
+}
+
+// addBuiltinExamples creates cobra's help and completion commands now, not
+// at execution, so that they too carry examples.
+func addBuiltinExamples(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Example = "  swarm help run\n  swarm help mock serve"
+		case "completion":
+			c.Example = "  source <(swarm completion bash)\n  swarm completion zsh > \"${fpath[1]}/_swarm\""
+			for _, sh := range c.Commands() {
+				switch sh.Name() {
+				case "bash":
+					sh.Example = "  source <(swarm completion bash)"
+				case "zsh":
+					sh.Example = "  swarm completion zsh > \"${fpath[1]}/_swarm\""
+				case "fish":
+					sh.Example = "  swarm completion fish > ~/.config/fish/completions/swarm.fish"
+				case "powershell":
+					sh.Example = "  swarm completion powershell | Out-String | Invoke-Expression"
+				}
+			}
+		}
+	}
 }
 
 func (a *App) setupLogger() error {

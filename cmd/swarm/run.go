@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -127,6 +128,7 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 	default:
 		return usageError(fmt.Errorf("--spec %q: want %s or %s", o.Spec, shadow.SpecV2, shadow.SpecV1))
 	}
+	app.Logger.Debug("configuration loaded", "file", configName(app.ConfigPath), "scale", cfg.DefaultScale)
 	models := map[string]string{}
 	for _, m := range o.Models {
 		role, ref, ok := strings.Cut(m, "=")
@@ -155,6 +157,7 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 			return exitCode(1)
 		}
 	}
+	opts.Observers = append(opts.Observers, logEvent(app.Logger))
 	var view *progressView
 	switch {
 	case o.JSON:
@@ -188,6 +191,47 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 		printSummary(app.Out, res)
 	}
 	return nil
+}
+
+// logEvent mirrors run events to the --log-level/--log-format logger: LLM
+// calls at debug (failed ones at info), failures, breaker trips and cost
+// stops at warn, everything else at info. Prompts and answers never go to
+// the log; they are in transcripts.jsonl.
+func logEvent(l *slog.Logger) nexus.Observer {
+	return func(e nexus.Event) {
+		attrs := []any{"kind", e.Kind}
+		for _, kv := range [][2]string{{"phase", e.Phase}, {"role", e.Role}, {"agent", e.AgentID}, {"model", e.Model}} {
+			if kv[1] != "" {
+				attrs = append(attrs, kv[0], kv[1])
+			}
+		}
+		lvl, msg := slog.LevelInfo, e.Message
+		if e.Kind == nexus.EvLLMCall {
+			lvl, msg = slog.LevelDebug, "llm call"
+			for _, k := range []string{"schema", "outcome", "failure_class", "input_tokens", "output_tokens", "latency_ms", "cost_usd"} {
+				if v, ok := e.Data[k]; ok {
+					attrs = append(attrs, k, v)
+				}
+			}
+			if e.Data["outcome"] != "ok" && e.Data["outcome"] != "cancelled" {
+				lvl = slog.LevelInfo // retried and repaired calls are routine
+			}
+		}
+		if e.Kind == nexus.EvFailure || e.Kind == nexus.EvBreakerTrip || e.Kind == nexus.EvCostStop {
+			lvl = slog.LevelWarn
+		}
+		if msg == "" {
+			msg = strings.ReplaceAll(e.Kind, "_", " ")
+		}
+		l.Log(context.Background(), lvl, msg, attrs...)
+	}
+}
+
+func configName(path string) string {
+	if path == "" {
+		return "config.yml (embedded)"
+	}
+	return path
 }
 
 func toExit(err error) error {

@@ -31,6 +31,7 @@ func newSandboxCmd(app *App) *cobra.Command {
 		Long: `The distributional safety sandbox: soft labels p = σ(k·v̂) from observable
 signals, soft payoffs, and distributional metrics (toxicity, quality gap,
 welfare, calibration, incoherence), on scripted agents or on JSONL input.`,
+		Example: "  swarm sandbox run examples/scenarios/baseline.yaml\n  swarm sandbox metrics interactions.jsonl",
 	}
 	cmd.AddCommand(newSandboxMetricsCmd(app), newSandboxIncoherenceCmd(app))
 	for _, f := range sandboxSubcommands {

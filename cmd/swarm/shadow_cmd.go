@@ -17,7 +17,8 @@ import (
 func init() { register(newShadowCmd) }
 
 func newShadowCmd(app *App) *cobra.Command {
-	cmd := &cobra.Command{Use: "shadow", Short: "Shadow Score: validator, envelope check, reports"}
+	cmd := &cobra.Command{Use: "shadow", Short: "Shadow Score: validator, envelope check, reports",
+		Example: "  swarm shadow score --sealed sealed.json\n  swarm shadow verify runs/<run-id>"}
 	cmd.AddCommand(newShadowScoreCmd(app), newShadowVerifyCmd(app), newShadowReportCmd(app))
 	return cmd
 }

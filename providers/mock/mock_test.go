@@ -2,15 +2,23 @@ package mock_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	goopenai "github.com/sashabaranov/go-openai"
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/nexus"
@@ -21,24 +29,33 @@ import (
 	"github.com/swarm-dev/swarm/shadow"
 )
 
-type caller func(t *testing.T, p providers.Provider, req providers.Request) (any, error)
+type caller func(t *testing.T, p providers.Provider, req providers.Request) (any, providers.StructuredResult, error)
 
-// outputTypes are every structured output type the program defines.
-var outputTypes = map[string]caller{
-	providers.SchemaDecomposition:  call[nexus.Decomposition],
-	providers.SchemaSealedCriteria: call[shadow.SealedCriteria],
-	providers.SchemaShardPlan:      call[commanders.ShardPlan],
-	providers.SchemaMicroBriefs:    call[commanders.MicroBriefs],
-	providers.SchemaAtom:           call[commanders.Atom],
-	providers.SchemaBundle:         call[commanders.Bundle],
-	providers.SchemaVerdicts:       call[shadow.Verdicts],
-	providers.SchemaReview:         call[commanders.ReviewCards],
-	providers.SchemaSynthesis:      call[nexus.Synthesis],
+// outputType is one structured output type the program defines.
+type outputType struct {
+	call   caller
+	schema func() (json.RawMessage, error)
 }
 
-func call[T any](t *testing.T, p providers.Provider, req providers.Request) (any, error) {
-	v, _, err := providers.Structured[T](t.Context(), p, req, providers.WithoutRepair())
-	return v, err
+func typ[T any]() outputType { return outputType{call: call[T], schema: providers.SchemaOf[T]} }
+
+// outputTypes are every structured output type the program defines, by the
+// schema name the program sends.
+var outputTypes = map[string]outputType{
+	providers.SchemaDecomposition:  typ[nexus.Decomposition](),
+	providers.SchemaSealedCriteria: typ[shadow.SealedCriteria](),
+	providers.SchemaShardPlan:      typ[commanders.ShardPlan](),
+	providers.SchemaMicroBriefs:    typ[commanders.MicroBriefs](),
+	providers.SchemaAtom:           typ[commanders.Atom](),
+	providers.SchemaBundle:         typ[commanders.Bundle](),
+	providers.SchemaVerdicts:       typ[shadow.Verdicts](),
+	providers.SchemaReview:         typ[commanders.ReviewCards](),
+	providers.SchemaSynthesis:      typ[nexus.Synthesis](),
+}
+
+func call[T any](t *testing.T, p providers.Provider, req providers.Request) (any, providers.StructuredResult, error) {
+	v, res, err := providers.Structured[T](t.Context(), p, req, providers.WithoutRepair())
+	return v, res, err
 }
 
 // prompt carries every protocol part, so each schema's role logic runs.
@@ -54,36 +71,102 @@ func prompt() string {
 		prompts.Untrusted("We cover token rotation and audit logging."))
 }
 
+// promptFor varies prompt() by seed: how many aspects, domains and criteria,
+// and which terms (some with quotes, backslashes and non-ASCII), so the
+// property test covers many shapes of input, not one.
+func promptFor(seed int64) string {
+	rng := rand.New(rand.NewPCG(uint64(seed), 7))
+	pool := []string{"token rotation", "audit logging", "rollback plan", "rate limiting", "schema migration",
+		"key escrow", `the "legacy" API`, `C:\\data path`, "Zugriffsprüfung", "日志轮换", "p99 latency", "on-call runbook"}
+	rng.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
+	aspects := pool[:1+rng.IntN(len(pool)-1)]
+	domains := []string{"architecture", "testing", "security", "operations", "data"}[:1+rng.IntN(5)]
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n%s\n", prompts.AspectsLine(aspects), providers.MissionOpen+"\n# Mission "+fmt.Sprint(seed)+"\n- "+strings.Join(aspects, "\n- ")+"\n"+providers.MissionClose)
+	fmt.Fprintf(&b, "%s\nDomains: %s\nCount: %d\nCategories: happy_path, edge_case, error_handling, security\n",
+		providers.BriefOpen+"\nMission: "+aspects[0]+"\nYour domain: "+domains[0]+". Work.\n"+providers.BriefClose, strings.Join(domains, ", "), 1+rng.IntN(10))
+	for i := range 1 + rng.IntN(len(aspects)) {
+		fmt.Fprintf(&b, "Criterion sc-%02d | security | Addresses %q. | expected: %q named\n", i+1, aspects[i], aspects[i])
+	}
+	fmt.Fprintf(&b, "Bundle: %s\n%s\n", domains[0], prompts.Untrusted("We cover "+strings.Join(aspects[:rng.IntN(len(aspects))], " and ")+"."))
+	return b.String()
+}
+
 func req(seed int64, text string) providers.Request {
 	return providers.Request{Messages: []providers.Message{{Role: "system", Content: "sys"}, {Role: "user", Content: text}}, Seed: providers.Int64(seed)}
 }
 
 func TestEveryOutputTypeValidatesForEveryPersonaAndSeed(t *testing.T) {
-	text := prompt()
+	distinct := map[string]map[string]bool{} // schema name -> answers
+	defer func() {
+		// The inputs really vary: each type got many different answers.
+		for name := range outputTypes {
+			if n := len(distinct[name]); n < 10 {
+				t.Errorf("%s: only %d distinct answers over every persona and seed", name, n)
+			}
+		}
+	}()
 	for _, persona := range mock.Personas() {
 		m, err := mock.New(persona, mock.Options{Faults: &mock.FaultConfig{}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for name, f := range outputTypes {
-			for seed := int64(0); seed < 40; seed++ {
-				if _, err := f(t, m, req(seed, text)); err != nil {
-					t.Fatalf("%s/%s/seed %d: %v", persona, name, seed, err)
-				}
-			}
-			// and against the strict-mode rewrite of the schema
-			raw, _ := providers.SchemaOf[commanders.Bundle]()
-			strict, _ := openai.StrictSchema(raw)
-			r := req(1, text)
-			r.Schema = &providers.Schema{Name: "something_else", JSON: strict}
-			resp, err := m.Complete(t.Context(), r)
+		for name, ot := range outputTypes {
+			raw, err := ot.schema()
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, _ := providers.CompileSchema(strict)
-			if err := v.Validate([]byte(resp.Text)); err != nil {
-				t.Fatalf("%s: generic output invalid against a strict schema: %v\n%s", persona, err, resp.Text)
+			orig, _ := providers.CompileSchema(raw)
+			// What providers/openai sends over HTTP: the strict rewrite, same name.
+			strictRaw, err := openai.StrictSchema(raw)
+			if err != nil {
+				t.Fatal(err)
 			}
+			strict, err := providers.CompileSchema(strictRaw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if distinct[name] == nil {
+				distinct[name] = map[string]bool{}
+			}
+			for seed := int64(0); seed < 40; seed++ {
+				// No repair: the first answer itself must validate.
+				text := promptFor(seed)
+				_, res, err := ot.call(t, m, req(seed, text))
+				if err != nil {
+					t.Fatalf("%s/%s/seed %d: %v", persona, name, seed, err)
+				}
+				if len(res.Responses) != 1 || res.Repaired {
+					t.Fatalf("%s/%s/seed %d: %d responses", persona, name, seed, len(res.Responses))
+				}
+				if err := orig.Validate([]byte(res.Raw)); err != nil {
+					t.Fatalf("%s/%s/seed %d: %v\n%s", persona, name, seed, err, res.Raw)
+				}
+				distinct[name][res.Raw] = true
+				r := req(seed, text)
+				r.Schema = &providers.Schema{Name: name, JSON: strictRaw}
+				resp, err := m.Complete(t.Context(), r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := strict.Validate([]byte(resp.Text)); err != nil {
+					t.Fatalf("%s/%s/seed %d: invalid against the strict schema: %v\n%s", persona, name, seed, err, resp.Text)
+				}
+			}
+
+		}
+		// A schema name the mock does not know still gets a valid document.
+		raw, _ := providers.SchemaOf[commanders.Bundle]()
+		strict, _ := openai.StrictSchema(raw)
+		r := req(1, prompt())
+		r.Schema = &providers.Schema{Name: "something_else", JSON: strict}
+		resp, err := m.Complete(t.Context(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := providers.CompileSchema(strict)
+		if err := v.Validate([]byte(resp.Text)); err != nil {
+			t.Fatalf("%s: generic output invalid against a strict schema: %v\n%s", persona, err, resp.Text)
 		}
 	}
 }
@@ -203,78 +286,209 @@ func TestServerMatchesInProcessThroughOpenAIProvider(t *testing.T) {
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	remote, err := openai.New(providers.Ref{Kind: "openai-compatible", Model: "sloppy"}, providers.KindConfig{BaseURL: srv.URL + "/v1"})
+	for _, persona := range mock.Personas() {
+		// The request's model names the persona; the server's default is honest.
+		remote, err := openai.New(providers.Ref{Kind: "openai-compatible", Model: persona}, providers.KindConfig{BaseURL: srv.URL + "/v1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		local, _ := mock.New(persona, mock.Options{})
+		for name, ot := range outputTypes {
+			for _, seed := range []int64{3, 11, 12} {
+				r := req(seed, promptFor(seed))
+				a, ra, errA := ot.call(t, local, r)
+				b, rb, errB := ot.call(t, remote, r)
+				if persona == mock.Flaky {
+					// Same faults on both sides: the same class or none.
+					if providers.ClassOf(errA) != providers.ClassOf(errB) {
+						t.Errorf("%s/%s/seed %d: in-process %v, over HTTP %v", persona, name, seed, errA, errB)
+					}
+					if errA != nil {
+						continue
+					}
+				} else if errA != nil || errB != nil {
+					t.Fatalf("%s/%s/seed %d: in-process %v, over HTTP %v", persona, name, seed, errA, errB)
+				}
+				if d := cmp.Diff(a, b); d != "" {
+					t.Errorf("%s/%s/seed %d: HTTP and in-process differ (-local +http)\n%s", persona, name, seed, d)
+				}
+				if ra.Raw != rb.Raw {
+					t.Errorf("%s/%s/seed %d: raw answers differ:\n%s\n%s", persona, name, seed, ra.Raw, rb.Raw)
+				}
+				if ra.Usage() != rb.Usage() || rb.Usage().InputTokens == 0 || rb.Usage().OutputTokens == 0 {
+					t.Errorf("%s/%s/seed %d: usage in-process %+v, over HTTP %+v", persona, name, seed, ra.Usage(), rb.Usage())
+				}
+			}
+		}
+	}
+	// Different seeds give different answers somewhere, so the seed does travel.
+	remote, _ := openai.New(providers.Ref{Kind: "openai-compatible", Model: mock.Sloppy}, providers.KindConfig{BaseURL: srv.URL + "/v1"})
+	seen := map[string]bool{}
+	for seed := int64(0); seed < 8; seed++ {
+		_, res, err := providers.Structured[commanders.Bundle](t.Context(), remote, req(seed, prompt()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[res.Raw] = true
+	}
+	if len(seen) < 2 {
+		t.Error("8 seeds gave one answer over HTTP: the seed does not reach the mock")
+	}
+}
+
+// counted counts the attempts that reach the mock and the faults it injects,
+// by class.
+type counted struct {
+	p      providers.Provider
+	calls  atomic.Int64
+	mu     sync.Mutex
+	faults map[providers.Class]int
+}
+
+func (c *counted) Complete(ctx context.Context, r providers.Request) (providers.Response, error) {
+	c.calls.Add(1)
+	resp, err := c.p.Complete(ctx, r)
 	if err != nil {
-		t.Fatal(err)
+		c.mu.Lock()
+		if c.faults == nil {
+			c.faults = map[providers.Class]int{}
+		}
+		c.faults[providers.ClassOf(err)]++
+		c.mu.Unlock()
 	}
-	local, _ := mock.New(mock.Sloppy, mock.Options{})
-	r := req(11, prompt())
-	a, ra, err := providers.Structured[commanders.Bundle](t.Context(), local, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, rb, err := providers.Structured[commanders.Bundle](t.Context(), remote, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff(a, b); d != "" {
-		t.Errorf("HTTP and in-process differ (-local +http)\n%s", d)
-	}
-	if rb.Usage().InputTokens == 0 || ra.Usage().OutputTokens == 0 {
-		t.Errorf("usage missing: %+v %+v", ra.Usage(), rb.Usage())
-	}
+	return resp, err
 }
 
 func TestStructuredSurvivesFaultsWithinRetryBudget(t *testing.T) {
 	// 30% faults in all: 10% rate limits, 10% server errors, 5% malformed, 5% schema-invalid.
 	faults := &mock.FaultConfig{RateLimit: 0.1, ServerError: 0.1, MalformedJSON: 0.05, SchemaInvalidJSON: 0.05, RetryAfter: time.Millisecond}
+	// 30% transport faults: 15% rate limits, 10% server errors, 5% timeouts.
+	transport := &mock.FaultConfig{RateLimit: 0.15, ServerError: 0.1, Timeout: 0.05, RetryAfter: time.Millisecond}
 	noSleep := func(context.Context, time.Duration) error { return nil }
 	t.Run("enough retries: transport faults never surface", func(t *testing.T) {
-		transport := &mock.FaultConfig{RateLimit: 0.15, ServerError: 0.1, Timeout: 0.05, RetryAfter: time.Millisecond}
 		m, _ := mock.New(mock.Honest, mock.Options{Faults: transport})
-		p := providers.Retry(providers.RetryConfig{MaxRetries: 8, Sleep: noSleep})(m)
-		for i := 0; i < 200; i++ {
+		c := &counted{p: m}
+		var rateLimitWaits []time.Duration
+		p := providers.Retry(providers.RetryConfig{MaxRetries: 8, Sleep: noSleep, OnRetry: func(_ int, err error, wait time.Duration) {
+			if providers.ClassOf(err) == providers.ClassRateLimited {
+				rateLimitWaits = append(rateLimitWaits, wait)
+			}
+		}})(c)
+		const n = 200
+		for i := 0; i < n; i++ {
 			if _, _, err := providers.Structured[commanders.Atom](t.Context(), p, req(int64(i), prompt())); err != nil {
 				t.Fatalf("call %d failed despite the retry budget: %v", i, err)
+			}
+		}
+		// The faults were really there and really retried: about 30% of the
+		// attempts failed, with each injected class.
+		attempts := c.calls.Load()
+		failed := attempts - n
+		if rate := float64(failed) / float64(attempts); rate < 0.2 || rate > 0.4 {
+			t.Errorf("%d of %d attempts failed (%.2f), want about 0.30", failed, attempts, rate)
+		}
+		for _, cl := range []providers.Class{providers.ClassRateLimited, providers.ClassTransient, providers.ClassTimeout} {
+			if c.faults[cl] == 0 {
+				t.Errorf("no %s fault among %v", cl, c.faults)
+			}
+		}
+		for _, w := range rateLimitWaits {
+			if w != time.Millisecond {
+				t.Fatalf("rate-limit retry waited %v, want the Retry-After of 1ms", w)
 			}
 		}
 	})
 	t.Run("bad output gets exactly one repair", func(t *testing.T) {
 		m, _ := mock.New(mock.Honest, mock.Options{Faults: faults})
 		p := providers.Retry(providers.RetryConfig{MaxRetries: 8, Sleep: noSleep})(m)
-		failed := 0
+		failed, repaired := 0, 0
 		for i := 0; i < 300; i++ {
 			_, res, err := providers.Structured[commanders.Atom](t.Context(), p, req(int64(i), prompt()))
+			if res.Repaired {
+				repaired++
+			}
 			if err != nil {
 				failed++
 				// only when the repair came back bad too
 				if c := providers.ClassOf(err); len(res.Responses) != 2 || (c != providers.ClassUnparseable && c != providers.ClassSchemaInvalid) {
 					t.Fatalf("call %d: %v after %d responses", i, err, len(res.Responses))
 				}
+				var pe *providers.Error
+				if !errors.As(err, &pe) || pe.Raw == "" {
+					t.Fatalf("call %d: the failure does not carry the raw text: %#v", i, err)
+				}
 			}
 		}
 		if failed > 15 { // P(repair also bad) = 0.1
 			t.Errorf("%d of 300 failed; one repair should rescue about 90%% of bad outputs", failed)
 		}
+		if repaired < 15 { // about 10% of 300 need a repair
+			t.Errorf("only %d of 300 calls were repaired; the output faults did not fire", repaired)
+		}
+	})
+	t.Run("retry budget too small: the failure carries the injected transport class", func(t *testing.T) {
+		heavy := &mock.FaultConfig{RateLimit: 0.3, ServerError: 0.3, Timeout: 0.3, RetryAfter: time.Millisecond}
+		m, _ := mock.New(mock.Honest, mock.Options{Faults: heavy})
+		c := &counted{p: m}
+		p := providers.Retry(providers.RetryConfig{MaxRetries: 1, Sleep: noSleep})(c)
+		got := map[providers.Class]int{}
+		for i := 0; i < 300; i++ {
+			_, res, err := providers.Structured[commanders.Atom](t.Context(), p, req(int64(i), prompt()))
+			got[providers.ClassOf(err)]++
+			if err != nil && len(res.Responses) != 0 {
+				t.Fatalf("call %d: a transport failure was treated as output: %v", i, err)
+			}
+		}
+		for _, cl := range []providers.Class{providers.ClassRateLimited, providers.ClassTransient, providers.ClassTimeout} {
+			if got[cl] == 0 {
+				t.Errorf("no %s failure among %v", cl, got)
+			}
+		}
+		for cl := range got {
+			switch cl {
+			case providers.ClassNone, providers.ClassRateLimited, providers.ClassTransient, providers.ClassTimeout:
+			default:
+				t.Errorf("unexpected class %s", cl)
+			}
+		}
+		// P(fail twice) = 0.81: most calls fail, each after exactly two attempts.
+		if got[providers.ClassNone] > 100 {
+			t.Errorf("%d of 300 succeeded with one retry at 90%% faults", got[providers.ClassNone])
+		}
+		if calls := c.calls.Load(); calls > 600 || calls < 500 {
+			t.Errorf("%d attempts for 300 calls with one retry each", calls)
+		}
 	})
 	t.Run("no retry budget: failures carry the injected classes", func(t *testing.T) {
-		m, _ := mock.New(mock.Honest, mock.Options{Faults: faults})
+		all := *faults
+		all.MalformedJSON, all.SchemaInvalidJSON, all.Timeout, all.Truncated = 0.03, 0.03, 0.02, 0.02
+		m, _ := mock.New(mock.Honest, mock.Options{Faults: &all})
 		got := map[providers.Class]int{}
+		truncated := 0
 		for i := 0; i < 400; i++ {
 			_, _, err := providers.Structured[commanders.Atom](t.Context(), m, req(int64(i), prompt()), providers.WithoutRepair())
 			got[providers.ClassOf(err)]++
+			if errors.Is(err, providers.ErrTruncated) {
+				truncated++
+			}
 		}
-		for _, c := range []providers.Class{providers.ClassRateLimited, providers.ClassTransient, providers.ClassUnparseable, providers.ClassSchemaInvalid} {
+		for _, c := range []providers.Class{providers.ClassRateLimited, providers.ClassTransient, providers.ClassTimeout, providers.ClassUnparseable, providers.ClassSchemaInvalid} {
 			if got[c] == 0 {
 				t.Errorf("no %s failure among %v", c, got)
 			}
 		}
+		if truncated == 0 {
+			t.Error("no truncated answer reported as ErrTruncated")
+		}
 		for c := range got {
 			switch c {
-			case providers.ClassNone, providers.ClassRateLimited, providers.ClassTransient, providers.ClassUnparseable, providers.ClassSchemaInvalid:
+			case providers.ClassNone, providers.ClassRateLimited, providers.ClassTransient, providers.ClassTimeout, providers.ClassUnparseable, providers.ClassSchemaInvalid:
 			default:
 				t.Errorf("unexpected class %s", c)
 			}
+		}
+		if failed := 400 - got[providers.ClassNone]; failed < 80 || failed > 160 {
+			t.Errorf("%d of 400 failed at 30%% faults", failed)
 		}
 	})
 }
@@ -309,4 +523,113 @@ func TestScriptOverrides(t *testing.T) {
 	if _, err := mock.LoadFaults("../../examples/mock/faults-20.yaml"); err != nil {
 		t.Errorf("example faults: %v", err)
 	}
+}
+
+// TestServerWireFormat speaks to the server the way other SDKs do: raw JSON
+// with a json_schema response format, content as an array of parts, and
+// streaming (here through go-openai's stream reader).
+func TestServerWireFormat(t *testing.T) {
+	h, err := mock.NewServer(mock.ServerOptions{Persona: mock.Honest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	schema := `{"type":"object","additionalProperties":false,"required":["score","comments","ok"],` +
+		`"properties":{"score":{"type":"number"},"comments":{"type":"array","items":{"type":"string"}},"ok":{"type":"boolean"}}}`
+	post := func(t *testing.T, body string) (int, map[string]any) {
+		t.Helper()
+		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, out
+	}
+	content := func(out map[string]any) string {
+		return out["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)["content"].(string)
+	}
+	v, err := providers.CompileSchema(json.RawMessage(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, msgs := range map[string]string{
+		"string content":   `[{"role":"system","content":"You review."},{"role":"user","content":"Review token rotation."}]`,
+		"content as parts": `[{"role":"developer","content":[{"type":"text","text":"You review."}]},{"role":"user","content":[{"type":"text","text":"Review token rotation."}]}]`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			st, out := post(t, `{"model":"honest","seed":5,"messages":`+msgs+`,"response_format":{"type":"json_schema","json_schema":{"name":"review_x","strict":true,"schema":`+schema+`}}}`)
+			if st != http.StatusOK {
+				t.Fatalf("status %d: %v", st, out)
+			}
+			if err := v.Validate([]byte(content(out))); err != nil {
+				t.Errorf("content does not validate: %v\n%s", err, content(out))
+			}
+			u, _ := out["usage"].(map[string]any)
+			if u["prompt_tokens"].(float64) <= 0 || u["completion_tokens"].(float64) <= 0 || u["total_tokens"].(float64) != u["prompt_tokens"].(float64)+u["completion_tokens"].(float64) {
+				t.Errorf("usage %v", u)
+			}
+			for _, k := range []string{"id", "object", "created", "model"} {
+				if out[k] == nil {
+					t.Errorf("response lacks %q", k)
+				}
+			}
+		})
+	}
+	t.Run("bad content is a 400 naming the message", func(t *testing.T) {
+		st, out := post(t, `{"model":"honest","messages":[{"role":"user","content":42}]}`)
+		if st != http.StatusBadRequest || !strings.Contains(fmt.Sprint(out), "messages[0].content") {
+			t.Errorf("status %d: %v", st, out)
+		}
+	})
+	t.Run("stream", func(t *testing.T) {
+		cfg := goopenai.DefaultConfig("")
+		cfg.BaseURL = srv.URL + "/v1"
+		c := goopenai.NewClientWithConfig(cfg)
+		seed := 5
+		stream, err := c.CreateChatCompletionStream(t.Context(), goopenai.ChatCompletionRequest{Model: "honest", Seed: &seed, Stream: true,
+			StreamOptions: &goopenai.StreamOptions{IncludeUsage: true},
+			Messages:      []goopenai.ChatCompletionMessage{{Role: "user", Content: "Review token rotation."}},
+			ResponseFormat: &goopenai.ChatCompletionResponseFormat{Type: goopenai.ChatCompletionResponseFormatTypeJSONSchema,
+				JSONSchema: &goopenai.ChatCompletionResponseFormatJSONSchema{Name: "review_x", Strict: true, Schema: json.RawMessage(schema)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stream.Close()
+		var text strings.Builder
+		finish, usage := "", 0
+		for {
+			r, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ch := range r.Choices {
+				text.WriteString(ch.Delta.Content)
+				if ch.FinishReason != "" {
+					finish = string(ch.FinishReason)
+				}
+			}
+			if r.Usage != nil {
+				usage = r.Usage.TotalTokens
+			}
+		}
+		if err := v.Validate([]byte(text.String())); err != nil {
+			t.Errorf("streamed content does not validate: %v\n%s", err, text.String())
+		}
+		if finish != "stop" || usage == 0 {
+			t.Errorf("finish %q usage %d", finish, usage)
+		}
+		// the same answer as without streaming
+		_, out := post(t, `{"model":"honest","seed":5,"messages":[{"role":"user","content":"Review token rotation."}],"response_format":{"type":"json_schema","json_schema":{"name":"review_x","strict":true,"schema":`+schema+`}}}`)
+		if content(out) != text.String() {
+			t.Errorf("stream %q, plain %q", text.String(), content(out))
+		}
+	})
 }

@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,12 +60,16 @@ func (s *server) mock(model string) (*Mock, string) {
 }
 
 type chatRequest struct {
-	Model          string              `json:"model"`
-	Messages       []providers.Message `json:"messages"`
-	Temperature    *float64            `json:"temperature,omitempty"`
-	MaxTokens      int                 `json:"max_tokens,omitempty"`
-	Seed           *int64              `json:"seed,omitempty"`
-	User           string              `json:"user,omitempty"`
+	Model         string        `json:"model"`
+	Messages      []chatMessage `json:"messages"`
+	Stream        bool          `json:"stream,omitempty"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options,omitempty"`
+	Temperature    *float64 `json:"temperature,omitempty"`
+	MaxTokens      int      `json:"max_tokens,omitempty"`
+	Seed           *int64   `json:"seed,omitempty"`
+	User           string   `json:"user,omitempty"`
 	ResponseFormat *struct {
 		Type       string `json:"type"`
 		JSONSchema *struct {
@@ -73,6 +78,43 @@ type chatRequest struct {
 			Strict bool            `json:"strict"`
 		} `json:"json_schema,omitempty"`
 	} `json:"response_format,omitempty"`
+}
+
+// chatMessage is a request message. Its content is a string or, as some
+// SDKs send it, an array of content parts whose text parts are joined.
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+func (m chatMessage) message() (providers.Message, error) {
+	out := providers.Message{Role: m.Role}
+	c := bytes.TrimSpace(m.Content)
+	switch {
+	case len(c) == 0 || string(c) == "null":
+	case c[0] == '"':
+		if err := json.Unmarshal(c, &out.Content); err != nil {
+			return out, err
+		}
+	case c[0] == '[':
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(c, &parts); err != nil {
+			return out, err
+		}
+		var texts []string
+		for _, p := range parts {
+			if p.Type == "text" {
+				texts = append(texts, p.Text)
+			}
+		}
+		out.Content = strings.Join(texts, "\n")
+	default:
+		return out, fmt.Errorf("content must be a string or an array of content parts")
+	}
+	return out, nil
 }
 
 func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
@@ -92,8 +134,16 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "missing_messages", "messages must not be empty")
 		return
 	}
+	msgs := make([]providers.Message, len(cr.Messages))
+	for i, cm := range cr.Messages {
+		var err error
+		if msgs[i], err = cm.message(); err != nil {
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_content", fmt.Sprintf("messages[%d].content: %v", i, err))
+			return
+		}
+	}
 	m, persona := s.mock(cr.Model)
-	req := providers.Request{Messages: cr.Messages, Temperature: cr.Temperature, MaxTokens: cr.MaxTokens, Seed: cr.Seed}
+	req := providers.Request{Messages: msgs, Temperature: cr.Temperature, MaxTokens: cr.MaxTokens, Seed: cr.Seed}
 	if role, agent, ok := strings.Cut(cr.User, "/"); ok {
 		req.Caller = providers.Caller{Role: role, AgentID: agent}
 	}
@@ -135,14 +185,42 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	inTok := tokens(req)
 	outTok := max(1, len(resp.Text)/4)
+	id, created, model := fmt.Sprintf("chatcmpl-mock-%d", time.Now().UnixNano()), time.Now().Unix(), "mock-"+persona
+	usage := map[string]any{"prompt_tokens": inTok, "completion_tokens": outTok, "total_tokens": inTok + outTok}
+	if cr.Stream {
+		writeStream(w, id, created, model, resp.Text, finish, usage, cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{
-		"id": fmt.Sprintf("chatcmpl-mock-%d", time.Now().UnixNano()), "object": "chat.completion", "created": time.Now().Unix(),
-		"model": "mock-" + persona, "system_fingerprint": "mock",
+		"id": id, "object": "chat.completion", "created": created,
+		"model": model, "system_fingerprint": "mock",
 		"choices": []any{map[string]any{"index": 0, "finish_reason": finish,
 			"message": map[string]any{"role": "assistant", "content": resp.Text}}},
-		"usage": map[string]any{"prompt_tokens": inTok, "completion_tokens": outTok, "total_tokens": inTok + outTok},
+		"usage": usage,
 	})
+}
+
+// writeStream answers a "stream": true request as server-sent events the
+// way OpenAI does: the content in one delta, then the finish reason, then
+// (when asked for) the usage, then [DONE].
+func writeStream(w http.ResponseWriter, id string, created int64, model, text, finish string, usage map[string]any, withUsage bool) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	chunk := func(choices []any, usage any) {
+		b, _ := json.Marshal(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created,
+			"model": model, "system_fingerprint": "mock", "choices": choices, "usage": usage})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
+	chunk([]any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": text}, "finish_reason": nil}}, nil)
+	chunk([]any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}, nil)
+	if withUsage {
+		chunk([]any{}, usage)
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 func (s *server) models(w http.ResponseWriter, r *http.Request) {

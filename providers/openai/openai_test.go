@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +23,52 @@ type out struct {
 	Score int      `json:"score" jsonschema:"minimum=0,maximum=10"`
 	Tags  []string `json:"tags"`
 	Note  string   `json:"note,omitempty"`
+	Items []item   `json:"items,omitempty"`
+	Meta  *meta    `json:"meta,omitempty"`
+}
+
+// item and meta make nested objects, so the strict rewrite is checked below
+// the top level too.
+type item struct {
+	ID   string `json:"id"`
+	Hint string `json:"hint,omitempty"`
+}
+
+type meta struct {
+	Source string `json:"source"`
+}
+
+// checkStrict fails unless every object schema in v has additionalProperties
+// false and lists all its properties as required, in property order.
+func checkStrict(t *testing.T, path string, v any) int {
+	t.Helper()
+	n := 0
+	switch x := v.(type) {
+	case map[string]any:
+		if props, ok := x["properties"].(map[string]any); ok {
+			n++
+			if x["additionalProperties"] != false {
+				t.Errorf("%s: additionalProperties = %v, want false", path, x["additionalProperties"])
+			}
+			req, _ := x["required"].([]any)
+			if len(req) != len(props) {
+				t.Errorf("%s: required %v does not list all of %d properties", path, req, len(props))
+			}
+			for _, r := range req {
+				if _, ok := props[r.(string)]; !ok {
+					t.Errorf("%s: required %q is not a property", path, r)
+				}
+			}
+		}
+		for k, c := range x {
+			n += checkStrict(t, path+"/"+k, c)
+		}
+	case []any:
+		for i, c := range x {
+			n += checkStrict(t, fmt.Sprintf("%s/%d", path, i), c)
+		}
+	}
+	return n
 }
 
 func completion(content, finish string, refusal string) string {
@@ -50,15 +97,18 @@ func TestStrictSchemaIsSent(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ = io.ReadAll(r.Body)
 		_ = json.Unmarshal(raw, &body)
-		io.WriteString(w, completion(`{"name":"a","score":3,"tags":[],"note":null}`, "stop", ""))
+		io.WriteString(w, completion(`{"name":"a","score":3,"tags":[],"note":null,"items":[{"id":"x","hint":null}],"meta":null}`, "stop", ""))
 	}))
 	defer srv.Close()
 	v, res, err := providers.Structured[out](t.Context(), newProvider(t, srv.URL), providers.Request{Messages: []providers.Message{{Role: "user", Content: "hi"}}, Caller: providers.Caller{Role: "judge", AgentID: "judge"}}, providers.WithSchemaName("out"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Score != 3 || res.Usage() != (providers.Usage{InputTokens: 11, OutputTokens: 7}) {
-		t.Fatalf("value %+v usage %+v", v, res.Usage())
+	if d := cmp.Diff(out{Name: "a", Score: 3, Tags: []string{}, Items: []item{{ID: "x"}}}, v); d != "" {
+		t.Errorf("value (-want +got)\n%s", d)
+	}
+	if res.Usage() != (providers.Usage{InputTokens: 11, OutputTokens: 7}) {
+		t.Fatalf("usage %+v, want 11 in / 7 out from the response", res.Usage())
 	}
 	rf := body["response_format"].(map[string]any)
 	js := rf["json_schema"].(map[string]any)
@@ -66,7 +116,10 @@ func TestStrictSchemaIsSent(t *testing.T) {
 		t.Fatalf("response_format = %v", rf)
 	}
 	schema := js["schema"].(map[string]any)
-	if d := cmp.Diff([]any{"name", "score", "tags", "note"}, schema["required"]); d != "" {
+	if n := checkStrict(t, "schema", schema); n < 3 {
+		t.Errorf("found %d object schemas, want the top level, items[] and meta", n)
+	}
+	if d := cmp.Diff([]any{"name", "score", "tags", "note", "items", "meta"}, schema["required"]); d != "" {
 		t.Errorf("required (-want +got)\n%s", d)
 	}
 	if schema["additionalProperties"] != false {
@@ -137,21 +190,38 @@ func TestErrorsAndRetries(t *testing.T) {
 }
 
 func TestLengthAndRefusalAreTypedErrors(t *testing.T) {
+	// The content is a complete, valid document in every case: only the
+	// finish reason or the refusal says it must not be used.
+	valid := `{"name":"a","score":3,"tags":[]}`
 	tests := []struct {
 		name, body string
 		want       error
+		wantClass  providers.Class
+		wantCalls  int // length gets the one repair attempt; a refusal is final
 	}{
-		{"finish_reason length", completion(`{"name":"a"`, "length", ""), providers.ErrTruncated},
-		{"refusal", completion("", "stop", "I can't help with that"), providers.ErrRefused},
-		{"content filter", completion("", "content_filter", ""), providers.ErrRefused},
+		{"finish_reason length", completion(valid, "length", ""), providers.ErrTruncated, providers.ClassUnparseable, 2},
+		{"refusal", completion(valid, "stop", "I can't help with that"), providers.ErrRefused, providers.ClassRefused, 1},
+		{"content filter", completion(valid, "content_filter", ""), providers.ErrRefused, providers.ClassRefused, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, tc.body) }))
+			var calls atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls.Add(1); io.WriteString(w, tc.body) }))
 			defer srv.Close()
-			_, _, err := providers.Structured[out](t.Context(), newProvider(t, srv.URL), providers.Request{Messages: []providers.Message{{Role: "user", Content: "x"}}})
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("err = %v, want %v", err, tc.want)
+			p := newProvider(t, srv.URL)
+			if _, err := p.Complete(t.Context(), providers.Request{Messages: []providers.Message{{Role: "user", Content: "x"}}}); !errors.Is(err, tc.want) || providers.ClassOf(err) != tc.wantClass {
+				t.Errorf("Complete: err = %v (class %q), want %v (class %q)", err, providers.ClassOf(err), tc.want, tc.wantClass)
+			}
+			calls.Store(0)
+			v, _, err := providers.Structured[out](t.Context(), p, providers.Request{Messages: []providers.Message{{Role: "user", Content: "x"}}})
+			if !errors.Is(err, tc.want) || providers.ClassOf(err) != tc.wantClass {
+				t.Fatalf("Structured: err = %v (class %q), want %v (class %q)", err, providers.ClassOf(err), tc.want, tc.wantClass)
+			}
+			if v.Name != "" {
+				t.Errorf("the answer was parsed: %+v", v)
+			}
+			if got := int(calls.Load()); got != tc.wantCalls {
+				t.Errorf("calls = %d, want %d", got, tc.wantCalls)
 			}
 		})
 	}
