@@ -19,6 +19,20 @@ type Ref struct {
 // String returns "kind:model".
 func (r Ref) String() string { return r.Kind + ":" + r.Model }
 
+// MarshalText writes a Ref as "kind:model" (JSON, YAML), the form users
+// write it in.
+func (r Ref) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText parses "kind:model".
+func (r *Ref) UnmarshalText(b []byte) error {
+	ref, err := ParseRef(string(b))
+	if err != nil {
+		return err
+	}
+	*r = ref
+	return nil
+}
+
 // ParseRef parses "kind:model". The model may itself contain colons
 // ("ollama:llama3.1:8b").
 func ParseRef(s string) (Ref, error) {
