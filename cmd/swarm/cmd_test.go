@@ -591,3 +591,36 @@ func TestLogFormatJSONAndLevel(t *testing.T) {
 		})
 	}
 }
+
+func TestCompareFlagsWinOverTheCompareFile(t *testing.T) {
+	mission, err := filepath.Abs("../../examples/missions/api-design.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := writeFile(t, "cmp.yaml", "missions: ["+mission+"]\nmodels: [mock:honest]\nrepeats: 3\nscale: ss-50\n")
+	repeats := func(t *testing.T, o CompareOptions) float64 {
+		t.Helper()
+		app, _, errb := testApp()
+		o.File, o.Out = file, filepath.Join(t.TempDir(), "cmp")
+		if err := runCompare(t.Context(), app, o); err != nil {
+			t.Fatalf("%v\n%s", err, errb)
+		}
+		b, err := os.ReadFile(filepath.Join(o.Out, "compare.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc["repeats"].(float64)
+	}
+	// --repeats has a default of 3 in cobra; the options here carry what the
+	// command line would.
+	if got := repeats(t, CompareOptions{Repeats: 1, Changed: map[string]bool{"repeats": true}}); got != 1 {
+		t.Errorf("--repeats 1 with a file saying 3: compare ran %v repeats", got)
+	}
+	if got := repeats(t, CompareOptions{Repeats: 1}); got != 3 {
+		t.Errorf("no --repeats, file says 3: compare ran %v repeats", got)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/nexus/compare"
@@ -35,6 +36,9 @@ type CompareOptions struct {
 	Resume       bool
 	Seed         int64
 	Parallel     int
+	// Changed holds the flags given on the command line; they win over
+	// the compare file.
+	Changed map[string]bool
 }
 
 // compareFile is a compare YAML (examples/compare/).
@@ -70,6 +74,8 @@ compare.html (inline SVG charts) and keeps every contender's run directory.
 			if len(args) == 1 {
 				o.Mission = args[0]
 			}
+			o.Changed = map[string]bool{}
+			cmd.Flags().Visit(func(f *pflag.Flag) { o.Changed[f.Name] = true })
 			return runCompare(cmd.Context(), app, o)
 		},
 	}
@@ -107,26 +113,21 @@ func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 			}
 			missions = append(missions, m)
 		}
-		if len(o.Models) == 0 {
-			o.Models = cf.Models
-		}
-		for dst, src := range map[*string]string{&o.Judge: cf.Judge, &o.SealAuthor: cf.SealAuthor, &o.Scale: cf.Scale, &o.Roles: cf.Roles} {
-			if src != "" {
-				*dst = src
+		// The file sets what the command line did not.
+		fromFile := func(flag string, set bool, apply func()) {
+			if set && !o.Changed[flag] {
+				apply()
 			}
 		}
-		if cf.Repeats > 0 {
-			o.Repeats = cf.Repeats
-		}
-		if cf.JudgeSamples > 0 {
-			o.JudgeSamples = cf.JudgeSamples
-		}
-		if cf.Seed != 0 {
-			o.Seed = cf.Seed
-		}
-		if cf.Parallel != 0 && o.Parallel == 0 {
-			o.Parallel = cf.Parallel
-		}
+		fromFile("models", len(cf.Models) > 0, func() { o.Models = cf.Models })
+		fromFile("judge", cf.Judge != "", func() { o.Judge = cf.Judge })
+		fromFile("seal-author", cf.SealAuthor != "", func() { o.SealAuthor = cf.SealAuthor })
+		fromFile("scale", cf.Scale != "", func() { o.Scale = cf.Scale })
+		fromFile("roles", cf.Roles != "", func() { o.Roles = cf.Roles })
+		fromFile("repeats", cf.Repeats > 0, func() { o.Repeats = cf.Repeats })
+		fromFile("judge-samples", cf.JudgeSamples > 0, func() { o.JudgeSamples = cf.JudgeSamples })
+		fromFile("seed", cf.Seed != 0, func() { o.Seed = cf.Seed })
+		fromFile("parallel", cf.Parallel != 0, func() { o.Parallel = cf.Parallel })
 	}
 	if o.Mission != "" {
 		missions = append(missions, o.Mission)
