@@ -116,6 +116,9 @@ func (s *Scenario) Validate() error {
 		if err := g.Params.Validate(); err != nil {
 			return fmt.Errorf("agents[%d].%w", i, err)
 		}
+		if g.Params.AllyPreference != nil && (!g.Allies || (g.Type != agents.Adversarial && g.Type != agents.Adaptive)) {
+			return fmt.Errorf("agents[%d].params.ally_preference: only for adversarial or adaptive_adversary groups with allies: true", i)
+		}
 		n += g.Count
 	}
 	if n < 2 {

@@ -1,9 +1,13 @@
 package sim
 
 import (
+	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -235,5 +239,85 @@ func TestEngineAppliesLeverEffects(t *testing.T) {
 	refined := run("  refinery: {enabled: true, threshold_p: 0.99}\n")
 	if refined.Summary.Accepted != 0 {
 		t.Errorf("refinery at 0.99 let %d interactions through", refined.Summary.Accepted)
+	}
+}
+
+// collusionGroups runs s and returns every group the collusion detector
+// penalised (from its events), with how many epochs it was flagged.
+func collusionGroups(t *testing.T, s Scenario, seed int64) map[string]int {
+	t.Helper()
+	groups := map[string]int{}
+	re := regexp.MustCompile(`^collusion: group \[([^\]]*)\] penalised$`)
+	_, err := Run(t.Context(), s, Options{Seed: &seed, OnEvent: func(e Event) {
+		if m := re.FindStringSubmatch(e.Message); m != nil {
+			groups[m[1]]++
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return groups
+}
+
+// The collusion example flags its allied adversaries and nobody else. It
+// once penalised [adversarial-2 honest-5] every epoch: adversaries never
+// sought out their allies (80% of their proposals went to honest agents),
+// and the detector pooled a pair's acceptance over both directions, so an
+// honest agent whose own work the adversary accepted looked like its
+// accomplice.
+func TestCollusionScenarioFlagsOnlyAllies(t *testing.T) {
+	s := load(t, "collusion.yaml")
+	allies := map[string]bool{}
+	n := 0
+	for _, g := range s.Agents {
+		for i := 1; i <= g.Count; i++ {
+			if g.Allies {
+				allies[fmt.Sprintf("%s-%d", g.Type, i)] = true
+			}
+			n++
+		}
+	}
+	coalition := strings.Join(slices.Sorted(maps.Keys(allies)), " ")
+	for _, seed := range []int64{s.Simulation.Seed, 1, 2, 3, 4, 5} {
+		groups := collusionGroups(t, s, seed)
+		if len(groups) == 0 {
+			t.Errorf("seed %d: no collusion flagged", seed)
+		}
+		for g := range groups {
+			for _, a := range strings.Fields(g) {
+				if !allies[a] {
+					t.Errorf("seed %d: group [%s] flagged: %s is not an ally", seed, g, a)
+				}
+			}
+		}
+		if seed == s.Simulation.Seed && groups[coalition] < s.Simulation.Epochs/2 {
+			t.Errorf("seed %d: the whole coalition [%s] flagged in %d epochs, want most: %v", seed, coalition, groups[coalition], groups)
+		}
+	}
+	// Without coordination (ally_preference 0) there is no collusion to find,
+	// and the detector must not invent any among honest agents.
+	for i := range s.Agents {
+		if s.Agents[i].Allies {
+			zero := 0.0
+			s.Agents[i].Params.AllyPreference = &zero
+		}
+	}
+	if groups := collusionGroups(t, s, s.Simulation.Seed); len(groups) != 0 {
+		t.Errorf("ally_preference 0: flagged %v", groups)
+	}
+}
+
+func TestAllyPreferenceFromYAML(t *testing.T) {
+	for _, c := range []struct{ why, yaml, err string }{
+		{"in range on an allied adversarial group", "  - {type: adversarial, count: 2, allies: true, params: {ally_preference: 0.9}}\n", ""},
+		{"zero is a value, not the default", "  - {type: adaptive_adversary, count: 2, allies: true, params: {ally_preference: 0}}\n", ""},
+		{"out of range", "  - {type: adversarial, count: 2, allies: true, params: {ally_preference: 1.5}}\n", "agents[1].params.ally_preference"},
+		{"no allies to prefer", "  - {type: adversarial, count: 2, params: {ally_preference: 0.5}}\n", "agents[1].params.ally_preference"},
+		{"honest agents do not coordinate", "  - {type: honest, count: 2, allies: true, params: {ally_preference: 0.5}}\n", "agents[1].params.ally_preference"},
+	} {
+		_, err := ParseScenario("a.yaml", []byte("scenario_id: a\nagents:\n  - {type: honest, count: 2}\n"+c.yaml))
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%s: err = %v, want %q", c.why, err, c.err)
+		}
 	}
 }
