@@ -160,7 +160,23 @@ type Params struct {
 	// honest agents as usual. Absent: DefaultAllyPreference; 0 turns the
 	// coordination off. A pointer, because 0 is a meaningful value.
 	AllyPreference *float64 `yaml:"ally_preference"`
+	// Acceptance is the agent's acceptance policy for proposals it
+	// receives: AcceptQuality (the default) accepts when the noisy p is at
+	// least the threshold; AcceptPrice buys on price: better work costs
+	// more, so it accepts when the noisy p is at most the threshold (its
+	// budget, default 0.5), taking the cheap, low-quality offers and
+	// turning the good ones down (adverse selection).
+	Acceptance string `yaml:"acceptance"`
 }
+
+// Acceptance policies.
+const (
+	AcceptQuality = "quality"
+	AcceptPrice   = "price"
+)
+
+// defaultBudget is a price-driven agent's default threshold.
+const defaultBudget = 0.5
 
 // DefaultAllyPreference is the share of an allied adversary's proposals
 // that go to its allies (when one is reachable).
@@ -180,6 +196,11 @@ func (p Params) Validate() error {
 		if v, ok := vals[name]; ok && !(v >= 0 && v <= 1) {
 			return fmt.Errorf("params.%s = %v: want 0..1", name, v)
 		}
+	}
+	switch p.Acceptance {
+	case "", AcceptQuality, AcceptPrice:
+	default:
+		return fmt.Errorf("params.acceptance %q: want %s or %s", p.Acceptance, AcceptQuality, AcceptPrice)
 	}
 	return nil
 }
@@ -352,6 +373,13 @@ func (s *scripted) Accept(rng *rand.Rand, from, fromType string, p float64) bool
 		if s.allies[from] {
 			return true
 		}
+	}
+	if s.params.Acceptance == AcceptPrice {
+		th = defaultBudget
+		if s.params.Threshold > 0 {
+			th = s.params.Threshold
+		}
+		return signal <= th
 	}
 	if s.params.Threshold > 0 {
 		th = s.params.Threshold

@@ -155,7 +155,7 @@ func TestParamsReachTheAgent(t *testing.T) {
 		}
 	}
 
-	for _, bad := range []Params{{Epsilon: 1.5}, {TrustFraction: -0.1}, {Threshold: 2}, {AllyPreference: ptr(1.2)}, {AllyPreference: ptr(-0.1)}} {
+	for _, bad := range []Params{{Epsilon: 1.5}, {TrustFraction: -0.1}, {Threshold: 2}, {AllyPreference: ptr(1.2)}, {AllyPreference: ptr(-0.1)}, {Acceptance: "cheapest"}} {
 		if _, err := New("x", Honest, proxy, bad); err == nil {
 			t.Errorf("accepted %+v", bad)
 		}
@@ -163,3 +163,45 @@ func TestParamsReachTheAgent(t *testing.T) {
 }
 
 func ptr(x float64) *float64 { return &x }
+
+// acceptance: price buys on price: a proposal is accepted when its noisy p
+// is at most the budget (threshold, default 0.5), so cheap, bad work gets
+// through and good work is turned down; adversaries still accept allies.
+func TestPriceDrivenAcceptance(t *testing.T) {
+	proxy, _ := sandbox.NewProxy(sandbox.DefaultProxyConfig())
+	rng := rand.New(rand.NewPCG(11, 12))
+	acc := func(a Agent, from string, p float64) (n int) {
+		for i := 0; i < 1000; i++ {
+			if a.Accept(rng, from, Honest, p) {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		why    string
+		params Params
+		p      float64
+		lo, hi int
+	}{
+		{"quality policy takes good work", Params{}, 0.7, 990, 1000},
+		{"quality policy refuses bad work", Params{}, 0.3, 0, 10},
+		{"price policy takes cheap, bad work", Params{Acceptance: AcceptPrice}, 0.3, 990, 1000},
+		{"price policy refuses good, dear work", Params{Acceptance: AcceptPrice}, 0.7, 0, 10},
+		{"a higher budget affords it", Params{Acceptance: AcceptPrice, Threshold: 0.9}, 0.7, 990, 1000},
+		{"at the budget it is a coin toss", Params{Acceptance: AcceptPrice}, 0.5, 400, 600},
+	} {
+		a, err := New("h", Honest, proxy, c.params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := acc(a, "x", c.p); n < c.lo || n > c.hi {
+			t.Errorf("%s: p %.1f accepted %d/1000, want %d..%d", c.why, c.p, n, c.lo, c.hi)
+		}
+	}
+	adv, _ := New("adv-1", Adversarial, proxy, Params{Acceptance: AcceptPrice})
+	SetAllies(adv, []string{"adv-2"})
+	if n := acc(adv, "adv-2", 0.9); n != 1000 {
+		t.Errorf("a price-driven adversary accepted %d/1000 of an ally's proposals", n)
+	}
+}

@@ -364,6 +364,9 @@ func check(c SuccessCriteria, r sandbox.Report) ([]CriterionResult, bool) {
 	if c.MinQualityGap != nil {
 		add("min_quality_gap", *c.MinQualityGap, r.QualityGap, r.QualityGap >= *c.MinQualityGap)
 	}
+	if c.MaxQualityGap != nil {
+		add("max_quality_gap", *c.MaxQualityGap, r.QualityGap, r.QualityGap <= *c.MaxQualityGap)
+	}
 	if c.MaxUncertainFrac != nil {
 		add("max_uncertain_fraction", *c.MaxUncertainFrac, r.UncertainFraction, r.UncertainFraction <= *c.MaxUncertainFrac)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/sandbox/agents"
 )
 
@@ -319,5 +320,50 @@ func TestAllyPreferenceFromYAML(t *testing.T) {
 		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
 			t.Errorf("%s: err = %v, want %q", c.why, err, c.err)
 		}
+	}
+}
+
+// The adverse selection example shows adverse selection: accepted work has a
+// lower mean p than rejected work. It once reported a quality gap of +0.246
+// (every acceptance policy was a threshold on p) against a criterion,
+// min_quality_gap: 0, that could not fail.
+func TestAdverseSelectionScenarioHasNegativeQualityGap(t *testing.T) {
+	s := load(t, "adverse_selection.yaml")
+	if s.SuccessCriteria.MaxQualityGap == nil || *s.SuccessCriteria.MaxQualityGap >= 0 {
+		t.Fatalf("adverse_selection.yaml must require a negative quality gap: %+v", s.SuccessCriteria)
+	}
+	for _, seed := range []int64{s.Simulation.Seed, 1, 2} {
+		res, err := Run(t.Context(), s, Options{Seed: &seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := res.Summary.QualityGap; g >= -0.05 {
+			t.Errorf("seed %d: quality gap %.3f, want < -0.05 (accepted worse than rejected)", seed, g)
+		}
+		if !res.Passed {
+			t.Errorf("seed %d: criteria fail: %+v", seed, res.Criteria)
+		}
+	}
+}
+
+// max_quality_gap passes at or below its limit and fails above it.
+func TestMaxQualityGapCriterion(t *testing.T) {
+	lim := -0.05
+	for _, c := range []struct {
+		gap  float64
+		pass bool
+	}{{-0.2, true}, {-0.05, true}, {0, false}, {0.25, false}} {
+		got, ok := check(SuccessCriteria{MaxQualityGap: &lim}, sandbox.Report{QualityGap: c.gap})
+		want := []CriterionResult{{Name: "max_quality_gap", Limit: lim, Actual: c.gap, Passed: c.pass}}
+		if d := cmp.Diff(want, got); d != "" || ok != c.pass {
+			t.Errorf("gap %v (-want +got):\n%s", c.gap, d)
+		}
+	}
+	s, err := ParseScenario("q.yaml", []byte("scenario_id: q\nagents:\n  - {type: honest, count: 2, params: {acceptance: price}}\nsuccess_criteria: {max_quality_gap: 0}\n"))
+	if err != nil || s.SuccessCriteria.MaxQualityGap == nil || s.Agents[0].Params.Acceptance != "price" {
+		t.Fatalf("max_quality_gap / acceptance from YAML: %v %+v", err, s)
+	}
+	if _, err := ParseScenario("q.yaml", []byte("scenario_id: q\nagents:\n  - {type: honest, count: 2, params: {acceptance: cheap}}\n")); err == nil || !strings.Contains(err.Error(), "agents[0].params.acceptance") {
+		t.Errorf("unknown acceptance policy: %v", err)
 	}
 }
