@@ -367,3 +367,78 @@ func TestMaxQualityGapCriterion(t *testing.T) {
 		t.Errorf("unknown acceptance policy: %v", err)
 	}
 }
+
+// r_a and r_b are the reputation changes an interaction causes to each side,
+// lever deltas included: replaying the interactions reproduces every r and
+// every final reputation, and the payoffs carry w_rep·r. Audit penalties and
+// transparency bonuses once moved reputation without entering r, and r_b was
+// always 0.
+func TestReputationTermIsTheChangeTheInteractionCauses(t *testing.T) {
+	s, err := ParseScenario("r.yaml", []byte(`scenario_id: r
+agents:
+  - {type: honest, count: 3}
+  - {type: adversarial, count: 3}
+simulation: {epochs: 6, steps_per_epoch: 10, seed: 4}
+payoff: {w_rep: 2}
+governance:
+  random_audit: {enabled: true, probability: 1, penalty_multiplier: 1, threshold_p: 0.5}
+  transparency_bonus: {enabled: true, bonus: 0.03, min_p: 0.6}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ins []sandbox.Interaction
+	res, err := Run(t.Context(), s, Options{OnInteraction: func(in sandbox.Interaction) { ins = append(ins, in) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := map[string]float64{}
+	payoff := map[string]float64{}
+	for _, a := range res.Agents {
+		rep[a.ID] = 0.5
+	}
+	var audited, bonus, endorsed int
+	for _, in := range ins {
+		var dA, dB float64
+		if in.Accepted {
+			dA, dB = InitiatorRepRate*(in.P-0.5), CounterpartyRepRate*(in.P-0.5)
+		}
+		if in.P < 0.5 { // every interaction is audited
+			dA -= 0.05
+			audited++
+		}
+		if in.Accepted && in.P >= 0.6 {
+			dA += 0.03
+			bonus++
+		}
+		wantA := clamp01(rep[in.Initiator]+dA) - rep[in.Initiator]
+		wantB := clamp01(rep[in.Counterparty]+dB) - rep[in.Counterparty]
+		if math.Abs(in.RA-wantA) > 1e-12 || math.Abs(in.RB-wantB) > 1e-12 {
+			t.Fatalf("%s (p %.3f accepted %v): r_a %v r_b %v, want %v %v", in.ID, in.P, in.Accepted, in.RA, in.RB, wantA, wantB)
+		}
+		if in.RB != 0 {
+			endorsed++
+		}
+		rep[in.Initiator] += in.RA
+		rep[in.Counterparty] += in.RB
+		pay := s.Payoff.Payoff(in)
+		if in.Accepted {
+			payoff[in.Initiator] += pay.PiA
+			payoff[in.Counterparty] += pay.PiB
+		} else {
+			payoff[in.Initiator] += -in.CA + s.Payoff.WRep*in.RA
+			payoff[in.Counterparty] += -in.CB + s.Payoff.WRep*in.RB
+		}
+	}
+	if audited == 0 || bonus == 0 || endorsed == 0 {
+		t.Fatalf("the run exercised too little: %d audit penalties, %d bonuses, %d non-zero r_b", audited, bonus, endorsed)
+	}
+	for _, a := range res.Agents {
+		if math.Abs(a.Reputation-rep[a.ID]) > 1e-9 {
+			t.Errorf("%s: reputation %.6f, but 0.5 + its interactions' r = %.6f", a.ID, a.Reputation, rep[a.ID])
+		}
+		if math.Abs(a.Payoff-payoff[a.ID]) > 1e-9 {
+			t.Errorf("%s: payoff %.6f, sum of its interactions' payoffs %.6f", a.ID, a.Payoff, payoff[a.ID])
+		}
+	}
+}
