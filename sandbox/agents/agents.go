@@ -154,14 +154,53 @@ type Params struct {
 	// signal of proposals it receives (defaults: honest 0.5, deceptive 0.45,
 	// opportunistic 0.4, adversaries 0.35; adversaries still accept allies).
 	Threshold float64 `yaml:"threshold"`
+	// AllyPreference is the probability that an adversary with allies
+	// (adversarial or adaptive_adversary, allies: true) proposes to one of
+	// its allies when any is among its candidates; otherwise it targets
+	// honest agents as usual. Absent: DefaultAllyPreference; 0 turns the
+	// coordination off. A pointer, because 0 is a meaningful value.
+	AllyPreference *float64 `yaml:"ally_preference"`
+	// Acceptance is the agent's acceptance policy for proposals it
+	// receives: AcceptQuality (the default) accepts when the noisy p is at
+	// least the threshold; AcceptPrice buys on price: better work costs
+	// more, so it accepts when the noisy p is at most the threshold (its
+	// budget, default 0.5), taking the cheap, low-quality offers and
+	// turning the good ones down (adverse selection).
+	Acceptance string `yaml:"acceptance"`
 }
+
+// Acceptance policies.
+const (
+	AcceptQuality = "quality"
+	AcceptPrice   = "price"
+)
+
+// defaultBudget is a price-driven agent's default threshold.
+const defaultBudget = 0.5
+
+// DefaultAllyPreference is the share of an allied adversary's proposals
+// that go to its allies (when one is reachable).
+const DefaultAllyPreference = 0.6
+
+// honestTargeting is the probability that an adversary's proposal that is
+// not for an ally goes to an honest agent (when one is reachable).
+const honestTargeting = 0.8
 
 // Validate checks the ranges: every parameter in [0, 1].
 func (p Params) Validate() error {
-	for name, v := range map[string]float64{"trust_fraction": p.TrustFraction, "epsilon": p.Epsilon, "threshold": p.Threshold} {
-		if !(v >= 0 && v <= 1) {
+	vals := map[string]float64{"trust_fraction": p.TrustFraction, "epsilon": p.Epsilon, "threshold": p.Threshold}
+	if p.AllyPreference != nil {
+		vals["ally_preference"] = *p.AllyPreference
+	}
+	for _, name := range []string{"trust_fraction", "epsilon", "threshold", "ally_preference"} {
+		if v, ok := vals[name]; ok && !(v >= 0 && v <= 1) {
 			return fmt.Errorf("params.%s = %v: want 0..1", name, v)
 		}
+	}
+	switch p.Acceptance {
+	case "", AcceptQuality, AcceptPrice:
+	default:
+		return fmt.Errorf("params.acceptance %q: want %s or %s", p.Acceptance, AcceptQuality, AcceptPrice)
 	}
 	return nil
 }
@@ -287,17 +326,37 @@ func (s *scripted) ChooseCounterparty(rng *rand.Rand, candidates []string, types
 		return ""
 	}
 	if s.typ == Adversarial || s.typ == Adaptive {
+		// Coordinate: trade with allies first (the collusion the
+		// detector looks for), then target honest agents.
+		if len(s.allies) > 0 {
+			var allies []string
+			for _, c := range candidates {
+				if s.allies[c] {
+					allies = append(allies, c)
+				}
+			}
+			if len(allies) > 0 && rng.Float64() < s.allyPreference() {
+				return allies[rng.IntN(len(allies))]
+			}
+		}
 		var honest []string
 		for _, c := range candidates {
 			if types[c] == Honest {
 				honest = append(honest, c)
 			}
 		}
-		if len(honest) > 0 && rng.Float64() < 0.8 {
+		if len(honest) > 0 && rng.Float64() < honestTargeting {
 			return honest[rng.IntN(len(honest))]
 		}
 	}
 	return candidates[rng.IntN(len(candidates))]
+}
+
+func (s *scripted) allyPreference() float64 {
+	if s.params.AllyPreference != nil {
+		return *s.params.AllyPreference
+	}
+	return DefaultAllyPreference
 }
 
 func (s *scripted) Accept(rng *rand.Rand, from, fromType string, p float64) bool {
@@ -314,6 +373,13 @@ func (s *scripted) Accept(rng *rand.Rand, from, fromType string, p float64) bool
 		if s.allies[from] {
 			return true
 		}
+	}
+	if s.params.Acceptance == AcceptPrice {
+		th = defaultBudget
+		if s.params.Threshold > 0 {
+			th = s.params.Threshold
+		}
+		return signal <= th
 	}
 	if s.params.Threshold > 0 {
 		th = s.params.Threshold

@@ -51,15 +51,38 @@ func TestAdversariesTargetHonestAndAcceptAllies(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	adv, _ := New("adv-1", Adversarial, proxy, Params{})
 	SetAllies(adv, []string{"adv-1", "adv-2"})
-	types := map[string]string{"h": Honest, "o": Opportunistic, "adv-2": Adversarial}
-	honest := 0
-	for i := 0; i < 1000; i++ {
-		if adv.ChooseCounterparty(rng, []string{"h", "o", "adv-2"}, types) == "h" {
-			honest++
+	types := map[string]string{"h": Honest, "o": Opportunistic, "o2": Opportunistic, "adv-2": Adversarial}
+	choose := func(a Agent, cands ...string) map[string]int {
+		got := map[string]int{}
+		for i := 0; i < 1000; i++ {
+			got[a.ChooseCounterparty(rng, cands, types)]++
 		}
+		return got
 	}
-	if honest < 800 { // 80% targeted + a third of the rest at random
-		t.Errorf("honest chosen %d of 1000", honest)
+	// No ally within reach: target honest agents.
+	if got := choose(adv, "h", "o", "o2"); got["h"] < 800 { // 80% targeted + a third of the rest at random
+		t.Errorf("no ally reachable: honest chosen %d of 1000", got["h"])
+	}
+	// An ally within reach: coordinate with it first (default preference
+	// 0.6, plus its share of the random picks), then target honest agents.
+	if got := choose(adv, "h", "o", "adv-2"); got["adv-2"] < 560 || got["adv-2"] > 700 || got["h"] < 290 {
+		t.Errorf("ally reachable: ally chosen %d, honest %d of 1000 (want about 627 and 347)", got["adv-2"], got["h"])
+	}
+	// ally_preference 0 turns coordination off; 1 trades with allies only.
+	off, _ := New("adv-1", Adversarial, proxy, Params{AllyPreference: ptr(0)})
+	only, _ := New("adv-1", Adversarial, proxy, Params{AllyPreference: ptr(1)})
+	SetAllies(off, []string{"adv-2"})
+	SetAllies(only, []string{"adv-2"})
+	if got := choose(off, "h", "o", "adv-2"); got["h"] < 800 {
+		t.Errorf("ally_preference 0: honest chosen %d of 1000", got["h"])
+	}
+	if got := choose(only, "h", "o", "adv-2"); got["adv-2"] != 1000 {
+		t.Errorf("ally_preference 1: ally chosen %d of 1000", got["adv-2"])
+	}
+	// Without allies the preference has nobody to prefer.
+	lone, _ := New("adv-3", Adversarial, proxy, Params{AllyPreference: ptr(1)})
+	if got := choose(lone, "h", "o", "adv-2"); got["h"] < 800 {
+		t.Errorf("adversary without allies: honest chosen %d of 1000", got["h"])
 	}
 	if !adv.Accept(rng, "adv-2", Adversarial, 0.01) {
 		t.Error("an ally's proposal was refused")
@@ -132,9 +155,53 @@ func TestParamsReachTheAgent(t *testing.T) {
 		}
 	}
 
-	for _, bad := range []Params{{Epsilon: 1.5}, {TrustFraction: -0.1}, {Threshold: 2}} {
+	for _, bad := range []Params{{Epsilon: 1.5}, {TrustFraction: -0.1}, {Threshold: 2}, {AllyPreference: ptr(1.2)}, {AllyPreference: ptr(-0.1)}, {Acceptance: "cheapest"}} {
 		if _, err := New("x", Honest, proxy, bad); err == nil {
 			t.Errorf("accepted %+v", bad)
 		}
+	}
+}
+
+func ptr(x float64) *float64 { return &x }
+
+// acceptance: price buys on price: a proposal is accepted when its noisy p
+// is at most the budget (threshold, default 0.5), so cheap, bad work gets
+// through and good work is turned down; adversaries still accept allies.
+func TestPriceDrivenAcceptance(t *testing.T) {
+	proxy, _ := sandbox.NewProxy(sandbox.DefaultProxyConfig())
+	rng := rand.New(rand.NewPCG(11, 12))
+	acc := func(a Agent, from string, p float64) (n int) {
+		for i := 0; i < 1000; i++ {
+			if a.Accept(rng, from, Honest, p) {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		why    string
+		params Params
+		p      float64
+		lo, hi int
+	}{
+		{"quality policy takes good work", Params{}, 0.7, 990, 1000},
+		{"quality policy refuses bad work", Params{}, 0.3, 0, 10},
+		{"price policy takes cheap, bad work", Params{Acceptance: AcceptPrice}, 0.3, 990, 1000},
+		{"price policy refuses good, dear work", Params{Acceptance: AcceptPrice}, 0.7, 0, 10},
+		{"a higher budget affords it", Params{Acceptance: AcceptPrice, Threshold: 0.9}, 0.7, 990, 1000},
+		{"at the budget it is a coin toss", Params{Acceptance: AcceptPrice}, 0.5, 400, 600},
+	} {
+		a, err := New("h", Honest, proxy, c.params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := acc(a, "x", c.p); n < c.lo || n > c.hi {
+			t.Errorf("%s: p %.1f accepted %d/1000, want %d..%d", c.why, c.p, n, c.lo, c.hi)
+		}
+	}
+	adv, _ := New("adv-1", Adversarial, proxy, Params{Acceptance: AcceptPrice})
+	SetAllies(adv, []string{"adv-2"})
+	if n := acc(adv, "adv-2", 0.9); n != 1000 {
+		t.Errorf("a price-driven adversary accepted %d/1000 of an ally's proposals", n)
 	}
 }

@@ -366,9 +366,13 @@ func (a audit) OnInteraction(s *State, in *sandbox.Interaction) Effects {
 // CollusionConfig: at each epoch start, pairs whose interaction frequency has
 // a z-score above ZThreshold, who both gain and whose per-interaction
 // payoffs are correlated (Pearson r ≥ BenefitCorrelation), whose mutual
-// acceptance (share of their interactions accepted) is ≥ MinAcceptance and
-// whose mean quality is below QualityThreshold are flagged; connected flagged
-// pairs form groups; every member pays Penalty and loses reputation.
+// acceptance is ≥ MinAcceptance and whose mean quality is below
+// QualityThreshold are flagged; connected flagged pairs form groups; every
+// member pays Penalty and loses reputation. Mutual acceptance is the lower
+// of the two directions' acceptance shares (each side accepting what the
+// other proposes; a direction without proposals is not counted), so an
+// honest agent that accepts a pest's work but whose own is accepted, or the
+// other way round, is not mistaken for its accomplice.
 type CollusionConfig struct {
 	Enabled            bool    `yaml:"enabled"`
 	ZThreshold         float64 `yaml:"z_threshold"`
@@ -381,9 +385,9 @@ type CollusionConfig struct {
 // Collusion is the collusion detector.
 type Collusion struct {
 	base
-	c        CollusionConfig
-	accepted map[[2]string]int
-	sumP     map[[2]string]float64
+	c    CollusionConfig
+	dirs map[[2]string]*directions
+	sumP map[[2]string]float64
 	// Groups found at the last epoch start.
 	Groups [][]string
 }
@@ -397,10 +401,38 @@ func pairKey(a, b string) [2]string {
 	return [2]string{a, b}
 }
 
+// directions count a pair's proposals and acceptances by direction: index
+// 0 for proposals by the first agent of the pair key, 1 by the second.
+type directions struct{ n, acc [2]int }
+
+// mutual is the lower acceptance share over the directions with proposals.
+func (d *directions) mutual() float64 {
+	m, any := 1.0, false
+	for i := range 2 {
+		if d.n[i] > 0 {
+			m, any = math.Min(m, float64(d.acc[i])/float64(d.n[i])), true
+		}
+	}
+	if !any {
+		return 0
+	}
+	return m
+}
+
 func (c *Collusion) OnInteraction(s *State, in *sandbox.Interaction) Effects {
 	k := pairKey(in.Initiator, in.Counterparty)
+	d := c.dirs[k]
+	if d == nil {
+		d = &directions{}
+		c.dirs[k] = d
+	}
+	i := 0
+	if in.Initiator != k[0] {
+		i = 1
+	}
+	d.n[i]++
 	if in.Accepted {
-		c.accepted[k]++
+		d.acc[i]++
 	}
 	c.sumP[k] += in.P
 	return Effects{}
@@ -425,7 +457,10 @@ func (c *Collusion) OnEpochStart(s *State) Effects {
 		ben := s.PairBenefit[k]
 		both := ben.SX > 0 && ben.SY > 0 // both gain overall
 		corr := ben.Correlation()        // and their gains rise and fall together
-		acc := float64(c.accepted[k]) / float64(n)
+		acc := 0.0
+		if d := c.dirs[k]; d != nil {
+			acc = d.mutual()
+		}
 		q := c.sumP[k] / float64(n)
 		if z > c.c.ZThreshold && both && corr >= c.c.BenefitCorrelation && acc >= c.c.MinAcceptance && q < c.c.QualityThreshold {
 			adj[k[0]] = append(adj[k[0]], k[1])
@@ -794,7 +829,7 @@ func Build(c Config, pay sandbox.PayoffConfig) []Lever {
 		ls = append(ls, audit{c: c.RandomAudit, pay: pay})
 	}
 	if c.Collusion.Enabled {
-		ls = append(ls, &Collusion{c: c.Collusion, accepted: map[[2]string]int{}, sumP: map[[2]string]float64{}})
+		ls = append(ls, &Collusion{c: c.Collusion, dirs: map[[2]string]*directions{}, sumP: map[[2]string]float64{}})
 	}
 	if c.Sybil.Enabled {
 		ls = append(ls, sybil{c: c.Sybil})

@@ -146,6 +146,48 @@ func TestCollusionDetectsTheFrequentPair(t *testing.T) {
 	}
 }
 
+// Acceptance is mutual: a pair in which one side accepts everything the
+// other proposes but has its own proposals turned down (an honest agent
+// pestered by an adversary) is not a colluding pair, however often they
+// meet; the pooled share of accepted interactions (2/3 here) once said it was.
+func TestCollusionAcceptanceIsMutual(t *testing.T) {
+	cfg := CollusionConfig{Enabled: true, ZThreshold: 1, BenefitCorrelation: 0.5, MinAcceptance: 0.5, QualityThreshold: 0.6, Penalty: 1}
+	run := func(aAccepts bool) [][]string {
+		s := state()
+		c := Build(Config{Collusion: cfg}, sandbox.DefaultPayoffConfig())[0].(*Collusion)
+		record := func(a, b string, p float64, accepted bool) {
+			in := sandbox.Interaction{Initiator: a, Counterparty: b, P: p, Accepted: accepted}
+			c.OnInteraction(s, &in)
+			k := pairKey(a, b)
+			s.PairCount[k]++
+			if accepted {
+				ben := s.PairBenefit[k]
+				g := 0.2 + 0.1*p*float64(s.PairCount[k]%5)
+				ben.Add(g, g)
+				s.PairBenefit[k] = ben
+			}
+		}
+		for i := 0; i < 20; i++ {
+			record("a", "b", 0.72, true)     // b accepts all of a's good work
+			record("b", "a", 0.35, aAccepts) // a refuses (or accepts) b's bad work
+			record("a", "b", 0.30, true)     // b accepts a's bad work too
+		}
+		for _, pr := range [][2]string{{"a", "c"}, {"b", "d"}, {"c", "d"}} {
+			for i := 0; i < 3; i++ {
+				record(pr[0], pr[1], 0.8, true)
+			}
+		}
+		c.OnEpochStart(s)
+		return c.Groups
+	}
+	if g := run(false); len(g) != 0 {
+		t.Errorf("one-sided acceptance flagged as collusion: %v", g)
+	}
+	if g := run(true); len(g) != 1 || len(g[0]) != 2 {
+		t.Errorf("mutual acceptance not flagged: %v", g)
+	}
+}
+
 func TestBenefitsCorrelation(t *testing.T) {
 	var b Benefits
 	for _, xy := range [][2]float64{{1, 2}, {2, 4}, {3, 6.5}} {

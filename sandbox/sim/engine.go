@@ -241,11 +241,27 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 				if eff.Reject {
 					in.Accepted = false
 				}
-				// Reputation moves with the interaction; r is that change.
+				// Reputation moves with the interaction, and r is the change
+				// it causes to each side: the accepted work's own effect
+				// plus what this interaction's levers (audit penalty,
+				// transparency bonus, ...) give the two parties, clamped to
+				// [0, 1] as the reputation itself is. Epoch-start levers
+				// (decay, collusion penalties) answer to no one interaction.
+				var dA, dB float64
 				if in.Accepted {
-					in.RA = 0.05 * (in.P - 0.5)
-					gs.Reputation[id] = clamp01(gs.Reputation[id] + in.RA)
+					dA = InitiatorRepRate * (in.P - 0.5)
+					dB = CounterpartyRepRate * (in.P - 0.5)
 				}
+				penalisedA, penalisedB := eff.RepDelta[id] < 0, eff.RepDelta[cp] < 0
+				dA += eff.RepDelta[id]
+				dB += eff.RepDelta[cp]
+				delete(eff.RepDelta, id)
+				delete(eff.RepDelta, cp)
+				oldA, oldB := gs.Reputation[id], gs.Reputation[cp]
+				gs.Reputation[id], gs.Reputation[cp] = clamp01(oldA+dA), clamp01(oldB+dB)
+				in.RA, in.RB = gs.Reputation[id]-oldA, gs.Reputation[cp]-oldB
+				st.detected = st.detected || penalisedA
+				cst.detected = cst.detected || penalisedB
 				in.CA, in.CB = eff.Costs[id], eff.Costs[cp]
 				delete(eff.Costs, id)
 				delete(eff.Costs, cp)
@@ -255,10 +271,12 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 					st.payoff += pay.PiA
 					cst.payoff += pay.PiB
 				} else {
-					st.payoff -= in.CA
-					cst.payoff -= in.CB
+					// No surplus, but costs and reputation changes (an
+					// audit of a rejected proposal) still count.
+					st.payoff += -in.CA + s.Payoff.WRep*in.RA
+					cst.payoff += -in.CB + s.Payoff.WRep*in.RB
 				}
-				st.a.Feedback(pay.PiA, len(eff.Freeze) > 0 || eff.RepDelta[id] < 0)
+				st.a.Feedback(pay.PiA, len(eff.Freeze) > 0 || penalisedA)
 				st.n++
 				st.sumP += in.P
 				if in.Accepted {
@@ -326,6 +344,14 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 	return res, nil
 }
 
+// Reputation change of an accepted interaction per unit of p − 0.5: the
+// initiator's work is judged at InitiatorRepRate; the counterparty, who
+// vouched for it by accepting, at CounterpartyRepRate.
+const (
+	InitiatorRepRate    = 0.05
+	CounterpartyRepRate = 0.025
+)
+
 func pairKey(a, b string) [2]string {
 	if a > b {
 		a, b = b, a
@@ -363,6 +389,9 @@ func check(c SuccessCriteria, r sandbox.Report) ([]CriterionResult, bool) {
 	}
 	if c.MinQualityGap != nil {
 		add("min_quality_gap", *c.MinQualityGap, r.QualityGap, r.QualityGap >= *c.MinQualityGap)
+	}
+	if c.MaxQualityGap != nil {
+		add("max_quality_gap", *c.MaxQualityGap, r.QualityGap, r.QualityGap <= *c.MaxQualityGap)
 	}
 	if c.MaxUncertainFrac != nil {
 		add("max_uncertain_fraction", *c.MaxUncertainFrac, r.UncertainFraction, r.UncertainFraction <= *c.MaxUncertainFrac)

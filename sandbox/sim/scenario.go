@@ -65,9 +65,12 @@ type RateLimits struct {
 // SuccessCriteria are checked at the end (zero values are not checked,
 // except where a pointer is set).
 type SuccessCriteria struct {
-	MaxToxicity      *float64 `yaml:"max_toxicity"`
-	MinWelfare       *float64 `yaml:"min_welfare"`
-	MinQualityGap    *float64 `yaml:"min_quality_gap"`
+	MaxToxicity   *float64 `yaml:"max_toxicity"`
+	MinWelfare    *float64 `yaml:"min_welfare"`
+	MinQualityGap *float64 `yaml:"min_quality_gap"`
+	// MaxQualityGap: the quality gap must be at most this; a negative limit
+	// asserts adverse selection (accepted work worse than rejected).
+	MaxQualityGap    *float64 `yaml:"max_quality_gap"`
 	MaxUncertainFrac *float64 `yaml:"max_uncertain_fraction"`
 }
 
@@ -115,6 +118,9 @@ func (s *Scenario) Validate() error {
 		}
 		if err := g.Params.Validate(); err != nil {
 			return fmt.Errorf("agents[%d].%w", i, err)
+		}
+		if g.Params.AllyPreference != nil && (!g.Allies || (g.Type != agents.Adversarial && g.Type != agents.Adaptive)) {
+			return fmt.Errorf("agents[%d].params.ally_preference: only for adversarial or adaptive_adversary groups with allies: true", i)
 		}
 		n += g.Count
 	}

@@ -1,14 +1,19 @@
 package sim
 
 import (
+	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/sandbox/agents"
 )
 
@@ -235,5 +240,205 @@ func TestEngineAppliesLeverEffects(t *testing.T) {
 	refined := run("  refinery: {enabled: true, threshold_p: 0.99}\n")
 	if refined.Summary.Accepted != 0 {
 		t.Errorf("refinery at 0.99 let %d interactions through", refined.Summary.Accepted)
+	}
+}
+
+// collusionGroups runs s and returns every group the collusion detector
+// penalised (from its events), with how many epochs it was flagged.
+func collusionGroups(t *testing.T, s Scenario, seed int64) map[string]int {
+	t.Helper()
+	groups := map[string]int{}
+	re := regexp.MustCompile(`^collusion: group \[([^\]]*)\] penalised$`)
+	_, err := Run(t.Context(), s, Options{Seed: &seed, OnEvent: func(e Event) {
+		if m := re.FindStringSubmatch(e.Message); m != nil {
+			groups[m[1]]++
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return groups
+}
+
+// The collusion example flags its allied adversaries and nobody else. It
+// once penalised [adversarial-2 honest-5] every epoch: adversaries never
+// sought out their allies (80% of their proposals went to honest agents),
+// and the detector pooled a pair's acceptance over both directions, so an
+// honest agent whose own work the adversary accepted looked like its
+// accomplice.
+func TestCollusionScenarioFlagsOnlyAllies(t *testing.T) {
+	s := load(t, "collusion.yaml")
+	allies := map[string]bool{}
+	n := 0
+	for _, g := range s.Agents {
+		for i := 1; i <= g.Count; i++ {
+			if g.Allies {
+				allies[fmt.Sprintf("%s-%d", g.Type, i)] = true
+			}
+			n++
+		}
+	}
+	coalition := strings.Join(slices.Sorted(maps.Keys(allies)), " ")
+	for _, seed := range []int64{s.Simulation.Seed, 1, 2, 3, 4, 5} {
+		groups := collusionGroups(t, s, seed)
+		if len(groups) == 0 {
+			t.Errorf("seed %d: no collusion flagged", seed)
+		}
+		for g := range groups {
+			for _, a := range strings.Fields(g) {
+				if !allies[a] {
+					t.Errorf("seed %d: group [%s] flagged: %s is not an ally", seed, g, a)
+				}
+			}
+		}
+		if seed == s.Simulation.Seed && groups[coalition] < s.Simulation.Epochs/2 {
+			t.Errorf("seed %d: the whole coalition [%s] flagged in %d epochs, want most: %v", seed, coalition, groups[coalition], groups)
+		}
+	}
+	// Without coordination (ally_preference 0) there is no collusion to find,
+	// and the detector must not invent any among honest agents.
+	for i := range s.Agents {
+		if s.Agents[i].Allies {
+			zero := 0.0
+			s.Agents[i].Params.AllyPreference = &zero
+		}
+	}
+	if groups := collusionGroups(t, s, s.Simulation.Seed); len(groups) != 0 {
+		t.Errorf("ally_preference 0: flagged %v", groups)
+	}
+}
+
+func TestAllyPreferenceFromYAML(t *testing.T) {
+	for _, c := range []struct{ why, yaml, err string }{
+		{"in range on an allied adversarial group", "  - {type: adversarial, count: 2, allies: true, params: {ally_preference: 0.9}}\n", ""},
+		{"zero is a value, not the default", "  - {type: adaptive_adversary, count: 2, allies: true, params: {ally_preference: 0}}\n", ""},
+		{"out of range", "  - {type: adversarial, count: 2, allies: true, params: {ally_preference: 1.5}}\n", "agents[1].params.ally_preference"},
+		{"no allies to prefer", "  - {type: adversarial, count: 2, params: {ally_preference: 0.5}}\n", "agents[1].params.ally_preference"},
+		{"honest agents do not coordinate", "  - {type: honest, count: 2, allies: true, params: {ally_preference: 0.5}}\n", "agents[1].params.ally_preference"},
+	} {
+		_, err := ParseScenario("a.yaml", []byte("scenario_id: a\nagents:\n  - {type: honest, count: 2}\n"+c.yaml))
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%s: err = %v, want %q", c.why, err, c.err)
+		}
+	}
+}
+
+// The adverse selection example shows adverse selection: accepted work has a
+// lower mean p than rejected work. It once reported a quality gap of +0.246
+// (every acceptance policy was a threshold on p) against a criterion,
+// min_quality_gap: 0, that could not fail.
+func TestAdverseSelectionScenarioHasNegativeQualityGap(t *testing.T) {
+	s := load(t, "adverse_selection.yaml")
+	if s.SuccessCriteria.MaxQualityGap == nil || *s.SuccessCriteria.MaxQualityGap >= 0 {
+		t.Fatalf("adverse_selection.yaml must require a negative quality gap: %+v", s.SuccessCriteria)
+	}
+	for _, seed := range []int64{s.Simulation.Seed, 1, 2} {
+		res, err := Run(t.Context(), s, Options{Seed: &seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := res.Summary.QualityGap; g >= -0.05 {
+			t.Errorf("seed %d: quality gap %.3f, want < -0.05 (accepted worse than rejected)", seed, g)
+		}
+		if !res.Passed {
+			t.Errorf("seed %d: criteria fail: %+v", seed, res.Criteria)
+		}
+	}
+}
+
+// max_quality_gap passes at or below its limit and fails above it.
+func TestMaxQualityGapCriterion(t *testing.T) {
+	lim := -0.05
+	for _, c := range []struct {
+		gap  float64
+		pass bool
+	}{{-0.2, true}, {-0.05, true}, {0, false}, {0.25, false}} {
+		got, ok := check(SuccessCriteria{MaxQualityGap: &lim}, sandbox.Report{QualityGap: c.gap})
+		want := []CriterionResult{{Name: "max_quality_gap", Limit: lim, Actual: c.gap, Passed: c.pass}}
+		if d := cmp.Diff(want, got); d != "" || ok != c.pass {
+			t.Errorf("gap %v (-want +got):\n%s", c.gap, d)
+		}
+	}
+	s, err := ParseScenario("q.yaml", []byte("scenario_id: q\nagents:\n  - {type: honest, count: 2, params: {acceptance: price}}\nsuccess_criteria: {max_quality_gap: 0}\n"))
+	if err != nil || s.SuccessCriteria.MaxQualityGap == nil || s.Agents[0].Params.Acceptance != "price" {
+		t.Fatalf("max_quality_gap / acceptance from YAML: %v %+v", err, s)
+	}
+	if _, err := ParseScenario("q.yaml", []byte("scenario_id: q\nagents:\n  - {type: honest, count: 2, params: {acceptance: cheap}}\n")); err == nil || !strings.Contains(err.Error(), "agents[0].params.acceptance") {
+		t.Errorf("unknown acceptance policy: %v", err)
+	}
+}
+
+// r_a and r_b are the reputation changes an interaction causes to each side,
+// lever deltas included: replaying the interactions reproduces every r and
+// every final reputation, and the payoffs carry w_rep·r. Audit penalties and
+// transparency bonuses once moved reputation without entering r, and r_b was
+// always 0.
+func TestReputationTermIsTheChangeTheInteractionCauses(t *testing.T) {
+	s, err := ParseScenario("r.yaml", []byte(`scenario_id: r
+agents:
+  - {type: honest, count: 3}
+  - {type: adversarial, count: 3}
+simulation: {epochs: 6, steps_per_epoch: 10, seed: 4}
+payoff: {w_rep: 2}
+governance:
+  random_audit: {enabled: true, probability: 1, penalty_multiplier: 1, threshold_p: 0.5}
+  transparency_bonus: {enabled: true, bonus: 0.03, min_p: 0.6}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ins []sandbox.Interaction
+	res, err := Run(t.Context(), s, Options{OnInteraction: func(in sandbox.Interaction) { ins = append(ins, in) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := map[string]float64{}
+	payoff := map[string]float64{}
+	for _, a := range res.Agents {
+		rep[a.ID] = 0.5
+	}
+	var audited, bonus, endorsed int
+	for _, in := range ins {
+		var dA, dB float64
+		if in.Accepted {
+			dA, dB = InitiatorRepRate*(in.P-0.5), CounterpartyRepRate*(in.P-0.5)
+		}
+		if in.P < 0.5 { // every interaction is audited
+			dA -= 0.05
+			audited++
+		}
+		if in.Accepted && in.P >= 0.6 {
+			dA += 0.03
+			bonus++
+		}
+		wantA := clamp01(rep[in.Initiator]+dA) - rep[in.Initiator]
+		wantB := clamp01(rep[in.Counterparty]+dB) - rep[in.Counterparty]
+		if math.Abs(in.RA-wantA) > 1e-12 || math.Abs(in.RB-wantB) > 1e-12 {
+			t.Fatalf("%s (p %.3f accepted %v): r_a %v r_b %v, want %v %v", in.ID, in.P, in.Accepted, in.RA, in.RB, wantA, wantB)
+		}
+		if in.RB != 0 {
+			endorsed++
+		}
+		rep[in.Initiator] += in.RA
+		rep[in.Counterparty] += in.RB
+		pay := s.Payoff.Payoff(in)
+		if in.Accepted {
+			payoff[in.Initiator] += pay.PiA
+			payoff[in.Counterparty] += pay.PiB
+		} else {
+			payoff[in.Initiator] += -in.CA + s.Payoff.WRep*in.RA
+			payoff[in.Counterparty] += -in.CB + s.Payoff.WRep*in.RB
+		}
+	}
+	if audited == 0 || bonus == 0 || endorsed == 0 {
+		t.Fatalf("the run exercised too little: %d audit penalties, %d bonuses, %d non-zero r_b", audited, bonus, endorsed)
+	}
+	for _, a := range res.Agents {
+		if math.Abs(a.Reputation-rep[a.ID]) > 1e-9 {
+			t.Errorf("%s: reputation %.6f, but 0.5 + its interactions' r = %.6f", a.ID, a.Reputation, rep[a.ID])
+		}
+		if math.Abs(a.Payoff-payoff[a.ID]) > 1e-9 {
+			t.Errorf("%s: payoff %.6f, sum of its interactions' payoffs %.6f", a.ID, a.Payoff, payoff[a.ID])
+		}
 	}
 }
