@@ -30,18 +30,23 @@ type PointIncoherence struct {
 
 // IncoherenceReport is the per-point and overall incoherence.
 type IncoherenceReport struct {
-	Points        []PointIncoherence `json:"points"`
-	MeanD         float64            `json:"mean_d"`
-	MeanE         float64            `json:"mean_e"`
-	MeanI         float64            `json:"mean_i"`
-	IllusionDelta float64            `json:"illusion_delta"`
-	Abstentions   int                `json:"abstentions"`
+	Points []PointIncoherence `json:"points"`
+	MeanD  float64            `json:"mean_d"`
+	// MeanE and MeanI average only the points with a benchmark (where E
+	// means something); 0 when BenchmarkedPoints is 0.
+	MeanE             float64 `json:"mean_e"`
+	MeanI             float64 `json:"mean_i"`
+	BenchmarkedPoints int     `json:"benchmarked_points"`
+	IllusionDelta     float64 `json:"illusion_delta"`
+	Abstentions       int     `json:"abstentions"`
 }
 
 // Incoherence computes, per (task family, decision id): D = 1 − modal/n;
 // E = share of actions differing from the benchmark (0 without one);
-// I = D/(E + 1e−8) clipped to [0, 1]. Illusion delta = mean p of accepted
-// decisions − (1 − mean D). Abstentions are dropped.
+// I = D/(E + 1e−8) clipped to [0, 1]. Mean D is over every point; mean E
+// and mean I over the points with a benchmark only, since without one E is
+// 0 by definition and I would read 1 whenever D > 0. Illusion delta = mean p
+// of accepted decisions − (1 − mean D). Abstentions are dropped.
 func Incoherence(ds []Decision) IncoherenceReport {
 	type key struct{ f, d string }
 	groups := map[key][]Decision{}
@@ -100,11 +105,16 @@ func Incoherence(ds []Decision) IncoherenceReport {
 		pt.I = math.Max(0, math.Min(1, pt.D/(pt.E+1e-8)))
 		r.Points = append(r.Points, pt)
 		r.MeanD += pt.D
-		r.MeanE += pt.E
-		r.MeanI += pt.I
+		if pt.HasBench {
+			r.MeanE += pt.E
+			r.MeanI += pt.I
+			r.BenchmarkedPoints++
+		}
 	}
 	if n := float64(len(r.Points)); n > 0 {
 		r.MeanD /= n
+	}
+	if n := float64(r.BenchmarkedPoints); n > 0 {
 		r.MeanE /= n
 		r.MeanI /= n
 	}

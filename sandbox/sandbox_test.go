@@ -200,6 +200,16 @@ func TestIncoherence(t *testing.T) {
 	if b.E != 0 || b.HasBench || b.I != 0 {
 		t.Errorf("no benchmark: %+v", b)
 	}
+	// D averages both points; E and I only the benchmarked one (a).
+	near(t, "mean D", r.MeanD, 1.0/6, 1e-12)
+	near(t, "mean E", r.MeanE, a.E, 1e-12)
+	near(t, "mean I", r.MeanI, a.I, 1e-12)
+	if r.BenchmarkedPoints != 1 {
+		t.Errorf("benchmarked points = %d, want 1", r.BenchmarkedPoints)
+	}
+	if none := Incoherence([]Decision{{DecisionID: "d", Action: "p"}, {DecisionID: "d", Action: "q"}}); none.MeanI != 0 || none.MeanE != 0 || none.MeanD != 0.5 {
+		t.Errorf("no benchmark anywhere: D %v E %v I %v, want 0.5 0 0", none.MeanD, none.MeanE, none.MeanI)
+	}
 	// illusion delta = mean p accepted 0.8 − (1 − mean D 1/6)
 	near(t, "illusion delta", r.IllusionDelta, 0.8-(1-1.0/6), 1e-12)
 	clip := Incoherence([]Decision{{DecisionID: "c", Action: "p", Benchmark: "p"}, {DecisionID: "c", Action: "q", Benchmark: "p"}, {DecisionID: "c", Action: "q"}})
