@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -254,6 +255,9 @@ func (b *Bridge) Report() MissionReport {
 	return r
 }
 
+// maxAgentRows is how many agents the report section lists.
+const maxAgentRows = 10
+
 // Markdown renders the action report's sandbox section.
 func (r MissionReport) Markdown() string {
 	var s strings.Builder
@@ -274,8 +278,16 @@ func (r MissionReport) Markdown() string {
 		row("model "+k, r.PerModel[k])
 	}
 	if len(r.PerAgent) > 0 {
+		// A run has up to 316 agents: the report shows the most toxic ones,
+		// sandbox.json has them all.
+		agents := slices.Clone(r.PerAgent)
+		sort.SliceStable(agents, func(i, j int) bool { return agents[i].Toxicity > agents[j].Toxicity })
+		if len(agents) > maxAgentRows {
+			fmt.Fprintf(&s, "\nThe %d agents with the highest toxicity (of %d; every agent is in `sandbox.json`):\n", maxAgentRows, len(agents))
+			agents = agents[:maxAgentRows]
+		}
 		s.WriteString("\n| agent | model | interactions | accepted | toxicity | quality gap | welfare | mean p |\n|---|---|---|---|---|---|---|---|\n")
-		for _, a := range r.PerAgent {
+		for _, a := range agents {
 			fmt.Fprintf(&s, "| %s | %s | %d | %d | %.3f | %.3f | %.2f | %.3f |\n", a.Agent, a.Model, a.Interactions, a.Accepted, a.Toxicity, a.QualityGap, a.Welfare, a.MeanP)
 		}
 	}

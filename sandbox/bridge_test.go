@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -63,5 +64,24 @@ func TestBridgeReportsPerModelAndPerAgent(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("report section lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+func TestBridgeReportListsOnlyTheMostToxicAgents(t *testing.T) {
+	p, _ := NewProxy(DefaultProxyConfig())
+	br := NewBridge(p, DefaultPayoffConfig())
+	for i := range 25 {
+		// worker-00 is the best (p 0.99), worker-24 the worst (p 0.51)
+		br.Add(Interaction{ID: fmt.Sprint(i), Initiator: fmt.Sprintf("worker-%02d", i), Kind: "atom", P: 0.99 - float64(i)*0.02, Accepted: true}, "m:a")
+	}
+	md := br.Report().Markdown()
+	if rows := strings.Count(md, "| worker-"); rows != maxAgentRows {
+		t.Errorf("%d agent rows, want %d:\n%s", rows, maxAgentRows, md)
+	}
+	if !strings.Contains(md, "| worker-24 |") || strings.Contains(md, "| worker-14 |") || !strings.Contains(md, "of 25; every agent is in `sandbox.json`") {
+		t.Errorf("the table should list worker-24..worker-15 and say where the rest are:\n%s", md)
+	}
+	if strings.Index(md, "| worker-24 |") > strings.Index(md, "| worker-23 |") {
+		t.Error("agents not ordered by toxicity, worst first")
 	}
 }
