@@ -38,6 +38,7 @@ type RunOptions struct {
 	Quiet       bool
 	Replays     int
 	Spec        string // Shadow Score Spec version of the reports; "" = from config
+	FileScope   []string
 }
 
 func newRunCmd(app *App) *cobra.Command {
@@ -78,6 +79,7 @@ every role runs on the deterministic mock provider, offline.`,
 	f.BoolVar(&o.Interactive, "interactive", false, "show the briefing and ask to confirm before spending")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only the final summary")
 	f.IntVar(&o.Replays, "replays", 0, "run the mission K times in all (same sealed criteria) to measure incoherence")
+	f.StringArrayVar(&o.FileScope, "file-scope", nil, "limit the files the agents may touch to this path or directory (repeatable; a constraint of every capsule)")
 	f.StringVar(&o.Spec, "spec", "", "Shadow Score Spec version of the reports: 2.0.0 (Shadow Report) or 1.0.0 (Gap Report) (default from config)")
 	return cmd
 }
@@ -138,7 +140,7 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 		models[strings.TrimSpace(role)] = strings.TrimSpace(ref)
 	}
 	opts := nexus.Options{Config: cfg, Registry: newRegistry(), Mission: mission, MissionName: name, Scale: o.Scale,
-		Personality: o.Personality, Provider: o.Provider, Models: models, OutDir: o.Out, Replays: o.Replays}
+		Personality: o.Personality, Provider: o.Provider, Models: models, OutDir: o.Out, Replays: o.Replays, FileScope: o.FileScope}
 	if o.SeedSet {
 		opts.Seed = &o.Seed
 	}
