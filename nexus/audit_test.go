@@ -262,3 +262,76 @@ func TestTokenCeilingsAndCallTimeoutReachEveryCall(t *testing.T) {
 		t.Errorf("prompts showing the file scope: %v; want %d workers and %d commander plans", scoped, res.Plan.Workers, res.Plan.Commanders)
 	}
 }
+
+// TestCrossReviewStartsWhenTwoBundlesExist holds the last commander's bundle
+// call until Phase 5 has started, then checks in the event log that the
+// cross-review began, and reviews were scored, while that commander was
+// still working.
+func TestCrossReviewStartsWhenTwoBundlesExist(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	reg := mockRegistry(mock.Options{})
+	reg.Register(providers.KindInfo{Kind: "held", Description: "mock whose integration bundle waits for Phase 5"}, func(ref providers.Ref, _ providers.KindConfig) (providers.Provider, error) {
+		m, err := mock.New(ref.Model, mock.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
+			if req.Caller.AgentID == "commander-integration" && req.Schema != nil && req.Schema.Name == providers.SchemaBundle {
+				select {
+				case <-release:
+				case <-time.After(10 * time.Second):
+					return providers.Response{}, fmt.Errorf("phase 5 never started while a commander was working")
+				case <-ctx.Done():
+					return providers.Response{}, ctx.Err()
+				}
+			}
+			return m.Complete(ctx, req)
+		}), nil
+	})
+	var mu sync.Mutex
+	reviewsBeforeRelease := 0
+	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "held:honest", func(o *nexus.Options) {
+		o.Registry = reg
+		o.Observers = []nexus.Observer{func(e nexus.Event) {
+			if e.Kind == nexus.EvReview {
+				mu.Lock()
+				select {
+				case <-release:
+				default:
+					reviewsBeforeRelease++
+					if reviewsBeforeRelease == 2 { // both reviewers of the first pair have scored
+						once.Do(func() { close(release) })
+					}
+				}
+				mu.Unlock()
+			}
+		}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	phase5, lastFinish, firstReview := -1, -1, -1
+	for i, e := range res.Events {
+		switch {
+		case e.Kind == nexus.EvPhaseStart && e.Phase == "5" && phase5 < 0:
+			phase5 = i
+		case e.Kind == nexus.EvReview && firstReview < 0:
+			firstReview = i
+		case e.Kind == nexus.EvAgentFinish && e.AgentID == "commander-integration":
+			lastFinish = i
+		}
+	}
+	if phase5 < 0 || firstReview < 0 || lastFinish < 0 || !(phase5 < firstReview && firstReview < lastFinish) {
+		t.Errorf("phase 5 start at %d, first review at %d, commander-integration finished at %d: want start < review < finish", phase5, firstReview, lastFinish)
+	}
+	if reviewsBeforeRelease < 2 {
+		t.Errorf("%d reviews scored while a commander was still working, want at least 2", reviewsBeforeRelease)
+	}
+	// Every bundle still gets reviewed once the held one arrives.
+	for _, b := range res.Bundles {
+		if b.Review.Reviews < 2 {
+			t.Errorf("bundle %s has %d reviews", b.ID, b.Review.Reviews)
+		}
+	}
+}
