@@ -148,10 +148,15 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 	if err != nil {
 		return toExit(err)
 	}
-	if !o.JSON && !o.Quiet {
+	// The briefing goes to stderr; --interactive always shows it (even
+	// with --json or --quiet): it is what the user confirms.
+	if (!o.JSON && !o.Quiet) || o.Interactive {
 		printBriefing(app.Err, plan)
 	}
 	if o.Interactive {
+		if o.MissionArg == "-" {
+			return usageError(errors.New("--interactive needs stdin for the answer: give the mission as a file or with --mission, not '-'"))
+		}
 		fmt.Fprint(app.Err, "Proceed? [y/N] ")
 		line, _ := bufio.NewReader(app.In).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
@@ -258,7 +263,20 @@ func printBriefing(w io.Writer, p nexus.Plan) {
 	for _, c := range p.Roster.Commanders {
 		cmdr = append(cmdr, c.String())
 	}
+	wk := make([]string, 0, len(p.Roster.Workers))
+	for _, x := range p.Roster.Workers {
+		wk = append(wk, x.String())
+	}
+	rv := make([]string, 0, len(p.Roster.Reviewers))
+	for _, x := range p.Roster.Reviewers {
+		rv = append(rv, x[0].String()+"+"+x[1].String())
+	}
 	fmt.Fprintf(w, "Models:   nexus %s · seal author %s · judge %s · commanders %s\n", p.Roster.Nexus, p.Roster.SealAuthor, p.Roster.Judge, strings.Join(cmdr, ","))
+	squad := ""
+	if p.SquadLeads > 0 {
+		squad = " · squad leads " + p.Roster.SquadLead.String()
+	}
+	fmt.Fprintf(w, "          workers %s%s · reviewers %s · synthesizer %s\n", strings.Join(wk, ","), squad, strings.Join(rv, ","), p.Roster.Synthesizer)
 	fmt.Fprintf(w, "Budget:   cost ceiling $%.2f · seed %d\n\n", p.CostCeilingUSD, p.Seed)
 }
 
