@@ -81,31 +81,35 @@ type Worker struct {
 	briefID string
 	brief   string
 	aspects []string
+	cons    Constraints // already tightened by every layer above
 }
 
 // AtomResult is one worker's outcome.
 type AtomResult struct {
-	AgentID string                      `json:"agent_id"`
-	Model   string                      `json:"model"`
-	BriefID string                      `json:"brief_id"`
-	Atom    Atom                        `json:"atom"`
-	Failed  bool                        `json:"failed"`
-	Class   providers.Class             `json:"failure_class,omitempty"`
-	Error   string                      `json:"error,omitempty"`
-	Usage   providers.Usage             `json:"usage"`
-	Retries int                         `json:"repairs"`
-	Skipped bool                        `json:"skipped,omitempty"` // not launched (cost ceiling or cancellation)
-	Raw     *providers.StructuredResult `json:"-"`
+	AgentID string          `json:"agent_id"`
+	Model   string          `json:"model"`
+	BriefID string          `json:"brief_id"`
+	Atom    Atom            `json:"atom"`
+	Failed  bool            `json:"failed"`
+	Class   providers.Class `json:"failure_class,omitempty"`
+	Error   string          `json:"error,omitempty"`
+	Usage   providers.Usage `json:"usage"`
+	Retries int             `json:"repairs"`
+	// Constraints are what this worker ran under: its commander's (and
+	// squad lead's) constraints tightened with its own.
+	Constraints Constraints                 `json:"constraints"`
+	Skipped     bool                        `json:"skipped,omitempty"` // not launched (cost ceiling or cancellation)
+	Raw         *providers.StructuredResult `json:"-"`
 }
 
 func (w Worker) do(ctx context.Context, s Settings) AtomResult {
-	res := AtomResult{AgentID: w.agent.ID, Model: w.agent.Ref.String(), BriefID: w.briefID}
-	user, err := prompts.Render("atom", map[string]any{"Domain": w.domain, "BriefID": w.briefID, "Brief": w.brief, "Aspects": w.aspects})
+	res := AtomResult{AgentID: w.agent.ID, Model: w.agent.Ref.String(), BriefID: w.briefID, Constraints: w.cons}
+	user, err := prompts.Render("atom", map[string]any{"Domain": w.domain, "BriefID": w.briefID, "Brief": w.brief, "Aspects": w.aspects, "FileScope": w.cons.FileScope})
 	if err != nil {
 		res.Failed, res.Class, res.Error = true, providers.ClassPermanent, err.Error()
 		return res
 	}
-	atom, sr, err := providers.Structured[Atom](ctx, w.agent.Provider, w.agent.request(s, user, w.briefID))
+	atom, sr, err := providers.Structured[Atom](ctx, w.agent.Provider, w.agent.request(s.within(w.cons), user, w.briefID))
 	res.Usage = sr.Usage()
 	if sr.Repaired {
 		res.Retries = 1
@@ -128,6 +132,28 @@ type Limits struct {
 	// of the layer above (contexts only tighten going down).
 	SquadLeadTimeout time.Duration
 	WorkerTimeout    time.Duration
+	// Token ceilings per call of the layers below (0 = the layer above's).
+	SquadLeadMaxTokens int
+	WorkerMaxTokens    int
+}
+
+// within returns the settings for a call made under cons: the token ceiling
+// is the smaller of the run's and the constraints'.
+func (s Settings) within(cons Constraints) Settings {
+	if cons.MaxTokens > 0 && (s.MaxTokens == 0 || cons.MaxTokens < s.MaxTokens) {
+		s.MaxTokens = cons.MaxTokens
+	}
+	return s
+}
+
+// childConstraints are the constraints of a child of a layer running under
+// parent: never looser than parent (Constraints.Tighten).
+func (c *Commander) childConstraints(parent Constraints, role string, fileScope []string) Constraints {
+	own := Constraints{Timeout: c.Limits.WorkerTimeout, MaxTokens: c.Limits.WorkerMaxTokens, FileScope: fileScope}
+	if role == RoleSquadLead {
+		own.Timeout, own.MaxTokens = c.Limits.SquadLeadTimeout, c.Limits.SquadLeadMaxTokens
+	}
+	return parent.Tighten(own)
 }
 
 // Hooks let the caller follow a commander's work. Every field may be nil.
@@ -206,7 +232,7 @@ func (c *Commander) Run(ctx context.Context) Result {
 	if c.Limits.WorkersPerLead > 0 {
 		res.Atoms = c.runSquadLeads(ctx, plan, &res)
 	} else {
-		res.Atoms = c.runWorkers(ctx, plan, func(i int) Agent { return c.Worker(0, i) })
+		res.Atoms = c.runWorkers(ctx, plan, func(i int) Agent { return c.Worker(0, i) }, c.Capsule.Constraints)
 	}
 	b, salvaged, err := c.assemble(ctx, res.Atoms, "", "", &res)
 	if err != nil {
@@ -241,7 +267,7 @@ func (c *Commander) plan(ctx context.Context, childRole string, res *Result) ([]
 		return nil, err
 	}
 	plan, sr, err := call(ctx, c, func(ctx context.Context) (ShardPlan, providers.StructuredResult, error) {
-		return providers.Structured[ShardPlan](ctx, c.Agent.Provider, c.Agent.request(c.Settings, user, "plan"))
+		return providers.Structured[ShardPlan](ctx, c.Agent.Provider, c.Agent.request(c.Settings.within(c.Capsule.Constraints), user, "plan"))
 	})
 	if sr.Repaired {
 		res.Repairs++
@@ -273,16 +299,20 @@ func (c *Commander) plan(ctx context.Context, childRole string, res *Result) ([]
 	return shards, nil
 }
 
-func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i int) Agent) []AtomResult {
+// runWorkers runs one worker per brief under parent's constraints (the
+// commander's capsule, or a squad lead's), each tightened with the worker
+// layer's own timeout and token ceiling and the brief's file scope.
+func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i int) Agent, parent Constraints) []AtomResult {
 	out := make([]AtomResult, len(briefs))
 	var g errgroup.Group
 	for i, sh := range briefs {
 		a := agent(i)
-		out[i] = AtomResult{AgentID: a.ID, Model: a.Ref.String(), BriefID: sh.BriefID, Skipped: true, Failed: true, Atom: Atom{Status: StatusFailed}}
+		cons := c.childConstraints(parent, RoleWorker, sh.FileScope)
+		out[i] = AtomResult{AgentID: a.ID, Model: a.Ref.String(), BriefID: sh.BriefID, Constraints: cons, Skipped: true, Failed: true, Atom: Atom{Status: StatusFailed}}
 		if ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch()) {
 			continue
 		}
-		w := Worker{agent: a, domain: c.Capsule.Domain, briefID: sh.BriefID, brief: sh.Brief, aspects: sh.Aspects}
+		w := Worker{agent: a, domain: c.Capsule.Domain, briefID: sh.BriefID, brief: sh.Brief, aspects: sh.Aspects, cons: cons}
 		g.Go(func() error {
 			if err := c.acquire(ctx); err != nil {
 				out[i].Class, out[i].Error = providers.ClassOf(err), err.Error()
@@ -295,9 +325,9 @@ func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i
 			}
 			c.started(a)
 			wctx := ctx
-			if c.Limits.WorkerTimeout > 0 {
+			if cons.Timeout > 0 {
 				var cancel context.CancelFunc
-				wctx, cancel = context.WithTimeout(ctx, c.Limits.WorkerTimeout)
+				wctx, cancel = context.WithTimeout(ctx, cons.Timeout)
 				defer cancel()
 			}
 			r := w.do(wctx, c.Settings)
@@ -325,12 +355,13 @@ func (c *Commander) runSquadLeads(ctx context.Context, shards []Shard, res *Resu
 		if ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch()) {
 			continue
 		}
-		lead := SquadLead{agent: c.SquadLead(i), domain: c.Capsule.Domain, shard: sh, workers: c.Limits.WorkersPerLead}
+		lead := SquadLead{agent: c.SquadLead(i), domain: c.Capsule.Domain, shard: sh, workers: c.Limits.WorkersPerLead,
+			cons: c.childConstraints(c.Capsule.Constraints, RoleSquadLead, sh.FileScope)}
 		g.Go(func() error {
 			lctx := ctx
-			if c.Limits.SquadLeadTimeout > 0 {
+			if lead.cons.Timeout > 0 {
 				var cancel context.CancelFunc
-				lctx, cancel = context.WithTimeout(ctx, c.Limits.SquadLeadTimeout)
+				lctx, cancel = context.WithTimeout(ctx, lead.cons.Timeout)
 				defer cancel()
 			}
 			atoms, refused := lead.run(lctx, c, i)
@@ -352,6 +383,7 @@ type SquadLead struct {
 	domain  string
 	shard   Shard
 	workers int
+	cons    Constraints // the commander's, tightened with the squad lead layer's
 }
 
 func (l SquadLead) run(ctx context.Context, c *Commander, idx int) ([]AtomResult, int) {
@@ -363,7 +395,7 @@ func (l SquadLead) run(ctx context.Context, c *Commander, idx int) ([]AtomResult
 	var mb MicroBriefs
 	if err == nil {
 		mb, _, err = call(ctx, c, func(ctx context.Context) (MicroBriefs, providers.StructuredResult, error) {
-			return providers.Structured[MicroBriefs](ctx, l.agent.Provider, l.agent.request(c.Settings, user, l.shard.BriefID))
+			return providers.Structured[MicroBriefs](ctx, l.agent.Provider, l.agent.request(c.Settings.within(l.cons), user, l.shard.BriefID))
 		})
 	}
 	if err != nil {
@@ -390,7 +422,7 @@ func (l SquadLead) run(ctx context.Context, c *Commander, idx int) ([]AtomResult
 			briefs[j] = Shard{BriefID: fmt.Sprintf("%s-%02d", l.shard.BriefID, j+1), Brief: l.shard.Brief, Aspects: l.shard.Aspects}
 		}
 	}
-	return c.runWorkers(ctx, briefs, func(j int) Agent { return c.Worker(idx, j) }), refused
+	return c.runWorkers(ctx, briefs, func(j int) Agent { return c.Worker(idx, j) }, l.cons), refused
 }
 
 // AtomView is what the bundle prompt shows of an atom.
@@ -424,7 +456,7 @@ func (c *Commander) assemble(ctx context.Context, atoms []AtomResult, previous, 
 		tag = "revise:" + feedback
 	}
 	b, sr, err := call(ctx, c, func(ctx context.Context) (Bundle, providers.StructuredResult, error) {
-		return providers.Structured[Bundle](ctx, c.Agent.Provider, c.Agent.request(c.Settings, user, tag))
+		return providers.Structured[Bundle](ctx, c.Agent.Provider, c.Agent.request(c.Settings.within(c.Capsule.Constraints), user, tag))
 	})
 	if sr.Repaired {
 		res.Repairs++

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -119,5 +120,99 @@ func TestBundleTextLeavesOutClaims(t *testing.T) {
 	b := Bundle{Domain: "d", Content: "real work", CoveredAspects: []string{"secret claim"}, Confidence: 0.99}
 	if strings.Contains(b.Text(), "secret claim") || strings.Contains(b.Text(), "0.99") {
 		t.Error("claims leaked into the judged text")
+	}
+}
+
+func TestTightenNeverWidensFileScope(t *testing.T) {
+	tests := []struct {
+		name          string
+		parent, child []string
+		want          []string
+	}{
+		{"no parent scope: the child's applies", nil, []string{"src/auth"}, []string{"src/auth"}},
+		{"no child scope: the parent's is kept", []string{"src/auth"}, nil, []string{"src/auth"}},
+		{"a file inside the parent's directory narrows it", []string{"src/auth/"}, []string{"src/auth/token.go"}, []string{"src/auth/token.go"}},
+		{"a broader child directory keeps the parent's narrower path", []string{"src/auth/token.go"}, []string{"src"}, []string{"src/auth/token.go"}},
+		{"a disjoint child scope cannot open the scope: the parent's is kept", []string{"src/auth"}, []string{"deploy"}, []string{"src/auth"}},
+		{"a prefix that is not a directory boundary is outside", []string{"src/auth"}, []string{"src/authz", "src/auth/x.go"}, []string{"src/auth/x.go"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Constraints{FileScope: tc.parent}.Tighten(Constraints{FileScope: tc.child}).FileScope
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("file scope = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestConstraintsReachEveryCall checks that the capsule's constraints are
+// applied, tightened, to the calls of every layer below: the token ceiling
+// of each request, the deadline of each call's context, and the file scope
+// shown to workers.
+func TestConstraintsReachEveryCall(t *testing.T) {
+	type seen struct {
+		role      string
+		maxTokens int
+		left      time.Duration
+		prompt    string
+	}
+	var mu sync.Mutex
+	var got []seen
+	var calls atomic.Int32
+	inner := fake(3, &calls)
+	p := providers.ProviderFunc(func(ctx context.Context, r providers.Request) (providers.Response, error) {
+		dl, ok := ctx.Deadline()
+		s := seen{role: r.Caller.Role, maxTokens: r.MaxTokens, prompt: r.Messages[len(r.Messages)-1].Content}
+		if ok {
+			s.left = time.Until(dl)
+		}
+		mu.Lock()
+		got = append(got, s)
+		mu.Unlock()
+		return inner.Complete(ctx, r)
+	})
+	cp := capsule()
+	cp.Constraints = Constraints{Timeout: time.Minute, MaxTokens: 800, FileScope: []string{"src/auth"}}
+	c := &Commander{Agent: Agent{ID: "commander-testing", Role: RoleCommander, Provider: p}, Capsule: cp,
+		Limits: Limits{Children: 2, WorkersPerLead: 2,
+			SquadLeadTimeout: time.Hour, SquadLeadMaxTokens: 600, // looser timeout than the capsule: must not loosen
+			WorkerTimeout: 10 * time.Second, WorkerMaxTokens: 2000}, // looser token ceiling than the lead's: must not loosen
+		SquadLead: func(i int) Agent { return Agent{ID: fmt.Sprint("lead", i), Role: RoleSquadLead, Provider: p} },
+		Worker:    func(i, j int) Agent { return Agent{ID: fmt.Sprint("w", i, j), Role: RoleWorker, Provider: p} },
+	}
+	res := c.Run(t.Context())
+	if res.Failed {
+		t.Fatal(res.Error)
+	}
+	want := map[string]struct {
+		maxTokens int
+		maxLeft   time.Duration
+	}{
+		RoleCommander: {800, time.Minute},
+		RoleSquadLead: {600, time.Minute},      // the capsule's minute, not the lead's hour
+		RoleWorker:    {600, 10 * time.Second}, // the lead's 600, not the worker layer's 2000
+	}
+	roles := map[string]int{}
+	for _, s := range got {
+		roles[s.role]++
+		w := want[s.role]
+		if s.maxTokens != w.maxTokens {
+			t.Errorf("%s call max_tokens = %d, want %d", s.role, s.maxTokens, w.maxTokens)
+		}
+		if s.left <= 0 || s.left > w.maxLeft {
+			t.Errorf("%s call deadline in %v, want within %v", s.role, s.left, w.maxLeft)
+		}
+		if s.role == RoleWorker && !strings.Contains(s.prompt, "File scope (touch nothing outside it): src/auth") {
+			t.Errorf("worker prompt lacks the file scope:\n%s", s.prompt)
+		}
+	}
+	if roles[RoleCommander] != 2 || roles[RoleSquadLead] != 2 || roles[RoleWorker] != 4 {
+		t.Errorf("calls per role = %v", roles)
+	}
+	for _, a := range res.Atoms {
+		if a.Constraints.Timeout != 10*time.Second || a.Constraints.MaxTokens != 600 || fmt.Sprint(a.Constraints.FileScope) != "[src/auth]" {
+			t.Errorf("atom %s ran under %+v", a.AgentID, a.Constraints)
+		}
 	}
 }

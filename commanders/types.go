@@ -29,7 +29,10 @@ type Constraints struct {
 	FileScope []string      `json:"file_scope,omitempty"`
 }
 
-// Tighten returns the constraints a child gets: never looser than c.
+// Tighten returns the constraints a child gets: never looser than c. A
+// child's timeout and token ceiling replace the parent's only when smaller;
+// its file scope keeps only paths within the parent's scope (a child asking
+// for files outside it keeps the parent's scope, never an open one).
 func (c Constraints) Tighten(child Constraints) Constraints {
 	out := c
 	if child.Timeout > 0 && (c.Timeout == 0 || child.Timeout < c.Timeout) {
@@ -40,26 +43,49 @@ func (c Constraints) Tighten(child Constraints) Constraints {
 	}
 	if len(child.FileScope) > 0 {
 		if len(c.FileScope) == 0 {
-			out.FileScope = child.FileScope
-		} else {
-			out.FileScope = intersect(c.FileScope, child.FileScope)
+			out.FileScope = append([]string(nil), child.FileScope...)
+		} else if in := narrowScope(c.FileScope, child.FileScope); len(in) > 0 {
+			out.FileScope = in
 		}
 	}
 	return out
 }
 
-func intersect(a, b []string) []string {
-	set := map[string]bool{}
-	for _, x := range a {
-		set[x] = true
-	}
+// narrowScope returns the paths of child that lie within parent's scope, and
+// the paths of parent that lie within child's (the child named a broader
+// directory): the intersection of the two scopes, as paths.
+func narrowScope(parent, child []string) []string {
 	var out []string
-	for _, x := range b {
-		if set[x] {
+	seen := map[string]bool{}
+	add := func(x string) {
+		if !seen[x] {
+			seen[x] = true
 			out = append(out, x)
 		}
 	}
+	for _, x := range child {
+		for _, p := range parent {
+			if pathWithin(x, p) {
+				add(x)
+				break
+			}
+		}
+	}
+	for _, p := range parent {
+		for _, x := range child {
+			if pathWithin(p, x) {
+				add(p)
+				break
+			}
+		}
+	}
 	return out
+}
+
+// pathWithin reports whether path x is dir or lies under it.
+func pathWithin(x, dir string) bool {
+	x, dir = strings.TrimSuffix(strings.TrimSpace(x), "/"), strings.TrimSuffix(strings.TrimSpace(dir), "/")
+	return x == dir || dir == "" || dir == "." || strings.HasPrefix(x, dir+"/")
 }
 
 // Capsule is the only context a commander receives.
@@ -122,6 +148,10 @@ type Shard struct {
 	Title   string   `json:"title"`
 	Brief   string   `json:"brief" jsonschema:"minLength=1"`
 	Aspects []string `json:"aspects"`
+	// FileScope optionally narrows the files this child may touch; it can
+	// only tighten the capsule's scope (Constraints.Tighten). It is set by
+	// code, not by the model (it is not part of the shard plan's schema).
+	FileScope []string `json:"file_scope,omitempty" jsonschema:"-"`
 }
 
 // MicroBriefs is a squad lead's split of a shard for its workers.

@@ -139,3 +139,107 @@ func TestSelectDomains(t *testing.T) {
 		})
 	}
 }
+
+// TestConsensusByHand checks the bundle-level numbers against values worked
+// out by hand from the definitions.
+func TestConsensusByHand(t *testing.T) {
+	near := func(name string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s = %.12f, want %.12f", name, got, want)
+		}
+	}
+	t.Run("formula from atoms", func(t *testing.T) {
+		// 4 seats: two identical complete atoms (one counted), one partial,
+		// one failed. Confidence = geomean(0.9, 0.4) = 0.6; evidence 1 of 2
+		// unique; scope 2 complete of 4 seats; coverage 2 of 3 aspects;
+		// conflict rate 1/4.
+		// 0.40·0.6 + 0.30·0.5 + 0.15·0.5 + 0.15·(2/3) − min(0.30, 0.30·0.25)
+		// = 0.24 + 0.15 + 0.075 + 0.10 − 0.075 = 0.49
+		b := commanders.Bundle{Content: "covers token rotation and audit logging"}
+		atoms := []commanders.AtomResult{
+			atom("a", 0.9, commanders.StatusComplete, "e1"),
+			atom(" a ", 0.9, commanders.StatusComplete, "e1"), // same content once trimmed
+			atom("b", 0.4, commanders.StatusPartial),
+			{Failed: true},
+		}
+		in := FormulaFromAtoms(atoms, b, []string{"token rotation", "audit logging", "rollback"}, 1, 4, defaultConsensus)
+		near("confidence", in.Confidence, 0.6)
+		near("formula", Formula(in, defaultConsensus), 0.49)
+		if in.UniqueAtoms != 2 {
+			t.Errorf("unique atoms = %d, want 2", in.UniqueAtoms)
+		}
+	})
+	t.Run("unanimity boost and conflict cap", func(t *testing.T) {
+		// Three complete atoms 0.8, 0.8, 0.85 (spread 0.05 ≤ 0.1): confidence
+		// = (0.8·0.8·0.85)^(1/3) + 0.05; every atom has evidence; full scope
+		// and coverage; 5 conflicts in 2 reviews: the penalty is capped at 0.30.
+		atoms := []commanders.AtomResult{
+			atom("x", 0.8, commanders.StatusComplete, "e"), atom("y", 0.8, commanders.StatusComplete, "e"), atom("z", 0.85, commanders.StatusComplete, "e"),
+		}
+		in := FormulaFromAtoms(atoms, commanders.Bundle{Content: "rollback"}, []string{"rollback"}, 5, 2, defaultConsensus)
+		conf := math.Cbrt(0.8*0.8*0.85) + 0.05
+		near("confidence", in.Confidence, conf)
+		near("formula", Formula(in, defaultConsensus), 0.40*conf+0.30+0.15+0.15-0.30)
+	})
+	t.Run("no boost when an atom failed", func(t *testing.T) {
+		atoms := []commanders.AtomResult{atom("x", 0.8, commanders.StatusComplete, "e"), atom("y", 0.8, commanders.StatusComplete, "e"), {Failed: true}}
+		in := FormulaFromAtoms(atoms, commanders.Bundle{}, []string{"rollback"}, 0, 2, defaultConsensus)
+		near("confidence", in.Confidence, 0.8)
+		near("scope", in.Scope, 2.0/3)
+	})
+	t.Run("meta-review scores, corrections and reliability", func(t *testing.T) {
+		card := func(v float64) commanders.ScoreCard {
+			return commanders.ScoreCard{Correctness: v, Completeness: v, Clarity: v, ConsensusAlignment: v}
+		}
+		recs := []ReviewRecord{
+			{Reviewer: "r1", BundleID: "a", Card: card(6)}, {Reviewer: "r2", BundleID: "a", Card: card(5)}, {Reviewer: "r3", BundleID: "a", Card: card(9)},
+			{Reviewer: "r1", BundleID: "b", Card: card(4)}, {Reviewer: "r2", BundleID: "b", Card: card(4)}, {Reviewer: "r3", BundleID: "b", Card: card(9)},
+		}
+		meta, out, _ := MetaReviewAll(recs)
+		// r3's offsets from the bundles' medians: 9−6 = 3 and 9−4 = 5, mean 4:
+		// its totals become 5 and 5, at half weight (rubber stamp). r2's mean
+		// offset (−1 + 0)/2 = −0.5 is under 1 and stays uncorrected.
+		for _, r := range out {
+			want := r.Total
+			if r.Reviewer == "r3" {
+				want = 5
+			}
+			near(r.Reviewer+"/"+r.BundleID+" corrected", r.Corrected, want)
+		}
+		// a: corrected 6,5 at weight 1 (twice each) and 5 at half weight
+		// (once): median of 6,6,5,5,5 = 5 → 0.5. b: 4,4,4,4,5 → 0.4.
+		near("a score", meta["a"].Score, 0.5)
+		near("b score", meta["b"].Score, 0.4)
+		// Reliability 1 − sd/5 of the raw totals 6, 5, 9 (population sd).
+		m := (6.0 + 5 + 9) / 3
+		sd := math.Sqrt(((6-m)*(6-m) + (5-m)*(5-m) + (9-m)*(9-m)) / 3)
+		near("a reliability", meta["a"].Reliability, 1-sd/5)
+		if got := Tier(meta["a"].Score, meta["a"].Reviews, defaultConsensus); got != TierMajority {
+			t.Errorf("a tier = %s, want MAJORITY at 0.5", got)
+		}
+		if got := Tier(meta["b"].Score, meta["b"].Reviews, defaultConsensus); got != TierConflict {
+			t.Errorf("b tier = %s, want CONFLICT at 0.4", got)
+		}
+	})
+	t.Run("herding is detected and recorded", func(t *testing.T) {
+		card := func(v float64) commanders.ScoreCard {
+			return commanders.ScoreCard{Correctness: v, Completeness: v, Clarity: v, ConsensusAlignment: v}
+		}
+		// Bundle h: three reviewers give the identical 7 while the run's
+		// totals spread widely (2..9).
+		recs := []ReviewRecord{
+			{Reviewer: "r1", BundleID: "h", Card: card(7)}, {Reviewer: "r2", BundleID: "h", Card: card(7)}, {Reviewer: "r3", BundleID: "h", Card: card(7)},
+			{Reviewer: "r1", BundleID: "x", Card: card(2)}, {Reviewer: "r2", BundleID: "x", Card: card(9)}, {Reviewer: "r3", BundleID: "x", Card: card(3)},
+		}
+		meta, _, corr := MetaReviewAll(recs)
+		found := false
+		for _, c := range corr {
+			found = found || (c.Kind == "herding" && c.BundleID == "h")
+		}
+		if !meta["h"].Herding || !found || meta["x"].Herding {
+			t.Errorf("herding: h %v, x %v, corrections %+v", meta["h"].Herding, meta["x"].Herding, corr)
+		}
+		near("h reliability", meta["h"].Reliability, 1)
+	})
+}

@@ -38,6 +38,11 @@ type Domain struct {
 	Summary  string               `json:"summary"`
 	SubTasks []commanders.SubTask `json:"sub_tasks"`
 	Aspects  []string             `json:"aspects"`
+	// FileScope optionally limits the files the domain's agents may touch
+	// within Options.FileScope; it becomes the capsule's constraint and only
+	// narrows going down. It is set by code (a Preset), not by the model: it
+	// is not part of the decomposition's schema.
+	FileScope []string `json:"file_scope,omitempty" jsonschema:"-"`
 }
 
 // Synthesis is the synthesizer's structured output (Phase 7).
@@ -191,6 +196,6 @@ func buildCapsule(d Decomposition, dom Domain, c commanders.Constraints) command
 	return commanders.Capsule{
 		ID: "capsule-" + dom.Name, Domain: dom.Name, Brief: brief,
 		Aspects:  dedupe(append(append([]string(nil), dom.Aspects...), d.Aspects...)),
-		SubTasks: dom.SubTasks, Constraints: c,
+		SubTasks: dom.SubTasks, Constraints: c.Tighten(commanders.Constraints{FileScope: dom.FileScope}),
 	}
 }

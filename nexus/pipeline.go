@@ -238,7 +238,8 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 	if tf <= 0 {
 		tf = 1
 	}
-	cons := commanders.Constraints{Timeout: time.Duration(float64(scale.Timeouts.Commander) * tf), MaxTokens: r.cfg.Run.MaxTokens[commanders.RoleCommander]}
+	cons := commanders.Constraints{Timeout: time.Duration(float64(scale.Timeouts.Commander) * tf), MaxTokens: r.cfg.Run.MaxTokens[commanders.RoleCommander],
+		FileScope: r.opts.FileScope}
 	var capsules []commanders.Capsule
 	for _, dom := range dec.Domains {
 		c := buildCapsule(dec, dom, cons)
@@ -359,7 +360,8 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 		}
 		cmd := &commanders.Commander{Agent: ca, Capsule: c, Settings: s, Sem: sem,
 			Limits: commanders.Limits{Children: p.ChildrenPerCmd, WorkersPerLead: p.WorkersPerLead,
-				SquadLeadTimeout: r.scaled(scale.Timeouts.SquadLead), WorkerTimeout: r.scaled(scale.Timeouts.Worker)},
+				SquadLeadTimeout: r.scaled(scale.Timeouts.SquadLead), WorkerTimeout: r.scaled(scale.Timeouts.Worker),
+				SquadLeadMaxTokens: r.cfg.Run.MaxTokens[commanders.RoleSquadLead], WorkerMaxTokens: r.cfg.Run.MaxTokens[commanders.RoleWorker]},
 			Hooks: r.hooks(),
 		}
 		if r.sb != nil {
@@ -484,12 +486,12 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 		pairN   int
 		started bool
 	)
-	reviewers := r.reviewers()
+	pairs := ReviewerPairs(r.reviewers())
 	launch := func(a, b int) {
-		if len(reviewers) == 0 || ctx.Err() != nil {
+		if len(pairs) == 0 || ctx.Err() != nil {
 			return
 		}
-		pair := []commanders.Reviewer{reviewers[(2*pairN)%len(reviewers)], reviewers[(2*pairN+1)%len(reviewers)]}
+		pair := pairs[pairN%len(pairs)]
 		pairN++
 		views := []commanders.BundleView{{ID: outs[a].ID, Text: outs[a].Bundle.Text()}, {ID: outs[b].ID, Text: outs[b].Bundle.Text()}}
 		for _, rv := range pair {
@@ -530,6 +532,56 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 		return records[i].Reviewer < records[j].Reviewer
 	})
 	return records
+}
+
+// ReviewerPairs forms the reviewer pairs that score bundle pairs (used in
+// turn). Going through the reviewers in order, each one not yet paired takes
+// as partner the next unpaired reviewer (in ring order) of a different model
+// family, or the next unpaired one when none is of another family. An odd
+// reviewer left over is paired with the next reviewer of another family
+// (already paired, so it works twice). So reviewers work in pairs of
+// different families wherever the roster allows, and every reviewer works.
+// A single reviewer forms a pair of one.
+func ReviewerPairs(rs []commanders.Reviewer) [][]commanders.Reviewer {
+	n := len(rs)
+	if n == 0 {
+		return nil
+	}
+	if n == 1 {
+		return [][]commanders.Reviewer{{rs[0]}}
+	}
+	fam := make([]string, n)
+	for i, rv := range rs {
+		fam[i] = providers.Family(rv.Agent.Ref)
+	}
+	used := make([]bool, n)
+	// partner finds, in ring order after i, a reviewer satisfying ok: first
+	// one of another family, then any.
+	partner := func(i int, ok func(j int) bool) int {
+		for _, other := range []bool{true, false} {
+			for d := 1; d < n; d++ {
+				j := (i + d) % n
+				if ok(j) && (!other || fam[j] != fam[i]) {
+					return j
+				}
+			}
+		}
+		return -1
+	}
+	var out [][]commanders.Reviewer
+	for i := range rs {
+		if used[i] {
+			continue
+		}
+		used[i] = true
+		j := partner(i, func(j int) bool { return !used[j] })
+		if j < 0 { // the odd one out
+			j = partner(i, func(int) bool { return true })
+		}
+		used[j] = true
+		out = append(out, []commanders.Reviewer{rs[i], rs[j]})
+	}
+	return out
 }
 
 func (r *runState) reviewers() []commanders.Reviewer {

@@ -40,6 +40,12 @@ type Options struct {
 	// seal_author, judge, commander, squad_lead, worker, reviewer, synthesizer.
 	Models map[string]string
 
+	// FileScope, when set, limits the files the mission's agents may touch
+	// (paths or directories). It is every capsule's file-scope constraint,
+	// which only narrows going down (squad leads, workers) and is shown to
+	// the commanders and workers.
+	FileScope []string
+
 	OutDir string // the run directory; default <run.out_dir>/<run-id>
 	Seed   *int64 // default: config run.seed
 
@@ -447,7 +453,7 @@ func (r *runState) provider(ref providers.Ref) (providers.Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrBadInput, ref, err)
 	}
-	p := r.recorded(ref, raw)
+	p := r.recorded(ref, r.tokenCeiling(raw))
 	if r.opts.Wrap != nil {
 		p = r.opts.Wrap(ref, p)
 	}
@@ -461,9 +467,42 @@ func (r *runState) provider(ref providers.Ref) (providers.Provider, error) {
 		r.breakers[ref.String()] = b
 		p = b.wrap(p)
 	}
-	p = stack(p, kc, r.plan.Personality, r.cfg, r.limits.For(ref.Kind, kc))
+	ck := kc
+	ck.Timeout = r.callTimeout(kc.Timeout)
+	p = stack(p, ck, r.plan.Personality, r.cfg, r.limits.For(ref.Kind, kc))
 	r.provs[ref.String()] = p
 	return p, nil
+}
+
+// callTimeout is the per-call (per attempt) timeout: the smaller of the
+// provider kind's timeout and the scale's timeouts.call, scaled by the
+// personality's timeout factor. Calls are further bounded by the deadline of
+// the layer that makes them (worker, squad lead, commander, mission), so
+// timeouts only tighten going down.
+func (r *runState) callTimeout(kind time.Duration) time.Duration {
+	d := kind
+	if scale, err := r.cfg.ScaleFor(r.plan.Scale); err == nil && scale.Timeouts.Call > 0 && (d <= 0 || scale.Timeouts.Call < d) {
+		d = scale.Timeouts.Call
+	}
+	if d <= 0 {
+		return 0
+	}
+	return r.scaled(d)
+}
+
+// tokenCeiling caps every call's max_tokens at run.max_tokens for the
+// caller's role (the smaller of the two when the call already sets one, as a
+// capsule's constraints do).
+func (r *runState) tokenCeiling(p providers.Provider) providers.Provider {
+	if len(r.cfg.Run.MaxTokens) == 0 {
+		return p
+	}
+	return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
+		if n := r.cfg.Run.MaxTokens[req.Caller.Role]; n > 0 && (req.MaxTokens == 0 || n < req.MaxTokens) {
+			req.MaxTokens = n
+		}
+		return p.Complete(ctx, req)
+	})
 }
 
 // ensure the run dir exists and is writable before starting.

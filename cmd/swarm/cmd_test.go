@@ -624,3 +624,44 @@ func TestCompareFlagsWinOverTheCompareFile(t *testing.T) {
 		t.Errorf("no --repeats, file says 3: compare ran %v repeats", got)
 	}
 }
+
+func TestRunInteractiveAsksAndAbortsCleanly(t *testing.T) {
+	tests := []struct {
+		name     string
+		answer   string
+		o        RunOptions
+		wantCode int
+		wantRun  bool
+	}{
+		{"no aborts before anything is written", "n\n", RunOptions{MissionText: "Plan a test-gap hunt for billing", Scale: "ss-50"}, 1, false},
+		{"an empty answer is no", "", RunOptions{MissionText: "Plan a test-gap hunt for billing", Scale: "ss-50"}, 1, false},
+		{"yes runs, and --quiet still shows the briefing being confirmed", "y\n", RunOptions{MissionText: "Plan a test-gap hunt for billing", Scale: "ss-50", Quiet: true}, 0, true},
+		{"a mission on stdin leaves no stdin for the answer", "y\n", RunOptions{MissionArg: "-", Scale: "ss-50"}, 2, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			app := newApp(strings.NewReader(tc.answer), &out, &errb)
+			tc.o.Interactive = true
+			tc.o.Out = filepath.Join(t.TempDir(), "run")
+			if got := code(runRun(t.Context(), app, tc.o)); got != tc.wantCode {
+				t.Fatalf("exit %d, want %d\n%s", got, tc.wantCode, errb.String())
+			}
+			_, err := os.Stat(filepath.Join(tc.o.Out, "events.jsonl"))
+			if ran := err == nil; ran != tc.wantRun {
+				t.Errorf("run directory written: %v, want %v", ran, tc.wantRun)
+			}
+			if tc.wantCode == 2 {
+				return
+			}
+			for _, want := range []string{"Mission:", "agents", "Criteria: 6 sealed", "Models:", "reviewers mock:honest+mock:honest", "cost ceiling $5.00", "Proceed? [y/N]"} {
+				if !strings.Contains(errb.String(), want) {
+					t.Errorf("briefing lacks %q:\n%s", want, errb.String())
+				}
+			}
+			if !tc.wantRun && !strings.Contains(errb.String(), "aborted: nothing was run") {
+				t.Errorf("no abort message:\n%s", errb.String())
+			}
+		})
+	}
+}

@@ -38,6 +38,7 @@ type RunOptions struct {
 	Quiet       bool
 	Replays     int
 	Spec        string // Shadow Score Spec version of the reports; "" = from config
+	FileScope   []string
 }
 
 func newRunCmd(app *App) *cobra.Command {
@@ -78,6 +79,7 @@ every role runs on the deterministic mock provider, offline.`,
 	f.BoolVar(&o.Interactive, "interactive", false, "show the briefing and ask to confirm before spending")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only the final summary")
 	f.IntVar(&o.Replays, "replays", 0, "run the mission K times in all (same sealed criteria) to measure incoherence")
+	f.StringArrayVar(&o.FileScope, "file-scope", nil, "limit the files the agents may touch to this path or directory (repeatable; a constraint of every capsule)")
 	f.StringVar(&o.Spec, "spec", "", "Shadow Score Spec version of the reports: 2.0.0 (Shadow Report) or 1.0.0 (Gap Report) (default from config)")
 	return cmd
 }
@@ -138,7 +140,7 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 		models[strings.TrimSpace(role)] = strings.TrimSpace(ref)
 	}
 	opts := nexus.Options{Config: cfg, Registry: newRegistry(), Mission: mission, MissionName: name, Scale: o.Scale,
-		Personality: o.Personality, Provider: o.Provider, Models: models, OutDir: o.Out, Replays: o.Replays}
+		Personality: o.Personality, Provider: o.Provider, Models: models, OutDir: o.Out, Replays: o.Replays, FileScope: o.FileScope}
 	if o.SeedSet {
 		opts.Seed = &o.Seed
 	}
@@ -146,10 +148,15 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 	if err != nil {
 		return toExit(err)
 	}
-	if !o.JSON && !o.Quiet {
+	// The briefing goes to stderr; --interactive always shows it (even
+	// with --json or --quiet): it is what the user confirms.
+	if (!o.JSON && !o.Quiet) || o.Interactive {
 		printBriefing(app.Err, plan)
 	}
 	if o.Interactive {
+		if o.MissionArg == "-" {
+			return usageError(errors.New("--interactive needs stdin for the answer: give the mission as a file or with --mission, not '-'"))
+		}
 		fmt.Fprint(app.Err, "Proceed? [y/N] ")
 		line, _ := bufio.NewReader(app.In).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
@@ -256,7 +263,20 @@ func printBriefing(w io.Writer, p nexus.Plan) {
 	for _, c := range p.Roster.Commanders {
 		cmdr = append(cmdr, c.String())
 	}
+	wk := make([]string, 0, len(p.Roster.Workers))
+	for _, x := range p.Roster.Workers {
+		wk = append(wk, x.String())
+	}
+	rv := make([]string, 0, len(p.Roster.Reviewers))
+	for _, x := range p.Roster.Reviewers {
+		rv = append(rv, x[0].String()+"+"+x[1].String())
+	}
 	fmt.Fprintf(w, "Models:   nexus %s · seal author %s · judge %s · commanders %s\n", p.Roster.Nexus, p.Roster.SealAuthor, p.Roster.Judge, strings.Join(cmdr, ","))
+	squad := ""
+	if p.SquadLeads > 0 {
+		squad = " · squad leads " + p.Roster.SquadLead.String()
+	}
+	fmt.Fprintf(w, "          workers %s%s · reviewers %s · synthesizer %s\n", strings.Join(wk, ","), squad, strings.Join(rv, ","), p.Roster.Synthesizer)
 	fmt.Fprintf(w, "Budget:   cost ceiling $%.2f · seed %d\n\n", p.CostCeilingUSD, p.Seed)
 }
 

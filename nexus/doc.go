@@ -1,0 +1,34 @@
+// Package nexus runs a mission through the Nexus pipeline, phases 0–8:
+// intake, decomposition, sealed acceptance criteria, context capsules,
+// commanders (with squad leads and workers), cross-review and meta-review,
+// shadow validation with hardening, consensus with the Shadow Gate and
+// synthesis, and the action report with telemetry.
+//
+// # The pipeline is a library
+//
+// The swarm CLI is a thin layer over this package: a Go program runs a
+// mission with a configuration and a set of providers and gets a typed
+// result, without the CLI.
+//
+//	cfg, _ := nexus.LoadConfig("")          // the embedded config.yml; or a file decoded on top of it
+//	reg := &providers.Registry{}
+//	mock.Register(reg, mock.Options{})      // and/or openai.Register(reg), langchain.Register(reg)
+//	res, err := nexus.Run(ctx, nexus.Options{
+//		Config: cfg, Registry: reg,
+//		Mission: "Plan the migration of ...", Scale: "ss-50",
+//		Provider: "mock:honest",                   // every role; Models overrides one role
+//		OutDir:   dir,
+//	})
+//
+// Run returns a *Result: the plan (agents, roster), the decomposition, one
+// BundleOutcome per domain (bundle, Shadow Score, gate decision, review
+// score, tier, formula score), the reviews and meta-review corrections, the
+// synthesis and the Telemetry. Options.Observers receive every Event as it
+// happens (the CLI's progress view and --json use them). The run directory
+// (Options.OutDir) is written as the run goes; errors wrapping ErrBadInput
+// are the caller's input, ErrInterrupted means ctx was cancelled and the
+// partial Result and directory hold what existed.
+//
+// Consensus maths (Median, Tier, Formula, FormulaFromAtoms, MetaReviewAll)
+// and Intake (the plan and agent counts, no LLM call) are usable on their own.
+package nexus
