@@ -72,8 +72,11 @@ type Error struct {
 
 func (e *Error) Error() string {
 	s := string(e.Class)
-	if e.Provider != "" || e.Model != "" {
+	switch {
+	case e.Provider != "" && e.Model != "":
 		s += " from " + e.Provider + ":" + e.Model
+	case e.Provider != "" || e.Model != "":
+		s += " from " + e.Provider + e.Model
 	}
 	if e.StatusCode != 0 {
 		s += fmt.Sprintf(" (HTTP %d)", e.StatusCode)
