@@ -81,6 +81,12 @@ func (r *runState) recorded(ref providers.Ref, p providers.Provider) providers.P
 		start := time.Now()
 		resp, err := p.Complete(ctx, req)
 		lat := time.Since(start)
+		if resp.Latency > 0 {
+			// The provider's own measure: the same whether the answer is
+			// fresh or (with its original latency) from a cache, and free of
+			// whatever wraps the provider.
+			lat = resp.Latency
+		}
 		tr := Transcript{Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Messages: req.Messages, Answer: resp.Text}
 		if req.Schema != nil {
 			tr.Schema = req.Schema.Name
@@ -114,6 +120,9 @@ func (r *runState) recorded(ref providers.Ref, p providers.Provider) providers.P
 			data["failure_class"] = string(providers.ClassOf(cerr))
 		}
 		data["outcome"] = outcome
+		if resp.Cached {
+			data["cached"] = true
+		}
 		if tr.Schema != "" {
 			data["schema"] = tr.Schema
 		}

@@ -54,8 +54,9 @@ type Options struct {
 	// KeepPrompts keeps every prompt in memory (Result.Transcripts) for audits
 	// such as the leak scan.
 	KeepPrompts bool
-	// Wrap, when set, wraps every provider (after recording): the compare
-	// command's cache uses it.
+	// Wrap, when set, wraps every provider before recording, so what it
+	// answers (say, the compare command's cache) is still recorded as a
+	// call with its tokens, cost and latency.
 	Wrap func(ref providers.Ref, p providers.Provider) providers.Provider
 	// Limits, when set, holds each provider kind's concurrency cap and rate
 	// limit, so runs going on at once (compare) share them. Default: one set
@@ -453,10 +454,12 @@ func (r *runState) provider(ref providers.Ref) (providers.Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrBadInput, ref, err)
 	}
-	p := r.recorded(ref, r.tokenCeiling(raw))
+	p := raw
 	if r.opts.Wrap != nil {
 		p = r.opts.Wrap(ref, p)
 	}
+	// The role's token ceiling applies before the cache looks the call up.
+	p = r.recorded(ref, r.tokenCeiling(p))
 	if r.cfg.CircuitBreaker.Enabled {
 		b := &breaker{threshold: r.cfg.CircuitBreaker.FailureThreshold, cooldown: r.cfg.CircuitBreaker.Cooldown, onTrip: func(open bool) {
 			r.mu.Lock()

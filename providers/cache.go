@@ -31,6 +31,7 @@ func Cache(dir string, ref Ref, stats *CacheStats) Middleware {
 					if stats != nil {
 						stats.Hits.Add(1)
 					}
+					resp.Cached = true
 					return resp, nil
 				}
 			}

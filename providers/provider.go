@@ -94,6 +94,9 @@ type Response struct {
 	Model        string        `json:"model"`
 	FinishReason string        `json:"finish_reason"`
 	Latency      time.Duration `json:"latency"`
+	// Cached is set when the answer came from a Cache rather than the
+	// provider; Latency is then the original call's.
+	Cached bool `json:"-"`
 }
 
 // Float returns a pointer to v, for Request.Temperature.

@@ -665,3 +665,39 @@ func TestRunInteractiveAsksAndAbortsCleanly(t *testing.T) {
 		})
 	}
 }
+
+func TestBadCompareFileNamesFileLineAndKey(t *testing.T) {
+	mission, err := filepath.Abs("../../examples/missions/api-design.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"unknown key", "missions: [" + mission + "]\nmodels: [mock:honest]\nrepeat: 5\n", ":3: repeat: unknown key"},
+		{"wrong type", "missions: [" + mission + "]\nmodels: mock:honest\n", ":2: models: "},
+		{"bad role value", "missions: [" + mission + "]\nmodels: [mock:honest]\nroles: some\n", `:3: roles "some": want commanders or all`},
+		{"bad model", "missions: [" + mission + "]\nmodels: [mock:honest, nonsense]\n", ":2: models: "},
+		{"unknown scale", "missions: [" + mission + "]\nmodels: [mock:honest]\nscale: ss-9\n", `:3: scale "ss-9": unknown scale`},
+		// a missing second mission is found before the first one runs
+		{"missing mission", "missions: [" + mission + ", nope.md]\nmodels: [mock:honest]\n", ":1: missions: read mission"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			file := writeFile(t, "cmp.yaml", tc.yaml)
+			app, _, _ := testApp()
+			out := filepath.Join(t.TempDir(), "cmp")
+			err := runCompare(t.Context(), app, CompareOptions{File: file, Out: out, Repeats: 1, Scale: "ss-50", Roles: "commanders"})
+			var ee *exitError
+			if !errors.As(err, &ee) || ee.code != 2 {
+				t.Fatalf("err = %v, want exit 2", err)
+			}
+			if !strings.Contains(err.Error(), file+tc.want) {
+				t.Errorf("error %q does not name %s%s", err, file, tc.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("a bad compare file still started a comparison")
+			}
+		})
+	}
+}

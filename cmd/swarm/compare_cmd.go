@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/nexus/compare"
+	"github.com/swarm-dev/swarm/providers"
 )
 
 func init() { register(newCompareCmd) }
@@ -96,16 +100,65 @@ compare.html (inline SVG charts) and keeps every contender's run directory.
 	return cmd
 }
 
+// yamlKeyLine is the line of a top-level key in a compare file (0 if absent).
+func yamlKeyLine(b []byte, key string) int {
+	re := regexp.MustCompile(`^` + regexp.QuoteMeta(key) + `\s*:`)
+	for i, l := range strings.Split(string(b), "\n") {
+		if re.MatchString(l) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// compareFileError names the file, line and key of a bad compare file.
+func compareFileError(file string, b []byte, err error) error {
+	msg := strings.SplitN(yaml.FormatError(err, false, false), "\n", 2)[0]
+	line := 0
+	var ye yaml.Error
+	if errors.As(err, &ye) && ye.GetToken() != nil {
+		line, msg = ye.GetToken().Position.Line, ye.GetMessage()
+	}
+	key := "?"
+	if m := regexp.MustCompile(`unknown field "([^"]+)"`).FindStringSubmatch(msg); m != nil {
+		key, msg = m[1], "unknown key (known: missions, models, judge, seal_author, repeats, scale, roles, judge_samples, seed, parallel)"
+	} else if line > 0 {
+		// The top-level key whose value holds the error.
+		lines := strings.Split(string(b), "\n")
+		for i := min(line, len(lines)) - 1; i >= 0; i-- {
+			if m := regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)\s*:`).FindStringSubmatch(lines[i]); m != nil {
+				key = m[1]
+				break
+			}
+		}
+	}
+	return usageError(fmt.Errorf("%s:%d: %s: %s", file, line, key, msg))
+}
+
 func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 	missions := []string{}
+	// where names the origin of a value for error messages: the compare
+	// file's line and key when it came from there, else the flag.
+	var fileBytes []byte
+	fromFileKeys := map[string]bool{}
+	where := func(flag, key string) string {
+		if fromFileKeys[key] {
+			return fmt.Sprintf("%s:%d: %s", o.File, yamlKeyLine(fileBytes, key), key)
+		}
+		if flag == "" {
+			return "MISSION.md"
+		}
+		return "--" + flag
+	}
 	if o.File != "" {
 		b, err := os.ReadFile(o.File)
 		if err != nil {
 			return usageError(err)
 		}
+		fileBytes = b
 		var cf compareFile
 		if err := yaml.NewDecoder(bytes.NewReader(b), yaml.Strict(), yaml.DisallowUnknownField()).Decode(&cf); err != nil {
-			return usageError(fmt.Errorf("%s:%s", o.File, yaml.FormatError(err, false, false)))
+			return compareFileError(o.File, b, err)
 		}
 		for _, m := range cf.Missions {
 			if !filepath.IsAbs(m) {
@@ -113,21 +166,25 @@ func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 			}
 			missions = append(missions, m)
 		}
+		if len(cf.Missions) > 0 {
+			fromFileKeys["missions"] = true
+		}
 		// The file sets what the command line did not.
-		fromFile := func(flag string, set bool, apply func()) {
+		fromFile := func(flag, key string, set bool, apply func()) {
 			if set && !o.Changed[flag] {
 				apply()
+				fromFileKeys[key] = true
 			}
 		}
-		fromFile("models", len(cf.Models) > 0, func() { o.Models = cf.Models })
-		fromFile("judge", cf.Judge != "", func() { o.Judge = cf.Judge })
-		fromFile("seal-author", cf.SealAuthor != "", func() { o.SealAuthor = cf.SealAuthor })
-		fromFile("scale", cf.Scale != "", func() { o.Scale = cf.Scale })
-		fromFile("roles", cf.Roles != "", func() { o.Roles = cf.Roles })
-		fromFile("repeats", cf.Repeats > 0, func() { o.Repeats = cf.Repeats })
-		fromFile("judge-samples", cf.JudgeSamples > 0, func() { o.JudgeSamples = cf.JudgeSamples })
-		fromFile("seed", cf.Seed != 0, func() { o.Seed = cf.Seed })
-		fromFile("parallel", cf.Parallel != 0, func() { o.Parallel = cf.Parallel })
+		fromFile("models", "models", len(cf.Models) > 0, func() { o.Models = cf.Models })
+		fromFile("judge", "judge", cf.Judge != "", func() { o.Judge = cf.Judge })
+		fromFile("seal-author", "seal_author", cf.SealAuthor != "", func() { o.SealAuthor = cf.SealAuthor })
+		fromFile("scale", "scale", cf.Scale != "", func() { o.Scale = cf.Scale })
+		fromFile("roles", "roles", cf.Roles != "", func() { o.Roles = cf.Roles })
+		fromFile("repeats", "repeats", cf.Repeats != 0, func() { o.Repeats = cf.Repeats })
+		fromFile("judge-samples", "judge_samples", cf.JudgeSamples != 0, func() { o.JudgeSamples = cf.JudgeSamples })
+		fromFile("seed", "seed", cf.Seed != 0, func() { o.Seed = cf.Seed })
+		fromFile("parallel", "parallel", cf.Parallel != 0, func() { o.Parallel = cf.Parallel })
 	}
 	if o.Mission != "" {
 		missions = append(missions, o.Mission)
@@ -138,21 +195,69 @@ func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 	if len(o.Models) == 0 {
 		return usageError(errors.New("no contenders: give --models a,b,c"))
 	}
+	// Unset options (a caller without cobra's defaults) take compare's.
+	if o.Roles == "" {
+		o.Roles = compare.RolesCommanders
+	}
+	if o.Scale == "" {
+		o.Scale = "ss-50"
+	}
+	if o.Repeats == 0 {
+		o.Repeats = 3
+	}
+	// Check everything before the first run starts: a bad second mission
+	// must not surface after the first one has spent an hour.
 	if o.Parallel < 0 {
-		return usageError(fmt.Errorf("--parallel %d: want 0 (all contenders at once) or more", o.Parallel))
+		return usageError(fmt.Errorf("%s %d: want 0 (all contenders at once) or more", where("parallel", "parallel"), o.Parallel))
+	}
+	if o.Repeats < 1 {
+		return usageError(fmt.Errorf("%s %d: want at least 1", where("repeats", "repeats"), o.Repeats))
+	}
+	if o.JudgeSamples < 0 {
+		return usageError(fmt.Errorf("%s %d: want 1 or more", where("judge-samples", "judge_samples"), o.JudgeSamples))
+	}
+	if o.Roles != compare.RolesCommanders && o.Roles != compare.RolesAll {
+		return usageError(fmt.Errorf("%s %q: want %s or %s", where("roles", "roles"), o.Roles, compare.RolesCommanders, compare.RolesAll))
+	}
+	for _, m := range o.Models {
+		if _, err := providers.ParseRef(m); err != nil {
+			return usageError(fmt.Errorf("%s: %v", where("models", "models"), err))
+		}
+	}
+	for _, c := range []struct{ flag, key, v string }{{"judge", "judge", o.Judge}, {"seal-author", "seal_author", o.SealAuthor}} {
+		if c.v == "" {
+			continue
+		}
+		if _, err := providers.ParseRef(c.v); err != nil {
+			return usageError(fmt.Errorf("%s: %v", where(c.flag, c.key), err))
+		}
+	}
+	texts := map[string]string{}
+	names := map[string]string{}
+	for _, mpath := range missions {
+		name := strings.TrimSuffix(filepath.Base(mpath), filepath.Ext(mpath))
+		if prev, dup := names[name]; dup {
+			return usageError(fmt.Errorf("%s: %s and %s would share the output directory %q: rename one", where("", "missions"), prev, mpath, name))
+		}
+		names[name] = mpath
+		text, err := os.ReadFile(mpath)
+		if err != nil {
+			return usageError(fmt.Errorf("%s: read mission: %w", where("", "missions"), err))
+		}
+		if strings.TrimSpace(string(text)) == "" {
+			return usageError(fmt.Errorf("%s: mission %s is empty", where("", "missions"), mpath))
+		}
+		texts[mpath] = string(text)
 	}
 	cfg, err := nexus.LoadConfig(app.ConfigPath)
 	if err != nil {
 		return usageError(err)
 	}
+	if _, ok := cfg.Scales[o.Scale]; !ok {
+		return usageError(fmt.Errorf("%s %q: unknown scale (known: %s)", where("scale", "scale"), o.Scale, strings.Join(slices.Sorted(maps.Keys(cfg.Scales)), ", ")))
+	}
 	for _, mpath := range missions {
-		text, err := os.ReadFile(mpath)
-		if err != nil {
-			return usageError(fmt.Errorf("read mission: %w", err))
-		}
-		if strings.TrimSpace(string(text)) == "" {
-			return usageError(fmt.Errorf("mission %s is empty", mpath))
-		}
+		text := texts[mpath]
 		name := strings.TrimSuffix(filepath.Base(mpath), filepath.Ext(mpath))
 		out := o.Out
 		if out == "" {
@@ -162,7 +267,7 @@ func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 		}
 		start := time.Now()
 		fmt.Fprintf(app.Err, "compare %s: %d contenders × %d repeats at %s (roles: %s) → %s\n", name, len(o.Models), o.Repeats, o.Scale, o.Roles, out)
-		rep, err := compare.Run(ctx, compare.Options{Config: cfg, Registry: newRegistry(), Mission: string(text), MissionName: name,
+		rep, err := compare.Run(ctx, compare.Options{Config: cfg, Registry: newRegistry(), Mission: text, MissionName: name,
 			Models: o.Models, Judge: o.Judge, SealAuthor: o.SealAuthor, Repeats: o.Repeats, Scale: o.Scale, Roles: o.Roles,
 			JudgeSamples: o.JudgeSamples, Seed: o.Seed, Out: out, CacheDir: o.CacheDir, Resume: o.Resume, Parallel: o.Parallel,
 			Progress: func(done, total int, c string, r int, score float64, cached bool) {

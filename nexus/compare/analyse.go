@@ -10,63 +10,104 @@ import (
 
 // Report is compare.json.
 type Report struct {
-	Mission    string           `json:"mission"`
-	Scale      string           `json:"scale"`
-	Roles      string           `json:"roles"`
-	Repeats    int              `json:"repeats"`
-	SealedHash string           `json:"sealed_hash"`
-	Judge      string           `json:"judge"`
-	SealAuthor string           `json:"seal_author"`
-	Contenders []ContenderStats `json:"contenders"` // ranked, best first
-	Pairwise   []PairResult     `json:"pairwise"`
-	Runs       []RunSummary     `json:"runs"`
-	Categories []string         `json:"categories"`
+	Mission    string  `json:"mission"`
+	Scale      string  `json:"scale"`
+	Roles      string  `json:"roles"`
+	Repeats    int     `json:"repeats"`
+	Seeds      []int64 `json:"seeds"` // repeat i ran with Seeds[i], the same for every contender
+	SealedHash string  `json:"sealed_hash"`
+	Judge      string  `json:"judge"`
+	SealAuthor string  `json:"seal_author"`
+	// JudgeSamples is k: how many times the judge was sampled per verdict.
+	// With k = 1 judge disagreement cannot be measured and is reported 0.
+	JudgeSamples int              `json:"judge_samples"`
+	Contenders   []ContenderStats `json:"contenders"` // ranked, best first
+	Pairwise     []PairResult     `json:"pairwise"`
+	Runs         []RunSummary     `json:"runs"`
+	Categories   []string         `json:"categories"`
 }
 
-// ContenderStats summarises one contender over its repeats.
+// ContenderStats summarises one contender over its repeats. Tokens, cost,
+// latency and failure classes are those of the contender's own calls in the
+// roles being compared; the Run* fields are whole-run totals (judge,
+// reviewers, workers and everyone else included).
 type ContenderStats struct {
-	Rank              int                `json:"rank"`
-	Model             string             `json:"model"`
-	Scores            []float64          `json:"aggregate_scores"` // per repeat
-	Median            float64            `json:"median"`
-	Mean              float64            `json:"mean"`
-	CI95              Interval           `json:"ci95"`
-	BundleScores      []float64          `json:"bundle_scores"`
-	Levels            map[string]int     `json:"levels"`
-	CriterionPassRate map[string]float64 `json:"criterion_pass_rate"`
-	CategoryFailRate  map[string]float64 `json:"category_failure_rate"`
-	Velocity          float64            `json:"hardening_velocity"`
-	Gates             map[string]int     `json:"gates"`
-	ReviewScore       float64            `json:"review_score"`
-	Toxicity          float64            `json:"toxicity"`
-	QualityGap        float64            `json:"quality_gap"`
-	InputTokens       int                `json:"input_tokens"`
-	OutputTokens      int                `json:"output_tokens"`
-	CostUSD           float64            `json:"cost_usd"`
-	LatencyP50MS      float64            `json:"latency_p50_ms"`
-	LatencyP95MS      float64            `json:"latency_p95_ms"`
-	Failures          map[string]int     `json:"failure_classes"`
-	JudgeDisagreement float64            `json:"judge_disagreement"`
-	Advisory          bool               `json:"advisory"`
-	AdvisoryReason    string             `json:"advisory_reason,omitempty"`
-	TiedWithNext      bool               `json:"not_distinguishable_from_next"`
-	latencies         []float64
+	Rank   int       `json:"rank"`
+	Model  string    `json:"model"`
+	Tier   int       `json:"tier"`             // 1 + how many contenders are distinguishably better
+	Scores []float64 `json:"aggregate_scores"` // per repeat
+	Median float64   `json:"median"`
+	Mean   float64   `json:"mean"`
+	CI95   Interval  `json:"ci95"`
+	// BundleScores is each bundle's initial Shadow Score per repeat, by
+	// domain; BundleMean its mean over repeats.
+	BundleScores      map[string][]float64 `json:"bundle_scores"`
+	BundleMean        map[string]float64   `json:"bundle_mean"`
+	Levels            map[string]int       `json:"levels"`
+	CriterionPassRate map[string]float64   `json:"criterion_pass_rate"`
+	CategoryFailRate  map[string]float64   `json:"category_failure_rate"`
+	// Velocity is the mean hardening velocity of the bundles that were
+	// hardened; nil when hardening did not run (e.g. off at ss-50).
+	Velocity          *float64       `json:"hardening_velocity"`
+	Hardened          int            `json:"bundles_hardened"`
+	Gates             map[string]int `json:"gates"`
+	ReviewScore       float64        `json:"review_score"`
+	Toxicity          float64        `json:"toxicity"`
+	QualityGap        float64        `json:"quality_gap"`
+	Calls             int            `json:"calls"`
+	InputTokens       int            `json:"input_tokens"`
+	OutputTokens      int            `json:"output_tokens"`
+	CostUSD           float64        `json:"cost_usd"`
+	LatencyP50MS      float64        `json:"latency_p50_ms"`
+	LatencyP95MS      float64        `json:"latency_p95_ms"`
+	Failures          map[string]int `json:"failure_classes"`
+	RunInputTokens    int            `json:"run_input_tokens"`
+	RunOutputTokens   int            `json:"run_output_tokens"`
+	RunCostUSD        float64        `json:"run_cost_usd"`
+	RunFailures       map[string]int `json:"run_failure_classes"`
+	JudgeDisagreement float64        `json:"judge_disagreement"`
+	Advisory          bool           `json:"advisory"`
+	AdvisoryReason    string         `json:"advisory_reason,omitempty"`
+	// NotDistinguishable lists every contender this one cannot be told
+	// apart from (not only its neighbours: the relation is not transitive).
+	NotDistinguishable []string `json:"not_distinguishable_from"`
+	TiedWithNext       bool     `json:"not_distinguishable_from_next"`
+	latencies          []float64
 }
 
 // PairResult compares two contenders.
 type PairResult struct {
-	A, B            string   `json:"-"`
-	First           string   `json:"a"`
-	Second          string   `json:"b"`
-	Paired          int      `json:"paired_verdicts"`
-	McNemar         McNemar  `json:"mcnemar"`
-	MeanDiff        float64  `json:"mean_score_difference"` // a − b (lower score is better)
-	DiffCI95        Interval `json:"difference_ci95"`
-	Distinguishable bool     `json:"distinguishable"`
-	Better          string   `json:"better,omitempty"`
+	First   string  `json:"a"`
+	Second  string  `json:"b"`
+	Paired  int     `json:"paired_verdicts"`
+	McNemar McNemar `json:"mcnemar"`
+	// PHolm is McNemar's p adjusted for every pair of the comparison
+	// (Holm–Bonferroni); it is what decides distinguishability.
+	PHolm           float64         `json:"p_holm"`
+	PerCriterion    []CriterionPair `json:"per_criterion"`
+	MeanDiff        float64         `json:"mean_score_difference"` // a − b (lower score is better)
+	DiffCI95        Interval        `json:"difference_ci95"`
+	Distinguishable bool            `json:"distinguishable"`
+	Better          string          `json:"better,omitempty"`
+	Advisory        bool            `json:"advisory"`
+	AdvisoryReason  string          `json:"advisory_reason,omitempty"`
 }
 
-const bootstrapB = 4000
+// CriterionPair is one sealed criterion judged for both contenders of a
+// pair, pooled over bundles and repeats.
+type CriterionPair struct {
+	ID       string  `json:"id"`
+	Category string  `json:"category"`
+	Paired   int     `json:"paired"`
+	Both     int     `json:"both_passed"`
+	Neither  int     `json:"neither_passed"`
+	McNemar  McNemar `json:"mcnemar"`
+}
+
+const (
+	bootstrapB = 4000
+	alpha      = 0.05
+)
 
 func seedOf(s string) uint64 {
 	h := fnv.New64a()
@@ -76,7 +117,11 @@ func seedOf(s string) uint64 {
 
 // Analyse computes every statistic from the run summaries.
 func Analyse(o Options, hash, judge, seal string, runs []RunSummary) *Report {
-	r := &Report{Mission: o.MissionName, Scale: o.Scale, Roles: o.Roles, Repeats: o.Repeats, SealedHash: hash, Judge: judge, SealAuthor: seal, Runs: runs, Categories: shadow.SpecCategories}
+	r := &Report{Mission: o.MissionName, Scale: o.Scale, Roles: o.Roles, Repeats: o.Repeats, SealedHash: hash, Judge: judge, SealAuthor: seal,
+		JudgeSamples: max(o.JudgeSamples, 1), Runs: runs, Categories: shadow.SpecCategories}
+	for rep := 0; rep < o.Repeats; rep++ {
+		r.Seeds = append(r.Seeds, o.Seed+int64(rep))
+	}
 	by := map[string][]RunSummary{}
 	for _, s := range runs {
 		by[s.Contender] = append(by[s.Contender], s)
@@ -87,24 +132,131 @@ func Analyse(o Options, hash, judge, seal string, runs []RunSummary) *Report {
 		}
 		r.Contenders = append(r.Contenders, contenderStats(m, by[m]))
 	}
-	sort.SliceStable(r.Contenders, func(i, j int) bool { return r.Contenders[i].Mean < r.Contenders[j].Mean })
-	for i := range r.Contenders {
-		r.Contenders[i].Rank = i + 1
-	}
+	// Pairs in the order given, Holm-adjusted together.
 	for i := range r.Contenders {
 		for j := i + 1; j < len(r.Contenders); j++ {
-			a, b := r.Contenders[i].Model, r.Contenders[j].Model
-			r.Pairwise = append(r.Pairwise, pair(a, b, by[a], by[b]))
+			a, b := r.Contenders[i], r.Contenders[j]
+			p := pair(a.Model, b.Model, by[a.Model], by[b.Model])
+			if a.Advisory || b.Advisory {
+				p.Advisory = true
+				p.AdvisoryReason = joinReasons(a, b)
+			}
+			r.Pairwise = append(r.Pairwise, p)
 		}
 	}
-	for i := 0; i+1 < len(r.Contenders); i++ {
-		for _, p := range r.Pairwise {
-			if (p.First == r.Contenders[i].Model && p.Second == r.Contenders[i+1].Model) || (p.Second == r.Contenders[i].Model && p.First == r.Contenders[i+1].Model) {
-				r.Contenders[i].TiedWithNext = !p.Distinguishable
+	decide(r.Pairwise)
+	rank(r)
+	return r
+}
+
+func joinReasons(cs ...ContenderStats) string {
+	s := ""
+	for _, c := range cs {
+		if c.Advisory {
+			if s != "" {
+				s += "; "
+			}
+			s += c.Model + ": " + c.AdvisoryReason
+		}
+	}
+	return s
+}
+
+// decide adjusts the pairs' McNemar p-values for multiplicity (Holm) and
+// says which pairs are distinguishable: the paired bootstrap interval of
+// the score difference excludes 0, the adjusted exact test rejects at 5%,
+// and both point the same way.
+func decide(ps []PairResult) {
+	raw := make([]float64, len(ps))
+	for i, p := range ps {
+		raw[i] = p.McNemar.P
+	}
+	adj := Holm(raw)
+	for i := range ps {
+		p := &ps[i]
+		p.PHolm = adj[i]
+		// Lower score is better: a better means MeanDiff < 0 and more
+		// criteria passed by a alone than by b alone.
+		aBetter := p.DiffCI95.Hi < 0 && p.McNemar.B > p.McNemar.C
+		bBetter := p.DiffCI95.Lo > 0 && p.McNemar.C > p.McNemar.B
+		p.Distinguishable = (aBetter || bBetter) && p.PHolm < alpha
+		p.Better = ""
+		if p.Distinguishable {
+			p.Better = p.First
+			if bBetter {
+				p.Better = p.Second
 			}
 		}
 	}
-	return r
+}
+
+// Holm returns the Holm–Bonferroni adjusted p-values (step-down, made
+// monotone, capped at 1) in the order given.
+func Holm(ps []float64) []float64 {
+	m := len(ps)
+	idx := make([]int, m)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return ps[idx[a]] < ps[idx[b]] })
+	out := make([]float64, m)
+	run := 0.0
+	for k, i := range idx {
+		v := math.Min(1, float64(m-k)*ps[i])
+		run = math.Max(run, v)
+		out[i] = run
+	}
+	return out
+}
+
+// rank orders the contenders: by tier (1 + the number of contenders that
+// are distinguishably better), then by mean score, then as given. Two
+// contenders share a tier only when nothing separates them from above; the
+// full "not distinguishable from" lists are kept because the relation is
+// not transitive (A ≈ B and B ≈ C while A beats C).
+func rank(r *Report) {
+	better := map[string]int{}
+	same := map[string][]string{}
+	for _, p := range r.Pairwise {
+		switch {
+		case !p.Distinguishable:
+			same[p.First] = append(same[p.First], p.Second)
+			same[p.Second] = append(same[p.Second], p.First)
+		case p.Better == p.First:
+			better[p.Second]++
+		default:
+			better[p.First]++
+		}
+	}
+	for i := range r.Contenders {
+		c := &r.Contenders[i]
+		c.Tier = 1 + better[c.Model]
+		c.NotDistinguishable = append([]string{}, same[c.Model]...)
+	}
+	sort.SliceStable(r.Contenders, func(i, j int) bool {
+		a, b := r.Contenders[i], r.Contenders[j]
+		if a.Tier != b.Tier {
+			return a.Tier < b.Tier
+		}
+		return a.Mean < b.Mean
+	})
+	pos := map[string]int{}
+	for i := range r.Contenders {
+		r.Contenders[i].Rank = i + 1
+		pos[r.Contenders[i].Model] = i
+	}
+	for i := range r.Contenders {
+		sort.Slice(r.Contenders[i].NotDistinguishable, func(a, b int) bool {
+			return pos[r.Contenders[i].NotDistinguishable[a]] < pos[r.Contenders[i].NotDistinguishable[b]]
+		})
+		if i+1 < len(r.Contenders) {
+			for _, m := range r.Contenders[i].NotDistinguishable {
+				if m == r.Contenders[i+1].Model {
+					r.Contenders[i].TiedWithNext = true
+				}
+			}
+		}
+	}
 }
 
 func findStats(cs []ContenderStats, m string) (ContenderStats, bool) {
@@ -117,15 +269,19 @@ func findStats(cs []ContenderStats, m string) (ContenderStats, bool) {
 }
 
 func contenderStats(m string, runs []RunSummary) ContenderStats {
-	c := ContenderStats{Model: m, Levels: map[string]int{}, CriterionPassRate: map[string]float64{}, CategoryFailRate: map[string]float64{},
-		Gates: map[string]int{}, Failures: map[string]int{}}
+	c := ContenderStats{Model: m, BundleScores: map[string][]float64{}, BundleMean: map[string]float64{}, Levels: map[string]int{},
+		CriterionPassRate: map[string]float64{}, CategoryFailRate: map[string]float64{},
+		Gates: map[string]int{}, Failures: map[string]int{}, RunFailures: map[string]int{}, NotDistinguishable: []string{}}
 	passN, totN := map[string]int{}, map[string]int{}
 	catFail, catN := map[string]int{}, map[string]int{}
-	var vel, rev, tox, gap, dis []float64
+	var rev, tox, gap, dis []float64
+	var velSum float64
+	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Repeat < runs[j].Repeat })
 	for _, s := range runs {
 		c.Scores = append(c.Scores, s.Aggregate)
-		for _, b := range s.Bundles {
-			c.BundleScores = append(c.BundleScores, b.Initial)
+		for _, dom := range sortedKeys(s.Bundles) {
+			b := s.Bundles[dom]
+			c.BundleScores[dom] = append(c.BundleScores[dom], b.Initial)
 			c.Levels[b.Level]++
 			c.Gates[b.Gate]++
 			for id, ok := range b.Verdicts {
@@ -139,17 +295,31 @@ func contenderStats(m string, runs []RunSummary) ContenderStats {
 				}
 			}
 		}
-		vel, rev, tox, gap, dis = append(vel, s.Velocity), append(rev, s.ReviewScore), append(tox, s.Toxicity), append(gap, s.QualityGap), append(dis, s.Disagreement)
+		if s.Hardened > 0 {
+			velSum += s.Velocity * float64(s.Hardened)
+			c.Hardened += s.Hardened
+		}
+		rev, tox, gap, dis = append(rev, s.ReviewScore), append(tox, s.Toxicity), append(gap, s.QualityGap), append(dis, s.Disagreement)
+		c.Calls += s.Calls
 		c.InputTokens += s.InputTokens
 		c.OutputTokens += s.OutputTokens
 		c.CostUSD += s.CostUSD
+		c.RunInputTokens += s.RunInputTokens
+		c.RunOutputTokens += s.RunOutputTokens
+		c.RunCostUSD += s.RunCostUSD
 		c.latencies = append(c.latencies, s.LatenciesMS...)
 		for k, v := range s.Failures {
 			c.Failures[k] += v
 		}
+		for k, v := range s.RunFailures {
+			c.RunFailures[k] += v
+		}
 		if s.Advisory {
 			c.Advisory, c.AdvisoryReason = true, s.AdvisoryWhy
 		}
+	}
+	for dom, xs := range c.BundleScores {
+		c.BundleMean[dom] = mean(xs)
 	}
 	for id, n := range totN {
 		c.CriterionPassRate[id] = float64(passN[id]) / float64(n)
@@ -160,26 +330,45 @@ func contenderStats(m string, runs []RunSummary) ContenderStats {
 	c.Mean = mean(c.Scores)
 	c.Median, _ = shadow.Aggregate(c.Scores)
 	c.CI95 = BootstrapMeanCI(c.Scores, 0.95, bootstrapB, seedOf("ci95"))
-	c.Velocity, c.ReviewScore, c.Toxicity, c.QualityGap, c.JudgeDisagreement = mean(vel), mean(rev), mean(tox), mean(gap), mean(dis)
+	if c.Hardened > 0 {
+		v := velSum / float64(c.Hardened)
+		c.Velocity = &v
+	}
+	c.ReviewScore, c.Toxicity, c.QualityGap, c.JudgeDisagreement = mean(rev), mean(tox), mean(gap), mean(dis)
+	sort.Float64s(c.latencies)
 	if len(c.latencies) > 0 {
 		c.LatencyP50MS, c.LatencyP95MS = Quantile(c.latencies, 0.5), Quantile(c.latencies, 0.95)
 	}
 	return c
 }
 
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
 // pair compares a and b: the same criterion on the same bundle domain in the
-// same repeat, judged for both (exact McNemar), and the paired bootstrap of
-// the per-repeat aggregate score difference. Two contenders are
-// distinguishable when the difference's 95% interval excludes zero and
-// McNemar's p < 0.05.
+// same repeat, judged for both (exact McNemar, pooled and per criterion),
+// and the paired bootstrap of the per-repeat aggregate score difference.
+// Distinguishability is decided over all pairs together (decide).
 func pair(a, b string, ra, rb []RunSummary) PairResult {
-	p := PairResult{A: a, B: b, First: a, Second: b}
+	p := PairResult{First: a, Second: b, PerCriterion: []CriterionPair{}}
 	byRep := map[int]RunSummary{}
 	for _, s := range rb {
 		byRep[s.Repeat] = s
 	}
+	sort.SliceStable(ra, func(i, j int) bool { return ra[i].Repeat < ra[j].Repeat })
 	var da, db []float64
 	bOnly, cOnly := 0, 0
+	type tally struct {
+		cat                            string
+		n, both, neither, aOnly, bOnly int
+	}
+	per := map[string]*tally{}
 	for _, sa := range ra {
 		sb, ok := byRep[sa.Repeat]
 		if !ok {
@@ -196,26 +385,37 @@ func pair(a, b string, ra, rb []RunSummary) PairResult {
 				if !ok {
 					continue
 				}
+				t := per[id]
+				if t == nil {
+					t = &tally{cat: ba.Category[id]}
+					per[id] = t
+				}
+				t.n++
 				p.Paired++
 				switch {
-				case pa && !pb:
+				case pa && pb:
+					t.both++
+				case !pa && !pb:
+					t.neither++
+				case pa:
 					bOnly++
-				case !pa && pb:
+					t.aOnly++
+				default:
 					cOnly++
+					t.bOnly++
 				}
 			}
 		}
 	}
+	for _, id := range sortedKeys(per) {
+		t := per[id]
+		p.PerCriterion = append(p.PerCriterion, CriterionPair{ID: id, Category: t.cat, Paired: t.n, Both: t.both, Neither: t.neither, McNemar: McNemarExact(t.aOnly, t.bOnly)})
+	}
 	p.McNemar = McNemarExact(bOnly, cOnly)
 	p.MeanDiff = mean(da) - mean(db)
-	p.DiffCI95 = BootstrapDiffCI(da, db, 0.95, bootstrapB, seedOf(a+"|"+b))
-	p.Distinguishable = !p.DiffCI95.Contains(0) && p.McNemar.P < 0.05
-	if p.Distinguishable {
-		p.Better = a
-		if p.MeanDiff > 0 {
-			p.Better = b
-		}
-	}
+	// One seed for every pair: identical data gives identical intervals
+	// whatever the contenders are called.
+	p.DiffCI95 = BootstrapDiffCI(da, db, 0.95, bootstrapB, seedOf("diff95"))
 	if math.IsNaN(p.MeanDiff) {
 		p.MeanDiff = 0
 	}

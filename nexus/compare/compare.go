@@ -58,26 +58,34 @@ type Options struct {
 }
 
 // RunSummary is what compare keeps of one contender run (run-summary.json).
+// Calls, tokens, cost, latencies and failure classes are the contender's
+// own calls in the roles compared; Run* are the whole run's totals.
 type RunSummary struct {
-	Contender    string                   `json:"contender"`
-	Repeat       int                      `json:"repeat"`
-	Seed         int64                    `json:"seed"`
-	Dir          string                   `json:"dir"`
-	SealedHash   string                   `json:"sealed_hash"`
-	Aggregate    float64                  `json:"aggregate_shadow_score"` // median of the bundles' initial scores
-	Bundles      map[string]BundleSummary `json:"bundles"`
-	Velocity     float64                  `json:"hardening_velocity"`
-	ReviewScore  float64                  `json:"review_score"`
-	Toxicity     float64                  `json:"toxicity"`
-	QualityGap   float64                  `json:"quality_gap"`
-	InputTokens  int                      `json:"input_tokens"`
-	OutputTokens int                      `json:"output_tokens"`
-	CostUSD      float64                  `json:"cost_usd"`
-	LatenciesMS  []float64                `json:"latencies_ms"`
-	Failures     map[string]int           `json:"failure_classes"`
-	Disagreement float64                  `json:"judge_disagreement"`
-	Advisory     bool                     `json:"advisory"`
-	AdvisoryWhy  string                   `json:"advisory_reason,omitempty"`
+	Contender       string                   `json:"contender"`
+	Repeat          int                      `json:"repeat"`
+	Seed            int64                    `json:"seed"`
+	Dir             string                   `json:"dir"`
+	SealedHash      string                   `json:"sealed_hash"`
+	Aggregate       float64                  `json:"aggregate_shadow_score"` // median of the bundles' initial scores
+	Bundles         map[string]BundleSummary `json:"bundles"`
+	Velocity        float64                  `json:"hardening_velocity"` // mean over the hardened bundles
+	Hardened        int                      `json:"bundles_hardened"`
+	ReviewScore     float64                  `json:"review_score"`
+	Toxicity        float64                  `json:"toxicity"`
+	QualityGap      float64                  `json:"quality_gap"`
+	Calls           int                      `json:"calls"`
+	InputTokens     int                      `json:"input_tokens"`
+	OutputTokens    int                      `json:"output_tokens"`
+	CostUSD         float64                  `json:"cost_usd"`
+	LatenciesMS     []float64                `json:"latencies_ms"`
+	Failures        map[string]int           `json:"failure_classes"`
+	RunInputTokens  int                      `json:"run_input_tokens"`
+	RunOutputTokens int                      `json:"run_output_tokens"`
+	RunCostUSD      float64                  `json:"run_cost_usd"`
+	RunFailures     map[string]int           `json:"run_failure_classes"`
+	Disagreement    float64                  `json:"judge_disagreement"`
+	Advisory        bool                     `json:"advisory"`
+	AdvisoryWhy     string                   `json:"advisory_reason,omitempty"`
 }
 
 // BundleSummary is one bundle of a run.
@@ -298,7 +306,7 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, preset *nexus.Pre
 	if err != nil {
 		return RunSummary{}, false, err
 	}
-	s := summarise(res, model, rep, seed)
+	s := summarise(res, model, o.Roles, rep, seed)
 	b, _ := json.MarshalIndent(s, "", "  ")
 	if err := os.WriteFile(sumPath, b, 0o644); err != nil {
 		return s, false, err
@@ -306,9 +314,18 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, preset *nexus.Pre
 	return s, false, nil
 }
 
-func summarise(res *nexus.Result, model string, rep int, seed int64) RunSummary {
+// comparedRoles are the roles a contender plays.
+func comparedRoles(roles string) map[string]bool {
+	if roles == RolesAll {
+		return map[string]bool{"commander": true, "squad_lead": true, "worker": true, "reviewer": true, "synthesizer": true}
+	}
+	return map[string]bool{"commander": true}
+}
+
+func summarise(res *nexus.Result, model, roles string, rep int, seed int64) RunSummary {
 	s := RunSummary{Contender: model, Repeat: rep, Seed: seed, Dir: res.Dir, SealedHash: res.SealedHash, Bundles: map[string]BundleSummary{},
-		InputTokens: res.Telemetry.InputTokens, OutputTokens: res.Telemetry.OutputTokens, CostUSD: res.Telemetry.CostUSD, Failures: res.Telemetry.FailureClasses}
+		RunInputTokens: res.Telemetry.InputTokens, RunOutputTokens: res.Telemetry.OutputTokens, RunCostUSD: res.Telemetry.CostUSD,
+		RunFailures: res.Telemetry.FailureClasses, Failures: map[string]int{}}
 	var initial []float64
 	var vel, rev, dis []float64
 	for _, b := range res.Bundles {
@@ -325,14 +342,14 @@ func summarise(res *nexus.Result, model string, rep int, seed int64) RunSummary 
 		}
 		s.Bundles[b.Domain] = bs
 		initial = append(initial, b.Initial.Score)
-		if b.Hardening != nil {
+		if b.Hardening != nil && b.Hardening.Cycles > 0 {
 			vel = append(vel, b.Hardening.Velocity)
 		}
 		rev = append(rev, b.Review.Score)
 		dis = append(dis, b.Initial.Disagreement)
 	}
 	s.Aggregate, _ = shadow.Aggregate(initial)
-	s.Velocity, s.ReviewScore, s.Disagreement = mean(vel), mean(rev), mean(dis)
+	s.Velocity, s.Hardened, s.ReviewScore, s.Disagreement = mean(vel), len(vel), mean(rev), mean(dis)
 	if b, err := os.ReadFile(filepath.Join(res.Dir, "sandbox.json")); err == nil {
 		var m struct {
 			Overall struct {
@@ -344,31 +361,43 @@ func summarise(res *nexus.Result, model string, rep int, seed int64) RunSummary 
 			s.Toxicity, s.QualityGap = m.Overall.Toxicity, m.Overall.QualityGap
 		}
 	}
-	s.LatenciesMS = commanderLatencies(filepath.Join(res.Dir, "events.jsonl"), model)
+	if ref, err := providers.ParseRef(model); err == nil {
+		model = ref.String() // as the events write it
+	}
+	contenderCalls(&s, filepath.Join(res.Dir, "events.jsonl"), model, comparedRoles(roles))
 	return s
 }
 
-// commanderLatencies reads the contender's call latencies from events.jsonl.
-func commanderLatencies(path, model string) []float64 {
+// contenderCalls reads the contender's own calls from events.jsonl: those
+// made by model in one of the roles compared. Calls of the same model in
+// other roles (say, when the judge or the workers are that model too) are
+// not the contender's and are left out.
+func contenderCalls(s *RunSummary, path, model string, roles map[string]bool) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil
+		return
 	}
 	defer f.Close()
-	var out []float64
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	num := func(e nexus.Event, k string) float64 { v, _ := e.Data[k].(float64); return v }
 	for sc.Scan() {
 		var e nexus.Event
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Kind != nexus.EvLLMCall || e.Model != model {
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Kind != nexus.EvLLMCall || e.Model != model || !roles[e.Role] {
 			continue
 		}
-		if v, ok := e.Data["latency_ms"].(float64); ok {
-			out = append(out, v)
+		s.Calls++
+		s.InputTokens += int(num(e, "input_tokens"))
+		s.OutputTokens += int(num(e, "output_tokens"))
+		s.CostUSD += num(e, "cost_usd")
+		if c, ok := e.Data["failure_class"].(string); ok && c != "" {
+			s.Failures[c]++
+		}
+		if _, ok := e.Data["latency_ms"].(float64); ok {
+			s.LatenciesMS = append(s.LatenciesMS, num(e, "latency_ms"))
 		}
 	}
-	sort.Float64s(out)
-	return out
+	sort.Float64s(s.LatenciesMS)
 }
 
 func mean(xs []float64) float64 {

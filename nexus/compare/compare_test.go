@@ -3,6 +3,7 @@ package compare_test
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -258,5 +259,71 @@ func TestParallelContendersMatchSequentialAndResume(t *testing.T) {
 		if a, b := stats(want, m), stats(got, m); a.Rank != b.Rank || a.Mean != b.Mean {
 			t.Errorf("%s: sequential rank %d mean %v, parallel rank %d mean %v", m, a.Rank, a.Mean, b.Rank, b.Mean)
 		}
+	}
+}
+
+func TestContenderCallsAreItsOwnOnly(t *testing.T) {
+	// The default config runs every other role (workers, reviewers, judge)
+	// on mock:honest too; honest's calls, tokens, cost and latencies must be
+	// its commander calls only, like sloppy's.
+	o := options(t, "mock:honest", "mock:sloppy")
+	o.Repeats = 2
+	r, err := compare.Run(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, s := stats(r, "mock:honest"), stats(r, "mock:sloppy")
+	if h.Calls == 0 || h.Calls != s.Calls {
+		t.Errorf("commander calls: honest %d, sloppy %d; want the same non-zero count", h.Calls, s.Calls)
+	}
+	for _, run := range r.Runs {
+		if len(run.LatenciesMS) != run.Calls {
+			t.Errorf("%s/%d: %d latencies for %d calls", run.Contender, run.Repeat, len(run.LatenciesMS), run.Calls)
+		}
+		if run.InputTokens >= run.RunInputTokens || run.CostUSD >= run.RunCostUSD {
+			t.Errorf("%s/%d: contender tokens %d / cost %v not below the run's %d / %v", run.Contender, run.Repeat, run.InputTokens, run.CostUSD, run.RunInputTokens, run.RunCostUSD)
+		}
+	}
+	all := options(t, "mock:sloppy")
+	all.Repeats, all.Roles = 1, compare.RolesAll
+	ra, err := compare.Run(t.Context(), all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := ra.Contenders[0]; c.Calls <= s.Calls/2 {
+		t.Errorf("--roles all: sloppy made %d calls in one repeat, commanders only %d in two", c.Calls, s.Calls)
+	}
+}
+
+func TestCachedCallsAreStillRecorded(t *testing.T) {
+	// A second compare over the same cache answers every call from it; the
+	// contenders' tokens, cost and latencies must still be there, the same.
+	cache := filepath.Join(t.TempDir(), "cache")
+	first := options(t, "mock:sloppy")
+	first.Repeats, first.CacheDir = 2, cache
+	a, err := compare.Run(t.Context(), first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := options(t, "mock:sloppy")
+	second.Repeats, second.CacheDir = 2, cache
+	b, err := compare.Run(t.Context(), second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := a.Contenders[0], b.Contenders[0]
+	if x.Calls == 0 || x.Calls != y.Calls || x.InputTokens != y.InputTokens || math.Abs(x.CostUSD-y.CostUSD) > 1e-12 || x.RunInputTokens != y.RunInputTokens {
+		t.Errorf("fresh: %d calls %d tokens $%v run %d; cached: %d calls %d tokens $%v run %d",
+			x.Calls, x.InputTokens, x.CostUSD, x.RunInputTokens, y.Calls, y.InputTokens, y.CostUSD, y.RunInputTokens)
+	}
+	if d := cmp.Diff(a.Runs[0].LatenciesMS, b.Runs[0].LatenciesMS); d != "" {
+		t.Errorf("cached calls should carry the original latencies (-fresh +cached)\n%s", d)
+	}
+	ev, err := os.ReadFile(filepath.Join(b.Runs[0].Dir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ev), `"cached":true`) {
+		t.Error("cached calls are not marked in events.jsonl")
 	}
 }
