@@ -16,14 +16,15 @@ type CacheStats struct {
 }
 
 // Cache is a content-addressed on-disk cache of successful responses, keyed
-// on the provider reference and everything in the request that shapes the
-// answer (messages, schema name and JSON, seed, temperature, max tokens).
+// on the provider reference, its endpoint (two servers behind one kind are
+// different providers) and everything in the request that shapes the answer
+// (messages, schema name and JSON, seed, temperature, max tokens).
 // Re-running with the same directory reuses identical calls instead of
 // paying twice. Writes are atomic (temp file + rename).
-func Cache(dir string, ref Ref, stats *CacheStats) Middleware {
+func Cache(dir string, ref Ref, endpoint string, stats *CacheStats) Middleware {
 	return func(p Provider) Provider {
 		return ProviderFunc(func(ctx context.Context, req Request) (Response, error) {
-			key := CacheKey(ref, req)
+			key := CacheKey(ref, endpoint, req)
 			path := filepath.Join(dir, key[:2], key+".json")
 			if b, err := os.ReadFile(path); err == nil {
 				var resp Response
@@ -61,16 +62,17 @@ func Cache(dir string, ref Ref, stats *CacheStats) Middleware {
 }
 
 // CacheKey is the hex SHA-256 of a request's identity.
-func CacheKey(ref Ref, req Request) string {
+func CacheKey(ref Ref, endpoint string, req Request) string {
 	id := struct {
 		Ref         string    `json:"ref"`
+		Endpoint    string    `json:"endpoint,omitempty"`
 		Messages    []Message `json:"messages"`
 		Schema      string    `json:"schema,omitempty"`
 		SchemaJSON  string    `json:"schema_json,omitempty"`
 		Seed        *int64    `json:"seed,omitempty"`
 		Temperature *float64  `json:"temperature,omitempty"`
 		MaxTokens   int       `json:"max_tokens,omitempty"`
-	}{Ref: ref.String(), Messages: req.Messages, Seed: req.Seed, Temperature: req.Temperature, MaxTokens: req.MaxTokens}
+	}{Ref: ref.String(), Endpoint: endpoint, Messages: req.Messages, Seed: req.Seed, Temperature: req.Temperature, MaxTokens: req.MaxTokens}
 	if req.Schema != nil {
 		id.Schema, id.SchemaJSON = req.Schema.Name, string(req.Schema.JSON)
 	}

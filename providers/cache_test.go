@@ -19,7 +19,7 @@ func TestCacheReusesIdenticalCallsOnly(t *testing.T) {
 	})
 	var st CacheStats
 	ref := Ref{Kind: "mock", Model: "honest"}
-	p := Cache(dir, ref, &st)(base)
+	p := Cache(dir, ref, "", &st)(base)
 	req := Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}, Seed: Int64(1)}
 	a, _ := p.Complete(t.Context(), req)
 	b, _ := p.Complete(t.Context(), req)
@@ -27,7 +27,7 @@ func TestCacheReusesIdenticalCallsOnly(t *testing.T) {
 		t.Fatalf("calls %d hits %d", calls, st.Hits.Load())
 	}
 	// a new process with the same directory still hits
-	p2 := Cache(dir, ref, nil)(base)
+	p2 := Cache(dir, ref, "", nil)(base)
 	if _, err := p2.Complete(t.Context(), req); err != nil || calls != 1 {
 		t.Fatalf("on-disk reuse failed: calls %d", calls)
 	}
@@ -42,8 +42,11 @@ func TestCacheReusesIdenticalCallsOnly(t *testing.T) {
 			t.Errorf("distinct request served from cache: %+v", r)
 		}
 	}
-	if CacheKey(Ref{Kind: "mock", Model: "sloppy"}, req) == CacheKey(ref, req) {
+	if CacheKey(Ref{Kind: "mock", Model: "sloppy"}, "", req) == CacheKey(ref, "", req) {
 		t.Error("model not in the key")
+	}
+	if CacheKey(ref, "http://a:8080/v1", req) == CacheKey(ref, "http://b:8080/v1", req) {
+		t.Error("endpoint not in the key: two servers behind one kind would share answers")
 	}
 	// failures are not cached
 	fail = true

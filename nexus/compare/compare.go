@@ -161,7 +161,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if o.CacheDir == "" {
 			return p
 		}
-		return providers.Cache(o.CacheDir, ref, nil)(p)
+		return providers.Cache(o.CacheDir, ref, cfg.Providers[ref.Kind].BaseURL, nil)(p)
 	}
 	// Seal once.
 	preset, hash, err := sealOnce(ctx, o, &cfg, wrap)
