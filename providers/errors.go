@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -179,4 +181,29 @@ func ClassForStatus(status int, code string) Class {
 	default:
 		return ClassPermanent
 	}
+}
+
+// RetryAfterHeader reads the server-requested delay from response headers:
+// retry-after-ms (Azure, Anthropic), else Retry-After in seconds or as an
+// HTTP date. It returns 0 when there is none.
+func RetryAfterHeader(h http.Header) time.Duration {
+	if h == nil {
+		return 0
+	}
+	if v := h.Get("retry-after-ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(0, time.Until(t))
+	}
+	return 0
 }

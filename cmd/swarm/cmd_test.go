@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
+	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/shadow"
 )
@@ -699,5 +701,38 @@ func TestBadCompareFileNamesFileLineAndKey(t *testing.T) {
 				t.Error("a bad compare file still started a comparison")
 			}
 		})
+	}
+}
+
+func TestProvidersListBedrockNeedsCredentialsAndRegion(t *testing.T) {
+	cfg, err := nexus.LoadConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := func(env map[string]string, region string) ProviderStatus {
+		kc := cfg.Providers["bedrock"]
+		kc.Options = map[string]string{"region": region}
+		c := *cfg
+		c.Providers = maps.Clone(cfg.Providers)
+		c.Providers["bedrock"] = kc
+		for _, st := range providerStatuses(&c, newRegistry(), func(k string) string { return env[k] }) {
+			if st.Kind == "bedrock" {
+				return st
+			}
+		}
+		t.Fatal("no bedrock row")
+		return ProviderStatus{}
+	}
+	if st := status(nil, "us-east-1"); st.Usable || !strings.Contains(st.Status, "credentials") {
+		t.Errorf("no credentials: %+v", st)
+	}
+	if st := status(map[string]string{"AWS_PROFILE": "dev"}, ""); st.Usable || !strings.Contains(st.Status, "region") {
+		t.Errorf("no region: %+v", st)
+	}
+	if st := status(map[string]string{"AWS_PROFILE": "dev", "AWS_REGION": "eu-west-1"}, ""); !st.Usable {
+		t.Errorf("AWS_REGION set: %+v", st)
+	}
+	if st := status(map[string]string{"AWS_ACCESS_KEY_ID": "AKID"}, "us-east-1"); !st.Usable {
+		t.Errorf("credentials and options.region: %+v", st)
 	}
 }

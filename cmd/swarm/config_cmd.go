@@ -167,10 +167,15 @@ func providerStatuses(cfg *nexus.Config, reg *providers.Registry, getenv func(st
 		case !ok:
 			st.Status = "not available in this build"
 		case kind == "bedrock":
-			st.Usable = getenv("AWS_ACCESS_KEY_ID") != "" || getenv("AWS_PROFILE") != ""
-			st.Status = "needs AWS credentials (AWS_ACCESS_KEY_ID or AWS_PROFILE)"
-			if st.Usable {
-				st.Status = "AWS credentials found"
+			creds := getenv("AWS_ACCESS_KEY_ID") != "" || getenv("AWS_PROFILE") != ""
+			region := kc.Options["region"] != "" || getenv("AWS_REGION") != "" || getenv("AWS_DEFAULT_REGION") != ""
+			switch {
+			case !creds:
+				st.Status = "needs AWS credentials (AWS_ACCESS_KEY_ID or AWS_PROFILE)"
+			case !region:
+				st.Status = "needs a region (providers.bedrock.options.region or AWS_REGION)"
+			default:
+				st.Usable, st.Status = true, "AWS credentials found"
 			}
 		case keyEnv != "" && getenv(keyEnv) == "" && (kind == "openai" || kind == "azure" || kind == "anthropic" || kind == "google" || kind == "mistral"):
 			st.Status = "missing " + keyEnv

@@ -7,14 +7,28 @@
 package langchain
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/smithy-go"
+	"github.com/google/generative-ai-go/genai"
+	"google.golang.org/api/googleapi"
+	"google.golang.org/api/option"
 
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
@@ -27,12 +41,17 @@ import (
 )
 
 var kinds = []providers.KindInfo{
-	{Kind: "anthropic", Description: "Anthropic Messages API (langchaingo)", DefaultKeyEnv: "ANTHROPIC_API_KEY"},
-	{Kind: "google", Description: "Google Gemini (langchaingo)", DefaultKeyEnv: "GOOGLE_API_KEY"},
+	{Kind: "anthropic", Description: "Anthropic Messages API (langchaingo; options.max_tokens, default 4096)", DefaultKeyEnv: "ANTHROPIC_API_KEY"},
+	{Kind: "google", Description: "Google Gemini API (langchaingo)", DefaultKeyEnv: "GOOGLE_API_KEY"},
 	{Kind: "mistral", Description: "Mistral (langchaingo)", DefaultKeyEnv: "MISTRAL_API_KEY"},
-	{Kind: "bedrock", Description: "AWS Bedrock (langchaingo; AWS credentials from the environment, options.region)"},
-	{Kind: "ollama-native", Description: "Ollama native API (langchaingo; no key)", DefaultBaseURL: "http://localhost:11434"},
+	{Kind: "bedrock", Description: "AWS Bedrock InvokeModel (langchaingo; AWS credentials from the environment or profile; options.region, else AWS_REGION)"},
+	{Kind: "ollama-native", Description: "Ollama native /api/chat (langchaingo; no key)", DefaultBaseURL: "http://localhost:11434"},
 }
+
+// DefaultAnthropicMaxTokens is the max_tokens sent to Anthropic (which
+// requires one) when neither the request nor options.max_tokens sets it.
+// Every current Claude model accepts 4096; langchaingo's own default is 2048.
+const DefaultAnthropicMaxTokens = 4096
 
 // Register adds this package's kinds to r.
 func Register(r *providers.Registry) {
@@ -45,6 +64,11 @@ func Register(r *providers.Registry) {
 type Provider struct {
 	ref providers.Ref
 	llm llms.Model
+	// defaultMaxTokens is sent when a request sets none (0: the backend's).
+	defaultMaxTokens int
+	// detached: the backend ignores ctx (Mistral's SDK), so Complete waits
+	// for it in a goroutine and returns when ctx ends.
+	detached bool
 }
 
 // New builds the provider for ref. It does not call the network.
@@ -56,51 +80,192 @@ func New(ref providers.Ref, cfg providers.KindConfig) (providers.Provider, error
 		}
 		return nil
 	}
-	var llm llms.Model
+	p := &Provider{ref: ref}
+	if v := cfg.Options["max_tokens"]; v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%s: options.max_tokens %q: want a positive integer", ref, v)
+		}
+		p.defaultMaxTokens = n
+	}
+	// Every HTTP client we can hand to langchaingo records the status,
+	// headers and last body line of each call (see capture).
+	hc := &http.Client{Transport: capture{base: http.DefaultTransport}}
 	var err error
 	switch ref.Kind {
 	case "anthropic":
 		if err := needKey(); err != nil {
 			return nil, err
 		}
-		opts := []anthropic.Option{anthropic.WithToken(key), anthropic.WithModel(ref.Model)}
-		if cfg.BaseURL != "" {
-			opts = append(opts, anthropic.WithBaseURL(cfg.BaseURL))
+		if p.defaultMaxTokens == 0 {
+			p.defaultMaxTokens = DefaultAnthropicMaxTokens
 		}
-		llm, err = anthropic.New(opts...)
+		opts := []anthropic.Option{anthropic.WithToken(key), anthropic.WithModel(ref.Model), anthropic.WithHTTPClient(hc)}
+		if cfg.BaseURL != "" {
+			opts = append(opts, anthropic.WithBaseURL(strings.TrimRight(cfg.BaseURL, "/")))
+		}
+		p.llm, err = anthropic.New(opts...)
 	case "google":
 		if err := needKey(); err != nil {
 			return nil, err
 		}
-		llm, err = googleai.New(context.Background(), googleai.WithAPIKey(key), googleai.WithDefaultModel(ref.Model))
+		opts := []googleai.Option{googleai.WithAPIKey(key), googleai.WithDefaultModel(ref.Model)}
+		if cfg.BaseURL != "" {
+			// The genai client speaks REST; point it at another endpoint
+			// (a proxy, or a test server).
+			opts = append(opts, func(o *googleai.Options) {
+				o.ClientOptions = append(o.ClientOptions, option.WithEndpoint(strings.TrimRight(cfg.BaseURL, "/")))
+			})
+		}
+		p.llm, err = googleai.New(context.Background(), opts...)
 	case "mistral":
 		if err := needKey(); err != nil {
 			return nil, err
 		}
-		opts := []mistral.Option{mistral.WithAPIKey(key), mistral.WithModel(ref.Model)}
-		if cfg.BaseURL != "" {
-			opts = append(opts, mistral.WithEndpoint(cfg.BaseURL))
+		// The SDK retries 429 and 5xx itself (5 times, resending an empty
+		// body after the first try); swarm's retry middleware does that.
+		opts := []mistral.Option{mistral.WithAPIKey(key), mistral.WithModel(ref.Model), mistral.WithMaxRetries(1)}
+		if cfg.Timeout > 0 {
+			opts = append(opts, mistral.WithTimeout(cfg.Timeout))
 		}
-		llm, err = mistral.New(opts...)
+		if cfg.BaseURL != "" {
+			opts = append(opts, mistral.WithEndpoint(strings.TrimRight(cfg.BaseURL, "/")))
+		}
+		p.llm, err = mistral.New(opts...)
+		p.detached = true
 	case "bedrock":
-		llm, err = bedrock.New(bedrock.WithModel(ref.Model))
-	case "ollama-native":
-		opts := []ollama.Option{ollama.WithModel(ref.Model)}
-		if cfg.BaseURL != "" {
-			opts = append(opts, ollama.WithServerURL(cfg.BaseURL))
+		var client *bedrockruntime.Client
+		client, err = bedrockClient(cfg)
+		if err == nil {
+			p.llm, err = bedrock.New(bedrock.WithModel(ref.Model), bedrock.WithClient(client))
 		}
-		llm, err = ollama.New(opts...)
+	case "ollama-native":
+		opts := []ollama.Option{ollama.WithModel(ref.Model), ollama.WithHTTPClient(hc)}
+		if cfg.BaseURL != "" {
+			opts = append(opts, ollama.WithServerURL(strings.TrimRight(cfg.BaseURL, "/")))
+		}
+		p.llm, err = ollama.New(opts...)
 	default:
 		return nil, fmt.Errorf("%w %q", providers.ErrUnknownKind, ref.Kind)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
 	}
-	return &Provider{ref: ref, llm: llm}, nil
+	return p, nil
+}
+
+// bedrockClient builds the Bedrock runtime client from the AWS default
+// chain (environment, shared config, SSO, instance role), with
+// options.region (else AWS_REGION), base_url as an endpoint override, and
+// the SDK's own retries off: swarm's retry middleware decides.
+func bedrockClient(cfg providers.KindConfig) (*bedrockruntime.Client, error) {
+	opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRetryMaxAttempts(1)}
+	if r := cfg.Options["region"]; r != "" {
+		opts = append(opts, awsconfig.WithRegion(r))
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, awsconfig.WithBaseEndpoint(strings.TrimRight(cfg.BaseURL, "/")))
+	}
+	ac, err := awsconfig.LoadDefaultConfig(context.Background(), opts...)
+	if err != nil {
+		return nil, err
+	}
+	if ac.Region == "" {
+		return nil, errors.New("no AWS region: set providers.bedrock.options.region or AWS_REGION")
+	}
+	return bedrockruntime.NewFromConfig(ac), nil
 }
 
 // NewWithModel wraps an existing langchaingo model (tests, custom backends).
 func NewWithModel(ref providers.Ref, m llms.Model) *Provider { return &Provider{ref: ref, llm: m} }
+
+type callKey struct{}
+
+// call is what the capture transport saw of one request.
+type call struct {
+	mu     sync.Mutex
+	status int
+	header http.Header
+	tail   lastLine
+}
+
+func (c *call) snapshot() (int, http.Header, string) {
+	if c == nil {
+		return 0, nil, ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.status, c.header, c.tail.String()
+}
+
+// capture records the status, headers and last body line of responses
+// for the call in the request's context. langchaingo drops all three: the
+// Retry-After header, the status of an Ollama error, and Ollama's final
+// NDJSON line with done_reason.
+type capture struct{ base http.RoundTripper }
+
+func (t capture) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
+	c, _ := r.Context().Value(callKey{}).(*call)
+	if resp == nil || c == nil {
+		return resp, err
+	}
+	c.mu.Lock()
+	c.status, c.header = resp.StatusCode, resp.Header.Clone()
+	c.tail = lastLine{}
+	c.mu.Unlock()
+	resp.Body = &tailReader{rc: resp.Body, c: c}
+	return resp, err
+}
+
+type tailReader struct {
+	rc io.ReadCloser
+	c  *call
+}
+
+func (t *tailReader) Read(b []byte) (int, error) {
+	n, err := t.rc.Read(b)
+	if n > 0 {
+		t.c.mu.Lock()
+		t.c.tail.Write(b[:n])
+		t.c.mu.Unlock()
+	}
+	return n, err
+}
+
+func (t *tailReader) Close() error { return t.rc.Close() }
+
+// lastLine keeps the last non-blank line written to it (bounded).
+type lastLine struct{ last, cur []byte }
+
+const maxLine = 1 << 20
+
+func (l *lastLine) Write(b []byte) {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			if len(l.cur)+len(b) <= maxLine {
+				l.cur = append(l.cur, b...)
+			}
+			return
+		}
+		if len(l.cur)+i <= maxLine {
+			l.cur = append(l.cur, b[:i]...)
+		}
+		if len(bytes.TrimSpace(l.cur)) > 0 {
+			l.last = append(l.last[:0], l.cur...)
+		}
+		l.cur = l.cur[:0]
+		b = b[i+1:]
+	}
+}
+
+func (l *lastLine) String() string {
+	if len(bytes.TrimSpace(l.cur)) > 0 {
+		return string(l.cur)
+	}
+	return string(l.last)
+}
 
 // SchemaInstruction is the system text that carries the output schema.
 func SchemaInstruction(s *providers.Schema) string {
@@ -122,14 +287,16 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 	}
 	if req.Schema != nil {
 		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, SchemaInstruction(req.Schema)))
-		msgs = mergeSystem(msgs)
 	}
+	// One system prompt, first: Anthropic glues several together without a
+	// separator and Gemini keeps only the last.
+	msgs = mergeSystem(msgs)
 	var opts []llms.CallOption
 	if req.Temperature != nil {
 		opts = append(opts, llms.WithTemperature(*req.Temperature))
 	}
-	if req.MaxTokens > 0 {
-		opts = append(opts, llms.WithMaxTokens(req.MaxTokens))
+	if mt := cmp.Or(req.MaxTokens, p.defaultMaxTokens); mt > 0 {
+		opts = append(opts, llms.WithMaxTokens(mt))
 	}
 	if req.Seed != nil {
 		opts = append(opts, llms.WithSeed(int(*req.Seed)))
@@ -137,11 +304,13 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 	if req.Schema != nil && p.ref.Kind == "ollama-native" {
 		opts = append(opts, llms.WithJSONMode())
 	}
+	c := &call{}
+	cctx := context.WithValue(ctx, callKey{}, c)
 	start := time.Now()
-	out, err := p.llm.GenerateContent(ctx, msgs, opts...)
+	out, err := p.generate(cctx, msgs, opts)
 	lat := time.Since(start)
 	if err != nil {
-		return providers.Response{Latency: lat}, p.classify(ctx, err)
+		return providers.Response{Latency: lat}, p.classify(ctx, err, c)
 	}
 	if out == nil || len(out.Choices) == 0 {
 		return providers.Response{Latency: lat}, &providers.Error{Class: providers.ClassUnparseable, Provider: p.ref.Kind, Model: p.ref.Model, Msg: "no choices in the response"}
@@ -149,13 +318,25 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 	var text strings.Builder
 	var usage providers.Usage
 	stop := ""
-	for _, c := range out.Choices {
-		text.WriteString(c.Content)
-		u := NormaliseUsage(c.GenerationInfo)
+	for _, ch := range out.Choices {
+		text.WriteString(ch.Content)
+		// Every backend copies the whole response's usage into each choice
+		// (Anthropic: one choice per content block), so take it once.
+		u := NormaliseUsage(ch.GenerationInfo)
 		usage.InputTokens = max(usage.InputTokens, u.InputTokens)
-		usage.OutputTokens += u.OutputTokens
-		if c.StopReason != "" {
-			stop = c.StopReason
+		usage.OutputTokens = max(usage.OutputTokens, u.OutputTokens)
+		if ch.StopReason != "" && (stop == "" || normaliseStop(stop) == providers.FinishStop) {
+			stop = ch.StopReason
+		}
+	}
+	if p.ref.Kind == "ollama-native" && stop == "" {
+		// langchaingo drops Ollama's done_reason; the final NDJSON line has it.
+		_, _, last := c.snapshot()
+		var fin struct {
+			DoneReason string `json:"done_reason"`
+		}
+		if json.Unmarshal([]byte(last), &fin) == nil {
+			stop = fin.DoneReason
 		}
 	}
 	resp := providers.Response{Text: text.String(), Usage: usage, Model: p.ref.Model, FinishReason: normaliseStop(stop), Latency: lat}
@@ -166,6 +347,29 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 		return resp, &providers.Error{Class: providers.ClassRefused, Provider: p.ref.Kind, Model: p.ref.Model, Raw: resp.Text, Msg: "refused or filtered (" + stop + ")"}
 	}
 	return resp, nil
+}
+
+// generate calls the backend; for one that ignores ctx it returns as soon
+// as ctx ends and leaves the call to finish (bounded by the SDK's timeout).
+func (p *Provider) generate(ctx context.Context, msgs []llms.MessageContent, opts []llms.CallOption) (*llms.ContentResponse, error) {
+	if !p.detached {
+		return p.llm.GenerateContent(ctx, msgs, opts...)
+	}
+	type result struct {
+		out *llms.ContentResponse
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := p.llm.GenerateContent(ctx, msgs, opts...)
+		done <- result{out, err}
+	}()
+	select {
+	case r := <-done:
+		return r.out, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // mergeSystem moves system messages to the front as one message (Anthropic
@@ -190,16 +394,21 @@ func mergeSystem(msgs []llms.MessageContent) []llms.MessageContent {
 	return append([]llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, strings.Join(sys, "\n\n"))}, rest...)
 }
 
+// normaliseStop maps a backend's stop reason to a providers.Finish*
+// value: Anthropic and Bedrock "max_tokens", Mistral and OpenAI-style
+// "length", Ollama's done_reason "length", Gemini's genai enum names
+// ("FinishReasonMaxTokens", "FinishReasonSafety") and their REST forms
+// ("MAX_TOKENS", "SAFETY").
 func normaliseStop(s string) string {
-	switch strings.ToLower(s) {
-	case "max_tokens", "length", "max_tokens_reached", "model_length":
+	k := strings.ToLower(strings.TrimPrefix(s, "FinishReason"))
+	k = strings.ReplaceAll(k, "_", "")
+	switch k {
+	case "maxtokens", "length", "maxtokensreached", "modellength":
 		return providers.FinishLength
-	case "safety", "content_filter", "recitation", "blocklist", "prohibited_content":
+	case "safety", "contentfilter", "recitation", "blocklist", "prohibitedcontent", "spii", "imagesafety":
 		return providers.FinishFilter
 	case "refusal":
 		return providers.FinishRefusal
-	case "":
-		return providers.FinishStop
 	}
 	return providers.FinishStop
 }
@@ -222,14 +431,16 @@ func NormaliseUsage(info map[string]any) providers.Usage {
 	u.OutputTokens = pick("OutputTokens", "CompletionTokens", "output_tokens", "completion_tokens", "EvalCount", "outputTokens")
 	if u.InputTokens == 0 && u.OutputTokens == 0 {
 		if nested, ok := info["usage"]; ok {
-			switch n := nested.(type) {
-			case map[string]any:
-				return NormaliseUsage(n)
-			default:
-				// struct values (e.g. Mistral's UsageInfo): read exported fields by name via fmt
-				s := fmt.Sprintf("%+v", n)
-				u.InputTokens = fieldInt(s, "PromptTokens")
-				u.OutputTokens = fieldInt(s, "CompletionTokens")
+			m, ok := nested.(map[string]any)
+			if !ok {
+				// A struct (Mistral's UsageInfo, json tags prompt_tokens /
+				// completion_tokens): read it through its JSON form.
+				if b, err := json.Marshal(nested); err == nil {
+					_ = json.Unmarshal(b, &m)
+				}
+			}
+			if m != nil {
+				return NormaliseUsage(m)
 			}
 		}
 	}
@@ -255,50 +466,121 @@ func toInt(v any) (int, bool) {
 	return 0, false
 }
 
-func fieldInt(s, name string) int {
-	m := regexp.MustCompile(name + `:(\d+)`).FindStringSubmatch(s)
-	if m == nil {
-		return 0
-	}
-	n, _ := strconv.Atoi(m[1])
-	return n
-}
+// statusRe finds an HTTP status in error texts: Anthropic's "unexpected
+// status code: 529", Mistral's "(HTTP Error 429)", "HTTP status: 503".
+var statusRe = regexp.MustCompile(`(?i)(?:status(?: code)?[:= ]*|HTTP (?:Error |status: )?)(\d{3})\b`)
 
-var statusRe = regexp.MustCompile(`(?i)(?:status(?: code)?[:= ]*|HTTP )(\d{3})`)
-
-// classify maps a backend error to a failure class: langchaingo's error codes
-// where it sets them, else an HTTP status found in the message, else the
-// context.
-func (p *Provider) classify(ctx context.Context, err error) error {
+// classify maps a backend error to a failure class. It prefers what the
+// wire said (the HTTP status and headers the capture transport saw, or
+// the status carried by the Google and AWS SDK errors), then typed SDK
+// errors, then langchaingo's string-based error codes.
+func (p *Provider) classify(ctx context.Context, err error, c *call) error {
 	e := &providers.Error{Provider: p.ref.Kind, Model: p.ref.Model, Err: err}
-	mapped := llms.NewErrorMapper(p.ref.Kind).Map(err)
-	var le *llms.Error
-	code := ""
-	if errors.As(mapped, &le) {
-		code = string(le.Code)
+	status, hdr, tail := c.snapshot()
+	if status < 400 {
+		status = 0
 	}
-	status := 0
-	if m := statusRe.FindStringSubmatch(err.Error()); m != nil {
-		status, _ = strconv.Atoi(m[1])
+	msg := strings.ToLower(err.Error())
+	var gerr *googleapi.Error
+	var aerr smithy.APIError
+	var rerr *awshttp.ResponseError
+	var blocked *genai.BlockedError
+	awsCode := ""
+	if errors.As(err, &gerr) {
+		status, hdr = gerr.Code, gerr.Header
+		details, _ := json.Marshal(gerr.Details) // QuotaFailure quotaId says per day or per minute
+		msg += " " + strings.ToLower(gerr.Message+" "+string(details))
+	}
+	if errors.As(err, &rerr) {
+		status = rerr.HTTPStatusCode()
+		if rerr.Response != nil {
+			hdr = rerr.Response.Header
+		}
+	}
+	if errors.As(err, &aerr) {
+		awsCode = aerr.ErrorCode()
+	}
+	if status == 0 {
+		if m := statusRe.FindStringSubmatch(err.Error()); m != nil {
+			status, _ = strconv.Atoi(m[1])
+		}
 	}
 	e.StatusCode = status
+	e.RetryAfter = providers.RetryAfterHeader(hdr)
+	if e.RetryAfter == 0 && gerr != nil {
+		e.RetryAfter = googleRetryDelay(gerr)
+	}
+	code := ""
+	var le *llms.Error
+	if errors.As(llms.NewErrorMapper(p.ref.Kind).Map(err), &le) {
+		code = string(le.Code)
+	}
+	var ne net.Error
 	switch {
-	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil || code == string(llms.ErrCodeTimeout):
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) ||
+		awsCode == "ModelTimeoutException" || status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
 		e.Class = providers.ClassTimeout
-	case code == string(llms.ErrCodeQuotaExceeded) || strings.Contains(strings.ToLower(err.Error()), "quota"):
+	case errors.As(err, &blocked):
+		e.Class = providers.ClassRefused
+	case strings.Contains(msg, "completed due to max_tokens"):
+		// Bedrock's Anthropic adapter turns stop_reason max_tokens into an error.
+		e.Class, e.Err = providers.ClassUnparseable, fmt.Errorf("%w: %w", providers.ErrTruncated, err)
+	case isQuota(msg, awsCode, status):
 		e.Class = providers.ClassQuota
-	case code == string(llms.ErrCodeRateLimit) || status == http.StatusTooManyRequests:
+	case status == http.StatusTooManyRequests || awsCode == "ThrottlingException":
+		e.Class = providers.ClassRateLimited
+	case awsCode == "ServiceUnavailableException" || awsCode == "InternalServerException" || awsCode == "ModelNotReadyException":
+		e.Class = providers.ClassTransient
+	case status > 0:
+		// 529 (Anthropic overloaded) and every 5xx are transient; other 4xx permanent.
+		e.Class = providers.ClassForStatus(status, "")
+		if status == http.StatusBadRequest && (code == string(llms.ErrCodeContentFilter)) {
+			e.Class = providers.ClassRefused
+		}
+	case errors.Is(err, anthropic.ErrEmptyResponse) || errors.Is(err, ollama.ErrEmptyResponse):
+		e.Class = providers.ClassUnparseable
+		if strings.Contains(tail, `"stop_reason":"refusal"`) {
+			e.Class = providers.ClassRefused
+		}
+	case code == string(llms.ErrCodeRateLimit):
 		e.Class = providers.ClassRateLimited
 	case code == string(llms.ErrCodeContentFilter):
 		e.Class = providers.ClassRefused
-	case code == string(llms.ErrCodeProviderUnavailable) || status >= 500:
-		e.Class = providers.ClassTransient
-	case status > 0:
-		e.Class = providers.ClassForStatus(status, "")
-	case code == string(llms.ErrCodeAuthentication) || code == string(llms.ErrCodeInvalidRequest):
-		e.Class = providers.ClassPermanent
+	case code == string(llms.ErrCodeAuthentication) || code == string(llms.ErrCodeInvalidRequest) ||
+		code == string(llms.ErrCodeResourceNotFound) || code == string(llms.ErrCodeTokenLimit) || code == string(llms.ErrCodeNotImplemented):
+		e.Class = providers.ClassPermanent // e.g. Ollama's "model not found" (status lost in its stream)
 	default:
-		e.Class = providers.ClassTransient // connection failures and the like
+		e.Class = providers.ClassTransient // connection refused, reset, a cut-off body, "server busy"
 	}
 	return e
+}
+
+// isQuota reports a spent budget (no retry helps) as opposed to a rate limit.
+func isQuota(msg, awsCode string, status int) bool {
+	switch {
+	case awsCode == "ServiceQuotaExceededException" || status == http.StatusPaymentRequired:
+		return true
+	case strings.Contains(msg, "insufficient_quota") || strings.Contains(msg, "credit balance"):
+		return true
+	case status == http.StatusTooManyRequests:
+		// Gemini says "exceeded your current quota ... billing" for its
+		// per-minute limits too; only a per-day quotaId means spent.
+		return strings.Contains(msg, "perday")
+	}
+	return strings.Contains(msg, "billing") || strings.Contains(msg, "quota exceeded")
+}
+
+// googleRetryDelay reads the retryDelay of a google.rpc.RetryInfo detail
+// ("37s") in a Gemini error.
+func googleRetryDelay(e *googleapi.Error) time.Duration {
+	for _, d := range e.Details {
+		m, ok := d.(map[string]any)
+		if !ok || !strings.HasSuffix(fmt.Sprint(m["@type"]), "google.rpc.RetryInfo") {
+			continue
+		}
+		if v, err := time.ParseDuration(fmt.Sprint(m["retryDelay"])); err == nil {
+			return v
+		}
+	}
+	return 0
 }

@@ -8,9 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
-	"strconv"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -23,12 +24,17 @@ import (
 // Kinds served by this package.
 var kinds = []providers.KindInfo{
 	{Kind: "openai", Description: "OpenAI API", DefaultKeyEnv: "OPENAI_API_KEY", DefaultBaseURL: "https://api.openai.com/v1"},
-	{Kind: "azure", Description: "Azure OpenAI (base_url required; options.api_version)", DefaultKeyEnv: "AZURE_OPENAI_API_KEY"},
+	{Kind: "azure", Description: "Azure OpenAI (base_url https://RESOURCE.openai.azure.com required; model = deployment name; options.api_version, default " + DefaultAzureAPIVersion + ")", DefaultKeyEnv: "AZURE_OPENAI_API_KEY"},
 	{Kind: "ollama", Description: "Ollama's OpenAI-compatible API (no key)", DefaultBaseURL: "http://localhost:11434/v1"},
 	{Kind: "vllm", Description: "vLLM OpenAI-compatible server (no key)", DefaultBaseURL: "http://localhost:8000/v1"},
 	{Kind: "lmstudio", Description: "LM Studio local server (no key)", DefaultBaseURL: "http://localhost:1234/v1"},
 	{Kind: "openai-compatible", Description: "any OpenAI-compatible server (base_url required; api_key_env optional)"},
 }
+
+// DefaultAzureAPIVersion is the Azure OpenAI api-version sent when
+// options.api_version is unset. It must support response_format json_schema
+// (structured outputs), which go-openai's own default (2023-05-15) does not.
+const DefaultAzureAPIVersion = "2024-10-21"
 
 // needsKey lists kinds that cannot work without an API key.
 var needsKey = map[string]bool{"openai": true, "azure": true}
@@ -44,6 +50,10 @@ func Register(r *providers.Registry) {
 type Provider struct {
 	ref    providers.Ref
 	client *goopenai.Client
+	// reasoning: the model takes no temperature and no max_tokens.
+	reasoning bool
+	// completionTokens: send the token limit as max_completion_tokens.
+	completionTokens bool
 }
 
 // New builds the provider for ref.
@@ -57,49 +67,109 @@ func New(ref providers.Ref, cfg providers.KindConfig) (providers.Provider, error
 	}
 	var cc goopenai.ClientConfig
 	if ref.Kind == "azure" {
-		cc = goopenai.DefaultAzureConfig(key, cfg.BaseURL)
+		cc = goopenai.DefaultAzureConfig(key, strings.TrimRight(cfg.BaseURL, "/"))
+		cc.APIVersion = DefaultAzureAPIVersion
 		if v := cfg.Options["api_version"]; v != "" {
 			cc.APIVersion = v
 		}
+		// The model part of azure:NAME is the deployment name, used verbatim
+		// (go-openai's default mapper strips dots from "3.5" names).
+		cc.AzureModelMapperFunc = func(model string) string { return model }
 	} else {
 		cc = goopenai.DefaultConfig(key)
 		cc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+		cc.OrgID = cfg.Options["organization"] // OpenAI-Organization header
 	}
 	cc.HTTPClient = &http.Client{Transport: headerCapture{base: http.DefaultTransport}}
-	return &Provider{ref: ref, client: goopenai.NewClientWithConfig(cc)}, nil
+	p := &Provider{ref: ref, client: goopenai.NewClientWithConfig(cc), reasoning: isReasoningModel(ref.Model)}
+	switch cfg.Options["token_limit_param"] {
+	case "":
+		// OpenAI itself accepts max_completion_tokens for every chat model
+		// and rejects max_tokens for reasoning models; other servers
+		// (Ollama, vLLM, LM Studio, older Azure api-versions) know max_tokens.
+		p.completionTokens = ref.Kind == "openai" || p.reasoning
+	case "max_completion_tokens":
+		p.completionTokens = true
+	case "max_tokens":
+		if p.reasoning {
+			return nil, fmt.Errorf("%s: options.token_limit_param max_tokens: reasoning models accept only max_completion_tokens", ref)
+		}
+	default:
+		return nil, fmt.Errorf("%s: options.token_limit_param %q: want max_tokens or max_completion_tokens", ref, cfg.Options["token_limit_param"])
+	}
+	return p, nil
+}
+
+// isReasoningModel reports whether model is an OpenAI reasoning model
+// (o1, o3, o4, gpt-5 families): these reject max_tokens and any temperature
+// other than the default, and go-openai refuses such requests client-side.
+func isReasoningModel(model string) bool {
+	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 { // "openai/o3-mini" on routers
+		m = m[i+1:]
+	}
+	for _, p := range []string{"o1", "o3", "o4", "gpt-5", "gpt-6"} {
+		if m == p || strings.HasPrefix(m, p+"-") || strings.HasPrefix(m, p+".") {
+			return true
+		}
+	}
+	return false
 }
 
 type holderKey struct{}
 
 // holder receives the response headers of one call (go-openai does not
-// expose them, and Retry-After lives there).
+// expose them on errors, and Retry-After lives there) and whether the
+// request reached the transport at all.
 type holder struct {
-	mu sync.Mutex
-	h  http.Header
+	mu   sync.Mutex
+	sent bool
+	h    http.Header
+}
+
+func (h *holder) get() (bool, http.Header) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sent, h.h
 }
 
 type headerCapture struct{ base http.RoundTripper }
 
 func (t headerCapture) RoundTrip(r *http.Request) (*http.Response, error) {
+	h, _ := r.Context().Value(holderKey{}).(*holder)
+	if h != nil {
+		h.mu.Lock()
+		h.sent = true
+		h.mu.Unlock()
+	}
 	resp, err := t.base.RoundTrip(r)
-	if resp != nil {
-		if h, ok := r.Context().Value(holderKey{}).(*holder); ok {
-			h.mu.Lock()
-			h.h = resp.Header.Clone()
-			h.mu.Unlock()
-		}
+	if resp != nil && h != nil {
+		h.mu.Lock()
+		h.h = resp.Header.Clone()
+		h.mu.Unlock()
 	}
 	return resp, err
 }
 
 // Complete sends one chat completion.
 func (p *Provider) Complete(ctx context.Context, req providers.Request) (providers.Response, error) {
-	cr := goopenai.ChatCompletionRequest{Model: p.ref.Model, MaxTokens: req.MaxTokens}
+	cr := goopenai.ChatCompletionRequest{Model: p.ref.Model}
+	if p.completionTokens {
+		cr.MaxCompletionTokens = req.MaxTokens
+	} else {
+		cr.MaxTokens = req.MaxTokens
+	}
 	for _, m := range req.Messages {
 		cr.Messages = append(cr.Messages, goopenai.ChatCompletionMessage{Role: m.Role, Content: m.Content})
 	}
-	if req.Temperature != nil {
+	if req.Temperature != nil && !p.reasoning {
+		// go-openai omits a zero temperature (omitempty), which would leave
+		// the server default of 1; the smallest float32 is sent as 1e-45,
+		// which every server treats as greedy decoding.
 		cr.Temperature = float32(*req.Temperature)
+		if cr.Temperature == 0 {
+			cr.Temperature = math.SmallestNonzeroFloat32
+		}
 	}
 	if req.Seed != nil {
 		s := int(*req.Seed)
@@ -123,10 +193,8 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 	out, err := p.client.CreateChatCompletion(context.WithValue(ctx, holderKey{}, h), cr)
 	lat := time.Since(start)
 	if err != nil {
-		h.mu.Lock()
-		hdr := h.h
-		h.mu.Unlock()
-		return providers.Response{Latency: lat}, p.classify(ctx, err, hdr)
+		sent, hdr := h.get()
+		return providers.Response{Latency: lat}, p.classify(ctx, err, sent, hdr)
 	}
 	resp := providers.Response{Model: out.Model, Latency: lat,
 		Usage: providers.Usage{InputTokens: out.Usage.PromptTokens, OutputTokens: out.Usage.CompletionTokens}}
@@ -148,56 +216,88 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 	return resp, nil
 }
 
-func (p *Provider) classify(ctx context.Context, err error, hdr http.Header) error {
+// classify maps a go-openai error to a failure class. sent says whether the
+// request reached the HTTP transport: go-openai refuses some requests
+// client-side (for example max_tokens or a temperature for a reasoning
+// model), and no retry can fix those.
+func (p *Provider) classify(ctx context.Context, err error, sent bool, hdr http.Header) error {
 	e := &providers.Error{Provider: p.ref.Kind, Model: p.ref.Model, Err: err}
 	var api *goopenai.APIError
 	var reqErr *goopenai.RequestError
+	var ue *url.Error
 	switch {
 	case errors.As(err, &api):
-		code := fmt.Sprint(api.Code)
-		if api.Code == nil {
-			code = api.Type
-		}
-		e.StatusCode, e.Class, e.Msg = api.HTTPStatusCode, providers.ClassForStatus(api.HTTPStatusCode, code), api.Message
-		if api.Type == "insufficient_quota" {
-			e.Class = providers.ClassQuota
-		}
-		e.Err = nil
+		e.StatusCode, e.Msg, e.Err = api.HTTPStatusCode, api.Message, nil
+		e.Class = classForAPIError(api)
 	case errors.As(err, &reqErr):
+		// An error status whose body is not an OpenAI error object (a
+		// proxy's HTML page, an empty 502).
 		e.StatusCode, e.Class = reqErr.HTTPStatusCode, providers.ClassForStatus(reqErr.HTTPStatusCode, "")
-	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
+		e.Msg = excerpt(string(reqErr.Body))
+		e.Err = nil
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
 		e.Class = providers.ClassTimeout
+	case !sent:
+		e.Class, e.Msg = providers.ClassPermanent, "request not sent"
+	case errors.As(err, &ue):
+		e.Class = providers.ClassTransient // connection refused, reset, DNS
+		if ue.Timeout() {
+			e.Class = providers.ClassTimeout
+		}
 	default:
+		// The request was sent and the answer could not be read (a body cut
+		// off or not JSON): the server's fault, worth another try.
+		e.Class = providers.ClassTransient
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
 			e.Class = providers.ClassTimeout
-		} else {
-			e.Class = providers.ClassTransient // connection refused, reset, DNS
 		}
 	}
-	e.RetryAfter = retryAfter(hdr)
+	e.RetryAfter = providers.RetryAfterHeader(hdr)
+	if e.RetryAfter == 0 && e.Class == providers.ClassRateLimited {
+		e.RetryAfter = rateLimitReset(hdr)
+	}
 	return e
 }
 
-// retryAfter reads retry-after-ms, or Retry-After in seconds or as an HTTP date.
-func retryAfter(h http.Header) time.Duration {
-	if h == nil {
-		return 0
+// classForAPIError classifies an OpenAI-style error object by its code and
+// type first (they are more specific than the status) and its status second.
+func classForAPIError(api *goopenai.APIError) providers.Class {
+	code := ""
+	if api.Code != nil {
+		code = fmt.Sprint(api.Code)
 	}
-	if v := h.Get("retry-after-ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
+	switch {
+	case code == "insufficient_quota" || api.Type == "insufficient_quota" ||
+		code == "billing_hard_limit_reached" || code == "billing_not_active":
+		return providers.ClassQuota
+	case code == "content_filter" || code == "content_policy_violation" ||
+		(api.InnerError != nil && api.InnerError.Code == "ResponsibleAIPolicyViolation"):
+		// Azure's prompt filter (HTTP 400) and OpenAI's policy rejection.
+		return providers.ClassRefused
+	}
+	return providers.ClassForStatus(api.HTTPStatusCode, code)
+}
+
+func excerpt(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
+
+// rateLimitReset reads OpenAI's x-ratelimit-reset-requests / -tokens
+// ("1s", "6m0s", "20ms") for whichever budget is used up.
+func rateLimitReset(h http.Header) time.Duration {
+	var d time.Duration
+	for _, kind := range []string{"requests", "tokens"} {
+		if h.Get("x-ratelimit-remaining-"+kind) != "0" {
+			continue
+		}
+		if v, err := time.ParseDuration(h.Get("x-ratelimit-reset-" + kind)); err == nil && v > d {
+			d = v
 		}
 	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(0, time.Until(t))
-	}
-	return 0
+	return d
 }
