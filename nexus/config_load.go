@@ -391,6 +391,11 @@ func (e ConfigError) Error() string {
 	if e.Line > 0 {
 		loc = fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Col)
 	}
+	if e.Key == "" {
+		// A syntax error (a tab, a duplicate key) stops the parser before
+		// any key can be named; the line and column say where.
+		return fmt.Sprintf("%s: %s", loc, e.Msg)
+	}
 	return fmt.Sprintf("%s: key %s: %s", loc, e.Key, e.Msg)
 }
 
@@ -458,7 +463,7 @@ var (
 
 func decodeError(name string, idx yamlIndex, err error) error {
 	msg := strings.SplitN(yaml.FormatError(err, false, false), "\n", 2)[0]
-	e := ConfigError{File: name, Msg: msg, Key: "?"}
+	e := ConfigError{File: name, Msg: msg}
 	if m := posRe.FindStringSubmatch(msg); m != nil {
 		e.Line, _ = strconv.Atoi(m[1])
 		e.Col, _ = strconv.Atoi(m[2])

@@ -58,6 +58,10 @@ func TestConfigRejectsBadInputWithFileLineAndKey(t *testing.T) {
 		{"unknown sandbox proxy key (was only caught when a run started)", "sandbox:\n  proxy: {bogus: 3}\n", 2, "sandbox.proxy.bogus", "unknown key"},
 		{"personality factor out of range", "personalities:\n  fast: {worker_factor: 0, timeout_factor: 1}\n", 2, "personalities.fast.worker_factor", "greater than 0"},
 		{"min commanders above commanders", "scales:\n  ss-50:\n    min_commanders: 4\n", 3, "scales.ss-50.min_commanders", "out of range"},
+		// Syntax errors stop the parser before keys are known: file, line
+		// and what is wrong, and no "key ?".
+		{"a duplicate key", "run:\n  seed: 1\n  seed: 2\n", 3, "", "already defined"},
+		{"a tab for indentation", "run:\n\tseed: 1\n", 2, "", "cannot start any token"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,6 +91,9 @@ func TestConfigRejectsBadInputWithFileLineAndKey(t *testing.T) {
 			}
 			if !found {
 				t.Errorf("want %s:%d key %s (%q) in\n%v", path, tc.wantLine, tc.wantKey, tc.wantMsg, err)
+			}
+			if strings.Contains(err.Error(), "key ?") || (tc.wantKey != "" && !strings.Contains(err.Error(), "key "+tc.wantKey)) {
+				t.Errorf("error does not read well: %v", err)
 			}
 		})
 	}
