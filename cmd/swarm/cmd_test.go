@@ -361,6 +361,66 @@ func sandboxDefaults() SandboxMetricsOptions {
 	return SandboxMetricsOptions{Payoff: sandbox.DefaultPayoffConfig(), Proxy: sandbox.DefaultProxyConfig()}
 }
 
+// The collusion example's criteria hold for the seeded run (exit 0), whose
+// summary.json records the groups flagged each epoch; they fail (exit 1)
+// when the allies do not coordinate or collusion detection is off.
+func TestSandboxRunCollusionCriteria(t *testing.T) {
+	src, err := os.ReadFile("../../examples/scenarios/collusion.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(name, body string) (int, string, map[string]any) {
+		t.Helper()
+		dir := t.TempDir()
+		app, out, _ := testApp()
+		got := code(runSandboxRun(t.Context(), app, SandboxRunOptions{Scenario: writeFile(t, name, body), Out: dir}))
+		var sum map[string]any
+		if b, err := os.ReadFile(filepath.Join(dir, "summary.json")); err == nil {
+			_ = json.Unmarshal(b, &sum)
+		}
+		return got, out.String(), sum
+	}
+	got, out, sum := run("collusion.yaml", string(src))
+	if got != 0 || !strings.Contains(out, "criterion collusion.min_epochs_flagged") || !strings.Contains(out, "criterion collusion.max_outsiders_flagged") {
+		t.Fatalf("seeded collusion: exit %d\n%s", got, out)
+	}
+	epochs, _ := sum["epochs"].([]any)
+	flagged := 0
+	for _, e := range epochs {
+		gs, _ := e.(map[string]any)["collusion_groups"].([]any)
+		for _, g := range gs {
+			for _, a := range g.([]any) {
+				if !strings.HasPrefix(a.(string), "adversarial-") {
+					t.Errorf("summary.json: %v flagged in %v", a, g)
+				}
+			}
+		}
+		if len(gs) > 0 {
+			flagged++
+		}
+	}
+	c, _ := sum["collusion"].(map[string]any)
+	if flagged < 20 || c == nil || c["epochs_flagged"] != float64(flagged) {
+		t.Errorf("summary.json: collusion groups in %d epochs, collusion %v", flagged, sum["collusion"])
+	}
+	for _, v := range []struct{ why, from, to string }{
+		{"allies not coordinating", "ally_preference: 0.6", "ally_preference: 0"},
+		{"collusion detection off", "collusion_detection: {enabled: true", "collusion_detection: {enabled: false"},
+	} {
+		if !strings.Contains(string(src), v.from) {
+			t.Fatalf("collusion.yaml no longer has %q", v.from)
+		}
+		got, out, _ := run("variant.yaml", strings.Replace(string(src), v.from, v.to, 1))
+		if got != 1 || !strings.Contains(out, "collusion.min_epochs_flagged") || !strings.Contains(out, "FAILED") {
+			t.Errorf("%s: exit %d, want 1\n%s", v.why, got, out)
+		}
+	}
+	bad := strings.Replace(string(src), "max_outsiders_flagged: 0", "max_outsider_flagged: 0", 1)
+	if got, out, _ := run("bad.yaml", bad); got != 2 {
+		t.Errorf("misspelt criterion: exit %d, want 2\n%s", got, out)
+	}
+}
+
 func TestSandboxRunWritesOutputsAndChecksCriteria(t *testing.T) {
 	dir := t.TempDir()
 	app, out, _ := testApp()

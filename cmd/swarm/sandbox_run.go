@@ -6,8 +6,10 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -128,12 +130,30 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 	for _, t := range types {
 		fmt.Fprintf(app.Out, "  mean p %-16s %.3f\n", t, res.MeanPType[t])
 	}
+	if c := res.Collusion; c != nil {
+		var flagged []string
+		for _, a := range slices.Sorted(maps.Keys(c.Flagged)) {
+			flagged = append(flagged, fmt.Sprintf("%s %d", a, c.Flagged[a]))
+		}
+		fmt.Fprintf(app.Out, "  collusion flagged in %d epochs", c.EpochsFlagged)
+		if len(flagged) > 0 {
+			fmt.Fprintf(app.Out, " (epochs per agent: %s)", strings.Join(flagged, ", "))
+		}
+		fmt.Fprintln(app.Out)
+	}
 	for _, c := range res.Criteria {
 		mark := "ok"
 		if !c.Passed {
 			mark = "FAILED"
 		}
-		fmt.Fprintf(app.Out, "  criterion %-22s limit %.3f actual %.3f %s\n", c.Name, c.Limit, c.Actual, mark)
+		// Counts (the collusion criteria) print as integers.
+		num := func(x float64) string {
+			if strings.HasPrefix(c.Name, "collusion.") {
+				return fmt.Sprintf("%.0f", x)
+			}
+			return fmt.Sprintf("%.3f", x)
+		}
+		fmt.Fprintf(app.Out, "  criterion %-31s limit %s actual %s %s\n", c.Name, num(c.Limit), num(c.Actual), mark)
 	}
 	if o.Replays > 1 {
 		if err := writeReplays(ctx, app, s, opts, seed, o.Replays, out); err != nil {

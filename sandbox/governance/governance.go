@@ -388,7 +388,8 @@ type Collusion struct {
 	c    CollusionConfig
 	dirs map[[2]string]*directions
 	sumP map[[2]string]float64
-	// Groups found at the last epoch start.
+	// Groups found at the last epoch start (each sorted, in order of their
+	// first member).
 	Groups [][]string
 }
 
@@ -440,6 +441,7 @@ func (c *Collusion) OnInteraction(s *State, in *sandbox.Interaction) Effects {
 
 func (c *Collusion) OnEpochStart(s *State) Effects {
 	var e Effects
+	c.Groups = nil
 	if len(s.PairCount) < 2 {
 		return e
 	}

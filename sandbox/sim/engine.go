@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"github.com/swarm-dev/swarm/sandbox"
@@ -22,6 +23,10 @@ type EpochRow struct {
 	NetWelfare   float64 `json:"net_social_welfare"`
 	MeanP        float64 `json:"mean_p"`
 	Frozen       int     `json:"frozen"`
+	// CollusionGroups are the groups the collusion detector flagged at
+	// this epoch's start, from the interactions before it (each sorted; no
+	// groups: absent).
+	CollusionGroups [][]string `json:"collusion_groups,omitempty"`
 }
 
 // AgentRow is one agent's totals.
@@ -55,8 +60,19 @@ type Result struct {
 	// PSamples holds up to 2000 p values per type, for the distribution plot.
 	PSamples     map[string][]float64 `json:"-"`
 	Interactions int                  `json:"interactions"`
-	Criteria     []CriterionResult    `json:"success_criteria"`
-	Passed       bool                 `json:"passed"`
+	// Collusion sums up what the collusion detector flagged (nil when it
+	// is off).
+	Collusion *CollusionReport  `json:"collusion,omitempty"`
+	Criteria  []CriterionResult `json:"success_criteria"`
+	Passed    bool              `json:"passed"`
+}
+
+// CollusionReport is what the collusion detector flagged over a run.
+type CollusionReport struct {
+	// EpochsFlagged counts the epochs in which it flagged any group.
+	EpochsFlagged int `json:"epochs_flagged"`
+	// Flagged: agent → epochs in which it was in a flagged group.
+	Flagged map[string]int `json:"flagged"`
 }
 
 // CriterionResult is one success criterion's outcome.
@@ -107,6 +123,7 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 	}
 	var as []*agentState
 	var allyIDs []string
+	coalition := map[string]bool{} // the collusion criteria's coalition
 	for _, g := range s.Agents {
 		for i := 0; i < g.Count; i++ {
 			a, err := agents.New(fmt.Sprintf("%s-%d", g.Type, i+1), g.Type, proxy, g.Params)
@@ -116,6 +133,9 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 			as = append(as, &agentState{a: a})
 			if g.Allies {
 				allyIDs = append(allyIDs, a.ID())
+			}
+			if c := s.SuccessCriteria.Collusion; c != nil && c.Selects(g) {
+				coalition[a.ID()] = true
 			}
 		}
 	}
@@ -131,9 +151,18 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 		gs.Stake[st.a.ID()] = 10
 	}
 	levers := governance.Build(s.Governance, s.Payoff)
+	var detector *governance.Collusion
+	for _, l := range levers {
+		if c, ok := l.(*governance.Collusion); ok {
+			detector = c
+		}
+	}
 	adj := buildNetwork(len(as), s.Network, rng)
 	overall := sandbox.NewMetrics(s.Payoff)
 	res := &Result{ScenarioID: s.ScenarioID, Seed: seed, MeanPType: map[string]float64{}, PSamples: map[string][]float64{}}
+	if detector != nil {
+		res.Collusion = &CollusionReport{Flagged: map[string]int{}}
+	}
 	typeSum, typeN := map[string]float64{}, map[string]int{}
 	order := make([]int, len(as))
 	for i := range order {
@@ -187,6 +216,18 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 		em := sandbox.NewMetrics(s.Payoff)
 		for _, l := range levers {
 			apply(l.OnEpochStart(gs), epoch, 0)
+		}
+		var flagged [][]string
+		if detector != nil {
+			for _, g := range detector.Groups {
+				flagged = append(flagged, slices.Clone(g))
+				for _, a := range g {
+					res.Collusion.Flagged[a]++
+				}
+			}
+			if len(flagged) > 0 {
+				res.Collusion.EpochsFlagged++
+			}
 		}
 		for _, st := range as {
 			st.actions = 0
@@ -316,7 +357,7 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 		}
 		r := em.Report()
 		row := EpochRow{Epoch: epoch + 1, Interactions: r.N, Accepted: r.Accepted, Toxicity: r.Toxicity, QualityGap: r.QualityGap,
-			Welfare: r.TotalWelfare, NetWelfare: r.NetSocialWelfare, MeanP: r.MeanP}
+			Welfare: r.TotalWelfare, NetWelfare: r.NetSocialWelfare, MeanP: r.MeanP, CollusionGroups: flagged}
 		for _, id := range ids {
 			if gs.Frozen(id) {
 				row.Frozen++
@@ -340,7 +381,7 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 		}
 		res.Agents = append(res.Agents, row)
 	}
-	res.Criteria, res.Passed = check(s.SuccessCriteria, res.Summary)
+	res.Criteria, res.Passed = check(s.SuccessCriteria, res, coalition)
 	return res, nil
 }
 
@@ -374,7 +415,10 @@ func schedule(order []int, as []*agentState, gs *governance.State, how string, r
 	}
 }
 
-func check(c SuccessCriteria, r sandbox.Report) ([]CriterionResult, bool) {
+// check evaluates the success criteria; coalition holds the members of the
+// collusion criteria's coalition.
+func check(c SuccessCriteria, res *Result, coalition map[string]bool) ([]CriterionResult, bool) {
+	r := res.Summary
 	var out []CriterionResult
 	ok := true
 	add := func(name string, limit, actual float64, pass bool) {
@@ -395,6 +439,34 @@ func check(c SuccessCriteria, r sandbox.Report) ([]CriterionResult, bool) {
 	}
 	if c.MaxUncertainFrac != nil {
 		add("max_uncertain_fraction", *c.MaxUncertainFrac, r.UncertainFraction, r.UncertainFraction <= *c.MaxUncertainFrac)
+	}
+	if cc := c.Collusion; cc != nil {
+		// With collusion detection off nothing is ever flagged: a minimum
+		// fails, a maximum holds.
+		caught := 0 // epochs with a flagged group of coalition members only
+		outsiders := map[string]bool{}
+		for _, e := range res.Epochs {
+			hit := false
+			for _, g := range e.CollusionGroups {
+				pure := true
+				for _, a := range g {
+					if !coalition[a] {
+						pure = false
+						outsiders[a] = true
+					}
+				}
+				hit = hit || pure
+			}
+			if hit {
+				caught++
+			}
+		}
+		if n := cc.MinEpochsFlagged; n != nil {
+			add("collusion.min_epochs_flagged", float64(*n), float64(caught), caught >= *n)
+		}
+		if n := cc.MaxOutsidersFlagged; n != nil {
+			add("collusion.max_outsiders_flagged", float64(*n), float64(len(outsiders)), len(outsiders) <= *n)
+		}
 	}
 	return out, ok
 }

@@ -8,8 +8,13 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
 
 	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/sandbox/agents"
@@ -72,6 +77,27 @@ type SuccessCriteria struct {
 	// asserts adverse selection (accepted work worse than rejected).
 	MaxQualityGap    *float64 `yaml:"max_quality_gap"`
 	MaxUncertainFrac *float64 `yaml:"max_uncertain_fraction"`
+	// Collusion asserts what the collusion detector found.
+	Collusion *CollusionCriteria `yaml:"collusion"`
+}
+
+// CollusionCriteria assert what the collusion detector flagged over the
+// run, about a coalition: the agents of the groups with allies: true
+// ("allies") or of one agent type. Each limit is checked only when set;
+// at least one must be.
+type CollusionCriteria struct {
+	Coalition string `yaml:"coalition"`
+	// MinEpochsFlagged: in at least this many epochs the detector flagged a
+	// group made only of coalition members.
+	MinEpochsFlagged *int `yaml:"min_epochs_flagged"`
+	// MaxOutsidersFlagged: at most this many agents outside the coalition
+	// were ever in a flagged group (0: none ever was).
+	MaxOutsidersFlagged *int `yaml:"max_outsiders_flagged"`
+}
+
+// Selects reports whether the agents of group g are in the coalition.
+func (c CollusionCriteria) Selects(g AgentGroup) bool {
+	return c.Coalition == "allies" && g.Allies || c.Coalition == g.Type
 }
 
 // Outputs select what `swarm sandbox run` writes.
@@ -143,6 +169,51 @@ func (s *Scenario) Validate() error {
 	if _, err := sandbox.NewProxy(s.Proxy); err != nil {
 		return fmt.Errorf("proxy: %w", err)
 	}
+	if c := s.SuccessCriteria.Collusion; c != nil {
+		if err := c.validate(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// KeyError is a validation error about one key, by its dotted path.
+type KeyError struct {
+	Path string // e.g. success_criteria.collusion.coalition
+	Msg  string
+}
+
+func (e *KeyError) Error() string { return e.Path + ": " + e.Msg }
+
+func (c *CollusionCriteria) validate(s *Scenario) error {
+	const at = "success_criteria.collusion."
+	members := 0
+	for _, g := range s.Agents {
+		if c.Selects(g) {
+			members += g.Count
+		}
+	}
+	switch {
+	case c.Coalition == "":
+		return &KeyError{at + "coalition", fmt.Sprintf("required: allies or an agent type %v", agents.Types)}
+	case c.Coalition != "allies" && !slices.Contains(agents.Types, c.Coalition):
+		return &KeyError{at + "coalition", fmt.Sprintf("%q: want allies or an agent type %v", c.Coalition, agents.Types)}
+	case members < 2:
+		return &KeyError{at + "coalition", fmt.Sprintf("%q selects %d agents; a coalition the detector can flag needs at least 2", c.Coalition, members)}
+	case c.MinEpochsFlagged == nil && c.MaxOutsidersFlagged == nil:
+		return &KeyError{at[:len(at)-1], "set min_epochs_flagged, max_outsiders_flagged or both"}
+	}
+	if n := c.MinEpochsFlagged; n != nil && (*n < 1 || *n > s.Simulation.Epochs) {
+		return &KeyError{at + "min_epochs_flagged", fmt.Sprintf("%d: want 1..%d (simulation.epochs)", *n, s.Simulation.Epochs)}
+	}
+	outsiders := 0
+	for _, g := range s.Agents {
+		outsiders += g.Count
+	}
+	outsiders -= members
+	if n := c.MaxOutsidersFlagged; n != nil && (*n < 0 || *n > outsiders) {
+		return &KeyError{at + "max_outsiders_flagged", fmt.Sprintf("%d: want 0..%d (the agents outside the coalition)", *n, outsiders)}
+	}
 	return nil
 }
 
@@ -159,11 +230,109 @@ func ParseScenario(name string, data []byte) (Scenario, error) {
 	if err := dec.Decode(&s); err != nil {
 		return s, fmt.Errorf("%s:%s", name, yaml.FormatError(err, false, false))
 	}
+	if f, err := parser.ParseBytes(data, 0); err == nil {
+		for _, d := range f.Docs {
+			if err := wholeNumbers(d.Body, reflect.TypeFor[Scenario](), ""); err != nil {
+				return s, fmt.Errorf("%s:%w", name, err)
+			}
+		}
+	}
 	s.Defaults()
 	if err := s.Validate(); err != nil {
+		if ke, ok := err.(*KeyError); ok {
+			if line := keyLine(data, ke.Path); line > 0 {
+				return s, fmt.Errorf("%s:%d: %w", name, line, err)
+			}
+		}
 		return s, fmt.Errorf("%s: %w", name, err)
 	}
 	return s, nil
+}
+
+// wholeNumbers checks that every integer field of t gets a whole number in
+// the YAML under n: the YAML library would truncate count: 2.7 to 2.
+func wholeNumbers(n ast.Node, t reflect.Type, path string) error {
+	for {
+		switch v := n.(type) {
+		case *ast.AnchorNode:
+			n = v.Value
+			continue
+		case *ast.TagNode:
+			n = v.Value
+			continue
+		}
+		break
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n == nil {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		switch n.(type) {
+		case *ast.IntegerNode, *ast.NullNode, *ast.AliasNode:
+			return nil
+		}
+		p := n.GetToken().Position
+		return fmt.Errorf("%d:%d: %s: %s: want a whole number", p.Line, p.Column, path, n.String())
+	case reflect.Struct:
+		var pairs []*ast.MappingValueNode
+		switch m := n.(type) {
+		case *ast.MappingNode:
+			pairs = m.Values
+		case *ast.MappingValueNode:
+			pairs = []*ast.MappingValueNode{m}
+		}
+		for _, kv := range pairs {
+			key := kv.Key.String()
+			for i := range t.NumField() {
+				f := t.Field(i)
+				if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name == key && f.IsExported() {
+					if err := wholeNumbers(kv.Value, f.Type, strings.TrimPrefix(path+"."+key, ".")); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if sq, ok := n.(*ast.SequenceNode); ok {
+			for i, e := range sq.Values {
+				if err := wholeNumbers(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// keyLine is the line of the key at a dotted path (no list indexes) in a
+// YAML document; when the key is absent (a required key left out), the line
+// of its nearest parent that is there; 0 if none is.
+func keyLine(data []byte, path string) int {
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil || len(f.Docs) == 0 {
+		return 0
+	}
+	n, line := f.Docs[0].Body, 0
+	for _, key := range strings.Split(path, ".") {
+		var pairs []*ast.MappingValueNode
+		switch m := n.(type) {
+		case *ast.MappingNode:
+			pairs = m.Values
+		case *ast.MappingValueNode:
+			pairs = []*ast.MappingValueNode{m}
+		}
+		i := slices.IndexFunc(pairs, func(kv *ast.MappingValueNode) bool { return kv.Key.String() == key })
+		if i < 0 {
+			return line
+		}
+		n, line = pairs[i].Value, pairs[i].Key.GetToken().Position.Line
+	}
+	return line
 }
 
 // LoadScenario reads and parses a scenario file.

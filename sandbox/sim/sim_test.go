@@ -353,7 +353,7 @@ func TestMaxQualityGapCriterion(t *testing.T) {
 		gap  float64
 		pass bool
 	}{{-0.2, true}, {-0.05, true}, {0, false}, {0.25, false}} {
-		got, ok := check(SuccessCriteria{MaxQualityGap: &lim}, sandbox.Report{QualityGap: c.gap})
+		got, ok := check(SuccessCriteria{MaxQualityGap: &lim}, &Result{Summary: sandbox.Report{QualityGap: c.gap}}, nil)
 		want := []CriterionResult{{Name: "max_quality_gap", Limit: lim, Actual: c.gap, Passed: c.pass}}
 		if d := cmp.Diff(want, got); d != "" || ok != c.pass {
 			t.Errorf("gap %v (-want +got):\n%s", c.gap, d)
@@ -439,6 +439,169 @@ governance:
 		}
 		if math.Abs(a.Payoff-payoff[a.ID]) > 1e-9 {
 			t.Errorf("%s: payoff %.6f, sum of its interactions' payoffs %.6f", a.ID, a.Payoff, payoff[a.ID])
+		}
+	}
+}
+
+// The collusion example asserts, through its success criteria, that the
+// detector caught the allied coalition and nobody else. Before these
+// criteria it "passed" whether or not the detector found anything; now a
+// run where there is nothing to find (allies not coordinating), where the
+// detector is off, or where it flags honest agents fails.
+func TestCollusionCriteria(t *testing.T) {
+	base := load(t, "collusion.yaml")
+	c := base.SuccessCriteria.Collusion
+	if c == nil || c.Coalition != "allies" || c.MinEpochsFlagged == nil || c.MaxOutsidersFlagged == nil || *c.MaxOutsidersFlagged != 0 {
+		t.Fatalf("collusion.yaml: collusion criteria %+v, want coalition allies, min_epochs_flagged and max_outsiders_flagged 0", c)
+	}
+	run := func(s Scenario) (*Result, map[string]float64) {
+		t.Helper()
+		res, err := Run(t.Context(), s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, cr := range res.Criteria {
+			got[cr.Name] = cr.Actual
+		}
+		return res, got
+	}
+
+	res, got := run(base)
+	if !res.Passed || got["collusion.min_epochs_flagged"] < float64(*c.MinEpochsFlagged) || got["collusion.max_outsiders_flagged"] != 0 {
+		t.Errorf("seeded collusion: passed %v, criteria %+v", res.Passed, res.Criteria)
+	}
+	// The per-epoch groups in the result are the groups the detector
+	// penalised, epoch by epoch.
+	fromEvents := map[int][]string{}
+	re := regexp.MustCompile(`^collusion: group \[([^\]]*)\] penalised$`)
+	if _, err := Run(t.Context(), base, Options{OnEvent: func(e Event) {
+		if m := re.FindStringSubmatch(e.Message); m != nil {
+			fromEvents[e.Epoch+1] = append(fromEvents[e.Epoch+1], m[1])
+		}
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	fromResult := map[int][]string{}
+	flagged := map[string]int{}
+	for _, e := range res.Epochs {
+		for _, g := range e.CollusionGroups {
+			fromResult[e.Epoch] = append(fromResult[e.Epoch], strings.Join(g, " "))
+			for _, a := range g {
+				flagged[a]++
+			}
+		}
+	}
+	if d := cmp.Diff(fromEvents, fromResult); d != "" || len(fromResult) == 0 {
+		t.Errorf("per-epoch collusion groups differ from the detector's events (-events +result):\n%s", d)
+	}
+	if res.Collusion == nil || res.Collusion.EpochsFlagged != len(fromResult) || !maps.Equal(res.Collusion.Flagged, flagged) {
+		t.Errorf("collusion report %+v, want %d epochs and %v", res.Collusion, len(fromResult), flagged)
+	}
+
+	variant := func(change func(*Scenario)) Scenario {
+		s := load(t, "collusion.yaml")
+		change(&s)
+		return s
+	}
+	for _, v := range []struct {
+		why           string
+		s             Scenario
+		caught, outer float64
+	}{
+		{"allies not coordinating", variant(func(s *Scenario) {
+			zero := 0.0
+			s.Agents[1].Params.AllyPreference = &zero
+		}), 0, 0},
+		{"collusion detection off", variant(func(s *Scenario) { s.Governance.Collusion.Enabled = false }), 0, 0},
+		// A detector that flags every pair catches no coalition on its own
+		// and flags all five honest agents.
+		{"detector flagging everyone", variant(func(s *Scenario) {
+			s.Governance.Collusion.ZThreshold, s.Governance.Collusion.BenefitCorrelation = -1, -1
+			s.Governance.Collusion.MinAcceptance, s.Governance.Collusion.QualityThreshold = 0, 1
+		}), 0, 5},
+	} {
+		if !v.s.Agents[1].Allies {
+			t.Fatal("collusion.yaml: the second group is no longer the allies")
+		}
+		res, got := run(v.s)
+		if res.Passed || got["collusion.min_epochs_flagged"] != v.caught || got["collusion.max_outsiders_flagged"] != v.outer {
+			t.Errorf("%s: passed %v, criteria %+v; want failed with %v epochs caught and %v outsiders flagged", v.why, res.Passed, res.Criteria, v.caught, v.outer)
+		}
+		if off := !v.s.Governance.Collusion.Enabled; off != (res.Collusion == nil) {
+			t.Errorf("%s: collusion report %+v with detection enabled %v", v.why, res.Collusion, !off)
+		}
+	}
+}
+
+// An epoch counts towards min_epochs_flagged when some group in it is made
+// of coalition members only; every agent outside the coalition in any
+// group counts once towards max_outsiders_flagged.
+func TestCollusionCriteriaCheck(t *testing.T) {
+	coalition := map[string]bool{"a-1": true, "a-2": true, "a-3": true}
+	res := &Result{Epochs: []EpochRow{
+		{Epoch: 1},
+		{Epoch: 2, CollusionGroups: [][]string{{"a-1", "h-1"}}},                 // mixed: not caught, h-1 outside
+		{Epoch: 3, CollusionGroups: [][]string{{"a-1", "a-2"}, {"h-1", "h-2"}}}, // caught; h-1 again, h-2
+		{Epoch: 4, CollusionGroups: [][]string{{"a-1", "a-2", "a-3"}}},          // caught
+	}}
+	for _, c := range []struct {
+		min, max int
+		pass     bool
+	}{{2, 2, true}, {3, 2, false}, {2, 1, false}, {1, 5, true}} {
+		got, ok := check(SuccessCriteria{Collusion: &CollusionCriteria{Coalition: "allies", MinEpochsFlagged: &c.min, MaxOutsidersFlagged: &c.max}}, res, coalition)
+		want := []CriterionResult{
+			{Name: "collusion.min_epochs_flagged", Limit: float64(c.min), Actual: 2, Passed: 2 >= c.min},
+			{Name: "collusion.max_outsiders_flagged", Limit: float64(c.max), Actual: 2, Passed: 2 <= c.max},
+		}
+		if d := cmp.Diff(want, got); d != "" || ok != c.pass {
+			t.Errorf("min %d max %d: passed %v (-want +got):\n%s", c.min, c.max, ok, d)
+		}
+	}
+	// Only the limits that are set are checked.
+	one := 1
+	if got, ok := check(SuccessCriteria{Collusion: &CollusionCriteria{Coalition: "allies", MaxOutsidersFlagged: &one}}, &Result{}, coalition); !ok || len(got) != 1 || got[0].Name != "collusion.max_outsiders_flagged" {
+		t.Errorf("max only: %+v %v", got, ok)
+	}
+}
+
+func TestCollusionCriteriaFromYAML(t *testing.T) {
+	const head = "scenario_id: c\nsimulation: {epochs: 10}\nagents:\n  - {type: honest, count: 3}\n  - {type: adversarial, count: 2, allies: true}\n  - {type: opportunistic, count: 1}\nsuccess_criteria:\n"
+	for _, c := range []struct{ why, yaml, err string }{
+		{"allies, both limits", "  collusion: {coalition: allies, min_epochs_flagged: 10, max_outsiders_flagged: 4}\n", ""},
+		{"a type, one limit", "  collusion:\n    coalition: adversarial\n    min_epochs_flagged: 1\n", ""},
+		{"unknown key", "  collusion:\n    coalition: allies\n    min_epochs: 3\n", `c.yaml:[10:5] unknown field "min_epochs"`},
+		{"not an integer", "  collusion: {coalition: allies, min_epochs_flagged: 1.5}\n", "c.yaml:8:54: success_criteria.collusion.min_epochs_flagged: 1.5: want a whole number"},
+		{"coalition missing", "  collusion:\n    min_epochs_flagged: 3\n", "c.yaml:8: success_criteria.collusion.coalition: required"},
+		{"unknown coalition", "  collusion:\n    coalition: pirates\n    min_epochs_flagged: 3\n", `c.yaml:9: success_criteria.collusion.coalition: "pirates": want allies or an agent type`},
+		{"coalition of one", "  collusion: {coalition: opportunistic, min_epochs_flagged: 3}\n", `c.yaml:8: success_criteria.collusion.coalition: "opportunistic" selects 1 agents`},
+		{"coalition of none", "  collusion: {coalition: deceptive, max_outsiders_flagged: 0}\n", `"deceptive" selects 0 agents`},
+		{"no limit", "  collusion: {coalition: allies}\n", "success_criteria.collusion: set min_epochs_flagged, max_outsiders_flagged or both"},
+		{"min zero", "  collusion:\n    coalition: allies\n    min_epochs_flagged: 0\n", "c.yaml:10: success_criteria.collusion.min_epochs_flagged: 0: want 1..10 (simulation.epochs)"},
+		{"min above epochs", "  collusion: {coalition: allies, min_epochs_flagged: 11}\n", "min_epochs_flagged: 11: want 1..10"},
+		{"max negative", "  collusion:\n    coalition: allies\n    max_outsiders_flagged: -1\n", "c.yaml:10: success_criteria.collusion.max_outsiders_flagged: -1: want 0..4 (the agents outside the coalition)"},
+		{"max above outsiders", "  collusion: {coalition: adversarial, max_outsiders_flagged: 5}\n", "max_outsiders_flagged: 5: want 0..4"},
+	} {
+		s, err := ParseScenario("c.yaml", []byte(head+c.yaml))
+		if c.err == "" && (err != nil || s.SuccessCriteria.Collusion == nil) || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%s: err = %v, want %q", c.why, err, c.err)
+		}
+	}
+}
+
+// The YAML library truncates a fraction given to an integer field (count:
+// 2.7 read as 2); a scenario refuses it, naming file, line and key.
+func TestScenarioIntegersAreWhole(t *testing.T) {
+	for _, c := range []struct{ yaml, err string }{
+		{"agents:\n  - {type: honest, count: 2.7}\n", "c.yaml:3:27: agents[0].count: 2.7: want a whole number"},
+		{"agents:\n  - {type: honest, count: 2}\nsimulation: {epochs: 3.9}\n", "c.yaml:4:22: simulation.epochs: 3.9: want a whole number"},
+		{"agents:\n  - {type: honest, count: 2}\nrate_limits:\n  per_agent_per_epoch: 2.5\n", "c.yaml:5:24: rate_limits.per_agent_per_epoch: 2.5: want a whole number"},
+		{"agents:\n  - {type: honest, count: 2}\ngovernance:\n  circuit_breaker: {enabled: true, freeze_epochs: 1.5}\n", "governance.circuit_breaker.freeze_epochs: 1.5: want a whole number"},
+		{"agents:\n  - {type: honest, count: 2}\nsimulation: {epochs: 16, seed: -7}\n", ""},
+	} {
+		_, err := ParseScenario("c.yaml", []byte("scenario_id: c\n"+c.yaml))
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%q: err = %v, want %q", c.yaml, err, c.err)
 		}
 	}
 }
