@@ -124,9 +124,11 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 	var as []*agentState
 	var allyIDs []string
 	coalition := map[string]bool{} // the collusion criteria's coalition
+	perType := map[string]int{} // agents are numbered per type across groups, so ids are unique
 	for _, g := range s.Agents {
 		for i := 0; i < g.Count; i++ {
-			a, err := agents.New(fmt.Sprintf("%s-%d", g.Type, i+1), g.Type, proxy, g.Params)
+			perType[g.Type]++
+			a, err := agents.New(fmt.Sprintf("%s-%d", g.Type, perType[g.Type]), g.Type, proxy, g.Params)
 			if err != nil {
 				return nil, err
 			}

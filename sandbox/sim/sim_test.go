@@ -605,3 +605,24 @@ func TestScenarioIntegersAreWhole(t *testing.T) {
 		}
 	}
 }
+
+func TestTwoGroupsOfOneTypeGetDistinctAgents(t *testing.T) {
+	s, err := ParseScenario("g.yaml", []byte("scenario_id: g\nagents:\n  - {type: adversarial, count: 2, allies: true}\n  - {type: adversarial, count: 3}\n  - {type: honest, count: 3}\nsimulation: {epochs: 3, steps_per_epoch: 5, seed: 1}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(t.Context(), s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, a := range res.Agents {
+		if seen[a.ID] {
+			t.Errorf("two agents share the id %s", a.ID)
+		}
+		seen[a.ID] = true
+	}
+	if len(res.Agents) != 8 || !seen["adversarial-5"] {
+		t.Errorf("want 8 agents with adversarial-1..5, got %d: %v", len(res.Agents), seen)
+	}
+}
