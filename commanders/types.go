@@ -129,14 +129,24 @@ func (c Capsule) Validate() error {
 
 // SubTask is one brief of a decomposition domain.
 type SubTask struct {
-	BriefID     string `json:"brief_id" jsonschema:"minLength=1"`
-	Title       string `json:"title" jsonschema:"minLength=1"`
-	Description string `json:"description"`
+	BriefID     string `json:"brief_id" jsonschema:"minLength=1" jsonschema_description:"Unique id of the sub-task: the domain name, a hyphen and a two-digit number (testing-01, testing-02, ...)."`
+	Title       string `json:"title" jsonschema:"minLength=1" jsonschema_description:"Short title of the sub-task, a few words."`
+	Description string `json:"description" jsonschema_description:"One paragraph saying what the sub-task must deliver."`
+}
+
+// SchemaDescription implements providers.Described.
+func (SubTask) SchemaDescription() string {
+	return "One sub-task of a domain: a brief its commander can hand to one of its agents."
 }
 
 // ShardPlan is a commander's plan for its children.
 type ShardPlan struct {
-	Shards []Shard `json:"shards" jsonschema:"minItems=1"`
+	Shards []Shard `json:"shards" jsonschema:"minItems=1" jsonschema_description:"The shards: exactly as many as the Count line asks for, one per child, together covering every aspect of the brief."`
+}
+
+// SchemaDescription implements providers.Described.
+func (ShardPlan) SchemaDescription() string {
+	return "A commander's plan: its brief split into shards, one per child (worker or squad lead)."
 }
 
 // SchemaName implements providers.Named.
@@ -144,19 +154,27 @@ func (ShardPlan) SchemaName() string { return providers.SchemaShardPlan }
 
 // Shard is one child's share of a commander's work.
 type Shard struct {
-	BriefID string   `json:"brief_id" jsonschema:"minLength=1"`
-	Title   string   `json:"title"`
-	Brief   string   `json:"brief" jsonschema:"minLength=1"`
-	Aspects []string `json:"aspects"`
+	BriefID string   `json:"brief_id" jsonschema:"minLength=1" jsonschema_description:"Id of the shard, unique within the plan: the domain name, a hyphen and a two-digit number (testing-01, testing-02, ...)."`
+	Title   string   `json:"title" jsonschema_description:"Short title of the shard, a few words."`
+	Brief   string   `json:"brief" jsonschema:"minLength=1" jsonschema_description:"Self-contained instructions for one child: what to produce, with enough context to do it without seeing the rest of the plan."`
+	Aspects []string `json:"aspects" jsonschema_description:"The aspects this shard covers, copied verbatim from the Aspects line."`
 	// FileScope optionally narrows the files this child may touch; it can
 	// only tighten the capsule's scope (Constraints.Tighten). It is set by
 	// code, not by the model (it is not part of the shard plan's schema).
 	FileScope []string `json:"file_scope,omitempty" jsonschema:"-"`
 }
 
+// SchemaDescription implements providers.Described.
+func (Shard) SchemaDescription() string { return "One child's share of the commander's work." }
+
 // MicroBriefs is a squad lead's split of a shard for its workers.
 type MicroBriefs struct {
-	Briefs []MicroBrief `json:"briefs" jsonschema:"minItems=1"`
+	Briefs []MicroBrief `json:"briefs" jsonschema:"minItems=1" jsonschema_description:"The micro-briefs: exactly as many as the Count line asks for, one per worker, together covering every aspect of the shard."`
+}
+
+// SchemaDescription implements providers.Described.
+func (MicroBriefs) SchemaDescription() string {
+	return "A squad lead's split of its shard into micro-briefs, one per worker."
 }
 
 // SchemaName implements providers.Named.
@@ -164,10 +182,13 @@ func (MicroBriefs) SchemaName() string { return providers.SchemaMicroBriefs }
 
 // MicroBrief is one worker's brief under a squad lead.
 type MicroBrief struct {
-	BriefID string   `json:"brief_id" jsonschema:"minLength=1"`
-	Brief   string   `json:"brief" jsonschema:"minLength=1"`
-	Aspects []string `json:"aspects"`
+	BriefID string   `json:"brief_id" jsonschema:"minLength=1" jsonschema_description:"Id of the micro-brief, unique within the split: the shard id, a hyphen and a two-digit number (e.g. testing-01-02)."`
+	Brief   string   `json:"brief" jsonschema:"minLength=1" jsonschema_description:"Self-contained instructions for one worker: what to produce, with enough context to do it alone."`
+	Aspects []string `json:"aspects" jsonschema_description:"The aspects this micro-brief covers, copied verbatim from the Aspects line."`
 }
+
+// SchemaDescription implements providers.Described.
+func (MicroBrief) SchemaDescription() string { return "One worker's brief." }
 
 // Atom statuses.
 const (
@@ -178,26 +199,34 @@ const (
 
 // Atom is a worker's result.
 type Atom struct {
-	Status     string   `json:"status" jsonschema:"enum=complete,enum=partial,enum=failed"`
-	Content    string   `json:"content"`
-	Confidence float64  `json:"confidence" jsonschema:"minimum=0,maximum=1"`
-	Evidence   []string `json:"evidence"`
-	SelfScore  float64  `json:"self_score" jsonschema:"minimum=0,maximum=10"`
+	Status     string   `json:"status" jsonschema:"enum=complete,enum=partial,enum=failed" jsonschema_description:"complete: the brief is fully done; partial: done in part (the content says what is missing); failed: nothing usable was produced."`
+	Content    string   `json:"content" jsonschema_description:"The result itself: concrete and actionable, naming every aspect it addresses."`
+	Confidence float64  `json:"confidence" jsonschema:"minimum=0,maximum=1" jsonschema_description:"How sure you are that the content is correct and complete, from 0 (not at all) to 1 (certain)."`
+	Evidence   []string `json:"evidence" jsonschema_description:"What the result rests on, one item each: concrete references, commands, files or facts. Empty if none."`
+	SelfScore  float64  `json:"self_score" jsonschema:"minimum=0,maximum=10" jsonschema_description:"Your own rating of the result's overall quality, from 0 (useless) to 10 (excellent)."`
 }
+
+// SchemaDescription implements providers.Described.
+func (Atom) SchemaDescription() string { return "A worker's result for its brief (a result atom)." }
 
 // SchemaName implements providers.Named.
 func (Atom) SchemaName() string { return providers.SchemaAtom }
 
 // Bundle is a commander's deliverable for its domain.
 type Bundle struct {
-	Domain         string    `json:"domain" jsonschema:"minLength=1"`
-	Status         string    `json:"status" jsonschema:"enum=complete,enum=partial,enum=failed"`
-	Summary        string    `json:"summary"`
-	Content        string    `json:"content"`
-	Findings       []Finding `json:"findings"`
-	Confidence     float64   `json:"confidence" jsonschema:"minimum=0,maximum=1"`
-	Evidence       []string  `json:"evidence"`
-	CoveredAspects []string  `json:"covered_aspects"`
+	Domain         string    `json:"domain" jsonschema:"minLength=1" jsonschema_description:"The domain this bundle delivers, as named in the instructions (e.g. testing)."`
+	Status         string    `json:"status" jsonschema:"enum=complete,enum=partial,enum=failed" jsonschema_description:"complete: the domain's brief is fully delivered; partial: delivered in part; failed: nothing usable."`
+	Summary        string    `json:"summary" jsonschema_description:"A few sentences summarising the deliverable."`
+	Content        string    `json:"content" jsonschema_description:"The full deliverable: concrete and actionable, naming every aspect it covers. This is what is judged."`
+	Findings       []Finding `json:"findings" jsonschema_description:"The actionable items the deliverable identifies. Empty if none."`
+	Confidence     float64   `json:"confidence" jsonschema:"minimum=0,maximum=1" jsonschema_description:"How sure you are that the bundle is correct and complete, from 0 (not at all) to 1 (certain)."`
+	Evidence       []string  `json:"evidence" jsonschema_description:"What the deliverable rests on, one item each: concrete references, commands, files or facts."`
+	CoveredAspects []string  `json:"covered_aspects" jsonschema_description:"The aspects from the Aspects line that the content actually covers, copied verbatim."`
+}
+
+// SchemaDescription implements providers.Described.
+func (Bundle) SchemaDescription() string {
+	return "A commander's deliverable for its domain, assembled from its workers' results."
 }
 
 // SchemaName implements providers.Named.
@@ -205,11 +234,14 @@ func (Bundle) SchemaName() string { return providers.SchemaBundle }
 
 // Finding is one actionable item of a bundle.
 type Finding struct {
-	Title    string `json:"title" jsonschema:"minLength=1"`
-	Detail   string `json:"detail"`
-	Priority string `json:"priority" jsonschema:"enum=high,enum=medium,enum=low"`
-	Effort   string `json:"effort" jsonschema:"enum=quick,enum=deep"`
+	Title    string `json:"title" jsonschema:"minLength=1" jsonschema_description:"Short imperative title of the item."`
+	Detail   string `json:"detail" jsonschema_description:"What to do and why, specific enough to act on."`
+	Priority string `json:"priority" jsonschema:"enum=high,enum=medium,enum=low" jsonschema_description:"How much the item matters: high, medium or low."`
+	Effort   string `json:"effort" jsonschema:"enum=quick,enum=deep" jsonschema_description:"quick: a small change that can be made right away (a quick win); deep: substantial work."`
 }
+
+// SchemaDescription implements providers.Described.
+func (Finding) SchemaDescription() string { return "One actionable item of a bundle." }
 
 // Text renders what a bundle delivers, for judging and review. Claims about
 // itself (confidence, covered_aspects) are deliberately left out: a claim is
@@ -234,7 +266,12 @@ func (b Bundle) Text() string {
 
 // ReviewCards is one reviewer's answer about the bundles it was shown.
 type ReviewCards struct {
-	Reviews []ScoreCard `json:"reviews" jsonschema:"minItems=1"`
+	Reviews []ScoreCard `json:"reviews" jsonschema:"minItems=1" jsonschema_description:"One score card per bundle shown, each bundle at most once."`
+}
+
+// SchemaDescription implements providers.Described.
+func (ReviewCards) SchemaDescription() string {
+	return "A cross-reviewer's score cards for the bundles it was shown."
 }
 
 // SchemaName implements providers.Named.
@@ -242,13 +279,18 @@ func (ReviewCards) SchemaName() string { return providers.SchemaReview }
 
 // ScoreCard scores one bundle on four dimensions (0-10).
 type ScoreCard struct {
-	BundleID           string   `json:"bundle_id" jsonschema:"minLength=1"`
-	Correctness        float64  `json:"correctness" jsonschema:"minimum=0,maximum=10"`
-	Completeness       float64  `json:"completeness" jsonschema:"minimum=0,maximum=10"`
-	Clarity            float64  `json:"clarity" jsonschema:"minimum=0,maximum=10"`
-	ConsensusAlignment float64  `json:"consensus_alignment" jsonschema:"minimum=0,maximum=10"`
-	Conflicts          []string `json:"conflicts"`
-	Dissent            string   `json:"dissent"`
+	BundleID           string   `json:"bundle_id" jsonschema:"minLength=1" jsonschema_description:"The id of the bundle scored, exactly as given on its Bundle: line."`
+	Correctness        float64  `json:"correctness" jsonschema:"minimum=0,maximum=10" jsonschema_description:"Whether the bundle's claims and instructions are right, from 0 (mostly wrong) to 10 (fully correct)."`
+	Completeness       float64  `json:"completeness" jsonschema:"minimum=0,maximum=10" jsonschema_description:"How much of the mission's aspects (the Aspects line) the bundle covers, from 0 (none) to 10 (all)."`
+	Clarity            float64  `json:"clarity" jsonschema:"minimum=0,maximum=10" jsonschema_description:"How clear and actionable the bundle is, from 0 (unusable) to 10 (ready to act on)."`
+	ConsensusAlignment float64  `json:"consensus_alignment" jsonschema:"minimum=0,maximum=10" jsonschema_description:"How far the bundle agrees with the other bundles shown, from 0 (contradicts them) to 10 (fully consistent)."`
+	Conflicts          []string `json:"conflicts" jsonschema_description:"Points where this bundle contradicts another bundle shown, one item each, naming that bundle. Empty if none."`
+	Dissent            string   `json:"dissent" jsonschema_description:"Your disagreement with the bundle that the scores do not capture, in a sentence or two. Empty string if none."`
+}
+
+// SchemaDescription implements providers.Described.
+func (ScoreCard) SchemaDescription() string {
+	return "One bundle's scores on four dimensions, each from 0 (worst) to 10 (best)."
 }
 
 // Total is the mean of the four dimensions (0-10).

@@ -19,10 +19,39 @@ import (
 // Named is implemented by output types that name their own schema.
 type Named interface{ SchemaName() string }
 
+// Described is implemented by output types (and the struct types nested in
+// them) that describe themselves: the text becomes the "description" of the
+// type's object schema and, for an output type, the default description of
+// the Request's Schema (what a model reads about the whole answer).
+type Described interface{ SchemaDescription() string }
+
+var describedType = reflect.TypeFor[Described]()
+
+// typeDescription returns t's SchemaDescription, or "".
+func typeDescription(t reflect.Type) string {
+	if t == nil {
+		return ""
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Implements(describedType) {
+		return reflect.Zero(t).Interface().(Described).SchemaDescription()
+	}
+	if reflect.PointerTo(t).Implements(describedType) {
+		return reflect.New(t).Interface().(Described).SchemaDescription()
+	}
+	return ""
+}
+
 // SchemaOf returns the JSON schema of T, generated with invopop/jsonschema:
 // inline (no $ref), additionalProperties false, fields without omitempty
-// required. Use `jsonschema:"..."` struct tags for enums, bounds and
-// descriptions.
+// required. Use `jsonschema:"..."` struct tags for enums and bounds, the
+// `jsonschema_description:"..."` tag for a field's description (it may
+// contain commas, which the `jsonschema` tag would split on) and
+// SchemaDescription (Described) for a struct type's own description. A real
+// model sees nothing but the field names, types and these descriptions, so
+// every field of an output type should have one.
 func SchemaOf[T any]() (json.RawMessage, error) {
 	var zero T
 	return schemaOfType(reflect.TypeOf(zero))
@@ -34,7 +63,15 @@ func schemaOfType(t reflect.Type) (json.RawMessage, error) {
 	if v, ok := schemaCache.Load(t); ok {
 		return v.(json.RawMessage), nil
 	}
-	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true}
+	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true,
+		// Only a type's own description comes from here (field name "");
+		// fields are described by their jsonschema_description tags.
+		LookupComment: func(t reflect.Type, field string) string {
+			if field != "" {
+				return ""
+			}
+			return typeDescription(t)
+		}}
 	s := r.ReflectFromType(t)
 	s.Version = ""
 	s.ID = ""
@@ -244,6 +281,9 @@ func Structured[T any](ctx context.Context, p Provider, req Request, opts ...Str
 		} else {
 			o.name = strings.ToLower(reflect.TypeOf(zero).Name())
 		}
+	}
+	if o.description == "" {
+		o.description = typeDescription(reflect.TypeOf(zero))
 	}
 	raw, err := SchemaOf[T]()
 	if err != nil {

@@ -26,10 +26,15 @@ var ErrTampered = errors.New("sealed envelope hash mismatch")
 
 // Criterion is one sealed acceptance criterion.
 type Criterion struct {
-	ID        string `json:"id" jsonschema:"pattern=^sc-[0-9]{2\\,}$"`
-	Category  string `json:"category" jsonschema:"minLength=1"`
-	Assertion string `json:"assertion" jsonschema:"minLength=1"`
-	Expected  string `json:"expected" jsonschema:"minLength=1"`
+	ID        string `json:"id" jsonschema:"pattern=^sc-[0-9]{2\\,}$" jsonschema_description:"The criterion's id: sc- and a number of at least two digits, in order (sc-01, sc-02, ...)."`
+	Category  string `json:"category" jsonschema:"minLength=1" jsonschema_description:"One of the categories on the Categories line (e.g. happy_path, edge_case, error_handling, security)."`
+	Assertion string `json:"assertion" jsonschema:"minLength=1" jsonschema_description:"A binary check: one statement a reader can decide pass or fail from the deliverable alone, naming the concrete thing that must be present with its key term in double quotes. At least 20 characters; no vague wording such as high quality, robust enough or as appropriate."`
+	Expected  string `json:"expected" jsonschema:"minLength=1" jsonschema_description:"What a passing deliverable contains on this point."`
+}
+
+// SchemaDescription implements providers.Described.
+func (Criterion) SchemaDescription() string {
+	return "One sealed acceptance criterion: a binary pass/fail check of a deliverable."
 }
 
 // SealAuthor is the provenance of the criteria.

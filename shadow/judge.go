@@ -21,7 +21,12 @@ const (
 
 // Verdicts is the judge's structured output.
 type Verdicts struct {
-	Verdicts []RawVerdict `json:"verdicts" jsonschema:"minItems=1"`
+	Verdicts []RawVerdict `json:"verdicts" jsonschema:"minItems=1" jsonschema_description:"One verdict per criterion given, each criterion once."`
+}
+
+// SchemaDescription implements providers.Described.
+func (Verdicts) SchemaDescription() string {
+	return "The judge's verdicts on one deliverable against the criteria given."
 }
 
 // SchemaName implements providers.Named.
@@ -29,11 +34,14 @@ func (Verdicts) SchemaName() string { return providers.SchemaVerdicts }
 
 // RawVerdict is one verdict as the judge writes it.
 type RawVerdict struct {
-	ID      string `json:"id" jsonschema:"minLength=1"`
-	Status  string `json:"status" jsonschema:"enum=pass,enum=fail"`
-	Actual  string `json:"actual"`
-	Message string `json:"message"`
+	ID      string `json:"id" jsonschema:"minLength=1" jsonschema_description:"The criterion's id, exactly as given (e.g. sc-01)."`
+	Status  string `json:"status" jsonschema:"enum=pass,enum=fail" jsonschema_description:"pass if the deliverable meets the criterion; fail if it does not, or if that cannot be checked from the deliverable alone."`
+	Actual  string `json:"actual" jsonschema_description:"What the deliverable does contain on this point, in your own words; say so if it contains nothing."`
+	Message string `json:"message" jsonschema_description:"For fail: what is missing, in your own words. Never quote the criterion's assertion or expected outcome: the message is shown to the agents that revise the deliverable. For pass: an empty string."`
 }
+
+// SchemaDescription implements providers.Described.
+func (RawVerdict) SchemaDescription() string { return "The judge's verdict on one criterion." }
 
 // Verdict is a criterion's judged outcome on one bundle.
 type Verdict struct {

@@ -14,7 +14,12 @@ import (
 
 // SealedCriteria is the seal author's structured output.
 type SealedCriteria struct {
-	Criteria []Criterion `json:"criteria" jsonschema:"minItems=1"`
+	Criteria []Criterion `json:"criteria" jsonschema:"minItems=1" jsonschema_description:"Exactly as many criteria as the Count line asks for, with ids sc-01, sc-02, ... in order, no two alike."`
+}
+
+// SchemaDescription implements providers.Described.
+func (SealedCriteria) SchemaDescription() string {
+	return "The sealed acceptance criteria every domain's deliverable will be judged against. The agents doing the work never see them."
 }
 
 // SchemaName implements providers.Named.

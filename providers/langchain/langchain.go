@@ -267,9 +267,15 @@ func (l *lastLine) String() string {
 	return string(l.last)
 }
 
-// SchemaInstruction is the system text that carries the output schema.
+// SchemaInstruction is the system text that carries the output schema: its
+// name, its description when it has one, and the schema itself, whose
+// "description" keywords say what each field means.
 func SchemaInstruction(s *providers.Schema) string {
-	return fmt.Sprintf("Answer with only one JSON document (no prose, no code fence) that validates against this JSON schema named %q:\n%s", s.Name, string(s.JSON))
+	what := ""
+	if d := strings.TrimSpace(s.Description); d != "" {
+		what = " (" + strings.TrimSuffix(d, ".") + ")"
+	}
+	return fmt.Sprintf("Answer with only one JSON document (no prose, no code fence) that validates against this JSON schema named %q%s. Each field's \"description\" says what its value means:\n%s", s.Name, what, string(s.JSON))
 }
 
 // Complete sends one request.

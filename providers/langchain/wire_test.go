@@ -411,3 +411,34 @@ func TestMistralLengthErrorsAndContext(t *testing.T) {
 		}
 	})
 }
+
+// described is an output type with a type and field descriptions, as every
+// output type of the program has.
+type described struct {
+	Verdict string  `json:"verdict" jsonschema:"enum=pass,enum=fail" jsonschema_description:"pass or fail, nothing else."`
+	Score   float64 `json:"score" jsonschema:"minimum=0,maximum=1" jsonschema_description:"Confidence, from 0 (none) to 1 (certain)."`
+}
+
+func (described) SchemaDescription() string { return "A verdict on one criterion." }
+
+// The backends here get the schema in the prompt only, so the prompt is the
+// only place a model can learn what a field means: the type's description
+// and every field's must be in it.
+func TestSchemaInPromptCarriesDescriptions(t *testing.T) {
+	f := newFake(t, anthropicCheck, reply{body: anthropicMsg("end_turn", 50, 10, `{"verdict":"pass","score":0.5}`)})
+	p := newAnthropic(t, f, nil)
+	if _, _, err := providers.Structured[described](t.Context(), p, providers.Request{Messages: []providers.Message{{Role: "user", Content: "judge it"}}}, providers.WithSchemaName("described")); err != nil {
+		t.Fatal(err)
+	}
+	sys := f.last().body["system"].(string)
+	for _, want := range []string{
+		`named "described" (A verdict on one criterion)`,
+		`"description":"pass or fail, nothing else."`,
+		`"description":"Confidence, from 0 (none) to 1 (certain)."`,
+		`"description":"A verdict on one criterion."`,
+	} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("system prompt lacks %s:\n%s", want, sys)
+		}
+	}
+}

@@ -214,9 +214,27 @@ func tokens(req providers.Request) int {
 		n += len(m.Content)
 	}
 	if req.Schema != nil {
-		n += len(req.Schema.JSON)
+		n += schemaSize(req.Schema.JSON)
 	}
 	return max(1, n/4)
+}
+
+var schemaSizes sync.Map // string(schema) -> int
+
+// schemaSize is the length of a schema in its strict-mode form: in-process
+// the mock gets a schema as generated, behind its OpenAI-compatible server
+// as the OpenAI adapter rewrote it (providers.StrictSchema, idempotent), and
+// it must report the same usage either way.
+func schemaSize(raw []byte) int {
+	if v, ok := schemaSizes.Load(string(raw)); ok {
+		return v.(int)
+	}
+	n := len(raw)
+	if strict, err := providers.StrictSchema(raw); err == nil {
+		n = len(strict)
+	}
+	schemaSizes.Store(string(raw), n)
+	return n
 }
 
 // answer builds the response text.
