@@ -293,6 +293,24 @@ type errPoints struct {
 	plotter.YErrors
 }
 
+// addMeanWithCI draws a contender's mean Shadow Score at x as a filled dot
+// with its 95% interval as an error bar.
+func addMeanWithCI(p *plot.Plot, x float64, c ContenderStats, col color.Color) error {
+	pts := errPoints{XYs: plotter.XYs{{X: x, Y: c.Mean}}, YErrors: plotter.YErrors{{Low: c.Mean - c.CI95.Lo, High: c.CI95.Hi - c.Mean}}}
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return err
+	}
+	sc.Color, sc.Radius, sc.Shape = col, vg.Points(4), draw.CircleGlyph{}
+	eb, err := plotter.NewYErrorBars(pts)
+	if err != nil {
+		return err
+	}
+	eb.Color, eb.LineStyle.Width, eb.CapWidth = col, vg.Points(1.5), vg.Points(10)
+	p.Add(eb, sc)
+	return nil
+}
+
 func (r *Report) charts() (map[string]template.HTML, error) {
 	out := map[string]template.HTML{}
 	names := make([]string, len(r.Contenders))
@@ -305,22 +323,9 @@ func (r *Report) charts() (map[string]template.HTML, error) {
 		p.Title.Text = "Shadow Score per contender (lower is better)"
 		p.Y.Label.Text = "Shadow Score (% of criteria failed)"
 		for i, c := range r.Contenders {
-			pts := errPoints{XYs: plotter.XYs{{X: float64(i), Y: c.Mean}}, YErrors: plotter.YErrors{{Low: c.Mean - c.CI95.Lo, High: c.CI95.Hi - c.Mean}}}
-			sc, err := plotter.NewScatter(pts)
-			if err != nil {
+			if err := addMeanWithCI(p, float64(i), c, palette[i%len(palette)]); err != nil {
 				return nil, err
 			}
-			sc.Color = palette[i%len(palette)]
-			sc.Radius = vg.Points(4)
-			sc.Shape = draw.CircleGlyph{}
-			eb, err := plotter.NewYErrorBars(pts)
-			if err != nil {
-				return nil, err
-			}
-			eb.Color = palette[i%len(palette)]
-			eb.LineStyle.Width = vg.Points(1.5)
-			eb.CapWidth = vg.Points(10)
-			p.Add(eb, sc)
 		}
 		p.Add(plotter.NewGrid())
 		p.NominalX(names...)
@@ -375,20 +380,9 @@ func (r *Report) charts() (map[string]template.HTML, error) {
 		at := map[[2]float64]int{}
 		maxCost := 0.0
 		for i, c := range r.Contenders {
-			pts := errPoints{XYs: plotter.XYs{{X: c.CostUSD, Y: c.Mean}}, YErrors: plotter.YErrors{{Low: c.Mean - c.CI95.Lo, High: c.CI95.Hi - c.Mean}}}
-			sc, err := plotter.NewScatter(pts)
-			if err != nil {
+			if err := addMeanWithCI(p, c.CostUSD, c, palette[i%len(palette)]); err != nil {
 				return nil, err
 			}
-			sc.Color = palette[i%len(palette)]
-			sc.Radius = vg.Points(4)
-			sc.Shape = draw.CircleGlyph{}
-			eb, err := plotter.NewYErrorBars(pts)
-			if err != nil {
-				return nil, err
-			}
-			eb.Color = palette[i%len(palette)]
-			p.Add(eb, sc)
 			k := [2]float64{math.Round(c.CostUSD * 1e6), math.Round(c.Mean * 10)}
 			if j, ok := at[k]; ok {
 				labels[j] += ", " + c.Model
