@@ -298,7 +298,7 @@ func (m *Mock) bundle(req providers.Request, rng *rand.Rand) any {
 			if i%2 == 1 {
 				effort = "deep"
 			}
-			findings = append(findings, finding{Title: "Act on " + t, Detail: fmt.Sprintf("Owner and check for %s in %s.", t, domain), Priority: prios[i%3], Effort: effort})
+			findings = append(findings, finding{Title: "Act on " + t, Detail: fmt.Sprintf("Give %s in %s an owner and a check that shows it is done.", t, domain), Priority: prios[i%3], Effort: effort})
 		}
 	}
 	content := b.String()
