@@ -31,7 +31,7 @@ func newSandboxCmd(app *App) *cobra.Command {
 		Long: `The distributional safety sandbox: soft labels p = σ(k·v̂) from observable
 signals, soft payoffs, and distributional metrics (toxicity, quality gap,
 welfare, calibration, incoherence), on scripted agents or on JSONL input.`,
-		Example: "  swarm sandbox run examples/scenarios/baseline.yaml\n  swarm sandbox metrics interactions.jsonl",
+		Example: "  swarm sandbox run examples/scenarios/baseline.yaml\n  swarm sandbox metrics examples/sandbox/golden.jsonl",
 	}
 	cmd.AddCommand(newSandboxMetricsCmd(app), newSandboxIncoherenceCmd(app))
 	for _, f := range sandboxSubcommands {
@@ -67,10 +67,10 @@ func newSandboxMetricsCmd(app *App) *cobra.Command {
 engagement}, and optional tau, c_a, c_b, r_a, r_b and ground_truth (+1/-1).
 Print one JSON object with every metric. "-" reads stdin. A bad line is
 reported as FILE:LINE with exit code 2.`,
-		Example: `  swarm sandbox metrics interactions.jsonl
-  swarm sandbox metrics - --per-interaction < interactions.jsonl
-  swarm sandbox metrics runs.jsonl --s-plus 3 --h 1 --k 4
-  swarm sandbox metrics runs.jsonl --config payoff.yaml`,
+		Example: `  swarm sandbox metrics examples/sandbox/golden.jsonl
+  swarm sandbox metrics - --per-interaction < examples/sandbox/golden.jsonl
+  swarm sandbox metrics examples/sandbox/golden.jsonl --s-plus 3 --h 1 --k 4
+  swarm sandbox metrics examples/sandbox/golden.jsonl --config examples/sandbox/payoff.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.File = args[0]
@@ -252,7 +252,7 @@ func newSandboxIncoherenceCmd(app *App) *cobra.Command {
 		Long: `Read decision records, one JSON object a line: task_family, decision_id,
 replay, action ("" = abstain), optional benchmark, p and accepted. Print D,
 E and I per decision point and overall.`,
-		Example: "  swarm sandbox incoherence decisions.jsonl\n  swarm sandbox incoherence decisions.jsonl --format table",
+		Example: "  swarm sandbox incoherence examples/sandbox/decisions.jsonl\n  swarm sandbox incoherence examples/sandbox/decisions.jsonl --format table",
 		Args:    cobra.ExactArgs(1),
 		RunE:    func(cmd *cobra.Command, args []string) error { return runSandboxIncoherence(app, args[0], format) },
 	}

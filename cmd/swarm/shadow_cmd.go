@@ -18,7 +18,7 @@ func init() { register(newShadowCmd) }
 
 func newShadowCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{Use: "shadow", Short: "Shadow Score: validator, envelope check, reports",
-		Example: "  swarm shadow score --sealed sealed.json\n  swarm shadow verify runs/<run-id>"}
+		Example: "  swarm shadow score --sealed examples/shadow/sealed.json\n  swarm shadow verify runs/<run-id>"}
 	cmd.AddCommand(newShadowScoreCmd(app), newShadowVerifyCmd(app), newShadowReportCmd(app))
 	return cmd
 }
@@ -48,8 +48,8 @@ has open_tests and coverage_comparison (tests per spec category, sealed,
 open and delta = sealed − open).
 Exit 1 when --threshold is given and the score is above it (equal passes),
 0 otherwise, 2 on bad usage or unreadable input.`,
-		Example: `  swarm shadow score --sealed sealed.json
-  swarm shadow score --sealed sealed.json --open open.json --threshold 15 --format summary`,
+		Example: `  swarm shadow score --sealed examples/shadow/sealed.json
+  swarm shadow score --sealed examples/shadow/sealed.json --open examples/shadow/open.json --threshold 15 --format summary`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("threshold") {
