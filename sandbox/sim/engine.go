@@ -124,7 +124,7 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 	var as []*agentState
 	var allyIDs []string
 	coalition := map[string]bool{} // the collusion criteria's coalition
-	perType := map[string]int{} // agents are numbered per type across groups, so ids are unique
+	perType := map[string]int{}    // agents are numbered per type across groups, so ids are unique
 	for _, g := range s.Agents {
 		for i := 0; i < g.Count; i++ {
 			perType[g.Type]++
