@@ -17,6 +17,7 @@ import (
 
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/providers/langchain"
 	"github.com/swarm-dev/swarm/providers/mock"
 	"github.com/swarm-dev/swarm/shadow"
 )
@@ -798,18 +799,59 @@ func TestCostCeilingWarnsStopsAndStillSynthesises(t *testing.T) {
 
 func TestMissingAPIKeyIsBadInputBeforeAnyRunDirectory(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("ANTHROPIC_API_KEY", "")
 	out := filepath.Join(t.TempDir(), "run")
 	_, err := runMission(t, loadMission(t, "api-design.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
 		reg := mockRegistry(mock.Options{})
 		openai.Register(reg)
+		langchain.Register(reg)
 		o.Registry = reg
-		o.Models = map[string]string{"judge": "openai:gpt-4.1"}
+		o.Models = map[string]string{"judge": "openai:gpt-4.1", "commander": "anthropic:claude-sonnet-4"}
 		o.OutDir = out
 	})
-	if !errors.Is(err, nexus.ErrBadInput) || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
-		t.Fatalf("err = %v, want ErrBadInput naming OPENAI_API_KEY", err)
+	// Both missing keys at once, so the user fixes them in one go.
+	if !errors.Is(err, nexus.ErrBadInput) || !strings.Contains(err.Error(), "OPENAI_API_KEY") || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
+		t.Fatalf("err = %v, want ErrBadInput naming OPENAI_API_KEY and ANTHROPIC_API_KEY", err)
 	}
 	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a run directory was created for a run that could not start (stat: %v)", err)
+	}
+}
+
+func TestCallsCutOffByCtrlCAreCancelledNotFailures(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(t.Context())
+	reg := mockRegistry(mock.Options{})
+	started := make(chan struct{}, 1)
+	reg.Register(providers.KindInfo{Kind: "hang", Description: "waits for the context"}, func(providers.Ref, providers.KindConfig) (providers.Provider, error) {
+		return providers.ProviderFunc(func(ctx context.Context, _ providers.Request) (providers.Response, error) {
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+			<-ctx.Done()
+			// What net/http returns: the context's cause, not context.Canceled.
+			return providers.Response{}, fmt.Errorf("Post \"https://api.example/v1\": %w", context.Cause(ctx))
+		}), nil
+	})
+	go func() {
+		<-started
+		cancel(errors.New("interrupt signal received"))
+	}()
+	res, err := nexus.Run(ctx, nexus.Options{Config: defaultConfig(t), Registry: reg, Mission: loadMission(t, "api-design.md"),
+		Scale: "ss-50", Provider: "mock:honest", Models: map[string]string{"worker": "hang:x"}, OutDir: filepath.Join(t.TempDir(), "run")})
+	if !errors.Is(err, nexus.ErrInterrupted) {
+		t.Fatalf("err = %v, want ErrInterrupted", err)
+	}
+	if len(res.Telemetry.FailureClasses) != 0 {
+		t.Errorf("calls cut off by the interruption counted as failures: %v", res.Telemetry.FailureClasses)
+	}
+	cancelled := 0
+	for _, e := range res.Events {
+		if e.Kind == nexus.EvLLMCall && e.Data["outcome"] == "cancelled" {
+			cancelled++
+		}
+	}
+	if cancelled == 0 {
+		t.Error("no call recorded as cancelled")
 	}
 }

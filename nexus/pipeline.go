@@ -101,10 +101,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	// A missing API key or an unknown model is bad input: say so before a
 	// run directory exists or anything is spent.
+	var unusable []string // every one, so a user fixes them in one go
 	for _, ref := range plan.Roster.Refs() {
 		if _, err := o.Registry.New(ref, o.Config.Providers[ref.Kind]); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrBadInput, ref, err)
+			unusable = append(unusable, fmt.Sprintf("%s: %v", ref, err))
 		}
+	}
+	if len(unusable) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrBadInput, strings.Join(unusable, "; "))
 	}
 	now := time.Now
 	if o.Now != nil {

@@ -96,7 +96,10 @@ func (r *runState) recorded(ref providers.Ref, p providers.Provider) providers.P
 		}
 		seq := r.transcripts.write(tr)
 		cerr := err
-		cancelled := err != nil && errors.Is(err, context.Canceled)
+		// net/http reports a cancelled request with the context's cause
+		// ("interrupt signal received"), not context.Canceled, so ask the
+		// context too.
+		cancelled := err != nil && (errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled))
 		switch {
 		case cancelled:
 			cerr = nil // our own cancellation (Ctrl-C, cost ceiling) is not a provider failure
