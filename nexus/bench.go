@@ -9,12 +9,12 @@ import (
 // BenchResult is what `swarm bench pipeline` reports.
 type BenchResult struct {
 	Scale            string        `json:"scale"`
-	Latency          time.Duration `json:"latency"`
-	Wall             time.Duration `json:"wall"`
+	Latency          time.Duration `json:"latency_ns"`
+	Wall             time.Duration `json:"wall_ns"`
 	Calls            int           `json:"llm_calls"`
 	CriticalPath     int           `json:"critical_path_calls"`
 	Ratio            float64       `json:"wall_over_critical_path"`
-	CPUPerCall       time.Duration `json:"orchestrator_cpu_per_call"`
+	CPUPerCall       time.Duration `json:"orchestrator_cpu_per_call_ns"`
 	Agents           int           `json:"agents"`
 	HardeningCycles  int           `json:"hardening_cycles"`
 	QuarantineReview bool          `json:"quarantine_review"`

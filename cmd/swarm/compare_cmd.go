@@ -62,7 +62,7 @@ type compareFile struct {
 func newCompareCmd(app *App) *cobra.Command {
 	var o CompareOptions
 	cmd := &cobra.Command{
-		Use:   "compare MISSION.md --models a,b,c | compare --file COMPARE.yaml",
+		Use:   "compare (MISSION.md --models a,b,c | --file COMPARE.yaml)",
 		Short: "Compare model providers on Gap Reports under one sealed envelope",
 		Long: `Run the same mission for several contender models under ONE sealed envelope
 and ONE judge, repeated with different seeds, contenders interleaved; rank them
