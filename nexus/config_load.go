@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -234,6 +235,17 @@ func (c *Config) validateRanges(add func(key, format string, args ...any)) {
 	}
 }
 
+// KindOptions lists, per provider kind, the keys of providers.<kind>.options
+// its adapter reads (each kind's providers.KindInfo.Options; a test keeps the
+// two in step).
+var KindOptions = map[string][]string{
+	"openai": {"organization", "token_limit_param"}, "azure": {"api_version", "token_limit_param"},
+	"ollama": {"organization", "token_limit_param"}, "vllm": {"organization", "token_limit_param"},
+	"lmstudio": {"organization", "token_limit_param"}, "openai-compatible": {"organization", "token_limit_param"},
+	"anthropic": {"max_tokens"}, "bedrock": {"region"}, "google": nil, "mistral": nil, "ollama-native": nil,
+	"mock": {"faults", "latency", "script"},
+}
+
 // KnownKinds lists the provider kinds swarm ships.
 var KnownKinds = []string{"anthropic", "azure", "bedrock", "google", "lmstudio", "mistral", "mock", "ollama", "ollama-native", "openai", "openai-compatible", "vllm"}
 
@@ -297,8 +309,15 @@ func (c *Config) validateModels(add func(key, format string, args ...any)) {
 			add(key+".base_url", "not an absolute URL (e.g. http://localhost:8000/v1)")
 		}
 		for ok := range p.Options {
-			if secretKeyRe.MatchString(ok) {
+			switch {
+			case secretKeyRe.MatchString(ok):
 				add(key+".options."+ok, "secrets never live in config: put the key in an environment variable and name it in api_key_env")
+			case known[k] && !slices.Contains(KindOptions[k], ok):
+				valid := "none"
+				if len(KindOptions[k]) > 0 {
+					valid = strings.Join(KindOptions[k], ", ")
+				}
+				add(key+".options."+ok, "unknown option %q for %s (known: %s)", ok, k, valid)
 			}
 		}
 	}

@@ -61,6 +61,7 @@ func TestConfigRejectsBadInputWithFileLineAndKey(t *testing.T) {
 		// Syntax errors stop the parser before keys are known: file, line
 		// and what is wrong, and no "key ?".
 		{"a duplicate key", "run:\n  seed: 1\n  seed: 2\n", 3, "", "already defined"},
+		{"an option the kind does not read (was silently ignored)", "providers:\n  mock:\n    options: {colour: red}\n", 3, "providers.mock.options.colour", "unknown option"},
 		{"a tab for indentation", "run:\n\tseed: 1\n", 2, "", "cannot start any token"},
 	}
 	for _, tc := range tests {

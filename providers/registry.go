@@ -82,6 +82,8 @@ type KindInfo struct {
 	DefaultKeyEnv string
 	// DefaultBaseURL is used when the config names none.
 	DefaultBaseURL string
+	// Options lists the keys of providers.<kind>.options the kind reads.
+	Options []string
 }
 
 // Registry maps provider kinds to factories. The zero value is empty and

@@ -9,10 +9,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/spf13/cobra"
 
 	"github.com/swarm-dev/swarm/nexus"
@@ -794,5 +796,27 @@ func TestProvidersListBedrockNeedsCredentialsAndRegion(t *testing.T) {
 	}
 	if st := status(map[string]string{"AWS_ACCESS_KEY_ID": "AKID"}, "us-east-1"); !st.Usable {
 		t.Errorf("credentials and options.region: %+v", st)
+	}
+}
+
+// The config validator's list of provider kinds and of each kind's options
+// must match what the adapters register, or config validate would reject a
+// working option (or accept one nothing reads).
+func TestConfigKnowsEveryKindAndItsOptions(t *testing.T) {
+	reg := newRegistry()
+	var kinds []string
+	for _, k := range reg.Kinds() {
+		kinds = append(kinds, k.Kind)
+		want := slices.Sorted(slices.Values(k.Options))
+		got := slices.Sorted(slices.Values(nexus.KindOptions[k.Kind]))
+		if d := cmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("%s options (-adapter +nexus.KindOptions)\n%s", k.Kind, d)
+		}
+	}
+	if d := cmp.Diff(slices.Sorted(slices.Values(kinds)), slices.Sorted(slices.Values(nexus.KnownKinds))); d != "" {
+		t.Errorf("kinds (-registered +nexus.KnownKinds)\n%s", d)
+	}
+	if len(nexus.KindOptions) != len(kinds) {
+		t.Errorf("nexus.KindOptions has %d kinds, %d are registered", len(nexus.KindOptions), len(kinds))
 	}
 }

@@ -41,10 +41,10 @@ import (
 )
 
 var kinds = []providers.KindInfo{
-	{Kind: "anthropic", Description: "Anthropic Messages API (langchaingo; options.max_tokens, default 4096)", DefaultKeyEnv: "ANTHROPIC_API_KEY"},
+	{Kind: "anthropic", Description: "Anthropic Messages API (langchaingo; options.max_tokens, default 4096)", DefaultKeyEnv: "ANTHROPIC_API_KEY", Options: []string{"max_tokens"}},
 	{Kind: "google", Description: "Google Gemini API (langchaingo)", DefaultKeyEnv: "GOOGLE_API_KEY"},
 	{Kind: "mistral", Description: "Mistral (langchaingo)", DefaultKeyEnv: "MISTRAL_API_KEY"},
-	{Kind: "bedrock", Description: "AWS Bedrock InvokeModel (langchaingo; AWS credentials from the environment or profile; options.region, else AWS_REGION)"},
+	{Kind: "bedrock", Description: "AWS Bedrock InvokeModel (langchaingo; AWS credentials from the environment or profile; options.region, else AWS_REGION)", Options: []string{"region"}},
 	{Kind: "ollama-native", Description: "Ollama native /api/chat (langchaingo; no key)", DefaultBaseURL: "http://localhost:11434"},
 }
 

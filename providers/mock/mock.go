@@ -111,7 +111,8 @@ func New(name string, opts Options) (*Mock, error) {
 // (a script YAML file) and "latency" (a fixed duration); options given here
 // take precedence.
 func Register(r *providers.Registry, opts Options) {
-	r.Register(providers.KindInfo{Kind: "mock", Description: "deterministic offline mock (personas: " + strings.Join(Personas(), ", ") + ")"},
+	r.Register(providers.KindInfo{Kind: "mock", Description: "deterministic offline mock (personas: " + strings.Join(Personas(), ", ") + ")",
+		Options: []string{"faults", "latency", "script"}},
 		func(ref providers.Ref, kc providers.KindConfig) (providers.Provider, error) {
 			o := opts
 			if p := kc.Options["faults"]; p != "" && o.Faults == nil {

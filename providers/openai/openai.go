@@ -23,12 +23,12 @@ import (
 
 // Kinds served by this package.
 var kinds = []providers.KindInfo{
-	{Kind: "openai", Description: "OpenAI API", DefaultKeyEnv: "OPENAI_API_KEY", DefaultBaseURL: "https://api.openai.com/v1"},
-	{Kind: "azure", Description: "Azure OpenAI (base_url https://RESOURCE.openai.azure.com required; model = deployment name; options.api_version, default " + DefaultAzureAPIVersion + ")", DefaultKeyEnv: "AZURE_OPENAI_API_KEY"},
-	{Kind: "ollama", Description: "Ollama's OpenAI-compatible API (no key)", DefaultBaseURL: "http://localhost:11434/v1"},
-	{Kind: "vllm", Description: "vLLM OpenAI-compatible server (no key)", DefaultBaseURL: "http://localhost:8000/v1"},
-	{Kind: "lmstudio", Description: "LM Studio local server (no key)", DefaultBaseURL: "http://localhost:1234/v1"},
-	{Kind: "openai-compatible", Description: "any OpenAI-compatible server (base_url required; api_key_env optional)"},
+	{Kind: "openai", Description: "OpenAI API", DefaultKeyEnv: "OPENAI_API_KEY", DefaultBaseURL: "https://api.openai.com/v1", Options: []string{"organization", "token_limit_param"}},
+	{Kind: "azure", Description: "Azure OpenAI (base_url https://RESOURCE.openai.azure.com required; model = deployment name; options.api_version, default " + DefaultAzureAPIVersion + ")", DefaultKeyEnv: "AZURE_OPENAI_API_KEY", Options: []string{"api_version", "token_limit_param"}},
+	{Kind: "ollama", Description: "Ollama's OpenAI-compatible API (no key)", DefaultBaseURL: "http://localhost:11434/v1", Options: []string{"organization", "token_limit_param"}},
+	{Kind: "vllm", Description: "vLLM OpenAI-compatible server (no key)", DefaultBaseURL: "http://localhost:8000/v1", Options: []string{"organization", "token_limit_param"}},
+	{Kind: "lmstudio", Description: "LM Studio local server (no key)", DefaultBaseURL: "http://localhost:1234/v1", Options: []string{"organization", "token_limit_param"}},
+	{Kind: "openai-compatible", Description: "any OpenAI-compatible server (base_url required; api_key_env optional)", Options: []string{"organization", "token_limit_param"}},
 }
 
 // DefaultAzureAPIVersion is the Azure OpenAI api-version sent when
