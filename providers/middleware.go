@@ -46,6 +46,10 @@ type RetryConfig struct {
 	MaxRetries int           // retries after the first attempt
 	Initial    time.Duration // first backoff (default 500ms)
 	Max        time.Duration // cap per wait (default 30s)
+	// MaxRetryAfter is the longest server-requested wait (Retry-After)
+	// worth waiting for (default 5m); a longer one returns the error at once
+	// rather than stall the run.
+	MaxRetryAfter time.Duration
 	// Sleep waits d or until ctx ends (tests replace it).
 	Sleep func(ctx context.Context, d time.Duration) error
 	// OnRetry is called before each wait.
@@ -74,6 +78,9 @@ func Retry(c RetryConfig) Middleware {
 	if c.Max <= 0 {
 		c.Max = 30 * time.Second
 	}
+	if c.MaxRetryAfter <= 0 {
+		c.MaxRetryAfter = 5 * time.Minute
+	}
 	if c.Sleep == nil {
 		c.Sleep = sleepCtx
 	}
@@ -92,6 +99,9 @@ func Retry(c RetryConfig) Middleware {
 				}
 				wait := b.NextBackOff()
 				if ra := RetryAfterOf(err); ra > 0 {
+					if ra > c.MaxRetryAfter {
+						return resp, err // the server asks for longer than a run should stall
+					}
 					wait = ra
 				}
 				if c.OnRetry != nil {

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestConcurrencyCapsCallsInFlight(t *testing.T) {
@@ -81,6 +83,38 @@ func TestRetryOnlyWhatARetryCanFix(t *testing.T) {
 				if float64(w) < 0.5*base-1 || float64(w) > 1.5*base+1 {
 					t.Errorf("wait %d = %v, want about %v", i, w, time.Duration(base))
 				}
+			}
+		})
+	}
+}
+
+func TestRetryHonoursRetryAfterUpToALimit(t *testing.T) {
+	tests := []struct {
+		name       string
+		retryAfter time.Duration
+		wantCalls  int
+		wantWaits  []time.Duration
+	}{
+		{"a short Retry-After is waited for exactly", 3 * time.Second, 3, []time.Duration{3 * time.Second, 3 * time.Second}},
+		{"a Retry-After at the limit is still waited for", time.Minute, 3, []time.Duration{time.Minute, time.Minute}},
+		{"a longer Retry-After returns the error at once", time.Hour, 1, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			var waits []time.Duration
+			p := Retry(RetryConfig{MaxRetries: 2, MaxRetryAfter: time.Minute,
+				Sleep: func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }})(
+				ProviderFunc(func(context.Context, Request) (Response, error) {
+					calls++
+					return Response{}, &Error{Class: ClassRateLimited, StatusCode: 429, RetryAfter: tc.retryAfter}
+				}))
+			_, err := p.Complete(t.Context(), Request{})
+			if calls != tc.wantCalls || ClassOf(err) != ClassRateLimited {
+				t.Errorf("calls = %d (%v), want %d and the rate-limit error", calls, err, tc.wantCalls)
+			}
+			if d := cmp.Diff(tc.wantWaits, waits); d != "" {
+				t.Errorf("waits (-want +got)\n%s", d)
 			}
 		})
 	}
