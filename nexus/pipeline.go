@@ -102,10 +102,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// A missing API key or an unknown model is bad input: say so before a
 	// run directory exists or anything is spent.
 	var unusable []string // every one, so a user fixes them in one go
+	built := map[string]providers.Provider{}
 	for _, ref := range plan.Roster.Refs() {
-		if _, err := o.Registry.New(ref, o.Config.Providers[ref.Kind]); err != nil {
+		p, err := o.Registry.New(ref, o.Config.Providers[ref.Kind])
+		if err != nil {
 			unusable = append(unusable, fmt.Sprintf("%s: %v", ref, err))
+			continue
 		}
+		built[ref.String()] = p
 	}
 	if len(unusable) > 0 {
 		return nil, fmt.Errorf("%w: %s", ErrBadInput, strings.Join(unusable, "; "))
@@ -122,7 +126,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runState{opts: o, cfg: o.Config, plan: plan, dir: dir, byRole: map[string]*usageStats{}, byModel: map[string]*usageStats{},
+	r := &runState{opts: o, cfg: o.Config, plan: plan, dir: dir, built: built, byRole: map[string]*usageStats{}, byModel: map[string]*usageStats{},
 		classes: map[providers.Class]int{}, provs: map[string]providers.Provider{}, breakers: map[string]*breaker{}, start: now()}
 	r.events, err = newEventLog(dir.Join("events.jsonl"), now, o.Observers...)
 	if err != nil {

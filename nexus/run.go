@@ -331,6 +331,7 @@ type runState struct {
 	events      *eventLog
 	transcripts *transcriptLog
 	limits      *providers.LimitSet
+	built       map[string]providers.Provider // the roster's providers, built once before the run
 
 	mu         sync.Mutex
 	curPhase   string
@@ -450,7 +451,11 @@ func (r *runState) provider(ref providers.Ref) (providers.Provider, error) {
 		return p, nil
 	}
 	kc := r.cfg.Providers[ref.Kind]
-	raw, err := r.opts.Registry.New(ref, kc)
+	raw, ok := r.built[ref.String()] // built by Run's check of the roster
+	var err error
+	if !ok {
+		raw, err = r.opts.Registry.New(ref, kc)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrBadInput, ref, err)
 	}
