@@ -98,7 +98,7 @@ type ContenderStats struct {
 }
 
 // MarshalJSON writes a contender without a result with null median, mean,
-// interval, scores and tier: it has none.
+// interval, scores, tier, review score and judge disagreement: it has none.
 func (c ContenderStats) MarshalJSON() ([]byte, error) {
 	type plain ContenderStats
 	out := struct {
@@ -108,9 +108,12 @@ func (c ContenderStats) MarshalJSON() ([]byte, error) {
 		Median *float64  `json:"median"`
 		Mean   *float64  `json:"mean"`
 		CI95   *Interval `json:"ci95"`
+		Review *float64  `json:"review_score"`
+		JudgeD *float64  `json:"judge_disagreement"`
 	}{plain: plain(c)}
 	if !c.NoResult {
 		out.Tier, out.Scores, out.Median, out.Mean, out.CI95 = &c.Tier, c.Scores, &c.Median, &c.Mean, &c.CI95
+		out.Review, out.JudgeD = &c.ReviewScore, &c.JudgeDisagreement
 	}
 	return json.Marshal(out)
 }
@@ -426,7 +429,12 @@ func contenderStats(m string, runs []RunSummary, crit map[string]string) Contend
 			velSum += s.Velocity * float64(s.Hardened)
 			c.Hardened += s.Hardened
 		}
-		rev, tox, gap, dis = append(rev, s.ReviewScore), append(tox, s.Toxicity), append(gap, s.QualityGap), append(dis, s.Disagreement)
+		tox, gap = append(tox, s.Toxicity), append(gap, s.QualityGap)
+		// Review score and judge disagreement are means over judged
+		// bundles: a run without one has neither.
+		if len(s.Bundles) > 0 {
+			rev, dis = append(rev, s.ReviewScore), append(dis, s.Disagreement)
+		}
 		c.Calls += s.Calls
 		c.InputTokens += s.InputTokens
 		c.OutputTokens += s.OutputTokens

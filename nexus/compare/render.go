@@ -172,8 +172,12 @@ func (r *Report) Markdown() string {
 	}
 	b.WriteString("\n## Quality, cost and latency\n\n| contender | hardening velocity | review score | toxicity | quality gap | judge D | calls | tokens in / out | cost | run cost | latency p50 / p95 ms | failure classes |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range r.Contenders {
-		fmt.Fprintf(&b, "| `%s` | %s | %.2f | %.3f | %.3f | %s | %d | %d / %d | $%.4f | $%.4f | %.2f / %.2f | %s |\n",
-			c.Model, velocity(c.Velocity), c.ReviewScore, c.Toxicity, c.QualityGap, r.judgeD(c.JudgeDisagreement), c.Calls, c.InputTokens, c.OutputTokens,
+		review, judgeD := fmt.Sprintf("%.2f", c.ReviewScore), r.judgeD(c.JudgeDisagreement)
+		if c.NoResult {
+			review, judgeD = "—", "—" // no judged bundle to review or judge
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %.3f | %.3f | %s | %d | %d / %d | $%.4f | $%.4f | %.2f / %.2f | %s |\n",
+			c.Model, velocity(c.Velocity), review, c.Toxicity, c.QualityGap, judgeD, c.Calls, c.InputTokens, c.OutputTokens,
 			c.CostUSD, c.RunCostUSD, c.LatencyP50MS, c.LatencyP95MS, counts(c.Failures))
 	}
 	domains := r.domains()
@@ -604,7 +608,7 @@ code{background:#f4f6fa;padding:0 .25rem;border-radius:3px;white-space:nowrap} d
 <h2>Quality, cost and latency</h2>
 <p class="meta">Calls, tokens, cost, latency and failure classes are the contender's own calls in the roles compared ({{.R.Roles}}); run cost covers the whole runs (judge and every other role included).{{if le .R.JudgeSamples 1}} Judge disagreement D needs <code>--judge-samples</code> k &gt; 1.{{end}}</p>
 <table><tr><th class="l">contender</th><th>hardening velocity</th><th>review score</th><th>toxicity</th><th>quality gap</th><th>judge D</th><th>calls</th><th>tokens in / out</th><th>cost</th><th>run cost</th><th>latency p50 / p95 ms</th><th class="l">failure classes</th></tr>
-{{range .R.Contenders}}<tr><td class="l"><code>{{.Model}}</code></td><td>{{velocity .Velocity}}</td><td>{{printf "%.2f" .ReviewScore}}</td><td>{{printf "%.3f" .Toxicity}}</td><td>{{printf "%.3f" .QualityGap}}</td><td>{{if le $.R.JudgeSamples 1}}n/a{{else}}{{printf "%.3f" .JudgeDisagreement}}{{end}}</td><td>{{.Calls}}</td><td>{{.InputTokens}} / {{.OutputTokens}}</td><td>${{printf "%.4f" .CostUSD}}</td><td>${{printf "%.4f" .RunCostUSD}}</td><td>{{printf "%.2f" .LatencyP50MS}} / {{printf "%.2f" .LatencyP95MS}}</td><td class="l">{{counts .Failures}}</td></tr>
+{{range .R.Contenders}}<tr><td class="l"><code>{{.Model}}</code></td><td>{{velocity .Velocity}}</td><td>{{if .NoResult}}—{{else}}{{printf "%.2f" .ReviewScore}}{{end}}</td><td>{{printf "%.3f" .Toxicity}}</td><td>{{printf "%.3f" .QualityGap}}</td><td>{{if .NoResult}}—{{else if le $.R.JudgeSamples 1}}n/a{{else}}{{printf "%.3f" .JudgeDisagreement}}{{end}}</td><td>{{.Calls}}</td><td>{{.InputTokens}} / {{.OutputTokens}}</td><td>${{printf "%.4f" .CostUSD}}</td><td>${{printf "%.4f" .RunCostUSD}}</td><td>{{printf "%.2f" .LatencyP50MS}} / {{printf "%.2f" .LatencyP95MS}}</td><td class="l">{{counts .Failures}}</td></tr>
 {{end}}</table>
 <h2>Shadow Score per bundle (a failed bundle counts as 100)</h2>
 <table><tr><th class="l">contender</th>{{range .Domains}}<th>{{.}}</th>{{end}}<th class="l">levels</th><th class="l">gates</th></tr>

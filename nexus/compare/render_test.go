@@ -61,6 +61,7 @@ func TestMarkdownShowsFailedBundles(t *testing.T) {
 		"> **Failed bundles** `b`: 3 of 6 planned bundles failed or were not judged (timeout 3); each counts as Shadow Score 100.",
 		"> **Failed bundles** `c`: no result: none of its 6 planned bundles was judged (unparseable 6)",
 		"| `b` | 50.0 | 100.0 (failed 3 of 3) | minor 3 | warn 3 |",
+		"| `c` | n/a | — | 0.000 | 0.000 | — | 0 |", // no review score or judge D without a judged bundle
 		"| `c` | `a` | 24 | 0 | 21 | 9.5e-07 | 2.9e-06 | +87.5 | [87.5, 87.5] | `a` is better (c has no result) |",
 	} {
 		if !strings.Contains(md, s) {
@@ -127,17 +128,17 @@ func TestJSONHasNoScoreForNoResult(t *testing.T) {
 	}
 	pick := func(c map[string]any) map[string]any {
 		out := map[string]any{}
-		for _, k := range []string{"model", "rank", "tier", "median", "mean", "ci95", "aggregate_scores", "bundles_planned", "bundles_judged", "bundles_failed", "failure_rate", "no_result"} {
+		for _, k := range []string{"model", "rank", "tier", "median", "mean", "ci95", "aggregate_scores", "review_score", "bundles_planned", "bundles_judged", "bundles_failed", "failure_rate", "no_result"} {
 			out[k] = c[k]
 		}
 		return out
 	}
 	want := []map[string]any{
-		{"model": "a", "rank": 1.0, "tier": 1.0, "median": 12.5, "mean": 12.5, "ci95": map[string]any{"lo": 12.5, "hi": 12.5}, "aggregate_scores": []any{12.5, 12.5, 12.5},
+		{"model": "a", "rank": 1.0, "tier": 1.0, "median": 12.5, "mean": 12.5, "ci95": map[string]any{"lo": 12.5, "hi": 12.5}, "aggregate_scores": []any{12.5, 12.5, 12.5}, "review_score": 0.0,
 			"bundles_planned": 6.0, "bundles_judged": 6.0, "bundles_failed": 0.0, "failure_rate": 0.0, "no_result": false},
-		{"model": "b", "rank": 2.0, "tier": 2.0, "median": 75.0, "mean": 75.0, "ci95": map[string]any{"lo": 75.0, "hi": 75.0}, "aggregate_scores": []any{75.0, 75.0, 75.0},
+		{"model": "b", "rank": 2.0, "tier": 2.0, "median": 75.0, "mean": 75.0, "ci95": map[string]any{"lo": 75.0, "hi": 75.0}, "aggregate_scores": []any{75.0, 75.0, 75.0}, "review_score": 0.0,
 			"bundles_planned": 6.0, "bundles_judged": 3.0, "bundles_failed": 3.0, "failure_rate": 0.5, "no_result": false},
-		{"model": "c", "rank": 3.0, "tier": nil, "median": nil, "mean": nil, "ci95": nil, "aggregate_scores": nil,
+		{"model": "c", "rank": 3.0, "tier": nil, "median": nil, "mean": nil, "ci95": nil, "aggregate_scores": nil, "review_score": nil,
 			"bundles_planned": 6.0, "bundles_judged": 0.0, "bundles_failed": 6.0, "failure_rate": 1.0, "no_result": true},
 	}
 	var gotC []map[string]any
