@@ -466,3 +466,84 @@ func TestParaphrasingJudgeNeverLeaksCriteriaToCommanders(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryExampleMissionEmitsSpecConformingReports runs each example
+// mission with the mock and validates every report the run wrote against
+// the Shadow Score Spec's published schema, including a hardened run
+// (hardening block with cycles, velocity and max_reveal) and a v1 run.
+func TestEveryExampleMissionEmitsSpecConformingReports(t *testing.T) {
+	missions, _ := filepath.Glob(filepath.Join("..", "examples", "missions", "*.md"))
+	if len(missions) == 0 {
+		t.Fatal("no example missions")
+	}
+	type run struct {
+		name, mission, scale, spec, commander string
+	}
+	var runs []run
+	for _, m := range missions {
+		runs = append(runs, run{filepath.Base(m), filepath.Base(m), "ss-50", "", "mock:honest"})
+	}
+	runs = append(runs,
+		run{"hardened v2", "auth-migration.md", "ss-100", "", "mock:sloppy"},
+		run{"v1 gap report", "auth-migration.md", "ss-100", shadow.SpecV1, "mock:sloppy"})
+	for _, tc := range runs {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := runMission(t, loadMission(t, tc.mission), tc.scale, "mock:honest", func(o *nexus.Options) {
+				o.Models = map[string]string{"commander": tc.commander}
+				if tc.spec != "" {
+					o.Config.ShadowScoring.SpecVersion = tc.spec
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			files, _ := filepath.Glob(filepath.Join(res.Dir, "reports", "*.json"))
+			if len(files) == 0 {
+				t.Fatal("no reports")
+			}
+			cycles := 0
+			for _, f := range files {
+				b, _ := os.ReadFile(f)
+				if err := shadow.ValidateReport(b); err != nil {
+					t.Errorf("%s: %v", filepath.Base(f), err)
+				}
+				var r struct {
+					Version string         `json:"shadow_score_spec_version"`
+					Report  map[string]any `json:"report"`
+					Hard    map[string]any `json:"hardening"`
+				}
+				if err := json.Unmarshal(b, &r); err != nil {
+					t.Fatal(err)
+				}
+				if r.Hard == nil {
+					t.Errorf("%s: no hardening block", filepath.Base(f))
+				}
+				if c, _ := r.Hard["cycles_completed"].(float64); c > 0 {
+					cycles++
+					if _, ok := r.Hard["initial_shadow_score"]; !ok {
+						t.Errorf("%s: hardened without initial_shadow_score", filepath.Base(f))
+					}
+				}
+				if tc.spec == shadow.SpecV1 {
+					if r.Version != shadow.SpecV1 || r.Report["conformance_level"] != nil {
+						t.Errorf("%s: v1 report %s with conformance %v", filepath.Base(f), r.Version, r.Report["conformance_level"])
+					}
+					continue
+				}
+				wantLevel := 2.0 // ss-50 runs without hardening
+				if tc.scale != "ss-50" {
+					wantLevel = 3
+				}
+				if r.Report["conformance_level"] != wantLevel || r.Report["workspace_isolation"] != "strict" {
+					t.Errorf("%s: conformance %v, isolation %v", filepath.Base(f), r.Report["conformance_level"], r.Report["workspace_isolation"])
+				}
+				if c, _ := r.Hard["cycles_completed"].(float64); c > 0 && (r.Hard["max_reveal"] != shadow.RevealMessage || r.Hard["hardening_velocity"] == nil) {
+					t.Errorf("%s: hardened, max_reveal %v, velocity %v", filepath.Base(f), r.Hard["max_reveal"], r.Hard["hardening_velocity"])
+				}
+			}
+			if tc.scale == "ss-100" && cycles == 0 {
+				t.Error("no report of a hardened bundle: the hardening block was not exercised")
+			}
+		})
+	}
+}
