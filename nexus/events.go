@@ -117,9 +117,16 @@ func (l *eventLog) close() error {
 // (the "sealed" event of Phase 1.5, written before any commander started).
 // ok is false when the run directory has no such event.
 func CommittedHash(runDir string) (hash string, ok bool, err error) {
+	sealed, _, ok, err := CommittedHashes(runDir)
+	return sealed, ok, err
+}
+
+// CommittedHashes returns the sealed hash and the task hash (of the
+// decomposition) that the run recorded in its "sealed" event.
+func CommittedHashes(runDir string) (sealed, task string, ok bool, err error) {
 	f, err := os.Open(filepath.Join(runDir, "events.jsonl"))
 	if err != nil {
-		return "", false, err
+		return "", "", false, err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -130,8 +137,9 @@ func CommittedHash(runDir string) (hash string, ok bool, err error) {
 			continue
 		}
 		if h, _ := e.Data["sealed_hash"].(string); h != "" {
-			return h, true, nil
+			t, _ := e.Data["task_hash"].(string)
+			return h, t, true, nil
 		}
 	}
-	return "", false, sc.Err()
+	return "", "", false, sc.Err()
 }

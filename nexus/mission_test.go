@@ -288,7 +288,7 @@ func TestPersonasShadowAndHardening(t *testing.T) {
 				t.Errorf("%s: velocity %v, want (initial − final)/cycles = %v > 0", b.ID, h.Velocity, want)
 			}
 			rh := reports[b.ID].Hardening
-			if rh == nil || rh.HardeningVelocity != h.Velocity || rh.CyclesCompleted != h.Cycles || rh.InitialShadowScore != h.InitialScore {
+			if rh == nil || rh.HardeningVelocity == nil || rh.InitialShadowScore == nil || float64(*rh.HardeningVelocity) != h.Velocity || rh.CyclesCompleted != h.Cycles || float64(*rh.InitialShadowScore) != h.InitialScore {
 				t.Errorf("%s: report hardening block %+v does not match %+v", b.ID, rh, h)
 			}
 		}

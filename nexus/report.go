@@ -92,7 +92,8 @@ func (r *runState) writeReports(res *Result, env *shadow.Envelope) {
 		opts := shadow.ReportOptions{
 			ID: r.plan.RunID + "/" + o.ID, Timestamp: time.Now().UTC(), SpecVersion: r.cfg.ShadowScoring.SpecVersion,
 			Envelope: env, Implementer: impl, Evaluation: o.Final, Hardening: o.Hardening,
-			MaxCycles: r.plan.Hardening.MaxCycles, Invalid: !res.ShadowValid, InvalidReason: res.ShadowReason,
+			HardeningEnabled: r.plan.Hardening.Enabled, MaxCycles: r.plan.Hardening.MaxCycles,
+			Invalid: !res.ShadowValid, InvalidReason: res.ShadowReason,
 		}
 		rep := shadow.BuildReport(opts)
 		_ = r.dir.WriteJSON("reports/"+o.ID+".json", rep)
