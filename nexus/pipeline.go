@@ -174,6 +174,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		r.limits = &providers.LimitSet{}
 	}
 	res := &Result{Plan: plan, Dir: dir.Path, ShadowValid: true}
+	r.done = ctx.Done()
 	err = r.run(ctx, res)
 	if ctx.Err() != nil && err == nil {
 		err = ErrInterrupted

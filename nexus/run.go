@@ -359,6 +359,10 @@ type runState struct {
 	ceilingStopped bool
 	// launched holds, per role, the ids of the agents that really started.
 	launched map[string]map[string]bool
+	// interruptedIn is the phase the run was in when its context was
+	// cancelled (done): the first phase change after it records it.
+	interruptedIn string
+	done          <-chan struct{}
 	provs    map[string]providers.Provider
 	breakers map[string]*breaker
 	trips    int
@@ -375,6 +379,13 @@ func (r *runState) phase() string {
 
 func (r *runState) enter(phase, msg string) {
 	r.mu.Lock()
+	select {
+	case <-r.done:
+		if r.interruptedIn == "" {
+			r.interruptedIn = r.curPhase
+		}
+	default:
+	}
 	r.curPhase = phase
 	r.mu.Unlock()
 	r.events.emit(Event{Phase: phase, Kind: EvPhaseStart, Message: msg})
@@ -632,6 +643,11 @@ func (r *runState) conclude(res *Result, runErr error) {
 	a := res.Aggregate
 	switch {
 	case errors.Is(runErr, ErrInterrupted):
+		r.mu.Lock()
+		if r.interruptedIn != "" {
+			res.Phase = r.interruptedIn
+		}
+		r.mu.Unlock()
 		res.Status, res.FailureClass = StatusInterrupted, ClassCancelled
 		res.Error = fmt.Sprintf("interrupted in phase %s: %s", res.Phase, a.counts())
 	case runErr != nil:
