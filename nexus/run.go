@@ -363,12 +363,12 @@ type runState struct {
 	// cancelled (done): the first phase change after it records it.
 	interruptedIn string
 	done          <-chan struct{}
-	provs    map[string]providers.Provider
-	breakers map[string]*breaker
-	trips    int
-	start    time.Time
-	sb       *missionSandbox
-	sbDone   bool
+	provs         map[string]providers.Provider
+	breakers      map[string]*breaker
+	trips         int
+	start         time.Time
+	sb            *missionSandbox
+	sbDone        bool
 }
 
 func (r *runState) phase() string {
