@@ -67,11 +67,13 @@ func TestRunExitCodes(t *testing.T) {
 			},
 			o: RunOptions{MissionArg: mission}, want: 3, says: []string{"INCOMPLETE", "no bundle was judged: 0 of 5 scored"},
 			never: []string{"perfect", "0.0%"}, status: "incomplete"},
-		{name: "cost ceiling", why: "issue 9.5: the ceiling threw every finished atom away and exited 0 'perfect'",
+		{name: "cost ceiling", why: "issue 9.5: a run the ceiling stopped exited 0 'perfect' over 0 bundles",
 			config: func(t *testing.T, _ string) string {
-				return "providers:\n  mock:\n    input_per_mtok: 400\n    output_per_mtok: 1600\n"
+				// spent before the commanders launch
+				return "providers:\n  mock:\n    input_per_mtok: 1000\n    output_per_mtok: 4000\n"
 			},
-			o: RunOptions{MissionArg: "../../examples/missions/api-design.md"}, want: 3, says: []string{"PARTIAL", "cost ceiling", "salvaged"}, status: "partial"},
+			o: RunOptions{MissionArg: "../../examples/missions/api-design.md"}, want: 3,
+			says: []string{"PARTIAL", "cost ceiling", "no bundle was judged: 0 of 5 scored", "failed (cancelled)"}, never: []string{"perfect"}, status: "partial"},
 		{name: "tampered mid-run", why: "issue 9.4: printed 'Shadow scoring INVALID' and exited 0",
 			config: func(t *testing.T, out string) string {
 				srv := tamperingServer(t, out)
