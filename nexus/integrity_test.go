@@ -46,12 +46,11 @@ type resultFile struct {
 		Failed  int      `json:"failed"`
 	} `json:"shadow_aggregate"`
 	Telemetry struct {
-		Calls          int                   `json:"calls"`
-		Planned        nexus.AgentTally      `json:"agents_planned"`
-		Launched       nexus.AgentTally      `json:"agents_launched"`
-		Bundles        []nexus.BundleOutcome `json:"-"`
-		BundlesPlanned int                   `json:"bundles_planned"`
-		BundlesScored  int                   `json:"bundles_scored"`
+		Calls          int              `json:"calls"`
+		Planned        nexus.AgentTally `json:"agents_planned"`
+		Launched       nexus.AgentTally `json:"agents_launched"`
+		BundlesPlanned int              `json:"bundles_planned"`
+		BundlesScored  int              `json:"bundles_scored"`
 	} `json:"telemetry"`
 	Bundles []struct {
 		ID           string `json:"id"`
@@ -394,7 +393,6 @@ func TestInterruptedBundlesAreCancelled(t *testing.T) {
 			t.Errorf("result.json %s: class %q", b.ID, b.FailureClass)
 		}
 	}
-	var _ providers.Class = nexus.ClassCancelled
 }
 
 // --out: a file or a non-empty directory is refused (bad input, nothing
