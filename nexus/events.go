@@ -65,7 +65,7 @@ type eventLog struct {
 }
 
 func newEventLog(path string, now func() time.Time, obs ...Observer) (*eventLog, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := openLog(path, 0o644)
 	if err != nil {
 		return nil, err
 	}

@@ -85,17 +85,10 @@ func (r *runState) shadowPhase(ctx context.Context, sealed *shadow.Envelope, res
 		}()
 	}
 	wg.Wait()
-	var scores []float64
-	for _, o := range res.Bundles {
-		if o.ShadowScore != nil {
-			scores = append(scores, *o.ShadowScore)
-		}
-	}
 	if r.sb != nil {
 		r.sb.audit(ctx, r, judge, env, res, r.cfg.Sandbox.AuditRate)
 	}
-	med, mean := shadow.Aggregate(scores)
-	res.Aggregate = ShadowAggregate{Median: med, Mean: mean, Level: string(shadow.LevelOf(med)), Scored: len(scores)}
+	// res.Aggregate is computed when the run concludes (every ending).
 	r.writeReports(res, env)
 }
 

@@ -59,8 +59,20 @@ type BundleOutcome struct {
 	commander *commanders.Commander
 }
 
-// Result is a finished (or interrupted) run.
+// Result is a finished (or interrupted) run. Its Status says how the run
+// ended; only a complete run (OK) judged every planned bundle.
 type Result struct {
+	// OK is true when the run completed and judged every planned bundle
+	// with valid shadow scoring (or, with StopAfterSeal, sealed).
+	OK bool `json:"ok"`
+	// Status is one of the Status* constants.
+	Status string `json:"status"`
+	// Error says why the run is not OK; FailureClass classifies it and
+	// Phase is the phase the run ended in.
+	Error        string          `json:"error,omitempty"`
+	FailureClass providers.Class `json:"failure_class,omitempty"`
+	Phase        string          `json:"phase"`
+
 	Plan          Plan             `json:"plan"`
 	Dir           string           `json:"dir"`
 	SealedHash    string           `json:"sealed_hash"`
@@ -80,12 +92,19 @@ type Result struct {
 	Sandbox       any              `json:"-"`
 }
 
-// ShadowAggregate summarises per-bundle Shadow Scores.
+// ShadowAggregate summarises per-bundle Shadow Scores against the bundles
+// planned (one per commander). Planned = Scored + Failed + Unjudged.
 type ShadowAggregate struct {
-	Median float64 `json:"median"`
-	Mean   float64 `json:"mean"`
-	Level  string  `json:"level"`
-	Scored int     `json:"scored"`
+	// Median and Mean are null when no bundle was judged.
+	Median *float64 `json:"median"`
+	Mean   *float64 `json:"mean"`
+	// Level is the median's level, or "none" when no bundle was judged.
+	Level    string `json:"level"`
+	Planned  int    `json:"planned"`
+	Scored   int    `json:"scored"`
+	Failed   int    `json:"failed"`   // no bundle to judge (the commander failed or never ran)
+	Unjudged int    `json:"unjudged"` // a bundle exists but was not judged
+	Salvaged int    `json:"salvaged"` // of the bundles, built from finished atoms after the cost ceiling
 }
 
 // Run executes a mission end to end: phases 0-8. Everything is written to
@@ -122,12 +141,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if dirPath == "" {
 		dirPath = o.Config.Run.OutDir + string(os.PathSeparator) + plan.RunID
 	}
-	dir, err := prepareDir(dirPath)
+	dir, err := prepareDir(dirPath, o.Force)
 	if err != nil {
 		return nil, err
 	}
 	r := &runState{opts: o, cfg: o.Config, plan: plan, dir: dir, built: built, byRole: map[string]*usageStats{}, byModel: map[string]*usageStats{},
 		classes: map[providers.Class]int{}, provs: map[string]providers.Provider{}, breakers: map[string]*breaker{}, start: now()}
+	r.noteLaunch(commanders.RoleNexus, "nexus")
 	r.events, err = newEventLog(dir.Join("events.jsonl"), now, o.Observers...)
 	if err != nil {
 		return nil, err
@@ -154,23 +174,38 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		r.limits = &providers.LimitSet{}
 	}
 	res := &Result{Plan: plan, Dir: dir.Path, ShadowValid: true}
+	r.done = ctx.Done()
 	err = r.run(ctx, res)
-	res.Telemetry = r.telemetry(res)
-	_ = dir.WriteJSON("telemetry.json", res.Telemetry)
-	res.Events = r.events.events()
-	res.Transcripts = r.transcripts.prompts
 	if ctx.Err() != nil && err == nil {
 		err = ErrInterrupted
 	}
 	if err != nil && errors.Is(err, context.Canceled) {
 		err = ErrInterrupted
 	}
+	res.Interrupted = errors.Is(err, ErrInterrupted)
+	if err != nil || res.Status == "" {
+		// Phase 8 wrote the final files of a run that got there; any other
+		// ending (a failure in any phase, an interruption, StopAfterSeal)
+		// writes them here, so result.json always exists.
+		r.conclude(res, err)
+		r.writeFinal(res)
+	}
+	res.Events = r.events.events()
+	res.Transcripts = r.transcripts.prompts
+	end := map[string]any{"ok": res.OK, "status": res.Status, "phase": res.Phase, "dir": dir.Path,
+		"bundles_planned": res.Aggregate.Planned, "bundles_scored": res.Aggregate.Scored}
+	if res.FailureClass != "" {
+		end["failure_class"] = string(res.FailureClass)
+	}
 	if err != nil {
-		res.Interrupted = errors.Is(err, ErrInterrupted)
-		r.events.emit(Event{Kind: EvRunEnd, Message: err.Error(), Data: map[string]any{"ok": false}})
+		r.events.emit(Event{Kind: EvRunEnd, Message: err.Error(), Data: end})
 		return res, err
 	}
-	r.events.emit(Event{Kind: EvRunEnd, Message: "run complete", Data: map[string]any{"ok": true, "dir": dir.Path}})
+	msg := "run complete"
+	if !res.OK {
+		msg = "run " + res.Status + ": " + res.Error
+	}
+	r.events.emit(Event{Kind: EvRunEnd, Message: msg, Data: end})
 	return res, nil
 }
 
@@ -260,8 +295,9 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 	r.leave("2", map[string]any{"capsules": len(capsules)})
 
 	// Phases 3-5: commanders run; cross-review starts when two bundles exist.
-	execCtx, stopAll := context.WithCancel(ctx)
-	defer stopAll()
+	execCtx, stopExec := context.WithCancelCause(ctx)
+	defer stopExec(nil)
+	stopAll := func() { stopExec(errCostCeiling) }
 	if scale.Timeouts.Mission > 0 {
 		var c context.CancelFunc
 		execCtx, c = context.WithTimeout(execCtx, time.Duration(float64(scale.Timeouts.Mission)*tf))
@@ -272,13 +308,16 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 	r.mu.Unlock()
 	r.enforceCeiling() // the ceiling may have been reached before any commander started
 	outcomes, reviews, err := r.deploy(execCtx, capsules, dec, settings, scale)
+	// The ceiling stops the commanders only: past this point it no longer
+	// cancels anything (judging and synthesis use what exists).
+	r.mu.Lock()
+	r.stopAll = nil
+	r.mu.Unlock()
 	if err != nil {
 		return err
 	}
 	res.Bundles = outcomes
 	if ctx.Err() != nil {
-		res.Interrupted = true
-		r.writeFinal(res)
 		return ctx.Err()
 	}
 
@@ -287,8 +326,6 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 	r.shadowPhase(ctx, env, res, settings)
 	r.leave("6", map[string]any{"valid": res.ShadowValid})
 	if ctx.Err() != nil {
-		res.Interrupted = true
-		r.writeFinal(res)
 		return ctx.Err()
 	}
 	// Quarantined bundles are re-reviewed with their failure messages.
@@ -312,9 +349,13 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 			r.sb.bridge.SetIncoherence(inc, reason)
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.conclude(res, nil)
 	r.writeFinal(res)
-	r.leave("8", nil)
-	return ctx.Err()
+	r.leave("8", map[string]any{"status": res.Status})
+	return nil
 }
 
 // scaled applies the personality's timeout factor.
@@ -406,14 +447,17 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 	done := make(chan int, len(outs))
 	var g errgroup.Group
 	for i, o := range outs {
-		if !r.mayLaunch() || ctx.Err() != nil {
-			o.Failed, o.Error = true, "not launched: cost ceiling or cancellation"
+		if ctx.Err() != nil || !r.mayLaunch() {
+			o.Failed, o.FailureClass, o.Error = true, ClassCancelled, "not launched: the cost ceiling stopped new launches"
+			if ctx.Err() != nil && !errors.Is(context.Cause(ctx), errCostCeiling) {
+				o.Error = "not launched: the run was interrupted"
+			}
 			done <- -1
 			continue
 		}
 		g.Go(func() error {
 			res := o.commander.Run(ctx)
-			r.absorb(o, res)
+			r.absorb(ctx, o, res)
 			done <- i
 			return nil
 		})
@@ -441,6 +485,7 @@ func countOK(outs []*BundleOutcome) int {
 func (r *runState) hooks() commanders.Hooks {
 	return commanders.Hooks{
 		AgentStarted: func(role, id, model string) {
+			r.noteLaunch(role, id)
 			r.events.emit(Event{Phase: r.phase(), Kind: EvAgentStart, Role: role, AgentID: id, Model: model})
 		},
 		AgentFinished: func(role, id, model, status string, class providers.Class) {
@@ -460,7 +505,9 @@ func (r *runState) hooks() commanders.Hooks {
 }
 
 // absorb records a commander's result in its outcome and writes the bundle.
-func (r *runState) absorb(o *BundleOutcome, res commanders.Result) {
+// ctx is the commanders' context: a commander cut off by its cancellation
+// is cancelled, not failed with a provider's class (see cutOff).
+func (r *runState) absorb(ctx context.Context, o *BundleOutcome, res commanders.Result) {
 	o.result = res
 	o.Bundle, o.Salvaged, o.Failed = res.Bundle, res.Salvaged, res.Failed
 	o.FailureClass, o.Error = res.Class, res.Error
@@ -470,9 +517,10 @@ func (r *runState) absorb(o *BundleOutcome, res commanders.Result) {
 			o.AtomsFailed++
 		}
 	}
-	if res.Failed {
+	r.cutOff(ctx, o, res)
+	if o.Failed {
 		r.events.emit(Event{Phase: r.phase(), Kind: EvFailure, Role: commanders.RoleCommander, AgentID: res.CommanderID, Model: res.Model,
-			Message: res.Error, Data: map[string]any{"failure_class": string(res.Class), "domain": res.Domain}})
+			Message: o.Error, Data: map[string]any{"failure_class": string(o.FailureClass), "domain": res.Domain}})
 	}
 	_ = r.dir.WriteJSON("bundles/"+o.ID+".json", map[string]any{
 		"id": o.ID, "domain": o.Domain, "commander": o.Commander, "model": o.Model, "failed": o.Failed,
@@ -607,6 +655,7 @@ func (r *runState) reviewers() []commanders.Reviewer {
 }
 
 func (r *runState) review(ctx context.Context, rv commanders.Reviewer, aspects []string, views []commanders.BundleView, feedback string) []ReviewRecord {
+	r.noteLaunch(commanders.RoleReviewer, rv.Agent.ID)
 	r.events.emit(Event{Phase: r.phase(), Kind: EvAgentStart, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String()})
 	cards, _, err := rv.Review(ctx, aspects, views, feedback)
 	if err != nil {

@@ -37,7 +37,7 @@ type transcriptLog struct {
 }
 
 func newTranscriptLog(path string, keep bool) (*transcriptLog, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := openLog(path, 0o600)
 	if err != nil {
 		return nil, err
 	}
