@@ -58,8 +58,26 @@ type Hit struct {
 	Name     string   `json:"name"`
 	Severity Severity `json:"severity"`
 	Offset   int      `json:"offset"`
+	Length   int      `json:"length"` // bytes of the match
 	Redacted string   `json:"redacted"`
 }
+
+// Pattern kinds.
+const (
+	KindPII        = "pii"
+	KindCredential = "credential"
+	KindCode       = "code"
+	KindCustom     = "custom"
+)
+
+// Redactable reports whether a hit must be removed from text before the text
+// is stored or shown to another agent: credentials, personal data and custom
+// patterns. Code patterns (shell injection, eval, prompt injection) are
+// reported, not removed: they are what a reviewer must see.
+func (h Hit) Redactable() bool { return h.Kind != KindCode }
+
+// Placeholder is what Redact puts in place of a hit: "[REDACTED:<name>]".
+func (h Hit) Placeholder() string { return "[REDACTED:" + h.Name + "]" }
 
 // Config configures a detector.
 type Config struct {
@@ -79,7 +97,9 @@ func builtin() []Pattern {
 		{Name: "api_key_assignment", Kind: "credential", Regexp: `(?i)\b(?:api[_-]?key|secret|token|access[_-]?token|client[_-]?secret)\s*[:=]\s*["']?[A-Za-z0-9_\-./+]{8,}`, Severity: Critical},
 		{Name: "bearer_token", Kind: "credential", Regexp: `(?i)\bbearer\s+[A-Za-z0-9_\-.=]{10,}`, Severity: High},
 		{Name: "aws_access_key_id", Kind: "credential", Regexp: `\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, Severity: Critical},
-		{Name: "private_key", Kind: "credential", Regexp: `-----BEGIN (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----`, Severity: Critical},
+		// The whole key block: up to its END line, or to the end of the text
+		// when the END line is missing (a truncated key is still a key).
+		{Name: "private_key", Kind: "credential", Regexp: `-----BEGIN (?:RSA |EC |OPENSSH |DSA |ENCRYPTED )?PRIVATE KEY-----(?s:.*?-----END (?:RSA |EC |OPENSSH |DSA |ENCRYPTED )?PRIVATE KEY-----|.*)`, Severity: Critical},
 		{Name: "openai_style_key", Kind: "credential", Regexp: `\bsk-[A-Za-z0-9_\-]{16,}`, Severity: Critical},
 		{Name: "shell_injection", Kind: "code", Regexp: `(?i)(?:;\s*rm\s+-rf\s+/|\$\(curl\s|\|\s*sh\b|\bos\.system\(|\bsubprocess\.(?:call|run|Popen)\()`, Severity: High},
 		{Name: "eval_exec", Kind: "code", Regexp: `\b(?:eval|exec)\s*\(`, Severity: Medium},
@@ -121,11 +141,43 @@ func (d *Detector) Scan(text string) []Hit {
 			if p.check != nil && !p.check(m) {
 				continue
 			}
-			hits = append(hits, Hit{Kind: p.Kind, Name: p.Name, Severity: p.Severity, Offset: loc[0], Redacted: redact(m)})
+			hits = append(hits, Hit{Kind: p.Kind, Name: p.Name, Severity: p.Severity, Offset: loc[0], Length: loc[1] - loc[0], Redacted: redact(m)})
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Offset < hits[j].Offset })
 	return hits
+}
+
+// Redact returns text with every redactable hit (Hit.Redactable) replaced
+// by its placeholder "[REDACTED:<name>]", and every hit found (redactable or
+// not, ordered by offset; offsets refer to the original text). Overlapping
+// redactable hits are replaced together, by the placeholder of the first.
+func (d *Detector) Redact(text string) (string, []Hit) {
+	hits := d.Scan(text)
+	var b strings.Builder
+	last, replaced := 0, false // end of what has been written from text
+	for _, h := range hits {
+		if !h.Redactable() {
+			continue
+		}
+		end := h.Offset + h.Length
+		if replaced && h.Offset < last { // overlaps a replaced span: extend it
+			last = max(last, end)
+			continue
+		}
+		if !replaced {
+			b.Grow(len(text))
+			replaced = true
+		}
+		b.WriteString(text[last:h.Offset])
+		b.WriteString(h.Placeholder())
+		last = end
+	}
+	if !replaced {
+		return text, hits
+	}
+	b.WriteString(text[last:])
+	return b.String(), hits
 }
 
 // MaxSeverity of hits (0 for none).
