@@ -149,4 +149,3 @@ func GateLeaks(g *GateDecision, critical int, policy string) *GateDecision {
 	out.Reason += "; " + reason
 	return &out
 }
-
