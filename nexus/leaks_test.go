@@ -1,6 +1,7 @@
 package nexus_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,18 +23,19 @@ const (
 )
 
 // leakyWorkers is a mock script: every worker answers with an atom that
-// carries both secrets, in its content and its evidence.
+// carries both secrets, in its content and its evidence. (A text rule, not
+// a json rule: the mock's json rules are normalised in place per answer,
+// which races when workers answer concurrently.)
 func leakyWorkers(t *testing.T) *mock.Script {
 	t.Helper()
-	yaml := `rules:
-  - schema: atom
-    json:
-      status: complete
-      content: "Token rotation and session store done. Debug creds: aws_access_key_id = ` + leakedKeyID + `\n-----BEGIN RSA PRIVATE KEY-----\n` + leakedKeyBody + `\n-----END RSA PRIVATE KEY-----\n"
-      confidence: 0.9
-      evidence: ["used key ` + leakedKeyID + `"]
-      self_score: 8
-`
+	atom, err := json.Marshal(map[string]any{"status": "complete", "confidence": 0.9, "self_score": 8,
+		"content": "Token rotation and session store done. Debug creds: aws_access_key_id = " + leakedKeyID +
+			"\n-----BEGIN RSA PRIVATE KEY-----\n" + leakedKeyBody + "\n-----END RSA PRIVATE KEY-----\n",
+		"evidence": []string{"used key " + leakedKeyID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml := "rules:\n  - schema: atom\n    text: '" + string(atom) + "'\n"
 	path := filepath.Join(t.TempDir(), "leaky.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
