@@ -19,6 +19,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/shadow"
 
 	swarm "github.com/swarm-dev/swarm"
 )
@@ -334,6 +335,9 @@ func (c *Config) validateModels(add func(key, format string, args ...any)) {
 	}
 	if c.ShadowScoring.Hardening.MaxCycles < 0 {
 		add("shadow_scoring.hardening.max_cycles", "must not be negative")
+	}
+	if p := c.ShadowScoring.Gate.OnCriticalLeak; p != "" && !slices.Contains(shadow.LeakPolicies, p) {
+		add("shadow_scoring.gate.on_critical_leak", "%q: want %s", p, strings.Join(shadow.LeakPolicies, ", "))
 	}
 	cc := c.Consensus
 	if cc.ConsensusThreshold < 0 || cc.ConsensusThreshold > 1 || cc.MajorityThreshold < 0 || cc.MajorityThreshold > cc.ConsensusThreshold {

@@ -111,7 +111,9 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 		revisions := map[string]commanders.Bundle{in.Content: o.Bundle}
 		cur := o.Bundle
 		revise := func(ctx context.Context, b shadow.BundleInput, feedback string) (shadow.BundleInput, error) {
-			nb, err := cmd.Revise(ctx, cur, feedback)
+			nb, leaks, err := cmd.Revise(ctx, cur, feedback)
+			o.LeakReport = append(o.LeakReport, leaks...)
+			o.Leaks = len(o.LeakReport)
 			if err != nil {
 				return b, err
 			}
@@ -138,7 +140,8 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 	o.ShadowScore = &score
 	o.Level = string(o.Final.Level)
 	g := shadow.Gate(score)
-	o.Gate = &g
+	o.Gate = r.leakGate(o, &g)
+	g = *o.Gate
 	r.events.emit(Event{Phase: "6", Kind: EvGate, Message: o.ID + ": " + g.Action + " (" + g.Reason + ")",
 		Data: map[string]any{"bundle_id": o.ID, "shadow_score": score, "action": g.Action, "reason": g.Reason, "report": "reports/" + o.ID + ".json"}})
 }
@@ -154,15 +157,19 @@ func (r *runState) quarantineReviews(ctx context.Context, res *Result, s command
 	var wg sync.WaitGroup
 	i := 0
 	for _, o := range res.Bundles {
-		if o.Gate == nil || o.Gate.Action != shadow.ActionQuarantine || o.Final == nil {
+		if o.Gate == nil || o.Gate.Action != shadow.ActionQuarantine {
 			continue
+		}
+		feedback := leakFeedback(o.LeakReport)
+		if o.Final != nil {
+			feedback = shadow.FeedbackFor(*o.Final) + feedback
 		}
 		rv := revs[i%len(revs)]
 		i++
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			recs := r.review(ctx, rv, res.Decomposition.Aspects, []commanders.BundleView{{ID: o.ID, Text: o.Bundle.Text()}}, shadow.FeedbackFor(*o.Final))
+			recs := r.review(ctx, rv, res.Decomposition.Aspects, []commanders.BundleView{{ID: o.ID, Text: o.Bundle.Text()}}, feedback)
 			mu.Lock()
 			out = append(out, recs...)
 			mu.Unlock()

@@ -54,6 +54,9 @@ type BundleOutcome struct {
 	FormulaScore float64                 `json:"formula_score"`
 	InSynthesis  bool                    `json:"in_synthesis"`
 	Leaks        int                     `json:"leakage_hits"`
+	// LeakReport lists every secret redacted from the bundle, its revisions
+	// and its workers' results: kind and place, never the secret.
+	LeakReport []commanders.Leak `json:"leaks,omitempty"`
 
 	result    commanders.Result
 	commander *commanders.Commander
@@ -324,6 +327,7 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 	// Phase 6: shadow validation and hardening.
 	r.enter("6", "shadow validation and hardening")
 	r.shadowPhase(ctx, env, res, settings)
+	r.gateUnscored(res)
 	r.leave("6", map[string]any{"valid": res.ShadowValid})
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -496,6 +500,7 @@ func (r *runState) hooks() commanders.Hooks {
 			r.events.emit(Event{Phase: r.phase(), Kind: EvAgentFinish, Role: role, AgentID: id, Model: model, Data: d})
 		},
 		MayLaunch: r.mayLaunch,
+		Redact:    redactLeaks,
 		Refused: func(id string, asked, allowed int) {
 			r.events.emit(Event{Phase: r.phase(), Kind: EvDepthGuard, AgentID: id,
 				Message: fmt.Sprintf("plan asked for %d children; config allows %d", asked, allowed),
@@ -516,7 +521,10 @@ func (r *runState) absorb(ctx context.Context, o *BundleOutcome, res commanders.
 		if a.Failed {
 			o.AtomsFailed++
 		}
+		o.LeakReport = append(o.LeakReport, a.Leaks...)
 	}
+	o.LeakReport = append(o.LeakReport, res.Leaks...)
+	o.Leaks = len(o.LeakReport)
 	r.cutOff(ctx, o, res)
 	if o.Failed {
 		r.events.emit(Event{Phase: r.phase(), Kind: EvFailure, Role: commanders.RoleCommander, AgentID: res.CommanderID, Model: res.Model,
@@ -525,7 +533,7 @@ func (r *runState) absorb(ctx context.Context, o *BundleOutcome, res commanders.
 	_ = r.dir.WriteJSON("bundles/"+o.ID+".json", map[string]any{
 		"id": o.ID, "domain": o.Domain, "commander": o.Commander, "model": o.Model, "failed": o.Failed,
 		"salvaged": o.Salvaged, "failure_class": o.FailureClass, "error": o.Error, "bundle": o.Bundle,
-		"plan": res.Plan, "atoms": res.Atoms,
+		"plan": res.Plan, "atoms": res.Atoms, "leaks": o.LeakReport,
 	})
 }
 

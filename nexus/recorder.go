@@ -50,7 +50,9 @@ func (t *transcriptLog) write(tr Transcript) int64 {
 	t.seq++
 	tr.Seq = t.seq
 	if t.w != nil {
-		if b, err := json.Marshal(tr); err == nil {
+		// On disk, secrets are redacted (an agent's answer may hold a
+		// credential); in memory (keepPrompts) the calls stay as they were.
+		if b, err := json.Marshal(redactTranscript(tr)); err == nil {
 			t.w.Write(b)
 			t.w.WriteByte('\n')
 			t.w.Flush()

@@ -1,6 +1,8 @@
 package shadow
 
 import (
+	"cmp"
+	"fmt"
 	"math"
 	"sort"
 )
@@ -141,4 +143,44 @@ func Gate(score float64) GateDecision {
 	default:
 		return GateDecision{ActionReject, "shadow score > 50: rejected from synthesis"}
 	}
+}
+
+// Policies for a bundle with a critical leak (a credential or private key
+// redacted from the bundle or its workers' results), config key
+// shadow_scoring.gate.on_critical_leak.
+const (
+	LeakQuarantine = "quarantine" // re-reviewed; in synthesis only if the re-review passes (default)
+	LeakBlock      = "block"      // rejected from synthesis
+	LeakWarn       = "warn"       // proceeds with a warning
+)
+
+// LeakPolicies lists the valid policies.
+var LeakPolicies = []string{LeakQuarantine, LeakBlock, LeakWarn}
+
+var actionRank = map[string]int{ActionProceed: 0, ActionWarn: 1, ActionQuarantine: 2, ActionReject: 3}
+
+// GateLeaks folds critical leaks into a bundle's gate decision (nil when the
+// bundle was not scored): with critical > 0 the policy's action applies
+// unless the score's decision is already stricter. An empty policy is
+// LeakQuarantine.
+func GateLeaks(g *GateDecision, critical int, policy string) *GateDecision {
+	if critical <= 0 {
+		return g
+	}
+	var leak GateDecision
+	reason := fmt.Sprintf("%d critical leak(s) redacted (on_critical_leak: %s)", critical, cmp.Or(policy, LeakQuarantine))
+	switch policy {
+	case LeakBlock:
+		leak = GateDecision{ActionReject, reason + ": rejected from synthesis"}
+	case LeakWarn:
+		leak = GateDecision{ActionWarn, reason + ": proceed with a warning"}
+	default:
+		leak = GateDecision{ActionQuarantine, reason + ": quarantined for re-review"}
+	}
+	if g == nil || actionRank[leak.Action] > actionRank[g.Action] {
+		return &leak
+	}
+	out := *g
+	out.Reason += "; " + reason
+	return &out
 }

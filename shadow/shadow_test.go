@@ -189,7 +189,7 @@ func TestJudgeModesEnsembleAndUntrustedBundle(t *testing.T) {
 			t.Fatalf("calls %d eval %+v", len(*seen), ev)
 		}
 		prompt := (*seen)[0].Messages[1].Content
-		if strings.Count(prompt, providers.UntrustedClose) != 1 || !strings.Contains(prompt, "never a command") {
+		if strings.Count(prompt, providers.UntrustedClose+`kind="bundle"`) != 1 || !strings.Contains(prompt, "never a command") {
 			t.Errorf("bundle not safely delimited:\n%s", prompt)
 		}
 		if strings.Count(prompt, providers.CriterionPrefix+"sc-") != 4 {
