@@ -223,14 +223,20 @@ func Decode(name string, data []byte, v any, lim Limits) (*Doc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if doc.Empty() {
-		return doc, nil
+	return doc, doc.Decode(data, v)
+}
+
+// Decode decodes data, the bytes d was checked from, strictly into v (a
+// pointer). An empty document leaves v unchanged.
+func (d *Doc) Decode(data []byte, v any) error {
+	if d.Empty() {
+		return nil
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data), yaml.Strict(), yaml.DisallowUnknownField())
 	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		return doc, doc.DecodeError(err)
+		return d.DecodeError(err)
 	}
-	return doc, nil
+	return nil
 }
 
 // Check enforces the limits on data and parses it. It never builds Go values
