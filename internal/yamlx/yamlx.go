@@ -477,7 +477,17 @@ func (d *Doc) DecodeError(err error) error {
 		e.Msg = fmt.Sprintf("wrong type: %s does not fit in %s", overflow.SrcNum, goType(overflow.DstType.String()))
 	case errors.As(err, &node):
 		e.Err = ErrType
-		e.Msg = "wrong type: " + node.GetMessage()
+		want := node.Expected.YAMLName()
+		switch node.Expected {
+		case ast.SequenceType:
+			want = "list"
+		case ast.MappingType:
+			want = "mapping"
+		}
+		e.Msg = fmt.Sprintf("wrong type: want a %s, got a %s", want, node.Actual.YAMLName())
+		if tk := node.Token; tk != nil {
+			e.Msg = fmt.Sprintf("wrong type: want a %s, got %q", want, tk.Value)
+		}
 	}
 	return e
 }

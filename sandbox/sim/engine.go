@@ -122,13 +122,8 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 	if o.Epochs < 0 || o.Epochs > MaxEpochs {
 		return nil, &KeyError{"epochs", fmt.Sprintf("%d is out of range 1..%d", o.Epochs, MaxEpochs)}
 	}
-	budget := o.MemoryBudget
-	if budget <= 0 {
-		budget = DefaultMemoryBudget
-	}
-	if e := EstimateMemory(s, epochs); e.Bytes > budget {
-		return nil, fmt.Errorf("%w: %d agents on a %s network (%d edges) would need about %d MB, above the budget of %d MB: use fewer agents or a sparser topology, or raise the budget",
-			ErrTooBig, e.Agents, s.Network.Topology, e.Edges, e.Bytes>>20, budget>>20)
+	if err := CheckMemory(s, epochs, o.MemoryBudget); err != nil {
+		return nil, err
 	}
 	// Allocation takes a while for large scenarios: it checks ctx too, so
 	// Ctrl-C is not ignored until the first epoch.

@@ -88,6 +88,21 @@ func EstimateMemory(s Scenario, epochs int) Estimate {
 	return Estimate{Agents: int64(n), Edges: int64(math.Min(edges, huge)), Bytes: int64(math.Min(bytes, huge))}
 }
 
+// CheckMemory returns ErrTooBig when a run of s over epochs epochs (0: the
+// scenario's) is estimated to need more than budget bytes (0:
+// DefaultMemoryBudget).
+func CheckMemory(s Scenario, epochs int, budget int64) error {
+	if budget <= 0 {
+		budget = DefaultMemoryBudget
+	}
+	s.Defaults()
+	if e := EstimateMemory(s, epochs); e.Bytes > budget {
+		return fmt.Errorf("%w: %d agents on a %s network (%d edges) would need about %d MB, above the budget of %d MB: use fewer agents or a sparser topology, or raise the budget",
+			ErrTooBig, e.Agents, s.Network.Topology, e.Edges, e.Bytes>>20, budget>>20)
+	}
+	return nil
+}
+
 // Scenario is a scenario YAML file.
 type Scenario struct {
 	ScenarioID      string               `yaml:"scenario_id"`
