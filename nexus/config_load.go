@@ -283,9 +283,11 @@ type RunEstimate struct {
 	Bytes  int64
 }
 
-// Per-agent and per-call memory of a run, measured on mock runs: each call
-// keeps its prompt, answer and events (about 15 KB) until the report; each
-// agent keeps its brief, atoms and bundle share.
+// Per-agent and per-call memory of a run. Per call: the events a run keeps
+// until its report (about 15 KB per call, as measured for issue 9). Per
+// agent: an allowance for its brief, atoms and share of a bundle, not a
+// measurement. The estimate is a guard against sizes off by orders of
+// magnitude, not a forecast.
 const (
 	estBytesPerCall  = 16 << 10
 	estBytesPerAgent = 64 << 10

@@ -42,9 +42,11 @@ type Estimate struct {
 	Bytes  int64
 }
 
-// Bytes per agent (its state, governance maps, payoff row), per directed
-// network edge (a map entry while building, a slice entry after) and per
-// pair of agents that interacted (pair counts and benefits).
+// Allowances, not measurements: bytes per agent (its state, governance
+// maps, payoff row), per directed network edge (a map entry while
+// building, a slice entry after) and per pair of agents that interacted
+// (pair counts and benefits). The estimate guards against sizes off by
+// orders of magnitude (a complete network of 10^5 agents).
 const (
 	estBytesPerAgent = 2 << 10
 	estBytesPerEdge  = 64
