@@ -58,15 +58,16 @@ func AddSecrets(values ...string) {
 // OpenAI/Anthropic-style "sk-" keys, Google API keys, api-key style headers
 // and fields, and key= query parameters (Gemini's REST URLs).
 var tokenPatterns = []struct {
-	hint string // cheap pre-check: the pattern cannot match without it (lower case)
-	re   *regexp.Regexp
-	repl string
+	hints []string // cheap pre-check: the pattern cannot match without one of them (lower case)
+	re    *regexp.Regexp
+	repl  string
 }{
-	{"bearer", regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{6,}`), "${1}" + Redacted},
-	{"sk-", regexp.MustCompile(`sk-[A-Za-z0-9_-]{8,}`), Redacted},
-	{"aiza", regexp.MustCompile(`AIza[0-9A-Za-z_-]{20,}`), Redacted},
-	{"key", regexp.MustCompile(`(?i)((?:x-)?(?:api|goog-api|subscription)[-_]?key["']?\s*[:=]\s*["']?)[^\s"',;&}]{6,}`), "${1}" + Redacted},
-	{"key=", regexp.MustCompile(`(?i)([?&]key=)[^\s&"'#]+`), "${1}" + Redacted},
+	{[]string{"bearer"}, regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{6,}`), "${1}" + Redacted},
+	{[]string{"sk-"}, regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`), Redacted},
+	{[]string{"aiza"}, regexp.MustCompile(`AIza[0-9A-Za-z_-]{20,}`), Redacted},
+	{[]string{"api-key", "api_key", "apikey", "subscription-key", "subscription_key"},
+		regexp.MustCompile(`(?i)((?:x-)?(?:api|goog-api|subscription)[-_]?key["']?\s*[:=]\s*["']?)[^\s"',;&}]{6,}`), "${1}" + Redacted},
+	{[]string{"key="}, regexp.MustCompile(`(?i)([?&]key=)[^\s&"'#]+`), "${1}" + Redacted},
 }
 
 // Redact removes every registered secret (AddSecrets) and every
@@ -82,14 +83,14 @@ func Redact(s string) string {
 			}
 		}
 	}
-	var lower string
+	lower := strings.ToLower(s)
 	for _, tp := range tokenPatterns {
-		if lower == "" {
-			lower = strings.ToLower(s)
-		}
-		if strings.Contains(lower, tp.hint) {
-			s = tp.re.ReplaceAllString(s, tp.repl)
-			lower = ""
+		for _, h := range tp.hints {
+			if strings.Contains(lower, h) {
+				s = tp.re.ReplaceAllString(s, tp.repl)
+				lower = strings.ToLower(s)
+				break
+			}
 		}
 	}
 	return s
