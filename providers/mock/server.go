@@ -95,9 +95,9 @@ type chatRequest struct {
 	Temperature         *float64 `json:"temperature,omitempty"`
 	MaxTokens           int      `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int      `json:"max_completion_tokens,omitempty"`
-	Seed           *int64   `json:"seed,omitempty"`
-	User           string   `json:"user,omitempty"`
-	ResponseFormat *struct {
+	Seed                *int64   `json:"seed,omitempty"`
+	User                string   `json:"user,omitempty"`
+	ResponseFormat      *struct {
 		Type       string `json:"type"`
 		JSONSchema *struct {
 			Name   string          `json:"name"`
