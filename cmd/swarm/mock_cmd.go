@@ -108,8 +108,7 @@ func runMockServe(ctx context.Context, app *App, o MockServeOptions) error {
 	if err != nil {
 		return usageError(fmt.Errorf("listen on %s: %w", o.Addr, err))
 	}
-	srv := &http.Server{Handler: logRequests(app.Logger, h), ReadHeaderTimeout: min(10*time.Second, o.ReadTimeout), ReadTimeout: o.ReadTimeout,
-		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	srv := mockHTTPServer(logRequests(app.Logger, h), o)
 	fmt.Fprintf(app.Out, "mock provider (persona %s) listening on http://%s\nbase URL: http://%s/v1\n", o.Persona, ln.Addr(), ln.Addr())
 	go func() {
 		<-ctx.Done()
@@ -121,6 +120,14 @@ func runMockServe(ctx context.Context, app *App, o MockServeOptions) error {
 		return err
 	}
 	return nil
+}
+
+// mockHTTPServer is the server of `swarm mock serve`: reading a request,
+// headers and body, is bounded by o.ReadTimeout (a client that trickles its
+// body is cut off), headers by 64 KiB; the body limit is the handler's.
+func mockHTTPServer(h http.Handler, o MockServeOptions) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: min(10*time.Second, o.ReadTimeout), ReadTimeout: o.ReadTimeout,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 }
 
 // statusRecorder remembers the status a handler wrote.
