@@ -3,7 +3,6 @@ package langchain
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -88,5 +87,4 @@ func TestAdapterUnauthorizedHintNamesTheKey(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "check the API key in SWARM_TEST_ANTHROPIC") {
 		t.Errorf("err = %v, want a hint naming SWARM_TEST_ANTHROPIC", err)
 	}
-	var _ = http.StatusUnauthorized
 }
