@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -78,10 +79,16 @@ func (t *transcriptLog) close() error {
 
 // recorded wraps a provider so every call becomes an llm_call event and a
 // transcript line, and feeds the run's usage accounting.
+//
+// Defence in depth for secrets: the registry already scrubs every
+// provider's errors, and the recorder scrubs again, with the value of every
+// api_key_env the config names, what it returns and what it writes.
 func (r *runState) recorded(ref providers.Ref, p providers.Provider) providers.Provider {
+	providers.AddSecrets(configuredSecrets(r.cfg, r.opts.Registry)...)
 	return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
 		start := time.Now()
 		resp, err := p.Complete(ctx, req)
+		err = providers.RedactError(err)
 		lat := time.Since(start)
 		if resp.Latency > 0 {
 			// The provider's own measure: the same whether the answer is
@@ -89,7 +96,7 @@ func (r *runState) recorded(ref providers.Ref, p providers.Provider) providers.P
 			// whatever wraps the provider.
 			lat = resp.Latency
 		}
-		tr := Transcript{Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Messages: req.Messages, Answer: resp.Text}
+		tr := Transcript{Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Messages: redactMessages(req.Messages), Answer: providers.Redact(resp.Text)}
 		if req.Schema != nil {
 			tr.Schema = req.Schema.Name
 		}
@@ -155,4 +162,45 @@ func checkOutput(req providers.Request, resp providers.Response) error {
 		return providers.NewError(providers.ClassOf(err), "answer does not match the schema", err)
 	}
 	return nil
+}
+
+// configuredSecrets returns the values of every API-key variable the
+// config names and of every registered kind's default key variable.
+func configuredSecrets(cfg *Config, reg *providers.Registry) []string {
+	var names []string
+	if cfg != nil {
+		for _, kc := range cfg.Providers {
+			names = append(names, kc.APIKeyEnv)
+		}
+	}
+	if reg != nil {
+		for _, k := range reg.Kinds() {
+			names = append(names, k.DefaultKeyEnv)
+		}
+	}
+	var out []string
+	for _, n := range names {
+		if v := os.Getenv(n); n != "" && v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// redactMessages returns msgs with secrets scrubbed, copying only when
+// something changed.
+func redactMessages(msgs []providers.Message) []providers.Message {
+	var out []providers.Message
+	for i, m := range msgs {
+		if c := providers.Redact(m.Content); c != m.Content {
+			if out == nil {
+				out = slices.Clone(msgs)
+			}
+			out[i].Content = c
+		}
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
 }

@@ -95,13 +95,17 @@ func SchemaFor[T any](name string) (*Schema, error) {
 // Validator validates JSON documents against one compiled schema.
 type Validator struct{ s *sjs.Schema }
 
-var validatorCache sync.Map // string(schema) -> *Validator
+// maxCachedValidators bounds the compiled-schema cache: the mock server
+// compiles whatever schema a client sends.
+const maxCachedValidators = 1024
+
+var validatorCache = NewBoundedMap[string, *Validator](maxCachedValidators) // string(schema) -> *Validator
 
 // CompileSchema compiles a JSON schema for validation.
 func CompileSchema(raw json.RawMessage) (*Validator, error) {
 	key := string(raw)
-	if v, ok := validatorCache.Load(key); ok {
-		return v.(*Validator), nil
+	if v, ok := validatorCache.Get(key); ok {
+		return v, nil
 	}
 	doc, err := sjs.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
@@ -116,7 +120,7 @@ func CompileSchema(raw json.RawMessage) (*Validator, error) {
 		return nil, fmt.Errorf("compile schema: %w", err)
 	}
 	v := &Validator{s: s}
-	validatorCache.Store(key, v)
+	validatorCache.Put(key, v)
 	return v, nil
 }
 

@@ -297,7 +297,7 @@ func toExit(err error) error {
 }
 
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := w.(interface{ Fd() uintptr }) // *os.File, or standard error behind the secret scrubber
 	return ok && term.IsTerminal(int(f.Fd())) && os.Getenv("CI") == ""
 }
 

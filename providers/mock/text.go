@@ -87,10 +87,14 @@ func outside(text string) string {
 	return o
 }
 
+// MaxCount caps the "Count: N" a prompt asks for, so a request cannot make
+// the mock build an unbounded list.
+const MaxCount = 1000
+
 func count(text string, def int) int {
 	for _, l := range linesWithPrefix(outside(text), providers.CountPrefix) {
 		if n, err := strconv.Atoi(strings.TrimSpace(l)); err == nil && n > 0 {
-			return n
+			return min(n, MaxCount)
 		}
 	}
 	return def
