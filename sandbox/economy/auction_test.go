@@ -43,8 +43,8 @@ func TestAuctionWorkedExamples(t *testing.T) {
 	}{
 		{
 			name: "A1", why: "demand equals supply at price 1: converges in one round",
-			bids:   []Bid{{"a1", 10, x1}, {"a2", 10, x1}},
-			supply: []Supply{{"x", 20}},
+			bids:      []Bid{{"a1", 10, x1}, {"a2", 10, x1}},
+			supply:    []Supply{{"x", 20}},
 			converged: true, rounds: 1, prices: []float64{1},
 			allocs:   []alloc{{map[string]float64{"x": 10}, 10, 10}, {map[string]float64{"x": 10}, 10, 10}},
 			envyFree: true, total: 20, gini: 0,
@@ -65,16 +65,16 @@ func TestAuctionWorkedExamples(t *testing.T) {
 		},
 		{
 			name: "A3", why: "scarce supply: price follows 0.9p+0.2, demand rationed to 5 each",
-			bids:   []Bid{{"a1", 10, x1}, {"a2", 10, x1}},
-			supply: []Supply{{"x", 10}},
+			bids:      []Bid{{"a1", 10, x1}, {"a2", 10, x1}},
+			supply:    []Supply{{"x", 10}},
 			converged: false, rounds: 50, prices: []float64{2 - math.Pow(0.9, 50)},
 			allocs:   []alloc{{map[string]float64{"x": 5}, 9.974231124, 5}, {map[string]float64{"x": 5}, 9.974231124, 5}},
 			envyFree: true, total: 10, gini: 0,
 		},
 		{
 			name: "A4", why: "a zero budget buys nothing and cannot afford (so cannot envy) the other bundle",
-			bids:   []Bid{{"z", 0, x1}, {"b", 10, x1}},
-			supply: []Supply{{"x", 20}},
+			bids:      []Bid{{"z", 0, x1}, {"b", 10, x1}},
+			supply:    []Supply{{"x", 20}},
 			converged: false, rounds: 50, prices: []float64{0.502576888},
 			allocs:   []alloc{{map[string]float64{}, 0, 0}, {map[string]float64{"x": 19.897453}, 10, 19.897453}},
 			envyFree: true, total: 19.897453, gini: 0.5,
