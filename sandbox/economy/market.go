@@ -305,8 +305,8 @@ func (mk *Market) SpeedAdvantageGini() (float64, bool) {
 
 // DetectorConfig configures the flash-crash detector.
 type DetectorConfig struct {
-	DropThreshold float64 // θ in (0, 1] (0.1)
-	Window        int     // W ≥ 2 (10): prices kept, the current one included
+	DropThreshold float64 `json:"drop_threshold" yaml:"drop_threshold"` // θ in (0, 1] (0.1)
+	Window        int     `json:"window" yaml:"window"`                 // W ≥ 2 (10): prices kept, the current one included
 }
 
 // DefaultDetectorConfig is the reference's default (its spike factor 3.0 is
@@ -388,10 +388,11 @@ func (d *Detector) Update(tick int, price float64, agents []string) (Crash, bool
 }
 
 // Volatility is the population standard deviation of the returns
-// (P_i − P_{i−1})/max(P_{i−1}, 1e-10) over the window; ok is false while
-// fewer than 2 prices have been seen (the reference returns 0).
+// (P_i − P_{i−1})/max(P_{i−1}, 1e-10) over the window. ok is false while
+// the window holds fewer than 3 prices (2 returns): the reference returns 0
+// then, which for a single return would call a 25% drop "no volatility".
 func (d *Detector) Volatility() (float64, bool) {
-	if len(d.window) < 2 {
+	if len(d.window) < 3 {
 		return 0, false
 	}
 	rs := make([]float64, len(d.window)-1)

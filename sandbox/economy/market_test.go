@@ -205,6 +205,14 @@ func TestDetectorH4(t *testing.T) {
 	if _, ok := d3.Volatility(); ok {
 		t.Error("volatility with one price is defined, want undefined")
 	}
+	d3.Update(1, 4, nil)
+	if _, ok := d3.Volatility(); ok {
+		t.Error("volatility of a single return is defined, want undefined (its spread is 0 by construction)")
+	}
+	d3.Update(2, 4, nil)
+	if v, ok := d3.Volatility(); !ok || math.Abs(v-0.1) > tol {
+		t.Errorf("volatility of returns [-0.2, 0] = %v, %v; want 0.1", v, ok)
+	}
 }
 
 func TestMarketSubmitRules(t *testing.T) {
