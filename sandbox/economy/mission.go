@@ -76,6 +76,7 @@ type Objective struct {
 // Mission is one mission's state. Read it; change it only through Missions.
 type Mission struct {
 	ID            string
+	Name          string
 	Coordinator   string
 	Objectives    []Objective
 	Pool          float64
@@ -132,11 +133,10 @@ func (e *Missions) Propose(coordinator, name string, objectives []Objective, poo
 		return nil, ErrBadPool
 	}
 	m := &Mission{
-		ID: fmt.Sprintf("mission-%d", len(e.missions)+1), Coordinator: coordinator,
+		ID: fmt.Sprintf("mission-%d", len(e.missions)+1), Name: name, Coordinator: coordinator,
 		Objectives: append([]Objective(nil), objectives...), Pool: pool, DeadlineEpoch: deadline, CreatedEpoch: epoch,
 		Status: MissionProposed, isParticipant: map[string]bool{}, contributions: map[string][]string{},
 	}
-	_ = name
 	m.add(coordinator)
 	if 1 >= e.cfg.MinParticipants {
 		m.Status = MissionActive
