@@ -30,25 +30,53 @@ func newSandboxEconCmd(app *App) *cobra.Command {
 or JSON file (unknown keys are errors) and prints JSON. A bad file is
 reported as FILE:LINE:COL: KEY: MESSAGE with exit code 2. See
 docs/sandbox.md ("Virtual agent economies") for every input and output field.`,
-		Example: `  swarm sandbox econ auction examples/economy/auction.yaml
-  swarm sandbox econ market examples/economy/market.yaml`,
 	}
 	type sub struct {
-		name, short, example string
-		run                  func(file string, b []byte) (any, error)
+		name, short, example, contract string
+		run                            func(file string, b []byte) (any, error)
 	}
 	for _, s := range []sub{
-		{"auction", "Dworkin-style auction: prices, allocations, envy check, Gini", "auction.yaml", econAuction},
-		{"mission", "Mission economy: score, status, payouts under each rule, free-rider index", "mission.yaml", econMission},
-		{"market", "High-frequency negotiation: order book, batch clearing, halts, flash crashes", "market.yaml", econMarket},
-		{"crash", "Flash-crash detector over a price path: crashes and volatility", "crash.yaml", econCrash},
-		{"permeability", "Permeability: effective π, contagion probability, optimal π", "permeability.yaml", econPermeability},
-		{"identity", "Identity: trust score per identity and epoch", "identity.yaml", econIdentity},
+		{"auction", "Dworkin-style auction: prices, allocations, envy check, Gini", "auction.yaml",
+			`Input:  config {max_rounds, price_adjustment_rate, convergence_tolerance,
+        envy_tolerance} (optional), supply {resource: quantity} (in order),
+        bids [{agent, budget, valuations {resource: value}}]
+Output: converged, rounds, prices, allocations {agent: {resources, price_paid,
+        utility}}, envy_free, envy_violations, total_utility, gini`, econAuction},
+		{"mission", "Mission economy: score, status, payouts under each rule, free-rider index", "mission.yaml",
+			`Input:  config {min_participants}, pool, deadline_epoch, coordinator, join
+        [agents], objectives [{id, metric, target, weight}], interactions [{id,
+        p, accepted}], contributions [{agent, interaction}], evaluate_at_epoch
+        (metrics: avg_p, min_p, total_count, acceptance_rate, total_welfare)
+Output: score, status, objectives (with actual and met), payouts {equal,
+        proportional, shapley}, free_rider_index`, econMission},
+		{"market", "High-frequency negotiation: order book, batch clearing, halts, flash crashes", "market.yaml",
+			`Input:  config {latency_noise_ms, batch_interval_ticks, max_orders_per_tick,
+        halt_duration_ticks}, seed, ticks, orders [{before_tick, agent, type
+        bid|ask|cancel, resource, quantity, price}]
+Output: ticks [{tick, orders_submitted, orders_executed, market_price,
+        bid_ask_spread, volatility, halted}], trades, book {bids, asks},
+        crashes, speed_advantage_gini, rejected`, econMarket},
+		{"crash", "Flash-crash detector over a price path: crashes and volatility", "crash.yaml",
+			`Input:  config {drop_threshold, window}, prices [{tick, price}] (in order)
+Output: crashes [{start_tick, end_tick, price_drop_pct, severity,
+        recovery_time_ticks, recovered}], volatility (after the last price)`, econCrash},
+		{"permeability", "Permeability: effective π, contagion probability, optimal π", "permeability.json",
+			`Input:  config {base_permeability, adaptive, threat_sensitivity,
+        contagion_rate, spillover_amplification, information_decay},
+        effective [{threat, trust}], contagion [{p, permeability}],
+        optimal [{interactions [{p, accepted}], harm_weight}]
+Output: effective, contagion, optimal (lists of numbers, in input order)`, econPermeability},
+		{"identity", "Identity: trust score per identity and epoch", "identity.yaml",
+			`Input:  config {credential_expiry_epochs}, identities [{id,
+        proof_of_personhood, credentials [{issued_epoch, revoked}]}], epochs
+Output: trust {id: {epoch: score}}`, econIdentity},
 	} {
+		cmd.Example += "  swarm sandbox econ " + s.name + " examples/economy/" + s.example + "\n"
 		cmd.AddCommand(&cobra.Command{
-			Use:     s.name + " FILE",
-			Short:   s.short,
-			Long:    s.short + ".\nReads FILE (YAML or JSON; \"-\" reads stdin) and prints JSON. Contract: docs/sandbox.md.",
+			Use:   s.name + " FILE",
+			Short: s.short,
+			Long: s.short + ".\nReads FILE (YAML or JSON; \"-\" reads stdin; unknown keys are errors) and\nprints JSON. A value that is undefined (e.g. a Gini of nothing) is absent.\n\n" +
+				s.contract + "\n\nFields, defaults and units: docs/sandbox.md (\"Virtual agent economies\").",
 			Example: "  swarm sandbox econ " + s.name + " examples/economy/" + s.example,
 			Args:    cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
@@ -56,6 +84,7 @@ docs/sandbox.md ("Virtual agent economies") for every input and output field.`,
 			},
 		})
 	}
+	cmd.Example = strings.TrimRight(cmd.Example, "\n")
 	return cmd
 }
 

@@ -259,6 +259,8 @@ func TestEconBadFiles(t *testing.T) {
 		{"p outside [0, 1]", "permeability", "p.yaml", "contagion:\n  - {p: 1.2, permeability: 0.5}\n", "p.yaml:2:6: contagion[0].p: 1.2 is outside [0, 1]"},
 		{"accepted must be given", "permeability", "p.yaml", "optimal:\n  - interactions: [{p: 0.5}]\n", "p.yaml:2:20: optimal[0].interactions[0].accepted: missing"},
 		{"a duplicate identity", "identity", "i.yaml", "identities: [{id: a}, {id: a}]\nepochs: [1]\n", "i.yaml:1:24: identities[1].id: a: agent already has an identity"},
+		{"an expiry below 1", "identity", "i.yaml", "config: {credential_expiry_epochs: 0}\nidentities: [{id: a}]\nepochs: [1]\n", "i.yaml:1:10: config.credential_expiry_epochs: credential_expiry_epochs = 0, want ≥ 1"},
+		{"min_participants below 1", "mission", "m.yaml", "config:\n  min_participants: 0\npool: 1\ncoordinator: a\nevaluate_at_epoch: 0\n", "m.yaml:2:3: config.min_participants: min_participants = 0, want ≥ 1"},
 		{"an empty file", "identity", "i.yaml", "", "i.yaml:1:1: (file): empty file"},
 	} {
 		t.Run(c.why, func(t *testing.T) {
@@ -276,4 +278,20 @@ func TestEconBadFiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEconReadsStdin: "-" reads the file from stdin.
+func TestEconReadsStdin(t *testing.T) {
+	app, out, _ := testApp()
+	app.In = strings.NewReader(`{"config": {"drop_threshold": 0.1, "window": 10}, "prices": [{"tick": 0, "price": 10}, {"tick": 1, "price": 11}, {"tick": 2, "price": 9}, {"tick": 3, "price": 12}, {"tick": 4, "price": 8}]}`)
+	root := newRootCmd(app)
+	root.SetArgs([]string{"sandbox", "econ", "crash", "-"})
+	if err := root.ExecuteContext(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	wantNum(t, m, 0.256713128, "volatility")
 }
