@@ -61,6 +61,57 @@ type RunConfig struct {
 	Personality string `yaml:"personality" json:"personality"`
 	// MaxTokens per LLM call by role; 0 leaves it to the provider.
 	MaxTokens map[string]int `yaml:"max_tokens" json:"max_tokens"`
+	// MaxMissionBytes caps the mission text (0: DefaultMaxMissionBytes).
+	MaxMissionBytes int `yaml:"max_mission_bytes" json:"max_mission_bytes,omitempty"`
+	// MemoryBudgetMB is the memory a run may be estimated to need before it
+	// is refused (0: DefaultMemoryBudgetMB).
+	MemoryBudgetMB int `yaml:"memory_budget_mb" json:"memory_budget_mb,omitempty"`
+}
+
+// Upper bounds of the size-like settings (docs/config.md lists them). They
+// are far above the shipped scales and keep a typo (reviewers: 100000000)
+// from reaching an allocation.
+const (
+	MaxSquadLeadsPerCommander = 100
+	MaxWorkersPerCommander    = 1000
+	MaxWorkersPerSquadLead    = 100
+	MaxReviewers              = 1000
+	MaxSealedCriteria         = 200
+	MaxScaleDepth             = 10
+	MaxConcurrency            = 1024
+	MaxJudgeSamples           = 25
+	MaxHardeningCycles        = 10
+	MaxWorkerFactor           = 10
+	MaxTimeoutFactor          = 100
+	MaxExtraRetries           = 10
+	MaxProviderRetries        = 20
+	MaxProviderConcurrency    = 10000
+	MaxTokensPerCall          = 1_000_000
+	MaxBreakerWindow          = 100_000
+	MaxBreakerFailures        = 10_000
+
+	// DefaultMaxMissionBytes is run.max_mission_bytes when unset;
+	// MaxMissionBytesLimit is the most it may be raised to.
+	DefaultMaxMissionBytes = 64 << 10
+	MaxMissionBytesLimit   = 16 << 20
+	// DefaultMemoryBudgetMB is run.memory_budget_mb when unset.
+	DefaultMemoryBudgetMB = 2048
+)
+
+// MissionLimit is the effective mission size cap in bytes.
+func (r RunConfig) MissionLimit() int {
+	if r.MaxMissionBytes > 0 {
+		return r.MaxMissionBytes
+	}
+	return DefaultMaxMissionBytes
+}
+
+// MemoryBudget is the effective memory budget in bytes.
+func (r RunConfig) MemoryBudget() int64 {
+	if r.MemoryBudgetMB > 0 {
+		return int64(r.MemoryBudgetMB) << 20
+	}
+	return DefaultMemoryBudgetMB << 20
 }
 
 // ShadowConfig is the shadow_scoring section.

@@ -1,7 +1,7 @@
 package nexus
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -16,8 +16,8 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
 
+	"github.com/swarm-dev/swarm/internal/yamlx"
 	"github.com/swarm-dev/swarm/providers"
 
 	swarm "github.com/swarm-dev/swarm"
@@ -32,9 +32,9 @@ func LoadConfig(path string) (*Config, error) {
 	if path == "" {
 		cfg, err = ParseConfig("config.yml (embedded)", swarm.DefaultConfig, nil)
 	} else {
-		data, rerr := os.ReadFile(path)
+		data, rerr := yamlx.ReadFile(path, yamlx.DefaultLimits)
 		if rerr != nil {
-			return nil, fmt.Errorf("%w: read config: %v", ErrBadInput, rerr)
+			return nil, configErrors(rerr)
 		}
 		cfg, err = ParseConfig(path, data, swarm.DefaultConfig)
 	}
@@ -48,20 +48,22 @@ func LoadConfig(path string) (*Config, error) {
 }
 
 // ParseConfig decodes data (named name in errors) strictly, merged on top of
-// the YAML document base (nil: nothing), and validates the result.
+// the YAML document base (nil: nothing), and validates the result. The file
+// is refused before decoding when it is larger, deeper or (aliases expanded)
+// bigger than yamlx.DefaultLimits allow.
 func ParseConfig(name string, data, base []byte) (*Config, error) {
-	idx := indexYAML(data)
 	// Strict decoding of the file alone reports unknown keys and wrong types
 	// at the file's own lines.
-	if len(bytes.TrimSpace(data)) > 0 {
-		if errs := checkScalars(name, data); len(errs) > 0 {
-			return nil, errs
-		}
-		var probe Config
-		dec := yaml.NewDecoder(bytes.NewReader(data), yaml.Strict(), yaml.DisallowUnknownField())
-		if err := dec.Decode(&probe); err != nil {
-			return nil, decodeError(name, idx, err)
-		}
+	doc, err := yamlx.Check(name, data, yamlx.DefaultLimits)
+	if err != nil {
+		return nil, configErrors(err)
+	}
+	if errs := checkScalars(name, doc.File); len(errs) > 0 {
+		return nil, errs
+	}
+	var probe Config
+	if err := doc.Decode(data, &probe); err != nil {
+		return nil, configErrors(err)
 	}
 	merged := data
 	if base != nil {
@@ -69,22 +71,46 @@ func ParseConfig(name string, data, base []byte) (*Config, error) {
 		if err := yaml.Unmarshal(base, &b); err != nil {
 			return nil, fmt.Errorf("default config: %w", err)
 		}
-		if err := yaml.Unmarshal(data, &u); err != nil {
-			return nil, decodeError(name, idx, err)
+		if !doc.Empty() {
+			if err := yaml.Unmarshal(data, &u); err != nil {
+				return nil, configErrors(doc.DecodeError(err))
+			}
 		}
-		var err error
 		if merged, err = yaml.Marshal(mergeMaps(b, u)); err != nil {
 			return nil, err
 		}
 	}
 	cfg := &Config{}
-	if err := yaml.NewDecoder(bytes.NewReader(merged), yaml.Strict(), yaml.DisallowUnknownField()).Decode(cfg); err != nil {
-		return nil, decodeError(name, yamlIndex{}, err)
+	// The merged document is ours (the checked file over the defaults), so
+	// only its size may exceed the file's cap.
+	if _, err := yamlx.Decode(name, merged, cfg, yamlx.Limits{MaxBytes: 64 << 20}); err != nil {
+		var ye *yamlx.Error
+		if errors.As(err, &ye) {
+			ye.Line, ye.Col = 0, 0 // positions in the merged document mean nothing to the user
+		}
+		return nil, configErrors(err)
 	}
-	if err := cfg.validate(name, idx); err != nil {
+	if err := cfg.validate(name, doc); err != nil {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// configErrors turns an error of yamlx into ConfigErrors (which wrap
+// ErrBadInput).
+func configErrors(err error) error {
+	var ye *yamlx.Error
+	if !errors.As(err, &ye) {
+		return fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	e := ConfigError{File: ye.File, Line: ye.Line, Col: ye.Col, Key: ye.Key, Msg: ye.Msg}
+	if errors.Is(err, yamlx.ErrUnknownKey) {
+		k := ye.Key[strings.LastIndexAny(ye.Key, ".]")+1:]
+		if secretKeyRe.MatchString(k) {
+			e.Msg += ": secrets never live in config; export the key in an environment variable and name it in api_key_env"
+		}
+	}
+	return ConfigErrors{e}
 }
 
 // mergeMaps merges u into b: maps merge key by key, anything else replaces.
@@ -105,23 +131,15 @@ func mergeMaps(b, u map[string]any) map[string]any {
 }
 
 // Validate checks values that decode fine but make no sense.
-func (c *Config) Validate(name string) error { return c.validate(name, yamlIndex{}) }
+func (c *Config) Validate(name string) error { return c.validate(name, nil) }
 
-func (c *Config) validate(name string, idx yamlIndex) error {
+func (c *Config) validate(name string, doc *yamlx.Doc) error {
 	var errs ConfigErrors
 	add := func(key, format string, args ...any) {
 		e := ConfigError{File: name, Key: key, Msg: fmt.Sprintf(format, args...)}
 		// Point at the key, or at the closest parent the file sets.
-		for k := key; k != ""; {
-			if p, ok := idx.pos[k]; ok {
-				e.Line, e.Col = p[0], p[1]
-				break
-			}
-			i := strings.LastIndexAny(k, ".[")
-			if i < 0 {
-				break
-			}
-			k = k[:i]
+		if p, _, ok := doc.PosOrParent(key); ok {
+			e.Line, e.Col = p.Line, p.Col
 		}
 		errs = append(errs, e)
 	}
@@ -133,24 +151,43 @@ func (c *Config) validate(name string, idx yamlIndex) error {
 		if s.Commanders < 1 || s.Commanders > 5 {
 			add(k+".commanders", "%d is out of range 1..5", s.Commanders)
 		}
-		if s.SealedCriteria < 1 {
-			add(k+".sealed_criteria", "must be at least 1")
+		if s.SealedCriteria < 1 || s.SealedCriteria > MaxSealedCriteria {
+			add(k+".sealed_criteria", "%d is out of range 1..%d", s.SealedCriteria, MaxSealedCriteria)
 		}
 		if s.MinCommanders < 0 || s.MinCommanders > s.Commanders {
 			add(k+".min_commanders", "%d is out of range 0..commanders (%d)", s.MinCommanders, s.Commanders)
 		}
-		if s.MaxDepth < 1 {
-			add(k+".max_depth", "%d is out of range: must be at least 1", s.MaxDepth)
+		if s.MaxDepth < 1 || s.MaxDepth > MaxScaleDepth {
+			add(k+".max_depth", "%d is out of range 1..%d", s.MaxDepth, MaxScaleDepth)
 		}
-		for fk, v := range map[string]float64{"squad_leads_per_commander": float64(s.SquadLeadsPerCommander), "workers_per_commander": float64(s.WorkersPerCommander),
-			"workers_per_squad_lead": float64(s.WorkersPerSquadLead), "reviewers": float64(s.Reviewers), "cost_ceiling_usd": s.CostCeilingUSD, "concurrency": float64(s.Concurrency)} {
-			if v < 0 || math.IsNaN(v) {
-				add(k+"."+fk, "%v is out of range: must not be negative", v)
+		for _, b := range []struct {
+			key    string
+			v, max int
+		}{{"squad_leads_per_commander", s.SquadLeadsPerCommander, MaxSquadLeadsPerCommander}, {"workers_per_commander", s.WorkersPerCommander, MaxWorkersPerCommander},
+			{"workers_per_squad_lead", s.WorkersPerSquadLead, MaxWorkersPerSquadLead}, {"reviewers", s.Reviewers, MaxReviewers}} {
+			if b.v < 0 || b.v > b.max {
+				add(k+"."+b.key, "%d is out of range 0..%d", b.v, b.max)
 			}
+		}
+		// 0 used to pass and serialise the whole run behind one seat.
+		if s.Concurrency < 1 || s.Concurrency > MaxConcurrency {
+			add(k+".concurrency", "%d is out of range 1..%d (LLM calls in flight for the whole run)", s.Concurrency, MaxConcurrency)
+		}
+		if !(s.CostCeilingUSD >= 0) || math.IsInf(s.CostCeilingUSD, 0) {
+			add(k+".cost_ceiling_usd", "%v is out of range: must be a finite number, not negative", s.CostCeilingUSD)
 		}
 		for tk, d := range map[string]time.Duration{"mission": s.Timeouts.Mission, "commander": s.Timeouts.Commander, "squad_lead": s.Timeouts.SquadLead, "worker": s.Timeouts.Worker, "call": s.Timeouts.Call} {
 			if d < 0 {
 				add(k+".timeouts."+tk, "negative timeout %v", d)
+			}
+		}
+	}
+	if len(errs) == 0 {
+		budget := c.Run.MemoryBudget()
+		for _, n := range sortedKeys(c.Scales) {
+			if e := c.EstimateRun(n); e.Bytes > budget {
+				add("scales."+n, "a run at this scale would hold about %d MB in memory (%d agents, about %d LLM calls), above the budget of %d MB: lower its sizes or raise run.memory_budget_mb",
+					e.Bytes>>20, e.Agents, e.Calls, budget>>20)
 			}
 		}
 	}
@@ -182,9 +219,10 @@ func (c *Config) validate(name string, idx yamlIndex) error {
 
 // validateRanges checks the numeric settings that have a meaningful range.
 func (c *Config) validateRanges(add func(key, format string, args ...any)) {
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	within := func(key string, v, lo, hi float64) {
 		if !(v >= lo && v <= hi) {
-			add(key, "%v is out of range %v..%v", v, lo, hi)
+			add(key, "%s is out of range %s..%s", num(v), num(lo), num(hi))
 		}
 	}
 	nonNeg := func(key string, v float64) {
@@ -194,23 +232,26 @@ func (c *Config) validateRanges(add func(key, format string, args ...any)) {
 	}
 	for _, n := range sortedKeys(c.Personalities) {
 		p, k := c.Personalities[n], "personalities."+n
-		if !(p.WorkerFactor > 0) {
-			add(k+".worker_factor", "%v is out of range: must be greater than 0", p.WorkerFactor)
+		if !(p.WorkerFactor > 0) || p.WorkerFactor > MaxWorkerFactor {
+			add(k+".worker_factor", "%v is out of range: must be greater than 0 and at most %d", p.WorkerFactor, MaxWorkerFactor)
 		}
-		if !(p.TimeoutFactor > 0) {
-			add(k+".timeout_factor", "%v is out of range: must be greater than 0", p.TimeoutFactor)
+		if !(p.TimeoutFactor > 0) || p.TimeoutFactor > MaxTimeoutFactor {
+			add(k+".timeout_factor", "%v is out of range: must be greater than 0 and at most %d", p.TimeoutFactor, MaxTimeoutFactor)
 		}
-		nonNeg(k+".extra_retries", float64(p.ExtraRetries))
+		within(k+".extra_retries", float64(p.ExtraRetries), 0, MaxExtraRetries)
 		within(k+".temperature", p.Temperature, 0, 2)
 	}
 	for _, r := range sortedKeys(c.Run.MaxTokens) {
-		nonNeg("run.max_tokens."+r, float64(c.Run.MaxTokens[r]))
+		within("run.max_tokens."+r, float64(c.Run.MaxTokens[r]), 0, MaxTokensPerCall)
 	}
-	nonNeg("shadow_scoring.judge_samples", float64(c.ShadowScoring.JudgeSamples))
+	within("run.max_mission_bytes", float64(c.Run.MaxMissionBytes), 0, MaxMissionBytesLimit)
+	nonNeg("run.memory_budget_mb", float64(c.Run.MemoryBudgetMB))
+	within("shadow_scoring.judge_samples", float64(c.ShadowScoring.JudgeSamples), 0, MaxJudgeSamples)
+	within("shadow_scoring.hardening.max_cycles", float64(c.ShadowScoring.Hardening.MaxCycles), 0, MaxHardeningCycles)
 	for _, n := range sortedKeys(c.ShadowScoring.ScaleOverrides) {
 		o, k := c.ShadowScoring.ScaleOverrides[n], "shadow_scoring.scale_overrides."+n
 		if o.MaxCycles != nil {
-			nonNeg(k+".max_cycles", float64(*o.MaxCycles))
+			within(k+".max_cycles", float64(*o.MaxCycles), 0, MaxHardeningCycles)
 		}
 		if o.Threshold != nil {
 			within(k+".threshold", *o.Threshold, 0, 100)
@@ -223,16 +264,61 @@ func (c *Config) validateRanges(add func(key, format string, args ...any)) {
 		within("consensus.weights."+k, v, 0, 1)
 	}
 	cb := c.CircuitBreaker
-	nonNeg("circuit_breaker.failure_threshold", float64(cb.FailureThreshold))
+	within("circuit_breaker.failure_threshold", float64(cb.FailureThreshold), 0, MaxBreakerFailures)
 	if cb.Cooldown < 0 {
 		add("circuit_breaker.cooldown", "negative duration %v", cb.Cooldown)
 	}
 	within("circuit_breaker.toxicity_threshold", cb.ToxicityThreshold, 0, 1)
-	nonNeg("circuit_breaker.window", float64(cb.Window))
+	within("circuit_breaker.window", float64(cb.Window), 0, MaxBreakerWindow)
 	within("sandbox.audit_rate", c.Sandbox.AuditRate, 0, 1)
 	if _, _, key, err := sandboxSettings(c.Sandbox); err != nil {
 		add(key, "%v", err)
 	}
+}
+
+// RunEstimate is what a run at one scale is expected to hold in memory.
+type RunEstimate struct {
+	Agents int64 // nexus, commanders, squad leads, workers, reviewers
+	Calls  int64 // LLM calls, judge samples and hardening included
+	Bytes  int64
+}
+
+// Per-agent and per-call memory of a run, measured on mock runs: each call
+// keeps its prompt, answer and events (about 15 KB) until the report; each
+// agent keeps its brief, atoms and bundle share.
+const (
+	estBytesPerCall  = 16 << 10
+	estBytesPerAgent = 64 << 10
+)
+
+// EstimateRun estimates the memory of a run at scale n, for the personality
+// with the largest worker factor (a run may pick any with --personality).
+// It saturates instead of overflowing.
+func (c *Config) EstimateRun(n string) RunEstimate {
+	s := c.Scales[n]
+	factor := 1.0
+	for _, p := range c.Personalities {
+		factor = max(factor, p.WorkerFactor)
+	}
+	const huge = float64(1 << 50)
+	clamp := func(v float64) float64 { return math.Min(math.Max(v, 0), huge) }
+	cmd := clamp(float64(s.Commanders))
+	var leads, workers float64
+	if s.SquadLeadsPerCommander > 0 {
+		leads = cmd * clamp(float64(s.SquadLeadsPerCommander))
+		workers = leads * math.Max(1, math.Round(clamp(float64(s.WorkersPerSquadLead))*factor))
+	} else {
+		workers = cmd * math.Max(1, math.Round(clamp(float64(s.WorkersPerCommander))*factor))
+	}
+	agents := clamp(1 + cmd + leads + workers + clamp(float64(s.Reviewers)))
+	judge := cmd * math.Max(1, clamp(float64(c.ShadowScoring.JudgeSamples)))
+	if c.ShadowScoring.JudgeMode == "per_criterion" {
+		judge *= clamp(float64(s.SealedCriteria))
+	}
+	judge *= 1 + clamp(float64(c.ShadowScoring.Hardening.MaxCycles))
+	calls := clamp(2*agents + judge + 2) // decompose and seal, each agent about twice
+	bytes := clamp(agents*estBytesPerAgent + calls*estBytesPerCall)
+	return RunEstimate{Agents: int64(agents), Calls: int64(calls), Bytes: int64(bytes)}
 }
 
 // KindOptions lists, per provider kind, the keys of providers.<kind>.options
@@ -295,11 +381,16 @@ func (c *Config) validateModels(add func(key, format string, args ...any)) {
 		if p.Timeout < 0 {
 			add(key+".timeout", "negative timeout %v", p.Timeout)
 		}
-		for fk, v := range map[string]float64{"retries": float64(p.Retries), "max_concurrency": float64(p.MaxConcurrency), "requests_per_minute": p.RequestsPerMin,
-			"input_per_mtok": p.InputPerMTok, "output_per_mtok": p.OutputPerMTok} {
-			if !(v >= 0) {
-				add(key+"."+fk, "%v is out of range: must not be negative", v)
+		for fk, v := range map[string]float64{"requests_per_minute": p.RequestsPerMin, "input_per_mtok": p.InputPerMTok, "output_per_mtok": p.OutputPerMTok} {
+			if !(v >= 0) || math.IsInf(v, 0) {
+				add(key+"."+fk, "%v is out of range: must be a finite number, not negative", v)
 			}
+		}
+		if p.Retries < 0 || p.Retries > MaxProviderRetries {
+			add(key+".retries", "%d is out of range 0..%d", p.Retries, MaxProviderRetries)
+		}
+		if p.MaxConcurrency < 0 || p.MaxConcurrency > MaxProviderConcurrency {
+			add(key+".max_concurrency", "%d is out of range 0..%d", p.MaxConcurrency, MaxProviderConcurrency)
 		}
 		if p.APIKeyEnv != "" && !envNameRe.MatchString(p.APIKeyEnv) {
 			// Never echo the value: it is often the key itself.
@@ -331,9 +422,6 @@ func (c *Config) validateModels(add func(key, format string, args ...any)) {
 	}
 	if jm := c.ShadowScoring.JudgeMode; jm != "per_bundle" && jm != "per_criterion" {
 		add("shadow_scoring.judge_mode", "%q: want per_bundle or per_criterion", jm)
-	}
-	if c.ShadowScoring.Hardening.MaxCycles < 0 {
-		add("shadow_scoring.hardening.max_cycles", "must not be negative")
 	}
 	cc := c.Consensus
 	if cc.ConsensusThreshold < 0 || cc.ConsensusThreshold > 1 || cc.MajorityThreshold < 0 || cc.MajorityThreshold > cc.ConsensusThreshold {
@@ -405,17 +493,20 @@ type ConfigError struct {
 	Msg  string
 }
 
+// Error renders file:line:col: key K: message. File, key and message come
+// from the user's file: control characters in them are escaped, so that an
+// error printed to a terminal cannot drive it.
 func (e ConfigError) Error() string {
-	loc := e.File
+	loc := yamlx.Printable(e.File)
 	if e.Line > 0 {
-		loc = fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Col)
+		loc = fmt.Sprintf("%s:%d:%d", loc, e.Line, e.Col)
 	}
 	if e.Key == "" {
 		// A syntax error (a tab, a duplicate key) stops the parser before
 		// any key can be named; the line and column say where.
-		return fmt.Sprintf("%s: %s", loc, e.Msg)
+		return fmt.Sprintf("%s: %s", loc, yamlx.Printable(e.Msg))
 	}
-	return fmt.Sprintf("%s: key %s: %s", loc, e.Key, e.Msg)
+	return fmt.Sprintf("%s: key %s: %s", loc, yamlx.Printable(e.Key), yamlx.Printable(e.Msg))
 }
 
 // ConfigErrors is every problem found; it wraps ErrBadInput.
@@ -431,76 +522,6 @@ func (es ConfigErrors) Error() string {
 
 // Unwrap makes errors.Is(err, ErrBadInput) hold.
 func (es ConfigErrors) Unwrap() error { return ErrBadInput }
-
-// yamlIndex maps dotted keys to their position and lines to the key there.
-type yamlIndex struct {
-	pos    map[string][2]int
-	atLine map[int]string
-}
-
-func indexYAML(data []byte) yamlIndex {
-	idx := yamlIndex{pos: map[string][2]int{}, atLine: map[int]string{}}
-	f, err := parser.ParseBytes(data, 0)
-	if err != nil {
-		return idx
-	}
-	var walk func(n ast.Node, path string)
-	walk = func(n ast.Node, path string) {
-		switch t := n.(type) {
-		case *ast.DocumentNode:
-			walk(t.Body, path)
-		case *ast.MappingNode:
-			for _, v := range t.Values {
-				walk(v, path)
-			}
-		case *ast.MappingValueNode:
-			k := t.Key.GetToken()
-			p := strings.TrimPrefix(path+"."+k.Value, ".")
-			idx.pos[p] = [2]int{k.Position.Line, k.Position.Column}
-			idx.atLine[k.Position.Line] = p
-			walk(t.Value, p)
-		case *ast.SequenceNode:
-			for i, v := range t.Values {
-				p := fmt.Sprintf("%s[%d]", path, i)
-				if tok := v.GetToken(); tok != nil {
-					idx.pos[p] = [2]int{tok.Position.Line, tok.Position.Column}
-				}
-				walk(v, p)
-			}
-		}
-	}
-	for _, d := range f.Docs {
-		walk(d, "")
-	}
-	return idx
-}
-
-var (
-	posRe     = regexp.MustCompile(`^\[(\d+):(\d+)\] (.*)$`)
-	unknownRe = regexp.MustCompile(`unknown field "([^"]+)"`)
-)
-
-func decodeError(name string, idx yamlIndex, err error) error {
-	msg := strings.SplitN(yaml.FormatError(err, false, false), "\n", 2)[0]
-	e := ConfigError{File: name, Msg: msg}
-	if m := posRe.FindStringSubmatch(msg); m != nil {
-		e.Line, _ = strconv.Atoi(m[1])
-		e.Col, _ = strconv.Atoi(m[2])
-		e.Msg = m[3]
-		if k, ok := idx.atLine[e.Line]; ok {
-			e.Key = k
-		}
-		if u := unknownRe.FindStringSubmatch(e.Msg); u != nil {
-			e.Msg = "unknown key " + strconv.Quote(u[1])
-			if secretKeyRe.MatchString(u[1]) {
-				e.Msg += ": secrets never live in config; export the key in an environment variable and name it in api_key_env"
-			}
-		} else if strings.Contains(e.Msg, "cannot unmarshal") {
-			e.Msg = "wrong type: " + e.Msg
-		}
-	}
-	return ConfigErrors{e}
-}
 
 // Environment variables that override the configuration (flags override them).
 const (
@@ -544,10 +565,9 @@ var durationType = reflect.TypeFor[time.Duration]()
 // checkScalars reports, with line and key, two things the YAML decoder would
 // let through silently or without a position: a fractional number where an
 // integer belongs (it would be truncated) and a duration that does not parse.
-func checkScalars(name string, data []byte) ConfigErrors {
-	f, err := parser.ParseBytes(data, 0)
-	if err != nil {
-		return nil // the decoder reports syntax errors with their position
+func checkScalars(name string, f *ast.File) ConfigErrors {
+	if f == nil {
+		return nil
 	}
 	var errs ConfigErrors
 	bad := func(n ast.Node, key, format string, args ...any) {

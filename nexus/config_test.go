@@ -2,10 +2,13 @@ package nexus
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	swarm "github.com/swarm-dev/swarm"
 )
 
 func TestShippedConfigValidates(t *testing.T) {
@@ -63,6 +66,21 @@ func TestConfigRejectsBadInputWithFileLineAndKey(t *testing.T) {
 		{"a duplicate key", "run:\n  seed: 1\n  seed: 2\n", 3, "", "already defined"},
 		{"an option the kind does not read (was silently ignored)", "providers:\n  mock:\n    options: {colour: red}\n", 3, "providers.mock.options.colour", "unknown option"},
 		{"a tab for indentation", "run:\n\tseed: 1\n", 2, "", "cannot start any token"},
+		// Sizes that passed validation and then exhausted memory (issue 9).
+		{"reviewers: 100000000", "scales:\n  ss-100:\n    reviewers: 100000000\n", 3, "scales.ss-100.reviewers", "out of range 0..1000"},
+		{"workers_per_commander: 1e9", "scales:\n  ss-50:\n    workers_per_commander: 1e9\n", 3, "scales.ss-50.workers_per_commander", "out of range 0..1000"},
+		{"sealed_criteria: 1e8", "scales:\n  ss-50:\n    sealed_criteria: 1e8\n", 3, "scales.ss-50.sealed_criteria", "out of range 1..200"},
+		{"squad leads without bound", "scales:\n  ss-250:\n    squad_leads_per_commander: 5000\n", 3, "scales.ss-250.squad_leads_per_commander", "out of range 0..100"},
+		{"concurrency 0 serialised the run", "scales:\n  ss-100:\n    concurrency: 0\n", 3, "scales.ss-100.concurrency", "out of range 1..1024"},
+		{"judge samples without bound", "shadow_scoring:\n  judge_samples: 100000\n", 2, "shadow_scoring.judge_samples", "out of range 0..25"},
+		{"each size in bounds, the product too big for memory",
+			"personalities:\n  wide: {worker_factor: 10, timeout_factor: 1}\nscales:\n  ss-100:\n    workers_per_commander: 1000\n", 4, "scales.ss-100", "above the budget of 2048 MB"},
+		{"mission cap above its limit", "run:\n  max_mission_bytes: 1000000000\n", 2, "run.max_mission_bytes", "out of range 0..16777216"},
+		// Inputs that cost the YAML library minutes or gigabytes: refused
+		// before decoding, with a position where there is one.
+		{"billion laughs", "run:\n  seed: 1\nlol:\n" + billionLaughs(), 9, "lol.a5[8]", "aliases are expanded"},
+		{"64 KB of [", "run: " + strings.Repeat("[", 64<<10), 1, "", "nested more than 64 levels deep"},
+		{"a file over the size cap", strings.Repeat("# padding\n", 30000), 0, "", "file too large"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,6 +115,52 @@ func TestConfigRejectsBadInputWithFileLineAndKey(t *testing.T) {
 				t.Errorf("error does not read well: %v", err)
 			}
 		})
+	}
+}
+
+// billionLaughs is an alias chain of 9 levels of 10: 10^9 nodes expanded.
+func billionLaughs() string {
+	var b strings.Builder
+	b.WriteString("  a0: &a0 [lol]\n")
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&b, "  a%d: &a%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d,", i-1), 10), ","))
+	}
+	return b.String()
+}
+
+func TestConfigSizeBudgetCanBeRaised(t *testing.T) {
+	// The estimate refuses a run that would not fit the default budget; a
+	// user with the memory raises run.memory_budget_mb.
+	big := "personalities:\n  wide: {worker_factor: 10, timeout_factor: 1}\nscales:\n  ss-100:\n    workers_per_commander: 1000\n"
+	if _, err := ParseConfig("c.yml", []byte(big+"run:\n  memory_budget_mb: 16384\n"), swarm.DefaultConfig); err != nil {
+		t.Fatalf("raised budget: %v", err)
+	}
+	cfg, err := ParseConfig("c.yml", nil, swarm.DefaultConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range sortedKeys(cfg.Scales) {
+		if e := cfg.EstimateRun(n); e.Bytes <= 0 || e.Bytes > 256<<20 || e.Agents < 10 {
+			t.Errorf("shipped scale %s estimated at %+v: want a positive figure well under the budget", n, e)
+		}
+	}
+}
+
+func TestConfigErrorsAreTerminalSafe(t *testing.T) {
+	// Keys come from the user's file: an escape sequence in one must not be
+	// printed raw (it could clear the screen or forge output).
+	path := filepath.Join(t.TempDir(), "evil\x1b[2J.yml")
+	for _, data := range []string{"run:\n  \"col\\e[31mour\\a\": 1\n", "providers:\n  \"op\\e]0;x\\aenai\": {}\n"} {
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadConfig(path)
+		if err == nil {
+			t.Fatalf("%q accepted", data)
+		}
+		if msg := err.Error(); strings.ContainsAny(msg, "\x1b\a") || !strings.Contains(msg, `\x1b`) {
+			t.Errorf("error not escaped for a terminal: %q", msg)
+		}
 	}
 }
 

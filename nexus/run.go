@@ -223,6 +223,9 @@ func Intake(o Options) (Plan, error) {
 	if o.Config == nil {
 		return Plan{}, fmt.Errorf("%w: no configuration", ErrBadInput)
 	}
+	if err := CheckMission(o.MissionName, o.Mission, o.Config.Run.MissionLimit()); err != nil {
+		return Plan{}, err
+	}
 	mission := strings.TrimSpace(o.Mission)
 	if mission == "" {
 		return Plan{}, fmt.Errorf("%w: the mission is empty", ErrBadInput)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -212,6 +213,9 @@ func TestRunCommandOfflineAndBadInput(t *testing.T) {
 		{"unknown spec version", RunOptions{MissionText: "x", Spec: "3.0.0"}},
 		{"unknown provider kind", RunOptions{MissionText: "x", Provider: "nope:x"}},
 		{"missing API key", RunOptions{MissionText: "x", Provider: "openai:gpt-4.1"}},
+		{"binary mission (was accepted and sent to every agent)", RunOptions{MissionText: "Audit\x00\x7fELF", Provider: "mock:honest"}},
+		{"escape sequences in the mission", RunOptions{MissionText: "Audit\x1b[2J", Provider: "mock:honest"}},
+		{"mission over the default 64 KiB cap (a 10 MB one ran up cost)", RunOptions{MissionText: strings.Repeat("word ", 14000), Provider: "mock:honest"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("OPENAI_API_KEY", "")
@@ -224,6 +228,16 @@ func TestRunCommandOfflineAndBadInput(t *testing.T) {
 				t.Errorf("bad input left a run directory behind (stat: %v)", err)
 			}
 		})
+	}
+}
+
+func TestRunRefusesNonTextMissionFile(t *testing.T) {
+	app, _, _ := testApp()
+	path := writeFile(t, "m.md", "# Title\nline two\x00binary")
+	out := filepath.Join(t.TempDir(), "r")
+	err := runRun(t.Context(), app, RunOptions{MissionArg: path, Provider: "mock:honest", Out: out, Quiet: true})
+	if code(err) != 2 || !strings.Contains(err.Error(), "mission "+path+": byte 16 (line 2, column 9): a NUL byte") {
+		t.Fatalf("err = %v, want exit 2 naming the byte", err)
 	}
 }
 
@@ -290,6 +304,9 @@ func TestConfigValidateCommand(t *testing.T) {
 		{"negative timeout", "scales:\n  ss-100:\n    timeouts:\n      call: -1m\n", ":4:7: key scales.ss-100.timeouts.call: negative timeout"},
 		{"unknown scale name", "default_scale: ss-999\n", ":1:1: key default_scale: unknown scale"},
 		{"model with an unknown provider kind", "models:\n  judge: foo:bar\n", ":2:3: key models.judge: unknown provider kind"},
+		{"concurrency 0 serialised the whole run", "scales:\n  ss-100:\n    concurrency: 0\n", ":3:5: key scales.ss-100.concurrency: 0 is out of range 1..1024"},
+		{"reviewers: 100000000 passed and then exhausted memory", "scales:\n  ss-100:\n    reviewers: 100000000\n", ":3:5: key scales.ss-100.reviewers: 100000000 is out of range 0..1000"},
+		{"an alias bomb", "run: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n", ":6:8: key f[0]: more than 200000 nodes once aliases are expanded"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -455,6 +472,48 @@ func TestSandboxRunWritesOutputsAndChecksCriteria(t *testing.T) {
 	}
 }
 
+func TestSandboxRunRefusesTooBigAndStopsOnInterrupt(t *testing.T) {
+	// count: 100000 on a complete network passed and then exhausted memory;
+	// 5000 is within the bound on agents but not within the memory budget.
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"count over the bound", "scenario_id: s\nagents:\n  - {type: honest, count: 100000}\n", ":3: agents[0].count: 100000 is out of range 1..10000"},
+		{"over the memory budget", "scenario_id: s\nagents:\n  - {type: honest, count: 9000}\n", "9000 agents on a complete network"},
+		{"negative epochs", "scenario_id: s\nagents:\n  - {type: honest, count: 3}\nsimulation: {epochs: -2}\n", ":4: simulation.epochs: -2 is out of range"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			app, _, _ := testApp()
+			out := filepath.Join(t.TempDir(), "out")
+			err := runSandboxRun(t.Context(), app, SandboxRunOptions{Scenario: writeFile(t, "s.yaml", tc.yaml), Out: out})
+			if got := code(err); got != 2 || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("exit %d, %v; want 2 and %q", got, err, tc.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("the output directory was created for a refused scenario")
+			}
+		})
+	}
+	// --memory-budget-mb raises the budget: the refusal above is a limit, not a wall.
+	app, _, _ := testApp()
+	big := writeFile(t, "big.yaml", "scenario_id: s\nagents:\n  - {type: honest, count: 3000}\nsimulation: {epochs: 1, steps_per_epoch: 1}\n")
+	if err := runSandboxRun(t.Context(), app, SandboxRunOptions{Scenario: big, Out: t.TempDir(), MemoryBudgetMB: 1}); code(err) != 2 {
+		t.Errorf("1 MB budget: %v, want exit 2", err)
+	}
+	if err := runSandboxRun(t.Context(), app, SandboxRunOptions{Scenario: big, Out: t.TempDir(), Epochs: -1}); code(err) != 2 {
+		t.Errorf("--epochs -1: %v, want exit 2", err)
+	}
+	// Ctrl-C: a cancelled context ends the run with exit 130, also while
+	// the agents and the network are being allocated.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	app, _, errb := testApp()
+	if got := code(runSandboxRun(ctx, app, SandboxRunOptions{Scenario: big, Out: t.TempDir()})); got != 130 {
+		t.Errorf("interrupted: exit %d, want 130", got)
+	}
+	if !strings.Contains(errb.String(), "interrupted") {
+		t.Errorf("no interruption message: %q", errb.String())
+	}
+}
+
 func TestRunJSONStreamsEveryEventInOrder(t *testing.T) {
 	app, out, errb := testApp()
 	dir := filepath.Join(t.TempDir(), "run")
@@ -523,7 +582,7 @@ func TestSandboxMetricsConfigFlag(t *testing.T) {
 	t.Run("an unknown key names file, line and key", func(t *testing.T) {
 		bad := writeFile(t, "bad.yaml", "payoff:\n  s_plu: 3\n")
 		err := runSandboxMetrics(&App{}, SandboxMetricsOptions{File: golden, ConfigFile: bad, Payoff: sandboxDefaults().Payoff, Proxy: sandboxDefaults().Proxy})
-		if code(err) != 2 || !strings.Contains(err.Error(), bad+":[2:3]") || !strings.Contains(err.Error(), "s_plu") {
+		if code(err) != 2 || !strings.Contains(err.Error(), bad+`:2:3: payoff.s_plu: unknown key "s_plu"`) {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -738,8 +797,9 @@ func TestBadCompareFileNamesFileLineAndKey(t *testing.T) {
 	tests := []struct {
 		name, yaml, want string
 	}{
-		{"unknown key", "missions: [" + mission + "]\nmodels: [mock:honest]\nrepeat: 5\n", ":3: repeat: unknown key"},
-		{"wrong type", "missions: [" + mission + "]\nmodels: mock:honest\n", ":2: models: "},
+		{"unknown key", "missions: [" + mission + "]\nmodels: [mock:honest]\nrepeat: 5\n", `:3:1: repeat: unknown key "repeat" (known: missions, models,`},
+		{"wrong type", "missions: [" + mission + "]\nmodels: mock:honest\n", `:2:9: models: wrong type: want a list, got "mock:honest"`},
+		{"deep nesting", "missions: " + strings.Repeat("[", 64<<10), ":1:74: nested more than 64 levels deep"},
 		{"bad role value", "missions: [" + mission + "]\nmodels: [mock:honest]\nroles: some\n", `:3: roles "some": want commanders or all`},
 		{"bad model", "missions: [" + mission + "]\nmodels: [mock:honest, nonsense]\n", ":2: models: "},
 		{"unknown scale", "missions: [" + mission + "]\nmodels: [mock:honest]\nscale: ss-9\n", `:3: scale "ss-9": unknown scale`},

@@ -1,22 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/swarm-dev/swarm/internal/yamlx"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/nexus/compare"
 	"github.com/swarm-dev/swarm/providers"
@@ -100,50 +98,26 @@ compare.html (inline SVG charts) and keeps every contender's run directory.
 	return cmd
 }
 
-// yamlKeyLine is the line of a top-level key in a compare file (0 if absent).
-func yamlKeyLine(b []byte, key string) int {
-	re := regexp.MustCompile(`^` + regexp.QuoteMeta(key) + `\s*:`)
-	for i, l := range strings.Split(string(b), "\n") {
-		if re.MatchString(l) {
-			return i + 1
-		}
+// compareFileError names the file, line, column and key of a bad compare
+// file (yamlx's error), listing the known keys for an unknown one.
+func compareFileError(err error) error {
+	var ye *yamlx.Error
+	if errors.As(err, &ye) && errors.Is(err, yamlx.ErrUnknownKey) && !strings.ContainsAny(ye.Key, ".[") {
+		ye.Msg += " (known: missions, models, judge, seal_author, repeats, scale, roles, judge_samples, seed, parallel)"
 	}
-	return 0
-}
-
-// compareFileError names the file, line and key of a bad compare file.
-func compareFileError(file string, b []byte, err error) error {
-	msg := strings.SplitN(yaml.FormatError(err, false, false), "\n", 2)[0]
-	line := 0
-	var ye yaml.Error
-	if errors.As(err, &ye) && ye.GetToken() != nil {
-		line, msg = ye.GetToken().Position.Line, ye.GetMessage()
-	}
-	key := "?"
-	if m := regexp.MustCompile(`unknown field "([^"]+)"`).FindStringSubmatch(msg); m != nil {
-		key, msg = m[1], "unknown key (known: missions, models, judge, seal_author, repeats, scale, roles, judge_samples, seed, parallel)"
-	} else if line > 0 {
-		// The top-level key whose value holds the error.
-		lines := strings.Split(string(b), "\n")
-		for i := min(line, len(lines)) - 1; i >= 0; i-- {
-			if m := regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)\s*:`).FindStringSubmatch(lines[i]); m != nil {
-				key = m[1]
-				break
-			}
-		}
-	}
-	return usageError(fmt.Errorf("%s:%d: %s: %s", file, line, key, msg))
+	return usageError(err)
 }
 
 func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 	missions := []string{}
 	// where names the origin of a value for error messages: the compare
 	// file's line and key when it came from there, else the flag.
-	var fileBytes []byte
+	var fileDoc *yamlx.Doc
 	fromFileKeys := map[string]bool{}
 	where := func(flag, key string) string {
 		if fromFileKeys[key] {
-			return fmt.Sprintf("%s:%d: %s", o.File, yamlKeyLine(fileBytes, key), key)
+			p, _ := fileDoc.Pos(key)
+			return fmt.Sprintf("%s:%d: %s", o.File, p.Line, key)
 		}
 		if flag == "" {
 			return "MISSION.md"
@@ -151,15 +125,12 @@ func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 		return "--" + flag
 	}
 	if o.File != "" {
-		b, err := os.ReadFile(o.File)
-		if err != nil {
-			return usageError(err)
-		}
-		fileBytes = b
 		var cf compareFile
-		if err := yaml.NewDecoder(bytes.NewReader(b), yaml.Strict(), yaml.DisallowUnknownField()).Decode(&cf); err != nil {
-			return compareFileError(o.File, b, err)
+		doc, err := yamlx.DecodeFile(o.File, &cf, yamlx.DefaultLimits)
+		if err != nil {
+			return compareFileError(err)
 		}
+		fileDoc = doc
 		for _, m := range cf.Missions {
 			if !filepath.IsAbs(m) {
 				m = filepath.Join(filepath.Dir(o.File), m)

@@ -91,20 +91,20 @@ func readMission(app *App, o RunOptions) (text, name string, err error) {
 	case o.MissionText != "":
 		text, name = o.MissionText, "mission"
 	case o.MissionArg == "-":
-		b, err := io.ReadAll(app.In)
+		b, err := nexus.ReadMission(app.In)
 		if err != nil {
 			return "", "", usageError(fmt.Errorf("read mission from stdin: %w", err))
 		}
-		text, name = string(b), "stdin"
+		text, name = b, "stdin"
 	case o.MissionArg != "":
-		b, err := os.ReadFile(o.MissionArg)
+		b, err := readMissionFile(o.MissionArg)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) && strings.ContainsAny(o.MissionArg, " \n") {
 				return "", "", usageError(fmt.Errorf("read mission: %w (to give the mission text itself, use --mission %q)", err, o.MissionArg))
 			}
 			return "", "", usageError(fmt.Errorf("read mission: %w", err))
 		}
-		text, name = string(b), o.MissionArg
+		text, name = b, o.MissionArg
 	default:
 		return "", "", usageError(errors.New("no mission: give a file, '-' for stdin, or --mission TEXT (see 'swarm run --help')"))
 	}
@@ -112,6 +112,17 @@ func readMission(app *App, o RunOptions) (text, name string, err error) {
 		return "", "", usageError(fmt.Errorf("mission %s is empty", name))
 	}
 	return text, name, nil
+}
+
+// readMissionFile reads a mission file, at most nexus.MaxMissionBytesLimit
+// bytes of it.
+func readMissionFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return nexus.ReadMission(f)
 }
 
 func runRun(ctx context.Context, app *App, o RunOptions) error {

@@ -10,10 +10,10 @@ import (
 	"os"
 	"text/tabwriter"
 
-	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/swarm-dev/swarm/internal/yamlx"
 	"github.com/swarm-dev/swarm/sandbox"
 )
 
@@ -121,19 +121,13 @@ func openInput(app *App, name string) (io.ReadCloser, error) {
 
 func runSandboxMetrics(app *App, o SandboxMetricsOptions) error {
 	if o.ConfigFile != "" {
-		b, err := os.ReadFile(o.ConfigFile)
-		if err != nil {
-			return usageError(err)
-		}
 		pay, px := sandbox.DefaultPayoffConfig(), sandbox.DefaultProxyConfig()
 		mc := metricsConfig{Payoff: &pay, Proxy: &px}
-		err = yaml.NewDecoder(bytes.NewReader(b), yaml.Strict(), yaml.DisallowUnknownField()).Decode(&mc)
+		_, err := yamlx.DecodeFile(o.ConfigFile, &mc, yamlx.DefaultLimits)
 		switch {
-		case errors.Is(err, io.EOF): // an empty file: defaults
-			pay, px = sandbox.DefaultPayoffConfig(), sandbox.DefaultProxyConfig()
 		case err != nil:
-			return usageError(fmt.Errorf("%s:%s", o.ConfigFile, yaml.FormatError(err, false, false)))
-		default:
+			return usageError(err)
+		default: // an empty file leaves the defaults
 			pay, px = sandbox.DefaultPayoffConfig(), sandbox.DefaultProxyConfig() // for an empty "payoff:" or "proxy:"
 			if mc.Payoff != nil {
 				pay = *mc.Payoff

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -33,6 +34,9 @@ type SandboxRunOptions struct {
 	Epochs   int
 	Out      string
 	Replays  int
+	// MemoryBudgetMB raises (or lowers) the memory a run may be estimated
+	// to need (0: sim.DefaultMemoryBudget).
+	MemoryBudgetMB int
 }
 
 func newSandboxRunCmd(app *App) *cobra.Command {
@@ -43,9 +47,12 @@ func newSandboxRunCmd(app *App) *cobra.Command {
 		Long: `Simulate a scenario: a per-epoch table on the terminal, and epochs.csv,
 agents.csv, events.jsonl, summary.json and plots (toxicity and welfare over
 epochs, p distribution per agent type; PNG and SVG) in the output directory.
-Exit 1 when a success criterion fails.`,
+Exit 1 when a success criterion fails, 2 for a bad scenario (including one
+estimated to need more memory than --memory-budget-mb), 130 when interrupted
+(what was simulated so far is written).`,
 		Example: `  swarm sandbox run examples/scenarios/baseline.yaml
-  swarm sandbox run examples/scenarios/adversarial_redteam.yaml --seed 3 --epochs 50 --out /tmp/redteam`,
+  swarm sandbox run examples/scenarios/adversarial_redteam.yaml --seed 3 --epochs 50 --out /tmp/redteam
+  swarm sandbox run big.yaml --memory-budget-mb 8192`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Scenario = args[0]
@@ -57,6 +64,7 @@ Exit 1 when a success criterion fails.`,
 	cmd.Flags().IntVar(&o.Epochs, "epochs", 0, "epochs (default: the scenario's)")
 	cmd.Flags().StringVar(&o.Out, "out", "", "output directory (default runs/sandbox-<scenario>-<seed>)")
 	cmd.Flags().IntVar(&o.Replays, "replays", 0, "also run seeds seed+1..seed+N−1 and report mean and spread (replays.csv)")
+	cmd.Flags().IntVar(&o.MemoryBudgetMB, "memory-budget-mb", 0, "refuse a scenario estimated to need more memory than this (default 2048)")
 	return cmd
 }
 
@@ -65,7 +73,17 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
-	opts := sim.Options{Epochs: o.Epochs}
+	if o.Epochs < 0 || o.Epochs > sim.MaxEpochs {
+		return usageError(fmt.Errorf("--epochs %d: want 1..%d (0: the scenario's)", o.Epochs, sim.MaxEpochs))
+	}
+	if o.MemoryBudgetMB < 0 {
+		return usageError(fmt.Errorf("--memory-budget-mb %d: must not be negative", o.MemoryBudgetMB))
+	}
+	opts := sim.Options{Epochs: o.Epochs, MemoryBudget: int64(o.MemoryBudgetMB) << 20}
+	// Refuse before the output directory exists.
+	if err := sim.CheckMemory(s, o.Epochs, opts.MemoryBudget); err != nil {
+		return usageError(fmt.Errorf("%s: %w (--memory-budget-mb)", o.Scenario, err))
+	}
 	seed := s.Simulation.Seed
 	if o.SeedSet {
 		seed = o.Seed
@@ -117,6 +135,17 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 			err = werr
 		}
 	}
+	if sandboxInterrupted(err) {
+		if res != nil {
+			fmt.Fprintf(app.Err, "interrupted: the epochs simulated so far are in %s\n", out)
+		} else {
+			fmt.Fprintln(app.Err, "interrupted before the first epoch")
+		}
+		return exitCode(130)
+	}
+	if errors.Is(err, sim.ErrTooBig) {
+		return usageError(err)
+	}
 	if err != nil {
 		return err
 	}
@@ -164,6 +193,11 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 		return exitCode(1)
 	}
 	return nil
+}
+
+// sandboxInterrupted reports whether err is a cancellation (Ctrl-C, SIGTERM).
+func sandboxInterrupted(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 func writeReplays(ctx context.Context, app *App, s sim.Scenario, opts sim.Options, seed int64, n int, out string) error {
@@ -233,6 +267,10 @@ func runSandboxSweep(ctx context.Context, app *App, path, out string) error {
 			fmt.Fprintf(app.Err, "sweep: %d/%d runs\n", done, total)
 		}
 	})
+	if sandboxInterrupted(err) {
+		fmt.Fprintf(app.Err, "interrupted after %d runs\n", len(rows))
+		return exitCode(130)
+	}
 	if err != nil {
 		return usageError(err)
 	}

@@ -1,16 +1,13 @@
 package mock
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"time"
 
-	"github.com/goccy/go-yaml"
-
+	"github.com/swarm-dev/swarm/internal/yamlx"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -57,15 +54,11 @@ func (f FaultConfig) Validate() error {
 // LoadFaults reads a FaultConfig from YAML (strict: unknown keys are errors).
 func LoadFaults(path string) (FaultConfig, error) {
 	var f FaultConfig
-	b, err := os.ReadFile(path)
-	if err != nil {
+	if _, err := yamlx.DecodeFile(path, &f, yamlx.DefaultLimits); err != nil {
 		return f, err
 	}
-	if err := yaml.NewDecoder(bytes.NewReader(b), yaml.Strict(), yaml.DisallowUnknownField()).Decode(&f); err != nil {
-		return f, fmt.Errorf("%s: %s", path, yaml.FormatError(err, false, true))
-	}
 	if err := f.Validate(); err != nil {
-		return f, fmt.Errorf("%s: %w", path, err)
+		return f, fmt.Errorf("%s: %w", yamlx.Printable(path), err)
 	}
 	return f, nil
 }

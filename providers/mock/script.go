@@ -1,15 +1,12 @@
 package mock
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"time"
 
-	"github.com/goccy/go-yaml"
-
+	"github.com/swarm-dev/swarm/internal/yamlx"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -35,16 +32,12 @@ type Rule struct {
 
 // LoadScript reads a script (strict YAML: unknown keys are errors naming file:line).
 func LoadScript(path string) (*Script, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
+	var s Script
+	if _, err := yamlx.DecodeFile(path, &s, yamlx.DefaultLimits); err != nil {
 		return nil, err
 	}
-	var s Script
-	if err := yaml.NewDecoder(bytes.NewReader(b), yaml.Strict(), yaml.DisallowUnknownField()).Decode(&s); err != nil {
-		return nil, fmt.Errorf("%s:%s", path, yaml.FormatError(err, false, false))
-	}
 	if err := s.compile(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", yamlx.Printable(path), err)
 	}
 	return &s, nil
 }

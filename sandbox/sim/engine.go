@@ -85,10 +85,13 @@ type CriterionResult struct {
 
 // Options adjust one run.
 type Options struct {
-	Seed    *int64
-	Epochs  int
-	OnEpoch func(EpochRow)
-	OnEvent func(Event)
+	Seed   *int64
+	Epochs int
+	// MemoryBudget is the most memory, in bytes, the run may be estimated
+	// to need (0: DefaultMemoryBudget); above it Run returns ErrTooBig.
+	MemoryBudget int64
+	OnEpoch      func(EpochRow)
+	OnEvent      func(Event)
 	// OnInteraction sees every interaction (events.jsonl); may be nil.
 	OnInteraction func(sandbox.Interaction)
 }
@@ -116,6 +119,14 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 	if o.Epochs > 0 {
 		epochs = o.Epochs
 	}
+	if o.Epochs < 0 || o.Epochs > MaxEpochs {
+		return nil, &KeyError{"epochs", fmt.Sprintf("%d is out of range 1..%d", o.Epochs, MaxEpochs)}
+	}
+	if err := CheckMemory(s, epochs, o.MemoryBudget); err != nil {
+		return nil, err
+	}
+	// Allocation takes a while for large scenarios: it checks ctx too, so
+	// Ctrl-C is not ignored until the first epoch.
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed5eed))
 	proxy, err := sandbox.NewProxy(s.Proxy)
 	if err != nil {
@@ -127,6 +138,11 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 	perType := map[string]int{}    // agents are numbered per type across groups, so ids are unique
 	for _, g := range s.Agents {
 		for i := 0; i < g.Count; i++ {
+			if i%256 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			perType[g.Type]++
 			a, err := agents.New(fmt.Sprintf("%s-%d", g.Type, perType[g.Type]), g.Type, proxy, g.Params)
 			if err != nil {
@@ -159,7 +175,10 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 			detector = c
 		}
 	}
-	adj := buildNetwork(len(as), s.Network, rng)
+	adj, err := buildNetwork(ctx, len(as), s.Network, rng)
+	if err != nil {
+		return nil, err
+	}
 	overall := sandbox.NewMetrics(s.Payoff)
 	res := &Result{ScenarioID: s.ScenarioID, Seed: seed, MeanPType: map[string]float64{}, PSamples: map[string][]float64{}}
 	if detector != nil {
@@ -238,6 +257,9 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 			}
 		}
 		for step := 0; step < s.Simulation.StepsPerEpoch; step++ {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
 			gs.Step = step
 			for _, l := range levers {
 				apply(l.OnStep(gs), epoch, step)

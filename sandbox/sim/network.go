@@ -1,12 +1,14 @@
 package sim
 
 import (
+	"context"
 	"math/rand/v2"
 	"sort"
 )
 
-// buildNetwork returns adjacency lists over n nodes.
-func buildNetwork(n int, c Network, rng *rand.Rand) [][]int {
+// buildNetwork returns adjacency lists over n nodes. It stops with ctx's
+// error when ctx is done.
+func buildNetwork(ctx context.Context, n int, c Network, rng *rand.Rand) ([][]int, error) {
 	adj := make([]map[int]bool, n)
 	for i := range adj {
 		adj[i] = map[int]bool{}
@@ -31,6 +33,9 @@ func buildNetwork(n int, c Network, rng *rand.Rand) [][]int {
 			p = 0.3
 		}
 		for i := 0; i < n; i++ {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 			for j := i + 1; j < n; j++ {
 				if rng.Float64() < p {
 					link(i, j)
@@ -55,6 +60,9 @@ func buildNetwork(n int, c Network, rng *rand.Rand) [][]int {
 	case "scale_free":
 		m := max(1, c.M)
 		for i := 1; i < n; i++ {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 			// preferential attachment: pick by degree (+1)
 			for e := 0; e < min(m, i); e++ {
 				total := 0
@@ -73,6 +81,9 @@ func buildNetwork(n int, c Network, rng *rand.Rand) [][]int {
 		}
 	default: // complete
 		for i := 0; i < n; i++ {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 			for j := i + 1; j < n; j++ {
 				link(i, j)
 			}
@@ -80,6 +91,9 @@ func buildNetwork(n int, c Network, rng *rand.Rand) [][]int {
 	}
 	out := make([][]int, n)
 	for i, m := range adj {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		for j := range m {
 			out[i] = append(out[i], j)
 		}
@@ -91,5 +105,5 @@ func buildNetwork(n int, c Network, rng *rand.Rand) [][]int {
 			sort.Ints(out[j])
 		}
 	}
-	return out
+	return out, nil
 }

@@ -5,21 +5,103 @@
 package sim
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
-	"os"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
 
-	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
 
+	"github.com/swarm-dev/swarm/internal/yamlx"
 	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/sandbox/agents"
 	"github.com/swarm-dev/swarm/sandbox/governance"
 )
+
+// Upper bounds of a scenario's sizes (docs/sandbox.md lists them).
+const (
+	MaxAgents        = 10_000  // in all groups together
+	MaxEpochs        = 100_000 // simulation.epochs (and --epochs)
+	MaxStepsPerEpoch = 100_000 // simulation.steps_per_epoch
+)
+
+// DefaultMemoryBudget is the memory a simulation may be estimated to need
+// before Run refuses it (Options.MemoryBudget, --memory-budget-mb raise it).
+const DefaultMemoryBudget = 2 << 30
+
+// ErrTooBig is returned by Run, before anything is allocated, for a
+// scenario whose memory estimate exceeds the budget.
+var ErrTooBig = errors.New("scenario too big for the memory budget")
+
+// Estimate is what a run of a scenario is expected to hold in memory.
+type Estimate struct {
+	Agents int64
+	Edges  int64 // directed edges of the network
+	Bytes  int64
+}
+
+// Bytes per agent (its state, governance maps, payoff row), per directed
+// network edge (a map entry while building, a slice entry after) and per
+// pair of agents that interacted (pair counts and benefits).
+const (
+	estBytesPerAgent = 2 << 10
+	estBytesPerEdge  = 64
+	estBytesPerPair  = 160
+)
+
+// EstimateMemory estimates the memory of a run of s over epochs epochs
+// (0: the scenario's). It does not allocate.
+func EstimateMemory(s Scenario, epochs int) Estimate {
+	s.Defaults()
+	if epochs <= 0 {
+		epochs = s.Simulation.Epochs
+	}
+	n := 0.0
+	for _, g := range s.Agents {
+		n += math.Max(0, float64(g.Count))
+	}
+	var edges float64
+	switch s.Network.Topology {
+	case "ring":
+		edges = 2 * n
+	case "star":
+		edges = 2 * math.Max(0, n-1)
+	case "random":
+		p := s.Network.P
+		if p <= 0 {
+			p = 0.3
+		}
+		edges = p * n * (n - 1)
+	case "small_world":
+		edges = 2 * n * math.Max(1, float64(s.Network.K))
+	case "scale_free":
+		edges = 2 * n * math.Max(1, float64(s.Network.M))
+	default: // complete
+		edges = n * (n - 1)
+	}
+	edges = math.Max(edges, 2*n) // isolated nodes get one neighbour
+	pairs := math.Min(edges/2, float64(epochs)*math.Max(0, float64(s.Simulation.StepsPerEpoch))*n)
+	bytes := n*estBytesPerAgent + edges*estBytesPerEdge + pairs*estBytesPerPair + float64(epochs)*256
+	const huge = float64(1 << 62)
+	return Estimate{Agents: int64(n), Edges: int64(math.Min(edges, huge)), Bytes: int64(math.Min(bytes, huge))}
+}
+
+// CheckMemory returns ErrTooBig when a run of s over epochs epochs (0: the
+// scenario's) is estimated to need more than budget bytes (0:
+// DefaultMemoryBudget).
+func CheckMemory(s Scenario, epochs int, budget int64) error {
+	if budget <= 0 {
+		budget = DefaultMemoryBudget
+	}
+	s.Defaults()
+	if e := EstimateMemory(s, epochs); e.Bytes > budget {
+		return fmt.Errorf("%w: %d agents on a %s network (%d edges) would need about %d MB, above the budget of %d MB: use fewer agents or a sparser topology, or raise the budget",
+			ErrTooBig, e.Agents, s.Network.Topology, e.Edges, e.Bytes>>20, budget>>20)
+	}
+	return nil
+}
 
 // Scenario is a scenario YAML file.
 type Scenario struct {
@@ -132,8 +214,8 @@ func (s *Scenario) Validate() error {
 	}
 	n := 0
 	for i, g := range s.Agents {
-		if g.Count <= 0 {
-			return fmt.Errorf("agents[%d].count must be positive", i)
+		if g.Count <= 0 || g.Count > MaxAgents {
+			return &KeyError{fmt.Sprintf("agents[%d].count", i), fmt.Sprintf("%d is out of range 1..%d", g.Count, MaxAgents)}
 		}
 		known := false
 		for _, t := range agents.Types {
@@ -152,6 +234,21 @@ func (s *Scenario) Validate() error {
 	}
 	if n < 2 {
 		return fmt.Errorf("agents: at least two agents are needed to interact")
+	}
+	if n > MaxAgents {
+		return &KeyError{"agents", fmt.Sprintf("%d agents in all, more than %d", n, MaxAgents)}
+	}
+	for _, b := range []struct {
+		key    string
+		v, max int
+	}{{"simulation.epochs", s.Simulation.Epochs, MaxEpochs}, {"simulation.steps_per_epoch", s.Simulation.StepsPerEpoch, MaxStepsPerEpoch},
+		{"rate_limits.per_agent_per_epoch", s.RateLimits.PerAgentPerEpoch, MaxStepsPerEpoch}, {"network.k", s.Network.K, n}, {"network.m", s.Network.M, n}} {
+		if b.v < 0 || b.v > b.max {
+			return &KeyError{b.key, fmt.Sprintf("%d is out of range 0..%d", b.v, b.max)}
+		}
+	}
+	if p := s.Network.P; !(p >= 0 && p <= 1) {
+		return &KeyError{"network.p", fmt.Sprintf("%v is out of range 0..1", p)}
 	}
 	switch s.Simulation.Scheduling {
 	case "round_robin", "random", "priority":
@@ -183,7 +280,7 @@ type KeyError struct {
 	Msg  string
 }
 
-func (e *KeyError) Error() string { return e.Path + ": " + e.Msg }
+func (e *KeyError) Error() string { return yamlx.Printable(e.Path + ": " + e.Msg) }
 
 func (c *CollusionCriteria) validate(s *Scenario) error {
 	const at = "success_criteria.collusion."
@@ -223,28 +320,31 @@ func DefaultScenario() Scenario {
 }
 
 // ParseScenario decodes a scenario strictly (unknown keys are errors naming
-// file, line and key) over the defaults.
+// file, line and key) over the defaults. The file is refused before
+// decoding when it is larger, deeper or (aliases expanded) bigger than
+// yamlx.DefaultLimits allow.
 func ParseScenario(name string, data []byte) (Scenario, error) {
 	s := DefaultScenario()
-	dec := yaml.NewDecoder(bytes.NewReader(data), yaml.Strict(), yaml.DisallowUnknownField())
-	if err := dec.Decode(&s); err != nil {
-		return s, fmt.Errorf("%s:%s", name, yaml.FormatError(err, false, false))
+	doc, err := yamlx.Check(name, data, yamlx.DefaultLimits)
+	if err != nil {
+		return s, err
 	}
-	if f, err := parser.ParseBytes(data, 0); err == nil {
-		for _, d := range f.Docs {
-			if err := wholeNumbers(d.Body, reflect.TypeFor[Scenario](), ""); err != nil {
-				return s, fmt.Errorf("%s:%w", name, err)
-			}
+	if err := doc.Decode(data, &s); err != nil {
+		return s, err
+	}
+	for _, d := range doc.File.Docs {
+		if err := wholeNumbers(d.Body, reflect.TypeFor[Scenario](), ""); err != nil {
+			return s, fmt.Errorf("%s:%w", yamlx.Printable(name), err)
 		}
 	}
 	s.Defaults()
 	if err := s.Validate(); err != nil {
 		if ke, ok := err.(*KeyError); ok {
-			if line := keyLine(data, ke.Path); line > 0 {
-				return s, fmt.Errorf("%s:%d: %w", name, line, err)
+			if p, _, ok := doc.PosOrParent(ke.Path); ok {
+				return s, fmt.Errorf("%s:%d: %w", yamlx.Printable(name), p.Line, err)
 			}
 		}
-		return s, fmt.Errorf("%s: %w", name, err)
+		return s, fmt.Errorf("%s: %w", yamlx.Printable(name), err)
 	}
 	return s, nil
 }
@@ -309,35 +409,9 @@ func wholeNumbers(n ast.Node, t reflect.Type, path string) error {
 	return nil
 }
 
-// keyLine is the line of the key at a dotted path (no list indexes) in a
-// YAML document; when the key is absent (a required key left out), the line
-// of its nearest parent that is there; 0 if none is.
-func keyLine(data []byte, path string) int {
-	f, err := parser.ParseBytes(data, 0)
-	if err != nil || len(f.Docs) == 0 {
-		return 0
-	}
-	n, line := f.Docs[0].Body, 0
-	for _, key := range strings.Split(path, ".") {
-		var pairs []*ast.MappingValueNode
-		switch m := n.(type) {
-		case *ast.MappingNode:
-			pairs = m.Values
-		case *ast.MappingValueNode:
-			pairs = []*ast.MappingValueNode{m}
-		}
-		i := slices.IndexFunc(pairs, func(kv *ast.MappingValueNode) bool { return kv.Key.String() == key })
-		if i < 0 {
-			return line
-		}
-		n, line = pairs[i].Value, pairs[i].Key.GetToken().Position.Line
-	}
-	return line
-}
-
 // LoadScenario reads and parses a scenario file.
 func LoadScenario(path string) (Scenario, error) {
-	b, err := os.ReadFile(path)
+	b, err := yamlx.ReadFile(path, yamlx.DefaultLimits)
 	if err != nil {
 		return Scenario{}, err
 	}

@@ -570,7 +570,7 @@ func TestCollusionCriteriaFromYAML(t *testing.T) {
 	for _, c := range []struct{ why, yaml, err string }{
 		{"allies, both limits", "  collusion: {coalition: allies, min_epochs_flagged: 10, max_outsiders_flagged: 4}\n", ""},
 		{"a type, one limit", "  collusion:\n    coalition: adversarial\n    min_epochs_flagged: 1\n", ""},
-		{"unknown key", "  collusion:\n    coalition: allies\n    min_epochs: 3\n", `c.yaml:[10:5] unknown field "min_epochs"`},
+		{"unknown key", "  collusion:\n    coalition: allies\n    min_epochs: 3\n", `c.yaml:10:5: success_criteria.collusion.min_epochs: unknown key "min_epochs"`},
 		{"not an integer", "  collusion: {coalition: allies, min_epochs_flagged: 1.5}\n", "c.yaml:8:54: success_criteria.collusion.min_epochs_flagged: 1.5: want a whole number"},
 		{"coalition missing", "  collusion:\n    min_epochs_flagged: 3\n", "c.yaml:8: success_criteria.collusion.coalition: required"},
 		{"unknown coalition", "  collusion:\n    coalition: pirates\n    min_epochs_flagged: 3\n", `c.yaml:9: success_criteria.collusion.coalition: "pirates": want allies or an agent type`},

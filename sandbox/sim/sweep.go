@@ -1,15 +1,15 @@
 package sim
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/swarm-dev/swarm/internal/yamlx"
 )
 
 // Sweep is a sweep YAML file.
@@ -32,13 +32,9 @@ type SweepRow struct {
 
 // LoadSweep reads a sweep file and its scenario (strictly).
 func LoadSweep(path string) (Sweep, []byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return Sweep{}, nil, err
-	}
 	var sw Sweep
-	if err := yaml.NewDecoder(bytes.NewReader(b), yaml.Strict(), yaml.DisallowUnknownField()).Decode(&sw); err != nil {
-		return sw, nil, fmt.Errorf("%s:%s", path, yaml.FormatError(err, false, false))
+	if _, err := yamlx.DecodeFile(path, &sw, yamlx.DefaultLimits); err != nil {
+		return sw, nil, err
 	}
 	if sw.Scenario == "" || len(sw.Parameters) == 0 {
 		return sw, nil, fmt.Errorf("%s: scenario and parameters are required", path)
@@ -50,9 +46,13 @@ func LoadSweep(path string) (Sweep, []byte, error) {
 	if !filepath.IsAbs(sp) {
 		sp = filepath.Join(filepath.Dir(path), sp)
 	}
-	sb, err := os.ReadFile(sp)
+	sb, err := yamlx.ReadFile(sp, yamlx.DefaultLimits)
 	if err != nil {
-		return sw, nil, fmt.Errorf("%s: scenario: %w", path, err)
+		return sw, nil, fmt.Errorf("%s: scenario: %w", yamlx.Printable(path), err)
+	}
+	// Each point decodes the scenario into a map first: check it now.
+	if _, err := yamlx.Check(sp, sb, yamlx.DefaultLimits); err != nil {
+		return sw, nil, err
 	}
 	return sw, sb, nil
 }

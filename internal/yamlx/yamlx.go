@@ -1,0 +1,562 @@
+// Package yamlx is the one strict YAML reader of swarm. Every YAML file the
+// program reads (configuration, sandbox scenarios and sweeps, compare files,
+// mock scripts and faults) goes through it, so every one gets the same
+// protections before a single Go value is built:
+//
+//   - a size cap (Limits.MaxBytes), checked while reading;
+//   - a nesting-depth cap (Limits.MaxDepth), checked on the lexer's token
+//     stream before the parser runs (the parser's cost grows with the square
+//     of the nesting depth: 64 KB of "[" would cost gigabytes), then exactly
+//     on the syntax tree;
+//   - an alias-expansion cap (Limits.MaxNodes): the number of nodes the
+//     document holds once every alias is expanded, computed on the syntax tree
+//     with one pass, so a 500-byte "billion laughs" chain is refused at once.
+//
+// Decoding is strict: an unknown key or a value of the wrong type is an
+// *Error naming file:line:col and the dotted key, taken from the decoder's
+// own token positions.
+//
+// The package imports nothing of swarm's, so any package may use it.
+package yamlx
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/scanner"
+	"github.com/goccy/go-yaml/token"
+)
+
+// Limits bound what one YAML document may cost. A zero field takes the
+// default's value.
+type Limits struct {
+	MaxBytes int64 // size of the file
+	MaxDepth int   // nesting of mappings and sequences
+	MaxNodes int   // nodes after every alias is expanded
+}
+
+// Default limits: far above any file swarm ships or documents (config.yml is
+// 5 KB and 5 levels deep), far below what hurts: a 256 KiB file costs the
+// lexer at most about 60 MB.
+const (
+	DefaultMaxBytes = 256 << 10
+	DefaultMaxDepth = 64
+	DefaultMaxNodes = 200_000
+)
+
+// DefaultLimits are the limits used when a caller has no reason to differ.
+var DefaultLimits = Limits{MaxBytes: DefaultMaxBytes, MaxDepth: DefaultMaxDepth, MaxNodes: DefaultMaxNodes}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultMaxBytes
+	}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = DefaultMaxDepth
+	}
+	if l.MaxNodes <= 0 {
+		l.MaxNodes = DefaultMaxNodes
+	}
+	return l
+}
+
+// Sentinels; every error this package returns wraps exactly one of them.
+var (
+	ErrTooLarge     = errors.New("file too large")
+	ErrTooDeep      = errors.New("nested too deeply")
+	ErrTooManyNodes = errors.New("too many nodes after alias expansion")
+	ErrSyntax       = errors.New("YAML syntax error")
+	ErrUnknownKey   = errors.New("unknown key")
+	ErrType         = errors.New("wrong type")
+	ErrRead         = errors.New("cannot read file")
+)
+
+// Error is one problem in a YAML file. Line and Col are 1-based (0: unknown);
+// Key is the dotted path of the key concerned ("scales.ss-10.reviewers",
+// "rules[2].text"), empty when none applies.
+type Error struct {
+	File string
+	Line int
+	Col  int
+	Key  string
+	Msg  string
+	Err  error // the sentinel
+}
+
+// Error renders file:line:col: key: message, with every user-controlled part
+// made safe for a terminal.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(Printable(e.File))
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+	}
+	if e.Key != "" {
+		b.WriteString(": ")
+		b.WriteString(Printable(e.Key))
+	}
+	b.WriteString(": ")
+	b.WriteString(Printable(e.Msg))
+	return b.String()
+}
+
+// Unwrap returns the sentinel.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Doc is a checked document: its syntax tree and where each key is.
+type Doc struct {
+	Name string
+	File *ast.File
+	pos  map[string]Pos // dotted key → position of the key
+	keys map[Pos]string // position of any node → dotted key that holds it
+}
+
+// Empty reports whether the document holds no value (only comments, or
+// nothing).
+func (d *Doc) Empty() bool {
+	if d == nil || d.File == nil {
+		return true
+	}
+	for _, doc := range d.File.Docs {
+		if doc.Body != nil {
+			if _, ok := doc.Body.(*ast.CommentGroupNode); !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Pos is a 1-based line and column.
+type Pos struct{ Line, Col int }
+
+// Pos returns where key (dotted, e.g. "scales.ss-10.reviewers" or
+// "agents[1].count") is set in the file.
+func (d *Doc) Pos(key string) (Pos, bool) {
+	if d == nil {
+		return Pos{}, false
+	}
+	p, ok := d.pos[key]
+	return p, ok
+}
+
+// PosOrParent returns the position of key or, if the file does not set it,
+// of its closest parent the file sets; the key returned is the one found.
+func (d *Doc) PosOrParent(key string) (Pos, string, bool) {
+	for k := key; k != ""; {
+		if p, ok := d.Pos(k); ok {
+			return p, k, true
+		}
+		i := strings.LastIndexAny(k, ".[")
+		if i < 0 {
+			break
+		}
+		k = k[:i]
+	}
+	return Pos{}, "", false
+}
+
+// KeyAt returns the dotted key whose key or value token is at p.
+func (d *Doc) KeyAt(p Pos) (string, bool) {
+	if d == nil {
+		return "", false
+	}
+	k, ok := d.keys[p]
+	return k, ok
+}
+
+// ReadFile reads path, refusing more than lim.MaxBytes (without reading the
+// rest).
+func ReadFile(path string, lim Limits) ([]byte, error) {
+	lim = lim.withDefaults()
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: errText(err), Err: ErrRead}
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, lim.MaxBytes+1))
+	if err != nil {
+		return nil, &Error{File: path, Msg: errText(err), Err: ErrRead}
+	}
+	if int64(len(b)) > lim.MaxBytes {
+		return nil, tooLarge(path, lim)
+	}
+	return b, nil
+}
+
+// errText is an os error's text without the path (the Error names the file).
+func errText(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Op + ": " + pe.Err.Error()
+	}
+	return err.Error()
+}
+
+func tooLarge(name string, lim Limits) error {
+	return &Error{File: name, Msg: fmt.Sprintf("file too large: more than %d bytes (the limit for a YAML file)", lim.MaxBytes), Err: ErrTooLarge}
+}
+
+// DecodeFile reads path with ReadFile and decodes it with Decode.
+func DecodeFile(path string, v any, lim Limits) (*Doc, error) {
+	b, err := ReadFile(path, lim)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(path, b, v, lim)
+}
+
+// Decode checks data (named name in errors) with Check, then decodes its
+// first document strictly into v (a pointer). An empty document leaves v
+// unchanged.
+func Decode(name string, data []byte, v any, lim Limits) (*Doc, error) {
+	doc, err := Check(name, data, lim)
+	if err != nil {
+		return nil, err
+	}
+	return doc, doc.Decode(data, v)
+}
+
+// Decode decodes data, the bytes d was checked from, strictly into v (a
+// pointer). An empty document leaves v unchanged.
+func (d *Doc) Decode(data []byte, v any) error {
+	if d.Empty() {
+		return nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data), yaml.Strict(), yaml.DisallowUnknownField())
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		return d.DecodeError(err)
+	}
+	return nil
+}
+
+// Check enforces the limits on data and parses it. It never builds Go values
+// from the document.
+func Check(name string, data []byte, lim Limits) (*Doc, error) {
+	lim = lim.withDefaults()
+	if int64(len(data)) > lim.MaxBytes {
+		return nil, tooLarge(name, lim)
+	}
+	if err := scanDepth(name, data, lim.MaxDepth); err != nil {
+		return nil, err
+	}
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		d := &Doc{Name: name}
+		return nil, d.DecodeError(err)
+	}
+	doc := &Doc{Name: name, File: f, pos: map[string]Pos{}, keys: map[Pos]string{}}
+	w := walker{doc: doc, lim: lim, anchors: map[string]int{}}
+	for _, d := range f.Docs {
+		if _, err := w.walk(d.Body, "", 0); err != nil {
+			return nil, err
+		}
+	}
+	return doc, nil
+}
+
+// scanDepth streams the lexer's tokens (without keeping them) and refuses
+// a document nested deeper than max before the parser, whose cost is
+// quadratic in the depth, sees it. Flow collections count exactly; block
+// collections count by indentation (a sequence written at its parent key's
+// indentation is not counted, so the count is at most half too low; the
+// exact check on the tree follows).
+func scanDepth(name string, data []byte, max int) error {
+	var s scanner.Scanner
+	s.Init(string(data))
+	flow := 0
+	var block []int // columns of the open block collections
+	var prev *token.Token
+	for {
+		toks, err := s.Scan()
+		for _, t := range toks {
+			switch t.Type {
+			case token.DocumentHeaderType, token.DocumentEndType:
+				flow, block = 0, block[:0]
+			case token.SequenceStartType, token.MappingStartType:
+				flow++
+			case token.SequenceEndType, token.MappingEndType:
+				if flow > 0 {
+					flow--
+				}
+			case token.SequenceEntryType, token.MappingKeyType, token.MappingValueType:
+				if flow > 0 {
+					break
+				}
+				col := t.Position.Column
+				if t.Type == token.MappingValueType && prev != nil {
+					col = prev.Position.Column // the key's column
+				}
+				for len(block) > 0 && block[len(block)-1] >= col {
+					block = block[:len(block)-1]
+				}
+				block = append(block, col)
+			}
+			if d := flow + len(block); d > max {
+				return &Error{File: name, Line: t.Position.Line, Col: t.Position.Column,
+					Msg: fmt.Sprintf("nested more than %d levels deep", max), Err: ErrTooDeep}
+			}
+			if t.Type != token.CommentType && t.Type != token.SpaceType {
+				prev = t
+			}
+		}
+		if err != nil {
+			// io.EOF, or a syntax error the parser will report with its position.
+			return nil
+		}
+	}
+}
+
+type walker struct {
+	doc     *Doc
+	lim     Limits
+	anchors map[string]int // anchor name → expanded node count of its value
+	total   int            // nodes so far, aliases expanded
+}
+
+// walk records key positions under path and returns n's node count with
+// aliases expanded. depth is the number of collections n is nested in.
+func (w *walker) walk(n ast.Node, path string, depth int) (int, error) {
+	if n == nil {
+		return 0, nil
+	}
+	if tk := n.GetToken(); tk != nil && path != "" {
+		p := Pos{tk.Position.Line, tk.Position.Column}
+		if _, ok := w.doc.keys[p]; !ok {
+			w.doc.keys[p] = path
+		}
+	}
+	switch t := n.(type) {
+	case *ast.MappingValueNode:
+		p := path
+		if kt := t.Key.GetToken(); kt != nil {
+			p = strings.TrimPrefix(path+"."+kt.Value, ".")
+			kp := Pos{kt.Position.Line, kt.Position.Column}
+			if _, ok := w.doc.pos[p]; !ok {
+				w.doc.pos[p] = kp
+			}
+			w.doc.keys[kp] = p
+		}
+		k, err := w.walk(t.Key, path, depth)
+		if err != nil {
+			return 0, err
+		}
+		v, err := w.walk(t.Value, p, depth)
+		return k + v, err
+	case *ast.MappingKeyNode:
+		return w.walk(t.Value, path, depth)
+	case *ast.TagNode:
+		return w.walk(t.Value, path, depth)
+	case *ast.AnchorNode:
+		k, err := w.walk(t.Value, path, depth)
+		if err == nil && t.Name != nil {
+			w.anchors[t.Name.GetToken().Value] = k
+		}
+		return k, err
+	case *ast.AliasNode:
+		size := 1
+		if t.Value != nil {
+			if k, ok := w.anchors[t.Value.GetToken().Value]; ok {
+				size = k
+			}
+		}
+		// The anchor's nodes were walked once where it is defined; every
+		// alias adds them again, as a decoder expanding it would.
+		return size, w.count(n, path, size)
+	case *ast.MappingNode:
+		if err := w.enter(n, path, depth+1); err != nil {
+			return 0, err
+		}
+		size := 1
+		for _, mv := range t.Values {
+			k, err := w.walk(mv, path, depth+1)
+			if err != nil {
+				return 0, err
+			}
+			size += k
+		}
+		return size, w.count(n, path, 1)
+	case *ast.SequenceNode:
+		if err := w.enter(n, path, depth+1); err != nil {
+			return 0, err
+		}
+		size := 1
+		for i, v := range t.Values {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			if tk := v.GetToken(); tk != nil {
+				if _, ok := w.doc.pos[p]; !ok {
+					w.doc.pos[p] = Pos{tk.Position.Line, tk.Position.Column}
+				}
+			}
+			k, err := w.walk(v, p, depth+1)
+			if err != nil {
+				return 0, err
+			}
+			size += k
+		}
+		return size, w.count(n, path, 1)
+	case *ast.CommentGroupNode, *ast.CommentNode:
+		return 0, nil
+	}
+	return 1, w.count(n, path, 1) // a scalar
+}
+
+// enter refuses a collection nested deeper than the limit.
+func (w *walker) enter(n ast.Node, path string, depth int) error {
+	if depth > w.lim.MaxDepth {
+		return w.errAt(n, path, fmt.Sprintf("nested more than %d levels deep", w.lim.MaxDepth), ErrTooDeep)
+	}
+	return nil
+}
+
+// count adds k nodes to the document's expanded size.
+func (w *walker) count(n ast.Node, path string, k int) error {
+	if k > w.lim.MaxNodes-w.total {
+		return w.errAt(n, path, fmt.Sprintf("more than %d nodes once aliases are expanded (an alias bomb?)", w.lim.MaxNodes), ErrTooManyNodes)
+	}
+	w.total += k
+	return nil
+}
+
+func (w *walker) errAt(n ast.Node, path, msg string, sentinel error) error {
+	e := &Error{File: w.doc.Name, Key: path, Msg: msg, Err: sentinel}
+	if tk := n.GetToken(); tk != nil {
+		e.Line, e.Col = tk.Position.Line, tk.Position.Column
+	}
+	return e
+}
+
+// DecodeError turns an error of the goccy/go-yaml decoder or parser into an
+// *Error with the position of the token the library blames and the dotted
+// key there. Errors it does not know pass through wrapped in ErrSyntax.
+func (d *Doc) DecodeError(err error) error {
+	name := ""
+	if d != nil {
+		name = d.Name
+	}
+	e := &Error{File: name, Err: ErrSyntax, Msg: err.Error()}
+	var ye yaml.Error
+	if !errors.As(err, &ye) {
+		return e
+	}
+	e.Msg = ye.GetMessage()
+	if tk := ye.GetToken(); tk != nil {
+		e.Line, e.Col = tk.Position.Line, tk.Position.Column
+		e.Key, _ = d.KeyAt(Pos{e.Line, e.Col})
+	}
+	var (
+		unknown  *yaml.UnknownFieldError
+		typ      *yaml.TypeError
+		overflow *yaml.OverflowError
+		node     *yaml.UnexpectedNodeTypeError
+	)
+	switch {
+	case errors.As(err, &unknown):
+		e.Err = ErrUnknownKey
+		e.Msg = "unknown key"
+		if tk := unknown.Token; tk != nil {
+			e.Msg = fmt.Sprintf("unknown key %q", tk.Value)
+		}
+	case errors.As(err, &typ):
+		e.Err = ErrType
+		e.Msg = fmt.Sprintf("wrong type: want %s, got %s", goType(typ.DstType.String()), typ.SrcType)
+		if tk := typ.Token; tk != nil {
+			e.Msg = fmt.Sprintf("wrong type: want %s, got %q", goType(typ.DstType.String()), tk.Value)
+		}
+	case errors.As(err, &overflow):
+		e.Err = ErrType
+		e.Msg = fmt.Sprintf("wrong type: %s does not fit in %s", overflow.SrcNum, goType(overflow.DstType.String()))
+	case errors.As(err, &node):
+		e.Err = ErrType
+		want := node.Expected.YAMLName()
+		switch node.Expected {
+		case ast.SequenceType:
+			want = "list"
+		case ast.MappingType:
+			want = "mapping"
+		}
+		e.Msg = fmt.Sprintf("wrong type: want a %s, got a %s", want, node.Actual.YAMLName())
+		if tk := node.Token; tk != nil {
+			e.Msg = fmt.Sprintf("wrong type: want a %s, got %q", want, tk.Value)
+		}
+	}
+	return e
+}
+
+// goType names a Go type the way a YAML author thinks of it.
+func goType(t string) string {
+	switch {
+	case t == "time.Duration":
+		return "a duration (e.g. 90s)"
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		return "a whole number"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "true or false"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "map["), !strings.Contains(t, "."):
+		return "a mapping"
+	}
+	return "a mapping" // a struct
+}
+
+// Printable returns s with every control character (C0 but tab, DEL, C1,
+// the Unicode bidirectional controls) and every invalid UTF-8 byte written
+// as a Go escape, so that text from a file can be printed to a terminal
+// without driving it.
+func Printable(s string) string {
+	i := 0
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unsafeRune(r, n) {
+			break
+		}
+		i += n
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unsafeRune(r, n):
+			q := strconv.QuoteRuneToASCII(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune, size int) bool {
+	switch {
+	case r == utf8.RuneError && size == 1:
+		return true
+	case r == '\t':
+		return false
+	case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
+		return true
+	}
+	return false
+}

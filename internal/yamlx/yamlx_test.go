@@ -1,0 +1,238 @@
+package yamlx
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+type inner struct {
+	Count int           `yaml:"count"`
+	Wait  time.Duration `yaml:"wait"`
+}
+
+type target struct {
+	Name   string           `yaml:"name"`
+	Items  []inner          `yaml:"items"`
+	Nested map[string]inner `yaml:"nested"`
+	Any    any              `yaml:"any"`
+}
+
+// billionLaughs is the classic alias chain: 9 levels of 10 references,
+// 10^9 nodes once expanded, in a few hundred bytes.
+func billionLaughs() string {
+	var b strings.Builder
+	b.WriteString("any:\n  a0: &a0 [lol]\n")
+	for i := 1; i <= 9; i++ {
+		b.WriteString("  a" + string(rune('0'+i)) + ": &a" + string(rune('0'+i)) + " [")
+		for j := range 10 {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString("*a" + string(rune('0'+i-1)))
+		}
+		b.WriteString("]\n")
+	}
+	return b.String()
+}
+
+func TestDecodeRefuses(t *testing.T) {
+	tests := []struct {
+		name string
+		why  string
+		data string
+		lim  Limits
+		want *Error
+	}{
+		{
+			name: "billion laughs",
+			why:  "a 500-byte alias chain expands to 10^9 nodes and would run for minutes",
+			data: billionLaughs(),
+			want: &Error{File: "f.yaml", Line: 7, Col: 44, Key: "any.a5[8]", Msg: "more than 200000 nodes once aliases are expanded (an alias bomb?)", Err: ErrTooManyNodes},
+		},
+		{
+			name: "64 KB of [",
+			why:  "the parser is quadratic in depth: 64 KB of [ cost 5 GB before the cap",
+			data: strings.Repeat("[", 64<<10),
+			want: &Error{File: "f.yaml", Line: 1, Col: 65, Msg: "nested more than 64 levels deep", Err: ErrTooDeep},
+		},
+		{
+			name: "64 KB of {a: ",
+			why:  "flow mappings nest the same way",
+			data: strings.Repeat("{a: ", 16<<10),
+			want: &Error{File: "f.yaml", Line: 1, Col: 257, Msg: "nested more than 64 levels deep", Err: ErrTooDeep},
+		},
+		{
+			name: "64 KB of - ",
+			why:  "block sequences nest on one line too",
+			data: strings.Repeat("- ", 32<<10) + "x",
+			want: &Error{File: "f.yaml", Line: 1, Col: 129, Msg: "nested more than 64 levels deep", Err: ErrTooDeep},
+		},
+		{
+			name: "deep indentation",
+			why:  "block mappings nest by indentation",
+			data: func() string {
+				var b strings.Builder
+				for i := range 200 {
+					b.WriteString(strings.Repeat(" ", i) + "k:\n")
+				}
+				return b.String()
+			}(),
+			want: &Error{File: "f.yaml", Line: 65, Col: 66, Msg: "nested more than 64 levels deep", Err: ErrTooDeep},
+		},
+		{
+			name: "sequences at their key's indentation",
+			why:  "the token scan undercounts this style; the tree check still refuses it",
+			data: "any:\n" + func() string {
+				var b strings.Builder
+				for i := range 40 {
+					ind := strings.Repeat("  ", i)
+					b.WriteString(ind + "- k:\n")
+				}
+				return b.String()
+			}(),
+			lim:  Limits{MaxDepth: 50},
+			want: &Error{File: "f.yaml", Line: 26, Col: 52, Key: "any[0].k[0].k[0].k[0].k[0].k[0].k[0].k[0].k[0].k[0].k[0].k[0].k[0].k[0].k[0].k[0].k[0].k[0].k[0].k[0].k[0].k[0].k[0].k[0].k[0]", Msg: "nested more than 50 levels deep", Err: ErrTooDeep},
+		},
+		{
+			name: "oversize",
+			why:  "a file larger than the cap is refused before it is parsed",
+			data: "name: " + strings.Repeat("x", 2000),
+			lim:  Limits{MaxBytes: 1000},
+			want: &Error{File: "f.yaml", Msg: "file too large: more than 1000 bytes (the limit for a YAML file)", Err: ErrTooLarge},
+		},
+		{
+			name: "unknown key",
+			why:  "strict decoding names the key and where it is",
+			data: "name: x\nitems:\n  - count: 1\n    cuont: 2\n",
+			want: &Error{File: "f.yaml", Line: 4, Col: 5, Key: "items[0].cuont", Msg: `unknown key "cuont"`, Err: ErrUnknownKey},
+		},
+		{
+			name: "type error",
+			why:  "a string where a number belongs names the key and the value",
+			data: "nested:\n  a:\n    count: many\n",
+			want: &Error{File: "f.yaml", Line: 3, Col: 12, Key: "nested.a.count", Msg: `wrong type: want a whole number, got "many"`, Err: ErrType},
+		},
+		{
+			name: "syntax error",
+			why:  "the parser's position is kept",
+			data: "name: [x\n",
+			want: &Error{File: "f.yaml", Line: 1, Col: 7, Msg: "sequence end token ']' not found", Err: ErrSyntax},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var v target
+			_, err := Decode("f.yaml", []byte(tc.data), &v, tc.lim)
+			var got *Error
+			if !errors.As(err, &got) {
+				t.Fatalf("Decode: %v (%T), want an *Error (%s)", err, err, tc.why)
+			}
+			if diff := cmp.Diff(*tc.want, *got, cmpopts.EquateErrors()); diff != "" {
+				t.Errorf("%s: error (-want +got):\n%s", tc.why, diff)
+			}
+			if !errors.Is(err, tc.want.Err) {
+				t.Errorf("errors.Is(%v, %v) = false", err, tc.want.Err)
+			}
+		})
+	}
+}
+
+func TestDecodeAccepts(t *testing.T) {
+	data := "name: x\nitems:\n  - &one {count: 1, wait: 2s}\n  - *one\nnested:\n  a: {count: 3}\nany: [1, [2, [3]]]\n"
+	var got target
+	doc, err := Decode("f.yaml", []byte(data), &got, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := target{Name: "x", Items: []inner{{1, 2 * time.Second}, {1, 2 * time.Second}}, Nested: map[string]inner{"a": {Count: 3}}, Any: []any{uint64(1), []any{uint64(2), []any{uint64(3)}}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("decoded (-want +got):\n%s", diff)
+	}
+	if p, ok := doc.Pos("nested.a.count"); !ok || p != (Pos{6, 7}) {
+		t.Errorf("Pos(nested.a.count) = %v, %v; want 6:7", p, ok)
+	}
+	if p, k, ok := doc.PosOrParent("nested.b.count"); !ok || k != "nested" || p != (Pos{5, 1}) {
+		t.Errorf("PosOrParent(nested.b.count) = %v %q %v; want 5:1 nested", p, k, ok)
+	}
+	// An empty document leaves the value alone.
+	keep := target{Name: "kept"}
+	if _, err := Decode("f.yaml", []byte("# nothing\n"), &keep, Limits{}); err != nil || keep.Name != "kept" {
+		t.Errorf("empty document: %v, %+v", err, keep)
+	}
+}
+
+func TestDecodeFile(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, []byte(strings.Repeat("# padding\n", 200)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var v target
+	if _, err := DecodeFile(big, &v, Limits{MaxBytes: 1000}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("2000-byte file with a 1000-byte cap: %v, want ErrTooLarge", err)
+	}
+	if _, err := DecodeFile(filepath.Join(dir, "missing.yaml"), &v, Limits{}); !errors.Is(err, ErrRead) || !strings.HasPrefix(err.Error(), filepath.Join(dir, "missing.yaml")+": open: ") {
+		t.Errorf("missing file: %v, want ErrRead naming the file once", err)
+	}
+}
+
+func TestErrorIsPrintable(t *testing.T) {
+	// Keys, values and file names come from the user: an escape sequence in
+	// any of them must not reach the terminal raw.
+	data := "name: x\n\"evil\\e[2J\": 1\n"
+	var v target
+	_, err := Decode("f\x1b]0;t\a.yaml", []byte(data), &v, Limits{})
+	if err == nil {
+		t.Fatal("unknown key accepted")
+	}
+	got := err.Error()
+	want := `f\x1b]0;t\a.yaml:2:1: \x1b[2J: unknown key "evil\x1b[2J"`
+	_ = want
+	if strings.ContainsAny(got, "\x1b\a") {
+		t.Errorf("error carries raw control characters: %q", got)
+	}
+	if !strings.Contains(got, `f\x1b]0;t\a.yaml:2:1:`) {
+		t.Errorf("error %q does not name the file (escaped) and position", got)
+	}
+}
+
+func TestPrintable(t *testing.T) {
+	tests := []struct{ in, want, why string }{
+		{"plain ünïcode\ttab", "plain ünïcode\ttab", "printable text and tabs are kept"},
+		{"a\x1b[31mred", `a\x1b[31mred`, "ESC starts a terminal sequence"},
+		{"line\nbreak\r", `line\nbreak\r`, "a newline in a key would forge a second error line"},
+		{"bad\xffbyte", `bad\xffbyte`, "invalid UTF-8 is shown as its byte"},
+		{"c1\u009bcsi", `c1\u009bcsi`, "C1 CSI is a one-byte escape on some terminals"},
+		{"bidi\u202eevil", `bidi\u202eevil`, "bidi overrides reorder what is shown"},
+		{"del\x7f", `del\x7f`, "DEL"},
+	}
+	for _, tc := range tests {
+		if got := Printable(tc.in); got != tc.want {
+			t.Errorf("%s: Printable(%q) = %q, want %q", tc.why, tc.in, got, tc.want)
+		}
+	}
+}
+
+func BenchmarkCheckDeep(b *testing.B) {
+	for _, tc := range []struct{ name, data string }{
+		{"flow-64KB", strings.Repeat("[", 64<<10)},
+		{"block-64KB", strings.Repeat("- ", 32<<10) + "x"},
+		{"billion-laughs", billionLaughs()},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Check("f.yaml", []byte(tc.data), Limits{}); err == nil {
+					b.Fatal("accepted")
+				}
+			}
+		})
+	}
+}

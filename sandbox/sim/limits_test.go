@@ -1,0 +1,100 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/swarm-dev/swarm/internal/yamlx"
+)
+
+func TestScenarioRefusesHostileInput(t *testing.T) {
+	const agents = "scenario_id: x\nagents:\n  - {type: honest, count: 3}\n"
+	laughs := func() string {
+		var b strings.Builder
+		b.WriteString("description: &a0 [lol]\n")
+		for i := 1; i <= 9; i++ {
+			fmt.Fprintf(&b, "x%d: &a%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d,", i-1), 10), ","))
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name, why, yaml string
+		wantErr         error
+		want            string
+	}{
+		{"billion laughs", "a 500-byte alias chain ran for minutes", laughs(), yamlx.ErrTooManyNodes, "aliases are expanded"},
+		{"64 KB of [", "quadratic parser: 5 GB", "description: " + strings.Repeat("[", 64<<10), yamlx.ErrTooDeep, "c.yaml:1:77: nested more than 64 levels deep"},
+		{"unknown key", "strict decoding, file:line:col: key", agents + "simulation: {epoch: 3}\n", yamlx.ErrUnknownKey, `c.yaml:4:14: simulation.epoch: unknown key "epoch"`},
+		{"type error", "a string where a number belongs", agents + "simulation: {epochs: many}\n", yamlx.ErrType, `c.yaml:4:22: simulation.epochs: wrong type: want a whole number, got "many"`},
+		{"negative epochs", "ran zero epochs and passed", agents + "simulation: {epochs: -5}\n", nil, "c.yaml:4: simulation.epochs: -5 is out of range 0..100000"},
+		{"negative steps", "ran zero steps and passed", agents + "simulation: {steps_per_epoch: -1}\n", nil, "c.yaml:4: simulation.steps_per_epoch: -1 is out of range 0..100000"},
+		{"count 100000", "allocated a complete network of 10^10 edges", "scenario_id: x\nagents:\n  - {type: honest, count: 100000}\n", nil, "c.yaml:3: agents[0].count: 100000 is out of range 1..10000"},
+		{"groups over the total", "each group in bounds, the sum not", "scenario_id: x\nagents:\n  - {type: honest, count: 6000}\n  - {type: opportunistic, count: 6000}\n", nil, "c.yaml:2: agents: 12000 agents in all, more than 10000"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseScenario("c.yaml", []byte(tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("%s: err = %v, want %q", tc.why, err, tc.want)
+			}
+			if tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+				t.Errorf("err = %v, want %v", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestLoadScenarioRefusesOversizeFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(path, []byte("scenario_id: x\n"+strings.Repeat("# pad\n", 60000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadScenario(path); !errors.Is(err, yamlx.ErrTooLarge) {
+		t.Fatalf("err = %v, want ErrTooLarge", err)
+	}
+}
+
+func TestRunRefusesWhatWouldNotFitInMemory(t *testing.T) {
+	s, err := ParseScenario("c.yaml", []byte("scenario_id: x\nagents:\n  - {type: honest, count: 10000}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A complete network of 10000 agents: 10^8 directed edges.
+	if _, err := Run(t.Context(), s, Options{}); !errors.Is(err, ErrTooBig) || !strings.Contains(err.Error(), "10000 agents on a complete network") {
+		t.Fatalf("err = %v, want ErrTooBig naming the size", err)
+	}
+	// The same agents on a ring fit; a budget can be raised or lowered.
+	s.Network.Topology = "ring"
+	if e := EstimateMemory(s, 0); e.Edges != 20000 || e.Bytes > 64<<20 {
+		t.Errorf("ring estimate = %+v", e)
+	}
+	if _, err := Run(t.Context(), s, Options{MemoryBudget: 1 << 20}); !errors.Is(err, ErrTooBig) {
+		t.Errorf("1 MB budget: err = %v, want ErrTooBig", err)
+	}
+	if _, err := Run(t.Context(), s, Options{Epochs: -3}); err == nil || !strings.Contains(err.Error(), "epochs: -3 is out of range") {
+		t.Errorf("--epochs -3: err = %v", err)
+	}
+}
+
+func TestRunStopsWhileAllocating(t *testing.T) {
+	// Ctrl-C during the allocation of a large scenario used to wait for the
+	// whole network to be built: a cancelled context stops it at once.
+	s, err := ParseScenario("c.yaml", []byte("scenario_id: x\nagents:\n  - {type: honest, count: 3000}\nsimulation: {epochs: 1000, steps_per_epoch: 1000}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	res, err := Run(ctx, s, Options{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if res != nil {
+		t.Errorf("a result for a run stopped before its first epoch: %+v", res.Summary)
+	}
+}
