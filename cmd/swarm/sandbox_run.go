@@ -170,6 +170,9 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 		}
 		fmt.Fprintln(app.Out)
 	}
+	for _, l := range res.Economy.Lines() {
+		fmt.Fprintf(app.Out, "  %s\n", l)
+	}
 	for _, c := range res.Criteria {
 		mark := "ok"
 		if !c.Passed {

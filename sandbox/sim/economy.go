@@ -767,3 +767,37 @@ func (y econSybilLever) OnInteraction(_ *governance.State, in *sandbox.Interacti
 func (y econSybilLever) MayAct(_ *governance.State, agent string) bool {
 	return y.e.sybil.CanAct(agent)
 }
+
+// Lines sums the report up for the terminal, one line per mechanism; an
+// undefined number is printed as "undefined".
+func (r *EconomyReport) Lines() []string {
+	if r == nil {
+		return nil
+	}
+	opt := func(p *float64) string {
+		if p == nil {
+			return "undefined"
+		}
+		return fmt.Sprintf("%.3f", *p)
+	}
+	var out []string
+	if a := r.Auction; a != nil {
+		out = append(out, fmt.Sprintf("auction: %d auctions, mean Gini %s, envy-free in %d, converged in %d", a.Auctions, opt(a.MeanGini), a.EnvyFreeEpochs, a.ConvergedEpochs))
+	}
+	if m := r.Missions; m != nil {
+		out = append(out, fmt.Sprintf("missions: %d succeeded, %d failed, paid %.2f, mean free-rider index %s", m.Succeeded, m.Failed, m.Paid, opt(m.MeanFreeRider)))
+	}
+	if k := r.Market; k != nil {
+		out = append(out, fmt.Sprintf("market: %d trades, %d flash crashes, final price %.3f, speed-advantage Gini %s", k.Trades, len(k.Crashes), k.FinalPrice, opt(k.SpeedAdvantageGini)))
+	}
+	if p := r.Permeability; p != nil {
+		out = append(out, fmt.Sprintf("permeability: mean π %.3f, %d spillovers, %d blocked, harm %.3f, containment %s", p.MeanPermeability, p.Spillovers, p.Blocked, p.Harm, opt(p.Containment)))
+	}
+	if id := r.Identity; id != nil {
+		out = append(out, fmt.Sprintf("identity: mean trust %.3f, %d credentials issued, %d revoked", id.MeanTrust, id.Issued, id.Revoked))
+	}
+	if y := r.Sybil; y != nil {
+		out = append(out, fmt.Sprintf("sybil: clusters in %d epochs, %d agents flagged, %d agent-epochs blocked", y.EpochsFlagged, len(y.Flagged), y.BlockedEpochs))
+	}
+	return out
+}

@@ -4,7 +4,6 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -297,7 +296,7 @@ func TestEconomyDefaults(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("defaults (-want +got):\n%s", d)
 	}
-	if !slices.Contains([]bool{true}, *e.Permeability.Adaptive) {
+	if !*e.Permeability.Adaptive {
 		t.Error("adaptive defaults to true")
 	}
 }
