@@ -31,10 +31,10 @@ func TestScenarioRefusesHostileInput(t *testing.T) {
 		{"64 KB of [", "quadratic parser: 5 GB", "description: " + strings.Repeat("[", 64<<10), yamlx.ErrTooDeep, "c.yaml:1:77: nested more than 64 levels deep"},
 		{"unknown key", "strict decoding, file:line:col: key", agents + "simulation: {epoch: 3}\n", yamlx.ErrUnknownKey, `c.yaml:4:14: simulation.epoch: unknown key "epoch"`},
 		{"type error", "a string where a number belongs", agents + "simulation: {epochs: many}\n", yamlx.ErrType, `c.yaml:4:22: simulation.epochs: wrong type: want a whole number, got "many"`},
-		{"negative epochs", "ran zero epochs and passed", agents + "simulation: {epochs: -5}\n", nil, "c.yaml:4: simulation.epochs: -5 is out of range 0..100000"},
-		{"negative steps", "ran zero steps and passed", agents + "simulation: {steps_per_epoch: -1}\n", nil, "c.yaml:4: simulation.steps_per_epoch: -1 is out of range 0..100000"},
-		{"count 100000", "allocated a complete network of 10^10 edges", "scenario_id: x\nagents:\n  - {type: honest, count: 100000}\n", nil, "c.yaml:3: agents[0].count: 100000 is out of range 1..10000"},
-		{"groups over the total", "each group in bounds, the sum not", "scenario_id: x\nagents:\n  - {type: honest, count: 6000}\n  - {type: opportunistic, count: 6000}\n", nil, "c.yaml:2: agents: 12000 agents in all, more than 10000"},
+		{"negative epochs", "ran zero epochs and passed", agents + "simulation: {epochs: -5}\n", nil, "c.yaml:4:14: simulation.epochs: -5 is out of range 0..100000"},
+		{"negative steps", "ran zero steps and passed", agents + "simulation: {steps_per_epoch: -1}\n", nil, "c.yaml:4:14: simulation.steps_per_epoch: -1 is out of range 0..100000"},
+		{"count 100000", "allocated a complete network of 10^10 edges", "scenario_id: x\nagents:\n  - {type: honest, count: 100000}\n", nil, "c.yaml:3:20: agents[0].count: 100000 is out of range 1..10000"},
+		{"groups over the total", "each group in bounds, the sum not", "scenario_id: x\nagents:\n  - {type: honest, count: 6000}\n  - {type: opportunistic, count: 6000}\n", nil, "c.yaml:2:1: agents: 12000 agents in all, more than 10000"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
