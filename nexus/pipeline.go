@@ -357,7 +357,8 @@ func agentRequest(a commanders.Agent, s commanders.Settings, user string, tag st
 func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, dec Decomposition, s commanders.Settings, scale Scale) ([]*BundleOutcome, []ReviewRecord, error) {
 	p := r.plan
 	r.enter("3", "commander deployment")
-	sem := semaphore.NewWeighted(int64(max(1, scale.Concurrency)))
+	conc := EffectiveConcurrency(r.cfg, p, scale)
+	sem := semaphore.NewWeighted(int64(conc.N))
 	outs := make([]*BundleOutcome, len(capsules))
 	workerIdx := 0
 	for i, c := range capsules {
@@ -400,7 +401,7 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 		}
 		outs[i] = &BundleOutcome{ID: c.Domain, Domain: c.Domain, Commander: ca.ID, Model: cref.String(), commander: cmd}
 	}
-	r.leave("3", map[string]any{"commanders": len(outs)})
+	r.leave("3", map[string]any{"commanders": len(outs), "concurrency": conc.N, "concurrency_rule": conc.Rule, "concurrency_detail": conc.Detail})
 
 	r.enter("4", "execution and monitoring")
 	done := make(chan int, len(outs))
