@@ -89,9 +89,30 @@ func TestMissionAtEveryScale(t *testing.T) {
 			if n := res.Telemetry.Agents.Total; n < tc.minAgents || n > tc.maxAgents {
 				t.Errorf("agent tally = %d, want %d..%d", n, tc.minAgents, tc.maxAgents)
 			}
-			want := []string{"0", "1", "1.5", "2", "3", "4", "5", "6", "7", "8"}
+			// Phase 6 judges each bundle as soon as it exists (the first
+			// one), beside the cross-review of Phase 5 (from the second);
+			// Phase 7 starts when both have ended.
+			want := []string{"0", "1", "1.5", "2", "3", "4", "6", "5", "7", "8"}
 			if got := phasesInOrder(res.Events); strings.Join(got, ",") != strings.Join(want, ",") {
 				t.Errorf("phases = %v, want %v", got, want)
+			}
+			ended, start7 := map[string]int{}, -1
+			for i, e := range res.Events {
+				if e.Kind == nexus.EvPhaseEnd {
+					ended[e.Phase] = i
+				}
+				if e.Kind == nexus.EvPhaseStart && e.Phase == "7" {
+					start7 = i
+				}
+				if (e.Kind == nexus.EvJudged || e.Kind == nexus.EvReview) && start7 >= 0 {
+					t.Errorf("%s event after phase 7 started", e.Kind)
+				}
+			}
+			if e5, ok5 := ended["5"]; !ok5 || e5 > start7 {
+				t.Errorf("phase 5 ended at %d, phase 7 started at %d", e5, start7)
+			}
+			if e6, ok6 := ended["6"]; !ok6 || e6 > start7 {
+				t.Errorf("phase 6 ended at %d, phase 7 started at %d", e6, start7)
 			}
 			// one report per bundle, each valid against the shipped schema
 			reports, _ := filepath.Glob(filepath.Join(res.Dir, "reports", "*.json"))

@@ -271,21 +271,21 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 	r.stopAll = stopAll
 	r.mu.Unlock()
 	r.enforceCeiling() // the ceiling may have been reached before any commander started
-	outcomes, reviews, err := r.deploy(execCtx, capsules, dec, settings, scale)
+	// Phase 6 (shadow validation and hardening) runs beside Phases 4 and 5:
+	// each bundle is judged as soon as it exists.
+	judging := r.newShadowJudging(ctx, env)
+	outcomes, reviews, err := r.deploy(execCtx, capsules, dec, settings, scale, judging.arrived)
 	if err != nil {
 		return err
 	}
 	res.Bundles = outcomes
 	if ctx.Err() != nil {
+		judging.wait()
 		res.Interrupted = true
 		r.writeFinal(res)
 		return ctx.Err()
 	}
-
-	// Phase 6: shadow validation and hardening.
-	r.enter("6", "shadow validation and hardening")
-	r.shadowPhase(ctx, env, res, settings)
-	r.leave("6", map[string]any{"valid": res.ShadowValid})
+	judging.finish(res)
 	if ctx.Err() != nil {
 		res.Interrupted = true
 		r.writeFinal(res)
@@ -354,7 +354,10 @@ func agentRequest(a commanders.Agent, s commanders.Settings, user string, tag st
 
 // deploy runs Phase 3 (commander deployment), Phase 4 (execution and
 // monitoring) and Phase 5 (cross-review, streaming as bundles arrive).
-func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, dec Decomposition, s commanders.Settings, scale Scale) ([]*BundleOutcome, []ReviewRecord, error) {
+//
+// onBundle is called with each bundle that exists (not failed), in arrival
+// order, from one goroutine (Phase 6 starts judging it).
+func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, dec Decomposition, s commanders.Settings, scale Scale, onBundle func(*BundleOutcome)) ([]*BundleOutcome, []ReviewRecord, error) {
 	p := r.plan
 	r.enter("3", "commander deployment")
 	conc := EffectiveConcurrency(r.cfg, p, scale)
@@ -420,7 +423,7 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 		})
 	}
 	reviewsCh := make(chan []ReviewRecord, 1)
-	go func() { reviewsCh <- r.crossReview(ctx, outs, done, dec.Aspects, s) }()
+	go func() { reviewsCh <- r.crossReview(ctx, outs, done, dec.Aspects, s, onBundle) }()
 	_ = g.Wait()
 	close(done)
 	r.leave("4", map[string]any{"bundles": countOK(outs)})
@@ -485,8 +488,10 @@ func (r *runState) absorb(o *BundleOutcome, res commanders.Result) {
 // crossReview scores bundle pairs as they arrive: when bundle k (k ≥ 1 in
 // arrival order) exists it is paired with the bundle before it; at the end
 // the last is paired with the first, closing the ring so every bundle gets
-// two pairs. Each pair is scored by one reviewer pair (two models).
-func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done <-chan int, aspects []string, s commanders.Settings) []ReviewRecord {
+// two pairs. Each pair is scored by one reviewer pair (two models). Each
+// bundle is handed to onBundle as it arrives (Phase 6 judges it meanwhile);
+// reviewers score the bundle as it arrived, never a hardened revision.
+func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done <-chan int, aspects []string, s commanders.Settings, onBundle func(*BundleOutcome)) []ReviewRecord {
 	var (
 		mu      sync.Mutex
 		records []ReviewRecord
@@ -494,6 +499,7 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 		arrived []int
 		pairN   int
 		started bool
+		texts   = make([]string, len(outs)) // each bundle as it arrived
 	)
 	pairs := ReviewerPairs(r.reviewers())
 	launch := func(a, b int) {
@@ -502,7 +508,7 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 		}
 		pair := pairs[pairN%len(pairs)]
 		pairN++
-		views := []commanders.BundleView{{ID: outs[a].ID, Text: outs[a].Bundle.Text()}, {ID: outs[b].ID, Text: outs[b].Bundle.Text()}}
+		views := []commanders.BundleView{{ID: outs[a].ID, Text: texts[a]}, {ID: outs[b].ID, Text: texts[b]}}
 		for _, rv := range pair {
 			wg.Add(1)
 			go func() {
@@ -517,6 +523,11 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 	for i := range done {
 		if i < 0 || outs[i].Failed {
 			continue
+		}
+		// Read before Phase 6 gets the bundle: hardening may replace it.
+		texts[i] = outs[i].Bundle.Text()
+		if onBundle != nil {
+			onBundle(outs[i])
 		}
 		arrived = append(arrived, i)
 		if len(arrived) == 2 && !started {
