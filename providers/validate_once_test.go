@@ -97,7 +97,9 @@ func TestCacheKeyIdentifiesTheSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref := Ref{Kind: "mock", Model: "honest"}
-	req := func(s *Schema) Request { return Request{Messages: []Message{{Role: RoleUser, Content: "x"}}, Schema: s} }
+	req := func(s *Schema) Request {
+		return Request{Messages: []Message{{Role: RoleUser, Content: "x"}}, Schema: s}
+	}
 	literal := &Schema{Name: "out", JSON: append(json.RawMessage(nil), s.JSON...)}
 	other := &Schema{Name: "out", JSON: json.RawMessage(`{"type":"object"}`)}
 	renamed := &Schema{Name: "other", JSON: s.JSON}
