@@ -51,7 +51,7 @@ type runOpt func(*nexus.Options)
 func runMission(t *testing.T, mission, scale, provider string, opts ...runOpt) (*nexus.Result, error) {
 	t.Helper()
 	o := nexus.Options{Config: defaultConfig(t), Registry: mockRegistry(mock.Options{}), Mission: mission, MissionName: "test",
-		Scale: scale, Provider: provider, OutDir: filepath.Join(t.TempDir(), "run"), KeepPrompts: true}
+		Scale: scale, Provider: provider, OutDir: filepath.Join(t.TempDir(), "run"), KeepPrompts: true, KeepEvents: true}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -859,7 +859,7 @@ func TestCallsCutOffByCtrlCAreCancelledNotFailures(t *testing.T) {
 		cancel(errors.New("interrupt signal received"))
 	}()
 	res, err := nexus.Run(ctx, nexus.Options{Config: defaultConfig(t), Registry: reg, Mission: loadMission(t, "api-design.md"),
-		Scale: "ss-50", Provider: "mock:honest", Models: map[string]string{"worker": "hang:x"}, OutDir: filepath.Join(t.TempDir(), "run")})
+		Scale: "ss-50", Provider: "mock:honest", Models: map[string]string{"worker": "hang:x"}, OutDir: filepath.Join(t.TempDir(), "run"), KeepEvents: true})
 	if !errors.Is(err, nexus.ErrInterrupted) {
 		t.Fatalf("err = %v, want ErrInterrupted", err)
 	}

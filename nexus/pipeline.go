@@ -76,7 +76,7 @@ type Result struct {
 	Telemetry     Telemetry        `json:"telemetry"`
 	Interrupted   bool             `json:"interrupted"`
 	Transcripts   []Transcript     `json:"-"`
-	Events        []Event          `json:"-"`
+	Events        []Event          `json:"-"` // only with Options.KeepEvents
 	Sandbox       any              `json:"-"`
 }
 
@@ -128,7 +128,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	r := &runState{opts: o, cfg: o.Config, plan: plan, dir: dir, built: built, byRole: map[string]*usageStats{}, byModel: map[string]*usageStats{},
 		classes: map[providers.Class]int{}, provs: map[string]providers.Provider{}, breakers: map[string]*breaker{}, start: now()}
-	r.events, err = newEventLog(dir.Join("events.jsonl"), now, o.Observers...)
+	r.events, err = newEventLog(dir.Join("events.jsonl"), now, o.KeepEvents, o.Observers...)
 	if err != nil {
 		return nil, err
 	}
