@@ -2,6 +2,7 @@ package nexus
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -45,6 +46,23 @@ type Event struct {
 	Model   string         `json:"model,omitempty"`
 	Message string         `json:"message,omitempty"`
 	Data    map[string]any `json:"data,omitempty"`
+}
+
+type phaseKey struct{}
+
+// withPhase tags ctx with the phase its work belongs to. Phases 4, 5 and 6
+// run side by side, so the phase entered last does not say which one an LLM
+// call or a review belongs to.
+func withPhase(ctx context.Context, phase string) context.Context {
+	return context.WithValue(ctx, phaseKey{}, phase)
+}
+
+// phaseOf is the phase ctx was tagged with, else the phase entered last.
+func (r *runState) phaseOf(ctx context.Context) string {
+	if p, ok := ctx.Value(phaseKey{}).(string); ok {
+		return p
+	}
+	return r.phase()
 }
 
 // Observer receives every event as it is emitted (progress views, --json).

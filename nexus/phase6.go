@@ -62,7 +62,7 @@ type shadowJudging struct {
 }
 
 func (r *runState) newShadowJudging(ctx context.Context, sealed *shadow.Envelope) *shadowJudging {
-	return &shadowJudging{r: r, ctx: ctx, sealed: sealed, hcfg: r.plan.Hardening}
+	return &shadowJudging{r: r, ctx: withPhase(ctx, "6"), sealed: sealed, hcfg: r.plan.Hardening}
 }
 
 // start enters Phase 6 and verifies the envelope, once.
@@ -207,6 +207,7 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 
 // quarantineReviews re-reviews quarantined bundles with their failure messages.
 func (r *runState) quarantineReviews(ctx context.Context, res *Result, s commanders.Settings) []ReviewRecord {
+	ctx = withPhase(ctx, "6")
 	revs := r.reviewers()
 	if len(revs) == 0 {
 		return nil

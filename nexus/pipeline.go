@@ -416,7 +416,7 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 			continue
 		}
 		g.Go(func() error {
-			res := o.commander.Run(ctx)
+			res := o.commander.Run(withPhase(ctx, "4"))
 			r.absorb(o, res)
 			done <- i
 			return nil
@@ -502,6 +502,7 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 		texts   = make([]string, len(outs)) // each bundle as it arrived
 	)
 	pairs := ReviewerPairs(r.reviewers())
+	ctx = withPhase(ctx, "5")
 	launch := func(a, b int) {
 		if len(pairs) == 0 || ctx.Err() != nil {
 			return
@@ -619,22 +620,22 @@ func (r *runState) reviewers() []commanders.Reviewer {
 }
 
 func (r *runState) review(ctx context.Context, rv commanders.Reviewer, aspects []string, views []commanders.BundleView, feedback string) []ReviewRecord {
-	r.events.emit(Event{Phase: r.phase(), Kind: EvAgentStart, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String()})
+	r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvAgentStart, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String()})
 	cards, _, err := rv.Review(ctx, aspects, views, feedback)
 	if err != nil {
-		r.events.emit(Event{Phase: r.phase(), Kind: EvFailure, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
+		r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvFailure, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
 			Message: err.Error(), Data: map[string]any{"failure_class": string(providers.ClassOf(err))}})
-		r.events.emit(Event{Phase: r.phase(), Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
+		r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
 			Data: map[string]any{"status": "failed", "failure_class": string(providers.ClassOf(err))}})
 		return nil
 	}
-	r.events.emit(Event{Phase: r.phase(), Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
+	r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
 		Data: map[string]any{"status": "complete"}})
 	var out []ReviewRecord
 	for _, c := range cards.Reviews {
 		rec := ReviewRecord{Reviewer: rv.Agent.ID, Model: rv.Agent.Ref.String(), BundleID: c.BundleID, Card: c, Total: c.Total()}
 		out = append(out, rec)
-		r.events.emit(Event{Phase: r.phase(), Kind: EvReview, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rec.Model,
+		r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvReview, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rec.Model,
 			Data: map[string]any{"bundle_id": c.BundleID, "total": c.Total(), "conflicts": len(c.Conflicts), "quarantine": feedback != ""}})
 	}
 	name := fmt.Sprintf("reviews/%s.json", rv.Agent.ID)

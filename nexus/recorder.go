@@ -131,7 +131,7 @@ func (r *runState) recorded(ref providers.Ref, p providers.Provider) providers.P
 		if tr.Schema != "" {
 			data["schema"] = tr.Schema
 		}
-		r.events.emit(Event{Phase: r.phase(), Kind: EvLLMCall, Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Data: data})
+		r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvLLMCall, Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Data: data})
 		return resp, err
 	})
 }

@@ -232,3 +232,40 @@ func TestCrossReviewSeesBundlesAsTheyArrived(t *testing.T) {
 		t.Fatalf("%d revised lines, %d lines only the arrived bundles have seen by reviewers: the test shows nothing", revised, originalSeen)
 	}
 }
+
+// Phases 4, 5 and 6 overlap, so each LLM call is tagged with the phase its
+// work belongs to, not with the phase entered last.
+func TestLLMCallsCarryTheirOwnPhase(t *testing.T) {
+	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
+		o.Models = map[string]string{"commander": "mock:sloppy"} // hardened: commanders revise in Phase 6
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string][]string{
+		commanders.RoleNexus: {"1"}, commanders.RoleSealAuthor: {"1.5"},
+		commanders.RoleCommander: {"4", "6"}, commanders.RoleWorker: {"4"},
+		commanders.RoleReviewer: {"5", "6"}, // cross-review; quarantine re-review
+		commanders.RoleJudge:    {"6"}, commanders.RoleSynthesizer: {"7"},
+	}
+	got := map[string]map[string]int{}
+	for _, e := range res.Events {
+		if e.Kind != nexus.EvLLMCall {
+			continue
+		}
+		if got[e.Role] == nil {
+			got[e.Role] = map[string]int{}
+		}
+		got[e.Role][e.Phase]++
+		ok := false
+		for _, p := range allowed[e.Role] {
+			ok = ok || p == e.Phase
+		}
+		if !ok {
+			t.Errorf("%s call by %s tagged phase %q, want one of %v", e.Role, e.AgentID, e.Phase, allowed[e.Role])
+		}
+	}
+	if got[commanders.RoleCommander]["6"] == 0 || got[commanders.RoleJudge]["6"] == 0 || got[commanders.RoleReviewer]["5"] == 0 {
+		t.Errorf("calls per role and phase %v: want revisions and judgements in 6, reviews in 5", got)
+	}
+}
