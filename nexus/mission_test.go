@@ -646,6 +646,11 @@ func TestSandboxBreakerStopsWorkForAToxicModel(t *testing.T) {
 		o.Models = map[string]string{"worker": "mock:adversarial"}
 		o.Config.CircuitBreaker.ToxicityThreshold = 0.05
 		o.Config.CircuitBreaker.Window = 5
+		// The breaker stops work not yet assigned: with the run's
+		// concurrency below the 45 workers, some wait for a seat.
+		sc := o.Config.Scales["ss-50"]
+		sc.Concurrency = 8
+		o.Config.Scales["ss-50"] = sc
 	})
 	if err != nil {
 		t.Fatal(err)
