@@ -91,7 +91,7 @@ type Result struct {
 	Telemetry     Telemetry        `json:"telemetry"`
 	Interrupted   bool             `json:"interrupted"`
 	Transcripts   []Transcript     `json:"-"`
-	Events        []Event          `json:"-"`
+	Events        []Event          `json:"-"` // only with Options.KeepEvents
 	Sandbox       any              `json:"-"`
 }
 
@@ -151,7 +151,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	r := &runState{opts: o, cfg: o.Config, plan: plan, dir: dir, built: built, byRole: map[string]*usageStats{}, byModel: map[string]*usageStats{},
 		classes: map[providers.Class]int{}, provs: map[string]providers.Provider{}, breakers: map[string]*breaker{}, start: now()}
 	r.noteLaunch(commanders.RoleNexus, "nexus")
-	r.events, err = newEventLog(dir.Join("events.jsonl"), now, o.Observers...)
+	r.events, err = newEventLog(dir.Join("events.jsonl"), now, o.KeepEvents, o.Observers...)
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +310,11 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 	r.stopAll = stopAll
 	r.mu.Unlock()
 	r.enforceCeiling() // the ceiling may have been reached before any commander started
-	outcomes, reviews, err := r.deploy(execCtx, capsules, dec, settings, scale)
+	// Phase 6 (shadow validation and hardening) runs beside Phases 4 and 5:
+	// each bundle is judged as soon as it exists. Judging runs under ctx,
+	// not execCtx: the cost ceiling never cancels it.
+	judging := r.newShadowJudging(ctx, env)
+	outcomes, reviews, err := r.deploy(execCtx, capsules, dec, settings, scale, judging.arrived)
 	// The ceiling stops the commanders only: past this point it no longer
 	// cancels anything (judging and synthesis use what exists).
 	r.mu.Lock()
@@ -321,14 +325,11 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 	}
 	res.Bundles = outcomes
 	if ctx.Err() != nil {
+		judging.wait()
 		return ctx.Err()
 	}
-
-	// Phase 6: shadow validation and hardening.
-	r.enter("6", "shadow validation and hardening")
-	r.shadowPhase(ctx, env, res, settings)
+	judging.finish(res)
 	r.gateUnscored(res)
-	r.leave("6", map[string]any{"valid": res.ShadowValid})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -399,10 +400,14 @@ func agentRequest(a commanders.Agent, s commanders.Settings, user string, tag st
 
 // deploy runs Phase 3 (commander deployment), Phase 4 (execution and
 // monitoring) and Phase 5 (cross-review, streaming as bundles arrive).
-func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, dec Decomposition, s commanders.Settings, scale Scale) ([]*BundleOutcome, []ReviewRecord, error) {
+//
+// onBundle is called with each bundle that exists (not failed), in arrival
+// order, from one goroutine (Phase 6 starts judging it).
+func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, dec Decomposition, s commanders.Settings, scale Scale, onBundle func(*BundleOutcome)) ([]*BundleOutcome, []ReviewRecord, error) {
 	p := r.plan
 	r.enter("3", "commander deployment")
-	sem := semaphore.NewWeighted(int64(max(1, scale.Concurrency)))
+	conc := EffectiveConcurrency(r.cfg, p, scale)
+	sem := semaphore.NewWeighted(int64(conc.N))
 	outs := make([]*BundleOutcome, len(capsules))
 	workerIdx := 0
 	for i, c := range capsules {
@@ -445,7 +450,7 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 		}
 		outs[i] = &BundleOutcome{ID: c.Domain, Domain: c.Domain, Commander: ca.ID, Model: cref.String(), commander: cmd}
 	}
-	r.leave("3", map[string]any{"commanders": len(outs)})
+	r.leave("3", map[string]any{"commanders": len(outs), "concurrency": conc.N, "concurrency_rule": conc.Rule, "concurrency_detail": conc.Detail})
 
 	r.enter("4", "execution and monitoring")
 	done := make(chan int, len(outs))
@@ -460,14 +465,14 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 			continue
 		}
 		g.Go(func() error {
-			res := o.commander.Run(ctx)
+			res := o.commander.Run(withPhase(ctx, "4"))
 			r.absorb(ctx, o, res)
 			done <- i
 			return nil
 		})
 	}
 	reviewsCh := make(chan []ReviewRecord, 1)
-	go func() { reviewsCh <- r.crossReview(ctx, outs, done, dec.Aspects, s) }()
+	go func() { reviewsCh <- r.crossReview(ctx, outs, done, dec.Aspects, s, onBundle) }()
 	_ = g.Wait()
 	close(done)
 	r.leave("4", map[string]any{"bundles": countOK(outs)})
@@ -540,8 +545,10 @@ func (r *runState) absorb(ctx context.Context, o *BundleOutcome, res commanders.
 // crossReview scores bundle pairs as they arrive: when bundle k (k ≥ 1 in
 // arrival order) exists it is paired with the bundle before it; at the end
 // the last is paired with the first, closing the ring so every bundle gets
-// two pairs. Each pair is scored by one reviewer pair (two models).
-func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done <-chan int, aspects []string, s commanders.Settings) []ReviewRecord {
+// two pairs. Each pair is scored by one reviewer pair (two models). Each
+// bundle is handed to onBundle as it arrives (Phase 6 judges it meanwhile);
+// reviewers score the bundle as it arrived, never a hardened revision.
+func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done <-chan int, aspects []string, s commanders.Settings, onBundle func(*BundleOutcome)) []ReviewRecord {
 	var (
 		mu      sync.Mutex
 		records []ReviewRecord
@@ -549,15 +556,17 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 		arrived []int
 		pairN   int
 		started bool
+		texts   = make([]string, len(outs)) // each bundle as it arrived
 	)
 	pairs := ReviewerPairs(r.reviewers())
+	ctx = withPhase(ctx, "5")
 	launch := func(a, b int) {
 		if len(pairs) == 0 || ctx.Err() != nil {
 			return
 		}
 		pair := pairs[pairN%len(pairs)]
 		pairN++
-		views := []commanders.BundleView{{ID: outs[a].ID, Text: outs[a].Bundle.Text()}, {ID: outs[b].ID, Text: outs[b].Bundle.Text()}}
+		views := []commanders.BundleView{{ID: outs[a].ID, Text: texts[a]}, {ID: outs[b].ID, Text: texts[b]}}
 		for _, rv := range pair {
 			wg.Add(1)
 			go func() {
@@ -572,6 +581,11 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 	for i := range done {
 		if i < 0 || outs[i].Failed {
 			continue
+		}
+		// Read before Phase 6 gets the bundle: hardening may replace it.
+		texts[i] = outs[i].Bundle.Text()
+		if onBundle != nil {
+			onBundle(outs[i])
 		}
 		arrived = append(arrived, i)
 		if len(arrived) == 2 && !started {
@@ -664,22 +678,22 @@ func (r *runState) reviewers() []commanders.Reviewer {
 
 func (r *runState) review(ctx context.Context, rv commanders.Reviewer, aspects []string, views []commanders.BundleView, feedback string) []ReviewRecord {
 	r.noteLaunch(commanders.RoleReviewer, rv.Agent.ID)
-	r.events.emit(Event{Phase: r.phase(), Kind: EvAgentStart, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String()})
+	r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvAgentStart, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String()})
 	cards, _, err := rv.Review(ctx, aspects, views, feedback)
 	if err != nil {
-		r.events.emit(Event{Phase: r.phase(), Kind: EvFailure, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
+		r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvFailure, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
 			Message: err.Error(), Data: map[string]any{"failure_class": string(providers.ClassOf(err))}})
-		r.events.emit(Event{Phase: r.phase(), Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
+		r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
 			Data: map[string]any{"status": "failed", "failure_class": string(providers.ClassOf(err))}})
 		return nil
 	}
-	r.events.emit(Event{Phase: r.phase(), Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
+	r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
 		Data: map[string]any{"status": "complete"}})
 	var out []ReviewRecord
 	for _, c := range cards.Reviews {
 		rec := ReviewRecord{Reviewer: rv.Agent.ID, Model: rv.Agent.Ref.String(), BundleID: c.BundleID, Card: c, Total: c.Total()}
 		out = append(out, rec)
-		r.events.emit(Event{Phase: r.phase(), Kind: EvReview, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rec.Model,
+		r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvReview, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rec.Model,
 			Data: map[string]any{"bundle_id": c.BundleID, "total": c.Total(), "conflicts": len(c.Conflicts), "quarantine": feedback != ""}})
 	}
 	name := fmt.Sprintf("reviews/%s.json", rv.Agent.ID)

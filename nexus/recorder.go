@@ -113,7 +113,9 @@ func (r *runState) recorded(ref providers.Ref, p providers.Provider) providers.P
 		case cancelled:
 			cerr = nil // our own cancellation (Ctrl-C, cost ceiling) is not a provider failure
 		case cerr == nil:
-			cerr = checkOutput(req, resp)
+			// Validated once, here: the Structured call this answer returns
+			// to reuses the outcome.
+			resp, cerr = providers.CheckOutput(req, resp)
 		}
 		cost := r.account(ref, req.Caller.Role, resp.Usage, lat, cerr)
 		data := map[string]any{
@@ -138,30 +140,9 @@ func (r *runState) recorded(ref providers.Ref, p providers.Provider) providers.P
 		if tr.Schema != "" {
 			data["schema"] = tr.Schema
 		}
-		r.events.emit(Event{Phase: r.phase(), Kind: EvLLMCall, Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Data: data})
+		r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvLLMCall, Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Data: data})
 		return resp, err
 	})
-}
-
-// checkOutput classifies an answer that arrived but does not match the
-// requested schema, so telemetry counts malformed and schema-invalid output
-// even when the structured-output repair later fixes it.
-func checkOutput(req providers.Request, resp providers.Response) error {
-	if req.Schema == nil {
-		return nil
-	}
-	v, err := providers.CompileSchema(req.Schema.JSON)
-	if err != nil {
-		return nil
-	}
-	doc, ok := providers.ExtractJSON(resp.Text)
-	if !ok {
-		return providers.NewError(providers.ClassUnparseable, "no JSON in the answer", nil)
-	}
-	if err := v.Validate([]byte(doc)); err != nil {
-		return providers.NewError(providers.ClassOf(err), "answer does not match the schema", err)
-	}
-	return nil
 }
 
 // configuredSecrets returns the values of every API-key variable the

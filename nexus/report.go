@@ -311,7 +311,8 @@ type CallStats struct {
 	FailureClasses map[string]int `json:"failure_classes,omitempty"`
 }
 
-// CriticalPath is the longest chain of dependent LLM calls of the run's shape.
+// CriticalPath is the longest chain of dependent LLM calls the run made
+// (see CriticalPathCalls).
 type CriticalPath struct {
 	Calls int `json:"calls"`
 }
@@ -362,23 +363,85 @@ func (r *runState) telemetry(res *Result) Telemetry {
 		}
 	}
 	t.ShadowMedian, t.BundlesPlanned, t.BundlesScored = res.Aggregate.Median, res.Aggregate.Planned, res.Aggregate.Scored
-	t.Critical = CriticalPath{Calls: CriticalPathCalls(p, r.plan.Hardening)}
+	t.Critical = CriticalPath{Calls: CriticalPathCalls(p, r.pathShape(res))}
 	return t
 }
 
-// CriticalPathCalls is the longest chain of dependent LLM calls for a plan:
-// decomposition, seal, plan, (squad lead), worker, bundle, judge,
-// hardening cycles × (revise + re-judge), synthesis. Reviews run beside the
-// chain and do not lengthen it unless a quarantine re-review follows the judge.
-func CriticalPathCalls(p Plan, h HardeningConfig) int {
-	n := 1 + 1 + 1 + 1 + 1 + 1 + 1 // decompose, seal, plan, worker, bundle, judge, synthesis
+// PathShape is what a run's chain of dependent LLM calls depends on
+// besides its plan.
+type PathShape struct {
+	// HardeningCycles is the number of hardening cycles on the path (each
+	// a revision and a re-judgement).
+	HardeningCycles int
+	// JudgeCalls is the number of sequential calls of one judgement
+	// (judge_samples × 1 per bundle, or × the criteria per criterion); 0
+	// when shadow scoring is off.
+	JudgeCalls int
+	// Preset: the decomposition and envelope were reused (compare), so
+	// Phases 1 and 1.5 made no call.
+	Preset bool
+	// Quarantine: a quarantine re-review followed the gate.
+	Quarantine bool
+}
+
+// CriticalPathCalls is the longest chain of dependent LLM calls of a run:
+// decomposition, seal, the commander's plan, (the squad lead's micro
+// briefs), worker, bundle; then, beside each other, the cross-review's last
+// pair (it needs the last bundle) and the judgement of the last bundle with
+// its hardening cycles (revise + re-judge each); then the quarantine
+// re-review when there is one (it follows the gate), and the synthesis
+// (Phase 7 needs both branches). Everything else runs beside this chain.
+func CriticalPathCalls(p Plan, s PathShape) int {
+	n := 0
+	if !s.Preset {
+		n += 2 // decomposition, seal
+	}
+	n++ // the commander's plan
 	if p.WorkersPerLead > 0 {
+		n++ // the squad lead's micro briefs
+	}
+	n += 2 // worker, bundle
+	review := 0
+	if p.Commanders >= 2 && p.Reviewers > 0 {
+		review = 1
+	}
+	judge := 0
+	if s.JudgeCalls > 0 {
+		judge = s.JudgeCalls + s.HardeningCycles*(1+s.JudgeCalls)
+	}
+	n += max(review, judge)
+	if s.Quarantine {
 		n++
 	}
-	if h.Enabled {
-		n += 2 * h.MaxCycles
+	return n + 1 // synthesis
+}
+
+// judgeCalls is the number of sequential calls one judgement makes.
+func (r *runState) judgeCalls() int {
+	sc := r.cfg.ShadowScoring
+	if !sc.Enabled {
+		return 0
+	}
+	n := max(1, sc.JudgeSamples)
+	if sc.JudgeMode == "per_criterion" {
+		n *= max(1, r.plan.Criteria)
 	}
 	return n
+}
+
+// pathShape is the shape of a finished run: the hardening cycles its
+// bundles went through and whether any was quarantined.
+func (r *runState) pathShape(res *Result) PathShape {
+	s := PathShape{JudgeCalls: r.judgeCalls(), Preset: r.opts.Preset != nil}
+	for _, o := range res.Bundles {
+		if o.Hardening != nil {
+			s.HardeningCycles = max(s.HardeningCycles, o.Hardening.Cycles)
+		}
+		if o.Gate != nil && o.Gate.Action == shadow.ActionQuarantine {
+			s.Quarantine = true
+		}
+	}
+	return s
 }
 
 func callStats(s *usageStats) CallStats {

@@ -58,6 +58,9 @@ type Options struct {
 	// KeepPrompts keeps every prompt in memory (Result.Transcripts) for audits
 	// such as the leak scan.
 	KeepPrompts bool
+	// KeepEvents keeps every event in memory (Result.Events) for tests and
+	// audits; otherwise events are only streamed (events.jsonl, Observers).
+	KeepEvents bool
 	// Wrap, when set, wraps every provider before recording, so what it
 	// answers (say, the compare command's cache) is still recorded as a
 	// call with its tokens, cost and latency.
