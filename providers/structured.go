@@ -139,7 +139,9 @@ type Validator struct{ s *sjs.Schema }
 // compiles whatever schema a client sends.
 const maxCachedValidators = 1024
 
-var validatorCache = NewBoundedMap[string, *Validator](maxCachedValidators) // string(schema) -> *Validator
+// validatorCache keys compiled schemas by the SHA-256 of their content: a
+// lookup neither copies nor keeps the schema text.
+var validatorCache = NewBoundedMap[[sha256.Size]byte, *Validator](maxCachedValidators)
 
 // idValidators holds the validator of every schema built from a Go type,
 // keyed by Schema.id (bounded by the number of output types).
@@ -149,7 +151,7 @@ var idValidators sync.Map
 // kept by their content in a bounded cache; schemas built from Go types are
 // found by identity instead (validatorFor), without touching their content.
 func CompileSchema(raw json.RawMessage) (*Validator, error) {
-	key := string(raw)
+	key := sha256.Sum256(raw)
 	if v, ok := validatorCache.Get(key); ok {
 		return v, nil
 	}
