@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/swarm-dev/swarm/providers"
 )
 
 // Event kinds.
@@ -102,6 +105,7 @@ func (l *eventLog) emit(e Event) {
 	if e.Time.IsZero() {
 		e.Time = l.now()
 	}
+	e = redactEvent(e)
 	if l.w != nil {
 		if b, err := json.Marshal(e); err == nil {
 			l.w.Write(b)
@@ -118,6 +122,31 @@ func (l *eventLog) emit(e Event) {
 		o(e)
 	}
 	l.mu.Unlock()
+}
+
+// redactEvent scrubs secrets (configured keys, bearer tokens) from an
+// event's message and string data before it is written or observed: the
+// registry and the recorder scrub provider errors already, this covers any
+// other text that reaches an event.
+func redactEvent(e Event) Event {
+	e.Message = providers.Redact(e.Message)
+	var data map[string]any
+	for k, v := range e.Data {
+		s, ok := v.(string)
+		if !ok {
+			continue
+		}
+		if r := providers.Redact(s); r != s {
+			if data == nil {
+				data = maps.Clone(e.Data)
+			}
+			data[k] = r
+		}
+	}
+	if data != nil {
+		e.Data = data
+	}
+	return e
 }
 
 // events returns the kept events (none unless keep).

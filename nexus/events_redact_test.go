@@ -1,0 +1,49 @@
+package nexus
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swarm-dev/swarm/providers"
+)
+
+// Any text that reaches an event, not only a provider error the recorder
+// scrubbed, is scrubbed of configured keys and bearer tokens before it is
+// written to events.jsonl or handed to an observer.
+func TestEventsNeverCarryASecret(t *testing.T) {
+	const key = "swarm-events-test-key-93b1c7"
+	providers.AddSecrets(key)
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	var seen []Event
+	l, err := newEventLog(path, time.Now, false, func(e Event) { seen = append(seen, e) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := map[string]any{"reason": "upstream said: key " + key, "auth": "Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345", "n": 3}
+	l.emit(Event{Kind: EvFailure, Message: "judging b1: denied for " + key, Data: data})
+	if err := l.close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"events.jsonl": string(b), "observer message": seen[0].Message,
+		"observer data": seen[0].Data["reason"].(string) + seen[0].Data["auth"].(string)} {
+		if strings.Contains(text, key) || strings.Contains(text, "abcdefghijklmnopqrstuvwxyz012345") {
+			t.Errorf("%s carries a secret: %s", name, text)
+		}
+		if !strings.Contains(text, providers.Redacted) {
+			t.Errorf("%s does not show where it was scrubbed: %s", name, text)
+		}
+	}
+	if data["reason"] != "upstream said: key "+key {
+		t.Errorf("the caller's data map was changed in place: %v", data["reason"])
+	}
+	if seen[0].Data["n"] != 3 {
+		t.Errorf("non-string data lost: %v", seen[0].Data)
+	}
+}
