@@ -171,10 +171,13 @@ func (t tax) OnInteraction(s *State, in *sandbox.Interaction) Effects {
 
 // ---- reputation decay ----
 
-// DecayConfig: each epoch reputation moves toward 0.5 by Rate.
+// DecayConfig: at each epoch's start every reputation is multiplied by
+// Factor, as in the paper and the reference (0.95 keeps 95%, so
+// reputation decays toward 0). The key was `rate` when decay pulled
+// reputation toward 0.5 by the rate; scenarios still using it are refused.
 type DecayConfig struct {
 	Enabled bool    `yaml:"enabled"`
-	Rate    float64 `yaml:"rate"`
+	Factor  float64 `yaml:"factor"`
 }
 
 type decay struct {
@@ -186,7 +189,7 @@ func (decay) Name() string { return "reputation_decay" }
 func (d decay) OnEpochStart(s *State) Effects {
 	var e Effects
 	for a, r := range s.Reputation {
-		e.rep(a, -d.c.Rate*(r-0.5))
+		e.rep(a, r*d.c.Factor-r)
 	}
 	return e
 }

@@ -34,6 +34,10 @@ func TestScenarioRefusesHostileInput(t *testing.T) {
 		{"negative epochs", "ran zero epochs and passed", agents + "simulation: {epochs: -5}\n", nil, "c.yaml:4: simulation.epochs: -5 is out of range 0..100000"},
 		{"negative steps", "ran zero steps and passed", agents + "simulation: {steps_per_epoch: -1}\n", nil, "c.yaml:4: simulation.steps_per_epoch: -1 is out of range 0..100000"},
 		{"count 100000", "allocated a complete network of 10^10 edges", "scenario_id: x\nagents:\n  - {type: honest, count: 100000}\n", nil, "c.yaml:3: agents[0].count: 100000 is out of range 1..10000"},
+		{"old decay key", "rate: 0.95 meant erase 95%; read as the paper's factor it would mean keep 95%", agents + "governance:\n  reputation_decay:\n    enabled: true\n    rate: 0.95\n", nil,
+			"c.yaml:7: governance.reputation_decay.rate: removed: it pulled reputation toward 0.5"},
+		{"decay factor 0", "an enabled decay without a factor wiped every reputation", agents + "governance: {reputation_decay: {enabled: true}}\n", nil,
+			"c.yaml:4: governance.reputation_decay.factor: 0: want 0 < factor <= 1"},
 		{"groups over the total", "each group in bounds, the sum not", "scenario_id: x\nagents:\n  - {type: honest, count: 6000}\n  - {type: opportunistic, count: 6000}\n", nil, "c.yaml:2: agents: 12000 agents in all, more than 10000"},
 	}
 	for _, tc := range tests {

@@ -260,6 +260,9 @@ func (s *Scenario) Validate() error {
 	default:
 		return fmt.Errorf("network.topology %q: want complete, ring, star, random, small_world or scale_free", s.Network.Topology)
 	}
+	if d := s.Governance.ReputationDecay; d.Enabled && !(d.Factor > 0 && d.Factor <= 1) {
+		return &KeyError{"governance.reputation_decay.factor", fmt.Sprintf("%v: want 0 < factor <= 1 (reputation × factor each epoch; 1: no decay)", d.Factor)}
+	}
 	if t := s.Simulation.AcceptanceThreshold; t < 0 || t > 1 {
 		return fmt.Errorf("simulation.acceptance_threshold %v: want 0..1", t)
 	}
@@ -272,6 +275,16 @@ func (s *Scenario) Validate() error {
 		}
 	}
 	return nil
+}
+
+// removedKeys are keys whose meaning changed: a scenario that still sets
+// one is refused with what changed and how to migrate, never read with the
+// new meaning.
+var removedKeys = []struct{ key, msg string }{
+	{"governance.reputation_decay.rate", "removed: it pulled reputation toward 0.5 by the rate each epoch (rate 0.95 erased 95%). " +
+		"Reputation decay now follows the paper and the reference: governance.reputation_decay.factor multiplies every reputation by the factor " +
+		"at each epoch's start (factor: 0.95 keeps 95%), so reputation decays toward 0. To migrate, write factor: 1 − rate " +
+		"(rate: 0.05 → factor: 0.95) and check criteria that depend on low reputations (circuit breaker, priority scheduling)"},
 }
 
 // KeyError is a validation error about one key, by its dotted path.
@@ -328,6 +341,11 @@ func ParseScenario(name string, data []byte) (Scenario, error) {
 	doc, err := yamlx.Check(name, data, yamlx.DefaultLimits)
 	if err != nil {
 		return s, err
+	}
+	for _, old := range removedKeys {
+		if p, ok := doc.Pos(old.key); ok {
+			return s, fmt.Errorf("%s:%d: %w", yamlx.Printable(name), p.Line, &KeyError{old.key, old.msg})
+		}
 	}
 	if err := doc.Decode(data, &s); err != nil {
 		return s, err
