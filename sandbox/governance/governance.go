@@ -133,6 +133,13 @@ type Lever interface {
 	MayAct(s *State, agent string) bool
 }
 
+// HistoryUser is a lever that reads the interaction history (PairCount,
+// Counterparts, PairBenefit). The engine keeps that history only when an
+// enabled lever says it uses it.
+type HistoryUser interface {
+	UsesHistory() bool
+}
+
 // base gives levers no-op defaults.
 type base struct{}
 
@@ -398,6 +405,10 @@ type Collusion struct {
 
 func (*Collusion) Name() string { return "collusion_detection" }
 
+// UsesHistory implements HistoryUser: the detector reads pair counts and
+// pair payoffs.
+func (*Collusion) UsesHistory() bool { return true }
+
 func pairKey(a, b string) [2]string {
 	if a > b {
 		a, b = b, a
@@ -534,6 +545,9 @@ type sybil struct {
 }
 
 func (sybil) Name() string { return "sybil_detection" }
+
+// UsesHistory implements HistoryUser: similarity is over counterparts.
+func (sybil) UsesHistory() bool { return true }
 
 // Jaccard is |A∩B| / |A∪B| of two key sets (0 when both are empty).
 func Jaccard(a, b map[string]int) float64 {
