@@ -315,7 +315,12 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 				cp := ids[j]
 				st.actions++
 				cst := as[j]
-				obs := st.a.Observe(rng, agents.Context{Epoch: epoch, Epochs: epochs, Reputation: gs.Reputation[id], Detected: st.detected}, proxy)
+				// Reputations are read once per side and written once: on a
+				// million agents each map access is a cache miss. Nothing
+				// writes reputations between here and their update below
+				// (levers answer with effects, applied after it).
+				oldA := gs.Reputation[id]
+				obs := st.a.Observe(rng, agents.Context{Epoch: epoch, Epochs: epochs, Reputation: oldA, Detected: st.detected}, proxy)
 				seq++
 				in := sandbox.Interaction{ID: "i" + strconv.Itoa(seq), Initiator: id, Counterparty: cp, Kind: st.a.Type(),
 					Observables: &obs, VHat: proxy.VHat(obs), Epoch: epoch, Step: step}
@@ -351,9 +356,10 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 				dB += eff.RepDelta[cp]
 				delete(eff.RepDelta, id)
 				delete(eff.RepDelta, cp)
-				oldA, oldB := gs.Reputation[id], gs.Reputation[cp]
-				gs.Reputation[id], gs.Reputation[cp] = clamp01(oldA+dA), clamp01(oldB+dB)
-				in.RA, in.RB = gs.Reputation[id]-oldA, gs.Reputation[cp]-oldB
+				oldB := gs.Reputation[cp]
+				newA, newB := clamp01(oldA+dA), clamp01(oldB+dB)
+				gs.Reputation[id], gs.Reputation[cp] = newA, newB
+				in.RA, in.RB = newA-oldA, newB-oldB
 				st.detected = st.detected || penalisedA
 				cst.detected = cst.detected || penalisedB
 				in.CA, in.CB = eff.Costs[id], eff.Costs[cp]
@@ -431,6 +437,7 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 	for t, s := range typeSum {
 		res.MeanPType[t] = s / float64(typeN[t])
 	}
+	res.Agents = make([]AgentRow, 0, len(as))
 	for _, st := range as {
 		row := AgentRow{ID: st.a.ID(), Type: st.a.Type(), Interactions: st.n, Accepted: st.acc, Payoff: st.payoff,
 			Reputation: gs.Reputation[st.a.ID()], FrozenEpochs: st.frozenEpochs}

@@ -60,3 +60,7 @@ func BenchmarkRunSmallWorld1M(b *testing.B) {
 func BenchmarkRunSmallWorld100k(b *testing.B) {
 	benchRun(b, scaleScenario(b, 100_000, "small_world", 10, 10))
 }
+
+func BenchmarkRunSmallWorld1MOneEpoch(b *testing.B) {
+	benchRun(b, scaleScenario(b, 1_000_000, "small_world", 1, 10))
+}
