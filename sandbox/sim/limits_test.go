@@ -86,7 +86,7 @@ func TestRunRefusesWhatWouldNotFitInMemory(t *testing.T) {
 	}
 	// The same agents on a ring store 2n edges; a budget can be lowered.
 	s.Network.Topology = "ring"
-	if e := EstimateMemory(s, 0); e.Edges != 20000 || e.Bytes > 64<<20 {
+	if e := EstimateMemory(s, 0); e.Edges != 20000 || e.Bytes > 100<<20 {
 		t.Errorf("ring estimate = %+v", e)
 	}
 	if _, err := Run(t.Context(), s, Options{MemoryBudget: 1 << 20}); !errors.Is(err, ErrTooBig) {

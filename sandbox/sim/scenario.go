@@ -49,10 +49,10 @@ type Estimate struct {
 // whose history is kept (pair counts, counterparts and pair payoffs, or
 // the trust book). Measured: docs/sandbox.md, "Scale".
 const (
-	estBytesPerAgent = 1 << 10
+	estBytesPerAgent = 1536
 	estBytesPerEdge  = 16
 	estBytesPerPair  = 400
-	estBytesFixed    = 32 << 20 // metrics histograms, p samples, runtime
+	estBytesFixed    = 64 << 20 // metrics histograms, p samples, runtime, GC headroom
 )
 
 // EstimateMemory estimates the memory of a run of s over epochs epochs
