@@ -97,9 +97,12 @@ type AtomResult struct {
 	Retries int             `json:"repairs"`
 	// Constraints are what this worker ran under: its commander's (and
 	// squad lead's) constraints tightened with its own.
-	Constraints Constraints                 `json:"constraints"`
-	Skipped     bool                        `json:"skipped,omitempty"` // not launched (cost ceiling or cancellation)
-	Raw         *providers.StructuredResult `json:"-"`
+	Constraints Constraints `json:"constraints"`
+	Skipped     bool        `json:"skipped,omitempty"` // not launched (cost ceiling or cancellation)
+	// Leaks are the secrets redacted from the atom (Hooks.Redact): kind and
+	// place only.
+	Leaks []Leak                      `json:"leaks,omitempty"`
+	Raw   *providers.StructuredResult `json:"-"`
 }
 
 func (w Worker) do(ctx context.Context, s Settings) AtomResult {
@@ -171,8 +174,13 @@ type Hooks struct {
 	// MayAssign is asked before a worker starts; false skips it (a circuit
 	// breaker stopped giving work to its model).
 	MayAssign func(a Agent) bool
-	// AtomDone sees every finished worker.
+	// AtomDone sees every finished worker, already redacted.
 	AtomDone func(r AtomResult)
+	// Redact, when set, removes secrets from every atom as it arrives (before
+	// AtomDone, before the atom is stored or shown to the commander) and from
+	// every bundle the commander writes; what it removed is kept in
+	// AtomResult.Leaks and Result.Leaks.
+	Redact Redactor
 }
 
 // Commander runs one domain: plans shards, runs its children (squad leads and
@@ -206,6 +214,9 @@ type Result struct {
 	Refusals    int             `json:"depth_guard_refusals"`
 	Repairs     int             `json:"repairs"`
 	SchemaFails int             `json:"schema_violations"`
+	// Leaks are the secrets redacted from the bundle itself (its atoms'
+	// are in Atoms[i].Leaks).
+	Leaks []Leak `json:"leaks,omitempty"`
 }
 
 // Run executes the commander. It never returns an error: failures are
@@ -224,7 +235,7 @@ func (c *Commander) Run(ctx context.Context) Result {
 	}
 	plan, err := c.plan(ctx, childRole, &res)
 	if err != nil {
-		res.Failed, res.Class, res.Error = true, providers.ClassOf(err), "plan: "+err.Error()
+		res.Failed, res.Class, res.Error = true, providers.ClassOf(err), c.redactText("plan: "+err.Error())
 		c.finished(c.Agent, "failed", res.Class)
 		return res
 	}
@@ -236,7 +247,7 @@ func (c *Commander) Run(ctx context.Context) Result {
 	}
 	b, salvaged, err := c.assemble(ctx, res.Atoms, "", "", &res)
 	if err != nil {
-		res.Failed, res.Class, res.Error = true, providers.ClassOf(err), "bundle: "+err.Error()
+		res.Failed, res.Class, res.Error = true, providers.ClassOf(err), c.redactText("bundle: "+err.Error())
 		c.finished(c.Agent, "failed", res.Class)
 		return res
 	}
@@ -246,12 +257,23 @@ func (c *Commander) Run(ctx context.Context) Result {
 	return res
 }
 
+// redactText removes secrets from a message (an error may quote the
+// model's answer).
+func (c *Commander) redactText(s string) string {
+	if c.Hooks.Redact == nil {
+		return s
+	}
+	s, _ = c.Hooks.Redact(s)
+	return s
+}
+
 // Revise asks the commander to revise its bundle given hardening feedback
-// (only "- [sc-ID] message" lines under a heading).
-func (c *Commander) Revise(ctx context.Context, prev Bundle, feedback string) (Bundle, error) {
+// (only "- [sc-ID] message" lines under a heading). It returns the revision
+// (redacted with Hooks.Redact) and the secrets redacted from it.
+func (c *Commander) Revise(ctx context.Context, prev Bundle, feedback string) (Bundle, []Leak, error) {
 	var r Result
 	b, _, err := c.assemble(ctx, nil, prev.Text(), feedback, &r)
-	return b, err
+	return b, r.Leaks, err
 }
 
 func (c *Commander) plan(ctx context.Context, childRole string, res *Result) ([]Shard, error) {
@@ -331,6 +353,7 @@ func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i
 				defer cancel()
 			}
 			r := w.do(wctx, c.Settings)
+			RedactAtom(&r, c.Hooks.Redact)
 			if c.Hooks.AtomDone != nil {
 				c.Hooks.AtomDone(r)
 			}
@@ -465,6 +488,7 @@ func (c *Commander) assemble(ctx context.Context, atoms []AtomResult, previous, 
 		if providers.ClassOf(err) == providers.ClassSchemaInvalid {
 			res.SchemaFails++
 			if s, ok := Salvage(err, c.Capsule.Domain); ok {
+				res.Leaks = append(res.Leaks, RedactBundle(&s, c.Agent.ID, c.Hooks.Redact)...)
 				return s, true, nil
 			}
 		}
@@ -473,6 +497,7 @@ func (c *Commander) assemble(ctx context.Context, atoms []AtomResult, previous, 
 	if b.Domain == "" {
 		b.Domain = c.Capsule.Domain
 	}
+	res.Leaks = append(res.Leaks, RedactBundle(&b, c.Agent.ID, c.Hooks.Redact)...)
 	return b, false, nil
 }
 

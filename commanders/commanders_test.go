@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -203,7 +204,7 @@ func TestConstraintsReachEveryCall(t *testing.T) {
 		if s.left <= 0 || s.left > w.maxLeft {
 			t.Errorf("%s call deadline in %v, want within %v", s.role, s.left, w.maxLeft)
 		}
-		if s.role == RoleWorker && !strings.Contains(s.prompt, "File scope (touch nothing outside it): src/auth") {
+		if scope := prompts.BlocksOf(s.prompt, providers.BlockFileScope); s.role == RoleWorker && (len(scope) != 1 || scope[0].Content != "src/auth") {
 			t.Errorf("worker prompt lacks the file scope:\n%s", s.prompt)
 		}
 	}

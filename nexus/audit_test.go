@@ -10,11 +10,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/shadow"
 )
 
 func reviewer(id, model string) commanders.Reviewer {
@@ -333,5 +337,213 @@ func TestCrossReviewStartsWhenTwoBundlesExist(t *testing.T) {
 		if b.Review.Reviews < 2 {
 			t.Errorf("bundle %s has %d reviews", b.ID, b.Review.Reviews)
 		}
+	}
+}
+
+// paraphraseCriteria are the sealed criteria of the paraphrasing-judge run,
+// and paraphrases the failure messages its scripted judge writes: each one
+// restates its criterion in a way an exact-match scrub misses.
+var paraphraseCriteria = []shadow.Criterion{
+	{ID: "sc-01", Category: "happy_path", Assertion: `The plan names the "PKCE" flow for every public client login.`, Expected: `"PKCE" required for public clients`},
+	{ID: "sc-02", Category: "edge_case", Assertion: `The plan states how "clock skew" between servers is tolerated.`, Expected: `A "clock skew" tolerance window`},
+	{ID: "sc-03", Category: "error_handling", Assertion: `The plan says what a client sees when the "refresh token" is expired.`, Expected: `"refresh token" expiry answered with 401`},
+	{ID: "sc-04", Category: "security", Assertion: `The plan identifies "token replay" as a risk and gives a mitigation.`, Expected: `"token replay" mitigated`},
+	{ID: "sc-05", Category: "happy_path", Assertion: `The plan lists a "rollback" step for the session store migration.`, Expected: `"rollback" step listed`},
+	{ID: "sc-06", Category: "edge_case", Assertion: `The plan covers users with "both sessions" active during the cut-over.`, Expected: `"both sessions" handled`},
+	{ID: "sc-07", Category: "error_handling", Assertion: `The plan describes a "fallback" when the identity provider is down.`, Expected: `"fallback" for an identity provider outage`},
+	{ID: "sc-08", Category: "security", Assertion: `The plan requires "audit logging" of every token issuance.`, Expected: `"audit logging" of token issuance`},
+}
+
+var paraphrases = map[string]string{
+	"sc-01": "the plan names the PKCE flow for every public client login",                      // quotes, period and case dropped
+	"sc-02": "THE PLAN STATES HOW CLOCK SKEW BETWEEN SERVERS IS TOLERATED",                     // upper case
+	"sc-03": "What a client sees when the refresh token is expired: the plan never says it.",   // reordered
+	"sc-04": "It does not identify token replay as a risk, nor does it give a mitigation.",     // reworded a little
+	"sc-05": "No rollback step listed.",                                                        // the expected text
+	"sc-06": "Users with both sessions active during the cut-over are not covered by the plan", // reordered clauses
+	"sc-07": "The plan should describe a fallback when the identity provider is down",          // modal added
+	"sc-08": "audit-logging of token issuance",                                                 // hyphenated expected
+}
+
+// normalised lower-cases s and turns every run of characters other than
+// letters and digits into one space: the test's own, independent view of
+// "the same text".
+func normalised(s string) string {
+	return " " + strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}), " ") + " "
+}
+
+// TestParaphrasingJudgeNeverLeaksCriteriaToCommanders runs a full mission
+// whose scripted seal author writes known criteria and whose scripted judge
+// fails every one with a message that paraphrases it. It scans every prompt
+// of the hardening cycle (and, through scanLeaks, every prompt of the run)
+// and fails if a criterion or a paraphrase of it reached a commander.
+func TestParaphrasingJudgeNeverLeaksCriteriaToCommanders(t *testing.T) {
+	var verdicts []map[string]string
+	for _, c := range paraphraseCriteria {
+		verdicts = append(verdicts, map[string]string{"id": c.ID, "status": "fail", "actual": "nothing on this point", "message": paraphrases[c.ID]})
+	}
+	script := map[string]any{"rules": []map[string]any{
+		{"schema": providers.SchemaSealedCriteria, "json": map[string]any{"criteria": paraphraseCriteria}},
+		{"schema": providers.SchemaVerdicts, "json": map[string]any{"verdicts": verdicts}},
+	}}
+	b, err := json.Marshal(script) // JSON is YAML
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "paraphrasing-judge.yaml")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := mock.LoadScript(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
+		o.Registry = mockRegistry(mock.Options{Script: s})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := shadow.LoadSealed(filepath.Join(res.Dir, "sealed", "envelope.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(paraphraseCriteria, env.Criteria()); d != "" {
+		t.Fatalf("the scripted criteria were not sealed (-want +got)\n%s", d)
+	}
+	hardened := 0
+	for _, o := range res.Bundles {
+		if o.Hardening != nil && o.Hardening.Cycles > 0 {
+			hardened++
+		}
+	}
+	if hardened == 0 {
+		t.Fatal("no bundle was hardened: the scan would prove nothing")
+	}
+	feedbackPrompts := 0
+	for _, tr := range res.Transcripts {
+		if tr.Role == "seal_author" || tr.Role == "judge" {
+			continue
+		}
+		for _, m := range tr.Messages {
+			if !strings.Contains(m.Content, providers.FeedbackHeading) {
+				continue
+			}
+			feedbackPrompts++
+			text := normalised(m.Content)
+			for _, c := range paraphraseCriteria {
+				for what, s := range map[string]string{"assertion": c.Assertion, "expected": c.Expected, "paraphrase": paraphrases[c.ID]} {
+					if strings.Contains(text, normalised(s)) {
+						t.Errorf("%s of %s reached %s (%s): %q", what, c.ID, tr.AgentID, tr.Role, s)
+					}
+				}
+			}
+			for _, line := range strings.Split(m.Content, "\n") {
+				if !strings.HasPrefix(line, "- [sc-") {
+					continue
+				}
+				for _, c := range paraphraseCriteria {
+					if shadow.Restates(line, c.Assertion) || shadow.Restates(line, c.Expected) {
+						t.Errorf("feedback line to %s restates %s: %q", tr.AgentID, c.ID, line)
+					}
+				}
+			}
+		}
+	}
+	if feedbackPrompts == 0 {
+		t.Fatal("no prompt carried hardening feedback")
+	}
+	scanLeaks(t, res)
+	// The reports keep what the judge said apart from what agents saw: the
+	// withheld message replaces the paraphrase there too.
+	for id, r := range validateReports(t, res) {
+		for _, f := range r.Failures {
+			if f.Message == paraphrases[f.TestName] {
+				t.Errorf("report %s: %s keeps the paraphrase", id, f.TestName)
+			}
+		}
+	}
+}
+
+// TestEveryExampleMissionEmitsSpecConformingReports runs each example
+// mission with the mock and validates every report the run wrote against
+// the Shadow Score Spec's published schema, including a hardened run
+// (hardening block with cycles, velocity and max_reveal) and a v1 run.
+func TestEveryExampleMissionEmitsSpecConformingReports(t *testing.T) {
+	missions, _ := filepath.Glob(filepath.Join("..", "examples", "missions", "*.md"))
+	if len(missions) == 0 {
+		t.Fatal("no example missions")
+	}
+	type run struct {
+		name, mission, scale, spec, commander string
+	}
+	var runs []run
+	for _, m := range missions {
+		runs = append(runs, run{filepath.Base(m), filepath.Base(m), "ss-50", "", "mock:honest"})
+	}
+	runs = append(runs,
+		run{"hardened v2", "auth-migration.md", "ss-100", "", "mock:sloppy"},
+		run{"v1 gap report", "auth-migration.md", "ss-100", shadow.SpecV1, "mock:sloppy"})
+	for _, tc := range runs {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := runMission(t, loadMission(t, tc.mission), tc.scale, "mock:honest", func(o *nexus.Options) {
+				o.Models = map[string]string{"commander": tc.commander}
+				if tc.spec != "" {
+					o.Config.ShadowScoring.SpecVersion = tc.spec
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			files, _ := filepath.Glob(filepath.Join(res.Dir, "reports", "*.json"))
+			if len(files) == 0 {
+				t.Fatal("no reports")
+			}
+			cycles := 0
+			for _, f := range files {
+				b, _ := os.ReadFile(f)
+				if err := shadow.ValidateReport(b); err != nil {
+					t.Errorf("%s: %v", filepath.Base(f), err)
+				}
+				var r struct {
+					Version string         `json:"shadow_score_spec_version"`
+					Report  map[string]any `json:"report"`
+					Hard    map[string]any `json:"hardening"`
+				}
+				if err := json.Unmarshal(b, &r); err != nil {
+					t.Fatal(err)
+				}
+				if r.Hard == nil {
+					t.Errorf("%s: no hardening block", filepath.Base(f))
+				}
+				if c, _ := r.Hard["cycles_completed"].(float64); c > 0 {
+					cycles++
+					if _, ok := r.Hard["initial_shadow_score"]; !ok {
+						t.Errorf("%s: hardened without initial_shadow_score", filepath.Base(f))
+					}
+				}
+				if tc.spec == shadow.SpecV1 {
+					if r.Version != shadow.SpecV1 || r.Report["conformance_level"] != nil {
+						t.Errorf("%s: v1 report %s with conformance %v", filepath.Base(f), r.Version, r.Report["conformance_level"])
+					}
+					continue
+				}
+				wantLevel := 2.0 // ss-50 runs without hardening
+				if tc.scale != "ss-50" {
+					wantLevel = 3
+				}
+				if r.Report["conformance_level"] != wantLevel || r.Report["workspace_isolation"] != "strict" {
+					t.Errorf("%s: conformance %v, isolation %v", filepath.Base(f), r.Report["conformance_level"], r.Report["workspace_isolation"])
+				}
+				if c, _ := r.Hard["cycles_completed"].(float64); c > 0 && (r.Hard["max_reveal"] != shadow.RevealMessage || r.Hard["hardening_velocity"] == nil) {
+					t.Errorf("%s: hardened, max_reveal %v, velocity %v", filepath.Base(f), r.Hard["max_reveal"], r.Hard["hardening_velocity"])
+				}
+			}
+			if tc.scale == "ss-100" && cycles == 0 {
+				t.Error("no report of a hardened bundle: the hardening block was not exercised")
+			}
+		})
 	}
 }

@@ -2,11 +2,15 @@ package nexus
 
 import (
 	"context"
-	"syscall"
+	"runtime"
+	"sync/atomic"
 	"time"
+
+	"github.com/swarm-dev/swarm/providers"
 )
 
-// BenchResult is what `swarm bench pipeline` reports.
+// BenchResult is what `swarm bench pipeline` reports. CPU figures are
+// absent (nil) where the platform cannot measure them.
 type BenchResult struct {
 	Scale            string        `json:"scale"`
 	Latency          time.Duration `json:"latency_ns"`
@@ -14,27 +18,58 @@ type BenchResult struct {
 	Calls            int           `json:"llm_calls"`
 	CriticalPath     int           `json:"critical_path_calls"`
 	Ratio            float64       `json:"wall_over_critical_path"`
-	CPUPerCall       time.Duration `json:"orchestrator_cpu_per_call_ns"`
+	Concurrency      int           `json:"concurrency"`
+	ConcurrencyRule  string        `json:"concurrency_rule"`
 	Agents           int           `json:"agents"`
 	HardeningCycles  int           `json:"hardening_cycles"`
 	QuarantineReview bool          `json:"quarantine_review"`
+	// CPUPerCall is the orchestrator's CPU per call: the process's CPU
+	// during the run minus the CPU the provider itself spent (the mock's
+	// answer generation), divided by the calls.
+	CPUPerCall *time.Duration `json:"orchestrator_cpu_per_call_ns,omitempty"`
+	// ProviderCPUPerCall is the in-process provider's own CPU per call.
+	ProviderCPUPerCall *time.Duration `json:"provider_cpu_per_call_ns,omitempty"`
+	// ProcessCPUPerCall is the whole process's CPU per call (both).
+	ProcessCPUPerCall *time.Duration `json:"process_cpu_per_call_ns,omitempty"`
 }
 
 // Bench runs a mission and measures the orchestrator: wall time, LLM calls,
 // the critical path (the longest chain of dependent calls the run actually
-// made) and wall / (critical path × latency). CPU is the process's user+system
-// time during the run divided by the calls (the mock only sleeps, so this is
-// the orchestrator's own cost).
+// made, CriticalPathCalls) and wall / (critical path × latency).
+//
+// Every provider of the run is wrapped so that each call's own CPU is
+// measured on the OS thread that runs it (the goroutine is locked to its
+// thread for the call; the thread's CPU clock is read before and after),
+// and the call then waits latency (not measured: a sleeping call costs no
+// CPU). The orchestrator's CPU is the process's CPU during the run minus
+// the providers' CPU. Go's background garbage collection is shared by all
+// allocations and stays on the orchestrator's side, so the figure is an
+// upper bound. Where a thread's CPU clock is not available (only Linux has
+// one here), the orchestrator's figure is absent rather than include the
+// mock.
 func Bench(ctx context.Context, o Options, latency time.Duration) (BenchResult, error) {
-	cpu0 := cpuTime()
+	m := &providerMeter{latency: latency, measured: true}
+	inner := o.Wrap
+	o.Wrap = func(ref providers.Ref, p providers.Provider) providers.Provider {
+		if inner != nil {
+			p = inner(ref, p)
+		}
+		return m.wrap(p)
+	}
+	cpu0, cpuOK := processCPU()
 	start := time.Now()
 	res, err := Run(ctx, o)
 	wall := time.Since(start)
-	cpu := cpuTime() - cpu0
+	cpu1, _ := processCPU()
 	if err != nil {
 		return BenchResult{}, err
 	}
-	b := BenchResult{Scale: res.Plan.Scale, Latency: latency, Wall: wall, Calls: res.Telemetry.Calls, Agents: res.Telemetry.Agents.Total}
+	b := BenchResult{Scale: res.Plan.Scale, Latency: latency, Wall: wall, Calls: res.Telemetry.Calls, Agents: res.Telemetry.Agents.Total,
+		CriticalPath: res.Telemetry.Critical.Calls}
+	if scale, err := o.Config.ScaleFor(res.Plan.Scale); err == nil {
+		c := EffectiveConcurrency(o.Config, res.Plan, scale)
+		b.Concurrency, b.ConcurrencyRule = c.N, c.Rule
+	}
 	for _, bo := range res.Bundles {
 		if bo.Hardening != nil {
 			b.HardeningCycles = max(b.HardeningCycles, bo.Hardening.Cycles)
@@ -43,24 +78,64 @@ func Bench(ctx context.Context, o Options, latency time.Duration) (BenchResult, 
 			b.QuarantineReview = true
 		}
 	}
-	h := HardeningConfig{Enabled: b.HardeningCycles > 0, MaxCycles: b.HardeningCycles}
-	b.CriticalPath = CriticalPathCalls(res.Plan, h)
-	if b.QuarantineReview {
-		b.CriticalPath++
-	}
 	if latency > 0 && b.CriticalPath > 0 {
 		b.Ratio = float64(wall) / float64(time.Duration(b.CriticalPath)*latency)
 	}
-	if b.Calls > 0 {
-		b.CPUPerCall = cpu / time.Duration(b.Calls)
+	if b.Calls > 0 && cpuOK {
+		n := time.Duration(b.Calls)
+		proc := (cpu1 - cpu0) / n
+		b.ProcessCPUPerCall = &proc
+		if m.ok() {
+			prov := time.Duration(m.cpu.Load()) / n
+			orch := max(0, proc-prov)
+			b.ProviderCPUPerCall, b.CPUPerCall = &prov, &orch
+		}
 	}
 	return b, nil
 }
 
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+// providerMeter measures the CPU providers spend inside their Complete and
+// adds a fixed latency after each call.
+type providerMeter struct {
+	latency  time.Duration
+	cpu      atomic.Int64 // ns
+	failed   atomic.Bool  // a thread CPU reading failed
+	measured bool
+}
+
+func (m *providerMeter) ok() bool { return m.measured && !m.failed.Load() }
+
+func (m *providerMeter) wrap(p providers.Provider) providers.Provider {
+	return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
+		start := time.Now()
+		resp, err := m.measure(ctx, p, req)
+		if err == nil && m.latency > 0 {
+			t := time.NewTimer(m.latency)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return providers.Response{}, providers.NewError(providers.ClassTimeout, "bench latency interrupted", ctx.Err())
+			}
+		}
+		if err == nil {
+			resp.Latency = time.Since(start)
+		}
+		return resp, err
+	})
+}
+
+// measure runs one call locked to its OS thread and adds the thread's CPU.
+func (m *providerMeter) measure(ctx context.Context, p providers.Provider, req providers.Request) (providers.Response, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	t0, ok0 := threadCPU()
+	resp, err := p.Complete(ctx, req)
+	t1, ok1 := threadCPU()
+	if !ok0 || !ok1 {
+		m.failed.Store(true)
+	} else {
+		m.cpu.Add(int64(t1 - t0))
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return resp, err
 }

@@ -43,30 +43,124 @@ func newMissionSandbox(c SandboxConfig, cb CircuitBreakerConfig) (*missionSandbo
 	return ms, nil
 }
 
-// scan records leakage in an agent's output and returns the hit count.
-func (m *missionSandbox) scan(r *runState, role, agent, model, text string) int {
-	hits := m.detector.Scan(text)
+// leakDetector finds secrets in agents' output (the built-in patterns of
+// sandbox/boundary); every run redacts with it, sandbox or not.
+var leakDetector = sync.OnceValue(func() *boundary.Detector {
+	d, err := boundary.NewDetector(boundary.Config{})
+	if err != nil {
+		panic("nexus: built-in leak patterns: " + err.Error())
+	}
+	return d
+})
+
+// redactLeaks is the run's commanders.Redactor: every credential, private
+// key and piece of personal data becomes "[REDACTED:<name>]" before the text
+// is stored or shown to another agent; only its kind and place are kept.
+func redactLeaks(text string) (string, []commanders.Leak) {
+	out, hits := leakDetector().Redact(text)
+	var leaks []commanders.Leak
+	for _, h := range hits {
+		if h.Redactable() {
+			leaks = append(leaks, commanders.Leak{Name: h.Name, Kind: h.Kind, Severity: h.Severity.String(), Offset: h.Offset})
+		}
+	}
+	return out, leaks
+}
+
+// redactText removes secrets from text, keeping nothing about them.
+func redactText(text string) string {
+	out, _ := leakDetector().Redact(text)
+	return out
+}
+
+// redactTranscript returns a copy of tr with secrets redacted from every
+// message, the answer and the error.
+func redactTranscript(tr Transcript) Transcript {
+	msgs := make([]providers.Message, len(tr.Messages))
+	for i, m := range tr.Messages {
+		m.Content = redactText(m.Content)
+		msgs[i] = m
+	}
+	tr.Messages = msgs
+	tr.Answer, tr.Error = redactText(tr.Answer), redactText(tr.Error)
+	return tr
+}
+
+// leakGate folds a bundle's critical leaks into its gate decision
+// (shadow_scoring.gate.on_critical_leak) and emits the gate event when the
+// leaks decided it.
+func (r *runState) leakGate(o *BundleOutcome, g *shadow.GateDecision) *shadow.GateDecision {
+	return shadow.GateLeaks(g, commanders.Critical(o.LeakReport), r.cfg.ShadowScoring.Gate.OnCriticalLeak)
+}
+
+// gateUnscored applies the leak policy to bundles that have no gate decision
+// (not judged: shadow scoring off, invalid, or the judge failed).
+func (r *runState) gateUnscored(res *Result) {
+	for _, o := range res.Bundles {
+		if o.Failed || o.Gate != nil {
+			continue
+		}
+		if g := r.leakGate(o, nil); g != nil {
+			o.Gate = g
+			r.events.emit(Event{Phase: "6", Kind: EvGate, Message: o.ID + ": " + g.Action + " (" + g.Reason + ")",
+				Data: map[string]any{"bundle_id": o.ID, "action": g.Action, "reason": g.Reason}})
+		}
+	}
+}
+
+// leakFeedback tells a quarantine re-reviewer what was redacted and where.
+func leakFeedback(leaks []commanders.Leak) string {
+	var b strings.Builder
+	for _, l := range leaks {
+		if l.Severity == commanders.SeverityCritical {
+			if b.Len() == 0 {
+				b.WriteString("Critical leaks redacted from this bundle or its workers' results:\n")
+			}
+			fmt.Fprintf(&b, "- %s (%s) in %s %s\n", l.Name, l.Kind, l.Source, l.Field)
+		}
+	}
+	return b.String()
+}
+
+// scan records leakage in an agent's output, already redacted: the hits
+// still in text (code patterns, which are reported, not removed) and the
+// secrets redacted from it. It returns the hit count.
+func (m *missionSandbox) scan(r *runState, role, agent, model, text string, redacted []commanders.Leak) int {
+	type hit struct{ kind, name, severity, excerpt string }
+	var hits []hit
+	maxSev := ""
+	for _, h := range m.detector.Scan(text) {
+		hits = append(hits, hit{h.Kind, h.Name, h.Severity.String(), h.Redacted})
+	}
+	for _, l := range redacted {
+		hits = append(hits, hit{l.Kind, l.Name, l.Severity, "[REDACTED:" + l.Name + "]"})
+	}
 	if len(hits) == 0 {
 		return 0
 	}
+	var sev boundary.Severity
 	m.mu.Lock()
 	m.leaks[agent] += len(hits)
 	for _, h := range hits {
-		m.bridge.Leak(sandbox.LeakRecord{Agent: agent, Model: model, Kind: h.Kind, Name: h.Name, Severity: h.Severity.String(), Excerpt: h.Redacted})
+		m.bridge.Leak(sandbox.LeakRecord{Agent: agent, Model: model, Kind: h.kind, Name: h.name, Severity: h.severity, Excerpt: h.excerpt})
+		var s boundary.Severity
+		if s.UnmarshalText([]byte(h.severity)) == nil && s > sev {
+			sev, maxSev = s, h.severity
+		}
 	}
 	m.mu.Unlock()
 	names := make([]string, 0, len(hits))
 	for _, h := range hits {
-		names = append(names, h.Name)
+		names = append(names, h.name)
 	}
 	r.events.emit(Event{Phase: r.phase(), Kind: EvLeakage, Role: role, AgentID: agent, Model: model,
-		Message: fmt.Sprintf("%d leakage hits: %s", len(hits), strings.Join(names, ", ")), Data: map[string]any{"hits": len(hits), "max_severity": boundary.MaxSeverity(hits).String()}})
+		Message: fmt.Sprintf("%d leakage hits: %s", len(hits), strings.Join(names, ", ")), Data: map[string]any{"hits": len(hits), "max_severity": maxSev}})
 	return len(hits)
 }
 
 // atomDone bridges a worker's atom and feeds the breaker keyed by model.
 func (m *missionSandbox) atomDone(r *runState, parent string, a commanders.AtomResult) {
-	leaks := m.scan(r, commanders.RoleWorker, a.AgentID, a.Model, a.Atom.Content)
+	leaks := m.scan(r, commanders.RoleWorker, a.AgentID, a.Model, a.Atom.Content, a.Leaks)
 	schema := 0
 	if a.Class == providers.ClassSchemaInvalid || a.Class == providers.ClassUnparseable {
 		schema = 1
@@ -109,7 +203,13 @@ func (m *missionSandbox) finish(r *runState, res *Result) sandbox.MissionReport 
 			Coverage: o.Formula.Coverage, Retries: o.Repairs, ReviewerConflicts: o.Review.Conflicts, SchemaViolations: o.SchemaFails,
 			DepthRefusals: o.Refusals, ReviewScore: o.Review.Score, Accepted: o.InSynthesis}
 		if !o.Failed {
-			mb.LeakHits = m.scan(r, commanders.RoleCommander, o.Commander, o.Model, o.Bundle.Text())
+			var own []commanders.Leak // the bundle's own; its atoms' were counted as they arrived
+			for _, l := range o.LeakReport {
+				if !strings.HasPrefix(l.Source, "atom:") {
+					own = append(own, l)
+				}
+			}
+			mb.LeakHits = m.scan(r, commanders.RoleCommander, o.Commander, o.Model, o.Bundle.Text(), own)
 		}
 		if o.Final != nil && res.ShadowValid {
 			mb.Scored, mb.SealedPassed, mb.SealedTotal = true, o.Final.Passed, o.Final.Total

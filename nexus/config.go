@@ -123,6 +123,15 @@ type ShadowConfig struct {
 	JudgeSamples   int                       `yaml:"judge_samples" json:"judge_samples"`
 	Hardening      HardeningConfig           `yaml:"hardening" json:"hardening"`
 	ScaleOverrides map[string]ShadowOverride `yaml:"scale_overrides" json:"scale_overrides"`
+	Gate           GateConfig                `yaml:"gate" json:"gate"`
+}
+
+// GateConfig is shadow_scoring.gate.
+type GateConfig struct {
+	// OnCriticalLeak is what the Shadow Gate does with a bundle carrying a
+	// critical leak (redacted from it or its workers' results): quarantine
+	// (default when empty), block or warn.
+	OnCriticalLeak string `yaml:"on_critical_leak" json:"on_critical_leak"`
 }
 
 // HardeningConfig is shadow_scoring.hardening.

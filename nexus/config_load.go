@@ -19,6 +19,7 @@ import (
 
 	"github.com/swarm-dev/swarm/internal/yamlx"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/shadow"
 
 	swarm "github.com/swarm-dev/swarm"
 )
@@ -283,9 +284,11 @@ type RunEstimate struct {
 	Bytes  int64
 }
 
-// Per-agent and per-call memory of a run, measured on mock runs: each call
-// keeps its prompt, answer and events (about 15 KB) until the report; each
-// agent keeps its brief, atoms and bundle share.
+// Per-agent and per-call memory of a run. Per call: the events a run keeps
+// until its report (about 15 KB per call, as measured for issue 9). Per
+// agent: an allowance for its brief, atoms and share of a bundle, not a
+// measurement. The estimate is a guard against sizes off by orders of
+// magnitude, not a forecast.
 const (
 	estBytesPerCall  = 16 << 10
 	estBytesPerAgent = 64 << 10
@@ -422,6 +425,9 @@ func (c *Config) validateModels(add func(key, format string, args ...any)) {
 	}
 	if jm := c.ShadowScoring.JudgeMode; jm != "per_bundle" && jm != "per_criterion" {
 		add("shadow_scoring.judge_mode", "%q: want per_bundle or per_criterion", jm)
+	}
+	if p := c.ShadowScoring.Gate.OnCriticalLeak; p != "" && !slices.Contains(shadow.LeakPolicies, p) {
+		add("shadow_scoring.gate.on_critical_leak", "%q: want %s", p, strings.Join(shadow.LeakPolicies, ", "))
 	}
 	cc := c.Consensus
 	if cc.ConsensusThreshold < 0 || cc.ConsensusThreshold > 1 || cc.MajorityThreshold < 0 || cc.MajorityThreshold > cc.ConsensusThreshold {

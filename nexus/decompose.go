@@ -200,7 +200,7 @@ func dedupe(xs []string) []string {
 func buildCapsule(d Decomposition, dom Domain, c commanders.Constraints) commanders.Capsule {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Mission: %s\n", d.MissionSummary)
-	fmt.Fprintf(&b, "Your domain: %s. %s\n", dom.Name, dom.Summary)
+	fmt.Fprintf(&b, "%s%s. %s\n", providers.DomainPrefix, dom.Name, dom.Summary)
 	if len(dom.SubTasks) > 0 {
 		b.WriteString("Sub-tasks:\n")
 		for _, t := range dom.SubTasks {

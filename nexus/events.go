@@ -2,6 +2,7 @@ package nexus
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -47,13 +48,34 @@ type Event struct {
 	Data    map[string]any `json:"data,omitempty"`
 }
 
+type phaseKey struct{}
+
+// withPhase tags ctx with the phase its work belongs to. Phases 4, 5 and 6
+// run side by side, so the phase entered last does not say which one an LLM
+// call or a review belongs to.
+func withPhase(ctx context.Context, phase string) context.Context {
+	return context.WithValue(ctx, phaseKey{}, phase)
+}
+
+// phaseOf is the phase ctx was tagged with, else the phase entered last.
+func (r *runState) phaseOf(ctx context.Context) string {
+	if p, ok := ctx.Value(phaseKey{}).(string); ok {
+		return p
+	}
+	return r.phase()
+}
+
 // Observer receives every event as it is emitted (progress views, --json).
 // Observers are called one event at a time, in seq order; they must return
 // quickly and must not start a run of their own.
 type Observer func(Event)
 
-// eventLog writes events.jsonl line by line (each line flushed, so an
-// interrupted run leaves a readable log) and fans events out to observers.
+// eventLog streams events: each is written to events.jsonl (each line
+// flushed, so an interrupted run leaves a readable log) and handed to the
+// observers, then dropped, so a run's memory does not grow with its events.
+// Whatever needs aggregates keeps its own (the run's usage accounting, the
+// sandbox bridge) or reads events.jsonl (compare). Only with keep (tests and
+// audits: Options.KeepEvents) are the events also kept for Result.Events.
 type eventLog struct {
 	mu        sync.Mutex
 	f         *os.File
@@ -61,15 +83,16 @@ type eventLog struct {
 	seq       int64
 	now       func() time.Time
 	observers []Observer
-	all       []Event // kept for the run's result and reports
+	keep      bool
+	kept      []Event
 }
 
-func newEventLog(path string, now func() time.Time, obs ...Observer) (*eventLog, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+func newEventLog(path string, now func() time.Time, keep bool, obs ...Observer) (*eventLog, error) {
+	f, err := openLog(path, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	return &eventLog{f: f, w: bufio.NewWriter(f), now: now, observers: obs}, nil
+	return &eventLog{f: f, w: bufio.NewWriter(f), now: now, keep: keep, observers: obs}, nil
 }
 
 func (l *eventLog) emit(e Event) {
@@ -86,7 +109,9 @@ func (l *eventLog) emit(e Event) {
 			l.w.Flush()
 		}
 	}
-	l.all = append(l.all, e)
+	if l.keep {
+		l.kept = append(l.kept, e)
+	}
 	// Deliver under the lock so observers (the --json stream, the progress
 	// view) see events in seq order.
 	for _, o := range l.observers {
@@ -95,10 +120,11 @@ func (l *eventLog) emit(e Event) {
 	l.mu.Unlock()
 }
 
+// events returns the kept events (none unless keep).
 func (l *eventLog) events() []Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]Event(nil), l.all...)
+	return append([]Event(nil), l.kept...)
 }
 
 func (l *eventLog) close() error {
@@ -117,9 +143,16 @@ func (l *eventLog) close() error {
 // (the "sealed" event of Phase 1.5, written before any commander started).
 // ok is false when the run directory has no such event.
 func CommittedHash(runDir string) (hash string, ok bool, err error) {
+	sealed, _, ok, err := CommittedHashes(runDir)
+	return sealed, ok, err
+}
+
+// CommittedHashes returns the sealed hash and the task hash (of the
+// decomposition) that the run recorded in its "sealed" event.
+func CommittedHashes(runDir string) (sealed, task string, ok bool, err error) {
 	f, err := os.Open(filepath.Join(runDir, "events.jsonl"))
 	if err != nil {
-		return "", false, err
+		return "", "", false, err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -130,8 +163,9 @@ func CommittedHash(runDir string) (hash string, ok bool, err error) {
 			continue
 		}
 		if h, _ := e.Data["sealed_hash"].(string); h != "" {
-			return h, true, nil
+			t, _ := e.Data["task_hash"].(string)
+			return h, t, true, nil
 		}
 	}
-	return "", false, sc.Err()
+	return "", "", false, sc.Err()
 }

@@ -51,7 +51,7 @@ type runOpt func(*nexus.Options)
 func runMission(t *testing.T, mission, scale, provider string, opts ...runOpt) (*nexus.Result, error) {
 	t.Helper()
 	o := nexus.Options{Config: defaultConfig(t), Registry: mockRegistry(mock.Options{}), Mission: mission, MissionName: "test",
-		Scale: scale, Provider: provider, OutDir: filepath.Join(t.TempDir(), "run"), KeepPrompts: true}
+		Scale: scale, Provider: provider, OutDir: filepath.Join(t.TempDir(), "run"), KeepPrompts: true, KeepEvents: true}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -89,9 +89,30 @@ func TestMissionAtEveryScale(t *testing.T) {
 			if n := res.Telemetry.Agents.Total; n < tc.minAgents || n > tc.maxAgents {
 				t.Errorf("agent tally = %d, want %d..%d", n, tc.minAgents, tc.maxAgents)
 			}
-			want := []string{"0", "1", "1.5", "2", "3", "4", "5", "6", "7", "8"}
+			// Phase 6 judges each bundle as soon as it exists (the first
+			// one), beside the cross-review of Phase 5 (from the second);
+			// Phase 7 starts when both have ended.
+			want := []string{"0", "1", "1.5", "2", "3", "4", "6", "5", "7", "8"}
 			if got := phasesInOrder(res.Events); strings.Join(got, ",") != strings.Join(want, ",") {
 				t.Errorf("phases = %v, want %v", got, want)
+			}
+			ended, start7 := map[string]int{}, -1
+			for i, e := range res.Events {
+				if e.Kind == nexus.EvPhaseEnd {
+					ended[e.Phase] = i
+				}
+				if e.Kind == nexus.EvPhaseStart && e.Phase == "7" {
+					start7 = i
+				}
+				if (e.Kind == nexus.EvJudged || e.Kind == nexus.EvReview) && start7 >= 0 {
+					t.Errorf("%s event after phase 7 started", e.Kind)
+				}
+			}
+			if e5, ok5 := ended["5"]; !ok5 || e5 > start7 {
+				t.Errorf("phase 5 ended at %d, phase 7 started at %d", e5, start7)
+			}
+			if e6, ok6 := ended["6"]; !ok6 || e6 > start7 {
+				t.Errorf("phase 6 ended at %d, phase 7 started at %d", e6, start7)
 			}
 			// one report per bundle, each valid against the shipped schema
 			reports, _ := filepath.Glob(filepath.Join(res.Dir, "reports", "*.json"))
@@ -288,7 +309,7 @@ func TestPersonasShadowAndHardening(t *testing.T) {
 				t.Errorf("%s: velocity %v, want (initial − final)/cycles = %v > 0", b.ID, h.Velocity, want)
 			}
 			rh := reports[b.ID].Hardening
-			if rh == nil || rh.HardeningVelocity != h.Velocity || rh.CyclesCompleted != h.Cycles || rh.InitialShadowScore != h.InitialScore {
+			if rh == nil || rh.HardeningVelocity == nil || rh.InitialShadowScore == nil || float64(*rh.HardeningVelocity) != h.Velocity || rh.CyclesCompleted != h.Cycles || float64(*rh.InitialShadowScore) != h.InitialScore {
 				t.Errorf("%s: report hardening block %+v does not match %+v", b.ID, rh, h)
 			}
 		}
@@ -625,6 +646,11 @@ func TestSandboxBreakerStopsWorkForAToxicModel(t *testing.T) {
 		o.Models = map[string]string{"worker": "mock:adversarial"}
 		o.Config.CircuitBreaker.ToxicityThreshold = 0.05
 		o.Config.CircuitBreaker.Window = 5
+		// The breaker stops work not yet assigned: with the run's
+		// concurrency below the 45 workers, some wait for a seat.
+		sc := o.Config.Scales["ss-50"]
+		sc.Concurrency = 8
+		o.Config.Scales["ss-50"] = sc
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -838,7 +864,7 @@ func TestCallsCutOffByCtrlCAreCancelledNotFailures(t *testing.T) {
 		cancel(errors.New("interrupt signal received"))
 	}()
 	res, err := nexus.Run(ctx, nexus.Options{Config: defaultConfig(t), Registry: reg, Mission: loadMission(t, "api-design.md"),
-		Scale: "ss-50", Provider: "mock:honest", Models: map[string]string{"worker": "hang:x"}, OutDir: filepath.Join(t.TempDir(), "run")})
+		Scale: "ss-50", Provider: "mock:honest", Models: map[string]string{"worker": "hang:x"}, OutDir: filepath.Join(t.TempDir(), "run"), KeepEvents: true})
 	if !errors.Is(err, nexus.ErrInterrupted) {
 		t.Fatalf("err = %v, want ErrInterrupted", err)
 	}

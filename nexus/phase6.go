@@ -38,65 +38,113 @@ func (r *runState) seal(ctx context.Context, dec Decomposition) (*shadow.Envelop
 	return env, nil
 }
 
-// shadowPhase runs Phase 6: unseal (verify the hash from the stored file),
-// judge every bundle against every criterion, harden weak bundles in
-// parallel, apply the Shadow Gate, and write one report per bundle.
-func (r *runState) shadowPhase(ctx context.Context, sealed *shadow.Envelope, res *Result, s commanders.Settings) {
-	if !r.cfg.ShadowScoring.Enabled {
-		res.ShadowValid, res.ShadowReason = false, "shadow scoring disabled in config"
+// shadowJudging runs Phase 6 beside Phases 4 and 5. Judging a bundle needs
+// only that bundle and the verified envelope, not the cross-review: so the
+// envelope is verified (from the stored file) when the first bundle exists,
+// and every bundle is judged, and hardened when weak, as soon as it exists.
+// finish waits for all of them, applies the audit, aggregates the scores
+// and writes one report per bundle; Phase 7 starts only after both finish
+// and the cross-review are done.
+type shadowJudging struct {
+	r      *runState
+	ctx    context.Context
+	sealed *shadow.Envelope
+	hcfg   HardeningConfig
+
+	// Touched only by the goroutine that hands bundles over (arrived) and,
+	// after it is done, by finish.
+	started  bool
+	env      *shadow.Envelope // the verified envelope; nil when judging is off or impossible
+	judge    *shadow.Judge
+	invalid  string // why shadow scoring is invalid ("" while valid)
+	tampered bool   // the envelope check failed
+	wg       sync.WaitGroup
+}
+
+func (r *runState) newShadowJudging(ctx context.Context, sealed *shadow.Envelope) *shadowJudging {
+	return &shadowJudging{r: r, ctx: withPhase(ctx, "6"), sealed: sealed, hcfg: r.plan.Hardening}
+}
+
+// start enters Phase 6 and verifies the envelope, once.
+func (j *shadowJudging) start() {
+	if j.started {
 		return
 	}
+	j.started = true
+	r := j.r
+	if !r.cfg.ShadowScoring.Enabled {
+		r.enter("6", "shadow validation and hardening")
+		j.invalid = "shadow scoring disabled in config"
+		return
+	}
+	r.enter("6", "shadow validation and hardening (each bundle as it arrives, beside cross-review)")
 	// Re-read the envelope from disk: what is judged is what was committed.
 	env, err := shadow.LoadSealed(r.dir.EnvelopePath())
 	if err == nil {
 		err = env.Verify()
 	}
-	if err == nil && env.SealedHash != sealed.SealedHash {
-		err = fmt.Errorf("%w: stored envelope hash %s differs from the hash committed in Phase 1.5 (%s)", shadow.ErrTampered, env.SealedHash, sealed.SealedHash)
+	if err == nil && env.SealedHash != j.sealed.SealedHash {
+		err = fmt.Errorf("%w: stored envelope hash %s differs from the hash committed in Phase 1.5 (%s)", shadow.ErrTampered, env.SealedHash, j.sealed.SealedHash)
 	}
 	if err != nil {
-		res.ShadowValid, res.ShadowReason = false, err.Error()
+		j.invalid, j.tampered = err.Error(), true
 		r.events.emit(Event{Phase: "6", Kind: EvEnvelopeCheck, Message: "envelope verification failed: shadow scoring aborted", Data: map[string]any{"ok": false, "reason": err.Error()}})
-		r.writeReports(res, sealed)
 		return
 	}
 	r.events.emit(Event{Phase: "6", Kind: EvEnvelopeCheck, Message: "envelope hash verified", Data: map[string]any{"ok": true, "sealed_hash": env.SealedHash}})
 	jp, err := r.provider(r.plan.Roster.Judge)
 	if err != nil {
-		res.ShadowValid, res.ShadowReason = false, err.Error()
+		j.invalid = err.Error()
 		return
 	}
 	mode := shadow.PerBundle
 	if r.cfg.ShadowScoring.JudgeMode == "per_criterion" {
 		mode = shadow.PerCriterion
 	}
-	judge := shadow.NewJudge(shadow.JudgeConfig{Provider: jp, Ref: r.plan.Roster.Judge, Mode: mode,
+	j.env = env
+	j.judge = shadow.NewJudge(shadow.JudgeConfig{Provider: jp, Ref: r.plan.Roster.Judge, Mode: mode,
 		Samples: max(1, r.cfg.ShadowScoring.JudgeSamples), Seed: providers.Int64(commanders.SeedFor(r.plan.Seed, "judge"))})
-	hcfg := r.plan.Hardening
-	var wg sync.WaitGroup
-	for _, o := range res.Bundles {
-		if o.Failed {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.judgeAndHarden(ctx, judge, env, o, hcfg)
-		}()
+}
+
+// arrived starts judging o. It is called from one goroutine, in arrival
+// order, after o's outcome is complete.
+func (j *shadowJudging) arrived(o *BundleOutcome) {
+	if o.Failed {
+		return
 	}
-	wg.Wait()
-	var scores []float64
-	for _, o := range res.Bundles {
-		if o.ShadowScore != nil {
-			scores = append(scores, *o.ShadowScore)
+	j.start()
+	if j.judge == nil {
+		return
+	}
+	j.wg.Add(1)
+	go func() {
+		defer j.wg.Done()
+		j.r.judgeAndHarden(j.ctx, j.judge, j.env, o, j.hcfg)
+	}()
+}
+
+// wait waits for the judgements under way (an interrupted run).
+func (j *shadowJudging) wait() { j.wg.Wait() }
+
+// finish ends Phase 6 once every bundle has arrived: it waits for the
+// judgements, runs the sandbox audit, aggregates and writes the reports.
+func (j *shadowJudging) finish(res *Result) {
+	r := j.r
+	j.start() // no bundle arrived: the phase still runs (and checks the envelope)
+	j.wg.Wait()
+	defer func() { r.leave("6", map[string]any{"valid": res.ShadowValid}) }()
+	if j.invalid != "" {
+		res.ShadowValid, res.ShadowReason = false, j.invalid
+		if j.tampered {
+			r.writeReports(res, j.sealed) // every report says why it is invalid
 		}
+		return
 	}
 	if r.sb != nil {
-		r.sb.audit(ctx, r, judge, env, res, r.cfg.Sandbox.AuditRate)
+		r.sb.audit(j.ctx, r, j.judge, j.env, res, r.cfg.Sandbox.AuditRate)
 	}
-	med, mean := shadow.Aggregate(scores)
-	res.Aggregate = ShadowAggregate{Median: med, Mean: mean, Level: string(shadow.LevelOf(med)), Scored: len(scores)}
-	r.writeReports(res, env)
+	// res.Aggregate is computed when the run concludes (every ending).
+	r.writeReports(res, j.env)
 }
 
 func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, o *BundleOutcome, hcfg HardeningConfig) {
@@ -118,7 +166,9 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 		revisions := map[string]commanders.Bundle{in.Content: o.Bundle}
 		cur := o.Bundle
 		revise := func(ctx context.Context, b shadow.BundleInput, feedback string) (shadow.BundleInput, error) {
-			nb, err := cmd.Revise(ctx, cur, feedback)
+			nb, leaks, err := cmd.Revise(ctx, cur, feedback)
+			o.LeakReport = append(o.LeakReport, leaks...)
+			o.Leaks = len(o.LeakReport)
 			if err != nil {
 				return b, err
 			}
@@ -145,13 +195,15 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 	o.ShadowScore = &score
 	o.Level = string(o.Final.Level)
 	g := shadow.Gate(score)
-	o.Gate = &g
+	o.Gate = r.leakGate(o, &g)
+	g = *o.Gate
 	r.events.emit(Event{Phase: "6", Kind: EvGate, Message: o.ID + ": " + g.Action + " (" + g.Reason + ")",
 		Data: map[string]any{"bundle_id": o.ID, "shadow_score": score, "action": g.Action, "reason": g.Reason, "report": "reports/" + o.ID + ".json"}})
 }
 
 // quarantineReviews re-reviews quarantined bundles with their failure messages.
 func (r *runState) quarantineReviews(ctx context.Context, res *Result, s commanders.Settings) []ReviewRecord {
+	ctx = withPhase(ctx, "6")
 	revs := r.reviewers()
 	if len(revs) == 0 {
 		return nil
@@ -161,15 +213,19 @@ func (r *runState) quarantineReviews(ctx context.Context, res *Result, s command
 	var wg sync.WaitGroup
 	i := 0
 	for _, o := range res.Bundles {
-		if o.Gate == nil || o.Gate.Action != shadow.ActionQuarantine || o.Final == nil {
+		if o.Gate == nil || o.Gate.Action != shadow.ActionQuarantine {
 			continue
+		}
+		feedback := leakFeedback(o.LeakReport)
+		if o.Final != nil {
+			feedback = shadow.FeedbackFor(*o.Final) + feedback
 		}
 		rv := revs[i%len(revs)]
 		i++
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			recs := r.review(ctx, rv, res.Decomposition.Aspects, []commanders.BundleView{{ID: o.ID, Text: o.Bundle.Text()}}, shadow.FeedbackFor(*o.Final))
+			recs := r.review(ctx, rv, res.Decomposition.Aspects, []commanders.BundleView{{ID: o.ID, Text: o.Bundle.Text()}}, feedback)
 			mu.Lock()
 			out = append(out, recs...)
 			mu.Unlock()

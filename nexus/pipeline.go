@@ -54,13 +54,28 @@ type BundleOutcome struct {
 	FormulaScore float64                 `json:"formula_score"`
 	InSynthesis  bool                    `json:"in_synthesis"`
 	Leaks        int                     `json:"leakage_hits"`
+	// LeakReport lists every secret redacted from the bundle, its revisions
+	// and its workers' results: kind and place, never the secret.
+	LeakReport []commanders.Leak `json:"leaks,omitempty"`
 
 	result    commanders.Result
 	commander *commanders.Commander
 }
 
-// Result is a finished (or interrupted) run.
+// Result is a finished (or interrupted) run. Its Status says how the run
+// ended; only a complete run (OK) judged every planned bundle.
 type Result struct {
+	// OK is true when the run completed and judged every planned bundle
+	// with valid shadow scoring (or, with StopAfterSeal, sealed).
+	OK bool `json:"ok"`
+	// Status is one of the Status* constants.
+	Status string `json:"status"`
+	// Error says why the run is not OK; FailureClass classifies it and
+	// Phase is the phase the run ended in.
+	Error        string          `json:"error,omitempty"`
+	FailureClass providers.Class `json:"failure_class,omitempty"`
+	Phase        string          `json:"phase"`
+
 	Plan          Plan             `json:"plan"`
 	Dir           string           `json:"dir"`
 	SealedHash    string           `json:"sealed_hash"`
@@ -76,16 +91,23 @@ type Result struct {
 	Telemetry     Telemetry        `json:"telemetry"`
 	Interrupted   bool             `json:"interrupted"`
 	Transcripts   []Transcript     `json:"-"`
-	Events        []Event          `json:"-"`
+	Events        []Event          `json:"-"` // only with Options.KeepEvents
 	Sandbox       any              `json:"-"`
 }
 
-// ShadowAggregate summarises per-bundle Shadow Scores.
+// ShadowAggregate summarises per-bundle Shadow Scores against the bundles
+// planned (one per commander). Planned = Scored + Failed + Unjudged.
 type ShadowAggregate struct {
-	Median float64 `json:"median"`
-	Mean   float64 `json:"mean"`
-	Level  string  `json:"level"`
-	Scored int     `json:"scored"`
+	// Median and Mean are null when no bundle was judged.
+	Median *float64 `json:"median"`
+	Mean   *float64 `json:"mean"`
+	// Level is the median's level, or "none" when no bundle was judged.
+	Level    string `json:"level"`
+	Planned  int    `json:"planned"`
+	Scored   int    `json:"scored"`
+	Failed   int    `json:"failed"`   // no bundle to judge (the commander failed or never ran)
+	Unjudged int    `json:"unjudged"` // a bundle exists but was not judged
+	Salvaged int    `json:"salvaged"` // of the bundles, built from finished atoms after the cost ceiling
 }
 
 // Run executes a mission end to end: phases 0-8. Everything is written to
@@ -122,13 +144,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if dirPath == "" {
 		dirPath = o.Config.Run.OutDir + string(os.PathSeparator) + plan.RunID
 	}
-	dir, err := prepareDir(dirPath)
+	dir, err := prepareDir(dirPath, o.Force)
 	if err != nil {
 		return nil, err
 	}
 	r := &runState{opts: o, cfg: o.Config, plan: plan, dir: dir, built: built, byRole: map[string]*usageStats{}, byModel: map[string]*usageStats{},
 		classes: map[providers.Class]int{}, provs: map[string]providers.Provider{}, breakers: map[string]*breaker{}, start: now()}
-	r.events, err = newEventLog(dir.Join("events.jsonl"), now, o.Observers...)
+	r.noteLaunch(commanders.RoleNexus, "nexus")
+	r.events, err = newEventLog(dir.Join("events.jsonl"), now, o.KeepEvents, o.Observers...)
 	if err != nil {
 		return nil, err
 	}
@@ -154,23 +177,38 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		r.limits = &providers.LimitSet{}
 	}
 	res := &Result{Plan: plan, Dir: dir.Path, ShadowValid: true}
+	r.done = ctx.Done()
 	err = r.run(ctx, res)
-	res.Telemetry = r.telemetry(res)
-	_ = dir.WriteJSON("telemetry.json", res.Telemetry)
-	res.Events = r.events.events()
-	res.Transcripts = r.transcripts.prompts
 	if ctx.Err() != nil && err == nil {
 		err = ErrInterrupted
 	}
 	if err != nil && errors.Is(err, context.Canceled) {
 		err = ErrInterrupted
 	}
+	res.Interrupted = errors.Is(err, ErrInterrupted)
+	if err != nil || res.Status == "" {
+		// Phase 8 wrote the final files of a run that got there; any other
+		// ending (a failure in any phase, an interruption, StopAfterSeal)
+		// writes them here, so result.json always exists.
+		r.conclude(res, err)
+		r.writeFinal(res)
+	}
+	res.Events = r.events.events()
+	res.Transcripts = r.transcripts.prompts
+	end := map[string]any{"ok": res.OK, "status": res.Status, "phase": res.Phase, "dir": dir.Path,
+		"bundles_planned": res.Aggregate.Planned, "bundles_scored": res.Aggregate.Scored}
+	if res.FailureClass != "" {
+		end["failure_class"] = string(res.FailureClass)
+	}
 	if err != nil {
-		res.Interrupted = errors.Is(err, ErrInterrupted)
-		r.events.emit(Event{Kind: EvRunEnd, Message: err.Error(), Data: map[string]any{"ok": false}})
+		r.events.emit(Event{Kind: EvRunEnd, Message: err.Error(), Data: end})
 		return res, err
 	}
-	r.events.emit(Event{Kind: EvRunEnd, Message: "run complete", Data: map[string]any{"ok": true, "dir": dir.Path}})
+	msg := "run complete"
+	if !res.OK {
+		msg = "run " + res.Status + ": " + res.Error
+	}
+	r.events.emit(Event{Kind: EvRunEnd, Message: msg, Data: end})
 	return res, nil
 }
 
@@ -260,8 +298,9 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 	r.leave("2", map[string]any{"capsules": len(capsules)})
 
 	// Phases 3-5: commanders run; cross-review starts when two bundles exist.
-	execCtx, stopAll := context.WithCancel(ctx)
-	defer stopAll()
+	execCtx, stopExec := context.WithCancelCause(ctx)
+	defer stopExec(nil)
+	stopAll := func() { stopExec(errCostCeiling) }
 	if scale.Timeouts.Mission > 0 {
 		var c context.CancelFunc
 		execCtx, c = context.WithTimeout(execCtx, time.Duration(float64(scale.Timeouts.Mission)*tf))
@@ -271,24 +310,27 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 	r.stopAll = stopAll
 	r.mu.Unlock()
 	r.enforceCeiling() // the ceiling may have been reached before any commander started
-	outcomes, reviews, err := r.deploy(execCtx, capsules, dec, settings, scale)
+	// Phase 6 (shadow validation and hardening) runs beside Phases 4 and 5:
+	// each bundle is judged as soon as it exists. Judging runs under ctx,
+	// not execCtx: the cost ceiling never cancels it.
+	judging := r.newShadowJudging(ctx, env)
+	outcomes, reviews, err := r.deploy(execCtx, capsules, dec, settings, scale, judging.arrived)
+	// The ceiling stops the commanders only: past this point it no longer
+	// cancels anything (judging and synthesis use what exists).
+	r.mu.Lock()
+	r.stopAll = nil
+	r.mu.Unlock()
 	if err != nil {
 		return err
 	}
 	res.Bundles = outcomes
 	if ctx.Err() != nil {
-		res.Interrupted = true
-		r.writeFinal(res)
+		judging.wait()
 		return ctx.Err()
 	}
-
-	// Phase 6: shadow validation and hardening.
-	r.enter("6", "shadow validation and hardening")
-	r.shadowPhase(ctx, env, res, settings)
-	r.leave("6", map[string]any{"valid": res.ShadowValid})
+	judging.finish(res)
+	r.gateUnscored(res)
 	if ctx.Err() != nil {
-		res.Interrupted = true
-		r.writeFinal(res)
 		return ctx.Err()
 	}
 	// Quarantined bundles are re-reviewed with their failure messages.
@@ -312,9 +354,13 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 			r.sb.bridge.SetIncoherence(inc, reason)
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.conclude(res, nil)
 	r.writeFinal(res)
-	r.leave("8", nil)
-	return ctx.Err()
+	r.leave("8", map[string]any{"status": res.Status})
+	return nil
 }
 
 // scaled applies the personality's timeout factor.
@@ -354,10 +400,14 @@ func agentRequest(a commanders.Agent, s commanders.Settings, user string, tag st
 
 // deploy runs Phase 3 (commander deployment), Phase 4 (execution and
 // monitoring) and Phase 5 (cross-review, streaming as bundles arrive).
-func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, dec Decomposition, s commanders.Settings, scale Scale) ([]*BundleOutcome, []ReviewRecord, error) {
+//
+// onBundle is called with each bundle that exists (not failed), in arrival
+// order, from one goroutine (Phase 6 starts judging it).
+func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, dec Decomposition, s commanders.Settings, scale Scale, onBundle func(*BundleOutcome)) ([]*BundleOutcome, []ReviewRecord, error) {
 	p := r.plan
 	r.enter("3", "commander deployment")
-	sem := semaphore.NewWeighted(int64(max(1, scale.Concurrency)))
+	conc := EffectiveConcurrency(r.cfg, p, scale)
+	sem := semaphore.NewWeighted(int64(conc.N))
 	outs := make([]*BundleOutcome, len(capsules))
 	workerIdx := 0
 	for i, c := range capsules {
@@ -400,26 +450,29 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 		}
 		outs[i] = &BundleOutcome{ID: c.Domain, Domain: c.Domain, Commander: ca.ID, Model: cref.String(), commander: cmd}
 	}
-	r.leave("3", map[string]any{"commanders": len(outs)})
+	r.leave("3", map[string]any{"commanders": len(outs), "concurrency": conc.N, "concurrency_rule": conc.Rule, "concurrency_detail": conc.Detail})
 
 	r.enter("4", "execution and monitoring")
 	done := make(chan int, len(outs))
 	var g errgroup.Group
 	for i, o := range outs {
-		if !r.mayLaunch() || ctx.Err() != nil {
-			o.Failed, o.Error = true, "not launched: cost ceiling or cancellation"
+		if ctx.Err() != nil || !r.mayLaunch() {
+			o.Failed, o.FailureClass, o.Error = true, ClassCancelled, "not launched: the cost ceiling stopped new launches"
+			if ctx.Err() != nil && !errors.Is(context.Cause(ctx), errCostCeiling) {
+				o.Error = "not launched: the run was interrupted"
+			}
 			done <- -1
 			continue
 		}
 		g.Go(func() error {
-			res := o.commander.Run(ctx)
-			r.absorb(o, res)
+			res := o.commander.Run(withPhase(ctx, "4"))
+			r.absorb(ctx, o, res)
 			done <- i
 			return nil
 		})
 	}
 	reviewsCh := make(chan []ReviewRecord, 1)
-	go func() { reviewsCh <- r.crossReview(ctx, outs, done, dec.Aspects, s) }()
+	go func() { reviewsCh <- r.crossReview(ctx, outs, done, dec.Aspects, s, onBundle) }()
 	_ = g.Wait()
 	close(done)
 	r.leave("4", map[string]any{"bundles": countOK(outs)})
@@ -441,6 +494,7 @@ func countOK(outs []*BundleOutcome) int {
 func (r *runState) hooks() commanders.Hooks {
 	return commanders.Hooks{
 		AgentStarted: func(role, id, model string) {
+			r.noteLaunch(role, id)
 			r.events.emit(Event{Phase: r.phase(), Kind: EvAgentStart, Role: role, AgentID: id, Model: model})
 		},
 		AgentFinished: func(role, id, model, status string, class providers.Class) {
@@ -451,6 +505,7 @@ func (r *runState) hooks() commanders.Hooks {
 			r.events.emit(Event{Phase: r.phase(), Kind: EvAgentFinish, Role: role, AgentID: id, Model: model, Data: d})
 		},
 		MayLaunch: r.mayLaunch,
+		Redact:    redactLeaks,
 		Refused: func(id string, asked, allowed int) {
 			r.events.emit(Event{Phase: r.phase(), Kind: EvDepthGuard, AgentID: id,
 				Message: fmt.Sprintf("plan asked for %d children; config allows %d", asked, allowed),
@@ -460,7 +515,9 @@ func (r *runState) hooks() commanders.Hooks {
 }
 
 // absorb records a commander's result in its outcome and writes the bundle.
-func (r *runState) absorb(o *BundleOutcome, res commanders.Result) {
+// ctx is the commanders' context: a commander cut off by its cancellation
+// is cancelled, not failed with a provider's class (see cutOff).
+func (r *runState) absorb(ctx context.Context, o *BundleOutcome, res commanders.Result) {
 	o.result = res
 	o.Bundle, o.Salvaged, o.Failed = res.Bundle, res.Salvaged, res.Failed
 	o.FailureClass, o.Error = res.Class, res.Error
@@ -469,23 +526,29 @@ func (r *runState) absorb(o *BundleOutcome, res commanders.Result) {
 		if a.Failed {
 			o.AtomsFailed++
 		}
+		o.LeakReport = append(o.LeakReport, a.Leaks...)
 	}
-	if res.Failed {
+	o.LeakReport = append(o.LeakReport, res.Leaks...)
+	o.Leaks = len(o.LeakReport)
+	r.cutOff(ctx, o, res)
+	if o.Failed {
 		r.events.emit(Event{Phase: r.phase(), Kind: EvFailure, Role: commanders.RoleCommander, AgentID: res.CommanderID, Model: res.Model,
-			Message: res.Error, Data: map[string]any{"failure_class": string(res.Class), "domain": res.Domain}})
+			Message: o.Error, Data: map[string]any{"failure_class": string(o.FailureClass), "domain": res.Domain}})
 	}
 	_ = r.dir.WriteJSON("bundles/"+o.ID+".json", map[string]any{
 		"id": o.ID, "domain": o.Domain, "commander": o.Commander, "model": o.Model, "failed": o.Failed,
 		"salvaged": o.Salvaged, "failure_class": o.FailureClass, "error": o.Error, "bundle": o.Bundle,
-		"plan": res.Plan, "atoms": res.Atoms,
+		"plan": res.Plan, "atoms": res.Atoms, "leaks": o.LeakReport,
 	})
 }
 
 // crossReview scores bundle pairs as they arrive: when bundle k (k ≥ 1 in
 // arrival order) exists it is paired with the bundle before it; at the end
 // the last is paired with the first, closing the ring so every bundle gets
-// two pairs. Each pair is scored by one reviewer pair (two models).
-func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done <-chan int, aspects []string, s commanders.Settings) []ReviewRecord {
+// two pairs. Each pair is scored by one reviewer pair (two models). Each
+// bundle is handed to onBundle as it arrives (Phase 6 judges it meanwhile);
+// reviewers score the bundle as it arrived, never a hardened revision.
+func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done <-chan int, aspects []string, s commanders.Settings, onBundle func(*BundleOutcome)) []ReviewRecord {
 	var (
 		mu      sync.Mutex
 		records []ReviewRecord
@@ -493,15 +556,17 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 		arrived []int
 		pairN   int
 		started bool
+		texts   = make([]string, len(outs)) // each bundle as it arrived
 	)
 	pairs := ReviewerPairs(r.reviewers())
+	ctx = withPhase(ctx, "5")
 	launch := func(a, b int) {
 		if len(pairs) == 0 || ctx.Err() != nil {
 			return
 		}
 		pair := pairs[pairN%len(pairs)]
 		pairN++
-		views := []commanders.BundleView{{ID: outs[a].ID, Text: outs[a].Bundle.Text()}, {ID: outs[b].ID, Text: outs[b].Bundle.Text()}}
+		views := []commanders.BundleView{{ID: outs[a].ID, Text: texts[a]}, {ID: outs[b].ID, Text: texts[b]}}
 		for _, rv := range pair {
 			wg.Add(1)
 			go func() {
@@ -516,6 +581,11 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 	for i := range done {
 		if i < 0 || outs[i].Failed {
 			continue
+		}
+		// Read before Phase 6 gets the bundle: hardening may replace it.
+		texts[i] = outs[i].Bundle.Text()
+		if onBundle != nil {
+			onBundle(outs[i])
 		}
 		arrived = append(arrived, i)
 		if len(arrived) == 2 && !started {
@@ -607,22 +677,23 @@ func (r *runState) reviewers() []commanders.Reviewer {
 }
 
 func (r *runState) review(ctx context.Context, rv commanders.Reviewer, aspects []string, views []commanders.BundleView, feedback string) []ReviewRecord {
-	r.events.emit(Event{Phase: r.phase(), Kind: EvAgentStart, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String()})
+	r.noteLaunch(commanders.RoleReviewer, rv.Agent.ID)
+	r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvAgentStart, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String()})
 	cards, _, err := rv.Review(ctx, aspects, views, feedback)
 	if err != nil {
-		r.events.emit(Event{Phase: r.phase(), Kind: EvFailure, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
+		r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvFailure, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
 			Message: err.Error(), Data: map[string]any{"failure_class": string(providers.ClassOf(err))}})
-		r.events.emit(Event{Phase: r.phase(), Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
+		r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
 			Data: map[string]any{"status": "failed", "failure_class": string(providers.ClassOf(err))}})
 		return nil
 	}
-	r.events.emit(Event{Phase: r.phase(), Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
+	r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
 		Data: map[string]any{"status": "complete"}})
 	var out []ReviewRecord
 	for _, c := range cards.Reviews {
 		rec := ReviewRecord{Reviewer: rv.Agent.ID, Model: rv.Agent.Ref.String(), BundleID: c.BundleID, Card: c, Total: c.Total()}
 		out = append(out, rec)
-		r.events.emit(Event{Phase: r.phase(), Kind: EvReview, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rec.Model,
+		r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvReview, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rec.Model,
 			Data: map[string]any{"bundle_id": c.BundleID, "total": c.Total(), "conflicts": len(c.Conflicts), "quarantine": feedback != ""}})
 	}
 	name := fmt.Sprintf("reviews/%s.json", rv.Agent.ID)

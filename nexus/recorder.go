@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,7 +38,7 @@ type transcriptLog struct {
 }
 
 func newTranscriptLog(path string, keep bool) (*transcriptLog, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := openLog(path, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +51,9 @@ func (t *transcriptLog) write(tr Transcript) int64 {
 	t.seq++
 	tr.Seq = t.seq
 	if t.w != nil {
-		if b, err := json.Marshal(tr); err == nil {
+		// On disk, secrets are redacted (an agent's answer may hold a
+		// credential); in memory (keepPrompts) the calls stay as they were.
+		if b, err := json.Marshal(redactTranscript(tr)); err == nil {
 			t.w.Write(b)
 			t.w.WriteByte('\n')
 			t.w.Flush()
@@ -76,10 +79,16 @@ func (t *transcriptLog) close() error {
 
 // recorded wraps a provider so every call becomes an llm_call event and a
 // transcript line, and feeds the run's usage accounting.
+//
+// Defence in depth for secrets: the registry already scrubs every
+// provider's errors, and the recorder scrubs again, with the value of every
+// api_key_env the config names, what it returns and what it writes.
 func (r *runState) recorded(ref providers.Ref, p providers.Provider) providers.Provider {
+	providers.AddSecrets(configuredSecrets(r.cfg, r.opts.Registry)...)
 	return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
 		start := time.Now()
 		resp, err := p.Complete(ctx, req)
+		err = providers.RedactError(err)
 		lat := time.Since(start)
 		if resp.Latency > 0 {
 			// The provider's own measure: the same whether the answer is
@@ -87,7 +96,7 @@ func (r *runState) recorded(ref providers.Ref, p providers.Provider) providers.P
 			// whatever wraps the provider.
 			lat = resp.Latency
 		}
-		tr := Transcript{Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Messages: req.Messages, Answer: resp.Text}
+		tr := Transcript{Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Messages: redactMessages(req.Messages), Answer: providers.Redact(resp.Text)}
 		if req.Schema != nil {
 			tr.Schema = req.Schema.Name
 		}
@@ -104,7 +113,9 @@ func (r *runState) recorded(ref providers.Ref, p providers.Provider) providers.P
 		case cancelled:
 			cerr = nil // our own cancellation (Ctrl-C, cost ceiling) is not a provider failure
 		case cerr == nil:
-			cerr = checkOutput(req, resp)
+			// Validated once, here: the Structured call this answer returns
+			// to reuses the outcome.
+			resp, cerr = providers.CheckOutput(req, resp)
 		}
 		cost := r.account(ref, req.Caller.Role, resp.Usage, lat, cerr)
 		data := map[string]any{
@@ -129,28 +140,48 @@ func (r *runState) recorded(ref providers.Ref, p providers.Provider) providers.P
 		if tr.Schema != "" {
 			data["schema"] = tr.Schema
 		}
-		r.events.emit(Event{Phase: r.phase(), Kind: EvLLMCall, Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Data: data})
+		r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvLLMCall, Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Data: data})
 		return resp, err
 	})
 }
 
-// checkOutput classifies an answer that arrived but does not match the
-// requested schema, so telemetry counts malformed and schema-invalid output
-// even when the structured-output repair later fixes it.
-func checkOutput(req providers.Request, resp providers.Response) error {
-	if req.Schema == nil {
-		return nil
+// configuredSecrets returns the values of every API-key variable the
+// config names and of every registered kind's default key variable.
+func configuredSecrets(cfg *Config, reg *providers.Registry) []string {
+	var names []string
+	if cfg != nil {
+		for _, kc := range cfg.Providers {
+			names = append(names, kc.APIKeyEnv)
+		}
 	}
-	v, err := providers.CompileSchema(req.Schema.JSON)
-	if err != nil {
-		return nil
+	if reg != nil {
+		for _, k := range reg.Kinds() {
+			names = append(names, k.DefaultKeyEnv)
+		}
 	}
-	doc, ok := providers.ExtractJSON(resp.Text)
-	if !ok {
-		return providers.NewError(providers.ClassUnparseable, "no JSON in the answer", nil)
+	var out []string
+	for _, n := range names {
+		if v := os.Getenv(n); n != "" && v != "" {
+			out = append(out, v)
+		}
 	}
-	if err := v.Validate([]byte(doc)); err != nil {
-		return providers.NewError(providers.ClassOf(err), "answer does not match the schema", err)
+	return out
+}
+
+// redactMessages returns msgs with secrets scrubbed, copying only when
+// something changed.
+func redactMessages(msgs []providers.Message) []providers.Message {
+	var out []providers.Message
+	for i, m := range msgs {
+		if c := providers.Redact(m.Content); c != m.Content {
+			if out == nil {
+				out = slices.Clone(msgs)
+			}
+			out[i].Content = c
+		}
 	}
-	return nil
+	if out == nil {
+		return msgs
+	}
+	return out
 }

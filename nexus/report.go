@@ -92,16 +92,26 @@ func (r *runState) writeReports(res *Result, env *shadow.Envelope) {
 		opts := shadow.ReportOptions{
 			ID: r.plan.RunID + "/" + o.ID, Timestamp: time.Now().UTC(), SpecVersion: r.cfg.ShadowScoring.SpecVersion,
 			Envelope: env, Implementer: impl, Evaluation: o.Final, Hardening: o.Hardening,
-			MaxCycles: r.plan.Hardening.MaxCycles, Invalid: !res.ShadowValid, InvalidReason: res.ShadowReason,
+			HardeningEnabled: r.plan.Hardening.Enabled, MaxCycles: r.plan.Hardening.MaxCycles,
+			Invalid: !res.ShadowValid, InvalidReason: res.ShadowReason,
 		}
 		rep := shadow.BuildReport(opts)
 		_ = r.dir.WriteJSON("reports/"+o.ID+".json", rep)
 	}
 }
 
-// writeFinal writes sandbox.json, report.md and result.json (and is safe to
-// call on a partial run).
+// writeFinal computes the telemetry and writes sandbox.json, report.md,
+// telemetry.json and result.json (safe to call on a partial or failed run,
+// and more than once). A run stopped after sealing writes only the last two.
 func (r *runState) writeFinal(res *Result) {
+	res.Telemetry = r.telemetry(res)
+	defer func() {
+		_ = r.dir.WriteJSON("telemetry.json", res.Telemetry)
+		_ = r.dir.WriteJSON("result.json", res)
+	}()
+	if res.Status == StatusSealed {
+		return
+	}
 	if r.sb != nil && !r.sbDone {
 		r.sbDone = true
 		rep := r.sb.finish(r, res)
@@ -109,7 +119,6 @@ func (r *runState) writeFinal(res *Result) {
 		_ = r.dir.WriteJSON("sandbox.json", rep)
 	}
 	_ = r.dir.WriteFile("report.md", []byte(r.actionReport(res)), 0o644)
-	_ = r.dir.WriteJSON("result.json", res)
 }
 
 func (r *runState) actionReport(res *Result) string {
@@ -117,15 +126,28 @@ func (r *runState) actionReport(res *Result) string {
 	p := r.plan
 	fmt.Fprintf(&b, "# Action report: %s\n\n", p.MissionTitle)
 	fmt.Fprintf(&b, "Run `%s` · scale %s · personality %s · seed %d\n\n", p.RunID, p.Scale, p.Personality, p.Seed)
-	if res.Interrupted {
-		b.WriteString("> **Partial run**: the run was interrupted; this report covers what existed.\n\n")
+	a := res.Aggregate
+	switch res.Status {
+	case StatusInterrupted:
+		fmt.Fprintf(&b, "> **Partial run**: the run was interrupted in phase %s; this report covers what existed (%s).\n\n", res.Phase, a.counts())
+	case StatusFailed:
+		fmt.Fprintf(&b, "> **Run failed** in phase %s (%s): %s\n\n", res.Phase, res.FailureClass, oneLine(res.Error))
+	case StatusInvalid:
+		fmt.Fprintf(&b, "> **Shadow scoring INVALID**: %s. No bundle was judged (0 of %d scored).\n\n", res.ShadowReason, a.Planned)
+	case StatusPartial:
+		fmt.Fprintf(&b, "> **Partial run**: %s; bundles marked *salvaged* were built from the workers' finished results without the commander's assembly.\n\n", res.Error)
+	case StatusIncomplete:
+		fmt.Fprintf(&b, "> **Incomplete run**: %s.\n\n", res.Error)
 	}
-	t := r.telemetry(res)
+	t := res.Telemetry
 	b.WriteString("## Metrics\n\n| metric | value |\n|---|---|\n")
-	fmt.Fprintf(&b, "| agents | %d |\n| LLM calls | %d |\n| tokens (in/out) | %d / %d |\n| cost | $%.4f of $%.2f |\n| wall time | %s |\n",
-		t.Agents.Total, t.Calls, t.InputTokens, t.OutputTokens, t.CostUSD, p.CostCeilingUSD, time.Duration(t.WallMS)*time.Millisecond)
-	if res.ShadowValid && res.Aggregate.Scored > 0 {
-		fmt.Fprintf(&b, "| Shadow Score (median / mean) | %.1f%% %s / %.1f%% |\n", res.Aggregate.Median, shadow.Level(res.Aggregate.Level).Indicator(), res.Aggregate.Mean)
+	fmt.Fprintf(&b, "| agents (launched / planned) | %d / %d |\n| LLM calls | %d |\n| tokens (in/out) | %d / %d |\n| cost | $%.4f of $%.2f |\n| wall time | %s |\n",
+		t.AgentsLaunched.Total, t.Agents.Total, t.Calls, t.InputTokens, t.OutputTokens, t.CostUSD, p.CostCeilingUSD, time.Duration(t.WallMS)*time.Millisecond)
+	switch {
+	case res.ShadowValid && a.Median != nil && a.Mean != nil:
+		fmt.Fprintf(&b, "| Shadow Score (median / mean) | %.1f%% %s / %.1f%% (%d of %d scored) |\n", *a.Median, shadow.Level(a.Level).Indicator(), *a.Mean, a.Scored, a.Planned)
+	case res.Status != StatusInvalid:
+		fmt.Fprintf(&b, "| Shadow Score | none: %s |\n", a.counts())
 	}
 	fmt.Fprintf(&b, "| sealed hash | `%s` |\n\n", res.SealedHash)
 
@@ -201,9 +223,10 @@ func (r *runState) actionReport(res *Result) string {
 			b.WriteString(s.Markdown())
 		}
 	}
-	b.WriteString("## Agent tally\n\n| role | agents |\n|---|---|\n")
-	fmt.Fprintf(&b, "| nexus | %d |\n| commanders | %d |\n| squad leads | %d |\n| workers | %d |\n| reviewers | %d |\n| **total** | **%d** |\n\n",
-		t.Agents.Nexus, t.Agents.Commanders, t.Agents.SquadLeads, t.Agents.Workers, t.Agents.Reviewers, t.Agents.Total)
+	b.WriteString("## Agent tally\n\n| role | launched | planned |\n|---|---|---|\n")
+	pl, la := t.Agents, t.AgentsLaunched
+	fmt.Fprintf(&b, "| nexus | %d | %d |\n| commanders | %d | %d |\n| squad leads | %d | %d |\n| workers | %d | %d |\n| reviewers | %d | %d |\n| **total** | **%d** | **%d** |\n\n",
+		la.Nexus, pl.Nexus, la.Commanders, pl.Commanders, la.SquadLeads, pl.SquadLeads, la.Workers, pl.Workers, la.Reviewers, pl.Reviewers, la.Total, pl.Total)
 	if len(t.FailureClasses) > 0 {
 		b.WriteString("## Failures\n\n| class | count |\n|---|---|\n")
 		for _, k := range sortedKeys(t.FailureClasses) {
@@ -237,9 +260,13 @@ func yesNo(v bool) string {
 
 // Telemetry is telemetry.json.
 type Telemetry struct {
-	RunID          string               `json:"run_id"`
-	Scale          string               `json:"scale"`
-	Agents         AgentTally           `json:"agents"`
+	RunID string `json:"run_id"`
+	Scale string `json:"scale"`
+	// Agents is what the plan deploys; AgentsLaunched the agents that
+	// really started (fewer when the cost ceiling, a failure or an
+	// interruption stopped launches).
+	Agents         AgentTally           `json:"agents_planned"`
+	AgentsLaunched AgentTally           `json:"agents_launched"`
 	Calls          int                  `json:"calls"`
 	InputTokens    int                  `json:"input_tokens"`
 	OutputTokens   int                  `json:"output_tokens"`
@@ -250,7 +277,9 @@ type Telemetry struct {
 	BreakerTrips   int                  `json:"breaker_trips"`
 	FailureClasses map[string]int       `json:"failure_classes"`
 	ShadowScores   map[string]float64   `json:"shadow_scores"`
-	ShadowMedian   float64              `json:"shadow_median"`
+	ShadowMedian   *float64             `json:"shadow_median"` // null when no bundle was judged
+	BundlesPlanned int                  `json:"bundles_planned"`
+	BundlesScored  int                  `json:"bundles_scored"`
 	ShadowValid    bool                 `json:"shadow_valid"`
 	Tiers          map[string]int       `json:"tiers"`
 	Gates          map[string]int       `json:"gates"`
@@ -260,7 +289,7 @@ type Telemetry struct {
 	Critical       CriticalPath         `json:"critical_path"`
 }
 
-// AgentTally counts deployed agents by role.
+// AgentTally counts agents by role.
 type AgentTally struct {
 	Nexus      int `json:"nexus"`
 	Commanders int `json:"commanders"`
@@ -282,7 +311,8 @@ type CallStats struct {
 	FailureClasses map[string]int `json:"failure_classes,omitempty"`
 }
 
-// CriticalPath is the longest chain of dependent LLM calls of the run's shape.
+// CriticalPath is the longest chain of dependent LLM calls the run made
+// (see CriticalPathCalls).
 type CriticalPath struct {
 	Calls int `json:"calls"`
 }
@@ -306,6 +336,10 @@ func (r *runState) telemetry(res *Result) Telemetry {
 	for c, n := range r.classes {
 		t.FailureClasses[string(c)] += n
 	}
+	l := r.launched
+	t.AgentsLaunched = AgentTally{Nexus: len(l[commanders.RoleNexus]), Commanders: len(l[commanders.RoleCommander]),
+		SquadLeads: len(l[commanders.RoleSquadLead]), Workers: len(l[commanders.RoleWorker]), Reviewers: len(l[commanders.RoleReviewer])}
+	t.AgentsLaunched.Total = t.AgentsLaunched.Nexus + t.AgentsLaunched.Commanders + t.AgentsLaunched.SquadLeads + t.AgentsLaunched.Workers + t.AgentsLaunched.Reviewers
 	t.CostUSD = r.cost
 	t.BreakerTrips = r.trips
 	t.WallMS = time.Since(r.start).Milliseconds()
@@ -328,24 +362,86 @@ func (r *runState) telemetry(res *Result) Telemetry {
 			t.Gates[o.Gate.Action]++
 		}
 	}
-	t.ShadowMedian = res.Aggregate.Median
-	t.Critical = CriticalPath{Calls: CriticalPathCalls(p, r.plan.Hardening)}
+	t.ShadowMedian, t.BundlesPlanned, t.BundlesScored = res.Aggregate.Median, res.Aggregate.Planned, res.Aggregate.Scored
+	t.Critical = CriticalPath{Calls: CriticalPathCalls(p, r.pathShape(res))}
 	return t
 }
 
-// CriticalPathCalls is the longest chain of dependent LLM calls for a plan:
-// decomposition, seal, plan, (squad lead), worker, bundle, judge,
-// hardening cycles × (revise + re-judge), synthesis. Reviews run beside the
-// chain and do not lengthen it unless a quarantine re-review follows the judge.
-func CriticalPathCalls(p Plan, h HardeningConfig) int {
-	n := 1 + 1 + 1 + 1 + 1 + 1 + 1 // decompose, seal, plan, worker, bundle, judge, synthesis
+// PathShape is what a run's chain of dependent LLM calls depends on
+// besides its plan.
+type PathShape struct {
+	// HardeningCycles is the number of hardening cycles on the path (each
+	// a revision and a re-judgement).
+	HardeningCycles int
+	// JudgeCalls is the number of sequential calls of one judgement
+	// (judge_samples × 1 per bundle, or × the criteria per criterion); 0
+	// when shadow scoring is off.
+	JudgeCalls int
+	// Preset: the decomposition and envelope were reused (compare), so
+	// Phases 1 and 1.5 made no call.
+	Preset bool
+	// Quarantine: a quarantine re-review followed the gate.
+	Quarantine bool
+}
+
+// CriticalPathCalls is the longest chain of dependent LLM calls of a run:
+// decomposition, seal, the commander's plan, (the squad lead's micro
+// briefs), worker, bundle; then, beside each other, the cross-review's last
+// pair (it needs the last bundle) and the judgement of the last bundle with
+// its hardening cycles (revise + re-judge each); then the quarantine
+// re-review when there is one (it follows the gate), and the synthesis
+// (Phase 7 needs both branches). Everything else runs beside this chain.
+func CriticalPathCalls(p Plan, s PathShape) int {
+	n := 0
+	if !s.Preset {
+		n += 2 // decomposition, seal
+	}
+	n++ // the commander's plan
 	if p.WorkersPerLead > 0 {
+		n++ // the squad lead's micro briefs
+	}
+	n += 2 // worker, bundle
+	review := 0
+	if p.Commanders >= 2 && p.Reviewers > 0 {
+		review = 1
+	}
+	judge := 0
+	if s.JudgeCalls > 0 {
+		judge = s.JudgeCalls + s.HardeningCycles*(1+s.JudgeCalls)
+	}
+	n += max(review, judge)
+	if s.Quarantine {
 		n++
 	}
-	if h.Enabled {
-		n += 2 * h.MaxCycles
+	return n + 1 // synthesis
+}
+
+// judgeCalls is the number of sequential calls one judgement makes.
+func (r *runState) judgeCalls() int {
+	sc := r.cfg.ShadowScoring
+	if !sc.Enabled {
+		return 0
+	}
+	n := max(1, sc.JudgeSamples)
+	if sc.JudgeMode == "per_criterion" {
+		n *= max(1, r.plan.Criteria)
 	}
 	return n
+}
+
+// pathShape is the shape of a finished run: the hardening cycles its
+// bundles went through and whether any was quarantined.
+func (r *runState) pathShape(res *Result) PathShape {
+	s := PathShape{JudgeCalls: r.judgeCalls(), Preset: r.opts.Preset != nil}
+	for _, o := range res.Bundles {
+		if o.Hardening != nil {
+			s.HardeningCycles = max(s.HardeningCycles, o.Hardening.Cycles)
+		}
+		if o.Gate != nil && o.Gate.Action == shadow.ActionQuarantine {
+			s.Quarantine = true
+		}
+	}
+	return s
 }
 
 func callStats(s *usageStats) CallStats {

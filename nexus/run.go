@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/shadow"
 )
 
 // ErrBadInput marks errors caused by the user's input (mission, flags,
@@ -47,13 +47,20 @@ type Options struct {
 	FileScope []string
 
 	OutDir string // the run directory; default <run.out_dir>/<run-id>
-	Seed   *int64 // default: config run.seed
+	// Force lets a run write into a non-empty OutDir: the entries an earlier
+	// run left there (events.jsonl, bundles/, ...) are removed first; other
+	// files are left alone. Without it a non-empty directory is refused.
+	Force bool
+	Seed  *int64 // default: config run.seed
 
 	// Observers receive every event as it happens.
 	Observers []Observer
 	// KeepPrompts keeps every prompt in memory (Result.Transcripts) for audits
 	// such as the leak scan.
 	KeepPrompts bool
+	// KeepEvents keeps every event in memory (Result.Events) for tests and
+	// audits; otherwise events are only streamed (events.jsonl, Observers).
+	KeepEvents bool
 	// Wrap, when set, wraps every provider before recording, so what it
 	// answers (say, the compare command's cache) is still recorded as a
 	// call with its tokens, cost and latency.
@@ -230,6 +237,14 @@ func Intake(o Options) (Plan, error) {
 	if mission == "" {
 		return Plan{}, fmt.Errorf("%w: the mission is empty", ErrBadInput)
 	}
+	if o.Replays < 0 {
+		return Plan{}, fmt.Errorf("%w: replays %d is negative: want 0 (one run) or the number of runs in all", ErrBadInput, o.Replays)
+	}
+	if o.OutDir != "" {
+		if err := checkOutDir(o.OutDir, o.Force); err != nil {
+			return Plan{}, err
+		}
+	}
 	scaleName := o.Scale
 	if scaleName == "" {
 		scaleName = o.Config.DefaultScale
@@ -345,12 +360,21 @@ type runState struct {
 	warned     bool
 	stopLaunch bool
 	stopAll    context.CancelFunc
-	provs      map[string]providers.Provider
-	breakers   map[string]*breaker
-	trips      int
-	start      time.Time
-	sb         *missionSandbox
-	sbDone     bool
+	// ceilingStopped is set when the cost ceiling kept an agent from
+	// launching or stopped running commanders: the run is partial.
+	ceilingStopped bool
+	// launched holds, per role, the ids of the agents that really started.
+	launched map[string]map[string]bool
+	// interruptedIn is the phase the run was in when its context was
+	// cancelled (done): the first phase change after it records it.
+	interruptedIn string
+	done          <-chan struct{}
+	provs         map[string]providers.Provider
+	breakers      map[string]*breaker
+	trips         int
+	start         time.Time
+	sb            *missionSandbox
+	sbDone        bool
 }
 
 func (r *runState) phase() string {
@@ -361,6 +385,13 @@ func (r *runState) phase() string {
 
 func (r *runState) enter(phase, msg string) {
 	r.mu.Lock()
+	select {
+	case <-r.done:
+		if r.interruptedIn == "" {
+			r.interruptedIn = r.curPhase
+		}
+	default:
+	}
 	r.curPhase = phase
 	r.mu.Unlock()
 	r.events.emit(Event{Phase: phase, Kind: EvPhaseStart, Message: msg})
@@ -424,6 +455,9 @@ func (r *runState) enforceCeiling() {
 		r.events.emit(Event{Phase: r.phase(), Kind: EvCostStop, Message: fmt.Sprintf("cost $%.4f reached 90%% of the ceiling: no new agents are launched", total), Data: map[string]any{"level": 0.9}})
 	}
 	if stopAll && cancel != nil {
+		r.mu.Lock()
+		r.ceilingStopped = true
+		r.mu.Unlock()
 		r.events.emit(Event{Phase: r.phase(), Kind: EvCostStop, Message: fmt.Sprintf("cost $%.4f reached the $%.2f ceiling: stopping and synthesising what exists", total, ceiling), Data: map[string]any{"level": 1.0}})
 		cancel()
 	}
@@ -438,10 +472,28 @@ func (r *runState) stats(m map[string]*usageStats, k string) *usageStats {
 	return s
 }
 
+// mayLaunch says whether a new agent may start; a refusal (the cost
+// ceiling's 90% mark) makes the run partial.
 func (r *runState) mayLaunch() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.stopLaunch {
+		r.ceilingStopped = true
+	}
 	return !r.stopLaunch
+}
+
+// noteLaunch records that an agent of role really started.
+func (r *runState) noteLaunch(role, id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.launched == nil {
+		r.launched = map[string]map[string]bool{}
+	}
+	if r.launched[role] == nil {
+		r.launched[role] = map[string]bool{}
+	}
+	r.launched[role][id] = true
 }
 
 // provider returns the provider for ref: built from the registry with the
@@ -516,15 +568,173 @@ func (r *runState) tokenCeiling(p providers.Provider) providers.Provider {
 	})
 }
 
-// ensure the run dir exists and is writable before starting.
-func prepareDir(path string) (RunDir, error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		entries, _ := os.ReadDir(path)
-		for _, e := range entries {
-			if e.Name() == "events.jsonl" {
-				return RunDir{}, fmt.Errorf("%w: run directory %s already holds a run; choose another --out", ErrBadInput, path)
+// Run statuses (result.json "status").
+const (
+	// StatusComplete: the run completed and every planned bundle was judged
+	// with valid shadow scoring.
+	StatusComplete = "complete"
+	// StatusIncomplete: the run finished but judged fewer bundles than
+	// planned (possibly none).
+	StatusIncomplete = "incomplete"
+	// StatusPartial: the cost ceiling stopped work; finished work was kept
+	// (bundles built from finished atoms are marked salvaged).
+	StatusPartial = "partial"
+	// StatusInvalid: shadow scoring is invalid (the commitment hash did not
+	// match: tampering), so nothing was judged.
+	StatusInvalid = "invalid"
+	// StatusFailed: the run failed (Result.Error, FailureClass and Phase say
+	// how and where).
+	StatusFailed = "failed"
+	// StatusInterrupted: the run was cancelled (Ctrl-C).
+	StatusInterrupted = "interrupted"
+	// StatusSealed: the run stopped after Phase 1.5 as asked (StopAfterSeal).
+	StatusSealed = "sealed"
+)
+
+// ClassCancelled is the failure class of work cut off by the run's own
+// cancellation (Ctrl-C, or the cost ceiling stopping commanders): neither
+// the provider's nor the agent's fault.
+const ClassCancelled providers.Class = "cancelled"
+
+// errCostCeiling is the cause of the execution context's cancellation when
+// the cost ceiling stops the commanders.
+var errCostCeiling = errors.New("the cost ceiling was reached")
+
+// Complete reports whether every planned bundle was judged.
+func (a ShadowAggregate) Complete() bool { return a.Scored > 0 && a.Scored >= a.Planned }
+
+// Describe says in words what was judged: "no bundle was judged: 0 of 5
+// scored", or the median and mean with "k of n scored".
+func (a ShadowAggregate) Describe() string {
+	if a.Scored == 0 || a.Median == nil || a.Mean == nil {
+		return fmt.Sprintf("no bundle was judged: 0 of %d scored", a.Planned)
+	}
+	return fmt.Sprintf("Shadow Score median %.1f%% (%s), mean %.1f%% · %d of %d scored", *a.Median, a.Level, *a.Mean, a.Scored, a.Planned)
+}
+
+// aggregate summarises the bundles' Shadow Scores against the bundles planned.
+func aggregate(bundles []*BundleOutcome, planned int) ShadowAggregate {
+	var scores []float64
+	a := ShadowAggregate{}
+	for _, o := range bundles {
+		switch {
+		case o.ShadowScore != nil:
+			scores = append(scores, *o.ShadowScore)
+		case o.Failed:
+			a.Failed++
+		default:
+			a.Unjudged++
+		}
+		if o.Salvaged {
+			a.Salvaged++
+		}
+	}
+	sum := shadow.Summarize(scores, max(planned, len(bundles)))
+	a.Planned, a.Scored, a.Median, a.Mean, a.Level = sum.Planned, sum.Scored, sum.Median, sum.Mean, string(sum.Level)
+	// Bundles planned but never deployed (the run stopped before Phase 3)
+	// count as failed.
+	a.Failed += a.Planned - len(bundles)
+	return a
+}
+
+// conclude sets the run's status, ok, error, failure class and final phase
+// from how it ended (runErr) and what it judged.
+func (r *runState) conclude(res *Result, runErr error) {
+	res.Aggregate = aggregate(res.Bundles, r.plan.Commanders)
+	res.Phase = r.phase()
+	res.Error, res.FailureClass = "", ""
+	r.mu.Lock()
+	ceiling := r.ceilingStopped
+	r.mu.Unlock()
+	a := res.Aggregate
+	switch {
+	case errors.Is(runErr, ErrInterrupted):
+		r.mu.Lock()
+		if r.interruptedIn != "" {
+			res.Phase = r.interruptedIn
+		}
+		r.mu.Unlock()
+		res.Status, res.FailureClass = StatusInterrupted, ClassCancelled
+		res.Error = fmt.Sprintf("interrupted in phase %s: %s", res.Phase, a.counts())
+	case runErr != nil:
+		res.Status, res.FailureClass, res.Error = StatusFailed, providers.ClassOf(runErr), runErr.Error()
+	case r.opts.StopAfterSeal:
+		res.Status = StatusSealed
+	case !res.ShadowValid && r.cfg.ShadowScoring.Enabled:
+		res.Status, res.Error = StatusInvalid, "shadow scoring invalid: "+res.ShadowReason
+	case ceiling:
+		res.Status, res.Error = StatusPartial, "stopped by the cost ceiling: "+a.counts()
+		if a.Salvaged > 0 {
+			res.Error += fmt.Sprintf(" (%d salvaged from finished atoms)", a.Salvaged)
+		}
+	case !a.Complete():
+		res.Status = StatusIncomplete
+		res.Error = a.Describe()
+		if a.Scored > 0 {
+			res.Error = "fewer bundles judged than planned: " + a.counts()
+		}
+		if !res.ShadowValid {
+			res.Error = res.ShadowReason + ": " + res.Error
+		}
+	default:
+		res.Status = StatusComplete
+	}
+	res.OK = res.Status == StatusComplete || res.Status == StatusSealed
+}
+
+func (a ShadowAggregate) counts() string {
+	if a.Scored == 0 {
+		return fmt.Sprintf("no bundle was judged: 0 of %d scored", a.Planned)
+	}
+	return fmt.Sprintf("%d of %d scored", a.Scored, a.Planned)
+}
+
+// cutOff reclassifies a commander that failed because the run's execution
+// context was cancelled: by Ctrl-C (class cancelled), or by the cost ceiling,
+// in which case the atoms its workers finished become a salvaged bundle
+// (no LLM call: the ceiling is spent) and the bundle is not failed. A
+// mission timeout keeps its timeout class.
+func (r *runState) cutOff(ctx context.Context, o *BundleOutcome, res commanders.Result) {
+	if !o.Failed || ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return
+	}
+	if !errors.Is(context.Cause(ctx), errCostCeiling) {
+		o.FailureClass, o.Error = ClassCancelled, "cancelled: the run was interrupted ("+res.Error+")"
+		return
+	}
+	if b, n := salvageAtoms(o.Domain, res.Atoms); n > 0 {
+		o.Bundle, o.Salvaged, o.Failed, o.FailureClass, o.Error = b, true, false, providers.ClassNone, ""
+		return
+	}
+	o.FailureClass, o.Error = ClassCancelled, "stopped by the cost ceiling before any worker finished ("+res.Error+")"
+}
+
+// salvageAtoms builds a partial bundle from the atoms that finished, in brief
+// order; n is how many went in.
+func salvageAtoms(domain string, atoms []commanders.AtomResult) (b commanders.Bundle, n int) {
+	var content strings.Builder
+	var conf float64
+	seen := map[string]bool{}
+	for _, a := range atoms {
+		if a.Failed || strings.TrimSpace(a.Atom.Content) == "" {
+			continue
+		}
+		n++
+		conf += a.Atom.Confidence
+		fmt.Fprintf(&content, "### %s\n\n%s\n\n", a.BriefID, strings.TrimSpace(a.Atom.Content))
+		for _, e := range a.Atom.Evidence {
+			if !seen[e] {
+				seen[e] = true
+				b.Evidence = append(b.Evidence, e)
 			}
 		}
 	}
-	return createRunDir(path)
+	if n == 0 {
+		return commanders.Bundle{}, 0
+	}
+	b.Domain, b.Status = domain, commanders.StatusPartial
+	b.Summary = fmt.Sprintf("Salvaged: the cost ceiling stopped the commander before it assembled its bundle; this is the work of the %d of %d workers that finished, unedited.", n, len(atoms))
+	b.Content = strings.TrimSpace(content.String())
+	b.Confidence = min(0.5, conf/float64(n))
+	return b, n
 }

@@ -2,26 +2,101 @@ package nexus
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // RunDir is a run's directory:
 //
 //	mission.md, config.effective.yml, events.jsonl, transcripts.jsonl,
 //	capsules/, bundles/, reviews/, sealed/ (0700; envelope 0600), reports/,
-//	report.md, telemetry.json, sandbox.json
+//	report.md, telemetry.json, sandbox.json, result.json (and replays/)
+//
+// Files are never written through a symbolic link inside it: logs are
+// opened with O_NOFOLLOW and other files are replaced by rename.
 type RunDir struct{ Path string }
 
-func createRunDir(path string) (RunDir, error) {
-	for _, sub := range []string{"", "capsules", "bundles", "reviews", "reports"} {
-		if err := os.MkdirAll(filepath.Join(path, sub), 0o755); err != nil {
-			return RunDir{}, fmt.Errorf("create run directory: %w", err)
+// runEntries are the names a run writes at the top of its directory.
+var runEntries = []string{"mission.md", "config.effective.yml", "events.jsonl", "transcripts.jsonl", "decomposition.json",
+	"capsules", "bundles", "reviews", "sealed", "reports", "replays", "sandbox.json", "report.md", "telemetry.json", "result.json"}
+
+// checkOutDir says whether a run may write to path: it must not exist, or
+// be an empty directory, or (with force) any directory. It writes nothing.
+func checkOutDir(path string, force bool) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("%w: --out %s: %v", ErrBadInput, path, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%w: --out %s exists and is not a directory: give a new or empty directory", ErrBadInput, path)
+	case force:
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("%w: --out %s: %v", ErrBadInput, path, err)
+	}
+	defer f.Close()
+	if _, err := f.Readdirnames(1); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return fmt.Errorf("%w: --out %s: %v", ErrBadInput, path, err)
+		}
+		return fmt.Errorf("%w: --out %s is not empty: choose a new directory, or pass --force to replace the run files in it", ErrBadInput, path)
+	}
+	return nil
+}
+
+// prepareDir checks path (see checkOutDir) and creates the run directory.
+// With force, the entries an earlier run left are removed first (a symbolic
+// link is removed, never followed); other files stay.
+func prepareDir(path string, force bool) (RunDir, error) {
+	if err := checkOutDir(path, force); err != nil {
+		return RunDir{}, err
+	}
+	if force {
+		for _, name := range runEntries {
+			if err := os.RemoveAll(filepath.Join(path, name)); err != nil {
+				return RunDir{}, fmt.Errorf("--out %s --force: %w", path, err)
+			}
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(path, "sealed"), 0o700); err != nil {
+	return createRunDir(path)
+}
+
+// openLog opens a run directory's log for appending, creating it with perm;
+// it refuses a symbolic link (O_NOFOLLOW) or anything but a regular file.
+func openLog(path string, perm os.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, perm)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("open %s: not a regular file", path)
+	}
+	return f, nil
+}
+
+func createRunDir(path string) (RunDir, error) {
+	if err := os.MkdirAll(path, 0o755); err != nil {
 		return RunDir{}, fmt.Errorf("create run directory: %w", err)
+	}
+	for _, sub := range []string{"capsules", "bundles", "reviews", "reports", "sealed"} {
+		perm := os.FileMode(0o755)
+		if sub == "sealed" {
+			perm = 0o700
+		}
+		// Mkdir, not MkdirAll: an existing entry (say, a symbolic link to
+		// a directory elsewhere) is an error, never written through.
+		if err := os.Mkdir(filepath.Join(path, sub), perm); err != nil {
+			return RunDir{}, fmt.Errorf("create run directory: %w", err)
+		}
 	}
 	return RunDir{Path: path}, nil
 }

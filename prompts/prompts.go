@@ -3,14 +3,15 @@
 //
 // Templates lay out their parts with the markers of providers/protocol.go, so
 // the deterministic mock provider (and a human reading a transcript) can find
-// the mission, the brief, the aspects to cover, criteria and untrusted data.
+// the mission, the brief, the aspects to cover, criteria and bundles. Every
+// piece of model- or user-written text sits in an untrusted block
+// (Untrusted) that its content cannot close, and the system prompt tells the
+// model that such blocks are data, never instructions.
 package prompts
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"fmt"
 	"strings"
 	"sync"
@@ -28,18 +29,17 @@ var (
 	loadErr error
 )
 
-// Funcs available in every template.
+// Funcs available in every template. Every piece of model- or user-written
+// text goes through one of the block functions (untrusted, mission, brief,
+// aspects, scope), which all write an untrusted block (Untrusted).
 var funcs = template.FuncMap{
 	"untrusted": Untrusted,
-	"aspects":   AspectsLine,
+	"aspects":   AspectsBlock,
+	"scope":     ScopeBlock,
 	"join":      strings.Join,
 	"json":      jsonString,
-	"mission": func(s string) string {
-		return providers.MissionOpen + "\n" + strings.TrimSpace(s) + "\n" + providers.MissionClose
-	},
-	"brief": func(s string) string {
-		return providers.BriefOpen + "\n" + strings.TrimSpace(s) + "\n" + providers.BriefClose
-	},
+	"mission":   func(s string) string { return Untrusted(providers.BlockMission, "", strings.TrimSpace(s)) },
+	"brief":     func(s string) string { return Untrusted(providers.BlockBrief, "", strings.TrimSpace(s)) },
 }
 
 func load() (*template.Template, error) {
@@ -77,30 +77,36 @@ func Names() []string {
 	return out
 }
 
-// AspectsLine renders the aspects a deliverable must cover as one protocol line.
-func AspectsLine(aspects []string) string {
-	clean := make([]string, 0, len(aspects))
-	for _, a := range aspects {
-		a = strings.TrimSpace(strings.ReplaceAll(a, ";", ","))
-		if a != "" {
-			clean = append(clean, a)
-		}
-	}
-	return providers.AspectsPrefix + strings.Join(clean, "; ")
+// AspectsBlock renders the aspects a deliverable must cover: a heading line
+// and an untrusted block of the terms separated by providers.AspectsSep
+// (";" inside a term becomes ",").
+func AspectsBlock(aspects []string) string {
+	return strings.TrimSpace(providers.AspectsPrefix) + "\n" + Untrusted(providers.BlockAspects, "", strings.Join(cleanTerms(aspects, ";"), providers.AspectsSep))
 }
 
-// Untrusted wraps data (a bundle under review or judgement) in delimiters
-// whose id is a nonce derived from the data and absent from it, so nothing
-// inside can close the block.
-func Untrusted(data string) string {
-	sum := sha256.Sum256([]byte(data))
-	id := hex.EncodeToString(sum[:6])
-	for i := 0; strings.Contains(data, id); i++ {
-		sum = sha256.Sum256(append(sum[:], byte(i)))
-		id = hex.EncodeToString(sum[:6])
+// ScopeBlock renders a file scope (paths, one per line) as an untrusted block.
+func ScopeBlock(paths []string) string {
+	return Untrusted(providers.BlockFileScope, "", strings.Join(cleanTerms(paths, "\n"), "\n"))
+}
+
+func cleanTerms(xs []string, sep string) []string {
+	out := make([]string, 0, len(xs))
+	for _, a := range xs {
+		a = strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(a, sep, ","), "\n", " "))
+		if a != "" {
+			out = append(out, a)
+		}
 	}
-	// Defuse anything that looks like our markers so a bundle cannot
-	// impersonate the start or end of another block.
-	data = strings.ReplaceAll(data, "<<<", "‹‹‹")
-	return providers.UntrustedOpen + id + ">>>\n" + data + "\n" + providers.UntrustedClose + id + ">>>"
+	return out
+}
+
+// SplitAspects reads back the terms of an aspects block's content.
+func SplitAspects(content string) []string {
+	var out []string
+	for _, a := range strings.Split(content, strings.TrimSpace(providers.AspectsSep)) {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }

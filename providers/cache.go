@@ -61,20 +61,22 @@ func Cache(dir string, ref Ref, endpoint string, stats *CacheStats) Middleware {
 	}
 }
 
-// CacheKey is the hex SHA-256 of a request's identity.
+// CacheKey is the hex SHA-256 of a request's identity. The schema enters by
+// its name and Hash (computed once per Go type for the schemas Structured
+// sends), not by a copy of its JSON.
 func CacheKey(ref Ref, endpoint string, req Request) string {
 	id := struct {
 		Ref         string    `json:"ref"`
 		Endpoint    string    `json:"endpoint,omitempty"`
 		Messages    []Message `json:"messages"`
 		Schema      string    `json:"schema,omitempty"`
-		SchemaJSON  string    `json:"schema_json,omitempty"`
+		SchemaHash  string    `json:"schema_hash,omitempty"`
 		Seed        *int64    `json:"seed,omitempty"`
 		Temperature *float64  `json:"temperature,omitempty"`
 		MaxTokens   int       `json:"max_tokens,omitempty"`
 	}{Ref: ref.String(), Endpoint: endpoint, Messages: req.Messages, Seed: req.Seed, Temperature: req.Temperature, MaxTokens: req.MaxTokens}
 	if req.Schema != nil {
-		id.Schema, id.SchemaJSON = req.Schema.Name, string(req.Schema.JSON)
+		id.Schema, id.SchemaHash = req.Schema.Name, req.Schema.Hash()
 	}
 	b, _ := json.Marshal(id)
 	sum := sha256.Sum256(b)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -69,7 +70,11 @@ type Error struct {
 	// Raw is the model's raw text for unparseable or schema-invalid output.
 	Raw string
 	Msg string
-	Err error
+	// Body is a bounded excerpt of the error response's body (Excerpt:
+	// at most MaxExcerpt bytes, control characters removed, secrets
+	// scrubbed), when the server answered with an error status.
+	Body string
+	Err  error
 }
 
 func (e *Error) Error() string {
@@ -85,6 +90,9 @@ func (e *Error) Error() string {
 	}
 	if e.Msg != "" {
 		s += ": " + e.Msg
+	}
+	if e.Body != "" && !strings.Contains(e.Msg, e.Body) {
+		s += "; body: " + e.Body
 	}
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
@@ -181,6 +189,37 @@ func ClassForStatus(status int, code string) Class {
 	default:
 		return ClassPermanent
 	}
+}
+
+// StatusHint says in a few words what an HTTP error status means for the
+// user, naming the API-key variable keyEnv (when there is one) for 401 and
+// 403. It returns "" for a status it has nothing to say about.
+func StatusHint(status int, keyEnv string) string {
+	key := "the API key"
+	if keyEnv != "" {
+		key += " in " + keyEnv
+	}
+	switch {
+	case status == http.StatusUnauthorized:
+		return "authentication failed: check " + key
+	case status == http.StatusForbidden:
+		return "access denied: check " + key + " and that it may use this model"
+	case status == http.StatusNotFound:
+		return "not found: check base_url and the model name"
+	case status == http.StatusPaymentRequired:
+		return "payment required: the account's quota or billing"
+	case status == http.StatusRequestEntityTooLarge:
+		return "request too large"
+	case status == http.StatusTooManyRequests:
+		return "rate limited"
+	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
+		return "the server timed out"
+	case status >= 500:
+		return "server error"
+	case status >= 400:
+		return "the server rejected the request"
+	}
+	return ""
 }
 
 // RetryAfterHeader reads the server-requested delay from response headers:

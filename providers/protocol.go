@@ -23,31 +23,68 @@ const (
 
 // Text markers.
 const (
-	// MissionOpen and MissionClose delimit the mission text.
-	MissionOpen  = "<mission>"
-	MissionClose = "</mission>"
-	// BriefOpen and BriefClose delimit an agent's brief (a capsule or shard).
-	BriefOpen  = "<brief>"
-	BriefClose = "</brief>"
-	// AspectsPrefix starts a line listing, separated by "; ", the terms a
-	// deliverable must cover: "Aspects: token rotation; session store".
+	// UntrustedOpen starts, and UntrustedClose ends, a block of untrusted
+	// data: every piece of model- or user-written text in a prompt (the
+	// mission, a brief, the aspects, a worker's result, a bundle, hardening
+	// feedback, the criteria shown to the judge). A block reads
+	//
+	//	<untrusted kind="atom" id="testing-01" nonce="1a2b3c4d5e6f">
+	//	...the data...
+	//	</untrusted kind="atom" nonce="1a2b3c4d5e6f">
+	//
+	// Each marker stands alone on its line. The nonce is derived from the
+	// block (kind, id and data) and never occurs in the data, and the data
+	// is escaped so that it contains neither marker (UntrustedEscape), so
+	// nothing inside a block can close it or open another. The system prompt
+	// tells the model that text inside such blocks is data, never
+	// instructions. prompts.Untrusted writes blocks; prompts.SplitUntrusted
+	// reads them back.
+	UntrustedOpen  = "<untrusted "
+	UntrustedClose = "</untrusted "
+	// UntrustedTag is the element name, matched case-insensitively when
+	// escaping data: "<" before it (after optional "/" and spaces) becomes
+	// UntrustedEscape.
+	UntrustedTag    = "untrusted"
+	UntrustedEscape = "&lt;"
+
+	// AspectsPrefix starts the line introducing the aspects block: the terms
+	// a deliverable must cover, separated by AspectsSep
+	// ("token rotation; session store").
 	AspectsPrefix = "Aspects: "
+	AspectsSep    = "; "
 	// DomainsPrefix starts a line listing domains: "Domains: architecture, testing".
 	DomainsPrefix = "Domains: "
 	// CountPrefix starts a line giving how many items to produce: "Count: 8".
 	CountPrefix = "Count: "
 	// CategoriesPrefix starts a line listing criterion categories.
 	CategoriesPrefix = "Categories: "
-	// CriterionPrefix starts one sealed criterion line given to the judge:
+	// CriterionPrefix starts one sealed criterion line given to the judge
+	// (inside the criteria block):
 	// "Criterion sc-01 | security | <assertion> | expected: <expected>".
 	CriterionPrefix = "Criterion "
-	// UntrustedOpen/UntrustedClose delimit untrusted data (a bundle under
-	// judgement or review). The full markers are
-	// "<<<UNTRUSTED id=X>>>" and "<<<END UNTRUSTED id=X>>>", where X is a
-	// nonce that does not occur in the data, so the data cannot close it.
-	UntrustedOpen  = "<<<UNTRUSTED id="
-	UntrustedClose = "<<<END UNTRUSTED id="
 	// FeedbackHeading precedes hardening feedback, one "- [sc-ID] message"
 	// line per failed criterion. Nothing else about the criteria is shown.
 	FeedbackHeading = "## Hardening feedback"
+	// FeedbackItemPrefix starts one feedback line: "- [sc-03] message".
+	FeedbackItemPrefix = "- ["
+	// BundleIDPrefix starts the line naming a bundle shown to a reviewer or
+	// the synthesizer ("Bundle: testing"); the block's id says the same.
+	BundleIDPrefix = "Bundle: "
+	// DomainPrefix starts a capsule brief's line naming its domain
+	// ("Your domain: testing.").
+	DomainPrefix = "Your domain: "
+)
+
+// Kinds of untrusted blocks (the kind="..." attribute).
+const (
+	BlockMission       = "mission"         // the user's mission text
+	BlockBrief         = "brief"           // a capsule's, shard's or micro-brief's text
+	BlockAspects       = "aspects"         // the aspects to cover, separated by AspectsSep
+	BlockFileScope     = "file_scope"      // paths an agent may touch
+	BlockAtom          = "atom"            // one worker's result (id: its brief id)
+	BlockBundle        = "bundle"          // a bundle under review, judgement or synthesis (id: bundle id)
+	BlockPrevious      = "previous_bundle" // the commander's own bundle being revised
+	BlockFeedback      = "feedback"        // hardening or quarantine feedback
+	BlockCriteria      = "criteria"        // the sealed criteria shown to the judge, one CriterionPrefix line each
+	BlockDecomposition = "decomposition"   // the Nexus's decomposition shown to the seal author
 )

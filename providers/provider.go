@@ -45,6 +45,8 @@ type Schema struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	JSON        json.RawMessage `json:"schema"`
+
+	id string // Hash, computed once per Go type (structured.go)
 }
 
 // Caller says who is asking, for metering, events and the sandbox bridge.
@@ -97,6 +99,8 @@ type Response struct {
 	// Cached is set when the answer came from a Cache rather than the
 	// provider; Latency is then the original call's.
 	Cached bool `json:"-"`
+
+	checked *checkedOutput // set by CheckOutput (structured.go)
 }
 
 // Float returns a pointer to v, for Request.Temperature.

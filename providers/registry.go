@@ -151,7 +151,14 @@ func (r *Registry) New(ref Ref, cfg KindConfig) (Provider, error) {
 	if cfg.APIKeyEnv == "" {
 		cfg.APIKeyEnv = k.info.DefaultKeyEnv
 	}
-	return k.factory(ref, cfg)
+	// The key is scrubbed from every error of this process from now on,
+	// and every error of the provider passes through Redacting.
+	AddSecrets(cfg.APIKey())
+	p, err := k.factory(ref, cfg)
+	if err != nil {
+		return nil, RedactError(err)
+	}
+	return Redacting()(p), nil
 }
 
 func (r *Registry) kindNames() []string {

@@ -3,12 +3,15 @@ package providers
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/invopop/jsonschema"
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
@@ -57,11 +60,26 @@ func SchemaOf[T any]() (json.RawMessage, error) {
 	return schemaOfType(reflect.TypeOf(zero))
 }
 
-var schemaCache sync.Map // reflect.Type -> json.RawMessage
+// schemaEntry is one Go type's schema: generated, hashed and compiled once.
+type schemaEntry struct {
+	raw json.RawMessage
+	id  string // "sha256:<hex>" of raw
+	v   *Validator
+}
+
+var schemaCache sync.Map // reflect.Type -> *schemaEntry
 
 func schemaOfType(t reflect.Type) (json.RawMessage, error) {
+	e, err := schemaEntryOf(t)
+	if err != nil {
+		return nil, err
+	}
+	return e.raw, nil
+}
+
+func schemaEntryOf(t reflect.Type) (*schemaEntry, error) {
 	if v, ok := schemaCache.Load(t); ok {
-		return v.(json.RawMessage), nil
+		return v.(*schemaEntry), nil
 	}
 	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true,
 		// Only a type's own description comes from here (field name "");
@@ -79,29 +97,63 @@ func schemaOfType(t reflect.Type) (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema for %v: %w", t, err)
 	}
-	schemaCache.Store(t, json.RawMessage(raw))
-	return raw, nil
+	v, err := CompileSchema(raw)
+	if err != nil {
+		return nil, fmt.Errorf("schema for %v: %w", t, err)
+	}
+	e := &schemaEntry{raw: raw, id: schemaHash(raw), v: v}
+	idValidators.LoadOrStore(e.id, v)
+	actual, _ := schemaCache.LoadOrStore(t, e)
+	return actual.(*schemaEntry), nil
+}
+
+func schemaHash(raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // SchemaFor builds the Request schema for T under name.
 func SchemaFor[T any](name string) (*Schema, error) {
-	raw, err := SchemaOf[T]()
+	var zero T
+	e, err := schemaEntryOf(reflect.TypeOf(zero))
 	if err != nil {
 		return nil, err
 	}
-	return &Schema{Name: name, JSON: raw}, nil
+	return &Schema{Name: name, JSON: e.raw, id: e.id}, nil
+}
+
+// Hash identifies the schema's JSON: "sha256:<hex>" of it. For schemas built
+// by SchemaFor and Structured it was computed once for the Go type; for
+// others it is computed on each call.
+func (s *Schema) Hash() string {
+	if s.id != "" {
+		return s.id
+	}
+	return schemaHash(s.JSON)
 }
 
 // Validator validates JSON documents against one compiled schema.
 type Validator struct{ s *sjs.Schema }
 
-var validatorCache sync.Map // string(schema) -> *Validator
+// maxCachedValidators bounds the compiled-schema cache: the mock server
+// compiles whatever schema a client sends.
+const maxCachedValidators = 1024
 
-// CompileSchema compiles a JSON schema for validation.
+// validatorCache keys compiled schemas by the SHA-256 of their content: a
+// lookup neither copies nor keeps the schema text.
+var validatorCache = NewBoundedMap[[sha256.Size]byte, *Validator](maxCachedValidators)
+
+// idValidators holds the validator of every schema built from a Go type,
+// keyed by Schema.id (bounded by the number of output types).
+var idValidators sync.Map
+
+// CompileSchema compiles a JSON schema for validation. Compiled schemas are
+// kept by their content in a bounded cache; schemas built from Go types are
+// found by identity instead (validatorFor), without touching their content.
 func CompileSchema(raw json.RawMessage) (*Validator, error) {
-	key := string(raw)
-	if v, ok := validatorCache.Load(key); ok {
-		return v.(*Validator), nil
+	key := sha256.Sum256(raw)
+	if v, ok := validatorCache.Get(key); ok {
+		return v, nil
 	}
 	doc, err := sjs.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
@@ -116,13 +168,29 @@ func CompileSchema(raw json.RawMessage) (*Validator, error) {
 		return nil, fmt.Errorf("compile schema: %w", err)
 	}
 	v := &Validator{s: s}
-	validatorCache.Store(key, v)
+	validatorCache.Put(key, v)
 	return v, nil
 }
+
+// validatorFor returns the compiled validator of a request's schema: by its
+// identity when it has one, else by its content.
+func validatorFor(s *Schema) (*Validator, error) {
+	if s.id != "" {
+		if v, ok := idValidators.Load(s.id); ok {
+			return v.(*Validator), nil
+		}
+	}
+	return CompileSchema(s.JSON)
+}
+
+// validateCalls counts documents validated (the test that every answer is
+// validated once reads it).
+var validateCalls atomic.Int64
 
 // Validate checks a JSON document. The error lists every violation with its
 // JSON pointer.
 func (v *Validator) Validate(doc []byte) error {
+	validateCalls.Add(1)
 	inst, err := sjs.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnparseable, err)
@@ -285,15 +353,11 @@ func Structured[T any](ctx context.Context, p Provider, req Request, opts ...Str
 	if o.description == "" {
 		o.description = typeDescription(reflect.TypeOf(zero))
 	}
-	raw, err := SchemaOf[T]()
+	e, err := schemaEntryOf(reflect.TypeOf(zero))
 	if err != nil {
 		return zero, StructuredResult{}, err
 	}
-	v, err := CompileSchema(raw)
-	if err != nil {
-		return zero, StructuredResult{}, err
-	}
-	req.Schema = &Schema{Name: o.name, Description: o.description, JSON: raw}
+	req.Schema = &Schema{Name: o.name, Description: o.description, JSON: e.raw, id: e.id}
 
 	var res StructuredResult
 	attempts := 2
@@ -319,7 +383,7 @@ func Structured[T any](ctx context.Context, p Provider, req Request, opts ...Str
 			continue
 		}
 		res.Responses = append(res.Responses, resp)
-		val, perr := decodeValidated[T](v, resp.Text)
+		val, perr := decodeChecked[T](e, resp)
 		if perr == nil {
 			res.Raw = resp.Text
 			res.Repaired = attempt > 0
@@ -337,11 +401,19 @@ func Structured[T any](ctx context.Context, p Provider, req Request, opts ...Str
 	return zero, res, lastErr
 }
 
-func decodeValidated[T any](v *Validator, text string) (T, *Error) {
-	var val T
+// checkedOutput is the outcome of validating one answer against one schema.
+type checkedOutput struct {
+	schema string // the schema's identity (Hash)
+	text   string // the answer validated
+	doc    string // the JSON document in it, null members dropped
+	err    *Error // why it is not a valid document; nil when it is
+}
+
+// check extracts the JSON document of text and validates it against v.
+func check(v *Validator, text string) (doc string, perr *Error) {
 	doc, ok := ExtractJSON(text)
 	if !ok {
-		return val, &Error{Class: ClassUnparseable, Msg: "no JSON found in the answer", Err: ErrUnparseable}
+		return "", &Error{Class: ClassUnparseable, Msg: "no JSON found in the answer", Err: ErrUnparseable}
 	}
 	doc = dropNulls(doc)
 	if err := v.Validate([]byte(doc)); err != nil {
@@ -349,7 +421,51 @@ func decodeValidated[T any](v *Validator, text string) (T, *Error) {
 		if errors.Is(err, ErrUnparseable) {
 			class = ClassUnparseable
 		}
-		return val, &Error{Class: class, Msg: err.Error()}
+		return "", &Error{Class: class, Msg: err.Error()}
+	}
+	return doc, nil
+}
+
+// CheckOutput validates resp's answer against req's schema the way
+// Structured does (the JSON document extracted from the text, null members
+// dropped) and remembers the outcome on the response it returns, so that a
+// Structured call further out validates the same answer only once. The
+// error is the answer's failure (class unparseable or schema_invalid); it
+// is nil when the answer is valid, when the request has no schema and when
+// the schema does not compile (Structured reports that).
+func CheckOutput(req Request, resp Response) (Response, error) {
+	if req.Schema == nil {
+		return resp, nil
+	}
+	v, err := validatorFor(req.Schema)
+	if err != nil {
+		return resp, nil
+	}
+	doc, perr := check(v, resp.Text)
+	resp.checked = &checkedOutput{schema: req.Schema.Hash(), text: resp.Text, doc: doc, err: perr}
+	if perr != nil {
+		e := *perr
+		return resp, &e
+	}
+	return resp, nil
+}
+
+// decodeChecked decodes resp's answer into T, validating it unless
+// CheckOutput already did for this schema and text.
+func decodeChecked[T any](e *schemaEntry, resp Response) (T, *Error) {
+	var val T
+	doc, perr := "", (*Error)(nil)
+	if c := resp.checked; c != nil && c.schema == e.id && c.text == resp.Text {
+		doc = c.doc
+		if c.err != nil {
+			ce := *c.err
+			perr = &ce
+		}
+	} else {
+		doc, perr = check(e.v, resp.Text)
+	}
+	if perr != nil {
+		return val, perr
 	}
 	if err := json.Unmarshal([]byte(doc), &val); err != nil {
 		return val, &Error{Class: ClassSchemaInvalid, Msg: err.Error()}

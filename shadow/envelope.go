@@ -182,3 +182,17 @@ func LoadSealed(path string) (*Envelope, error) {
 	}
 	return &Envelope{GeneratedAt: f.GeneratedAt, TaskHash: f.TaskHash, SealedHash: f.SealedHash, CriteriaCount: f.CriteriaCount, SealAuthor: f.SealAuthor, criteria: f.Criteria}, nil
 }
+
+// VerifyTaskHash recomputes the task hash of a stored decomposition (the
+// JSON document the run wrote as decomposition.json) and compares it with
+// the committed one.
+func VerifyTaskHash(decomposition []byte, committed string) error {
+	h, err := HashJSON(decomposition)
+	if err != nil {
+		return fmt.Errorf("%w: decomposition is not the JSON document that was sealed: %v", ErrTampered, err)
+	}
+	if h != committed {
+		return fmt.Errorf("%w: decomposition hashes to %s, task_hash committed %s", ErrTampered, h, committed)
+	}
+	return nil
+}

@@ -22,8 +22,9 @@ type HardeningResult struct {
 	InitialScore float64     `json:"initial_shadow_score"`
 	FinalScore   float64     `json:"final_shadow_score"`
 	Velocity     float64     `json:"hardening_velocity"`
-	MaxReveal    int         `json:"max_reveal"` // most failure messages shown in one cycle
-	Kept         []bool      `json:"kept"`       // per cycle: revision kept (not worse)
+	MaxReveal    string      `json:"max_reveal,omitempty"`            // the spec's reveal level reached: "message" once a cycle ran
+	Revealed     int         `json:"max_revealed_failures,omitempty"` // most failure messages shown in one cycle
+	Kept         []bool      `json:"kept"`                            // per cycle: revision kept (not worse)
 	Final        Evaluation  `json:"-"`
 	FinalBundle  BundleInput `json:"-"`
 }
@@ -60,7 +61,10 @@ func Harden(ctx context.Context, c HardeningConfig, j *Judge, env *Envelope, b B
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		res.MaxReveal = max(res.MaxReveal, curEv.Failed)
+		// Feedback shows each failed criterion's id (its test name) and
+		// the judge's scrubbed message: the spec's "message" level.
+		res.MaxReveal = RevealMessage
+		res.Revealed = max(res.Revealed, curEv.Failed)
 		nb, err := revise(ctx, cur, FeedbackFor(curEv))
 		if err != nil {
 			return res, fmt.Errorf("hardening cycle %d: revise: %w", cycle+1, err)

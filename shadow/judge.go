@@ -3,8 +3,10 @@ package shadow
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
@@ -85,6 +87,10 @@ type JudgeConfig struct {
 	Seed     *int64
 }
 
+// ErrNoCriteria means there is nothing to judge against: zero criteria
+// never score (and never read as perfect).
+var ErrNoCriteria = errors.New("no sealed criteria to judge against")
+
 // Judge evaluates bundles against sealed criteria.
 type Judge struct{ c JudgeConfig }
 
@@ -106,6 +112,9 @@ func (j *Judge) Evaluate(ctx context.Context, env *Envelope, b BundleInput) (Eva
 		return Evaluation{}, err
 	}
 	crit := env.Criteria()
+	if len(crit) == 0 {
+		return Evaluation{}, fmt.Errorf("judge %s: %w", b.ID, ErrNoCriteria)
+	}
 	ev := Evaluation{BundleID: b.ID, Total: len(crit)}
 	groups := [][]Criterion{crit}
 	if j.c.Mode == PerCriterion {
@@ -183,15 +192,125 @@ func majority(c Criterion, vs []RawVerdict, samples int) Verdict {
 	return out
 }
 
-// scrub removes criterion text the judge quoted in a failure message, so
-// hardening feedback never reveals assertions or expected outcomes.
+// WithheldMessage replaces a failure message that restated its criterion.
+// It reveals only the criterion's category (below the "message" level the
+// hardening feedback is allowed to reach).
+func WithheldMessage(category string) string {
+	return fmt.Sprintf("%s criterion not met; the judge's explanation was withheld because it restated the sealed criterion", oneLine(category))
+}
+
+// scrub keeps hardening feedback from revealing assertions or expected
+// outcomes: a failure message that restates the criterion's assertion or
+// expected text, verbatim or paraphrased (see Restates), is replaced as a
+// whole by WithheldMessage.
 func scrub(msg string, c Criterion) string {
+	msg = strings.TrimSpace(msg)
+	if msg == "" {
+		return ""
+	}
 	for _, s := range []string{c.Assertion, c.Expected} {
-		if len(s) >= 12 {
-			msg = strings.ReplaceAll(msg, s, "[criterion text withheld]")
+		if Restates(msg, s) {
+			return WithheldMessage(c.Category)
 		}
 	}
-	return strings.TrimSpace(msg)
+	return msg
+}
+
+// Thresholds of Restates.
+const (
+	restateMinWords   = 3    // a side this short is too common to prove a leak by containment
+	restateMinChars   = 12   // ... unless its normalised text is at least this long
+	restateTrigramOK  = 0.5  // share of the criterion's word trigrams a message may not reach
+	restateContentOK  = 0.75 // share of the criterion's content words a message may not reach
+	restateMinContent = 4    // content words a criterion needs before that share proves anything
+)
+
+// Restates reports whether msg restates text, exactly or paraphrased. Both
+// are normalised first: lower case, every run of characters other than
+// letters and digits one space (so case, punctuation, quotes and spacing do
+// not matter) and a light suffix strip (identifies/identify, steps/step).
+// msg restates text when one contains the other, when msg holds at least
+// half of text's word trigrams (a few dropped or reordered words do not
+// hide it), or when msg holds at least three quarters of text's content
+// words (text with at least four of them; stop words do not count).
+func Restates(msg, text string) bool {
+	mw, tw := normWords(msg), normWords(text)
+	if len(mw) == 0 || len(tw) == 0 {
+		return false
+	}
+	m, t := " "+strings.Join(mw, " ")+" ", " "+strings.Join(tw, " ")+" "
+	if (len(tw) >= restateMinWords || len(t)-2 >= restateMinChars) && strings.Contains(m, t) {
+		return true
+	}
+	if len(mw) >= restateMinWords && strings.Contains(t, m) {
+		return true
+	}
+	if tt := trigrams(tw); len(tt) > 0 && share(tt, trigrams(mw)) >= restateTrigramOK {
+		return true
+	}
+	tc := contentWords(tw)
+	return len(tc) >= restateMinContent && share(tc, contentWords(mw)) >= restateContentOK
+}
+
+// share is the fraction of want's keys that got has.
+func share(want, got map[string]bool) float64 {
+	n := 0
+	for k := range want {
+		if got[k] {
+			n++
+		}
+	}
+	return float64(n) / float64(len(want))
+}
+
+func normWords(s string) []string {
+	ws := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for i, w := range ws {
+		ws[i] = stem(w)
+	}
+	return ws
+}
+
+// stem strips a few English inflections, the same way on both sides of a
+// comparison; it need not produce words, only the same key for both forms.
+func stem(w string) string {
+	switch {
+	case len(w) > 4 && strings.HasSuffix(w, "ies"):
+		return w[:len(w)-3] + "y"
+	case len(w) > 5 && strings.HasSuffix(w, "ing"):
+		return w[:len(w)-3]
+	case len(w) > 4 && strings.HasSuffix(w, "ed"):
+		return w[:len(w)-2]
+	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss"):
+		return w[:len(w)-1]
+	}
+	return w
+}
+
+var stopWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields("a an the of and or nor not no to in on at by for with from as is are be been was were it its it this that these those there their they them he she we you i do doe does did has have had can could should would must will shall may might any each every all some such than then so but if when which what who whose how very also only just into onto about over under per via") {
+		stopWords[stem(w)] = true
+	}
+}
+
+func contentWords(ws []string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range ws {
+		if !stopWords[w] {
+			out[w] = true
+		}
+	}
+	return out
+}
+
+func trigrams(ws []string) map[string]bool {
+	out := map[string]bool{}
+	for i := 0; i+3 <= len(ws); i++ {
+		out[ws[i]+" "+ws[i+1]+" "+ws[i+2]] = true
+	}
+	return out
 }
 
 func (j *Judge) call(ctx context.Context, crit []Criterion, b BundleInput, sample, group int) ([]RawVerdict, providers.Usage, error) {

@@ -3,6 +3,7 @@ package shadow
 import (
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -16,8 +17,28 @@ const (
 	SpecV1 = "1.0.0" // "Gap Report"
 )
 
-// ConformanceLevel this implementation claims.
-const ConformanceLevel = "L3"
+// ConformanceLevel is the Shadow Score Spec conformance level swarm claims
+// for a run with hardening enabled (Level 3: sealed before work starts,
+// tamper evidence, a hardening loop that shows only failure messages, and
+// the initial score and velocity recorded). A run without hardening claims
+// Level 2. swarm never claims Level 4: it audits family independence and
+// marks weak independence advisory, but does not refuse to dispatch.
+const ConformanceLevel = 3
+
+// WorkspaceIsolation is "strict": the sealed criteria are judged by a
+// separate judge call from their own 0600 file and never enter any
+// implementer's context or workspace, before, during or after hardening.
+const WorkspaceIsolation = "strict"
+
+// Reveal levels of progressive disclosure (spec section 4.4.1), from the
+// least to the most shown to an implementer.
+const (
+	RevealCount     = "count"
+	RevealName      = "name"
+	RevealCategory  = "category"
+	RevealMessage   = "message"
+	RevealAssertion = "assertion"
+)
 
 //go:embed schema/shadow-report-v2.schema.json
 var ReportSchemaV2 []byte
@@ -40,10 +61,10 @@ type ReportMeta struct {
 	ID                 string   `json:"id"`
 	Timestamp          string   `json:"timestamp"`
 	Specification      string   `json:"specification"`
-	ShadowScore        float64  `json:"shadow_score"`
+	ShadowScore        Float    `json:"shadow_score"`
 	Level              Level    `json:"level"`
 	SealedHash         string   `json:"sealed_hash,omitempty"`
-	ConformanceLevel   string   `json:"conformance_level,omitempty"`
+	ConformanceLevel   int      `json:"conformance_level,omitempty"`
 	Independence       string   `json:"independence,omitempty"`
 	ImplementerFamily  string   `json:"implementer_family,omitempty"`
 	ImplementerModel   string   `json:"implementer_model,omitempty"`
@@ -53,7 +74,10 @@ type ReportMeta struct {
 	Advisory           bool     `json:"advisory"`
 	AdvisoryReason     string   `json:"advisory_reason,omitempty"`
 	Valid              bool     `json:"x_valid"`
-	JudgeDisagreement  float64  `json:"x_judge_disagreement,omitempty"`
+	// Scored is false when no judge verdicts stand behind the numbers: the
+	// report then fails closed (100.0, critical, advisory), never perfect.
+	Scored            bool  `json:"x_scored"`
+	JudgeDisagreement Float `json:"x_judge_disagreement,omitempty"`
 }
 
 // TestCounts is the "sealed_tests" (and "open_tests") object.
@@ -73,33 +97,43 @@ type Failure struct {
 	XCategory string `json:"x_category,omitempty"` // a config category outside the spec enum
 }
 
-// HardeningBlock is the "hardening" object (v2 only).
+// HardeningBlock is the "hardening" object. A v1 Gap Report carries the
+// four fields of the 1.0.0 schema; v2 adds velocity and the reveal level.
+// Scores are absent (not 0) when the bundle was not scored; max_cycles is
+// absent when hardening was off for the run.
 type HardeningBlock struct {
-	CyclesCompleted    int     `json:"cycles_completed"`
-	MaxCycles          int     `json:"max_cycles"`
-	InitialShadowScore float64 `json:"initial_shadow_score"`
-	FinalShadowScore   float64 `json:"final_shadow_score"`
-	HardeningVelocity  float64 `json:"hardening_velocity"`
-	MaxReveal          int     `json:"max_reveal"`
+	CyclesCompleted    int    `json:"cycles_completed"`
+	MaxCycles          int    `json:"max_cycles,omitempty"`
+	InitialShadowScore *Float `json:"initial_shadow_score,omitempty"`
+	FinalShadowScore   *Float `json:"final_shadow_score,omitempty"`
+	HardeningVelocity  *Float `json:"hardening_velocity,omitempty"`
+	MaxReveal          string `json:"max_reveal,omitempty"`
+	Enabled            *bool  `json:"x_enabled,omitempty"`
 }
 
 // ReportOptions are the inputs of BuildReport.
 type ReportOptions struct {
-	ID            string
-	Timestamp     time.Time
-	SpecVersion   string // "2.0.0" (default) or "1.0.0"
-	Envelope      *Envelope
-	Implementer   providers.Ref
-	Evaluation    *Evaluation // nil when the bundle was not scored
-	Hardening     *HardeningResult
-	MaxCycles     int
-	Invalid       bool   // envelope verification failed
-	InvalidReason string // why
+	ID               string
+	Timestamp        time.Time
+	SpecVersion      string // "2.0.0" (default) or "1.0.0"
+	Envelope         *Envelope
+	Implementer      providers.Ref
+	Evaluation       *Evaluation // nil when the bundle was not scored
+	Hardening        *HardeningResult
+	HardeningEnabled bool // hardening was on for this run
+	MaxCycles        int
+	Invalid          bool   // envelope verification failed
+	InvalidReason    string // why
 }
+
+func fptr(v float64) *Float { f := Float(v); return &f }
 
 // BuildReport assembles a report. Weak independence (the seal author's model
 // family equals the implementer's) and an invalid envelope make the report
-// advisory with the reason; an invalid envelope is never scored.
+// advisory with the reason; an invalid envelope is never scored. A report
+// without judge verdicts behind it fails closed: shadow_score 100.0, level
+// critical, advisory, x_scored false (the spec requires a number; "perfect"
+// over nothing would be the one reading that is certainly wrong).
 func BuildReport(o ReportOptions) Report {
 	spec := o.SpecVersion
 	if spec != SpecV1 {
@@ -118,9 +152,12 @@ func BuildReport(o ReportOptions) Report {
 	}
 	if spec == SpecV2 {
 		m.ConformanceLevel = ConformanceLevel
+		if !o.HardeningEnabled {
+			m.ConformanceLevel = 2
+		}
 		m.ImplementerFamily = providers.Family(o.Implementer)
 		m.ImplementerModel = o.Implementer.String()
-		m.WorkspaceIsolation = "sealed envelope stored apart (0600); agents receive only its hash"
+		m.WorkspaceIsolation = WorkspaceIsolation
 		m.Independence = "strong"
 		if o.Envelope != nil {
 			sa := o.Envelope.SealAuthor
@@ -132,11 +169,20 @@ func BuildReport(o ReportOptions) Report {
 			}
 		}
 	}
+	ev := o.Evaluation
 	if o.Invalid {
 		reasons = append([]string{"invalid: " + o.InvalidReason}, reasons...)
-	} else if ev := o.Evaluation; ev != nil {
-		m.ShadowScore, m.Level = ev.Score, ev.Level
-		m.JudgeDisagreement = ev.Disagreement
+		ev = nil
+	} else if ev == nil {
+		reasons = append(reasons, "bundle was not scored")
+	} else if ev.Total <= 0 {
+		reasons = append(reasons, "no sealed criteria were judged")
+		ev = nil
+	}
+	if ev != nil {
+		m.Scored = true
+		m.ShadowScore, m.Level = Float(ev.Score), ev.Level
+		m.JudgeDisagreement = Float(ev.Disagreement)
 		r.SealedTests = TestCounts{Total: ev.Total, Passed: ev.Passed, Failed: ev.Failed}
 		for _, v := range ev.Verdicts {
 			if v.Status == "pass" {
@@ -149,24 +195,30 @@ func BuildReport(o ReportOptions) Report {
 			r.Failures = append(r.Failures, f)
 		}
 	} else {
-		reasons = append(reasons, "bundle was not scored")
-	}
-	if o.Invalid || (o.Evaluation == nil) {
-		m.Level = LevelOf(m.ShadowScore)
+		m.ShadowScore, m.Level = 100, LevelCritical
 	}
 	m.Advisory = len(reasons) > 0
 	m.AdvisoryReason = strings.Join(reasons, "; ")
-	if spec == SpecV2 {
-		h := HardeningBlock{MaxCycles: o.MaxCycles}
-		if o.Evaluation != nil {
-			h.InitialShadowScore, h.FinalShadowScore = o.Evaluation.Score, o.Evaluation.Score
-		}
-		if hr := o.Hardening; hr != nil {
-			h.CyclesCompleted, h.InitialShadowScore, h.FinalShadowScore = hr.Cycles, hr.InitialScore, hr.FinalScore
-			h.HardeningVelocity, h.MaxReveal = hr.Velocity, hr.MaxReveal
-		}
-		r.Hardening = &h
+	h := HardeningBlock{}
+	if o.MaxCycles > 0 {
+		h.MaxCycles = o.MaxCycles
 	}
+	if ev != nil {
+		h.InitialShadowScore, h.FinalShadowScore = fptr(ev.Score), fptr(ev.Score)
+		if hr := o.Hardening; hr != nil {
+			h.CyclesCompleted, h.InitialShadowScore, h.FinalShadowScore = hr.Cycles, fptr(hr.InitialScore), fptr(hr.FinalScore)
+		}
+	}
+	if spec == SpecV2 {
+		en := o.HardeningEnabled
+		h.Enabled = &en
+		// Velocity is (initial − final) / cycles: undefined, so absent,
+		// when no cycle ran.
+		if hr := o.Hardening; ev != nil && hr != nil && hr.Cycles > 0 {
+			h.HardeningVelocity, h.MaxReveal = fptr(hr.Velocity), hr.MaxReveal
+		}
+	}
+	r.Hardening = &h
 	r.Report = m
 	return r
 }
@@ -180,9 +232,12 @@ func isSpecCategory(c string) bool {
 	return false
 }
 
-// ValidateReport validates an emitted report against the shipped schema of
-// its spec version (its "shadow_score_spec_version"; anything but "1.0.0"
-// is checked against the v2 schema, which rejects it).
+// ErrSpecVersion means a report names a spec version swarm does not emit.
+var ErrSpecVersion = errors.New("unsupported shadow_score_spec_version")
+
+// ValidateReport validates an emitted report against the Shadow Score
+// Spec's published schema of its version: 2.0.0 (Shadow Report) or 1.0.0
+// (Gap Report). Any other version is refused.
 func ValidateReport(doc []byte) error {
 	var head struct {
 		SpecVersion string `json:"shadow_score_spec_version"`
@@ -190,9 +245,14 @@ func ValidateReport(doc []byte) error {
 	if err := json.Unmarshal(doc, &head); err != nil {
 		return fmt.Errorf("not a report: %w", err)
 	}
-	schema := ReportSchemaV2
-	if head.SpecVersion == SpecV1 {
+	var schema []byte
+	switch head.SpecVersion {
+	case SpecV2:
+		schema = ReportSchemaV2
+	case SpecV1:
 		schema = ReportSchemaV1
+	default:
+		return fmt.Errorf("%w: %q (want %s or %s)", ErrSpecVersion, head.SpecVersion, SpecV2, SpecV1)
 	}
 	v, err := providers.CompileSchema(schema)
 	if err != nil {
@@ -201,7 +261,8 @@ func ValidateReport(doc []byte) error {
 	return v.Validate(doc)
 }
 
-// RenderMarkdown renders a report for humans.
+// RenderMarkdown renders a report for humans. Model- and user-written
+// text is passed through Sanitize.
 func RenderMarkdown(r Report) string {
 	var b strings.Builder
 	m := r.Report
@@ -209,27 +270,38 @@ func RenderMarkdown(r Report) string {
 	if r.SpecVersion == SpecV1 {
 		title = "Gap Report"
 	}
-	fmt.Fprintf(&b, "# %s: %s\n\n", title, m.ID)
+	fmt.Fprintf(&b, "# %s: %s\n\n", title, Sanitize(m.ID))
 	if m.Advisory {
-		fmt.Fprintf(&b, "> **Advisory**: %s\n\n", m.AdvisoryReason)
+		fmt.Fprintf(&b, "> **Advisory**: %s\n\n", Sanitize(m.AdvisoryReason))
 	}
-	fmt.Fprintf(&b, "**Shadow Score: %.1f%% %s (%s)** · sealed %d/%d passed\n\n", m.ShadowScore, m.Level.Indicator(), m.Level, r.SealedTests.Passed, r.SealedTests.Total)
+	if m.Scored {
+		fmt.Fprintf(&b, "**Shadow Score: %.1f%% %s (%s)** · sealed %d/%d passed\n\n", float64(m.ShadowScore), m.Level.Indicator(), m.Level, r.SealedTests.Passed, r.SealedTests.Total)
+	} else {
+		b.WriteString("**Shadow Score: none (not scored)** · the report's number is a fail-closed placeholder\n\n")
+	}
 	b.WriteString("| field | value |\n|---|---|\n")
-	fmt.Fprintf(&b, "| specification | %s |\n| timestamp | %s |\n| sealed hash | `%s` |\n", m.Specification, m.Timestamp, m.SealedHash)
+	fmt.Fprintf(&b, "| specification | %s |\n| timestamp | %s |\n| sealed hash | `%s` |\n", m.Specification, Sanitize(m.Timestamp), Sanitize(m.SealedHash))
 	if r.SpecVersion == SpecV2 {
-		fmt.Fprintf(&b, "| conformance | %s |\n| independence | %s |\n| implementer | %s (%s) |\n| seal author | %s (%s) |\n",
-			m.ConformanceLevel, m.Independence, m.ImplementerModel, m.ImplementerFamily, strings.Join(m.SealAuthorModels, ", "), strings.Join(m.SealAuthorFamilies, ", "))
+		fmt.Fprintf(&b, "| conformance | level %d |\n| workspace isolation | %s |\n| independence | %s |\n| implementer | %s (%s) |\n| seal author | %s (%s) |\n",
+			m.ConformanceLevel, Sanitize(m.WorkspaceIsolation), Sanitize(m.Independence), Sanitize(m.ImplementerModel), Sanitize(m.ImplementerFamily),
+			Sanitize(strings.Join(m.SealAuthorModels, ", ")), Sanitize(strings.Join(m.SealAuthorFamilies, ", ")))
 	}
 	b.WriteString("\n## Failures\n\n")
 	if len(r.Failures) == 0 {
 		b.WriteString("None.\n")
 	}
 	for _, f := range r.Failures {
-		fmt.Fprintf(&b, "- **%s** (%s): %s\n", f.TestName, f.Category, f.Message)
+		fmt.Fprintf(&b, "- **%s** (%s): %s\n", Sanitize(f.TestName), Sanitize(f.Category), Sanitize(f.Message))
 	}
-	if h := r.Hardening; h != nil {
-		fmt.Fprintf(&b, "\n## Hardening\n\n%d of %d cycles · %.1f → %.1f · velocity %.1f · max reveal %d\n",
-			h.CyclesCompleted, h.MaxCycles, h.InitialShadowScore, h.FinalShadowScore, h.HardeningVelocity, h.MaxReveal)
+	if h := r.Hardening; h != nil && h.InitialShadowScore != nil && h.FinalShadowScore != nil {
+		fmt.Fprintf(&b, "\n## Hardening\n\n%d of %d cycles · %.1f → %.1f", h.CyclesCompleted, h.MaxCycles, float64(*h.InitialShadowScore), float64(*h.FinalShadowScore))
+		if h.HardeningVelocity != nil {
+			fmt.Fprintf(&b, " · velocity %.1f", float64(*h.HardeningVelocity))
+		}
+		if h.MaxReveal != "" {
+			fmt.Fprintf(&b, " · max reveal %s", Sanitize(h.MaxReveal))
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }

@@ -1,6 +1,8 @@
 package shadow
 
 import (
+	"cmp"
+	"fmt"
 	"math"
 	"sort"
 )
@@ -15,6 +17,9 @@ const (
 	LevelModerate    Level = "moderate"
 	LevelSignificant Level = "significant"
 	LevelCritical    Level = "critical"
+	// LevelNone is the aggregate level of a run in which no bundle was
+	// judged: nothing was measured, so nothing is claimed.
+	LevelNone Level = "none"
 )
 
 // Score is failed / total × 100 rounded to one decimal, half away from zero.
@@ -55,11 +60,15 @@ func (l Level) Indicator() string {
 		return "🟠"
 	case LevelCritical:
 		return "🔴"
+	case LevelNone:
+		return "–"
 	}
 	return "❔"
 }
 
-// Aggregate returns the median and mean of per-bundle scores.
+// Aggregate returns the median and mean of per-bundle scores. It has no
+// answer for zero scores and returns 0, 0 then: callers that may have nothing
+// to aggregate use Summarize, which says so.
 func Aggregate(scores []float64) (median, mean float64) {
 	if len(scores) == 0 {
 		return 0, 0
@@ -77,6 +86,34 @@ func Aggregate(scores []float64) (median, mean float64) {
 		sum += x
 	}
 	return median, sum / float64(n)
+}
+
+// Summary aggregates the Shadow Scores of the bundles that were judged
+// against the number of bundles planned.
+type Summary struct {
+	Planned int `json:"planned"`
+	Scored  int `json:"scored"`
+	// Median and Mean are nil when no bundle was judged: absent, never 0.
+	Median *float64 `json:"median"`
+	Mean   *float64 `json:"mean"`
+	// Level is the median's level, or LevelNone when no bundle was judged.
+	Level Level `json:"level"`
+}
+
+// Complete reports whether every planned bundle was judged (and at least one was).
+func (s Summary) Complete() bool { return s.Scored > 0 && s.Scored >= s.Planned }
+
+// Summarize aggregates scores, one per judged bundle, out of planned
+// bundles. Zero scores give no median, no mean and LevelNone: a run that
+// judged nothing is never read as perfect.
+func Summarize(scores []float64, planned int) Summary {
+	s := Summary{Planned: max(planned, len(scores)), Scored: len(scores), Level: LevelNone}
+	if len(scores) == 0 {
+		return s
+	}
+	med, mean := Aggregate(scores)
+	s.Median, s.Mean, s.Level = &med, &mean, LevelOf(med)
+	return s
 }
 
 // Gate actions.
@@ -106,4 +143,44 @@ func Gate(score float64) GateDecision {
 	default:
 		return GateDecision{ActionReject, "shadow score > 50: rejected from synthesis"}
 	}
+}
+
+// Policies for a bundle with a critical leak (a credential or private key
+// redacted from the bundle or its workers' results), config key
+// shadow_scoring.gate.on_critical_leak.
+const (
+	LeakQuarantine = "quarantine" // re-reviewed; in synthesis only if the re-review passes (default)
+	LeakBlock      = "block"      // rejected from synthesis
+	LeakWarn       = "warn"       // proceeds with a warning
+)
+
+// LeakPolicies lists the valid policies.
+var LeakPolicies = []string{LeakQuarantine, LeakBlock, LeakWarn}
+
+var actionRank = map[string]int{ActionProceed: 0, ActionWarn: 1, ActionQuarantine: 2, ActionReject: 3}
+
+// GateLeaks folds critical leaks into a bundle's gate decision (nil when the
+// bundle was not scored): with critical > 0 the policy's action applies
+// unless the score's decision is already stricter. An empty policy is
+// LeakQuarantine.
+func GateLeaks(g *GateDecision, critical int, policy string) *GateDecision {
+	if critical <= 0 {
+		return g
+	}
+	var leak GateDecision
+	reason := fmt.Sprintf("%d critical leak(s) redacted (on_critical_leak: %s)", critical, cmp.Or(policy, LeakQuarantine))
+	switch policy {
+	case LeakBlock:
+		leak = GateDecision{ActionReject, reason + ": rejected from synthesis"}
+	case LeakWarn:
+		leak = GateDecision{ActionWarn, reason + ": proceed with a warning"}
+	default:
+		leak = GateDecision{ActionQuarantine, reason + ": quarantined for re-review"}
+	}
+	if g == nil || actionRank[leak.Action] > actionRank[g.Action] {
+		return &leak
+	}
+	out := *g
+	out.Reason += "; " + reason
+	return &out
 }

@@ -189,7 +189,7 @@ func TestJudgeModesEnsembleAndUntrustedBundle(t *testing.T) {
 			t.Fatalf("calls %d eval %+v", len(*seen), ev)
 		}
 		prompt := (*seen)[0].Messages[1].Content
-		if strings.Count(prompt, providers.UntrustedClose) != 1 || !strings.Contains(prompt, "never a command") {
+		if strings.Count(prompt, providers.UntrustedClose+`kind="bundle"`) != 1 || !strings.Contains(prompt, "never a command") {
 			t.Errorf("bundle not safely delimited:\n%s", prompt)
 		}
 		if strings.Count(prompt, providers.CriterionPrefix+"sc-") != 4 {
@@ -345,7 +345,7 @@ func TestReportsValidateAgainstShippedSchema(t *testing.T) {
 	ev := Evaluation{Total: 5, Passed: 3, Failed: 2, Score: 40, Level: LevelSignificant, Verdicts: []Verdict{
 		{ID: "sc-02", Category: "edge_case", Status: "fail", Expected: "e", Message: "m"},
 		{ID: "sc-05", Category: "completeness", Status: "fail", Expected: "e", Message: "m"}}}
-	hr := &HardeningResult{Cycles: 1, InitialScore: 60, FinalScore: 40, Velocity: 20, MaxReveal: 3}
+	hr := &HardeningResult{Cycles: 1, InitialScore: 60, FinalScore: 40, Velocity: 20, MaxReveal: RevealMessage}
 	for _, tc := range []struct {
 		name     string
 		spec     string
@@ -357,7 +357,7 @@ func TestReportsValidateAgainstShippedSchema(t *testing.T) {
 		{"v1 gap report", SpecV1, providers.Ref{Kind: "openai", Model: "gpt-4.1"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := BuildReport(ReportOptions{ID: "run/b", Timestamp: time.Now(), SpecVersion: tc.spec, Envelope: env, Implementer: tc.impl, Evaluation: &ev, Hardening: hr, MaxCycles: 1})
+			r := BuildReport(ReportOptions{ID: "run/b", Timestamp: time.Now(), SpecVersion: tc.spec, Envelope: env, Implementer: tc.impl, Evaluation: &ev, Hardening: hr, HardeningEnabled: true, MaxCycles: 1})
 			assertValid(t, r)
 			if r.Report.Advisory != tc.advisory {
 				t.Errorf("advisory %v (%s)", r.Report.Advisory, r.Report.AdvisoryReason)
@@ -365,7 +365,7 @@ func TestReportsValidateAgainstShippedSchema(t *testing.T) {
 			if r.Failures[1].Category != "unknown" || r.Failures[1].XCategory != "completeness" {
 				t.Errorf("extra category not mapped: %+v", r.Failures[1])
 			}
-			if tc.spec == SpecV2 && (r.Hardening == nil || r.Hardening.HardeningVelocity != 20) {
+			if tc.spec == SpecV2 && (r.Hardening == nil || r.Hardening.HardeningVelocity == nil || *r.Hardening.HardeningVelocity != 20) {
 				t.Errorf("hardening block %+v", r.Hardening)
 			}
 			if md := RenderMarkdown(r); !strings.Contains(md, "40.0%") {
@@ -383,7 +383,10 @@ func TestReportsValidateAgainstShippedSchema(t *testing.T) {
 func TestScoreSpecValidatorFormat(t *testing.T) {
 	sealed := SpecResults{Tests: []SpecTest{{Name: p("b"), Status: "failed", Category: p("security"), Message: p("m")}, {Name: p("a"), Status: "passed", Category: p("happy_path")}, {Status: "skipped"}, {Status: "failed"}}}
 	open := SpecResults{Tests: []SpecTest{{Status: "passed", Category: p("security")}, {Status: "failed", Category: p("security")}, {Status: "passed", Category: p("security")}, {Status: "passed", Category: p("edge_case")}, {Status: "weird", Category: p("happy_path")}}}
-	out := ScoreSpec(sealed, &open)
+	out, err := ScoreSpec(sealed, &open, false)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// "skipped" counts as passed; the missing status too: 2 of 4 failed.
 	if out.Report.ShadowScore != 50 || out.Report.Level != LevelSignificant || out.SealedTests != (TestCounts{4, 2, 2}) {
 		t.Fatalf("%+v", out)
@@ -409,11 +412,19 @@ func TestScoreSpecValidatorFormat(t *testing.T) {
 		t.Errorf("coverage_comparison (-want +got)\n%s", d)
 	}
 	// Failures in input order, as the reference validators print them.
-	want := "Shadow Score: 50.0% 🟠 (significant)\nSealed: 2/4 passed\nOpen: 4/5 passed\n\nFailures (2):\n  ❌ b: m\n  ❌ unknown: \n"
+	want := "Shadow Score: 50.0% 🟠 (significant)\nSealed: 2/4 passed\nOpen:   4/5 passed\n\nFailures (2):\n  ❌ b: m\n  ❌ unknown: \n"
 	if d := cmp.Diff(want, out.Summary()); d != "" {
 		t.Errorf("summary (-want +got)\n%s", d)
 	}
-	empty := ScoreSpec(SpecResults{}, nil)
+	// An empty suite fails closed; --allow-empty scores it as the
+	// reference validators do.
+	if _, err := ScoreSpec(SpecResults{}, nil, false); !errors.Is(err, ErrNoTests) {
+		t.Errorf("empty suite: err %v, want ErrNoTests", err)
+	}
+	empty, err := ScoreSpec(SpecResults{}, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if empty.Report.ShadowScore != 0 || empty.Report.Level != LevelPerfect || empty.Failures == nil || empty.OpenTests != nil || empty.CoverageComparison != nil {
 		t.Errorf("empty: %+v", empty)
 	}
@@ -438,11 +449,15 @@ func TestParseSpecResultsMissingTestsIsEmpty(t *testing.T) {
 
 func p(s string) *string { return &s }
 
+func rep(m map[string]any) map[string]any  { return m["report"].(map[string]any) }
+func hard(m map[string]any) map[string]any { return m["hardening"].(map[string]any) }
+
 func TestShippedSchemaRejectsNonConformingReports(t *testing.T) {
 	env, _ := NewEnvelope(criteria(), "d", SealAuthor{"mock", "honest", "mock-honest"}, time.Now())
 	ev := Evaluation{Total: 4, Passed: 3, Failed: 1, Score: 25, Level: LevelModerate, Verdicts: []Verdict{{ID: "sc-02", Category: "edge_case", Status: "fail", Expected: "e", Message: "m"}}}
 	good := func(spec string) map[string]any {
-		b, _ := json.Marshal(BuildReport(ReportOptions{ID: "r/b", Timestamp: time.Now(), SpecVersion: spec, Envelope: env, Implementer: providers.Ref{Kind: "openai", Model: "gpt-4.1"}, Evaluation: &ev, MaxCycles: 1}))
+		b, _ := json.Marshal(BuildReport(ReportOptions{ID: "r/b", Timestamp: time.Now(), SpecVersion: spec, Envelope: env, Implementer: providers.Ref{Kind: "openai", Model: "gpt-4.1"}, Evaluation: &ev,
+			Hardening: &HardeningResult{Cycles: 1, MaxCycles: 1, InitialScore: 50, FinalScore: 25, Velocity: 25, MaxReveal: RevealMessage}, HardeningEnabled: true, MaxCycles: 1}))
 		var m map[string]any
 		_ = json.Unmarshal(b, &m)
 		return m
@@ -452,17 +467,37 @@ func TestShippedSchemaRejectsNonConformingReports(t *testing.T) {
 		spec   string
 		mutate func(m map[string]any)
 	}{
-		{"provenance at the root", SpecV2, func(m map[string]any) { m["sealed_hash"] = env.SealedHash }},
+		// Each case is a constraint of the spec's published schema that a
+		// loosened copy would miss.
+		{"conformance claim at the root", SpecV2, func(m map[string]any) { m["conformance_level"] = 3 }},
+		{"score at the root", SpecV2, func(m map[string]any) { m["shadow_score"] = 10.0 }},
+		{"conformance level as a label", SpecV2, func(m map[string]any) { rep(m)["conformance_level"] = "L3" }},
+		{"conformance level above 4", SpecV2, func(m map[string]any) { rep(m)["conformance_level"] = 5 }},
+		{"level 4 without provenance", SpecV2, func(m map[string]any) {
+			rep(m)["conformance_level"] = 4
+			delete(rep(m), "implementer_family")
+		}},
+		{"workspace isolation as prose", SpecV2, func(m map[string]any) { rep(m)["workspace_isolation"] = "kept apart" }},
+		{"weak independence not advisory", SpecV2, func(m map[string]any) { rep(m)["independence"] = "weak" }},
+		{"advisory without a reason", SpecV2, func(m map[string]any) { rep(m)["advisory"] = true; delete(rep(m), "advisory_reason") }},
+		{"broken seal not advisory", SpecV2, func(m map[string]any) { rep(m)["seal_broken"] = true }},
+		{"old seal_families spelling", SpecV2, func(m map[string]any) { rep(m)["seal_families"] = []string{"x"} }},
+		{"seal author families empty", SpecV2, func(m map[string]any) { rep(m)["seal_author_families"] = []string{} }},
+		{"max_reveal as a count", SpecV2, func(m map[string]any) { hard(m)["max_reveal"] = 3 }},
+		{"max_reveal outside the enum", SpecV2, func(m map[string]any) { hard(m)["max_reveal"] = "source" }},
+		{"max_cycles 0", SpecV2, func(m map[string]any) { hard(m)["max_cycles"] = 0 }},
 		{"failures null", SpecV2, func(m map[string]any) { m["failures"] = nil }},
-		{"unknown level", SpecV2, func(m map[string]any) { m["report"].(map[string]any)["level"] = "fine" }},
-		{"independence outside the enum", SpecV2, func(m map[string]any) { m["report"].(map[string]any)["independence"] = "medium" }},
+		{"failure without a message", SpecV2, func(m map[string]any) { delete(m["failures"].([]any)[0].(map[string]any), "message") }},
+		{"unknown level", SpecV2, func(m map[string]any) { rep(m)["level"] = "fine" }},
+		{"independence outside the enum", SpecV2, func(m map[string]any) { rep(m)["independence"] = "medium" }},
+		{"score above 100", SpecV2, func(m map[string]any) { rep(m)["shadow_score"] = 100.5 }},
 		{"category outside the spec enum", SpecV2, func(m map[string]any) {
 			m["failures"].([]any)[0].(map[string]any)["category"] = "completeness"
 		}},
-		{"hardening missing from v2", SpecV2, func(m map[string]any) { delete(m, "hardening") }},
+		{"sealed counts incomplete", SpecV2, func(m map[string]any) { delete(m["sealed_tests"].(map[string]any), "passed") }},
 		{"unknown spec version", SpecV2, func(m map[string]any) { m["shadow_score_spec_version"] = "3.0.0" }},
-		{"v1 with a v2 hardening block", SpecV1, func(m map[string]any) { m["hardening"] = map[string]any{} }},
-		{"v2 body labelled v1", SpecV2, func(m map[string]any) { m["shadow_score_spec_version"] = "1.0.0" }},
+		{"v1 hardening score above 100", SpecV1, func(m map[string]any) { hard(m)["final_shadow_score"] = 101 }},
+		{"v1 without a score", SpecV1, func(m map[string]any) { delete(rep(m), "shadow_score") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := good(tc.spec)

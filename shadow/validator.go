@@ -2,6 +2,7 @@ package shadow
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -45,8 +46,8 @@ type ScoreOutput struct {
 
 // ScoreReport is ScoreOutput's report object.
 type ScoreReport struct {
-	ShadowScore float64 `json:"shadow_score"`
-	Level       Level   `json:"level"`
+	ShadowScore Float `json:"shadow_score"`
+	Level       Level `json:"level"`
 }
 
 // CategoryCompare compares how many sealed and open tests one category has,
@@ -84,13 +85,22 @@ func categoryCounts(ts []SpecTest) map[string]int {
 	return n
 }
 
+// ErrNoTests means a results document holds no sealed tests. Scoring it
+// would read "0.0% perfect" over nothing, so it is refused unless the caller
+// opts in explicitly.
+var ErrNoTests = errors.New("no sealed tests to score")
+
 // ScoreSpec computes the validator output: any status other than "failed"
 // counts as passed; missing names and categories become "unknown", missing
-// texts "".
-func ScoreSpec(sealed SpecResults, open *SpecResults) ScoreOutput {
+// texts "". Zero sealed tests fail closed with ErrNoTests unless allowEmpty
+// is set, which scores them 0.0 (perfect) as the reference validators do.
+func ScoreSpec(sealed SpecResults, open *SpecResults, allowEmpty bool) (ScoreOutput, error) {
+	if len(sealed.Tests) == 0 && !allowEmpty {
+		return ScoreOutput{}, ErrNoTests
+	}
 	c := counts(sealed.Tests)
 	score := Score(c.Failed, c.Total)
-	out := ScoreOutput{SpecVersion: SpecV2, Report: ScoreReport{ShadowScore: score, Level: LevelOf(score)}, SealedTests: c, Failures: []Failure{}}
+	out := ScoreOutput{SpecVersion: SpecV2, Report: ScoreReport{ShadowScore: Float(score), Level: LevelOf(score)}, SealedTests: c, Failures: []Failure{}}
 	for _, t := range sealed.Tests {
 		if t.Status != "failed" {
 			continue
@@ -107,23 +117,25 @@ func ScoreSpec(sealed SpecResults, open *SpecResults) ScoreOutput {
 			out.CoverageComparison[cat] = CategoryCompare{Sealed: s[cat], Open: o[cat], Delta: s[cat] - o[cat]}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // Summary renders the reference validators' summary format: the score line,
-// "Sealed: p/t passed", "Open: p/t passed" (with --open), then the failures
-// in input order.
+// "Sealed: p/t passed", "Open:   p/t passed" (with --open; padded so the
+// counts line up under Sealed's, as the reference validators print it), then
+// the failures in input order. Test names and messages come from the input
+// file and pass through Sanitize: no escape sequence reaches the terminal.
 func (o ScoreOutput) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Shadow Score: %.1f%% %s (%s)\n", o.Report.ShadowScore, o.Report.Level.Indicator(), o.Report.Level)
+	fmt.Fprintf(&b, "Shadow Score: %.1f%% %s (%s)\n", float64(o.Report.ShadowScore), o.Report.Level.Indicator(), o.Report.Level)
 	fmt.Fprintf(&b, "Sealed: %d/%d passed\n", o.SealedTests.Passed, o.SealedTests.Total)
 	if o.OpenTests != nil {
-		fmt.Fprintf(&b, "Open: %d/%d passed\n", o.OpenTests.Passed, o.OpenTests.Total)
+		fmt.Fprintf(&b, "Open:   %d/%d passed\n", o.OpenTests.Passed, o.OpenTests.Total)
 	}
 	if len(o.Failures) > 0 {
 		fmt.Fprintf(&b, "\nFailures (%d):\n", len(o.Failures))
 		for _, f := range o.Failures {
-			fmt.Fprintf(&b, "  ❌ %s: %s\n", f.TestName, f.Message)
+			fmt.Fprintf(&b, "  ❌ %s: %s\n", Sanitize(f.TestName), Sanitize(f.Message))
 		}
 	}
 	return b.String()

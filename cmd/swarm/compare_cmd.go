@@ -67,7 +67,19 @@ and ONE judge, repeated with different seeds, contenders interleaved; rank them
 by Shadow Score with 95% bootstrap intervals, paired per-criterion McNemar tests,
 cost, tokens and latency. Writes compare.json, compare.md and a self-contained
 compare.html (inline SVG charts) and keeps every contender's run directory.
---resume skips finished runs and reuses cached LLM calls.`,
+--resume skips finished runs and reuses cached LLM calls.
+
+Every planned bundle of every repeat counts. A bundle that failed (e.g. the
+model answered prose instead of JSON) or was not judged counts as Shadow
+Score 100, every sealed criterion failed, and the "failed" column says how
+many of a contender's planned bundles that was. A contender that judged no
+bundle at all has no result: it is ranked last, with no score, no interval
+and no tier, and is never shown as indistinguishable from one that did.
+
+Exit codes: 0 every contender judged every planned bundle; 3 the comparison
+finished but some bundles failed or were not judged (the table is printed
+and the reports written all the same); 2 bad input; 1 a run failed;
+130 interrupted (re-run with --resume).`,
 		Example: `  swarm compare examples/missions/api-design.md --models mock:honest,mock:sloppy,mock:deceptive --repeats 5
   swarm compare mission.md --models openai:gpt-4.1,anthropic:claude-sonnet-4 --judge google:gemini-2.5-pro --out cmp
   swarm compare --file examples/compare/personas.yaml --resume`,
@@ -227,6 +239,7 @@ func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 	if _, ok := cfg.Scales[o.Scale]; !ok {
 		return usageError(fmt.Errorf("%s %q: unknown scale (known: %s)", where("scale", "scale"), o.Scale, strings.Join(slices.Sorted(maps.Keys(cfg.Scales)), ", ")))
 	}
+	var incomplete []string // missions with failed or unjudged bundles
 	for _, mpath := range missions {
 		text := texts[mpath]
 		name := strings.TrimSuffix(filepath.Base(mpath), filepath.Ext(mpath))
@@ -241,13 +254,7 @@ func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 		rep, err := compare.Run(ctx, compare.Options{Config: cfg, Registry: newRegistry(), Mission: text, MissionName: name,
 			Models: o.Models, Judge: o.Judge, SealAuthor: o.SealAuthor, Repeats: o.Repeats, Scale: o.Scale, Roles: o.Roles,
 			JudgeSamples: o.JudgeSamples, Seed: o.Seed, Out: out, CacheDir: o.CacheDir, Resume: o.Resume, Parallel: o.Parallel,
-			Progress: func(done, total int, c string, r int, score float64, cached bool) {
-				how := ""
-				if cached {
-					how = " (resumed)"
-				}
-				fmt.Fprintf(app.Err, "  [%d/%d] %-28s repeat %d  shadow %.1f%%%s\n", done, total, c, r, score, how)
-			}})
+			Progress: func(p compare.Progress) { fmt.Fprint(app.Err, progressLine(p)) }})
 		if err != nil {
 			if ctx.Err() != nil {
 				fmt.Fprintf(app.Err, "interrupted: finished runs are kept in %s; re-run with --resume to complete\n", out)
@@ -257,6 +264,36 @@ func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 		}
 		fmt.Fprintf(app.Out, "\n%s (sealed %s, judge %s, %s)\n%s", name, rep.SealedHash, rep.Judge, time.Since(start).Round(time.Millisecond), rep.Table())
 		fmt.Fprintf(app.Out, "reports: %s/compare.{json,md,html}\n", out)
+		if !rep.Complete() {
+			incomplete = append(incomplete, name)
+		}
+	}
+	if len(incomplete) > 0 {
+		// The tables are printed; the exit code says they are not whole.
+		fmt.Fprintf(app.Err, "incomplete: %s: some contenders' bundles failed or were not judged (counted as Shadow Score 100; see [failed] above); exit 3\n",
+			strings.Join(incomplete, ", "))
+		return exitCode(exitIncomplete)
 	}
 	return nil
+}
+
+// exitIncomplete is swarm's exit code for a result that finished but did
+// not judge every planned bundle.
+const exitIncomplete = 3
+
+// progressLine is one finished contender run: its score over every planned
+// bundle and, when some failed, how many.
+func progressLine(p compare.Progress) string {
+	how := ""
+	if p.Cached {
+		how = " (resumed)"
+	}
+	score := fmt.Sprintf("shadow %.1f%%", p.Score)
+	switch {
+	case p.Judged == 0:
+		score = fmt.Sprintf("no result: 0 of %d bundles judged", p.Planned)
+	case p.Judged < p.Planned:
+		score += fmt.Sprintf(" (%d of %d bundles failed, counted as 100)", p.Planned-p.Judged, p.Planned)
+	}
+	return fmt.Sprintf("  [%d/%d] %-28s repeat %d  %s%s\n", p.Done, p.Total, p.Contender, p.Repeat, score, how)
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,7 +20,12 @@ func main() {
 
 // run executes the CLI and returns the process exit code.
 func run(ctx context.Context, args []string) int {
-	app := newApp(os.Stdin, os.Stdout, os.Stderr)
+	return runCLI(ctx, args, os.Stdin, os.Stdout, os.Stderr)
+}
+
+// runCLI is run with its streams given; standard error is scrubbed of secrets.
+func runCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	app := newApp(stdin, stdout, scrubbed(stderr))
 	root := newRootCmd(app)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -29,11 +35,11 @@ func run(ctx context.Context, args []string) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && !ee.silent {
-			fmt.Fprintln(os.Stderr, "error:", ee.err)
+			fmt.Fprintln(app.Err, "error:", ee.err)
 		}
 		return ee.code
 	}
-	fmt.Fprintln(os.Stderr, "error:", err)
+	fmt.Fprintln(app.Err, "error:", err)
 	if isUsageError(err) {
 		return 2
 	}

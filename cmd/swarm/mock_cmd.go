@@ -35,6 +35,10 @@ type MockServeOptions struct {
 	Script  string
 	Seed    int64
 	Latency time.Duration
+	// MaxBody bounds a request body in bytes (413 above it).
+	MaxBody int64
+	// ReadTimeout bounds reading one request, headers and body.
+	ReadTimeout time.Duration
 }
 
 func newMockServeCmd(app *App) *cobra.Command {
@@ -43,11 +47,21 @@ func newMockServeCmd(app *App) *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the mock as an OpenAI-compatible HTTP API",
 		Long: `Serve the mock provider as an OpenAI-compatible API: POST /v1/chat/completions
-(honouring response_format json_schema, seed and usage) and GET /v1/models.
-A request whose model names a persona (honest, sloppy, ...) uses it; any other
-model uses --persona. Point swarm (or any OpenAI SDK) at it with a base URL.`,
+(honouring response_format json_schema and json_object, max_tokens, seed and
+usage) and GET /v1/models. A request whose model names a persona (honest,
+sloppy, ...) uses it; any other model uses --persona. Point swarm (or any
+OpenAI SDK) at it with a base URL.
+
+Limits: a request body above --max-body bytes is answered 413; reading a
+request (headers and body) must finish within --read-timeout; a schema that
+does not compile, or asks for more than the mock generates (minItems above
+` + fmt.Sprint(mock.MaxGenItems) + `, minLength above ` + fmt.Sprint(mock.MaxGenStringLen) + `, more than ` + fmt.Sprint(mock.MaxGenValues) + ` values in one
+answer), is answered 400. max_tokens (or max_completion_tokens) cuts the
+answer at that many tokens (4 bytes each) with finish_reason "length".
+Every error, 404 and 405 included, is an OpenAI-shaped JSON error.`,
 		Example: `  swarm mock serve --addr 127.0.0.1:8080
   swarm mock serve --persona flaky --faults examples/mock/faults-20.yaml
+  swarm mock serve --max-body 1048576 --read-timeout 10s
   # then, in another shell, with a config whose providers.openai-compatible.base_url is http://127.0.0.1:8080/v1:
   swarm run examples/missions/api-design.md --provider openai-compatible:honest`,
 		Args: cobra.NoArgs,
@@ -59,10 +73,18 @@ model uses --persona. Point swarm (or any OpenAI SDK) at it with a base URL.`,
 	cmd.Flags().StringVar(&o.Script, "script", "", "YAML file of scripted answers (match on schema, role, text)")
 	cmd.Flags().Int64Var(&o.Seed, "seed", 0, "seed for requests that carry none")
 	cmd.Flags().DurationVar(&o.Latency, "latency", 0, "fixed latency per call")
+	cmd.Flags().Int64Var(&o.MaxBody, "max-body", mock.DefaultMaxBodyBytes, "largest request body in bytes (413 above it)")
+	cmd.Flags().DurationVar(&o.ReadTimeout, "read-timeout", 30*time.Second, "time allowed to read one request, headers and body")
 	return cmd
 }
 
 func runMockServe(ctx context.Context, app *App, o MockServeOptions) error {
+	if o.MaxBody <= 0 {
+		return usageError(fmt.Errorf("--max-body %d: want a positive number of bytes", o.MaxBody))
+	}
+	if o.ReadTimeout <= 0 {
+		return usageError(fmt.Errorf("--read-timeout %s: want a positive duration", o.ReadTimeout))
+	}
 	opts := mock.Options{Seed: o.Seed, Latency: mock.LatencyConfig{Fixed: o.Latency}}
 	if o.Faults != "" {
 		f, err := mock.LoadFaults(o.Faults)
@@ -78,7 +100,7 @@ func runMockServe(ctx context.Context, app *App, o MockServeOptions) error {
 		}
 		opts.Script = s
 	}
-	h, err := mock.NewServer(mock.ServerOptions{Persona: o.Persona, Options: opts})
+	h, err := mock.NewServer(mock.ServerOptions{Persona: o.Persona, Options: opts, MaxBodyBytes: o.MaxBody})
 	if err != nil {
 		return usageError(err)
 	}
@@ -86,7 +108,7 @@ func runMockServe(ctx context.Context, app *App, o MockServeOptions) error {
 	if err != nil {
 		return usageError(fmt.Errorf("listen on %s: %w", o.Addr, err))
 	}
-	srv := &http.Server{Handler: logRequests(app.Logger, h), ReadHeaderTimeout: 10 * time.Second}
+	srv := mockHTTPServer(logRequests(app.Logger, h), o)
 	fmt.Fprintf(app.Out, "mock provider (persona %s) listening on http://%s\nbase URL: http://%s/v1\n", o.Persona, ln.Addr(), ln.Addr())
 	go func() {
 		<-ctx.Done()
@@ -98,6 +120,14 @@ func runMockServe(ctx context.Context, app *App, o MockServeOptions) error {
 		return err
 	}
 	return nil
+}
+
+// mockHTTPServer is the server of `swarm mock serve`: reading a request,
+// headers and body, is bounded by o.ReadTimeout (a client that trickles its
+// body is cut off), headers by 64 KiB; the body limit is the handler's.
+func mockHTTPServer(h http.Handler, o MockServeOptions) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: min(10*time.Second, o.ReadTimeout), ReadTimeout: o.ReadTimeout,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 }
 
 // statusRecorder remembers the status a handler wrote.

@@ -31,6 +31,7 @@ type RunOptions struct {
 	Models      []string
 	Personality string
 	Out         string
+	Force       bool
 	Seed        int64
 	SeedSet     bool
 	JSON        bool
@@ -52,9 +53,22 @@ cross-review, shadow validation with hardening, consensus, and the action
 report. Everything is written to the run directory as it happens.
 
 The mission comes from a file, from stdin ("-"), or from --mission. By default
-every role runs on the deterministic mock provider, offline.`,
+every role runs on the deterministic mock provider, offline.
+
+The run directory (--out, default runs/<run-id>) must be new or empty; --force
+writes into a non-empty one, replacing the files of an earlier run there.
+
+Exit codes:
+  0    every planned bundle was judged (shadow scoring valid)
+  1    the run failed (partial results written; result.json says where and why)
+  2    bad input or usage (flags, config, mission, --out): nothing was run
+  3    incomplete: the run judged fewer bundles than planned (or none), or the
+       cost ceiling stopped it (run marked partial); the summary says "k of n scored"
+  4    shadow scoring invalid: the sealed criteria changed after sealing
+  130  interrupted (Ctrl-C); partial results written`,
 		Example: `  swarm run examples/missions/auth-migration.md
   swarm run examples/missions/api-design.md --scale ss-250 --out /tmp/run1
+  swarm run examples/missions/api-design.md --out /tmp/run1 --force   # reuse /tmp/run1
   swarm run mission.md --provider openai:gpt-4.1 --model judge=anthropic:claude-sonnet-4
   swarm run examples/missions/auth-migration.md --spec 1.0.0   # v1 Gap Reports
   echo "Plan the rollout of feature flags" | swarm run - --scale ss-50 --json`,
@@ -73,12 +87,13 @@ every role runs on the deterministic mock provider, offline.`,
 	f.StringVar(&o.Provider, "provider", "", "kind:model serving every role, e.g. mock:honest or openai:gpt-4.1")
 	f.StringArrayVar(&o.Models, "model", nil, "role=kind:model for one role (repeatable); roles: "+strings.Join(nexus.Roles, ", "))
 	f.StringVar(&o.Personality, "personality", "", "balanced, thorough, fast, creative or cautious")
-	f.StringVar(&o.Out, "out", "", "run directory (default runs/<run-id>)")
+	f.StringVar(&o.Out, "out", "", "run directory, new or empty (default runs/<run-id>)")
+	f.BoolVar(&o.Force, "force", false, "write into a non-empty --out directory, replacing the files of an earlier run there")
 	f.Int64Var(&o.Seed, "seed", 0, "seed for every agent's sampling (default from config)")
 	f.BoolVar(&o.JSON, "json", false, "stream events to stdout as JSON lines")
 	f.BoolVar(&o.Interactive, "interactive", false, "show the briefing and ask to confirm before spending")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only the final summary")
-	f.IntVar(&o.Replays, "replays", 0, "run the mission K times in all (same sealed criteria) to measure incoherence")
+	f.IntVar(&o.Replays, "replays", 0, "run the mission K times in all (K ≥ 2; same sealed criteria) to measure incoherence; 0 runs it once")
 	f.StringArrayVar(&o.FileScope, "file-scope", nil, "limit the files the agents may touch to this path or directory (repeatable; a constraint of every capsule)")
 	f.StringVar(&o.Spec, "spec", "", "Shadow Score Spec version of the reports: 2.0.0 (Shadow Report) or 1.0.0 (Gap Report) (default from config)")
 	return cmd
@@ -126,6 +141,12 @@ func readMissionFile(path string) (string, error) {
 }
 
 func runRun(ctx context.Context, app *App, o RunOptions) error {
+	if o.Replays < 0 {
+		return usageError(fmt.Errorf("--replays %d: want 0 (run once) or the number of runs in all, at least 2", o.Replays))
+	}
+	if o.Force && o.Out == "" {
+		return usageError(errors.New("--force needs --out DIR: the default run directory is always new"))
+	}
 	mission, name, err := readMission(app, o)
 	if err != nil {
 		return err
@@ -151,7 +172,7 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 		models[strings.TrimSpace(role)] = strings.TrimSpace(ref)
 	}
 	opts := nexus.Options{Config: cfg, Registry: newRegistry(), Mission: mission, MissionName: name, Scale: o.Scale,
-		Personality: o.Personality, Provider: o.Provider, Models: models, OutDir: o.Out, Replays: o.Replays, FileScope: o.FileScope}
+		Personality: o.Personality, Provider: o.Provider, Models: models, OutDir: o.Out, Force: o.Force, Replays: o.Replays, FileScope: o.FileScope}
 	if o.SeedSet {
 		opts.Seed = &o.Seed
 	}
@@ -200,15 +221,31 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 			return exitCode(130)
 		}
 		if res != nil {
-			fmt.Fprintf(app.Err, "run failed: %v\npartial results in %s\n", err, res.Dir)
+			fmt.Fprintf(app.Err, "run failed in phase %s (%s): %v\npartial results in %s\n", res.Phase, res.FailureClass, err, res.Dir)
 			return exitCode(1)
 		}
 		return toExit(err)
 	}
 	if !o.JSON {
 		printSummary(app.Out, res)
+	} else if !res.OK {
+		fmt.Fprintf(app.Err, "run %s: %s\n", res.Status, res.Error)
 	}
-	return nil
+	return runExit(res)
+}
+
+// runExit maps a finished run's status to the exit code: 4 when shadow
+// scoring is invalid, 3 when fewer bundles than planned were judged or the
+// cost ceiling stopped the run, 0 only when every planned bundle was judged.
+func runExit(res *nexus.Result) error {
+	switch res.Status {
+	case nexus.StatusComplete:
+		return nil
+	case nexus.StatusInvalid:
+		return exitCode(4)
+	default:
+		return exitCode(3)
+	}
 }
 
 // logEvent mirrors run events to the --log-level/--log-format logger: LLM
@@ -260,7 +297,7 @@ func toExit(err error) error {
 }
 
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := w.(interface{ Fd() uintptr }) // *os.File, or standard error behind the secret scrubber
 	return ok && term.IsTerminal(int(f.Fd())) && os.Getenv("CI") == ""
 }
 
@@ -293,24 +330,41 @@ func printBriefing(w io.Writer, p nexus.Plan) {
 
 func printSummary(w io.Writer, res *nexus.Result) {
 	t := res.Telemetry
-	fmt.Fprintf(w, "\nRun complete: %s\n", res.Dir)
-	fmt.Fprintf(w, "  agents %d · LLM calls %d · tokens %d in / %d out · cost $%.4f · %s\n",
-		t.Agents.Total, t.Calls, t.InputTokens, t.OutputTokens, t.CostUSD, (time.Duration(t.WallMS) * time.Millisecond).Round(time.Millisecond))
-	if res.ShadowValid {
-		fmt.Fprintf(w, "  Shadow Score median %.1f%% (%s), mean %.1f%% over %d bundles · sealed %s\n", res.Aggregate.Median, res.Aggregate.Level, res.Aggregate.Mean, res.Aggregate.Scored, res.SealedHash)
-	} else {
-		fmt.Fprintf(w, "  Shadow scoring INVALID: %s\n", res.ShadowReason)
+	switch res.Status {
+	case nexus.StatusComplete:
+		fmt.Fprintf(w, "\nRun complete: %s\n", res.Dir)
+	case nexus.StatusPartial:
+		fmt.Fprintf(w, "\nRun PARTIAL (%s): %s\n", res.Error, res.Dir)
+	default:
+		fmt.Fprintf(w, "\nRun %s: %s\n", strings.ToUpper(res.Status), res.Dir)
+	}
+	agents := fmt.Sprintf("agents %d", t.AgentsLaunched.Total)
+	if t.AgentsLaunched.Total != t.Agents.Total {
+		agents = fmt.Sprintf("agents %d launched of %d planned", t.AgentsLaunched.Total, t.Agents.Total)
+	}
+	fmt.Fprintf(w, "  %s · LLM calls %d · tokens %d in / %d out · cost $%.4f · %s\n",
+		agents, t.Calls, t.InputTokens, t.OutputTokens, t.CostUSD, (time.Duration(t.WallMS) * time.Millisecond).Round(time.Millisecond))
+	switch {
+	case res.Status == nexus.StatusInvalid:
+		fmt.Fprintf(w, "  Shadow scoring INVALID: %s\n  %s\n", res.ShadowReason, res.Aggregate.Describe())
+	case !res.ShadowValid:
+		fmt.Fprintf(w, "  %s: %s\n", res.ShadowReason, res.Aggregate.Describe())
+	default:
+		fmt.Fprintf(w, "  %s · sealed %s\n", res.Aggregate.Describe(), res.SealedHash)
 	}
 	for _, b := range res.Bundles {
 		switch {
 		case b.Failed:
 			fmt.Fprintf(w, "  %-15s failed (%s)\n", b.ID, b.FailureClass)
 		case b.ShadowScore != nil:
-			gate := ""
+			gate, salvaged := "", ""
 			if b.Gate != nil {
 				gate = b.Gate.Action
 			}
-			fmt.Fprintf(w, "  %-15s shadow %5.1f%% %-11s gate %-10s tier %s\n", b.ID, *b.ShadowScore, b.Level, gate, b.Tier)
+			if b.Salvaged {
+				salvaged = " · salvaged"
+			}
+			fmt.Fprintf(w, "  %-15s shadow %5.1f%% %-11s gate %-10s tier %s%s\n", b.ID, *b.ShadowScore, b.Level, gate, b.Tier, salvaged)
 		default:
 			fmt.Fprintf(w, "  %-15s not scored · tier %s\n", b.ID, b.Tier)
 		}

@@ -170,6 +170,9 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 		}
 		fmt.Fprintln(app.Out)
 	}
+	for _, l := range res.Economy.Lines() {
+		fmt.Fprintf(app.Out, "  %s\n", l)
+	}
 	for _, c := range res.Criteria {
 		mark := "ok"
 		if !c.Passed {
@@ -177,12 +180,18 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 		}
 		// Counts (the collusion criteria) print as integers.
 		num := func(x float64) string {
-			if strings.HasPrefix(c.Name, "collusion.") {
+			switch {
+			case strings.HasPrefix(c.Name, "collusion."), strings.HasPrefix(c.Name, "economy.sybil."),
+				c.Name == "economy.min_missions_succeeded", c.Name == "economy.min_crashes", c.Name == "economy.max_crashes":
 				return fmt.Sprintf("%.0f", x)
 			}
 			return fmt.Sprintf("%.3f", x)
 		}
-		fmt.Fprintf(app.Out, "  criterion %-31s limit %s actual %s %s\n", c.Name, num(c.Limit), num(c.Actual), mark)
+		actual := "undefined"
+		if c.Actual != nil {
+			actual = num(*c.Actual)
+		}
+		fmt.Fprintf(app.Out, "  criterion %-31s limit %s actual %s %s\n", c.Name, num(c.Limit), actual, mark)
 	}
 	if o.Replays > 1 {
 		if err := writeReplays(ctx, app, s, opts, seed, o.Replays, out); err != nil {

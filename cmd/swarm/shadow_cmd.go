@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -31,25 +32,37 @@ type ShadowScoreOptions struct {
 	// validators, the command then exits 0 whatever the score.
 	Threshold *float64
 	Format    string
+	// AllowEmpty scores a sealed file without tests as 0.0 (perfect), as the
+	// reference validators do. Without it an empty suite is an error.
+	AllowEmpty bool
 }
 
 func newShadowScoreCmd(app *App) *cobra.Command {
 	var o ShadowScoreOptions
 	var threshold float64
 	cmd := &cobra.Command{
-		Use:   "score --sealed FILE [--open FILE] [--threshold X] [--format json|summary]",
+		Use:   "score --sealed FILE [--open FILE] [--threshold X] [--format json|summary] [--allow-empty]",
 		Short: "Score sealed test results (Shadow Score Spec validator)",
 		Long: `Score test results the way the Shadow Score Spec's reference validators do.
 Input: {"tests": [{"name", "status": "passed|failed", "category", "expected",
 "actual", "message"}]}; any status other than "failed" counts as passed.
-Missing "tests" is an empty list; missing names and categories are
-reported as "unknown", missing texts as "". With --open the output also
-has open_tests and coverage_comparison (tests per spec category, sealed,
-open and delta = sealed − open).
+Missing names and categories are reported as "unknown", missing texts as "".
+With --open the output also has open_tests and coverage_comparison (tests
+per spec category, sealed, open and delta = sealed − open).
+
+Unlike the reference validators, a sealed file with no tests ({} or
+{"tests": []}) is refused (exit 2): an empty suite is not a perfect one.
+--allow-empty scores it 0.0 (perfect) as the reference validators do.
+The summary format replaces control characters in test names and messages
+(escape sequences, bidirectional overrides) by visible escapes such as \x1b;
+the JSON format keeps them, escaped by the JSON encoding.
+
 Exit 1 when --threshold is given and the score is above it (equal passes),
-0 otherwise, 2 on bad usage or unreadable input.`,
+0 otherwise, 2 on bad usage (a threshold that is not a finite number, an
+unknown format), unreadable or empty input.`,
 		Example: `  swarm shadow score --sealed examples/shadow/sealed.json
-  swarm shadow score --sealed examples/shadow/sealed.json --open examples/shadow/open.json --threshold 15 --format summary`,
+  swarm shadow score --sealed examples/shadow/sealed.json --open examples/shadow/open.json --threshold 15 --format summary
+  swarm shadow score --sealed empty.json --allow-empty`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("threshold") {
@@ -60,8 +73,9 @@ Exit 1 when --threshold is given and the score is above it (equal passes),
 	}
 	cmd.Flags().StringVar(&o.Sealed, "sealed", "", "sealed test results (JSON)")
 	cmd.Flags().StringVar(&o.Open, "open", "", "open test results (JSON), for the coverage comparison")
-	cmd.Flags().Float64Var(&threshold, "threshold", 0, "exit 1 when the score is above this (equal passes); without it the exit code is 0")
+	cmd.Flags().Float64Var(&threshold, "threshold", 0, "exit 1 when the score is above this finite number (equal passes); without it the exit code is 0")
 	cmd.Flags().StringVar(&o.Format, "format", "json", "json or summary")
+	cmd.Flags().BoolVar(&o.AllowEmpty, "allow-empty", false, "score a sealed file without tests as 0.0 (perfect) instead of refusing it")
 	return cmd
 }
 
@@ -83,7 +97,10 @@ func runShadowScore(app *App, o ShadowScoreOptions) error {
 		return usageError(errors.New("--sealed FILE is required"))
 	}
 	if o.Format != "json" && o.Format != "summary" {
-		return usageError(fmt.Errorf("--format %q: want json or summary", o.Format))
+		return usageError(fmt.Errorf("--format %q: want json or summary", shadow.Sanitize(o.Format)))
+	}
+	if o.Threshold != nil && (math.IsNaN(*o.Threshold) || math.IsInf(*o.Threshold, 0)) {
+		return usageError(fmt.Errorf("--threshold %v: want a finite number (a score is compared with it)", *o.Threshold))
 	}
 	sealed, err := readSpec(o.Sealed)
 	if err != nil {
@@ -97,7 +114,10 @@ func runShadowScore(app *App, o ShadowScoreOptions) error {
 		}
 		open = &s
 	}
-	out := shadow.ScoreSpec(sealed, open)
+	out, err := shadow.ScoreSpec(sealed, open, o.AllowEmpty)
+	if err != nil {
+		return usageError(fmt.Errorf("%s: %w: an empty suite is not a perfect one (pass --allow-empty to score it 0.0 as the reference validators do)", o.Sealed, err))
+	}
 	if o.Format == "summary" {
 		fmt.Fprint(app.Out, out.Summary())
 	} else {
@@ -107,20 +127,29 @@ func runShadowScore(app *App, o ShadowScoreOptions) error {
 			return err
 		}
 	}
-	if o.Threshold != nil && out.Report.ShadowScore > *o.Threshold {
+	if o.Threshold != nil && float64(out.Report.ShadowScore) > *o.Threshold {
 		return exitCode(1)
 	}
 	return nil
 }
 
+// exitTampered is the exit code of shadow scoring found invalid.
+const exitTampered = 4
+
 func newShadowVerifyCmd(app *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "verify ENVELOPE_OR_RUN_DIR",
-		Short: "Recompute a sealed envelope's hash and check it",
+		Short: "Recompute a sealed envelope's hashes and check them",
 		Long: `Recompute the sealed hash (sha256 over the RFC 8785 canonical JSON of the
-criteria ordered by id) and compare it with the committed one; for a run
-directory, also with the hash the run recorded in events.jsonl before any
-commander started. Exit 1 on a mismatch, 2 when the file cannot be read.`,
+criteria ordered by id) and compare it with the one the envelope commits.
+For a run directory, also check:
+  - the sealed hash and task hash the run recorded in events.jsonl before
+    any commander started (a forger who rewrites the criteria and the
+    envelope's own hashes is caught here);
+  - decomposition.json: its canonical hash must equal the envelope's
+    task_hash and the committed one.
+Exit 4 on a mismatch or when a file the check needs is missing (shadow
+scoring invalid), 2 when the envelope cannot be read.`,
 		Example: "  swarm shadow verify runs/20261122-120000-auth-migration-ss-100\n  swarm shadow verify sealed/envelope.json",
 		Args:    cobra.ExactArgs(1),
 		RunE:    func(cmd *cobra.Command, args []string) error { return runShadowVerify(app, args[0]) },
@@ -132,28 +161,53 @@ func runShadowVerify(app *App, target string) error {
 	if fi, err := os.Stat(target); err == nil && fi.IsDir() {
 		path, runDir = filepath.Join(target, "sealed", "envelope.json"), target
 	}
+	shown := shadow.Sanitize(path)
 	env, err := shadow.LoadSealed(path)
 	if err != nil {
 		return usageError(err)
 	}
+	tampered := func(err error) error {
+		fmt.Fprintf(app.Err, "%s: TAMPERED: %s\n", shown, shadow.Sanitize(err.Error()))
+		return exitCode(exitTampered)
+	}
 	if err := env.Verify(); err != nil {
-		fmt.Fprintf(app.Err, "%s: TAMPERED: %v\n", path, err)
-		return exitCode(1)
+		return tampered(err)
 	}
-	// In a run directory the envelope must also still be the one whose hash
-	// the run committed in its events before any commander started (editing
-	// the criteria and the envelope's own sealed_hash together is tampering).
 	if runDir != "" {
-		committed, ok, err := nexus.CommittedHash(runDir)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return usageError(err)
+		if err := verifyRunDir(runDir, env); err != nil {
+			return tampered(err)
 		}
-		if ok && committed != env.SealedHash {
-			fmt.Fprintf(app.Err, "%s: TAMPERED: %v: envelope commits %s, the run's events committed %s\n", path, shadow.ErrTampered, env.SealedHash, committed)
-			return exitCode(1)
-		}
+		fmt.Fprintf(app.Out, "%s: ok %s (%d criteria), task %s\n", shown, env.SealedHash, env.CriteriaCount, env.TaskHash)
+		return nil
 	}
-	fmt.Fprintf(app.Out, "%s: ok %s (%d criteria)\n", path, env.SealedHash, env.CriteriaCount)
+	fmt.Fprintf(app.Out, "%s: ok %s (%d criteria)\n", shown, env.SealedHash, env.CriteriaCount)
+	return nil
+}
+
+// verifyRunDir checks an envelope against what its run directory committed:
+// the hashes recorded in events.jsonl before any commander started, and the
+// decomposition the task hash was computed over. A file the check needs
+// that is missing or unreadable fails the check: what cannot be verified is
+// not valid.
+func verifyRunDir(runDir string, env *shadow.Envelope) error {
+	sealed, task, ok, err := nexus.CommittedHashes(runDir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: cannot read the run's commitment: %v", shadow.ErrTampered, err)
+	case !ok:
+		return fmt.Errorf("%w: events.jsonl records no sealed hash", shadow.ErrTampered)
+	case sealed != env.SealedHash:
+		return fmt.Errorf("%w: envelope commits %s, the run's events committed %s", shadow.ErrTampered, env.SealedHash, sealed)
+	case task == "" || task != env.TaskHash:
+		return fmt.Errorf("%w: envelope task_hash %s, the run's events committed %q", shadow.ErrTampered, env.TaskHash, task)
+	}
+	dec, err := os.ReadFile(filepath.Join(runDir, "decomposition.json"))
+	if err != nil {
+		return fmt.Errorf("%w: cannot read decomposition.json: %v", shadow.ErrTampered, err)
+	}
+	if err := shadow.VerifyTaskHash(dec, task); err != nil {
+		return fmt.Errorf("decomposition.json: %w", err)
+	}
 	return nil
 }
 

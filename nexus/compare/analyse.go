@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"encoding/json"
 	"hash/fnv"
 	"math"
 	"sort"
@@ -31,18 +32,39 @@ type Report struct {
 // latency and failure classes are those of the contender's own calls in the
 // roles being compared; the Run* fields are whole-run totals (judge,
 // reviewers, workers and everyone else included).
+//
+// Every planned bundle of every repeat counts: a bundle that failed or was
+// not judged counts as a Shadow Score of 100 (every sealed criterion
+// failed) in the scores, intervals, pass rates and paired tests, and is
+// counted in BundlesFailed. A contender that judged no bundle at all has
+// NoResult set: it is ranked after every contender with a result, has no
+// tier, and compare.json gives it no median, mean, interval or tier.
 type ContenderStats struct {
 	Rank   int       `json:"rank"`
 	Model  string    `json:"model"`
-	Tier   int       `json:"tier"`             // 1 + how many contenders are distinguishably better
-	Scores []float64 `json:"aggregate_scores"` // per repeat
+	Tier   int       `json:"tier"`             // 1 + how many contenders are distinguishably better; 0 with NoResult
+	Scores []float64 `json:"aggregate_scores"` // per repeat: RunSummary.Score
 	Median float64   `json:"median"`
 	Mean   float64   `json:"mean"`
 	CI95   Interval  `json:"ci95"`
+	// BundlesPlanned counts the planned bundles over every repeat; of
+	// them BundlesJudged were judged and BundlesFailed (the rest) failed or
+	// were not judged. FailureRate is BundlesFailed / BundlesPlanned.
+	BundlesPlanned int     `json:"bundles_planned"`
+	BundlesJudged  int     `json:"bundles_judged"`
+	BundlesFailed  int     `json:"bundles_failed"`
+	FailureRate    float64 `json:"failure_rate"`
+	// BundleFailures counts the failed bundles by failure class (or
+	// "failed" / "unjudged" when the class is unknown).
+	BundleFailures map[string]int `json:"bundle_failure_classes"`
+	// NoResult: not one bundle was judged in any repeat.
+	NoResult bool `json:"no_result"`
 	// BundleScores is each bundle's initial Shadow Score per repeat, by
-	// domain; BundleMean its mean over repeats.
+	// domain (100 for a repeat where it failed); BundleMean its mean over
+	// repeats; BundleFailed how many repeats it failed in.
 	BundleScores      map[string][]float64 `json:"bundle_scores"`
 	BundleMean        map[string]float64   `json:"bundle_mean"`
+	BundleFailed      map[string]int       `json:"bundle_failed"`
 	Levels            map[string]int       `json:"levels"`
 	CriterionPassRate map[string]float64   `json:"criterion_pass_rate"`
 	CategoryFailRate  map[string]float64   `json:"category_failure_rate"`
@@ -75,6 +97,27 @@ type ContenderStats struct {
 	latencies          []float64
 }
 
+// MarshalJSON writes a contender without a result with null median, mean,
+// interval, scores, tier, review score and judge disagreement: it has none.
+func (c ContenderStats) MarshalJSON() ([]byte, error) {
+	type plain ContenderStats
+	out := struct {
+		plain
+		Tier   *int      `json:"tier"`
+		Scores []float64 `json:"aggregate_scores"`
+		Median *float64  `json:"median"`
+		Mean   *float64  `json:"mean"`
+		CI95   *Interval `json:"ci95"`
+		Review *float64  `json:"review_score"`
+		JudgeD *float64  `json:"judge_disagreement"`
+	}{plain: plain(c)}
+	if !c.NoResult {
+		out.Tier, out.Scores, out.Median, out.Mean, out.CI95 = &c.Tier, c.Scores, &c.Median, &c.Mean, &c.CI95
+		out.Review, out.JudgeD = &c.ReviewScore, &c.JudgeDisagreement
+	}
+	return json.Marshal(out)
+}
+
 // PairResult compares two contenders.
 type PairResult struct {
 	First   string  `json:"a"`
@@ -91,6 +134,9 @@ type PairResult struct {
 	Better          string          `json:"better,omitempty"`
 	Advisory        bool            `json:"advisory"`
 	AdvisoryReason  string          `json:"advisory_reason,omitempty"`
+	// NoResult names the pair's contenders that judged no bundle. With one,
+	// the other is better whatever the tests say; with two, neither is.
+	NoResult []string `json:"no_result,omitempty"`
 }
 
 // CriterionPair is one sealed criterion judged for both contenders of a
@@ -122,24 +168,31 @@ func Analyse(o Options, hash, judge, seal string, runs []RunSummary) *Report {
 	for rep := 0; rep < o.Repeats; rep++ {
 		r.Seeds = append(r.Seeds, o.Seed+int64(rep))
 	}
+	crit := criteriaOf(runs)
 	by := map[string][]RunSummary{}
-	for _, s := range runs {
-		by[s.Contender] = append(by[s.Contender], s)
+	for i := range runs {
+		runs[i].Score = Score(runs[i])
+		by[runs[i].Contender] = append(by[runs[i].Contender], runs[i])
 	}
 	for _, m := range o.Models {
 		if _, dup := findStats(r.Contenders, m); dup {
 			continue
 		}
-		r.Contenders = append(r.Contenders, contenderStats(m, by[m]))
+		r.Contenders = append(r.Contenders, contenderStats(m, by[m], crit))
 	}
 	// Pairs in the order given, Holm-adjusted together.
 	for i := range r.Contenders {
 		for j := i + 1; j < len(r.Contenders); j++ {
 			a, b := r.Contenders[i], r.Contenders[j]
-			p := pair(a.Model, b.Model, by[a.Model], by[b.Model])
+			p := pair(a.Model, b.Model, by[a.Model], by[b.Model], crit)
 			if a.Advisory || b.Advisory {
 				p.Advisory = true
 				p.AdvisoryReason = joinReasons(a, b)
+			}
+			for _, c := range []ContenderStats{a, b} {
+				if c.NoResult {
+					p.NoResult = append(p.NoResult, c.Model)
+				}
 			}
 			r.Pairwise = append(r.Pairwise, p)
 		}
@@ -162,10 +215,55 @@ func joinReasons(cs ...ContenderStats) string {
 	return s
 }
 
+// Complete reports whether every contender judged every planned bundle of
+// every repeat.
+func (r *Report) Complete() bool {
+	for _, c := range r.Contenders {
+		if c.BundlesFailed > 0 || c.BundlesPlanned == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// criteriaOf is the sealed criteria (id -> category) the runs were judged
+// against: those the runs recorded and every verdict's.
+func criteriaOf(runs []RunSummary) map[string]string {
+	crit := map[string]string{}
+	for _, s := range runs {
+		for id, cat := range s.Criteria {
+			crit[id] = cat
+		}
+		for _, b := range s.Bundles {
+			for id := range b.Verdicts {
+				if _, ok := crit[id]; !ok || crit[id] == "" {
+					crit[id] = b.Category[id]
+				}
+			}
+		}
+	}
+	return crit
+}
+
+// verdictsOf is the verdicts of one planned bundle of a run: the judge's,
+// or, for a bundle that failed or was not judged, every criterion failed.
+func verdictsOf(s RunSummary, dom string, crit map[string]string) (verdicts map[string]bool, category map[string]string) {
+	if b, ok := s.Bundles[dom]; ok {
+		return b.Verdicts, b.Category
+	}
+	verdicts = make(map[string]bool, len(crit))
+	for id := range crit {
+		verdicts[id] = false
+	}
+	return verdicts, crit
+}
+
 // decide adjusts the pairs' McNemar p-values for multiplicity (Holm) and
 // says which pairs are distinguishable: the paired bootstrap interval of
 // the score difference excludes 0, the adjusted exact test rejects at 5%,
-// and both point the same way.
+// and both point the same way. A contender that judged nothing is worse
+// than one that judged something, whatever the tests say (its p-values
+// still count in Holm's adjustment, which only makes it more cautious).
 func decide(ps []PairResult) {
 	raw := make([]float64, len(ps))
 	for i, p := range ps {
@@ -184,6 +282,15 @@ func decide(ps []PairResult) {
 		if p.Distinguishable {
 			p.Better = p.First
 			if bBetter {
+				p.Better = p.Second
+			}
+		}
+		switch {
+		case len(p.NoResult) == 2:
+			p.Distinguishable, p.Better = false, ""
+		case len(p.NoResult) == 1:
+			p.Distinguishable, p.Better = true, p.First
+			if p.NoResult[0] == p.First {
 				p.Better = p.Second
 			}
 		}
@@ -213,12 +320,16 @@ func Holm(ps []float64) []float64 {
 // are distinguishably better), then by mean score, then as given. Two
 // contenders share a tier only when nothing separates them from above; the
 // full "not distinguishable from" lists are kept because the relation is
-// not transitive (A ≈ B and B ≈ C while A beats C).
+// not transitive (A ≈ B and B ≈ C while A beats C). Contenders without a
+// result come after every contender with one, with no tier and no "≈":
+// there is no score to tell them apart by.
 func rank(r *Report) {
 	better := map[string]int{}
 	same := map[string][]string{}
 	for _, p := range r.Pairwise {
 		switch {
+		case len(p.NoResult) > 0:
+			// Not a comparison of two results: no tier, no tie.
 		case !p.Distinguishable:
 			same[p.First] = append(same[p.First], p.Second)
 			same[p.Second] = append(same[p.Second], p.First)
@@ -231,10 +342,19 @@ func rank(r *Report) {
 	for i := range r.Contenders {
 		c := &r.Contenders[i]
 		c.Tier = 1 + better[c.Model]
+		if c.NoResult {
+			c.Tier = 0
+		}
 		c.NotDistinguishable = append([]string{}, same[c.Model]...)
 	}
 	sort.SliceStable(r.Contenders, func(i, j int) bool {
 		a, b := r.Contenders[i], r.Contenders[j]
+		if a.NoResult != b.NoResult {
+			return b.NoResult
+		}
+		if a.NoResult {
+			return false // as given
+		}
 		if a.Tier != b.Tier {
 			return a.Tier < b.Tier
 		}
@@ -268,9 +388,9 @@ func findStats(cs []ContenderStats, m string) (ContenderStats, bool) {
 	return ContenderStats{}, false
 }
 
-func contenderStats(m string, runs []RunSummary) ContenderStats {
-	c := ContenderStats{Model: m, BundleScores: map[string][]float64{}, BundleMean: map[string]float64{}, Levels: map[string]int{},
-		CriterionPassRate: map[string]float64{}, CategoryFailRate: map[string]float64{},
+func contenderStats(m string, runs []RunSummary, crit map[string]string) ContenderStats {
+	c := ContenderStats{Model: m, BundleScores: map[string][]float64{}, BundleMean: map[string]float64{}, BundleFailed: map[string]int{},
+		BundleFailures: map[string]int{}, Levels: map[string]int{}, CriterionPassRate: map[string]float64{}, CategoryFailRate: map[string]float64{},
 		Gates: map[string]int{}, Failures: map[string]int{}, RunFailures: map[string]int{}, NotDistinguishable: []string{}}
 	passN, totN := map[string]int{}, map[string]int{}
 	catFail, catN := map[string]int{}, map[string]int{}
@@ -278,15 +398,25 @@ func contenderStats(m string, runs []RunSummary) ContenderStats {
 	var velSum float64
 	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Repeat < runs[j].Repeat })
 	for _, s := range runs {
-		c.Scores = append(c.Scores, s.Aggregate)
-		for _, dom := range sortedKeys(s.Bundles) {
-			b := s.Bundles[dom]
-			c.BundleScores[dom] = append(c.BundleScores[dom], b.Initial)
-			c.Levels[b.Level]++
-			c.Gates[b.Gate]++
-			for id, ok := range b.Verdicts {
+		c.Scores = append(c.Scores, Score(s))
+		for _, dom := range plannedOf(s) {
+			c.BundlesPlanned++
+			b, judged := s.Bundles[dom]
+			if judged {
+				c.BundlesJudged++
+				c.BundleScores[dom] = append(c.BundleScores[dom], b.Initial)
+				c.Levels[b.Level]++
+				c.Gates[b.Gate]++
+			} else {
+				c.BundlesFailed++
+				c.BundleFailed[dom]++
+				c.BundleFailures[s.Unscored[dom].Class()]++
+				c.BundleScores[dom] = append(c.BundleScores[dom], 100)
+			}
+			verdicts, cats := verdictsOf(s, dom, crit)
+			for id, ok := range verdicts {
 				totN[id]++
-				cat := b.Category[id]
+				cat := cats[id]
 				catN[cat]++
 				if ok {
 					passN[id]++
@@ -299,7 +429,12 @@ func contenderStats(m string, runs []RunSummary) ContenderStats {
 			velSum += s.Velocity * float64(s.Hardened)
 			c.Hardened += s.Hardened
 		}
-		rev, tox, gap, dis = append(rev, s.ReviewScore), append(tox, s.Toxicity), append(gap, s.QualityGap), append(dis, s.Disagreement)
+		tox, gap = append(tox, s.Toxicity), append(gap, s.QualityGap)
+		// Review score and judge disagreement are means over judged
+		// bundles: a run without one has neither.
+		if len(s.Bundles) > 0 {
+			rev, dis = append(rev, s.ReviewScore), append(dis, s.Disagreement)
+		}
 		c.Calls += s.Calls
 		c.InputTokens += s.InputTokens
 		c.OutputTokens += s.OutputTokens
@@ -327,8 +462,12 @@ func contenderStats(m string, runs []RunSummary) ContenderStats {
 	for cat, n := range catN {
 		c.CategoryFailRate[cat] = float64(catFail[cat]) / float64(n)
 	}
+	if c.BundlesPlanned > 0 {
+		c.FailureRate = float64(c.BundlesFailed) / float64(c.BundlesPlanned)
+	}
+	c.NoResult = c.BundlesJudged == 0
 	c.Mean = mean(c.Scores)
-	c.Median, _ = shadow.Aggregate(c.Scores)
+	c.Median = Quantile(c.Scores, 0.5)
 	c.CI95 = BootstrapMeanCI(c.Scores, 0.95, bootstrapB, seedOf("ci95"))
 	if c.Hardened > 0 {
 		v := velSum / float64(c.Hardened)
@@ -352,10 +491,11 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // pair compares a and b: the same criterion on the same bundle domain in the
-// same repeat, judged for both (exact McNemar, pooled and per criterion),
-// and the paired bootstrap of the per-repeat aggregate score difference.
-// Distinguishability is decided over all pairs together (decide).
-func pair(a, b string, ra, rb []RunSummary) PairResult {
+// same repeat, for both (exact McNemar, pooled and per criterion), and the
+// paired bootstrap of the per-repeat score difference. A bundle that failed
+// or was not judged failed every criterion. Distinguishability is decided
+// over all pairs together (decide).
+func pair(a, b string, ra, rb []RunSummary, crit map[string]string) PairResult {
 	p := PairResult{First: a, Second: b, PerCriterion: []CriterionPair{}}
 	byRep := map[int]RunSummary{}
 	for _, s := range rb {
@@ -374,20 +514,29 @@ func pair(a, b string, ra, rb []RunSummary) PairResult {
 		if !ok {
 			continue
 		}
-		da, db = append(da, sa.Aggregate), append(db, sb.Aggregate)
-		for dom, ba := range sa.Bundles {
-			bb, ok := sb.Bundles[dom]
-			if !ok {
+		da, db = append(da, Score(sa)), append(db, Score(sb))
+		inB := map[string]bool{}
+		for _, d := range plannedOf(sb) {
+			inB[d] = true
+		}
+		for _, dom := range plannedOf(sa) {
+			if !inB[dom] {
 				continue
 			}
-			for id, pa := range ba.Verdicts {
-				pb, ok := bb.Verdicts[id]
+			va, ca := verdictsOf(sa, dom, crit)
+			vb, cb := verdictsOf(sb, dom, crit)
+			for id, pa := range va {
+				pb, ok := vb[id]
 				if !ok {
 					continue
 				}
 				t := per[id]
 				if t == nil {
-					t = &tally{cat: ba.Category[id]}
+					cat := ca[id]
+					if cat == "" {
+						cat = cb[id]
+					}
+					t = &tally{cat: cat}
 					per[id] = t
 				}
 				t.n++

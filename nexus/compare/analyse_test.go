@@ -18,7 +18,7 @@ func run(contender string, rep int, score float64, verdicts string) RunSummary {
 		b.Verdicts[id] = v == 'p'
 		b.Category[id] = "happy_path"
 	}
-	return RunSummary{Contender: contender, Repeat: rep, Aggregate: score, Bundles: map[string]BundleSummary{"d": b}}
+	return RunSummary{Contender: contender, Repeat: rep, Bundles: map[string]BundleSummary{"d": b}}
 }
 
 func pairOf(r *Report, a, b string) PairResult {
@@ -163,3 +163,145 @@ func TestAdvisoryReachesPairs(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// bundles builds a run summary over several planned bundle domains: judged
+// ones with verdict strings (p pass, f fail over sc-1, sc-2, ...) and failed
+// ones with a failure class. Its score is left for Analyse to compute.
+func bundles(contender string, rep int, judged map[string]string, failed map[string]string) RunSummary {
+	s := RunSummary{Contender: contender, Repeat: rep, Bundles: map[string]BundleSummary{}, Unscored: map[string]UnscoredBundle{}, Criteria: map[string]string{}}
+	for dom, verdicts := range judged {
+		fails := strings.Count(verdicts, "f")
+		score := 100 * float64(fails) / float64(len(verdicts))
+		s.Bundles[dom] = run(contender, rep, score, verdicts).Bundles["d"]
+	}
+	for dom, class := range failed {
+		s.Unscored[dom] = UnscoredBundle{Status: StatusFailed, FailureClass: class}
+	}
+	for dom := range judged {
+		s.Planned = append(s.Planned, dom)
+	}
+	for dom := range failed {
+		s.Planned = append(s.Planned, dom)
+	}
+	for i := range 4 {
+		s.Criteria[fmt.Sprintf("sc-%d", i+1)] = "happy_path"
+	}
+	return s
+}
+
+func TestContenderWhoseBundlesAllFailedIsNeverBesideAWorkingOne(t *testing.T) {
+	twoDomains := func(v string) map[string]string { return map[string]string{"api": v, "db": v} }
+	allFailed := map[string]string{"api": "unparseable", "db": "unparseable"}
+	cases := []struct {
+		name    string
+		repeats int
+		aPasses string // a's verdicts on both bundles of every repeat
+	}{
+		// The case: b behind a server that answers prose, a good.
+		{"a passes everything", 5, "pppp"},
+		// a judged but failed every criterion: the scores tie at 100 and
+		// the tests cannot separate them, yet a delivered and b did not.
+		{"a fails every criterion", 5, "ffff"},
+		// One repeat: no test can reject anything.
+		{"a single repeat", 1, "ppff"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var runs []RunSummary
+			for rep := range tc.repeats {
+				runs = append(runs, bundles("b", rep, nil, allFailed), bundles("a", rep, twoDomains(tc.aPasses), nil))
+			}
+			// b first, so "as given" would put it first.
+			r := Analyse(Options{Models: []string{"b", "a"}, Repeats: tc.repeats}, "h", "j", "s", runs)
+			a, b := r.Contenders[0], r.Contenders[1]
+			if a.Model != "a" || b.Model != "b" {
+				t.Fatalf("order %s, %s: want a ranked above b", a.Model, b.Model)
+			}
+			type view struct {
+				Rank, Tier              int
+				Planned, Judged, Failed int
+				Rate                    float64
+				NoResult                bool
+				NotDistinguishable      []string
+				TiedWithNext            bool
+				FailureClasses          map[string]int
+			}
+			got := view{b.Rank, b.Tier, b.BundlesPlanned, b.BundlesJudged, b.BundlesFailed, b.FailureRate, b.NoResult, b.NotDistinguishable, b.TiedWithNext, b.BundleFailures}
+			want := view{Rank: 2, Tier: 0, Planned: 2 * tc.repeats, Failed: 2 * tc.repeats, Rate: 1, NoResult: true, NotDistinguishable: []string{},
+				FailureClasses: map[string]int{"unparseable": 2 * tc.repeats}}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("b (-want +got)\n%s", d)
+			}
+			if a.Tier != 1 || a.NoResult || a.BundlesFailed != 0 || len(a.NotDistinguishable) != 0 || a.TiedWithNext {
+				t.Errorf("a: tier %d no result %v failed %d ≈ %v tied %v", a.Tier, a.NoResult, a.BundlesFailed, a.NotDistinguishable, a.TiedWithNext)
+			}
+			if p := pairOf(r, "a", "b"); !p.Distinguishable || p.Better != "a" || !cmp.Equal(p.NoResult, []string{"b"}) {
+				t.Errorf("pair: %+v", p)
+			}
+			if r.Complete() {
+				t.Error("report with failed bundles says complete")
+			}
+			for name, out := range map[string]string{"table": r.Table(), "markdown": r.Markdown()} {
+				if strings.Contains(out, "≈") && !strings.Contains(out, "≈:") {
+					t.Errorf("%s marks a tie:\n%s", name, out)
+				}
+			}
+		})
+	}
+}
+
+func TestFailedBundlesCountAsHundredInTheMean(t *testing.T) {
+	// b planned five bundles per repeat and two failed; its three judged
+	// bundles failed one criterion in four (25). Counting each failed
+	// bundle as 100: (3·25 + 2·100) / 5 = 55 per repeat, not 25.
+	judged := map[string]string{"d1": "pppf", "d2": "pppf", "d3": "pppf"}
+	failed := map[string]string{"d4": "schema_invalid", "d5": ""}
+	aJudged := map[string]string{"d1": "pppf", "d2": "pppf", "d3": "pppf", "d4": "pppf", "d5": "pppf"}
+	var runs []RunSummary
+	for rep := range 3 {
+		runs = append(runs, bundles("a", rep, aJudged, nil), bundles("b", rep, judged, failed))
+	}
+	r := Analyse(Options{Models: []string{"a", "b"}, Repeats: 3}, "h", "j", "s", runs)
+	b := stats(r, "b")
+	type view struct {
+		Scores                  []float64
+		Mean, Median            float64
+		CI                      Interval
+		Planned, Judged, Failed int
+		Rate                    float64
+		NoResult                bool
+		Classes                 map[string]int
+		D4, D1                  float64
+		PassRate                map[string]float64
+	}
+	got := view{b.Scores, b.Mean, b.Median, b.CI95, b.BundlesPlanned, b.BundlesJudged, b.BundlesFailed, b.FailureRate, b.NoResult, b.BundleFailures,
+		b.BundleMean["d4"], b.BundleMean["d1"], b.CriterionPassRate}
+	// Passes: sc-1..3 in 3 of 5 bundles, sc-4 in none.
+	want := view{Scores: []float64{55, 55, 55}, Mean: 55, Median: 55, CI: Interval{55, 55}, Planned: 15, Judged: 9, Failed: 6, Rate: 0.4,
+		Classes: map[string]int{"schema_invalid": 3, "failed": 3}, D4: 100, D1: 25, PassRate: map[string]float64{"sc-1": 0.6, "sc-2": 0.6, "sc-3": 0.6, "sc-4": 0}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("b (-want +got)\n%s", d)
+	}
+	// Paired per criterion: on d4 and d5 a passed sc-1..3 where b failed
+	// them (its bundle failed): 2 bundles × 3 criteria × 3 repeats = 18
+	// discordant verdicts, all a's.
+	p := pairOf(r, "a", "b")
+	if p.McNemar.B != 18 || p.McNemar.C != 0 || p.Paired != 5*4*3 || p.MeanDiff != 25-55 {
+		t.Errorf("pair: paired %d, a only %d, b only %d, diff %v", p.Paired, p.McNemar.B, p.McNemar.C, p.MeanDiff)
+	}
+	if !p.Distinguishable || p.Better != "a" || len(p.NoResult) != 0 {
+		t.Errorf("a delivered every bundle at 25, b 55 with failures: %+v", p)
+	}
+	if a := stats(r, "a"); a.Rank != 1 || a.Tier != 1 || b.Rank != 2 || b.Tier != 2 {
+		t.Errorf("a rank %d tier %d, b rank %d tier %d", a.Rank, a.Tier, b.Rank, b.Tier)
+	}
+}
+
+func stats(r *Report, model string) ContenderStats {
+	for _, c := range r.Contenders {
+		if c.Model == model {
+			return c
+		}
+	}
+	return ContenderStats{}
+}

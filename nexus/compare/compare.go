@@ -54,38 +54,64 @@ type Options struct {
 	// kind's rate limit and concurrency cap hold across all of them.
 	Parallel int
 	// Progress receives one line per finished run (called one at a time).
-	Progress func(done, total int, contender string, repeat int, score float64, cached bool)
+	Progress func(Progress)
+}
+
+// Progress reports one finished contender run.
+type Progress struct {
+	Done, Total int
+	Contender   string
+	Repeat      int
+	// Score is the run's Shadow Score over every planned bundle, a bundle
+	// that failed or was not judged counting as 100 (RunSummary.Score).
+	Score float64
+	// Judged of Planned bundles were judged; the rest failed.
+	Judged, Planned int
+	Cached          bool
 }
 
 // RunSummary is what compare keeps of one contender run (run-summary.json).
 // Calls, tokens, cost, latencies and failure classes are the contender's
 // own calls in the roles compared; Run* are the whole run's totals.
+//
+// Every planned bundle is either in Bundles (judged) or in Unscored (it
+// failed, or was produced but not judged). Score counts an unscored bundle
+// as 100: every sealed criterion failed, since nothing was delivered that
+// could pass one.
 type RunSummary struct {
-	Contender       string                   `json:"contender"`
-	Repeat          int                      `json:"repeat"`
-	Seed            int64                    `json:"seed"`
-	Dir             string                   `json:"dir"`
-	SealedHash      string                   `json:"sealed_hash"`
-	Aggregate       float64                  `json:"aggregate_shadow_score"` // median of the bundles' initial scores
-	Bundles         map[string]BundleSummary `json:"bundles"`
-	Velocity        float64                  `json:"hardening_velocity"` // mean over the hardened bundles
-	Hardened        int                      `json:"bundles_hardened"`
-	ReviewScore     float64                  `json:"review_score"`
-	Toxicity        float64                  `json:"toxicity"`
-	QualityGap      float64                  `json:"quality_gap"`
-	Calls           int                      `json:"calls"`
-	InputTokens     int                      `json:"input_tokens"`
-	OutputTokens    int                      `json:"output_tokens"`
-	CostUSD         float64                  `json:"cost_usd"`
-	LatenciesMS     []float64                `json:"latencies_ms"`
-	Failures        map[string]int           `json:"failure_classes"`
-	RunInputTokens  int                      `json:"run_input_tokens"`
-	RunOutputTokens int                      `json:"run_output_tokens"`
-	RunCostUSD      float64                  `json:"run_cost_usd"`
-	RunFailures     map[string]int           `json:"run_failure_classes"`
-	Disagreement    float64                  `json:"judge_disagreement"`
-	Advisory        bool                     `json:"advisory"`
-	AdvisoryWhy     string                   `json:"advisory_reason,omitempty"`
+	Contender  string `json:"contender"`
+	Repeat     int    `json:"repeat"`
+	Seed       int64  `json:"seed"`
+	Dir        string `json:"dir"`
+	SealedHash string `json:"sealed_hash"`
+	// Score is the mean initial Shadow Score over the planned bundles, an
+	// unscored bundle counting as 100 (see Summarise).
+	Score float64 `json:"score"`
+	// Planned lists the bundle domains the run planned.
+	Planned  []string                  `json:"planned_bundles"`
+	Bundles  map[string]BundleSummary  `json:"bundles"` // judged bundles
+	Unscored map[string]UnscoredBundle `json:"unscored_bundles,omitempty"`
+	// Criteria are the sealed criteria (id -> category) every bundle is
+	// judged against; an unscored bundle failed each of them.
+	Criteria        map[string]string `json:"criteria,omitempty"`
+	Velocity        float64           `json:"hardening_velocity"` // mean over the hardened bundles
+	Hardened        int               `json:"bundles_hardened"`
+	ReviewScore     float64           `json:"review_score"`
+	Toxicity        float64           `json:"toxicity"`
+	QualityGap      float64           `json:"quality_gap"`
+	Calls           int               `json:"calls"`
+	InputTokens     int               `json:"input_tokens"`
+	OutputTokens    int               `json:"output_tokens"`
+	CostUSD         float64           `json:"cost_usd"`
+	LatenciesMS     []float64         `json:"latencies_ms"`
+	Failures        map[string]int    `json:"failure_classes"`
+	RunInputTokens  int               `json:"run_input_tokens"`
+	RunOutputTokens int               `json:"run_output_tokens"`
+	RunCostUSD      float64           `json:"run_cost_usd"`
+	RunFailures     map[string]int    `json:"run_failure_classes"`
+	Disagreement    float64           `json:"judge_disagreement"`
+	Advisory        bool              `json:"advisory"`
+	AdvisoryWhy     string            `json:"advisory_reason,omitempty"`
 }
 
 // BundleSummary is one bundle of a run.
@@ -96,6 +122,31 @@ type BundleSummary struct {
 	Gate     string            `json:"gate"`
 	Verdicts map[string]bool   `json:"verdicts"`   // criterion id -> passed (initial judgement)
 	Category map[string]string `json:"categories"` // criterion id -> category
+}
+
+// Bundle states of an unscored bundle.
+const (
+	StatusFailed   = "failed"   // no bundle: the commander's calls failed, or it never started
+	StatusUnjudged = "unjudged" // a bundle exists but the judge returned no verdicts for it
+)
+
+// UnscoredBundle is a planned bundle that has no Shadow Score.
+type UnscoredBundle struct {
+	Status       string `json:"status"` // StatusFailed or StatusUnjudged
+	FailureClass string `json:"failure_class,omitempty"`
+	Error        string `json:"error,omitempty"`
+}
+
+// Class is the bundle's failure class for counting: its provider failure
+// class, else its status.
+func (u UnscoredBundle) Class() string {
+	if u.FailureClass != "" {
+		return u.FailureClass
+	}
+	if u.Status != "" {
+		return u.Status
+	}
+	return StatusFailed
 }
 
 // ErrNoContenders is returned without models.
@@ -168,6 +219,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	criteria := map[string]string{}
+	for _, c := range preset.Envelope.Criteria() {
+		criteria[c.ID] = c.Category
+	}
+	var planned []string
+	for _, d := range preset.Decomposition.Domains {
+		planned = append(planned, d.Name)
+	}
 	judgeRef, _ := providers.ParseRef(cfg.Models.Judge)
 	sealRef, _ := providers.ParseRef(cfg.Models.SealAuthor)
 	total := o.Repeats * len(o.Models)
@@ -204,12 +263,22 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				}
 				s.Contender = label
 				s.Advisory, s.AdvisoryWhy = advisory(m, judgeRef, sealRef)
+				// A summary written before planned bundles were recorded
+				// (resume) planned the shared decomposition's domains.
+				if len(s.Planned) == 0 {
+					s.Planned = append([]string(nil), planned...)
+				}
+				if len(s.Criteria) == 0 {
+					s.Criteria = criteria
+				}
+				s.Score = Score(s)
 				runs[rep*len(o.Models)+ci] = s
 				mu.Lock()
 				defer mu.Unlock()
 				done++
 				if o.Progress != nil {
-					o.Progress(done, total, label, rep, s.Aggregate, cached)
+					o.Progress(Progress{Done: done, Total: total, Contender: label, Repeat: rep, Score: s.Score,
+						Judged: len(s.Bundles), Planned: len(plannedOf(s)), Cached: cached})
 				}
 				return nil
 			})
@@ -307,6 +376,10 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, preset *nexus.Pre
 		return RunSummary{}, false, err
 	}
 	s := summarise(res, model, o.Roles, rep, seed)
+	s.Criteria = map[string]string{}
+	for _, c := range preset.Envelope.Criteria() {
+		s.Criteria[c.ID] = c.Category
+	}
 	b, _ := json.MarshalIndent(s, "", "  ")
 	if err := os.WriteFile(sumPath, b, 0o644); err != nil {
 		return s, false, err
@@ -324,12 +397,25 @@ func comparedRoles(roles string) map[string]bool {
 
 func summarise(res *nexus.Result, model, roles string, rep int, seed int64) RunSummary {
 	s := RunSummary{Contender: model, Repeat: rep, Seed: seed, Dir: res.Dir, SealedHash: res.SealedHash, Bundles: map[string]BundleSummary{},
+		Unscored:       map[string]UnscoredBundle{},
 		RunInputTokens: res.Telemetry.InputTokens, RunOutputTokens: res.Telemetry.OutputTokens, RunCostUSD: res.Telemetry.CostUSD,
 		RunFailures: res.Telemetry.FailureClasses, Failures: map[string]int{}}
-	var initial []float64
+	planned := map[string]bool{}
+	for _, d := range res.Decomposition.Domains {
+		planned[d.Name] = true
+	}
+	for _, b := range res.Bundles {
+		planned[b.Domain] = true
+	}
+	s.Planned = sortedKeys(planned)
 	var vel, rev, dis []float64
 	for _, b := range res.Bundles {
 		if b.Initial == nil || b.Final == nil {
+			u := UnscoredBundle{Status: StatusUnjudged, FailureClass: string(b.FailureClass), Error: b.Error}
+			if b.Failed {
+				u.Status = StatusFailed
+			}
+			s.Unscored[b.Domain] = u
 			continue
 		}
 		bs := BundleSummary{Initial: b.Initial.Score, Final: b.Final.Score, Level: string(b.Initial.Level), Verdicts: map[string]bool{}, Category: map[string]string{}}
@@ -341,14 +427,21 @@ func summarise(res *nexus.Result, model, roles string, rep int, seed int64) RunS
 			bs.Category[v.ID] = v.Category
 		}
 		s.Bundles[b.Domain] = bs
-		initial = append(initial, b.Initial.Score)
 		if b.Hardening != nil && b.Hardening.Cycles > 0 {
 			vel = append(vel, b.Hardening.Velocity)
 		}
 		rev = append(rev, b.Review.Score)
 		dis = append(dis, b.Initial.Disagreement)
 	}
-	s.Aggregate, _ = shadow.Aggregate(initial)
+	// A planned domain without an outcome never got a commander.
+	for d := range planned {
+		if _, ok := s.Bundles[d]; !ok {
+			if _, ok := s.Unscored[d]; !ok {
+				s.Unscored[d] = UnscoredBundle{Status: StatusFailed, Error: "no bundle outcome"}
+			}
+		}
+	}
+	s.Score = Score(s)
 	s.Velocity, s.Hardened, s.ReviewScore, s.Disagreement = mean(vel), len(vel), mean(rev), mean(dis)
 	if b, err := os.ReadFile(filepath.Join(res.Dir, "sandbox.json")); err == nil {
 		var m struct {
@@ -398,6 +491,42 @@ func contenderCalls(s *RunSummary, path, model string, roles map[string]bool) {
 		}
 	}
 	sort.Float64s(s.LatenciesMS)
+}
+
+// plannedOf is every bundle domain of a run: planned, judged or unscored
+// (a summary may lack Planned).
+func plannedOf(s RunSummary) []string {
+	set := map[string]bool{}
+	for _, d := range s.Planned {
+		set[d] = true
+	}
+	for d := range s.Bundles {
+		set[d] = true
+	}
+	for d := range s.Unscored {
+		set[d] = true
+	}
+	return sortedKeys(set)
+}
+
+// Score is a run's Shadow Score over every planned bundle: the mean of the
+// judged bundles' initial scores, each bundle that failed or was not judged
+// counting as 100 (every sealed criterion failed). A run that planned
+// nothing scores 100: it delivered nothing.
+func Score(s RunSummary) float64 {
+	planned := plannedOf(s)
+	if len(planned) == 0 {
+		return 100
+	}
+	var sum float64
+	for _, d := range planned {
+		if b, ok := s.Bundles[d]; ok {
+			sum += b.Initial
+		} else {
+			sum += 100
+		}
+	}
+	return sum / float64(len(planned))
 }
 
 func mean(xs []float64) float64 {

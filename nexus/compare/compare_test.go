@@ -2,8 +2,11 @@ package compare_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -104,8 +107,8 @@ func TestResumeCompletesWithoutRepeatingFinishedRuns(t *testing.T) {
 	o.Resume = true
 	o.Parallel = 1 // one run at a time, so "half way" is exactly three runs
 	ctx, cancel := context.WithCancel(t.Context())
-	o.Progress = func(done, total int, c string, rep int, score float64, cached bool) {
-		if done == 3 {
+	o.Progress = func(p compare.Progress) {
+		if p.Done == 3 {
 			cancel() // killed half way
 		}
 	}
@@ -113,8 +116,8 @@ func TestResumeCompletesWithoutRepeatingFinishedRuns(t *testing.T) {
 		t.Fatalf("err = %v, want cancellation", err)
 	}
 	resumed, fresh := 0, 0
-	o.Progress = func(done, total int, c string, rep int, score float64, cached bool) {
-		if cached {
+	o.Progress = func(p compare.Progress) {
+		if p.Cached {
 			resumed++
 		} else {
 			fresh++
@@ -212,8 +215,8 @@ func TestParallelContendersMatchSequentialAndResume(t *testing.T) {
 	par := options(t, models...)
 	par.Repeats, par.Resume = 3, true
 	ctx, cancel := context.WithCancel(t.Context())
-	par.Progress = func(done, total int, c string, rep int, score float64, cached bool) {
-		if done == 4 {
+	par.Progress = func(p compare.Progress) {
+		if p.Done == 4 {
 			cancel() // killed while the second repeat's contenders run side by side
 		}
 	}
@@ -225,8 +228,8 @@ func TestParallelContendersMatchSequentialAndResume(t *testing.T) {
 		t.Fatalf("%d runs finished before the interruption, want 4..8", len(finished))
 	}
 	resumed := 0
-	par.Progress = func(done, total int, c string, rep int, score float64, cached bool) {
-		if cached {
+	par.Progress = func(p compare.Progress) {
+		if p.Cached {
 			resumed++
 		}
 	}
@@ -245,7 +248,7 @@ func TestParallelContendersMatchSequentialAndResume(t *testing.T) {
 	scores := func(r *compare.Report) map[key]float64 {
 		m := map[key]float64{}
 		for _, run := range r.Runs {
-			m[key{run.Contender, run.Repeat}] = run.Aggregate
+			m[key{run.Contender, run.Repeat}] = run.Score
 		}
 		return m
 	}
@@ -325,5 +328,103 @@ func TestCachedCallsAreStillRecorded(t *testing.T) {
 	}
 	if !strings.Contains(string(ev), `"cached":true`) {
 		t.Error("cached calls are not marked in events.jsonl")
+	}
+}
+
+// proseServer is an OpenAI-compatible server that answers every request in
+// prose, never the JSON the pipeline asks for.
+func proseServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		b, _ := json.Marshal(map[string]any{"id": "x", "object": "chat.completion", "model": "prose",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": "Sure! Here is a thoughtful answer in plain prose, with no JSON at all."}}},
+			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 12, "total_tokens": 22}})
+		_, _ = w.Write(b)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestContenderThatProducesNothingIsRankedLastAndCounted(t *testing.T) {
+	// The issue's repro: a contender behind a server that answers prose
+	// produced no bundle at all. It used to read "shadow 0.0%" and share
+	// tier 1 with a working contender.
+	srv := proseServer(t)
+	o := options(t, "mock:sloppy", "openai-compatible:prose")
+	o.Repeats = 2
+	openai.Register(o.Registry)
+	k := o.Config.Providers["openai-compatible"]
+	k.BaseURL = srv.URL + "/v1"
+	o.Config.Providers["openai-compatible"] = k
+	r, err := compare.Run(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, p := stats(r, "mock:sloppy"), stats(r, "openai-compatible:prose")
+	if s.BundlesPlanned == 0 || s.BundlesFailed != 0 || s.BundlesJudged != s.BundlesPlanned || s.NoResult {
+		t.Fatalf("sloppy: planned %d judged %d failed %d, want every bundle judged", s.BundlesPlanned, s.BundlesJudged, s.BundlesFailed)
+	}
+	if p.BundlesPlanned != s.BundlesPlanned || p.BundlesFailed != p.BundlesPlanned || p.BundlesJudged != 0 || p.FailureRate != 1 || !p.NoResult {
+		t.Errorf("prose: planned %d judged %d failed %d rate %v no result %v; want all %d failed, no result",
+			p.BundlesPlanned, p.BundlesJudged, p.BundlesFailed, p.FailureRate, p.NoResult, s.BundlesPlanned)
+	}
+	// Every failed bundle failed every sealed criterion: the prose
+	// contender's per-repeat scores are 100, and it passed no criterion.
+	for _, sc := range p.Scores {
+		if sc != 100 {
+			t.Errorf("prose per-repeat scores %v, want 100 each", p.Scores)
+			break
+		}
+	}
+	for id, rate := range p.CriterionPassRate {
+		if rate != 0 {
+			t.Errorf("prose passed %s at rate %v", id, rate)
+		}
+	}
+	if len(p.CriterionPassRate) == 0 || p.BundleFailures["unparseable"]+p.BundleFailures["schema_invalid"] != p.BundlesFailed {
+		t.Errorf("prose: pass rates %v, bundle failure classes %v", p.CriterionPassRate, p.BundleFailures)
+	}
+	pr := r.Pairwise[0]
+	if !pr.Distinguishable || pr.Better != "mock:sloppy" || !cmp.Equal(pr.NoResult, []string{"openai-compatible:prose"}) {
+		t.Errorf("pair: %+v", pr)
+	}
+	if s.Rank != 1 || s.Tier != 1 || p.Rank != 2 || p.Tier != 0 || len(s.NotDistinguishable) != 0 || len(p.NotDistinguishable) != 0 {
+		t.Errorf("sloppy rank %d tier %d ≈ %v; prose rank %d tier %d ≈ %v", s.Rank, s.Tier, s.NotDistinguishable, p.Rank, p.Tier, p.NotDistinguishable)
+	}
+	if r.Complete() {
+		t.Error("a comparison with failed bundles reported complete")
+	}
+	for _, f := range []string{"compare.md", "compare.html"} {
+		b, err := os.ReadFile(filepath.Join(o.Out, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "no result") || !strings.Contains(string(b), "failed") {
+			t.Errorf("%s does not show the contender that produced nothing", f)
+		}
+	}
+	var j struct {
+		Contenders []struct {
+			Model       string   `json:"model"`
+			Failed      int      `json:"bundles_failed"`
+			Planned     int      `json:"bundles_planned"`
+			FailureRate float64  `json:"failure_rate"`
+			NoResult    bool     `json:"no_result"`
+			Mean        *float64 `json:"mean"`
+		} `json:"contenders"`
+	}
+	b, err := os.ReadFile(filepath.Join(o.Out, "compare.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &j); err != nil {
+		t.Fatal(err)
+	}
+	last := j.Contenders[len(j.Contenders)-1]
+	if last.Model != "openai-compatible:prose" || last.Failed != last.Planned || last.Planned == 0 || last.FailureRate != 1 || !last.NoResult || last.Mean != nil {
+		t.Errorf("compare.json's last contender: %+v", last)
 	}
 }

@@ -64,10 +64,50 @@ func (r *Report) Advisories() []ContenderStats {
 	return out
 }
 
+// failedCell says how many of a contender's planned bundles failed.
+func failedCell(c ContenderStats) string {
+	if c.BundlesFailed == 0 {
+		return fmt.Sprintf("0 of %d", c.BundlesPlanned)
+	}
+	return fmt.Sprintf("%d of %d (%.0f%%)", c.BundlesFailed, c.BundlesPlanned, 100*c.FailureRate)
+}
+
+// tierCell is a contender's tier, or "—" without a result.
+func tierCell(c ContenderStats) string {
+	if c.NoResult {
+		return "—"
+	}
+	return fmt.Sprint(c.Tier)
+}
+
+// Failing lists the contenders with failed or unjudged bundles.
+func (r *Report) Failing() []ContenderStats {
+	var out []ContenderStats
+	for _, c := range r.Contenders {
+		if c.BundlesFailed > 0 || c.BundlesPlanned == 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// failureLine explains one failing contender in words.
+func failureLine(c ContenderStats) string {
+	if c.NoResult {
+		return fmt.Sprintf("%s: no result: none of its %d planned bundles was judged (%s); it is ranked last, with no score and no tier.",
+			c.Model, c.BundlesPlanned, counts(c.BundleFailures))
+	}
+	return fmt.Sprintf("%s: %d of %d planned bundles failed or were not judged (%s); each counts as Shadow Score 100.",
+		c.Model, c.BundlesFailed, c.BundlesPlanned, counts(c.BundleFailures))
+}
+
+const failureRule = "A bundle that failed or was not judged counts as Shadow Score 100 (every sealed criterion failed) in the median, mean, interval, pass rates and paired tests; " +
+	"a contender that judged no bundle has no result: it is ranked after every contender with one, with no score, no interval and no tier."
+
 // Table renders the ranked table for the terminal.
 func (r *Report) Table() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-4s %-4s %-26s %7s %7s %15s %6s %9s %9s %17s  %s\n", "rank", "tier", "contender", "median", "mean", "95% CI", "calls", "tokens", "cost $", "p50 / p95 ms", "")
+	fmt.Fprintf(&b, "%-4s %-4s %-26s %7s %7s %15s %14s %6s %9s %9s %17s  %s\n", "rank", "tier", "contender", "median", "mean", "95% CI", "failed", "calls", "tokens", "cost $", "p50 / p95 ms", "")
 	for _, c := range r.Contenders {
 		var note []string
 		if len(c.NotDistinguishable) > 0 {
@@ -76,12 +116,22 @@ func (r *Report) Table() string {
 		if c.Advisory {
 			note = append(note, "[advisory]")
 		}
-		fmt.Fprintf(&b, "%-4d %-4d %-26s %7.1f %7.1f  [%5.1f, %5.1f] %6d %9d %9.4f %8.2f / %6.2f  %s\n", c.Rank, c.Tier, c.Model, c.Median, c.Mean, c.CI95.Lo, c.CI95.Hi,
-			c.Calls, c.InputTokens+c.OutputTokens, c.CostUSD, c.LatencyP50MS, c.LatencyP95MS, strings.Join(note, " "))
+		failed := fmt.Sprintf("%d/%d", c.BundlesFailed, c.BundlesPlanned)
+		if c.NoResult {
+			fmt.Fprintf(&b, "%-4d %-4s %-26s %-31s %14s %6d %9d %9.4f %8.2f / %6.2f  %s\n", c.Rank, "—", c.Model, "no result (nothing judged)",
+				failed, c.Calls, c.InputTokens+c.OutputTokens, c.CostUSD, c.LatencyP50MS, c.LatencyP95MS, strings.Join(note, " "))
+			continue
+		}
+		fmt.Fprintf(&b, "%-4d %-4d %-26s %7.1f %7.1f  [%5.1f, %5.1f] %14s %6d %9d %9.4f %8.2f / %6.2f  %s\n", c.Rank, c.Tier, c.Model, c.Median, c.Mean, c.CI95.Lo, c.CI95.Hi,
+			failed, c.Calls, c.InputTokens+c.OutputTokens, c.CostUSD, c.LatencyP50MS, c.LatencyP95MS, strings.Join(note, " "))
 	}
 	b.WriteString("Shadow Score: % of sealed criteria failed (lower is better); 95% bootstrap CI over repeats. Tier: 1 + contenders distinguishably better.\n")
 	b.WriteString("≈: not distinguishable (paired bootstrap CI of the difference contains 0, or Holm-adjusted exact McNemar p ≥ 0.05).\n")
+	b.WriteString("failed: planned bundles (all repeats) that failed or were not judged. " + failureRule + "\n")
 	b.WriteString("Calls, tokens, cost and latency are the contender's own calls in the roles compared (" + r.Roles + ").\n")
+	for _, c := range r.Failing() {
+		b.WriteString("[failed] " + failureLine(c) + "\n")
+	}
 	for _, c := range r.Advisories() {
 		fmt.Fprintf(&b, "[advisory] %s: %s; its results and every pair it is in are advisory.\n", c.Model, c.AdvisoryReason)
 	}
@@ -97,10 +147,14 @@ func (r *Report) Markdown() string {
 	for _, c := range r.Advisories() {
 		fmt.Fprintf(&b, "> **Advisory** `%s`: %s. Its results, and every pair it is in, are advisory: a judge or seal author of the same family may favour it.\n\n", c.Model, c.AdvisoryReason)
 	}
+	for _, c := range r.Failing() {
+		b.WriteString("> **Failed bundles** `" + c.Model + "`: " + strings.TrimPrefix(failureLine(c), c.Model+": ") + "\n\n")
+	}
 	b.WriteString("Shadow Score is the share of sealed criteria a contender's bundles failed before hardening: **lower is better**. " +
 		"Intervals are 95% percentile bootstrap intervals over repeats. Tier is 1 + the number of contenders distinguishably better. " +
+		failureRule + " " +
 		"Calls, tokens, cost and latency are the contender's own calls in the roles compared; run cost is the whole run (judge and every other role included).\n\n")
-	b.WriteString("## Ranking\n\n| rank | tier | contender | median | mean | 95% CI | not distinguishable from | advisory |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("## Ranking\n\n| rank | tier | contender | median | mean | 95% CI | bundles failed | not distinguishable from | advisory |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range r.Contenders {
 		adv := "—"
 		if c.Advisory {
@@ -110,16 +164,24 @@ func (r *Report) Markdown() string {
 		if len(c.NotDistinguishable) > 0 {
 			nd = "`" + strings.Join(c.NotDistinguishable, "`, `") + "`"
 		}
-		fmt.Fprintf(&b, "| %d | %d | `%s` | %.1f | %.1f | [%.1f, %.1f] | %s | %s |\n", c.Rank, c.Tier, c.Model, c.Median, c.Mean, c.CI95.Lo, c.CI95.Hi, nd, adv)
+		if c.NoResult {
+			fmt.Fprintf(&b, "| %d | — | `%s` | no result | — | — | %s | %s | %s |\n", c.Rank, c.Model, failedCell(c), nd, adv)
+			continue
+		}
+		fmt.Fprintf(&b, "| %d | %d | `%s` | %.1f | %.1f | [%.1f, %.1f] | %s | %s | %s |\n", c.Rank, c.Tier, c.Model, c.Median, c.Mean, c.CI95.Lo, c.CI95.Hi, failedCell(c), nd, adv)
 	}
 	b.WriteString("\n## Quality, cost and latency\n\n| contender | hardening velocity | review score | toxicity | quality gap | judge D | calls | tokens in / out | cost | run cost | latency p50 / p95 ms | failure classes |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range r.Contenders {
-		fmt.Fprintf(&b, "| `%s` | %s | %.2f | %.3f | %.3f | %s | %d | %d / %d | $%.4f | $%.4f | %.2f / %.2f | %s |\n",
-			c.Model, velocity(c.Velocity), c.ReviewScore, c.Toxicity, c.QualityGap, r.judgeD(c.JudgeDisagreement), c.Calls, c.InputTokens, c.OutputTokens,
+		review, judgeD := fmt.Sprintf("%.2f", c.ReviewScore), r.judgeD(c.JudgeDisagreement)
+		if c.NoResult {
+			review, judgeD = "—", "—" // no judged bundle to review or judge
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %.3f | %.3f | %s | %d | %d / %d | $%.4f | $%.4f | %.2f / %.2f | %s |\n",
+			c.Model, velocity(c.Velocity), review, c.Toxicity, c.QualityGap, judgeD, c.Calls, c.InputTokens, c.OutputTokens,
 			c.CostUSD, c.RunCostUSD, c.LatencyP50MS, c.LatencyP95MS, counts(c.Failures))
 	}
 	domains := r.domains()
-	b.WriteString("\n## Shadow Score per bundle (mean over repeats)\n\n| contender |")
+	b.WriteString("\n## Shadow Score per bundle (mean over repeats; a failed bundle counts as 100)\n\n| contender |")
 	for _, d := range domains {
 		fmt.Fprintf(&b, " %s |", d)
 	}
@@ -127,11 +189,7 @@ func (r *Report) Markdown() string {
 	for _, c := range r.Contenders {
 		fmt.Fprintf(&b, "| `%s` |", c.Model)
 		for _, d := range domains {
-			if _, ok := c.BundleScores[d]; ok {
-				fmt.Fprintf(&b, " %.1f |", c.BundleMean[d])
-			} else {
-				b.WriteString(" — |")
-			}
+			fmt.Fprintf(&b, " %s |", bundleCell(c, d))
 		}
 		fmt.Fprintf(&b, " %s | %s |\n", counts(c.Levels), counts(c.Gates))
 	}
@@ -192,10 +250,35 @@ func (p PairResult) verdict() string {
 	if p.Distinguishable {
 		v = "`" + p.Better + "` is better"
 	}
+	v += p.noResultNote()
 	if p.Advisory {
 		v += " (advisory)"
 	}
 	return v
+}
+
+// noResultNote says why a pair was decided without its tests.
+func (p PairResult) noResultNote() string {
+	switch len(p.NoResult) {
+	case 1:
+		return " (" + p.NoResult[0] + " has no result)"
+	case 2:
+		return " (neither has a result)"
+	}
+	return ""
+}
+
+// bundleCell is a contender's mean score on one bundle domain, with how many
+// repeats it failed in.
+func bundleCell(c ContenderStats, d string) string {
+	if _, ok := c.BundleScores[d]; !ok {
+		return "—"
+	}
+	s := fmt.Sprintf("%.1f", c.BundleMean[d])
+	if n := c.BundleFailed[d]; n > 0 {
+		s += fmt.Sprintf(" (failed %d of %d)", n, len(c.BundleScores[d]))
+	}
+	return s
 }
 
 func pval(p float64) string {
@@ -322,10 +405,29 @@ func (r *Report) charts() (map[string]template.HTML, error) {
 		p := newPlot()
 		p.Title.Text = "Shadow Score per contender (lower is better)"
 		p.Y.Label.Text = "Shadow Score (% of criteria failed)"
+		var none plotter.XYs
+		var noneLabels []string
 		for i, c := range r.Contenders {
+			if c.NoResult {
+				none = append(none, plotter.XY{X: float64(i), Y: 50})
+				noneLabels = append(noneLabels, "no result")
+				continue
+			}
 			if err := addMeanWithCI(p, float64(i), c, palette[i%len(palette)]); err != nil {
 				return nil, err
 			}
+		}
+		if len(none) > 0 {
+			lb, err := plotter.NewLabels(plotter.XYLabels{XYs: none, Labels: noneLabels})
+			if err != nil {
+				return nil, err
+			}
+			for i := range lb.TextStyle {
+				lb.TextStyle[i].Font.Variant = "Sans"
+				lb.TextStyle[i].XAlign = draw.XCenter
+				lb.TextStyle[i].Color = color.RGBA{207, 34, 46, 255}
+			}
+			p.Add(lb)
 		}
 		p.Add(plotter.NewGrid())
 		p.NominalX(names...)
@@ -380,6 +482,9 @@ func (r *Report) charts() (map[string]template.HTML, error) {
 		at := map[[2]float64]int{}
 		maxCost := 0.0
 		for i, c := range r.Contenders {
+			if c.NoResult {
+				continue // no score to plot
+			}
 			if err := addMeanWithCI(p, c.CostUSD, c, palette[i%len(palette)]); err != nil {
 				return nil, err
 			}
@@ -392,6 +497,10 @@ func (r *Report) charts() (map[string]template.HTML, error) {
 			xys = append(xys, plotter.XY{X: c.CostUSD, Y: c.Mean})
 			labels = append(labels, c.Model)
 			maxCost = math.Max(maxCost, c.CostUSD)
+		}
+		if len(xys) == 0 {
+			// Nothing has a score: an empty chart, no labels.
+			xys, labels = plotter.XYs{}, []string{}
 		}
 		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
 		if err != nil {
@@ -466,12 +575,7 @@ var page = template.Must(template.New("compare").Funcs(template.FuncMap{
 		}
 		return "—"
 	},
-	"bundle": func(c ContenderStats, d string) string {
-		if _, ok := c.BundleScores[d]; ok {
-			return fmt.Sprintf("%.1f", c.BundleMean[d])
-		}
-		return "—"
-	},
+	"bundle": bundleCell, "failed": failedCell, "failureLine": failureLine,
 	"join": strings.Join,
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>swarm compare: {{.R.Mission}}</title>
@@ -489,13 +593,14 @@ code{background:#f4f6fa;padding:0 .25rem;border-radius:3px;white-space:nowrap} d
 <h1>Which model should run the {{.R.Roles}}?</h1>
 <p class="meta">Mission <b>{{.R.Mission}}</b> · scale {{.R.Scale}} · {{.R.Repeats}} repeats (seeds {{.Seeds}}, the same for every contender) · one sealed envelope <code>{{.R.SealedHash}}</code> · judge <code>{{.R.Judge}}</code> (k = {{.R.JudgeSamples}}) · seal author <code>{{.R.SealAuthor}}</code></p>
 {{range .Adv}}<div class="banner"><span class="adv">Advisory:</span> <code>{{.Model}}</code>: {{.AdvisoryReason}}. Its results, and every pair it is in, are advisory: a judge or seal author of the same family may favour it.</div>
-{{end}}<p>Shadow Score is the share of sealed criteria a contender's bundles failed before hardening: <b>lower is better</b>. Intervals are 95% bootstrap intervals over repeats. Tier is 1 + the number of contenders distinguishably better; contenders in one tier cannot be told apart from those above them.</p>
+{{end}}{{range .Failing}}<div class="banner"><span class="adv">Failed bundles:</span> {{failureLine .}}</div>
+{{end}}<p>Shadow Score is the share of sealed criteria a contender's bundles failed before hardening: <b>lower is better</b>. Intervals are 95% bootstrap intervals over repeats. Tier is 1 + the number of contenders distinguishably better; contenders in one tier cannot be told apart from those above them. {{.FailureRule}}</p>
 <h2>Ranking</h2>
-<table><tr><th>rank</th><th>tier</th><th class="l">contender</th><th>median</th><th>mean</th><th>95% CI</th><th class="l">not distinguishable from</th><th class="l">advisory</th></tr>
-{{range .R.Contenders}}<tr><td>{{.Rank}}</td><td>{{.Tier}}</td><td class="l"><code>{{.Model}}</code></td><td>{{printf "%.1f" .Median}}</td><td>{{printf "%.1f" .Mean}}</td><td>[{{printf "%.1f" .CI95.Lo}}, {{printf "%.1f" .CI95.Hi}}]</td><td class="l">{{if .NotDistinguishable}}<span class="tie">≈ {{join .NotDistinguishable ", "}}</span>{{else}}—{{end}}</td><td class="l">{{if .Advisory}}<span class="adv">advisory</span>: {{.AdvisoryReason}}{{else}}—{{end}}</td></tr>
+<table><tr><th>rank</th><th>tier</th><th class="l">contender</th><th>median</th><th>mean</th><th>95% CI</th><th>bundles failed</th><th class="l">not distinguishable from</th><th class="l">advisory</th></tr>
+{{range .R.Contenders}}<tr><td>{{.Rank}}</td>{{if .NoResult}}<td>—</td><td class="l"><code>{{.Model}}</code></td><td class="adv">no result</td><td>—</td><td>—</td>{{else}}<td>{{.Tier}}</td><td class="l"><code>{{.Model}}</code></td><td>{{printf "%.1f" .Median}}</td><td>{{printf "%.1f" .Mean}}</td><td>[{{printf "%.1f" .CI95.Lo}}, {{printf "%.1f" .CI95.Hi}}]</td>{{end}}<td{{if .BundlesFailed}} class="adv"{{end}}>{{failed .}}</td><td class="l">{{if .NotDistinguishable}}<span class="tie">≈ {{join .NotDistinguishable ", "}}</span>{{else}}—{{end}}</td><td class="l">{{if .Advisory}}<span class="adv">advisory</span>: {{.AdvisoryReason}}{{else}}—{{end}}</td></tr>
 {{end}}</table>
 <div class="grid">
-<div class="card">{{.C.score}}<p>Dot: mean Shadow Score over repeats; bar: 95% bootstrap interval. Lower is better.</p></div>
+<div class="card">{{.C.score}}<p>Dot: mean Shadow Score over repeats (a failed bundle counts as 100); bar: 95% bootstrap interval. Lower is better. A contender that judged nothing has no dot.</p></div>
 <div class="card">{{.C.categories}}<p>Share of the sealed criteria in each category that the contender's bundles failed, all repeats pooled.</p></div>
 <div class="card">{{.C.cost}}<p>Cost of the contender's own calls, all repeats, against its mean Shadow Score (bar: 95% interval). Best is bottom left.</p></div>
 <div class="card">{{.C.latency}}<p>Latency of the contender's own calls, log scale: box from p25 to p75, line at the median, whiskers to 1.5 IQR, dots beyond.</p></div>
@@ -503,9 +608,9 @@ code{background:#f4f6fa;padding:0 .25rem;border-radius:3px;white-space:nowrap} d
 <h2>Quality, cost and latency</h2>
 <p class="meta">Calls, tokens, cost, latency and failure classes are the contender's own calls in the roles compared ({{.R.Roles}}); run cost covers the whole runs (judge and every other role included).{{if le .R.JudgeSamples 1}} Judge disagreement D needs <code>--judge-samples</code> k &gt; 1.{{end}}</p>
 <table><tr><th class="l">contender</th><th>hardening velocity</th><th>review score</th><th>toxicity</th><th>quality gap</th><th>judge D</th><th>calls</th><th>tokens in / out</th><th>cost</th><th>run cost</th><th>latency p50 / p95 ms</th><th class="l">failure classes</th></tr>
-{{range .R.Contenders}}<tr><td class="l"><code>{{.Model}}</code></td><td>{{velocity .Velocity}}</td><td>{{printf "%.2f" .ReviewScore}}</td><td>{{printf "%.3f" .Toxicity}}</td><td>{{printf "%.3f" .QualityGap}}</td><td>{{if le $.R.JudgeSamples 1}}n/a{{else}}{{printf "%.3f" .JudgeDisagreement}}{{end}}</td><td>{{.Calls}}</td><td>{{.InputTokens}} / {{.OutputTokens}}</td><td>${{printf "%.4f" .CostUSD}}</td><td>${{printf "%.4f" .RunCostUSD}}</td><td>{{printf "%.2f" .LatencyP50MS}} / {{printf "%.2f" .LatencyP95MS}}</td><td class="l">{{counts .Failures}}</td></tr>
+{{range .R.Contenders}}<tr><td class="l"><code>{{.Model}}</code></td><td>{{velocity .Velocity}}</td><td>{{if .NoResult}}—{{else}}{{printf "%.2f" .ReviewScore}}{{end}}</td><td>{{printf "%.3f" .Toxicity}}</td><td>{{printf "%.3f" .QualityGap}}</td><td>{{if .NoResult}}—{{else if le $.R.JudgeSamples 1}}n/a{{else}}{{printf "%.3f" .JudgeDisagreement}}{{end}}</td><td>{{.Calls}}</td><td>{{.InputTokens}} / {{.OutputTokens}}</td><td>${{printf "%.4f" .CostUSD}}</td><td>${{printf "%.4f" .RunCostUSD}}</td><td>{{printf "%.2f" .LatencyP50MS}} / {{printf "%.2f" .LatencyP95MS}}</td><td class="l">{{counts .Failures}}</td></tr>
 {{end}}</table>
-<h2>Shadow Score per bundle</h2>
+<h2>Shadow Score per bundle (a failed bundle counts as 100)</h2>
 <table><tr><th class="l">contender</th>{{range .Domains}}<th>{{.}}</th>{{end}}<th class="l">levels</th><th class="l">gates</th></tr>
 {{range $c := .R.Contenders}}<tr><td class="l"><code>{{$c.Model}}</code></td>{{range $.Domains}}<td>{{bundle $c .}}</td>{{end}}<td class="l">{{counts $c.Levels}}</td><td class="l">{{counts $c.Gates}}</td></tr>
 {{end}}</table>
@@ -516,7 +621,7 @@ code{background:#f4f6fa;padding:0 .25rem;border-radius:3px;white-space:nowrap} d
 <h2>Pairwise</h2>
 <p class="meta">Paired verdicts: the same criterion on the same bundle in the same repeat, judged for both. McNemar: exact two-sided binomial test on the discordant verdicts; p (Holm) adjusts it for all pairs. Difference: mean(a) − mean(b) in Shadow Score points (negative: a failed fewer), with its paired 95% bootstrap interval. Distinguishable when the interval excludes 0, p (Holm) &lt; 0.05 and both point the same way.</p>
 <table><tr><th class="l">a</th><th class="l">b</th><th>paired verdicts</th><th>only a passed</th><th>only b passed</th><th>McNemar p</th><th>p (Holm)</th><th>difference (a − b)</th><th>95% CI</th><th class="l">verdict</th></tr>
-{{range .R.Pairwise}}<tr><td class="l"><code>{{.First}}</code></td><td class="l"><code>{{.Second}}</code></td><td>{{.Paired}}</td><td>{{.McNemar.B}}</td><td>{{.McNemar.C}}</td><td>{{pval .McNemar.P}}</td><td>{{pval .PHolm}}</td><td>{{printf "%+.1f" .MeanDiff}}</td><td>[{{printf "%.1f" .DiffCI95.Lo}}, {{printf "%.1f" .DiffCI95.Hi}}]</td><td class="l">{{if .Distinguishable}}<span class="good">{{.Better}} is better</span>{{else}}<span class="tie">not distinguishable</span>{{end}}{{if .Advisory}} <span class="adv" title="{{.AdvisoryReason}}">(advisory)</span>{{end}}</td></tr>
+{{range .R.Pairwise}}<tr><td class="l"><code>{{.First}}</code></td><td class="l"><code>{{.Second}}</code></td><td>{{.Paired}}</td><td>{{.McNemar.B}}</td><td>{{.McNemar.C}}</td><td>{{pval .McNemar.P}}</td><td>{{pval .PHolm}}</td><td>{{printf "%+.1f" .MeanDiff}}</td><td>[{{printf "%.1f" .DiffCI95.Lo}}, {{printf "%.1f" .DiffCI95.Hi}}]</td><td class="l">{{if .Distinguishable}}<span class="good">{{.Better}} is better</span>{{else}}<span class="tie">not distinguishable</span>{{end}}{{with .NoResult}} <span class="adv">({{if eq (len .) 1}}{{index . 0}} has no result{{else}}neither has a result{{end}})</span>{{end}}{{if .Advisory}} <span class="adv" title="{{.AdvisoryReason}}">(advisory)</span>{{end}}</td></tr>
 {{end}}</table>
 <details><summary>Per criterion, pair by pair</summary>
 <table><tr><th class="l">a</th><th class="l">b</th><th class="l">criterion</th><th class="l">category</th><th>paired</th><th>both passed</th><th>only a</th><th>only b</th><th>neither</th><th>exact p</th></tr>
@@ -533,7 +638,7 @@ func (r *Report) HTML() (string, error) {
 		return "", err
 	}
 	var b bytes.Buffer
-	if err := page.Execute(&b, map[string]any{"R": r, "C": c, "Adv": r.Advisories(), "Domains": r.domains(), "Criteria": r.criteria(), "Seeds": seedList(r.Seeds)}); err != nil {
+	if err := page.Execute(&b, map[string]any{"R": r, "C": c, "Adv": r.Advisories(), "Failing": r.Failing(), "FailureRule": failureRule, "Domains": r.domains(), "Criteria": r.criteria(), "Seeds": seedList(r.Seeds)}); err != nil {
 		return "", err
 	}
 	return b.String(), nil

@@ -69,6 +69,8 @@ type Provider struct {
 	// detached: the backend ignores ctx (Mistral's SDK), so Complete waits
 	// for it in a goroutine and returns when ctx ends.
 	detached bool
+	// keyEnv names the API-key variable, for the hint on a 401 or 403.
+	keyEnv string
 }
 
 // New builds the provider for ref. It does not call the network.
@@ -80,7 +82,7 @@ func New(ref providers.Ref, cfg providers.KindConfig) (providers.Provider, error
 		}
 		return nil
 	}
-	p := &Provider{ref: ref}
+	p := &Provider{ref: ref, keyEnv: cfg.APIKeyEnv}
 	if v := cfg.Options["max_tokens"]; v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
@@ -109,7 +111,13 @@ func New(ref providers.Ref, cfg providers.KindConfig) (providers.Provider, error
 		if err := needKey(); err != nil {
 			return nil, err
 		}
-		opts := []googleai.Option{googleai.WithAPIKey(key), googleai.WithDefaultModel(ref.Model)}
+		// genai's REST client retries 503s itself for up to ten minutes
+		// with no way to turn that off; through our own HTTP client the
+		// capture transport stops any second attempt of a call, so the retry
+		// middleware decides. Given an HTTP client, genai sends no key: the
+		// transport adds it as the x-goog-api-key header.
+		ghc := &http.Client{Transport: capture{base: googKey{key: key, base: http.DefaultTransport}, oneAttempt: true}}
+		opts := []googleai.Option{googleai.WithAPIKey(key), googleai.WithHTTPClient(ghc), googleai.WithDefaultModel(ref.Model)}
 		if cfg.BaseURL != "" {
 			// The genai client speaks REST; point it at another endpoint
 			// (a proxy, or a test server).
@@ -173,8 +181,24 @@ func bedrockClient(cfg providers.KindConfig) (*bedrockruntime.Client, error) {
 	if ac.Region == "" {
 		return nil, errors.New("no AWS region: set providers.bedrock.options.region or AWS_REGION")
 	}
-	return bedrockruntime.NewFromConfig(ac), nil
+	// The SDK's own client (it honours AWS_CA_BUNDLE and the like), seen
+	// through the capture transport so errors keep their body.
+	return bedrockruntime.NewFromConfig(ac, func(o *bedrockruntime.Options) {
+		if o.HTTPClient != nil {
+			o.HTTPClient = doCapture{capture{base: doTransport{o.HTTPClient}}}
+		}
+	}), nil
 }
+
+// doTransport turns an SDK HTTP client (anything with Do) into a
+// RoundTripper; doCapture turns the capture transport back into one.
+type doTransport struct{ c bedrockruntime.HTTPClient }
+
+func (t doTransport) RoundTrip(r *http.Request) (*http.Response, error) { return t.c.Do(r) }
+
+type doCapture struct{ t capture }
+
+func (d doCapture) Do(r *http.Request) (*http.Response, error) { return d.t.RoundTrip(r) }
 
 // NewWithModel wraps an existing langchaingo model (tests, custom backends).
 func NewWithModel(ref providers.Ref, m llms.Model) *Provider { return &Provider{ref: ref, llm: m} }
@@ -187,7 +211,11 @@ type call struct {
 	status int
 	header http.Header
 	tail   lastLine
+	head   []byte // the first maxErrBody bytes of an error response's body
 }
+
+// maxErrBody bounds how much of an error body is kept for the message.
+const maxErrBody = 4 << 10
 
 func (c *call) snapshot() (int, http.Header, string) {
 	if c == nil {
@@ -198,24 +226,62 @@ func (c *call) snapshot() (int, http.Header, string) {
 	return c.status, c.header, c.tail.String()
 }
 
+func (c *call) errBody() []byte {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.head
+}
+
 // capture records the status, headers and last body line of responses
 // for the call in the request's context. langchaingo drops all three: the
 // Retry-After header, the status of an Ollama error, and Ollama's final
 // NDJSON line with done_reason.
-type capture struct{ base http.RoundTripper }
+type capture struct {
+	base http.RoundTripper
+	// oneAttempt refuses a second request within one call after an error
+	// status: the SDK is retrying on its own.
+	oneAttempt bool
+}
+
+// errSDKRetry stops an SDK's own retry; the call's error is classified by
+// the status and body of the attempt that failed.
+var errSDKRetry = errors.New("the SDK's own retry was stopped (swarm's retry middleware decides)")
 
 func (t capture) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(r)
 	c, _ := r.Context().Value(callKey{}).(*call)
+	if t.oneAttempt && c != nil {
+		if status, _, _ := c.snapshot(); status >= 400 {
+			if r.Body != nil {
+				r.Body.Close()
+			}
+			return nil, errSDKRetry
+		}
+	}
+	resp, err := t.base.RoundTrip(r)
 	if resp == nil || c == nil {
 		return resp, err
 	}
 	c.mu.Lock()
 	c.status, c.header = resp.StatusCode, resp.Header.Clone()
-	c.tail = lastLine{}
+	c.tail, c.head = lastLine{}, nil
 	c.mu.Unlock()
 	resp.Body = &tailReader{rc: resp.Body, c: c}
 	return resp, err
+}
+
+// googKey sends the Gemini API key as the x-goog-api-key header.
+type googKey struct {
+	key  string
+	base http.RoundTripper
+}
+
+func (t googKey) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("x-goog-api-key", t.key)
+	return t.base.RoundTrip(r)
 }
 
 type tailReader struct {
@@ -228,6 +294,9 @@ func (t *tailReader) Read(b []byte) (int, error) {
 	if n > 0 {
 		t.c.mu.Lock()
 		t.c.tail.Write(b[:n])
+		if room := maxErrBody - len(t.c.head); t.c.status >= 400 && room > 0 {
+			t.c.head = append(t.c.head, b[:min(n, room)]...)
+		}
 		t.c.mu.Unlock()
 	}
 	return n, err
@@ -315,6 +384,11 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 	start := time.Now()
 	out, err := p.generate(cctx, msgs, opts)
 	lat := time.Since(start)
+	if status, _, _ := c.snapshot(); err == nil && status >= 400 {
+		// An error status whose body the SDK read as an empty answer
+		// (Ollama with an empty error body).
+		err = fmt.Errorf("HTTP status %d with an answer the SDK took for a success", status)
+	}
 	if err != nil {
 		return providers.Response{Latency: lat}, p.classify(ctx, err, c)
 	}
@@ -558,8 +632,38 @@ func (p *Provider) classify(ctx context.Context, err error, c *call) error {
 	default:
 		e.Class = providers.ClassTransient // connection refused, reset, a cut-off body, "server busy"
 	}
+	if status > 0 {
+		// Say what the status means and quote the body (bounded): what the
+		// capture transport read, else what the SDK kept of it.
+		body := c.errBody()
+		switch {
+		case len(body) > 0:
+		case gerr != nil:
+			body = []byte(cmp.Or(gerr.Body, gerr.Message))
+		case aerr != nil:
+			body = []byte(aerr.ErrorCode() + ": " + aerr.ErrorMessage())
+		default:
+			body = []byte(err.Error())
+		}
+		e.Body = providers.Excerpt(body)
+		e.Msg = providers.StatusHint(status, p.keyEnv)
+		if p.ref.Kind == "bedrock" && (status == http.StatusUnauthorized || status == http.StatusForbidden) {
+			e.Msg = "access denied: check the AWS credentials and that they may use this model"
+		}
+		e.Err = &boundedError{msg: providers.Excerpt([]byte(e.Err.Error())), err: e.Err}
+	}
 	return e
 }
+
+// boundedError shortens an SDK error whose text may hold a whole response
+// body; it unwraps to the original for errors.Is and errors.As.
+type boundedError struct {
+	msg string
+	err error
+}
+
+func (e *boundedError) Error() string { return e.msg }
+func (e *boundedError) Unwrap() error { return e.err }
 
 // isQuota reports a spent budget (no retry helps) as opposed to a rate limit.
 func isQuota(msg, awsCode string, status int) bool {

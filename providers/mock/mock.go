@@ -17,8 +17,8 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
-	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -84,9 +84,24 @@ type Mock struct {
 	persona string
 	p       persona
 	opts    Options
-	mu      sync.Mutex
-	tries   map[[32]byte]int // attempts per request, so retries draw new faults
+	// tries counts attempts per request, so retries draw new faults; it
+	// keeps the MaxTrackedRequests most recent requests.
+	tries *providers.BoundedMap[[32]byte, int]
 }
+
+// MaxTrackedRequests bounds the per-request attempt counters a mock keeps
+// (a long-running mock server sees unboundedly many requests). The oldest
+// is forgotten first; a request retried after that many newer ones draws
+// its faults as on a first attempt again.
+const MaxTrackedRequests = 1 << 16
+
+// SchemaJSONObject is the schema name the mock gives a request that asks
+// for a JSON object without a schema (response_format json_object): the
+// answer is {"answer": "<the prose answer>"}.
+const SchemaJSONObject = "json_object"
+
+// jsonObjectSchema is the schema of a json_object answer.
+var jsonObjectSchema = []byte(`{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"],"additionalProperties":false}`)
 
 // New returns the mock for persona.
 func New(name string, opts Options) (*Mock, error) {
@@ -103,7 +118,7 @@ func New(name string, opts Options) (*Mock, error) {
 			return nil, err
 		}
 	}
-	return &Mock{persona: name, p: p, opts: opts, tries: map[[32]byte]int{}}, nil
+	return &Mock{persona: name, p: p, opts: opts, tries: providers.NewBoundedMap[[32]byte, int](MaxTrackedRequests)}, nil
 }
 
 // Register adds the "mock" kind to a registry; the model is the persona.
@@ -169,10 +184,7 @@ func (m *Mock) Complete(ctx context.Context, req providers.Request) (providers.R
 		seed = *req.Seed
 	}
 	key := requestKey(req, m.persona, seed)
-	m.mu.Lock()
-	attempt := m.tries[key]
-	m.tries[key]++
-	m.mu.Unlock()
+	attempt := m.tries.Update(key, func(n int, _ bool) int { return n + 1 }) - 1
 	if err := m.opts.Latency.sleep(ctx, rngFor(key, uint64(attempt)+7)); err != nil {
 		return providers.Response{}, providers.NewError(providers.ClassTimeout, "mock latency interrupted", err)
 	}
@@ -184,7 +196,7 @@ func (m *Mock) Complete(ctx context.Context, req providers.Request) (providers.R
 		}
 		resp.Usage = providers.Usage{InputTokens: tokens(req), OutputTokens: max(1, len(resp.Text)/4)}
 		resp.Latency = time.Since(start)
-		return resp, nil
+		return m.limitTokens(req, resp)
 	}
 	text, err := m.answer(req, key)
 	if err != nil {
@@ -206,7 +218,25 @@ func (m *Mock) Complete(ctx context.Context, req providers.Request) (providers.R
 	}
 	resp.Usage = providers.Usage{InputTokens: tokens(req), OutputTokens: max(1, len(resp.Text)/4)}
 	resp.Latency = time.Since(start)
-	return resp, nil
+	return m.limitTokens(req, resp)
+}
+
+// limitTokens honours req.MaxTokens the way a model does: an answer of more
+// tokens (the mock counts four bytes a token) is cut at the limit and
+// returned as a truncation (finish reason "length", ErrTruncated).
+func (m *Mock) limitTokens(req providers.Request, resp providers.Response) (providers.Response, error) {
+	if req.MaxTokens <= 0 || resp.Usage.OutputTokens <= req.MaxTokens {
+		return resp, nil
+	}
+	cut := min(len(resp.Text), req.MaxTokens*4)
+	for cut > 0 && !utf8.RuneStart(resp.Text[cut]) {
+		cut--
+	}
+	resp.Text = resp.Text[:cut]
+	resp.Usage.OutputTokens = req.MaxTokens
+	resp.FinishReason = providers.FinishLength
+	return resp, &providers.Error{Class: providers.ClassUnparseable, Provider: "mock", Model: m.persona, Raw: resp.Text,
+		Msg: fmt.Sprintf("cut off at max_tokens %d", req.MaxTokens), Err: providers.ErrTruncated}
 }
 
 func tokens(req providers.Request) int {
@@ -220,21 +250,23 @@ func tokens(req providers.Request) int {
 	return max(1, n/4)
 }
 
-var schemaSizes sync.Map // string(schema) -> int
+// schemaSizes caches schemaSize; bounded, as clients of the mock server
+// send any schema they like.
+var schemaSizes = providers.NewBoundedMap[string, int](1024)
 
 // schemaSize is the length of a schema in its strict-mode form: in-process
 // the mock gets a schema as generated, behind its OpenAI-compatible server
 // as the OpenAI adapter rewrote it (providers.StrictSchema, idempotent), and
 // it must report the same usage either way.
 func schemaSize(raw []byte) int {
-	if v, ok := schemaSizes.Load(string(raw)); ok {
-		return v.(int)
+	if v, ok := schemaSizes.Get(string(raw)); ok {
+		return v
 	}
 	n := len(raw)
 	if strict, err := providers.StrictSchema(raw); err == nil {
 		n = len(strict)
 	}
-	schemaSizes.Store(string(raw), n)
+	schemaSizes.Put(string(raw), n)
 	return n
 }
 
@@ -264,10 +296,12 @@ func (m *Mock) answer(req providers.Request, key [32]byte) (string, error) {
 		doc = m.review(req, rng)
 	case providers.SchemaSynthesis:
 		doc = m.synthesis(req)
+	case SchemaJSONObject:
+		doc = map[string]any{"answer": m.prose(req)}
 	}
 	v, err := providers.CompileSchema(req.Schema.JSON)
 	if err != nil {
-		return "", providers.NewError(providers.ClassPermanent, "mock: request schema does not compile", err)
+		return "", providers.NewError(providers.ClassPermanent, "mock: request schema does not compile", fmt.Errorf("%w: %w", ErrBadSchema, err))
 	}
 	if doc != nil {
 		b, _ := json.Marshal(doc)
@@ -279,10 +313,14 @@ func (m *Mock) answer(req providers.Request, key [32]byte) (string, error) {
 	// rewrite): generate from the schema itself.
 	var schema map[string]any
 	if err := json.Unmarshal(req.Schema.JSON, &schema); err != nil {
-		return "", providers.NewError(providers.ClassPermanent, "mock: schema is not a JSON object", err)
+		return "", providers.NewError(providers.ClassPermanent, "mock: schema is not a JSON object", fmt.Errorf("%w: %w", ErrBadSchema, err))
 	}
 	g := &generator{rng: rng, words: salientTerms(allText(req), 12)}
-	b, _ := json.Marshal(g.value(schema, 0))
+	val := g.value(schema, 0)
+	if g.err != nil {
+		return "", providers.NewError(providers.ClassPermanent, "mock: cannot answer this schema", g.err)
+	}
+	b, _ := json.Marshal(val)
 	return string(b), nil
 }
 
@@ -290,3 +328,7 @@ func (m *Mock) prose(req providers.Request) string {
 	terms := salientTerms(lastUser(req), 6)
 	return "Mock answer (" + m.persona + ") covering: " + strings.Join(terms, ", ") + "."
 }
+
+// TrackedRequests returns how many per-request attempt counters the mock
+// holds (at most MaxTrackedRequests).
+func (m *Mock) TrackedRequests() int { return m.tries.Len() }

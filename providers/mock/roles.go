@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -37,7 +38,7 @@ func (m *Mock) coveredTerms(req providers.Request) (covered, all []string) {
 	all = aspects(text)
 	seed := seedOf(req)
 	prev := ""
-	for _, b := range untrustedBlocks(text) {
+	for _, b := range prompts.BlocksOf(text, providers.BlockPrevious) {
 		prev += b.Content
 	}
 	seen := map[string]bool{}
@@ -59,9 +60,9 @@ func (m *Mock) coveredTerms(req providers.Request) (covered, all []string) {
 		}
 	}
 	if m.p.feedback {
-		if fb := between(text, providers.FeedbackHeading, "\n\n"); fb != "" {
-			for _, l := range strings.Split(fb, "\n") {
-				if strings.HasPrefix(strings.TrimSpace(l), "- [") {
+		for _, fb := range prompts.BlocksOf(text, providers.BlockFeedback) {
+			for _, l := range strings.Split(fb.Content, "\n") {
+				if strings.HasPrefix(strings.TrimSpace(l), providers.FeedbackItemPrefix) {
 					for _, q := range quoted(l) {
 						add(q)
 					}
@@ -96,7 +97,7 @@ type subTaskOut struct {
 
 func (m *Mock) decomposition(req providers.Request) any {
 	text := lastUser(req)
-	mission := strings.TrimSpace(between(text, providers.MissionOpen, providers.MissionClose))
+	mission := strings.TrimSpace(block(text, providers.BlockMission))
 	terms := salientTerms(mission, 10)
 	domains := listLine(text, providers.DomainsPrefix)
 	if len(domains) == 0 {
@@ -148,7 +149,7 @@ func (m *Mock) sealedCriteria(req providers.Request) any {
 	}
 	terms := aspects(text)
 	if len(terms) == 0 {
-		terms = salientTerms(between(text, providers.MissionOpen, providers.MissionClose), n)
+		terms = salientTerms(block(text, providers.BlockMission), n)
 	}
 	if len(terms) == 0 {
 		terms = []string{"the mission goal"}
@@ -207,9 +208,9 @@ func (m *Mock) shardPlan(req providers.Request) any {
 	text := lastUser(req)
 	n := count(text, 3)
 	covered, _ := m.coveredTerms(req)
-	brief := strings.TrimSpace(between(text, providers.BriefOpen, providers.BriefClose))
+	brief := strings.TrimSpace(block(text, providers.BlockBrief))
 	domain := "work"
-	if d := between(brief, "Your domain: ", "."); d != "" {
+	if d := between(brief, providers.DomainPrefix, "."); d != "" {
 		domain = d
 	}
 	var out []shard
@@ -276,8 +277,8 @@ func jitter(rng *rand.Rand, v, d float64) float64 {
 func (m *Mock) bundle(req providers.Request, rng *rand.Rand) any {
 	text := lastUser(req)
 	covered, all := m.coveredTerms(req)
-	brief := strings.TrimSpace(between(text, providers.BriefOpen, providers.BriefClose))
-	domain := strings.TrimSpace(between(brief, "Your domain: ", "."))
+	brief := strings.TrimSpace(block(text, providers.BlockBrief))
+	domain := strings.TrimSpace(between(brief, providers.DomainPrefix, "."))
 	if domain == "" {
 		domain = "implementation"
 	}
@@ -327,9 +328,12 @@ func (m *Mock) bundle(req providers.Request, rng *rand.Rand) any {
 
 func (m *Mock) verdicts(req providers.Request, rng *rand.Rand) any {
 	text := lastUser(req)
-	var data string
-	for _, b := range untrustedBlocks(text) {
+	var data, crit string
+	for _, b := range prompts.BlocksOf(text, providers.BlockBundle) {
 		data += b.Content + "\n"
+	}
+	for _, b := range prompts.BlocksOf(text, providers.BlockCriteria) {
+		crit += b.Content + "\n"
 	}
 	type verdict struct {
 		ID      string `json:"id"`
@@ -338,7 +342,7 @@ func (m *Mock) verdicts(req providers.Request, rng *rand.Rand) any {
 		Message string `json:"message"`
 	}
 	var out []verdict
-	for _, l := range linesWithPrefix(stripUntrusted(text), providers.CriterionPrefix) {
+	for _, l := range linesWithPrefix(crit, providers.CriterionPrefix) {
 		parts := strings.Split(l, "|")
 		id := strings.TrimSpace(parts[0])
 		rest := strings.Join(parts[1:], "|")
@@ -390,7 +394,7 @@ func (m *Mock) review(req providers.Request, rng *rand.Rand) any {
 		Dissent            string   `json:"dissent"`
 	}
 	var out []card
-	for i, b := range untrustedBlocks(text) {
+	for i, b := range prompts.BlocksOf(text, providers.BlockBundle) {
 		frac := 1.0
 		if len(terms) > 0 {
 			n := 0
@@ -437,10 +441,11 @@ func (m *Mock) synthesis(req providers.Request) any {
 		Note   string `json:"note"`
 	}
 	risks := []risk{}
-	all := salientTerms(between(text, providers.MissionOpen, providers.MissionClose), 10)
+	all := salientTerms(block(text, providers.BlockMission), 10)
+	bundles := prompts.BlocksOf(text, providers.BlockBundle)
 	var joined string
 	top := ""
-	for _, b := range untrustedBlocks(text) {
+	for _, b := range bundles {
 		joined += b.Content
 		dom := strings.TrimSpace(between(b.Content, "Domain: ", "\n"))
 		if dom == "" {
@@ -449,7 +454,7 @@ func (m *Mock) synthesis(req providers.Request) any {
 		nf := 0
 		for _, l := range strings.Split(b.Content, "\n") {
 			l = strings.TrimSpace(l)
-			if !strings.HasPrefix(l, "- [") {
+			if !strings.HasPrefix(l, "- [") { // a finding line of commanders.Bundle.Text
 				continue
 			}
 			nf++
@@ -489,6 +494,6 @@ func (m *Mock) synthesis(req providers.Request) any {
 		}
 		return x
 	}
-	return map[string]any{"summary": fmt.Sprintf("Synthesis of %d bundles.", len(untrustedBlocks(text))), "top_action": top,
+	return map[string]any{"summary": fmt.Sprintf("Synthesis of %d bundles.", len(bundles)), "top_action": top,
 		"quick_wins": nz(quick), "deep_work": nz(deep), "risks": risks, "conflicts": []any{}, "gaps": nz(gaps)}
 }

@@ -132,24 +132,28 @@ func (r *Rule) answer(resp providers.Response, req providers.Request) (providers
 	return resp, nil
 }
 
-// normalise turns YAML maps with any keys into JSON-encodable maps.
+// normalise returns a copy of v with YAML maps of any keys turned into
+// JSON-encodable maps. It never modifies v: rules answer concurrently.
 func normalise(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
+		m := make(map[string]any, len(t))
 		for k, x := range t {
-			t[k] = normalise(x)
+			m[k] = normalise(x)
 		}
-		return t
+		return m
 	case map[any]any:
-		m := map[string]any{}
+		m := make(map[string]any, len(t))
 		for k, x := range t {
 			m[fmt.Sprint(k)] = normalise(x)
 		}
 		return m
 	case []any:
+		out := make([]any, len(t))
 		for i := range t {
-			t[i] = normalise(t[i])
+			out[i] = normalise(t[i])
 		}
+		return out
 	}
 	return v
 }

@@ -2,6 +2,7 @@ package mock
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,14 +20,28 @@ type ServerOptions struct {
 	// Persona used when the request's model does not name one.
 	Persona string
 	Options Options
+	// MaxBodyBytes bounds a request body (default DefaultMaxBodyBytes); a
+	// larger one is answered 413.
+	MaxBodyBytes int64
 }
+
+// DefaultMaxBodyBytes is the default request body limit of the server.
+const DefaultMaxBodyBytes = 4 << 20
+
+// routes are the server's paths and the method each accepts.
+var routes = map[string]string{"/v1/chat/completions": http.MethodPost, "/v1/models": http.MethodGet}
 
 // NewServer returns an OpenAI-compatible handler (POST /v1/chat/completions,
 // GET /v1/models) backed by the mock. A request whose model names a persona
-// ("honest", "mock-honest" or "mock:honest") uses that persona.
+// ("honest", "mock-honest" or "mock:honest") uses that persona. Every error
+// is an OpenAI-shaped JSON error ({"error":{"message","type","code"}}),
+// including 404 for an unknown path and 405 for a wrong method.
 func NewServer(o ServerOptions) (http.Handler, error) {
 	if o.Persona == "" {
 		o.Persona = Honest
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if _, err := New(o.Persona, o.Options); err != nil {
 		return nil, err
@@ -35,7 +50,18 @@ func NewServer(o ServerOptions) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.models)
-	return mux, nil
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern == "" {
+			if m, ok := routes[r.URL.Path]; ok {
+				w.Header().Set("Allow", m)
+				writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed", fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, m))
+				return
+			}
+			writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", fmt.Sprintf("unknown URL %s %s (this server serves POST /v1/chat/completions and GET /v1/models)", r.Method, r.URL.Path))
+			return
+		}
+		mux.ServeHTTP(w, r)
+	}), nil
 }
 
 type server struct {
@@ -66,11 +92,12 @@ type chatRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options,omitempty"`
-	Temperature    *float64 `json:"temperature,omitempty"`
-	MaxTokens      int      `json:"max_tokens,omitempty"`
-	Seed           *int64   `json:"seed,omitempty"`
-	User           string   `json:"user,omitempty"`
-	ResponseFormat *struct {
+	Temperature         *float64 `json:"temperature,omitempty"`
+	MaxTokens           int      `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int      `json:"max_completion_tokens,omitempty"`
+	Seed                *int64   `json:"seed,omitempty"`
+	User                string   `json:"user,omitempty"`
+	ResponseFormat      *struct {
 		Type       string `json:"type"`
 		JSONSchema *struct {
 			Name   string          `json:"name"`
@@ -125,9 +152,18 @@ func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
 
 func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 	var cr chatRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 16<<20))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
 	if err := dec.Decode(&cr); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", fmt.Sprintf("request body larger than %d bytes", tooBig.Limit))
+			return
+		}
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "request body: "+err.Error())
+		return
+	}
+	if cr.MaxTokens < 0 || cr.MaxCompletionTokens < 0 {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_max_tokens", "max_tokens must not be negative")
 		return
 	}
 	if len(cr.Messages) == 0 {
@@ -143,16 +179,29 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	m, persona := s.mock(cr.Model)
-	req := providers.Request{Messages: msgs, Temperature: cr.Temperature, MaxTokens: cr.MaxTokens, Seed: cr.Seed}
+	req := providers.Request{Messages: msgs, Temperature: cr.Temperature, MaxTokens: cmp.Or(cr.MaxCompletionTokens, cr.MaxTokens), Seed: cr.Seed}
 	if role, agent, ok := strings.Cut(cr.User, "/"); ok {
 		req.Caller = providers.Caller{Role: role, AgentID: agent}
 	}
-	if rf := cr.ResponseFormat; rf != nil && rf.Type == "json_schema" {
-		if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
-			writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_response_format", "response_format.json_schema.schema is required")
+	if rf := cr.ResponseFormat; rf != nil {
+		switch rf.Type {
+		case "json_schema":
+			if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
+				writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_response_format", "response_format.json_schema.schema is required")
+				return
+			}
+			if _, err := providers.CompileSchema(rf.JSONSchema.Schema); err != nil {
+				writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_schema", "response_format.json_schema.schema: "+err.Error())
+				return
+			}
+			req.Schema = &providers.Schema{Name: rf.JSONSchema.Name, JSON: rf.JSONSchema.Schema}
+		case "json_object":
+			req.Schema = &providers.Schema{Name: SchemaJSONObject, JSON: jsonObjectSchema}
+		case "text", "":
+		default:
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_response_format", fmt.Sprintf("response_format.type %q: want text, json_object or json_schema", rf.Type))
 			return
 		}
-		req.Schema = &providers.Schema{Name: rf.JSONSchema.Name, JSON: rf.JSONSchema.Schema}
 	}
 	resp, err := m.Complete(r.Context(), req)
 	finish := "stop"
@@ -160,6 +209,10 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 		var pe *providers.Error
 		if !errors.As(err, &pe) {
 			writeError(w, http.StatusInternalServerError, "server_error", "internal", err.Error())
+			return
+		}
+		if errors.Is(err, ErrBadSchema) {
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_schema", err.Error())
 			return
 		}
 		switch pe.Class {
@@ -173,7 +226,7 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 			return
 		case providers.ClassUnparseable:
 			if errors.Is(err, providers.ErrTruncated) {
-				resp = providers.Response{Text: pe.Raw, Model: "mock-" + persona}
+				resp = providers.Response{Text: pe.Raw, Model: "mock-" + persona, Usage: resp.Usage}
 				finish = "length"
 				break
 			}
@@ -185,6 +238,9 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	inTok := tokens(req)
 	outTok := max(1, len(resp.Text)/4)
+	if resp.Usage.OutputTokens > 0 {
+		outTok = resp.Usage.OutputTokens
+	}
 	id, created, model := fmt.Sprintf("chatcmpl-mock-%d", time.Now().UnixNano()), time.Now().Unix(), "mock-"+persona
 	usage := map[string]any{"prompt_tokens": inTok, "completion_tokens": outTok, "total_tokens": inTok + outTok}
 	if cr.Stream {

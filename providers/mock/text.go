@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -56,14 +57,13 @@ func linesWithPrefix(text, prefix string) []string {
 	return out
 }
 
-// aspects returns the terms of every "Aspects:" line outside untrusted blocks.
+// aspects returns the terms of every aspects block, each once.
 func aspects(text string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, l := range linesWithPrefix(stripUntrusted(text), providers.AspectsPrefix) {
-		for _, a := range strings.Split(l, ";") {
-			a = strings.TrimSpace(a)
-			if a != "" && !seen[strings.ToLower(a)] {
+	for _, b := range prompts.BlocksOf(text, providers.BlockAspects) {
+		for _, a := range prompts.SplitAspects(b.Content) {
+			if !seen[strings.ToLower(a)] {
 				seen[strings.ToLower(a)] = true
 				out = append(out, a)
 			}
@@ -72,17 +72,36 @@ func aspects(text string) []string {
 	return out
 }
 
+// block returns the content of the first block of kind ("" when none).
+func block(text, kind string) string {
+	if bs := prompts.BlocksOf(text, kind); len(bs) > 0 {
+		return bs[0].Content
+	}
+	return ""
+}
+
+// outside is the prompt's own text: every untrusted block removed, so
+// nothing a user or model wrote can pass for a protocol line.
+func outside(text string) string {
+	o, _ := prompts.SplitUntrusted(text)
+	return o
+}
+
+// MaxCount caps the "Count: N" a prompt asks for, so a request cannot make
+// the mock build an unbounded list.
+const MaxCount = 1000
+
 func count(text string, def int) int {
-	for _, l := range linesWithPrefix(text, providers.CountPrefix) {
+	for _, l := range linesWithPrefix(outside(text), providers.CountPrefix) {
 		if n, err := strconv.Atoi(strings.TrimSpace(l)); err == nil && n > 0 {
-			return n
+			return min(n, MaxCount)
 		}
 	}
 	return def
 }
 
 func listLine(text, prefix string) []string {
-	for _, l := range linesWithPrefix(text, prefix) {
+	for _, l := range linesWithPrefix(outside(text), prefix) {
 		var out []string
 		for _, x := range strings.Split(l, ",") {
 			if x = strings.TrimSpace(x); x != "" {
@@ -93,32 +112,6 @@ func listLine(text, prefix string) []string {
 	}
 	return nil
 }
-
-var untrustedRe = regexp.MustCompile(`(?s)<<<UNTRUSTED id=([0-9a-zA-Z]+)>>>\n(.*?)\n<<<END UNTRUSTED id=([0-9a-zA-Z]+)>>>`)
-
-// untrustedBlock is one delimited block and the "Bundle: id" line before it.
-type untrustedBlock struct {
-	ID      string
-	Content string
-}
-
-func untrustedBlocks(text string) []untrustedBlock {
-	var out []untrustedBlock
-	for _, m := range untrustedRe.FindAllStringSubmatchIndex(text, -1) {
-		if text[m[2]:m[3]] != text[m[6]:m[7]] {
-			continue
-		}
-		before := text[:m[0]]
-		id := ""
-		if k := strings.LastIndex(before, "Bundle: "); k >= 0 {
-			id = strings.TrimSpace(strings.SplitN(before[k+len("Bundle: "):], "\n", 2)[0])
-		}
-		out = append(out, untrustedBlock{ID: id, Content: text[m[4]:m[5]]})
-	}
-	return out
-}
-
-func stripUntrusted(text string) string { return untrustedRe.ReplaceAllString(text, "") }
 
 var quotedRe = regexp.MustCompile(`"([^"]{2,80})"`)
 

@@ -4,10 +4,12 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -54,6 +56,8 @@ type Provider struct {
 	reasoning bool
 	// completionTokens: send the token limit as max_completion_tokens.
 	completionTokens bool
+	// keyEnv names the API-key variable, for the hint on a 401 or 403.
+	keyEnv string
 }
 
 // New builds the provider for ref.
@@ -81,7 +85,7 @@ func New(ref providers.Ref, cfg providers.KindConfig) (providers.Provider, error
 		cc.OrgID = cfg.Options["organization"] // OpenAI-Organization header
 	}
 	cc.HTTPClient = &http.Client{Transport: headerCapture{base: http.DefaultTransport}}
-	p := &Provider{ref: ref, client: goopenai.NewClientWithConfig(cc), reasoning: isReasoningModel(ref.Model)}
+	p := &Provider{ref: ref, client: goopenai.NewClientWithConfig(cc), reasoning: isReasoningModel(ref.Model), keyEnv: cfg.APIKeyEnv}
 	switch cfg.Options["token_limit_param"] {
 	case "":
 		// OpenAI itself accepts max_completion_tokens for every chat model
@@ -118,19 +122,24 @@ func isReasoningModel(model string) bool {
 
 type holderKey struct{}
 
-// holder receives the response headers of one call (go-openai does not
-// expose them on errors, and Retry-After lives there) and whether the
-// request reached the transport at all.
+// holder receives what go-openai does not expose on errors: the status,
+// the response headers (Retry-After lives there) and the first bytes of
+// an error body, and whether the request reached the transport at all.
 type holder struct {
-	mu   sync.Mutex
-	sent bool
-	h    http.Header
+	mu     sync.Mutex
+	sent   bool
+	status int
+	h      http.Header
+	body   []byte // the first maxErrBody bytes of an error response's body
 }
 
-func (h *holder) get() (bool, http.Header) {
+// maxErrBody bounds how much of an error body is kept for the message.
+const maxErrBody = 4 << 10
+
+func (h *holder) get() (sent bool, status int, hdr http.Header, body []byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.sent, h.h
+	return h.sent, h.status, h.h, h.body
 }
 
 type headerCapture struct{ base http.RoundTripper }
@@ -145,11 +154,35 @@ func (t headerCapture) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(r)
 	if resp != nil && h != nil {
 		h.mu.Lock()
-		h.h = resp.Header.Clone()
+		h.status, h.h, h.body = resp.StatusCode, resp.Header.Clone(), nil
 		h.mu.Unlock()
+		if resp.StatusCode >= 400 {
+			resp.Body = &headReader{rc: resp.Body, h: h}
+		}
 	}
 	return resp, err
 }
+
+// headReader copies the first maxErrBody bytes read from an error body
+// into the call's holder.
+type headReader struct {
+	rc io.ReadCloser
+	h  *holder
+}
+
+func (r *headReader) Read(b []byte) (int, error) {
+	n, err := r.rc.Read(b)
+	if n > 0 {
+		r.h.mu.Lock()
+		if room := maxErrBody - len(r.h.body); room > 0 {
+			r.h.body = append(r.h.body, b[:min(n, room)]...)
+		}
+		r.h.mu.Unlock()
+	}
+	return n, err
+}
+
+func (r *headReader) Close() error { return r.rc.Close() }
 
 // Complete sends one chat completion.
 func (p *Provider) Complete(ctx context.Context, req providers.Request) (providers.Response, error) {
@@ -193,8 +226,7 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 	out, err := p.client.CreateChatCompletion(context.WithValue(ctx, holderKey{}, h), cr)
 	lat := time.Since(start)
 	if err != nil {
-		sent, hdr := h.get()
-		return providers.Response{Latency: lat}, p.classify(ctx, err, sent, hdr)
+		return providers.Response{Latency: lat}, p.classify(ctx, err, h)
 	}
 	resp := providers.Response{Model: out.Model, Latency: lat,
 		Usage: providers.Usage{InputTokens: out.Usage.PromptTokens, OutputTokens: out.Usage.CompletionTokens}}
@@ -216,25 +248,49 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 	return resp, nil
 }
 
-// classify maps a go-openai error to a failure class. sent says whether the
-// request reached the HTTP transport: go-openai refuses some requests
-// client-side (for example max_tokens or a temperature for a reasoning
-// model), and no retry can fix those.
-func (p *Provider) classify(ctx context.Context, err error, sent bool, hdr http.Header) error {
+// classify maps a go-openai error to a failure class. The HTTP status
+// comes first: go-openai turns an error body it cannot read as an OpenAI
+// error object ({"error":"upstream overloaded"}, an HTML page, an empty
+// body) into a RequestError, sometimes wrapping an empty APIError whose
+// status is 0, so the status the transport saw is the one trusted. An
+// OpenAI error object then refines the class (quota, content filter).
+// Whether the request reached the transport matters too: go-openai refuses
+// some requests client-side (for example max_tokens or a temperature for a
+// reasoning model), and no retry can fix those.
+func (p *Provider) classify(ctx context.Context, err error, h *holder) error {
+	sent, status, hdr, body := h.get()
 	e := &providers.Error{Provider: p.ref.Kind, Model: p.ref.Model, Err: err}
 	var api *goopenai.APIError
 	var reqErr *goopenai.RequestError
 	var ue *url.Error
+	if status < 400 {
+		status = 0
+		switch {
+		case errors.As(err, &reqErr) && reqErr.HTTPStatusCode >= 400:
+			status = reqErr.HTTPStatusCode
+		case errors.As(err, &api) && api.HTTPStatusCode >= 400:
+			status = api.HTTPStatusCode
+		}
+	}
 	switch {
-	case errors.As(err, &api):
-		e.StatusCode, e.Msg, e.Err = api.HTTPStatusCode, api.Message, nil
-		e.Class = classForAPIError(api)
-	case errors.As(err, &reqErr):
-		// An error status whose body is not an OpenAI error object (a
-		// proxy's HTML page, an empty 502).
-		e.StatusCode, e.Class = reqErr.HTTPStatusCode, providers.ClassForStatus(reqErr.HTTPStatusCode, "")
-		e.Msg = excerpt(string(reqErr.Body))
-		e.Err = nil
+	case status > 0:
+		e.StatusCode, e.Err = status, nil
+		if len(body) == 0 && errors.As(err, &reqErr) {
+			body = reqErr.Body
+		}
+		e.Body = providers.Excerpt(body)
+		e.Class = providers.ClassForStatus(status, "")
+		e.Msg = providers.StatusHint(status, p.keyEnv)
+		// Only an error object that go-openai read whole (its status set)
+		// is trusted for its code and message.
+		if errors.As(err, &api) && api.HTTPStatusCode == status {
+			e.Class = classForAPIError(api)
+			if m := strings.TrimSpace(api.Message); m != "" {
+				e.Msg += ": " + providers.Excerpt([]byte(m))
+			}
+		} else if bytes.Contains(body, []byte("insufficient_quota")) {
+			e.Class = providers.ClassQuota
+		}
 	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
 		e.Class = providers.ClassTimeout
 	case !sent:
@@ -277,14 +333,6 @@ func classForAPIError(api *goopenai.APIError) providers.Class {
 		return providers.ClassRefused
 	}
 	return providers.ClassForStatus(api.HTTPStatusCode, code)
-}
-
-func excerpt(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	return s
 }
 
 // rateLimitReset reads OpenAI's x-ratelimit-reset-requests / -tokens

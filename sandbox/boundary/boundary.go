@@ -6,6 +6,7 @@ package boundary
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -50,6 +51,11 @@ type Pattern struct {
 	// check, when set, must accept the match (e.g. the Luhn check).
 	check func(string) bool
 	re    *regexp.Regexp
+	// need, when set, lists lower-case strings of which one must occur in
+	// the (lower-cased) text for the pattern to match; minDigits is how many
+	// digits the text must hold. Both only skip work, never change a result.
+	need      []string
+	minDigits int
 }
 
 // Hit is one detected leak. The excerpt is redacted: never the full secret.
@@ -58,8 +64,26 @@ type Hit struct {
 	Name     string   `json:"name"`
 	Severity Severity `json:"severity"`
 	Offset   int      `json:"offset"`
+	Length   int      `json:"length"` // bytes of the match
 	Redacted string   `json:"redacted"`
 }
+
+// Pattern kinds.
+const (
+	KindPII        = "pii"
+	KindCredential = "credential"
+	KindCode       = "code"
+	KindCustom     = "custom"
+)
+
+// Redactable reports whether a hit must be removed from text before the text
+// is stored or shown to another agent: credentials, personal data and custom
+// patterns. Code patterns (shell injection, eval, prompt injection) are
+// reported, not removed: they are what a reviewer must see.
+func (h Hit) Redactable() bool { return h.Kind != KindCode }
+
+// Placeholder is what Redact puts in place of a hit: "[REDACTED:<name>]".
+func (h Hit) Placeholder() string { return "[REDACTED:" + h.Name + "]" }
 
 // Config configures a detector.
 type Config struct {
@@ -69,21 +93,25 @@ type Config struct {
 // Detector scans text. Safe for concurrent use.
 type Detector struct{ patterns []Pattern }
 
+// The assignment patterns accept a quote escaped with a backslash, so a
+// secret is found in JSON-encoded text (a model's raw answer) too.
 func builtin() []Pattern {
 	return []Pattern{
-		{Name: "email", Kind: "pii", Regexp: `\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b`, Severity: Medium},
-		{Name: "phone", Kind: "pii", Regexp: `(?:\+\d{1,3}[ .-]?)?\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`, Severity: Medium},
-		{Name: "us_ssn", Kind: "pii", Regexp: `\b\d{3}-\d{2}-\d{4}\b`, Severity: High},
-		{Name: "card_number", Kind: "pii", Regexp: `\b(?:\d[ -]?){13,19}\b`, Severity: Critical, check: luhn},
-		{Name: "password_assignment", Kind: "credential", Regexp: `(?i)\b(?:password|passwd|pwd)\s*[:=]\s*["']?[^\s"',]{4,}`, Severity: Critical},
-		{Name: "api_key_assignment", Kind: "credential", Regexp: `(?i)\b(?:api[_-]?key|secret|token|access[_-]?token|client[_-]?secret)\s*[:=]\s*["']?[A-Za-z0-9_\-./+]{8,}`, Severity: Critical},
-		{Name: "bearer_token", Kind: "credential", Regexp: `(?i)\bbearer\s+[A-Za-z0-9_\-.=]{10,}`, Severity: High},
-		{Name: "aws_access_key_id", Kind: "credential", Regexp: `\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, Severity: Critical},
-		{Name: "private_key", Kind: "credential", Regexp: `-----BEGIN (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----`, Severity: Critical},
-		{Name: "openai_style_key", Kind: "credential", Regexp: `\bsk-[A-Za-z0-9_\-]{16,}`, Severity: Critical},
-		{Name: "shell_injection", Kind: "code", Regexp: `(?i)(?:;\s*rm\s+-rf\s+/|\$\(curl\s|\|\s*sh\b|\bos\.system\(|\bsubprocess\.(?:call|run|Popen)\()`, Severity: High},
-		{Name: "eval_exec", Kind: "code", Regexp: `\b(?:eval|exec)\s*\(`, Severity: Medium},
-		{Name: "prompt_injection", Kind: "code", Regexp: `(?i)ignore (?:all )?(?:previous|prior) instructions`, Severity: High},
+		{Name: "email", Kind: "pii", Regexp: `\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b`, Severity: Medium, need: []string{"@"}},
+		{Name: "phone", Kind: "pii", Regexp: `(?:\+\d{1,3}[ .-]?)?\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`, Severity: Medium, minDigits: 10},
+		{Name: "us_ssn", Kind: "pii", Regexp: `\b\d{3}-\d{2}-\d{4}\b`, Severity: High, minDigits: 9},
+		{Name: "card_number", Kind: "pii", Regexp: `\b(?:\d[ -]?){13,19}\b`, Severity: Critical, check: luhn, minDigits: 13},
+		{Name: "password_assignment", Kind: "credential", Regexp: `(?i)\b(?:password|passwd|pwd)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?[^\s"'\\,]{4,}`, Severity: Critical, need: []string{"passw", "pwd"}},
+		{Name: "api_key_assignment", Kind: "credential", Regexp: `(?i)\b(?:api[_-]?key|secret|token|access[_-]?token|client[_-]?secret)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?[A-Za-z0-9_\-./+]{8,}`, Severity: Critical, need: []string{"key", "secret", "token"}},
+		{Name: "bearer_token", Kind: "credential", Regexp: `(?i)\bbearer\s+[A-Za-z0-9_\-.=]{10,}`, Severity: High, need: []string{"bearer"}},
+		{Name: "aws_access_key_id", Kind: "credential", Regexp: `\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, Severity: Critical, need: []string{"akia", "asia"}},
+		// The whole key block: up to its END line, or to the end of the text
+		// when the END line is missing (a truncated key is still a key).
+		{Name: "private_key", Kind: "credential", Regexp: `-----BEGIN (?:RSA |EC |OPENSSH |DSA |ENCRYPTED )?PRIVATE KEY-----(?s:.*?-----END (?:RSA |EC |OPENSSH |DSA |ENCRYPTED )?PRIVATE KEY-----|.*)`, Severity: Critical, need: []string{"private key"}},
+		{Name: "openai_style_key", Kind: "credential", Regexp: `\bsk-[A-Za-z0-9_\-]{16,}`, Severity: Critical, need: []string{"sk-"}},
+		{Name: "shell_injection", Kind: "code", Regexp: `(?i)(?:;\s*rm\s+-rf\s+/|\$\(curl\s|\|\s*sh\b|\bos\.system\(|\bsubprocess\.(?:call|run|Popen)\()`, Severity: High, need: []string{"-rf", "$(curl", "|", "os.system(", "subprocess."}},
+		{Name: "eval_exec", Kind: "code", Regexp: `\b(?:eval|exec)\s*\(`, Severity: Medium, need: []string{"eval", "exec"}},
+		{Name: "prompt_injection", Kind: "code", Regexp: `(?i)ignore (?:all )?(?:previous|prior) instructions`, Severity: High, need: []string{"instructions"}},
 	}
 }
 
@@ -115,17 +143,76 @@ func NewDetector(c Config) (*Detector, error) {
 // Scan returns every hit in text, ordered by offset.
 func (d *Detector) Scan(text string) []Hit {
 	var hits []Hit
+	lower, digits := "", -1
 	for _, p := range d.patterns {
+		if len(p.need) > 0 {
+			if lower == "" {
+				lower = strings.ToLower(text)
+			}
+			if !slices.ContainsFunc(p.need, func(n string) bool { return strings.Contains(lower, n) }) {
+				continue
+			}
+		}
+		if p.minDigits > 0 {
+			if digits < 0 {
+				digits = countDigits(text)
+			}
+			if digits < p.minDigits {
+				continue
+			}
+		}
 		for _, loc := range p.re.FindAllStringIndex(text, -1) {
 			m := text[loc[0]:loc[1]]
 			if p.check != nil && !p.check(m) {
 				continue
 			}
-			hits = append(hits, Hit{Kind: p.Kind, Name: p.Name, Severity: p.Severity, Offset: loc[0], Redacted: redact(m)})
+			hits = append(hits, Hit{Kind: p.Kind, Name: p.Name, Severity: p.Severity, Offset: loc[0], Length: loc[1] - loc[0], Redacted: redact(m)})
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Offset < hits[j].Offset })
 	return hits
+}
+
+// Redact returns text with every redactable hit (Hit.Redactable) replaced
+// by its placeholder "[REDACTED:<name>]", and every hit found (redactable or
+// not, ordered by offset; offsets refer to the original text). Overlapping
+// redactable hits are replaced together, by the placeholder of the first.
+func (d *Detector) Redact(text string) (string, []Hit) {
+	hits := d.Scan(text)
+	var b strings.Builder
+	last, replaced := 0, false // end of what has been written from text
+	for _, h := range hits {
+		if !h.Redactable() {
+			continue
+		}
+		end := h.Offset + h.Length
+		if replaced && h.Offset < last { // overlaps a replaced span: extend it
+			last = max(last, end)
+			continue
+		}
+		if !replaced {
+			b.Grow(len(text))
+			replaced = true
+		}
+		b.WriteString(text[last:h.Offset])
+		b.WriteString(h.Placeholder())
+		last = end
+	}
+	if !replaced {
+		return text, hits
+	}
+	b.WriteString(text[last:])
+	return b.String(), hits
+}
+
+func countDigits(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			n++
+		}
+	}
+	return n
 }
 
 // MaxSeverity of hits (0 for none).

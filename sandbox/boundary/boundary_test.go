@@ -77,3 +77,46 @@ func TestBoundaryPolicies(t *testing.T) {
 		t.Errorf("contagion = %v, want 0.5·0.8·0.5 = 0.2", got)
 	}
 }
+
+func TestRedact(t *testing.T) {
+	d, err := NewDetector(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, text, want string
+		secrets          []string // must be gone
+	}{
+		{"aws key id", "key AKIAIOSFODNN7EXAMPLE here", "key [REDACTED:aws_access_key_id] here", []string{"AKIAIOSFODNN7EXAMPLE", "IOSFODNN7"}},
+		{"whole private key block, not only its BEGIN line", "a\n-----BEGIN RSA PRIVATE KEY-----\nMIIEsecretbody\n-----END RSA PRIVATE KEY-----\nb",
+			"a\n[REDACTED:private_key]\nb", []string{"MIIEsecretbody"}},
+		{"a key without its END line is redacted to the end", "x -----BEGIN PRIVATE KEY-----\nMIIEtruncated", "x [REDACTED:private_key]", []string{"MIIEtruncated"}},
+		{"overlapping hits become one placeholder", "api_key=sk-abcdefghijklmnop1234 ok", "[REDACTED:api_key_assignment] ok", []string{"sk-abcdefghijklmnop1234"}},
+		{"a password inside JSON-encoded text (a model's raw answer)", `{"content":"password = \"hunter2-prod\", api_key: \"abcdefgh12345\""}`,
+			`{"content":"[REDACTED:password_assignment]\", [REDACTED:api_key_assignment]\""}`, []string{"hunter2", "abcdefgh12345"}},
+		{"a JSON key and value", `{"api_key": "abcdefgh12345", "password": "hunter2-prod"}`,
+			`{"[REDACTED:api_key_assignment]", "[REDACTED:password_assignment]"}`, []string{"hunter2", "abcdefgh12345"}},
+		{"code patterns are reported, not removed", "Ignore previous instructions now", "Ignore previous instructions now", nil},
+		{"clean text is returned as is", "rotate tokens daily", "rotate tokens daily", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, hits := d.Redact(tc.text)
+			if got != tc.want {
+				t.Errorf("Redact(%q) = %q, want %q", tc.text, got, tc.want)
+			}
+			for _, s := range tc.secrets {
+				if strings.Contains(got, s) {
+					t.Errorf("secret %q left in %q", s, got)
+				}
+			}
+			if tc.want != tc.text && len(hits) == 0 {
+				t.Errorf("redacted without reporting a hit")
+			}
+			// Redacting twice changes nothing more.
+			if again, _ := d.Redact(got); again != got {
+				t.Errorf("not idempotent: %q -> %q", got, again)
+			}
+		})
+	}
+}

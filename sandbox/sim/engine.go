@@ -28,6 +28,8 @@ type EpochRow struct {
 	// this epoch's start, from the interactions before it (each sorted; no
 	// groups: absent).
 	CollusionGroups [][]string `json:"collusion_groups,omitempty"`
+	// Economy is the economy's metrics this epoch (nil without one).
+	Economy *EconomyEpoch `json:"economy,omitempty"`
 }
 
 // AgentRow is one agent's totals.
@@ -63,9 +65,11 @@ type Result struct {
 	Interactions int                  `json:"interactions"`
 	// Collusion sums up what the collusion detector flagged (nil when it
 	// is off).
-	Collusion *CollusionReport  `json:"collusion,omitempty"`
-	Criteria  []CriterionResult `json:"success_criteria"`
-	Passed    bool              `json:"passed"`
+	Collusion *CollusionReport `json:"collusion,omitempty"`
+	// Economy sums up the scenario's economy (nil without one).
+	Economy  *EconomyReport    `json:"economy,omitempty"`
+	Criteria []CriterionResult `json:"success_criteria"`
+	Passed   bool              `json:"passed"`
 }
 
 // CollusionReport is what the collusion detector flagged over a run.
@@ -78,10 +82,12 @@ type CollusionReport struct {
 
 // CriterionResult is one success criterion's outcome.
 type CriterionResult struct {
-	Name   string  `json:"name"`
-	Limit  float64 `json:"limit"`
-	Actual float64 `json:"actual"`
-	Passed bool    `json:"passed"`
+	Name  string  `json:"name"`
+	Limit float64 `json:"limit"`
+	// Actual is the measured value, absent when the run left it undefined
+	// (the criterion then fails).
+	Actual *float64 `json:"actual,omitempty"`
+	Passed bool     `json:"passed"`
 }
 
 // Options adjust one run.
@@ -136,6 +142,7 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 	var as []*agentState
 	allySet := map[string]bool{}   // shared by every ally (agents.ShareAllies)
 	var initiate []float64         // by agent: probability it proposes at a step
+	eco := newEconLoop(s, epochs)  // nil without an economy: block
 	coalition := map[string]bool{} // the collusion criteria's coalition
 	perType := map[string]int{}    // agents are numbered per type across groups, so ids are unique
 	for _, g := range s.Agents {
@@ -152,6 +159,7 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 			}
 			as = append(as, &agentState{a: a})
 			initiate = append(initiate, s.initiationProbability(g))
+			eco.addAgent(as[len(as)-1], g)
 			if g.Allies {
 				allySet[a.ID()] = true
 			}
@@ -181,6 +189,11 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 		gs.Stake[st.a.ID()] = 10
 	}
 	levers := governance.Build(s.Governance, s.Payoff)
+	ecoLevers, err := eco.start(s, seed, gs)
+	if err != nil {
+		return nil, err
+	}
+	levers = append(levers, ecoLevers...)
 	var detector *governance.Collusion
 	for _, l := range levers {
 		if c, ok := l.(*governance.Collusion); ok {
@@ -417,7 +430,9 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 				if o.OnInteraction != nil {
 					o.OnInteraction(in)
 				}
+				eco.interaction(&in)
 			}
+			eco.stepEnd()
 		}
 		r := em.Report()
 		row := EpochRow{Epoch: epoch + 1, Interactions: r.N, Accepted: r.Accepted, Toxicity: r.Toxicity, QualityGap: r.QualityGap,
@@ -427,6 +442,7 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 				row.Frozen++
 			}
 		}
+		eco.epochEnd(epoch, &row)
 		res.Epochs = append(res.Epochs, row)
 		if o.OnEpoch != nil {
 			o.OnEpoch(row)
@@ -446,6 +462,7 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 		}
 		res.Agents = append(res.Agents, row)
 	}
+	eco.finish(res)
 	res.Criteria, res.Passed = check(s.SuccessCriteria, res, coalition)
 	return res, nil
 }
@@ -487,7 +504,7 @@ func check(c SuccessCriteria, res *Result, coalition map[string]bool) ([]Criteri
 	var out []CriterionResult
 	ok := true
 	add := func(name string, limit, actual float64, pass bool) {
-		out = append(out, CriterionResult{name, limit, actual, pass})
+		out = append(out, CriterionResult{name, limit, &actual, pass})
 		ok = ok && pass
 	}
 	if c.MaxToxicity != nil {
@@ -532,6 +549,9 @@ func check(c SuccessCriteria, res *Result, coalition map[string]bool) ([]Criteri
 		if n := cc.MaxOutsidersFlagged; n != nil {
 			add("collusion.max_outsiders_flagged", float64(*n), float64(len(outsiders)), len(outsiders) <= *n)
 		}
+	}
+	if ec := c.Economy; ec != nil {
+		out, ok = checkEconomy(ec, res, out, ok)
 	}
 	return out, ok
 }

@@ -31,14 +31,14 @@ func TestScenarioRefusesHostileInput(t *testing.T) {
 		{"64 KB of [", "quadratic parser: 5 GB", "description: " + strings.Repeat("[", 64<<10), yamlx.ErrTooDeep, "c.yaml:1:77: nested more than 64 levels deep"},
 		{"unknown key", "strict decoding, file:line:col: key", agents + "simulation: {epoch: 3}\n", yamlx.ErrUnknownKey, `c.yaml:4:14: simulation.epoch: unknown key "epoch"`},
 		{"type error", "a string where a number belongs", agents + "simulation: {epochs: many}\n", yamlx.ErrType, `c.yaml:4:22: simulation.epochs: wrong type: want a whole number, got "many"`},
-		{"negative epochs", "ran zero epochs and passed", agents + "simulation: {epochs: -5}\n", nil, "c.yaml:4: simulation.epochs: -5 is out of range 0..100000"},
-		{"negative steps", "ran zero steps and passed", agents + "simulation: {steps_per_epoch: -1}\n", nil, "c.yaml:4: simulation.steps_per_epoch: -1 is out of range 0..100000"},
-		{"count 2000000", "allocated a complete network of 4·10^12 edges", "scenario_id: x\nagents:\n  - {type: honest, count: 2000000}\n", nil, "c.yaml:3: agents[0].count: 2000000 is out of range 1..1000000"},
+		{"negative epochs", "ran zero epochs and passed", agents + "simulation: {epochs: -5}\n", nil, "c.yaml:4:14: simulation.epochs: -5 is out of range 0..100000"},
+		{"negative steps", "ran zero steps and passed", agents + "simulation: {steps_per_epoch: -1}\n", nil, "c.yaml:4:14: simulation.steps_per_epoch: -1 is out of range 0..100000"},
+		{"count 2000000", "allocated a complete network of 4·10^12 edges", "scenario_id: x\nagents:\n  - {type: honest, count: 2000000}\n", nil, "c.yaml:3:20: agents[0].count: 2000000 is out of range 1..1000000"},
 		{"old decay key", "rate: 0.95 meant erase 95%; read as the paper's factor it would mean keep 95%", agents + "governance:\n  reputation_decay:\n    enabled: true\n    rate: 0.95\n", nil,
-			"c.yaml:7: governance.reputation_decay.rate: removed: it pulled reputation toward 0.5"},
+			"c.yaml:7:5: governance.reputation_decay.rate: removed: it pulled reputation toward 0.5"},
 		{"decay factor 0", "an enabled decay without a factor wiped every reputation", agents + "governance: {reputation_decay: {enabled: true}}\n", nil,
-			"c.yaml:4: governance.reputation_decay.factor: 0: want 0 < factor <= 1"},
-		{"groups over the total", "each group in bounds, the sum not", "scenario_id: x\nagents:\n  - {type: honest, count: 600000}\n  - {type: opportunistic, count: 600000}\n", nil, "c.yaml:2: agents: 1200000 agents in all, more than 1000000"},
+			"c.yaml:4:14: governance.reputation_decay.factor: 0: want 0 < factor <= 1"},
+		{"groups over the total", "each group in bounds, the sum not", "scenario_id: x\nagents:\n  - {type: honest, count: 600000}\n  - {type: opportunistic, count: 600000}\n", nil, "c.yaml:2:1: agents: 1200000 agents in all, more than 1000000"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,15 +17,16 @@ import (
 )
 
 // WriteOutputs writes epochs.csv, agents.csv, summary.json and the plots
-// (toxicity and welfare over epochs, p distribution per agent type) as PNG
-// and SVG into dir.
+// (toxicity and welfare over epochs, p distribution per agent type, and the
+// economy's rates when the scenario has one) as PNG and SVG into dir.
 func WriteOutputs(dir string, res *Result, plots bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := writeCSV(filepath.Join(dir, "epochs.csv"), []string{"epoch", "interactions", "accepted", "toxicity", "quality_gap", "welfare", "net_social_welfare", "mean_p", "frozen"}, func(w func([]string)) {
+	econHeader, econRow := econCSV(res) // no columns without an economy
+	if err := writeCSV(filepath.Join(dir, "epochs.csv"), append([]string{"epoch", "interactions", "accepted", "toxicity", "quality_gap", "welfare", "net_social_welfare", "mean_p", "frozen"}, econHeader...), func(w func([]string)) {
 		for _, e := range res.Epochs {
-			w([]string{itoa(e.Epoch), itoa(e.Interactions), itoa(e.Accepted), ftoa(e.Toxicity), ftoa(e.QualityGap), ftoa(e.Welfare), ftoa(e.NetWelfare), ftoa(e.MeanP), itoa(e.Frozen)})
+			w(append([]string{itoa(e.Epoch), itoa(e.Interactions), itoa(e.Accepted), ftoa(e.Toxicity), ftoa(e.QualityGap), ftoa(e.Welfare), ftoa(e.NetWelfare), ftoa(e.MeanP), itoa(e.Frozen)}, econRow(e)...))
 		}
 	}); err != nil {
 		return err
@@ -45,6 +46,9 @@ func WriteOutputs(dir string, res *Result, plots bool) error {
 		return nil
 	}
 	if err := plotEpochs(dir, res); err != nil {
+		return err
+	}
+	if err := plotEconomy(dir, res); err != nil {
 		return err
 	}
 	return plotPDist(dir, res)

@@ -128,6 +128,9 @@ type Scenario struct {
 	RateLimits      RateLimits           `yaml:"rate_limits"`
 	SuccessCriteria SuccessCriteria      `yaml:"success_criteria"`
 	Outputs         Outputs              `yaml:"outputs"`
+	// Economy wires the virtual-agent-economy mechanisms into the loop
+	// (nil: none; the run is then exactly as without this key).
+	Economy *Economy `yaml:"economy"`
 }
 
 // AgentGroup is count agents of one type.
@@ -185,6 +188,8 @@ type SuccessCriteria struct {
 	MaxUncertainFrac *float64 `yaml:"max_uncertain_fraction"`
 	// Collusion asserts what the collusion detector found.
 	Collusion *CollusionCriteria `yaml:"collusion"`
+	// Economy asserts the economy's metrics.
+	Economy *EconomyCriteria `yaml:"economy"`
 }
 
 // CollusionCriteria assert what the collusion detector flagged over the
@@ -228,6 +233,9 @@ func (s *Scenario) Defaults() {
 	}
 	if s.Network.Topology == "" {
 		s.Network.Topology = "complete"
+	}
+	if s.Economy != nil {
+		s.Economy.defaults()
 	}
 }
 
@@ -317,6 +325,16 @@ func (s *Scenario) Validate() error {
 			return err
 		}
 	}
+	if s.Economy != nil {
+		if err := s.Economy.validate(s); err != nil {
+			return err
+		}
+	}
+	if c := s.SuccessCriteria.Economy; c != nil {
+		if err := c.validate(s); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -339,7 +357,11 @@ type KeyError struct {
 func (e *KeyError) Error() string { return yamlx.Printable(e.Path + ": " + e.Msg) }
 
 func (c *CollusionCriteria) validate(s *Scenario) error {
-	const at = "success_criteria.collusion."
+	return c.validateAt(s, "success_criteria.collusion.")
+}
+
+// validateAt checks the criteria found at the dotted path at (ending in ".").
+func (c *CollusionCriteria) validateAt(s *Scenario, at string) error {
 	members := 0
 	for _, g := range s.Agents {
 		if c.Selects(g) {
@@ -387,7 +409,8 @@ func ParseScenario(name string, data []byte) (Scenario, error) {
 	}
 	for _, old := range removedKeys {
 		if p, ok := doc.Pos(old.key); ok {
-			return s, fmt.Errorf("%s:%d: %w", yamlx.Printable(name), p.Line, &KeyError{old.key, old.msg})
+			ke := &KeyError{old.key, old.msg}
+			return s, &yamlx.Error{File: name, Line: p.Line, Col: p.Col, Key: ke.Path, Msg: ke.Msg, Err: ke}
 		}
 	}
 	if err := doc.Decode(data, &s); err != nil {
@@ -400,9 +423,10 @@ func ParseScenario(name string, data []byte) (Scenario, error) {
 	}
 	s.Defaults()
 	if err := s.Validate(); err != nil {
-		if ke, ok := err.(*KeyError); ok {
+		var ke *KeyError
+		if errors.As(err, &ke) {
 			if p, _, ok := doc.PosOrParent(ke.Path); ok {
-				return s, fmt.Errorf("%s:%d: %w", yamlx.Printable(name), p.Line, err)
+				return s, &yamlx.Error{File: name, Line: p.Line, Col: p.Col, Key: ke.Path, Msg: ke.Msg, Err: ke}
 			}
 		}
 		return s, fmt.Errorf("%s: %w", yamlx.Printable(name), err)

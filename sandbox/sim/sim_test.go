@@ -354,7 +354,7 @@ func TestMaxQualityGapCriterion(t *testing.T) {
 		pass bool
 	}{{-0.2, true}, {-0.05, true}, {0, false}, {0.25, false}} {
 		got, ok := check(SuccessCriteria{MaxQualityGap: &lim}, &Result{Summary: sandbox.Report{QualityGap: c.gap}}, nil)
-		want := []CriterionResult{{Name: "max_quality_gap", Limit: lim, Actual: c.gap, Passed: c.pass}}
+		want := []CriterionResult{{Name: "max_quality_gap", Limit: lim, Actual: &c.gap, Passed: c.pass}}
 		if d := cmp.Diff(want, got); d != "" || ok != c.pass {
 			t.Errorf("gap %v (-want +got):\n%s", c.gap, d)
 		}
@@ -462,7 +462,7 @@ func TestCollusionCriteria(t *testing.T) {
 		}
 		got := map[string]float64{}
 		for _, cr := range res.Criteria {
-			got[cr.Name] = cr.Actual
+			got[cr.Name] = *cr.Actual
 		}
 		return res, got
 	}
@@ -549,10 +549,11 @@ func TestCollusionCriteriaCheck(t *testing.T) {
 		min, max int
 		pass     bool
 	}{{2, 2, true}, {3, 2, false}, {2, 1, false}, {1, 5, true}} {
+		two := 2.0
 		got, ok := check(SuccessCriteria{Collusion: &CollusionCriteria{Coalition: "allies", MinEpochsFlagged: &c.min, MaxOutsidersFlagged: &c.max}}, res, coalition)
 		want := []CriterionResult{
-			{Name: "collusion.min_epochs_flagged", Limit: float64(c.min), Actual: 2, Passed: 2 >= c.min},
-			{Name: "collusion.max_outsiders_flagged", Limit: float64(c.max), Actual: 2, Passed: 2 <= c.max},
+			{Name: "collusion.min_epochs_flagged", Limit: float64(c.min), Actual: &two, Passed: 2 >= c.min},
+			{Name: "collusion.max_outsiders_flagged", Limit: float64(c.max), Actual: &two, Passed: 2 <= c.max},
 		}
 		if d := cmp.Diff(want, got); d != "" || ok != c.pass {
 			t.Errorf("min %d max %d: passed %v (-want +got):\n%s", c.min, c.max, ok, d)
@@ -572,14 +573,14 @@ func TestCollusionCriteriaFromYAML(t *testing.T) {
 		{"a type, one limit", "  collusion:\n    coalition: adversarial\n    min_epochs_flagged: 1\n", ""},
 		{"unknown key", "  collusion:\n    coalition: allies\n    min_epochs: 3\n", `c.yaml:10:5: success_criteria.collusion.min_epochs: unknown key "min_epochs"`},
 		{"not an integer", "  collusion: {coalition: allies, min_epochs_flagged: 1.5}\n", "c.yaml:8:54: success_criteria.collusion.min_epochs_flagged: 1.5: want a whole number"},
-		{"coalition missing", "  collusion:\n    min_epochs_flagged: 3\n", "c.yaml:8: success_criteria.collusion.coalition: required"},
-		{"unknown coalition", "  collusion:\n    coalition: pirates\n    min_epochs_flagged: 3\n", `c.yaml:9: success_criteria.collusion.coalition: "pirates": want allies or an agent type`},
-		{"coalition of one", "  collusion: {coalition: opportunistic, min_epochs_flagged: 3}\n", `c.yaml:8: success_criteria.collusion.coalition: "opportunistic" selects 1 agents`},
+		{"coalition missing", "  collusion:\n    min_epochs_flagged: 3\n", "c.yaml:8:3: success_criteria.collusion.coalition: required"},
+		{"unknown coalition", "  collusion:\n    coalition: pirates\n    min_epochs_flagged: 3\n", `c.yaml:9:5: success_criteria.collusion.coalition: "pirates": want allies or an agent type`},
+		{"coalition of one", "  collusion: {coalition: opportunistic, min_epochs_flagged: 3}\n", `c.yaml:8:15: success_criteria.collusion.coalition: "opportunistic" selects 1 agents`},
 		{"coalition of none", "  collusion: {coalition: deceptive, max_outsiders_flagged: 0}\n", `"deceptive" selects 0 agents`},
 		{"no limit", "  collusion: {coalition: allies}\n", "success_criteria.collusion: set min_epochs_flagged, max_outsiders_flagged or both"},
-		{"min zero", "  collusion:\n    coalition: allies\n    min_epochs_flagged: 0\n", "c.yaml:10: success_criteria.collusion.min_epochs_flagged: 0: want 1..10 (simulation.epochs)"},
+		{"min zero", "  collusion:\n    coalition: allies\n    min_epochs_flagged: 0\n", "c.yaml:10:5: success_criteria.collusion.min_epochs_flagged: 0: want 1..10 (simulation.epochs)"},
 		{"min above epochs", "  collusion: {coalition: allies, min_epochs_flagged: 11}\n", "min_epochs_flagged: 11: want 1..10"},
-		{"max negative", "  collusion:\n    coalition: allies\n    max_outsiders_flagged: -1\n", "c.yaml:10: success_criteria.collusion.max_outsiders_flagged: -1: want 0..4 (the agents outside the coalition)"},
+		{"max negative", "  collusion:\n    coalition: allies\n    max_outsiders_flagged: -1\n", "c.yaml:10:5: success_criteria.collusion.max_outsiders_flagged: -1: want 0..4 (the agents outside the coalition)"},
 		{"max above outsiders", "  collusion: {coalition: adversarial, max_outsiders_flagged: 5}\n", "max_outsiders_flagged: 5: want 0..4"},
 	} {
 		s, err := ParseScenario("c.yaml", []byte(head+c.yaml))

@@ -13,7 +13,7 @@ import (
 	"github.com/swarm-dev/swarm/sandbox/governance"
 )
 
-func parse(t *testing.T, y string) Scenario {
+func parseWorld(t *testing.T, y string) Scenario {
 	t.Helper()
 	s, err := ParseScenario("w.yaml", []byte(y))
 	if err != nil {
@@ -39,7 +39,7 @@ func TestInitiationProbability(t *testing.T) {
 			if i == 2 {
 				second = "  - {type: honest, count: 10, initiation_probability: 0.1}\n"
 			}
-			s := parse(t, "scenario_id: x\nagents:\n  - {type: honest, count: 10}\n"+second+tc.yaml)
+			s := parseWorld(t, "scenario_id: x\nagents:\n  - {type: honest, count: 10}\n"+second+tc.yaml)
 			res, err := Run(t.Context(), s, Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -59,7 +59,7 @@ func TestInitiationProbability(t *testing.T) {
 // first interaction (trust 0.5 before any) and nothing after it.
 func TestTrustAcceptance(t *testing.T) {
 	const head = "scenario_id: x\nagents:\n  - {type: adversarial, count: 2}\nnetwork: {topology: ring}\n"
-	low := parse(t, head+"simulation: {epochs: 5, steps_per_epoch: 10, seed: 1, acceptance: trust, trust_threshold: 0.2}\n")
+	low := parseWorld(t, head+"simulation: {epochs: 5, steps_per_epoch: 10, seed: 1, acceptance: trust, trust_threshold: 0.2}\n")
 	res, err := Run(t.Context(), low, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func TestTrustAcceptance(t *testing.T) {
 	if res.Summary.Accepted != res.Interactions {
 		t.Errorf("threshold 0.2 below every p: accepted %d of %d", res.Summary.Accepted, res.Interactions)
 	}
-	high := parse(t, head+"simulation: {epochs: 5, steps_per_epoch: 10, seed: 1, acceptance: trust, trust_threshold: 0.5}\n")
+	high := parseWorld(t, head+"simulation: {epochs: 5, steps_per_epoch: 10, seed: 1, acceptance: trust, trust_threshold: 0.5}\n")
 	res, err = Run(t.Context(), high, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -79,14 +79,14 @@ func TestTrustAcceptance(t *testing.T) {
 	}
 	// Under the policy rule adversaries accept allies' work... here they
 	// are not allies: their policy (noisy p ≥ 0.35) accepts most.
-	pol := parse(t, head+"simulation: {epochs: 5, steps_per_epoch: 10, seed: 1}\n")
+	pol := parseWorld(t, head+"simulation: {epochs: 5, steps_per_epoch: 10, seed: 1}\n")
 	if res, _ := Run(t.Context(), pol, Options{}); res.Summary.Accepted < 2 {
 		t.Errorf("policy acceptance accepted %d", res.Summary.Accepted)
 	}
 	for _, bad := range []struct{ yaml, want string }{
-		{"simulation: {acceptance: vote}\n", `w.yaml:5: simulation.acceptance: "vote": want policy or trust`},
-		{"simulation: {trust_threshold: 0.4}\n", "w.yaml:5: simulation.trust_threshold: only with acceptance: trust"},
-		{"simulation: {initiation_probability: 1.5}\n", "w.yaml:5: simulation.initiation_probability: 1.5: want 0..1"},
+		{"simulation: {acceptance: vote}\n", `w.yaml:5:14: simulation.acceptance: "vote": want policy or trust`},
+		{"simulation: {trust_threshold: 0.4}\n", "w.yaml:5:14: simulation.trust_threshold: only with acceptance: trust"},
+		{"simulation: {initiation_probability: 1.5}\n", "w.yaml:5:14: simulation.initiation_probability: 1.5: want 0..1"},
 	} {
 		if _, err := ParseScenario("w.yaml", []byte(head+bad.yaml)); err == nil || err.Error() != bad.want {
 			t.Errorf("err = %v, want %q", err, bad.want)

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCompareExitCodeSaysWhetherEveryBundleWasJudged(t *testing.T) {
+	// An OpenAI-compatible server that answers prose, never JSON: its
+	// contender produces no bundle at all.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		b, _ := json.Marshal(map[string]any{"id": "x", "object": "chat.completion", "model": "prose",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": "Happy to help! Here are my thoughts in prose."}}},
+			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 9, "total_tokens": 19}})
+		_, _ = w.Write(b)
+	}))
+	defer srv.Close()
+	cfg := writeFile(t, "config.yml", "providers:\n  openai-compatible:\n    base_url: "+srv.URL+"/v1\n")
+	mission, err := filepath.Abs("../../examples/missions/api-design.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		models   string
+		wantCode int
+		wantOut  []string
+	}{
+		{"every bundle judged: success", "mock:honest,mock:sloppy", 0, []string{" 0/"}},
+		// The repro: the prose contender used to read shadow 0.0%,
+		// share tier 1 with the working one and exit 0.
+		{"a contender judged nothing: incomplete", "mock:sloppy,openai-compatible:prose", 3,
+			[]string{"no result (nothing judged)", "[failed] openai-compatible:prose: no result"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "cmp")
+			c, stdout, stderr := execCLI(t, "--config", cfg, "compare", mission, "--models", tc.models, "--repeats", "1", "--out", out)
+			if c != tc.wantCode {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", c, tc.wantCode, stdout, stderr)
+			}
+			for _, s := range tc.wantOut {
+				if !strings.Contains(stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, stdout)
+				}
+			}
+			if tc.wantCode == 3 && (!strings.Contains(stderr, "incomplete") || !strings.Contains(stderr, "no result: 0 of")) {
+				t.Errorf("stderr does not say the comparison is incomplete:\n%s", stderr)
+			}
+		})
+	}
+}

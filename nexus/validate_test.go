@@ -1,0 +1,58 @@
+package nexus_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/providers/mock"
+)
+
+// An answer is validated once, the way Structured reads it, so the run's
+// telemetry and the pipeline agree on it: a worker answer with a null
+// member (what OpenAI's strict mode sends for an absent optional field) is
+// a valid atom, not a schema violation counted in the telemetry.
+func TestAnswersAreCheckedTheWayTheyAreRead(t *testing.T) {
+	reg := mockRegistry(mock.Options{})
+	reg.Register(providers.KindInfo{Kind: "nulls", Description: "mock whose workers add a null member"}, func(ref providers.Ref, _ providers.KindConfig) (providers.Provider, error) {
+		m, err := mock.New(ref.Model, mock.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
+			resp, err := m.Complete(ctx, req)
+			if err == nil && req.Caller.Role == commanders.RoleWorker && strings.HasPrefix(resp.Text, "{") {
+				resp.Text = `{"x_absent":null,` + resp.Text[1:]
+			}
+			return resp, err
+		}), nil
+	})
+	res, err := runMission(t, loadMission(t, "test-gap-hunt.md"), "ss-50", "nulls:honest", func(o *nexus.Options) { o.Registry = reg })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := res.Telemetry.FailureClasses[string(providers.ClassSchemaInvalid)]; n != 0 {
+		t.Errorf("%d schema_invalid answers counted, want 0: %v", n, res.Telemetry.FailureClasses)
+	}
+	workers := 0
+	for _, e := range res.Events {
+		if e.Kind != nexus.EvLLMCall || e.Role != commanders.RoleWorker {
+			continue
+		}
+		workers++
+		if e.Data["outcome"] != "ok" {
+			t.Errorf("worker call %s: outcome %v", e.AgentID, e.Data["outcome"])
+		}
+	}
+	if workers == 0 {
+		t.Fatal("no worker calls recorded")
+	}
+	for _, b := range res.Bundles {
+		if b.AtomsFailed != 0 || b.Repairs != 0 {
+			t.Errorf("%s: %d atoms failed, %d repairs", b.ID, b.AtomsFailed, b.Repairs)
+		}
+	}
+}

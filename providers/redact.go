@@ -1,0 +1,206 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Redacted replaces every secret that Redact removes.
+const Redacted = "[REDACTED]"
+
+// MinSecretLen is the shortest configured secret that Redact scrubs
+// verbatim: a shorter value (a placeholder such as "x") would blank out
+// ordinary words. Token-shaped strings are scrubbed whatever their source.
+const MinSecretLen = 6
+
+// secrets is the process-wide set of secret values to scrub, longest
+// first. It only grows: a key read once stays scrubbed for the life of
+// the process, whichever run, provider or command prints an error.
+var secrets atomic.Pointer[[]string]
+
+var secretsMu sync.Mutex // serialises AddSecrets' copy-on-write
+
+// AddSecrets registers secret values (API keys) that Redact removes from
+// every text from now on. Values shorter than MinSecretLen and surrounding
+// blanks are ignored. The registry adds the key of every provider it
+// builds; nexus adds the value of every api_key_env its config names.
+func AddSecrets(values ...string) {
+	secretsMu.Lock()
+	defer secretsMu.Unlock()
+	var cur []string
+	if p := secrets.Load(); p != nil {
+		cur = *p
+	}
+	next := slices.Clone(cur)
+	for _, v := range values {
+		v = strings.TrimSpace(v)
+		if len(v) < MinSecretLen || slices.Contains(next, v) {
+			continue
+		}
+		next = append(next, v)
+	}
+	if len(next) == len(cur) {
+		return
+	}
+	// Longest first, so a key that contains another is replaced whole.
+	slices.SortFunc(next, func(a, b string) int { return len(b) - len(a) })
+	secrets.Store(&next)
+}
+
+// tokenPatterns match credentials whatever their source: bearer tokens,
+// OpenAI/Anthropic-style "sk-" keys, Google API keys, api-key style headers
+// and fields, and key= query parameters (Gemini's REST URLs).
+var tokenPatterns = []struct {
+	hints []string // cheap pre-check: the pattern cannot match without one of them (lower case)
+	re    *regexp.Regexp
+	repl  string
+}{
+	{[]string{"bearer"}, regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{6,}`), "${1}" + Redacted},
+	{[]string{"sk-"}, regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`), Redacted},
+	{[]string{"aiza"}, regexp.MustCompile(`AIza[0-9A-Za-z_-]{20,}`), Redacted},
+	{[]string{"api-key", "api_key", "apikey", "subscription-key", "subscription_key"},
+		regexp.MustCompile(`(?i)((?:x-)?(?:api|goog-api|subscription)[-_]?key["']?\s*[:=]\s*["']?)[^\s"',;&}]{6,}`), "${1}" + Redacted},
+	{[]string{"key="}, regexp.MustCompile(`(?i)([?&]key=)[^\s&"'#]+`), "${1}" + Redacted},
+}
+
+// Redact removes every registered secret (AddSecrets) and every
+// token-shaped credential from s.
+func Redact(s string) string {
+	if s == "" {
+		return s
+	}
+	if p := secrets.Load(); p != nil {
+		for _, v := range *p {
+			if strings.Contains(s, v) {
+				s = strings.ReplaceAll(s, v, Redacted)
+			}
+		}
+	}
+	lower := strings.ToLower(s)
+	for _, tp := range tokenPatterns {
+		for _, h := range tp.hints {
+			if strings.Contains(lower, h) {
+				s = tp.re.ReplaceAllString(s, tp.repl)
+				lower = strings.ToLower(s)
+				break
+			}
+		}
+	}
+	return s
+}
+
+// redactedError carries a scrubbed message and keeps the cause for
+// errors.Is and errors.As (sentinels, classes, context errors).
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// RedactError returns err with every secret scrubbed from its message
+// (see Redact). A *Error keeps its type and class, with Msg, Raw, Body and
+// the text of its cause scrubbed; any other error becomes one whose
+// message is scrubbed and which unwraps to err. An error with nothing to
+// scrub is returned as is.
+func RedactError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *Error
+	if errors.As(err, &pe) && pe == err {
+		c := *pe
+		c.Msg, c.Raw, c.Body = Redact(c.Msg), Redact(c.Raw), Redact(c.Body)
+		if c.Err != nil {
+			if s := c.Err.Error(); Redact(s) != s {
+				c.Err = &redactedError{msg: Redact(s), err: c.Err}
+			}
+		}
+		if c == *pe {
+			return err
+		}
+		return &c
+	}
+	s := err.Error()
+	if r := Redact(s); r != s {
+		return &redactedError{msg: r, err: err}
+	}
+	return err
+}
+
+// Redacting scrubs every error the provider returns (RedactError) and the
+// raw text of a failed answer. The registry puts it around every provider
+// it builds, so no adapter can forget it.
+func Redacting() Middleware {
+	return func(p Provider) Provider {
+		return ProviderFunc(func(ctx context.Context, req Request) (Response, error) {
+			resp, err := p.Complete(ctx, req)
+			if err != nil {
+				err = RedactError(err)
+				resp.Text = Redact(resp.Text)
+			}
+			return resp, err
+		})
+	}
+}
+
+// MaxExcerpt is the longest body excerpt an error carries, in bytes.
+const MaxExcerpt = 200
+
+// Excerpt returns at most MaxExcerpt bytes of an HTTP body for an error
+// message: control characters and runs of blanks become one space, the cut
+// falls on a rune boundary and is marked with "...", secrets are scrubbed,
+// and an empty body reads "(empty body)".
+func Excerpt(b []byte) string {
+	// Scrub before cutting, so a key straddling the cut leaves no prefix.
+	more := len(b) > maxExcerptScan
+	if more {
+		b = b[:maxExcerptScan]
+	}
+	b = []byte(Redact(string(b)))
+	var sb strings.Builder
+	space := false
+	for len(b) > 0 && sb.Len() < MaxExcerpt+4 {
+		r, n := utf8.DecodeRune(b)
+		b = b[n:]
+		if r == utf8.RuneError && n <= 1 {
+			r = '?'
+		}
+		if unicode.IsSpace(r) || unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Cf, r) {
+			space = sb.Len() > 0
+			continue
+		}
+		if space {
+			sb.WriteByte(' ')
+			space = false
+		}
+		sb.WriteRune(r)
+	}
+	s := sb.String()
+	cut := len(b) > 0 || more
+	if len(s) > MaxExcerpt {
+		i := MaxExcerpt
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		s, cut = s[:i], true
+	}
+	if s == "" {
+		return "(empty body)"
+	}
+	if cut {
+		s += "..."
+	}
+	return s
+}
+
+// maxExcerptScan bounds how much of a body Excerpt reads.
+const maxExcerptScan = 4 << 10
