@@ -2,15 +2,19 @@ package sandbox
 
 import (
 	"math"
+	"slices"
 )
 
-// histBins is the resolution of the p histograms used for selection
-// saturation and AUC: memory stays constant whatever the number of
-// interactions; p values closer than 1/histBins count as ties.
+// histBins is the resolution of the p histogram behind selection
+// efficiency: memory stays constant whatever the number of interactions.
+// Each bin keeps its count and the exact sum of its p values, so only the
+// one bin that the best selection splits is approximated (by its mean):
+// the error is below 1/histBins.
 const histBins = 10000
 
-// Metrics accumulates distributional metrics over a stream of interactions
-// in constant memory. Not safe for concurrent use.
+// Metrics accumulates distributional metrics over a stream of interactions.
+// Memory is constant except for one float64 per interaction with ground
+// truth (kept for the exact AUC). Not safe for concurrent use.
 type Metrics struct {
 	pay PayoffConfig
 
@@ -20,16 +24,16 @@ type Metrics struct {
 	sumPiA, sumPiB               float64
 	sumPiAAcc, sumPiBAcc         float64
 	welfare, netSocial           float64
-	sumPA                        float64 // Σ p·accepted, for the covariance
 	uncertain                    int
 	hiN, hiAcc, loN, loAcc       int
-	hist                         [histBins]int32 // all p
+	hist                         [histBins]int32   // all p
+	histSum                      [histBins]float64 // Σ p per bin
 	gtN                          int
 	brier, logLoss, sumY, sumPGT float64
 	eceN                         [10]int
 	eceP, eceY                   [10]float64
-	pos, neg                     [histBins]int32
-	nPos, nNeg                   int
+	pos, neg                     []float64 // p of interactions with ground truth +1 / −1
+	sorted                       bool      // pos and neg are sorted
 }
 
 // NewMetrics returns an empty accumulator.
@@ -37,52 +41,60 @@ func NewMetrics(c PayoffConfig) *Metrics { return &Metrics{pay: c} }
 
 func bin(p float64) int { return min(histBins-1, max(0, int(p*histBins))) }
 
-// Add accounts one interaction (its P must be set).
-func (m *Metrics) Add(in Interaction) {
-	p := math.Max(0, math.Min(1, in.P))
-	pay := m.pay.Payoff(in)
+// b2i is 1 for true, 0 for false (compiled without a branch).
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Add accounts one interaction (its P must be set). The accumulation is
+// branch-free so that a random stream of accepted/rejected, high/low p
+// costs no mispredictions.
+func (m *Metrics) Add(in Interaction) { m.add(&in) }
+
+func (m *Metrics) add(in *Interaction) {
+	p := in.P
+	if !(p >= 0) { // also NaN
+		p = 0
+	} else if p > 1 {
+		p = 1
+	}
+	pay := m.pay.payoff(in)
+	ai := b2i(in.Accepted)
+	af := float64(ai)
 	m.n++
 	m.sumP += p
 	m.sumP2 += p * p
 	m.sumPiA += pay.PiA
 	m.sumPiB += pay.PiB
-	m.hist[bin(p)]++
-	if in.Accepted {
-		m.acc++
-		m.sumPAcc += p
-		m.sumPA += p
-		m.sumPiAAcc += pay.PiA
-		m.sumPiBAcc += pay.PiB
-		m.welfare += pay.PiA + pay.PiB
-		m.netSocial += pay.S - pay.E
-	} else {
-		m.rej++
-		m.sumPRej += p
-	}
-	if p > 0.3 && p < 0.7 {
-		m.uncertain++
-	}
-	if p >= 0.5 {
-		m.hiN++
-		if in.Accepted {
-			m.hiAcc++
-		}
-	} else {
-		m.loN++
-		if in.Accepted {
-			m.loAcc++
-		}
-	}
+	b := bin(p)
+	m.hist[b]++
+	m.histSum[b] += p
+	m.acc += ai
+	m.rej += 1 - ai
+	m.sumPAcc += af * p
+	m.sumPRej += (1 - af) * p
+	m.sumPiAAcc += af * pay.PiA
+	m.sumPiBAcc += af * pay.PiB
+	m.welfare += af * (pay.PiA + pay.PiB)
+	m.netSocial += af * (pay.S - pay.E)
+	m.uncertain += b2i(p > 0.3) & b2i(p < 0.7)
+	hi := b2i(p >= 0.5)
+	m.hiN += hi
+	m.hiAcc += hi & ai
+	m.loN += 1 - hi
+	m.loAcc += (1 - hi) & ai
 	if in.GroundTruth != 0 {
 		y := 0.0
 		if in.GroundTruth > 0 {
 			y = 1
-			m.pos[bin(p)]++
-			m.nPos++
+			m.pos = append(m.pos, p)
 		} else {
-			m.neg[bin(p)]++
-			m.nNeg++
+			m.neg = append(m.neg, p)
 		}
+		m.sorted = false
 		m.gtN++
 		m.brier += (p - y) * (p - y)
 		pc := math.Max(1e-15, math.Min(1-1e-15, p))
@@ -115,7 +127,7 @@ type Report struct {
 	BaselineHarm        float64  `json:"baseline_harm"`
 	SelectionCredit     float64  `json:"selection_credit"`
 	ReconstructionError float64  `json:"reconstruction_error"`
-	SelectionSaturation float64  `json:"selection_saturation"`
+	SelectionEfficiency float64  `json:"selection_efficiency"`
 	TotalWelfare        float64  `json:"total_welfare"`
 	NetSocialWelfare    float64  `json:"net_social_welfare"`
 	Variance            float64  `json:"variance"`
@@ -148,10 +160,14 @@ func ptr(x float64) *float64 { return &x }
 // E[π] per side (what selection gains or costs each side); baseline_harm =
 // E[1−p] (= toxicity_all); selection_credit = Cov(p, accepted)/P(accepted)
 // (= E[p|acc] − E[p]); reconstruction_error = toxicity − (baseline_harm −
-// selection_credit), zero up to rounding; selection_saturation =
+// selection_credit), zero up to rounding; selection_efficiency =
 // selection_credit / the credit of accepting the same number of the
-// highest-p interactions; participation_high_p/low_p = acceptance rate of
-// p ≥ 0.5 / p < 0.5; calibration_error = |E[p] − E[y]| over ground truth.
+// highest-p interactions (1: the best selection of that size; not the
+// paper's "selection saturation", see docs/sandbox.md);
+// participation_high_p/low_p = acceptance rate of p ≥ 0.5 / p < 0.5;
+// calibration_error = E[p] − E[y] over ground truth, signed as the
+// reference (positive: p overstates quality); auc is exact (Mann–Whitney,
+// equal p counting ½).
 func (m *Metrics) Report() Report {
 	n := float64(m.n)
 	r := Report{N: m.n, Accepted: m.acc, Rejected: m.rej, BreakEven: m.pay.BreakEven(), SocialBreakEven: m.pay.SocialBreakEven(), GroundTruthN: m.gtN}
@@ -177,7 +193,7 @@ func (m *Metrics) Report() Report {
 	r.Variance = math.Max(0, m.sumP2/n-r.MeanP*r.MeanP)
 	r.CV = div(math.Sqrt(r.Variance), r.MeanP)
 	pa := r.AcceptanceRate
-	cov := m.sumPA/n - r.MeanP*pa
+	cov := m.sumPAcc/n - r.MeanP*pa
 	if sd := math.Sqrt(r.Variance) * math.Sqrt(pa*(1-pa)); sd > 0 {
 		r.QualityCorrelation = cov / sd
 	}
@@ -186,7 +202,7 @@ func (m *Metrics) Report() Report {
 		r.SelectionCredit = cov / pa
 		r.ReconstructionError = r.Toxicity - (r.BaselineHarm - r.SelectionCredit)
 		if best := m.bestCredit(); best > 1e-12 {
-			r.SelectionSaturation = r.SelectionCredit / best
+			r.SelectionEfficiency = r.SelectionCredit / best
 		}
 	}
 	r.TotalWelfare, r.NetSocialWelfare = m.welfare, m.netSocial
@@ -204,34 +220,55 @@ func (m *Metrics) Report() Report {
 			}
 		}
 		r.ECE = ptr(ece)
-		r.CalibrationError = ptr(math.Abs(m.sumPGT/g - m.sumY/g))
-		if m.nPos > 0 && m.nNeg > 0 {
+		r.CalibrationError = ptr(m.sumPGT/g - m.sumY/g)
+		if len(m.pos) > 0 && len(m.neg) > 0 {
 			r.AUC = ptr(m.auc())
 		}
 	}
 	return r
 }
 
-// bestCredit is E[p | the acc highest p] − E[p], from the histogram (bin
-// midpoints).
+// bestCredit is E[p | the acc highest p] − E[p]: whole bins by their exact
+// sums, the bin the selection splits by its mean.
 func (m *Metrics) bestCredit() float64 {
 	need := m.acc
 	var sum float64
 	for b := histBins - 1; b >= 0 && need > 0; b-- {
-		k := min(need, int(m.hist[b]))
-		sum += float64(k) * (float64(b) + 0.5) / histBins
+		c := int(m.hist[b])
+		if c == 0 {
+			continue
+		}
+		k := min(need, c)
+		if k == c {
+			sum += m.histSum[b]
+		} else {
+			sum += float64(k) * m.histSum[b] / float64(c)
+		}
 		need -= k
 	}
 	return sum/float64(m.acc) - m.sumP/float64(m.n)
 }
 
-// auc is the Mann–Whitney U statistic / (n⁺·n⁻), ties (same bin) counting ½.
+// auc is the Mann–Whitney U statistic / (n⁺·n⁻) over the exact p values:
+// each (positive, negative) pair counts 1 when the positive's p is higher,
+// ½ when they are equal. O(n log n) for the sort, once per batch of adds.
 func (m *Metrics) auc() float64 {
-	var u float64
-	negBelow := 0
-	for b := 0; b < histBins; b++ {
-		u += float64(m.pos[b]) * (float64(negBelow) + 0.5*float64(m.neg[b]))
-		negBelow += int(m.neg[b])
+	if !m.sorted {
+		slices.Sort(m.pos)
+		slices.Sort(m.neg)
+		m.sorted = true
 	}
-	return u / (float64(m.nPos) * float64(m.nNeg))
+	var u float64
+	lo, hi := 0, 0 // neg[:lo] < p, neg[:hi] <= p
+	for _, p := range m.pos {
+		for lo < len(m.neg) && m.neg[lo] < p {
+			lo++
+		}
+		hi = max(hi, lo)
+		for hi < len(m.neg) && m.neg[hi] <= p {
+			hi++
+		}
+		u += float64(lo) + 0.5*float64(hi-lo)
+	}
+	return u / (float64(len(m.pos)) * float64(len(m.neg)))
 }

@@ -45,7 +45,9 @@ type Payoff struct {
 }
 
 // Payoff computes S, E, π_a and π_b.
-func (c PayoffConfig) Payoff(in Interaction) Payoff {
+func (c PayoffConfig) Payoff(in Interaction) Payoff { return c.payoff(&in) }
+
+func (c *PayoffConfig) payoff(in *Interaction) Payoff {
 	p := in.P
 	s := p*c.SPlus - (1-p)*c.SMinus
 	e := (1 - p) * c.H

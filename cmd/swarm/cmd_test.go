@@ -473,11 +473,13 @@ func TestSandboxRunWritesOutputsAndChecksCriteria(t *testing.T) {
 }
 
 func TestSandboxRunRefusesTooBigAndStopsOnInterrupt(t *testing.T) {
-	// count: 100000 on a complete network passed and then exhausted memory;
-	// 5000 is within the bound on agents but not within the memory budget.
+	// A count over the bound is refused before anything is allocated; a
+	// complete network is implicit now, but with collusion detection every
+	// pair that interacts keeps a history: 10 000 agents over 1000 steps
+	// are within the bound on agents but not within the memory budget.
 	for _, tc := range []struct{ name, yaml, want string }{
-		{"count over the bound", "scenario_id: s\nagents:\n  - {type: honest, count: 100000}\n", ":3:20: agents[0].count: 100000 is out of range 1..10000"},
-		{"over the memory budget", "scenario_id: s\nagents:\n  - {type: honest, count: 9000}\n", "9000 agents on a complete network"},
+		{"count over the bound", "scenario_id: s\nagents:\n  - {type: honest, count: 2000000}\n", ":3:20: agents[0].count: 2000000 is out of range 1..1000000"},
+		{"over the memory budget", "scenario_id: s\nagents:\n  - {type: honest, count: 10000}\nsimulation: {epochs: 100, steps_per_epoch: 10}\ngovernance: {collusion_detection: {enabled: true}}\n", "10000 agents on a complete network"},
 		{"negative epochs", "scenario_id: s\nagents:\n  - {type: honest, count: 3}\nsimulation: {epochs: -2}\n", ":4:14: simulation.epochs: -2 is out of range"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

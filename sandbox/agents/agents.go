@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"sync"
 
 	"github.com/swarm-dev/swarm/sandbox"
 )
@@ -45,17 +46,50 @@ type Agent interface {
 	Type() string
 	// Observe produces the observables of an interaction this agent initiates.
 	Observe(rng *rand.Rand, c Context, proxy *sandbox.Proxy) sandbox.Observables
-	// ChooseCounterparty picks among candidates (types by id).
-	ChooseCounterparty(rng *rand.Rand, candidates []string, types map[string]string) string
+	// ChooseCounterparty picks one of the candidates (false: none).
+	ChooseCounterparty(rng *rand.Rand, c Candidates) (int, bool)
 	// Accept decides on an interaction proposed by from with quality signal p.
 	Accept(rng *rand.Rand, from string, fromType string, p float64) bool
 	// Feedback reports this agent's payoff for an interaction it initiated.
 	Feedback(payoff float64, detected bool)
 }
 
+// Kind selects a subset of an agent's candidates.
+type Kind uint8
+
+// Kinds of candidates.
+const (
+	AnyCandidate    Kind = iota
+	AllyCandidate        // an adversary of a group with allies: true
+	HonestCandidate      // an honest agent
+)
+
+// Candidates are the agents an agent may propose to now (its neighbours
+// that are not frozen), by index. The engine implements it without
+// listing them, so a complete network of a million agents costs nothing.
+type Candidates interface {
+	// Pick draws uniformly among the candidates of kind k; false when
+	// there is none.
+	Pick(rng *rand.Rand, k Kind) (int, bool)
+}
+
+// vhatCache memoises vhatFor: every agent of a type has the same centre,
+// and a million agents must not redo the bisection a million times.
+var vhatCache sync.Map // [3]float64{target, k, b} → float64
+
 // vhatFor finds the v̂ centre whose mean p under noise equals target
 // (bisection over a fixed quadrature of the normal noise), for the proxy's k, b.
 func vhatFor(target float64, k, b float64) float64 {
+	key := [3]float64{target, k, b}
+	if v, ok := vhatCache.Load(key); ok {
+		return v.(float64)
+	}
+	v := bisectVHat(target, k, b)
+	vhatCache.Store(key, v)
+	return v
+}
+
+func bisectVHat(target float64, k, b float64) float64 {
 	lo, hi := -1.0, 1.0
 	meanP := func(c float64) float64 {
 		const n = 41
@@ -127,12 +161,31 @@ func blend(a, b counts, f float64) counts {
 		a.misuse + f*(b.misuse-a.misuse), a.engagement + f*(b.engagement-a.engagement)}
 }
 
+// centres are an agent's target v̂ per phase or strategy (fields, not a
+// map: a million agents).
+type centres struct{ def, trust, exploit, probe, lieLow float64 }
+
+// of is the centre of an adaptive adversary's strategy.
+func (c *centres) of(strategy string) float64 {
+	switch strategy {
+	case "exploit":
+		return c.exploit
+	case "probe":
+		return c.probe
+	case "lie_low":
+		return c.lieLow
+	}
+	return c.def
+}
+
 // scripted is the common implementation.
 type scripted struct {
 	id, typ string
 	params  Params
-	centre  map[string]float64 // target v̂ by phase
-	allies  map[string]bool
+	centre  centres         // target v̂ by phase
+	allies  map[string]bool // shared with the other allies; may hold this agent
+	// hasAllies: allies holds another agent than this one
+	hasAllies bool
 	// adaptive adversary
 	strategies []string
 	value      map[string]float64
@@ -227,18 +280,18 @@ func New(id, typ string, proxy *sandbox.Proxy, p Params) (Agent, error) {
 		return nil, err
 	}
 	k, b := proxy.Config().K, proxy.Config().B
-	s := &scripted{id: id, typ: typ, params: p, centre: map[string]float64{}, allies: map[string]bool{}}
+	s := &scripted{id: id, typ: typ, params: p}
 	switch typ {
 	case Honest, Opportunistic, Adversarial:
-		s.centre["default"] = vhatFor(Target[typ], k, b)
+		s.centre.def = vhatFor(Target[typ], k, b)
 	case Deceptive:
-		s.centre["trust"] = vhatFor(Target[Deceptive], k, b)
-		s.centre["exploit"] = vhatFor(0.30, k, b)
+		s.centre.trust = vhatFor(Target[Deceptive], k, b)
+		s.centre.exploit = vhatFor(0.30, k, b)
 	case Adaptive:
 		s.strategies = []string{"exploit", "probe", "lie_low"}
-		s.centre["exploit"] = vhatFor(0.28, k, b)
-		s.centre["probe"] = vhatFor(0.50, k, b)
-		s.centre["lie_low"] = vhatFor(0.70, k, b)
+		s.centre.exploit = vhatFor(0.28, k, b)
+		s.centre.probe = vhatFor(0.50, k, b)
+		s.centre.lieLow = vhatFor(0.70, k, b)
 		s.value, s.tries = map[string]float64{}, map[string]int{}
 		s.epsilon = 0.1
 		if p.Epsilon > 0 {
@@ -256,12 +309,20 @@ func (s *scripted) Type() string { return s.typ }
 
 // SetAllies marks coordinating adversaries.
 func SetAllies(a Agent, allies []string) {
+	set := make(map[string]bool, len(allies))
+	for _, x := range allies {
+		set[x] = true
+	}
+	ShareAllies(a, set)
+}
+
+// ShareAllies makes a coordinate with the members of set (which may hold
+// a itself). The set is shared, not copied: a group of a million allies
+// costs one set, not a million. The caller must not change it afterwards.
+func ShareAllies(a Agent, set map[string]bool) {
 	if s, ok := a.(*scripted); ok {
-		for _, x := range allies {
-			if x != s.id {
-				s.allies[x] = true
-			}
-		}
+		s.allies = set
+		s.hasAllies = len(set) > 1 || len(set) == 1 && !set[s.id]
 	}
 }
 
@@ -274,17 +335,17 @@ func Strategy(a Agent) string {
 }
 
 func (s *scripted) Observe(rng *rand.Rand, c Context, proxy *sandbox.Proxy) sandbox.Observables {
-	centre := s.centre["default"]
+	centre := s.centre.def
 	tc := typeCounts[s.typ]
 	switch s.typ {
 	case Deceptive:
 		// Trust first, then a linear slide into exploitation.
 		trust := TrustEpochs(s.params.TrustFraction, c.Epochs)
 		if c.Epoch < trust {
-			centre = s.centre["trust"]
+			centre = s.centre.trust
 		} else {
 			f := math.Min(1, float64(c.Epoch-trust+1)/float64(max(1, c.Epochs-trust)))
-			centre = s.centre["trust"] + f*(s.centre["exploit"]-s.centre["trust"])
+			centre = s.centre.trust + f*(s.centre.exploit-s.centre.trust)
 			// Exploitation shows in rework, rejections and misuse too.
 			tc = blend(typeCounts[Deceptive], typeCounts[Adversarial], f)
 		}
@@ -307,7 +368,7 @@ func (s *scripted) Observe(rng *rand.Rand, c Context, proxy *sandbox.Proxy) sand
 			}
 			s.current = best
 		}
-		centre = s.centre[s.current]
+		centre = s.centre.of(s.current)
 		switch s.current {
 		case "lie_low":
 			tc = typeCounts[Honest]
@@ -321,35 +382,23 @@ func (s *scripted) Observe(rng *rand.Rand, c Context, proxy *sandbox.Proxy) sand
 	return synth(rng, tc, centre, proxy)
 }
 
-func (s *scripted) ChooseCounterparty(rng *rand.Rand, candidates []string, types map[string]string) string {
-	if len(candidates) == 0 {
-		return ""
-	}
+func (s *scripted) ChooseCounterparty(rng *rand.Rand, c Candidates) (int, bool) {
 	if s.typ == Adversarial || s.typ == Adaptive {
 		// Coordinate: trade with allies first (the collusion the
-		// detector looks for), then target honest agents.
-		if len(s.allies) > 0 {
-			var allies []string
-			for _, c := range candidates {
-				if s.allies[c] {
-					allies = append(allies, c)
-				}
-			}
-			if len(allies) > 0 && rng.Float64() < s.allyPreference() {
-				return allies[rng.IntN(len(allies))]
+		// detector looks for), then target honest agents. Each preference
+		// applies only when such a candidate exists.
+		if s.hasAllies && rng.Float64() < s.allyPreference() {
+			if j, ok := c.Pick(rng, AllyCandidate); ok {
+				return j, true
 			}
 		}
-		var honest []string
-		for _, c := range candidates {
-			if types[c] == Honest {
-				honest = append(honest, c)
+		if rng.Float64() < honestTargeting {
+			if j, ok := c.Pick(rng, HonestCandidate); ok {
+				return j, true
 			}
-		}
-		if len(honest) > 0 && rng.Float64() < honestTargeting {
-			return honest[rng.IntN(len(honest))]
 		}
 	}
-	return candidates[rng.IntN(len(candidates))]
+	return c.Pick(rng, AnyCandidate)
 }
 
 func (s *scripted) allyPreference() float64 {
@@ -370,7 +419,7 @@ func (s *scripted) Accept(rng *rand.Rand, from, fromType string, p float64) bool
 	case Deceptive:
 		th = 0.45
 	default:
-		if s.allies[from] {
+		if from != s.id && s.allies[from] {
 			return true
 		}
 	}

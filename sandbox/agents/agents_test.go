@@ -52,10 +52,16 @@ func TestAdversariesTargetHonestAndAcceptAllies(t *testing.T) {
 	adv, _ := New("adv-1", Adversarial, proxy, Params{})
 	SetAllies(adv, []string{"adv-1", "adv-2"})
 	types := map[string]string{"h": Honest, "o": Opportunistic, "o2": Opportunistic, "adv-2": Adversarial}
+	allies := map[string]bool{"adv-1": true, "adv-2": true}
 	choose := func(a Agent, cands ...string) map[string]int {
 		got := map[string]int{}
+		l := list{self: a.ID(), ids: cands, types: types, allies: allies}
 		for i := 0; i < 1000; i++ {
-			got[a.ChooseCounterparty(rng, cands, types)]++
+			j, ok := a.ChooseCounterparty(rng, l)
+			if !ok {
+				t.Fatalf("no counterparty among %v", cands)
+			}
+			got[cands[j]]++
 		}
 		return got
 	}
@@ -204,4 +210,25 @@ func TestPriceDrivenAcceptance(t *testing.T) {
 	if n := acc(adv, "adv-2", 0.9); n != 1000 {
 		t.Errorf("a price-driven adversary accepted %d/1000 of an ally's proposals", n)
 	}
+}
+
+// list is Candidates over a slice of ids, filtered by listing.
+type list struct {
+	self   string
+	ids    []string
+	types  map[string]string
+	allies map[string]bool
+}
+
+func (l list) Pick(rng *rand.Rand, k Kind) (int, bool) {
+	var ok []int
+	for i, id := range l.ids {
+		if id != l.self && (k == AnyCandidate || k == AllyCandidate && l.allies[id] || k == HonestCandidate && l.types[id] == Honest) {
+			ok = append(ok, i)
+		}
+	}
+	if len(ok) == 0 {
+		return 0, false
+	}
+	return ok[rng.IntN(len(ok))], true
 }

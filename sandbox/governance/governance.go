@@ -133,6 +133,13 @@ type Lever interface {
 	MayAct(s *State, agent string) bool
 }
 
+// HistoryUser is a lever that reads the interaction history (PairCount,
+// Counterparts, PairBenefit). The engine keeps that history only when an
+// enabled lever says it uses it.
+type HistoryUser interface {
+	UsesHistory() bool
+}
+
 // base gives levers no-op defaults.
 type base struct{}
 
@@ -171,10 +178,13 @@ func (t tax) OnInteraction(s *State, in *sandbox.Interaction) Effects {
 
 // ---- reputation decay ----
 
-// DecayConfig: each epoch reputation moves toward 0.5 by Rate.
+// DecayConfig: at each epoch's start every reputation is multiplied by
+// Factor, as in the paper and the reference (0.95 keeps 95%, so
+// reputation decays toward 0). The key was `rate` when decay pulled
+// reputation toward 0.5 by the rate; scenarios still using it are refused.
 type DecayConfig struct {
 	Enabled bool    `yaml:"enabled"`
-	Rate    float64 `yaml:"rate"`
+	Factor  float64 `yaml:"factor"`
 }
 
 type decay struct {
@@ -186,7 +196,7 @@ func (decay) Name() string { return "reputation_decay" }
 func (d decay) OnEpochStart(s *State) Effects {
 	var e Effects
 	for a, r := range s.Reputation {
-		e.rep(a, -d.c.Rate*(r-0.5))
+		e.rep(a, r*d.c.Factor-r)
 	}
 	return e
 }
@@ -395,6 +405,10 @@ type Collusion struct {
 
 func (*Collusion) Name() string { return "collusion_detection" }
 
+// UsesHistory implements HistoryUser: the detector reads pair counts and
+// pair payoffs.
+func (*Collusion) UsesHistory() bool { return true }
+
 func pairKey(a, b string) [2]string {
 	if a > b {
 		a, b = b, a
@@ -531,6 +545,9 @@ type sybil struct {
 }
 
 func (sybil) Name() string { return "sybil_detection" }
+
+// UsesHistory implements HistoryUser: similarity is over counterparts.
+func (sybil) UsesHistory() bool { return true }
 
 // Jaccard is |A∩B| / |A∪B| of two key sets (0 when both are empty).
 func Jaccard(a, b map[string]int) float64 {

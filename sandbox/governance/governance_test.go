@@ -39,9 +39,11 @@ func TestTransactionTax(t *testing.T) {
 func TestReputationDecay(t *testing.T) {
 	s := state()
 	s.Reputation["a"], s.Reputation["b"] = 0.9, 0.1
-	e := Build(Config{ReputationDecay: DecayConfig{Enabled: true, Rate: 0.5}}, sandbox.DefaultPayoffConfig())[0].OnEpochStart(s)
-	near(t, "high decays down", e.RepDelta["a"], -0.2)
-	near(t, "low decays up", e.RepDelta["b"], 0.2)
+	e := Build(Config{ReputationDecay: DecayConfig{Enabled: true, Factor: 0.95}}, sandbox.DefaultPayoffConfig())[0].OnEpochStart(s)
+	// the paper: reputation × 0.95 each epoch keeps 95% (not: moves 95% of
+	// the way to 0.5)
+	near(t, "0.9 keeps 95%: 0.855", 0.9+e.RepDelta["a"], 0.855)
+	near(t, "0.1 keeps 95% too, decaying toward 0: 0.095", 0.1+e.RepDelta["b"], 0.095)
 }
 
 func TestStakingSlashesOnViolation(t *testing.T) {

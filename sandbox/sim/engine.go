@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/sandbox/agents"
@@ -139,8 +140,9 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 		return nil, err
 	}
 	var as []*agentState
-	eco := newEconLoop(s, epochs) // nil without an economy: block
-	var allyIDs []string
+	allySet := map[string]bool{}   // shared by every ally (agents.ShareAllies)
+	var initiate []float64         // by agent: probability it proposes at a step
+	eco := newEconLoop(s, epochs)  // nil without an economy: block
 	coalition := map[string]bool{} // the collusion criteria's coalition
 	perType := map[string]int{}    // agents are numbered per type across groups, so ids are unique
 	for _, g := range s.Agents {
@@ -156,9 +158,10 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 				return nil, err
 			}
 			as = append(as, &agentState{a: a})
+			initiate = append(initiate, s.initiationProbability(g))
 			eco.addAgent(as[len(as)-1], g)
 			if g.Allies {
-				allyIDs = append(allyIDs, a.ID())
+				allySet[a.ID()] = true
 			}
 			if c := s.SuccessCriteria.Collusion; c != nil && c.Selects(g) {
 				coalition[a.ID()] = true
@@ -166,9 +169,18 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 		}
 	}
 	byID := make(map[string]*agentState, len(as))
-	for _, st := range as {
-		agents.SetAllies(st.a, allyIDs)
+	cands := &candidates{ally: make([]bool, len(as)), honest: make([]bool, len(as))}
+	for i, st := range as {
+		agents.ShareAllies(st.a, allySet)
 		byID[st.a.ID()] = st
+		if allySet[st.a.ID()] {
+			cands.ally[i] = true
+			cands.allies = append(cands.allies, int32(i))
+		}
+		if st.a.Type() == agents.Honest {
+			cands.honest[i] = true
+			cands.honsts = append(cands.honsts, int32(i))
+		}
 	}
 	gs := governance.NewState(rng)
 	for _, st := range as {
@@ -188,9 +200,22 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 			detector = c
 		}
 	}
-	adj, err := buildNetwork(ctx, len(as), s.Network, rng)
+	net, err := buildNetwork(ctx, len(as), s.Network, rng)
 	if err != nil {
 		return nil, err
+	}
+	// The interaction history (pair counts, counterparts, pair payoffs)
+	// is kept only when a lever reads it: on a large network it is most
+	// of the memory.
+	history := false
+	for _, l := range levers {
+		if h, ok := l.(governance.HistoryUser); ok && h.UsesHistory() {
+			history = true
+		}
+	}
+	var trust *trustBook
+	if s.Simulation.Acceptance == AcceptTrust {
+		trust = newTrustBook()
 	}
 	overall := sandbox.NewMetrics(s.Payoff)
 	res := &Result{ScenarioID: s.ScenarioID, Seed: seed, MeanPType: map[string]float64{}, PSamples: map[string][]float64{}}
@@ -241,6 +266,7 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 	for i, st := range as {
 		ids[i] = st.a.ID()
 	}
+	cands.g, cands.gs, cands.ids = net, gs, ids
 	seq := 0
 	for epoch := 0; epoch < epochs; epoch++ {
 		if err := ctx.Err(); err != nil {
@@ -291,24 +317,32 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 				if !may {
 					continue
 				}
-				var cands []string
-				for _, j := range adj[i] {
-					if !gs.Frozen(ids[j]) {
-						cands = append(cands, ids[j])
-					}
+				if q := initiate[i]; q < 1 && rng.Float64() >= q {
+					continue // this agent does not propose at this step
 				}
-				cp := st.a.ChooseCounterparty(rng, cands, gs.Types)
-				if cp == "" {
+				cands.self = i
+				j, ok := st.a.ChooseCounterparty(rng, cands)
+				if !ok {
 					continue
 				}
+				cp := ids[j]
 				st.actions++
-				cst := byID[cp]
-				obs := st.a.Observe(rng, agents.Context{Epoch: epoch, Epochs: epochs, Reputation: gs.Reputation[id], Detected: st.detected}, proxy)
+				cst := as[j]
+				// Reputations are read once per side and written once: on a
+				// million agents each map access is a cache miss. Nothing
+				// writes reputations between here and their update below
+				// (levers answer with effects, applied after it).
+				oldA := gs.Reputation[id]
+				obs := st.a.Observe(rng, agents.Context{Epoch: epoch, Epochs: epochs, Reputation: oldA, Detected: st.detected}, proxy)
 				seq++
-				in := sandbox.Interaction{ID: fmt.Sprintf("i%d", seq), Initiator: id, Counterparty: cp, Kind: st.a.Type(),
+				in := sandbox.Interaction{ID: "i" + strconv.Itoa(seq), Initiator: id, Counterparty: cp, Kind: st.a.Type(),
 					Observables: &obs, VHat: proxy.VHat(obs), Epoch: epoch, Step: step}
 				in.P = sandbox.Sigmoid(in.VHat, proxy.Config().K, proxy.Config().B)
-				in.Accepted = cst.a.Accept(rng, id, st.a.Type(), in.P)
+				if trust != nil {
+					in.Accepted = trust.trust(i, j) >= s.Simulation.trustThreshold()
+				} else {
+					in.Accepted = cst.a.Accept(rng, id, st.a.Type(), in.P)
+				}
 				if t := s.Simulation.AcceptanceThreshold; t > 0 && in.P < t {
 					in.Accepted = false
 				}
@@ -335,9 +369,10 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 				dB += eff.RepDelta[cp]
 				delete(eff.RepDelta, id)
 				delete(eff.RepDelta, cp)
-				oldA, oldB := gs.Reputation[id], gs.Reputation[cp]
-				gs.Reputation[id], gs.Reputation[cp] = clamp01(oldA+dA), clamp01(oldB+dB)
-				in.RA, in.RB = gs.Reputation[id]-oldA, gs.Reputation[cp]-oldB
+				oldB := gs.Reputation[cp]
+				newA, newB := clamp01(oldA+dA), clamp01(oldB+dB)
+				gs.Reputation[id], gs.Reputation[cp] = newA, newB
+				in.RA, in.RB = newA-oldA, newB-oldB
 				st.detected = st.detected || penalisedA
 				cst.detected = cst.detected || penalisedB
 				in.CA, in.CB = eff.Costs[id], eff.Costs[cp]
@@ -360,20 +395,25 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 				if in.Accepted {
 					st.acc++
 				}
-				k := pairKey(id, cp)
-				gs.PairCount[k]++
-				if gs.Counterparts[id] == nil {
-					gs.Counterparts[id] = map[string]int{}
+				if trust != nil && in.Accepted {
+					trust.add(i, j, in.P)
 				}
-				gs.Counterparts[id][cp]++
-				if in.Accepted {
-					b := gs.PairBenefit[k]
-					if id == k[0] {
-						b.Add(pay.PiA, pay.PiB)
-					} else {
-						b.Add(pay.PiB, pay.PiA)
+				if history {
+					k := pairKey(id, cp)
+					gs.PairCount[k]++
+					if gs.Counterparts[id] == nil {
+						gs.Counterparts[id] = map[string]int{}
 					}
-					gs.PairBenefit[k] = b
+					gs.Counterparts[id][cp]++
+					if in.Accepted {
+						b := gs.PairBenefit[k]
+						if id == k[0] {
+							b.Add(pay.PiA, pay.PiB)
+						} else {
+							b.Add(pay.PiB, pay.PiA)
+						}
+						gs.PairBenefit[k] = b
+					}
 				}
 				gs.Interactions++
 				t := st.a.Type()
@@ -413,6 +453,7 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 	for t, s := range typeSum {
 		res.MeanPType[t] = s / float64(typeN[t])
 	}
+	res.Agents = make([]AgentRow, 0, len(as))
 	for _, st := range as {
 		row := AgentRow{ID: st.a.ID(), Type: st.a.Type(), Interactions: st.n, Accepted: st.acc, Payoff: st.payoff,
 			Reputation: gs.Reputation[st.a.ID()], FrozenEpochs: st.frozenEpochs}

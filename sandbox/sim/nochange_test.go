@@ -15,7 +15,10 @@ var updateGolden = flag.Bool("update", false, "rewrite testdata/golden from the 
 // TestScenariosWithoutEconomyAreUnchanged runs every example scenario that
 // has no economy: block and compares what `swarm sandbox run` writes
 // (summary.json, epochs.csv, agents.csv) byte for byte with testdata/golden,
-// recorded at commit fc84cf9, before the economy was wired into the loop.
+// recorded before the economy was wired into the loop (commit fc84cf9) and
+// re-recorded when branch econworld was merged (paper-faithful decay,
+// selection_efficiency, uniform candidate draws: byte-identical to what
+// econworld's engine wrote before the merge).
 // Wiring the economy must not move a single byte of a scenario that does
 // not declare one. A deliberate engine change re-records them with
 // `go test ./sandbox/sim -run TestScenariosWithoutEconomyAreUnchanged -update`.

@@ -22,9 +22,9 @@ import (
 
 // Upper bounds of a scenario's sizes (docs/sandbox.md lists them).
 const (
-	MaxAgents        = 10_000  // in all groups together
-	MaxEpochs        = 100_000 // simulation.epochs (and --epochs)
-	MaxStepsPerEpoch = 100_000 // simulation.steps_per_epoch
+	MaxAgents        = 1_000_000 // in all groups together
+	MaxEpochs        = 100_000   // simulation.epochs (and --epochs)
+	MaxStepsPerEpoch = 100_000   // simulation.steps_per_epoch
 )
 
 // DefaultMemoryBudget is the memory a simulation may be estimated to need
@@ -38,19 +38,21 @@ var ErrTooBig = errors.New("scenario too big for the memory budget")
 // Estimate is what a run of a scenario is expected to hold in memory.
 type Estimate struct {
 	Agents int64
-	Edges  int64 // directed edges of the network
+	Edges  int64 // directed edges stored (0 for a complete network: implicit)
+	Pairs  int64 // pairs of agents whose history is kept (history levers, trust acceptance)
 	Bytes  int64
 }
 
-// Allowances, not measurements: bytes per agent (its state, governance
-// maps, payoff row), per directed network edge (a map entry while
-// building, a slice entry after) and per pair of agents that interacted
-// (pair counts and benefits). The estimate guards against sizes off by
-// orders of magnitude (a complete network of 10^5 agents).
+// Bytes per agent (its state and scripted agent, its id, the governance
+// maps, its rows in the engine's tables), per stored directed edge (the
+// CSR entry plus the edge list it is built from) and per pair of agents
+// whose history is kept (pair counts, counterparts and pair payoffs, or
+// the trust book). Measured: docs/sandbox.md, "Scale".
 const (
-	estBytesPerAgent = 2 << 10
-	estBytesPerEdge  = 64
-	estBytesPerPair  = 160
+	estBytesPerAgent = 1536
+	estBytesPerEdge  = 16
+	estBytesPerPair  = 400
+	estBytesFixed    = 64 << 20 // metrics histograms, p samples, runtime, GC headroom
 )
 
 // EstimateMemory estimates the memory of a run of s over epochs epochs
@@ -80,14 +82,22 @@ func EstimateMemory(s Scenario, epochs int) Estimate {
 		edges = 2 * n * math.Max(1, float64(s.Network.K))
 	case "scale_free":
 		edges = 2 * n * math.Max(1, float64(s.Network.M))
-	default: // complete
-		edges = n * (n - 1)
+	default: // complete: implicit
 	}
-	edges = math.Max(edges, 2*n) // isolated nodes get one neighbour
-	pairs := math.Min(edges/2, float64(epochs)*math.Max(0, float64(s.Simulation.StepsPerEpoch))*n)
-	bytes := n*estBytesPerAgent + edges*estBytesPerEdge + pairs*estBytesPerPair + float64(epochs)*256
+	if s.Network.Topology != "complete" {
+		edges = math.Max(edges, 2*n) // isolated nodes get one neighbour
+	}
+	var pairs float64
+	if s.Governance.Collusion.Enabled || s.Governance.Sybil.Enabled || s.Simulation.Acceptance == AcceptTrust {
+		possible := edges / 2
+		if s.Network.Topology == "complete" {
+			possible = n * (n - 1) / 2
+		}
+		pairs = math.Min(possible, float64(epochs)*math.Max(0, float64(s.Simulation.StepsPerEpoch))*n)
+	}
+	bytes := estBytesFixed + n*estBytesPerAgent + edges*estBytesPerEdge + pairs*estBytesPerPair + float64(epochs)*256
 	const huge = float64(1 << 62)
-	return Estimate{Agents: int64(n), Edges: int64(math.Min(edges, huge)), Bytes: int64(math.Min(bytes, huge))}
+	return Estimate{Agents: int64(n), Edges: int64(math.Min(edges, huge)), Pairs: int64(math.Min(pairs, huge)), Bytes: int64(math.Min(bytes, huge))}
 }
 
 // CheckMemory returns ErrTooBig when a run of s over epochs epochs (0: the
@@ -99,8 +109,8 @@ func CheckMemory(s Scenario, epochs int, budget int64) error {
 	}
 	s.Defaults()
 	if e := EstimateMemory(s, epochs); e.Bytes > budget {
-		return fmt.Errorf("%w: %d agents on a %s network (%d edges) would need about %d MB, above the budget of %d MB: use fewer agents or a sparser topology, or raise the budget",
-			ErrTooBig, e.Agents, s.Network.Topology, e.Edges, e.Bytes>>20, budget>>20)
+		return fmt.Errorf("%w: %d agents on a %s network (%d stored edges, %d pair histories) would need about %d MB, above the budget of %d MB: use fewer agents, a sparser topology or fewer steps, or raise the budget",
+			ErrTooBig, e.Agents, s.Network.Topology, e.Edges, e.Pairs, e.Bytes>>20, budget>>20)
 	}
 	return nil
 }
@@ -130,6 +140,9 @@ type AgentGroup struct {
 	Params agents.Params `yaml:"params"`
 	// Allies makes the group's adversaries coordinate.
 	Allies bool `yaml:"allies"`
+	// InitiationProbability overrides simulation.initiation_probability
+	// for this group.
+	InitiationProbability *float64 `yaml:"initiation_probability"`
 }
 
 // Simulation sets the run's shape.
@@ -139,6 +152,15 @@ type Simulation struct {
 	Seed                int64   `yaml:"seed"`
 	Scheduling          string  `yaml:"scheduling"`           // round_robin (default), random, priority
 	AcceptanceThreshold float64 `yaml:"acceptance_threshold"` // global p̄: accept only if p ≥ p̄ (0: off)
+	// InitiationProbability is the probability that an agent proposes an
+	// interaction at a step (absent: 1, every agent at every step; the
+	// reference's honest agent proposes with 0.4).
+	InitiationProbability *float64 `yaml:"initiation_probability"`
+	// Acceptance is how a counterparty decides: policy (default) or trust.
+	Acceptance string `yaml:"acceptance"`
+	// TrustThreshold is the trust an initiator needs under acceptance:
+	// trust (absent: DefaultTrustThreshold).
+	TrustThreshold *float64 `yaml:"trust_threshold"`
 }
 
 // Network is the interaction topology.
@@ -203,6 +225,9 @@ func (s *Scenario) Defaults() {
 	if s.Simulation.StepsPerEpoch == 0 {
 		s.Simulation.StepsPerEpoch = 10
 	}
+	if s.Simulation.Acceptance == "" {
+		s.Simulation.Acceptance = AcceptPolicy
+	}
 	if s.Simulation.Scheduling == "" {
 		s.Simulation.Scheduling = "round_robin"
 	}
@@ -237,6 +262,9 @@ func (s *Scenario) Validate() error {
 		if err := g.Params.Validate(); err != nil {
 			return fmt.Errorf("agents[%d].%w", i, err)
 		}
+		if q := g.InitiationProbability; q != nil && !(*q >= 0 && *q <= 1) {
+			return &KeyError{fmt.Sprintf("agents[%d].initiation_probability", i), fmt.Sprintf("%v: want 0..1", *q)}
+		}
 		if g.Params.AllyPreference != nil && (!g.Allies || (g.Type != agents.Adversarial && g.Type != agents.Adaptive)) {
 			return fmt.Errorf("agents[%d].params.ally_preference: only for adversarial or adaptive_adversary groups with allies: true", i)
 		}
@@ -270,6 +298,22 @@ func (s *Scenario) Validate() error {
 	default:
 		return fmt.Errorf("network.topology %q: want complete, ring, star, random, small_world or scale_free", s.Network.Topology)
 	}
+	for key, q := range map[string]*float64{"simulation.initiation_probability": s.Simulation.InitiationProbability, "simulation.trust_threshold": s.Simulation.TrustThreshold} {
+		if q != nil && !(*q >= 0 && *q <= 1) {
+			return &KeyError{key, fmt.Sprintf("%v: want 0..1", *q)}
+		}
+	}
+	switch s.Simulation.Acceptance {
+	case AcceptPolicy, AcceptTrust:
+	default:
+		return &KeyError{"simulation.acceptance", fmt.Sprintf("%q: want %s or %s", s.Simulation.Acceptance, AcceptPolicy, AcceptTrust)}
+	}
+	if s.Simulation.TrustThreshold != nil && s.Simulation.Acceptance != AcceptTrust {
+		return &KeyError{"simulation.trust_threshold", "only with acceptance: trust"}
+	}
+	if d := s.Governance.ReputationDecay; d.Enabled && !(d.Factor > 0 && d.Factor <= 1) {
+		return &KeyError{"governance.reputation_decay.factor", fmt.Sprintf("%v: want 0 < factor <= 1 (reputation × factor each epoch; 1: no decay)", d.Factor)}
+	}
 	if t := s.Simulation.AcceptanceThreshold; t < 0 || t > 1 {
 		return fmt.Errorf("simulation.acceptance_threshold %v: want 0..1", t)
 	}
@@ -292,6 +336,16 @@ func (s *Scenario) Validate() error {
 		}
 	}
 	return nil
+}
+
+// removedKeys are keys whose meaning changed: a scenario that still sets
+// one is refused with what changed and how to migrate, never read with the
+// new meaning.
+var removedKeys = []struct{ key, msg string }{
+	{"governance.reputation_decay.rate", "removed: it pulled reputation toward 0.5 by the rate each epoch (rate 0.95 erased 95%). " +
+		"Reputation decay now follows the paper and the reference: governance.reputation_decay.factor multiplies every reputation by the factor " +
+		"at each epoch's start (factor: 0.95 keeps 95%), so reputation decays toward 0. To migrate, write factor: 1 − rate " +
+		"(rate: 0.05 → factor: 0.95) and check criteria that depend on low reputations (circuit breaker, priority scheduling)"},
 }
 
 // KeyError is a validation error about one key, by its dotted path.
@@ -352,6 +406,12 @@ func ParseScenario(name string, data []byte) (Scenario, error) {
 	doc, err := yamlx.Check(name, data, yamlx.DefaultLimits)
 	if err != nil {
 		return s, err
+	}
+	for _, old := range removedKeys {
+		if p, ok := doc.Pos(old.key); ok {
+			ke := &KeyError{old.key, old.msg}
+			return s, &yamlx.Error{File: name, Line: p.Line, Col: p.Col, Key: ke.Path, Msg: ke.Msg, Err: ke}
+		}
 	}
 	if err := doc.Decode(data, &s); err != nil {
 		return s, err

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/swarm-dev/swarm/internal/yamlx"
+	"github.com/swarm-dev/swarm/sandbox/importer"
+)
+
+func init() { registerSandbox(newSandboxImportCmd) }
+
+// SandboxImportOptions are the flags of `swarm sandbox import`.
+type SandboxImportOptions struct {
+	File  string // the reference scenario
+	Out   string // "" or "-": stdout
+	Force bool   // overwrite Out
+}
+
+func newSandboxImportCmd(app *App) *cobra.Command {
+	var o SandboxImportOptions
+	cmd := &cobra.Command{
+		Use:   "import REFERENCE.yaml",
+		Short: "Convert a reference scenario file to swarm's scenario format",
+		Long: `Convert a scenario file of the reference implementation (flat governance keys
+such as transaction_tax_rate and circuit_breaker_enabled, simulation.n_epochs,
+network.params) to swarm's format, printed on stdout or written to -o FILE.
+
+Every key that has no equivalent is named on stderr as FILE:LINE:COL: KEY:
+REASON and listed in a comment at the top of the output; it is left out, never
+guessed. Where the reference's default differs from swarm's (10 epochs, the
+lever parameters of an enabled lever) it is written out. The mapping table:
+docs/sandbox.md ("Importing a reference scenario").
+
+Exit 0 when the result is a valid scenario (warnings or not); 2 when the file
+is not YAML, not a reference scenario (no agents list, or already in swarm's
+format), or nothing valid can be made of it (e.g. no agent type swarm has),
+or -o names an existing file without --force.`,
+		Example: `  swarm sandbox import examples/reference/baseline.yaml
+  swarm sandbox import examples/reference/collusion.yaml -o /tmp/collusion.yaml && swarm sandbox run /tmp/collusion.yaml
+  swarm sandbox import ../reference/scenarios/network_effects.yaml -o ours.yaml --force 2>unmapped.txt`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.File = args[0]
+			return runSandboxImport(app, o)
+		},
+	}
+	cmd.Flags().StringVarP(&o.Out, "output", "o", "", "write the scenario to FILE instead of stdout")
+	cmd.Flags().BoolVar(&o.Force, "force", false, "overwrite the -o file if it exists")
+	return cmd
+}
+
+func runSandboxImport(app *App, o SandboxImportOptions) error {
+	var data []byte
+	var err error
+	if o.File == "-" {
+		in, _ := openInput(app, o.File)
+		data, err = readAllLimited(in)
+	} else {
+		data, err = yamlx.ReadFile(o.File, yamlx.DefaultLimits)
+	}
+	if err != nil {
+		return usageError(err)
+	}
+	if o.Out != "" && o.Out != "-" && !o.Force {
+		if _, err := os.Stat(o.Out); err == nil {
+			return usageError(fmt.Errorf("%s exists: use --force to overwrite it", o.Out))
+		}
+	}
+	res, err := importer.Convert(o.File, data)
+	if res != nil {
+		for _, w := range res.Warnings {
+			fmt.Fprintln(app.Err, "warning: "+w.String())
+		}
+	}
+	if err != nil {
+		return usageError(err)
+	}
+	if o.Out == "" || o.Out == "-" {
+		_, err := app.Out.Write(res.YAML)
+		return err
+	}
+	if err := writeFileAtomic(o.Out, res.YAML); err != nil {
+		return err
+	}
+	fmt.Fprintf(app.Err, "wrote %s (%d keys not mapped)\n", o.Out, len(res.Warnings))
+	return nil
+}
+
+// readAllLimited reads stdin up to the YAML size limit.
+func readAllLimited(in io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(in, yamlx.DefaultMaxBytes+1))
+	if err == nil && int64(len(b)) > yamlx.DefaultMaxBytes {
+		return nil, fmt.Errorf("stdin: %w (more than %d bytes)", yamlx.ErrTooLarge, yamlx.DefaultMaxBytes)
+	}
+	return b, err
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// directory, so a failure leaves any earlier file whole.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".import-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
