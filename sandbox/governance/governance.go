@@ -16,7 +16,14 @@ import (
 type State struct {
 	Epoch, Step int
 	Rng         *rand.Rand
-	Reputation  map[string]float64
+	// Agents by number: IDs[i] is agent i's id, Index its inverse, Rep[i]
+	// its reputation in [0, 1]. A slice, not a map by id: the engine reads
+	// and writes two reputations per interaction, and on a million agents
+	// each map access is a cache miss (AddAgent, Reputation and
+	// SetReputation work by id).
+	IDs         []string
+	Index       map[string]int32
+	Rep         []float64
 	Resources   map[string]float64
 	Stake       map[string]float64
 	FrozenUntil map[string]int // agent -> first epoch it may act again
@@ -62,9 +69,41 @@ func (b Benefits) Correlation() float64 {
 
 // NewState returns an empty state.
 func NewState(rng *rand.Rand) *State {
-	return &State{Rng: rng, Reputation: map[string]float64{}, Resources: map[string]float64{}, Stake: map[string]float64{},
+	return &State{Rng: rng, Index: map[string]int32{}, Resources: map[string]float64{}, Stake: map[string]float64{},
 		FrozenUntil: map[string]int{}, Types: map[string]string{}, PairCount: map[[2]string]int{},
 		Counterparts: map[string]map[string]int{}, PairBenefit: map[[2]string]Benefits{}}
+}
+
+// AddAgent numbers a new agent (the next number) with reputation rep and
+// returns its number. An id already present keeps its number and gets rep.
+func (s *State) AddAgent(id string, rep float64) int {
+	if i, ok := s.Index[id]; ok {
+		s.Rep[i] = rep
+		return int(i)
+	}
+	s.Index[id] = int32(len(s.IDs))
+	s.IDs = append(s.IDs, id)
+	s.Rep = append(s.Rep, rep)
+	return len(s.IDs) - 1
+}
+
+// Reputation is agent's reputation (0 and false for an unknown agent).
+func (s *State) Reputation(agent string) (float64, bool) {
+	i, ok := s.Index[agent]
+	if !ok {
+		return 0, false
+	}
+	return s.Rep[i], true
+}
+
+// SetReputation sets a known agent's reputation; it reports false (and
+// changes nothing) for an unknown one.
+func (s *State) SetReputation(agent string, r float64) bool {
+	i, ok := s.Index[agent]
+	if ok {
+		s.Rep[i] = r
+	}
+	return ok
 }
 
 // Frozen reports whether agent may not act this epoch.
@@ -124,7 +163,8 @@ func (e *Effects) Merge(o Effects) {
 	e.Events = append(e.Events, o.Events...)
 }
 
-// Lever is one governance mechanism.
+// Lever is one governance mechanism. OnInteraction's interaction is valid
+// for the call only: the engine reuses it.
 type Lever interface {
 	Name() string
 	OnEpochStart(s *State) Effects
@@ -195,8 +235,8 @@ type decay struct {
 func (decay) Name() string { return "reputation_decay" }
 func (d decay) OnEpochStart(s *State) Effects {
 	var e Effects
-	for a, r := range s.Reputation {
-		e.rep(a, r*d.c.Factor-r)
+	for i, r := range s.Rep {
+		e.rep(s.IDs[i], r*d.c.Factor-r)
 	}
 	return e
 }
@@ -779,7 +819,7 @@ func (d decomposition) OnStep(s *State) Effects {
 	if d.c.Every <= 0 || s.Step%d.c.Every != 0 {
 		return e
 	}
-	for a := range s.Reputation {
+	for _, a := range s.IDs {
 		if !s.Frozen(a) {
 			e.cost(a, d.c.Cost)
 		}

@@ -11,7 +11,7 @@ import (
 func state() *State {
 	s := NewState(rand.New(rand.NewPCG(1, 2)))
 	for _, a := range []string{"a", "b", "c", "d"} {
-		s.Reputation[a] = 0.5
+		s.AddAgent(a, 0.5)
 		s.Stake[a] = 10
 	}
 	return s
@@ -38,7 +38,8 @@ func TestTransactionTax(t *testing.T) {
 
 func TestReputationDecay(t *testing.T) {
 	s := state()
-	s.Reputation["a"], s.Reputation["b"] = 0.9, 0.1
+	s.SetReputation("a", 0.9)
+	s.SetReputation("b", 0.1)
 	e := Build(Config{ReputationDecay: DecayConfig{Enabled: true, Factor: 0.95}}, sandbox.DefaultPayoffConfig())[0].OnEpochStart(s)
 	// the paper: reputation × 0.95 each epoch keeps 95% (not: moves 95% of
 	// the way to 0.5)
@@ -333,5 +334,26 @@ func TestFilteringLeversLeaveGoodWorkAlone(t *testing.T) {
 	// |S| is taxed: S(0.2) = 0.4 − 0.8 = −0.4
 	if e := tax.OnInteraction(state(), &sandbox.Interaction{Initiator: "a", Counterparty: "b", P: 0.2, Accepted: true}); math.Abs(e.Costs["a"]-0.04) > 1e-12 || e.Costs["b"] != 0 {
 		t.Errorf("tax on a loss-making interaction, split 1: %v", e.Costs)
+	}
+}
+
+// TestReputationByNumber: agents are numbered in the order added; by id,
+// an unknown agent reads as absent and is never created by a write.
+func TestReputationByNumber(t *testing.T) {
+	s := NewState(rand.New(rand.NewPCG(1, 2)))
+	if i, j := s.AddAgent("a", 0.5), s.AddAgent("b", 0.7); i != 0 || j != 1 {
+		t.Fatalf("numbers %d, %d; want 0, 1", i, j)
+	}
+	if !s.SetReputation("b", 0.2) || s.Rep[1] != 0.2 {
+		t.Errorf("SetReputation(b) did not write Rep[1]: %v", s.Rep)
+	}
+	if r, ok := s.Reputation("a"); !ok || r != 0.5 {
+		t.Errorf("Reputation(a) = %v, %v", r, ok)
+	}
+	if s.SetReputation("ghost", 1) || len(s.Rep) != 2 {
+		t.Errorf("an unknown agent was created: %v", s.Rep)
+	}
+	if _, ok := s.Reputation("ghost"); ok {
+		t.Error("an unknown agent has a reputation")
 	}
 }

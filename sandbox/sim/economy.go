@@ -456,8 +456,8 @@ func (e *econLoop) identityEpoch(epoch int) *IdentityEpoch {
 	sum := 0.0
 	for _, st := range e.agents {
 		id := st.a.ID()
-		if e.gs.Reputation[id] >= minRep {
-			if _, err := e.registry.IssueReputation(id, e.gs.Reputation[id], epoch); err == nil {
+		if r, _ := e.gs.Reputation(id); r >= minRep {
+			if _, err := e.registry.IssueReputation(id, r, epoch); err == nil {
 				out.Issued++
 			}
 		}
@@ -480,7 +480,7 @@ func (e *econLoop) auctionEpoch(epoch int) *AuctionEpoch {
 		if e.gs.Frozen(id) || (e.sybil != nil && !e.sybil.CanAct(id)) {
 			continue
 		}
-		src := e.gs.Reputation[id]
+		src, _ := e.gs.Reputation(id)
 		if a.BudgetFrom == "trust" {
 			src = e.trust(id, epoch)
 		}
@@ -623,7 +623,8 @@ func (e *econLoop) permeabilityEpoch(epoch int, row *EpochRow) *PermeabilityEpoc
 		if p.TrustFrom == "identity" {
 			sum += e.trust(st.a.ID(), epoch)
 		} else {
-			sum += e.gs.Reputation[st.a.ID()]
+			r, _ := e.gs.Reputation(st.a.ID())
+			sum += r
 		}
 	}
 	out.Trust = sum / float64(len(e.agents))

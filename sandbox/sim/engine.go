@@ -168,11 +168,9 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 			}
 		}
 	}
-	byID := make(map[string]*agentState, len(as))
 	cands := &candidates{ally: make([]bool, len(as)), honest: make([]bool, len(as))}
 	for i, st := range as {
 		agents.ShareAllies(st.a, allySet)
-		byID[st.a.ID()] = st
 		if allySet[st.a.ID()] {
 			cands.ally[i] = true
 			cands.allies = append(cands.allies, int32(i))
@@ -184,7 +182,7 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 	}
 	gs := governance.NewState(rng)
 	for _, st := range as {
-		gs.Reputation[st.a.ID()] = 0.5
+		gs.AddAgent(st.a.ID(), 0.5) // numbered as in as: gs.Rep[i] is as[i]'s
 		gs.Types[st.a.ID()] = st.a.Type()
 		gs.Stake[st.a.ID()] = 10
 	}
@@ -232,23 +230,31 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 			o.OnEvent(Event{Epoch: epoch, Step: step, Kind: kind, Message: msg})
 		}
 	}
+	byID := func(a string) *agentState {
+		if i, ok := gs.Index[a]; ok {
+			return as[i]
+		}
+		return nil
+	}
 	apply := func(e governance.Effects, epoch, step int) {
 		for a, c := range e.Costs {
-			if st := byID[a]; st != nil {
+			if st := byID(a); st != nil {
 				st.payoff -= c
 			}
 		}
 		for a, d := range e.RepDelta {
-			gs.Reputation[a] = clamp01(gs.Reputation[a] + d)
+			i, ok := gs.Index[a]
+			if !ok {
+				continue // not an agent of this run
+			}
+			gs.Rep[i] = clamp01(gs.Rep[i] + d)
 			if d < 0 {
-				if st := byID[a]; st != nil {
-					st.detected = true
-				}
+				as[i].detected = true
 			}
 		}
 		for a, n := range e.Freeze {
 			gs.FrozenUntil[a] = max(gs.FrozenUntil[a], epoch+1+n)
-			if st := byID[a]; st != nil {
+			if st := byID(a); st != nil {
 				st.detected = true
 			}
 			emit(epoch, step, "freeze", fmt.Sprintf("%s frozen for %d epochs", a, n))
@@ -268,6 +274,14 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 	}
 	cands.g, cands.gs, cands.ids = net, gs, ids
 	seq := 0
+	// One interaction and one observables record, reused: levers get the
+	// interaction for the call only, and a fresh record per interaction
+	// (it escapes through the lever interface) was most of the loop's
+	// allocation. An OnInteraction hook may keep the interactions it is
+	// given, so with a hook each one gets observables of its own.
+	in := new(sandbox.Interaction)
+	obsBuf := new(sandbox.Observables)
+	var idBuf []byte // "i<seq>", built in place: one allocation per id
 	for epoch := 0; epoch < epochs; epoch++ {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -328,15 +342,21 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 				cp := ids[j]
 				st.actions++
 				cst := as[j]
-				// Reputations are read once per side and written once: on a
-				// million agents each map access is a cache miss. Nothing
-				// writes reputations between here and their update below
-				// (levers answer with effects, applied after it).
-				oldA := gs.Reputation[id]
+				// Reputations are read once per side and written once, by
+				// agent number. Nothing writes reputations between here and
+				// their update below (levers answer with effects, applied
+				// after it).
+				oldA := gs.Rep[i]
 				obs := st.a.Observe(rng, agents.Context{Epoch: epoch, Epochs: epochs, Reputation: oldA, Detected: st.detected}, proxy)
 				seq++
-				in := sandbox.Interaction{ID: "i" + strconv.Itoa(seq), Initiator: id, Counterparty: cp, Kind: st.a.Type(),
-					Observables: &obs, VHat: proxy.VHat(obs), Epoch: epoch, Step: step}
+				op := obsBuf
+				if o.OnInteraction != nil {
+					op = new(sandbox.Observables)
+				}
+				*op = obs
+				idBuf = strconv.AppendInt(append(idBuf[:0], 'i'), int64(seq), 10)
+				*in = sandbox.Interaction{ID: string(idBuf), Initiator: id, Counterparty: cp, Kind: st.a.Type(),
+					Observables: op, VHat: proxy.VHat(obs), Epoch: epoch, Step: step}
 				in.P = sandbox.Sigmoid(in.VHat, proxy.Config().K, proxy.Config().B)
 				if trust != nil {
 					in.Accepted = trust.trust(i, j) >= s.Simulation.trustThreshold()
@@ -348,7 +368,7 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 				}
 				var eff governance.Effects
 				for _, l := range levers {
-					eff.Merge(l.OnInteraction(gs, &in))
+					eff.Merge(l.OnInteraction(gs, in))
 				}
 				if eff.Reject {
 					in.Accepted = false
@@ -369,9 +389,9 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 				dB += eff.RepDelta[cp]
 				delete(eff.RepDelta, id)
 				delete(eff.RepDelta, cp)
-				oldB := gs.Reputation[cp]
+				oldB := gs.Rep[j]
 				newA, newB := clamp01(oldA+dA), clamp01(oldB+dB)
-				gs.Reputation[id], gs.Reputation[cp] = newA, newB
+				gs.Rep[i], gs.Rep[j] = newA, newB
 				in.RA, in.RB = newA-oldA, newB-oldB
 				st.detected = st.detected || penalisedA
 				cst.detected = cst.detected || penalisedB
@@ -379,7 +399,7 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 				delete(eff.Costs, id)
 				delete(eff.Costs, cp)
 				apply(eff, epoch, step)
-				pay := s.Payoff.Payoff(in)
+				pay := s.Payoff.Payoff(*in)
 				if in.Accepted {
 					st.payoff += pay.PiA
 					cst.payoff += pay.PiB
@@ -425,12 +445,12 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 				if len(res.PSamples[st.a.Type()]) < 2000 {
 					res.PSamples[st.a.Type()] = append(res.PSamples[st.a.Type()], in.P)
 				}
-				em.Add(in)
-				overall.Add(in)
+				em.Add(*in)
+				overall.Add(*in)
 				if o.OnInteraction != nil {
-					o.OnInteraction(in)
+					o.OnInteraction(*in)
 				}
-				eco.interaction(&in)
+				eco.interaction(in)
 			}
 			eco.stepEnd()
 		}
@@ -454,9 +474,9 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 		res.MeanPType[t] = s / float64(typeN[t])
 	}
 	res.Agents = make([]AgentRow, 0, len(as))
-	for _, st := range as {
+	for i, st := range as {
 		row := AgentRow{ID: st.a.ID(), Type: st.a.Type(), Interactions: st.n, Accepted: st.acc, Payoff: st.payoff,
-			Reputation: gs.Reputation[st.a.ID()], FrozenEpochs: st.frozenEpochs}
+			Reputation: gs.Rep[i], FrozenEpochs: st.frozenEpochs}
 		if st.n > 0 {
 			row.MeanP = st.sumP / float64(st.n)
 		}
@@ -490,7 +510,7 @@ func schedule(order []int, as []*agentState, gs *governance.State, how string, r
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 	case "priority":
 		sort.SliceStable(order, func(i, j int) bool {
-			return gs.Reputation[as[order[i]].a.ID()] > gs.Reputation[as[order[j]].a.ID()]
+			return gs.Rep[order[i]] > gs.Rep[order[j]]
 		})
 	default:
 		sort.Ints(order)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/sandbox/agents"
 	"github.com/swarm-dev/swarm/sandbox/governance"
 )
@@ -200,4 +201,28 @@ func keys(m map[int]int) []int {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestKeptInteractionsKeepTheirObservables: the engine reuses one
+// interaction and one observables record between interactions; a hook that
+// keeps what it is given must still see each interaction's own
+// observables (v̂ recomputed from them equals the v̂ recorded).
+func TestKeptInteractionsKeepTheirObservables(t *testing.T) {
+	s := load(t, "baseline.yaml")
+	proxy, err := sandbox.NewProxy(s.Proxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []sandbox.Interaction
+	if _, err := Run(t.Context(), s, Options{Epochs: 3, OnInteraction: func(in sandbox.Interaction) { kept = append(kept, in) }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) < 100 {
+		t.Fatalf("%d interactions", len(kept))
+	}
+	for _, in := range kept {
+		if got := proxy.VHat(*in.Observables); got != in.VHat {
+			t.Fatalf("%s: v̂ of its observables %v, recorded %v: the observables were overwritten", in.ID, got, in.VHat)
+		}
+	}
 }
