@@ -115,6 +115,29 @@ func CheckMemory(s Scenario, epochs int, budget int64) error {
 	return nil
 }
 
+// estBytesPerEvent is the size of one interaction's line in events.jsonl
+// (measured: 18.8 GB for 100 M interactions, about 188 bytes each).
+const estBytesPerEvent = 190
+
+// EstimateEventBytes bounds the size of the events.jsonl a run of s over
+// epochs epochs (0: the scenario's) writes: at most one interaction per
+// agent and step. It is 0 when the scenario turns events off.
+func EstimateEventBytes(s Scenario, epochs int) (interactions, bytes int64) {
+	s.Defaults()
+	if s.Outputs.Events != nil && !*s.Outputs.Events {
+		return 0, 0
+	}
+	if epochs <= 0 {
+		epochs = s.Simulation.Epochs
+	}
+	var n int64
+	for _, g := range s.Agents {
+		n += int64(max(0, g.Count))
+	}
+	interactions = n * int64(max(0, epochs)) * int64(max(0, s.Simulation.StepsPerEpoch))
+	return interactions, interactions * estBytesPerEvent
+}
+
 // Scenario is a scenario YAML file.
 type Scenario struct {
 	ScenarioID      string               `yaml:"scenario_id"`
