@@ -1,8 +1,8 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,21 +11,12 @@ import (
 	"github.com/swarm-dev/swarm/shadow"
 )
 
-// execCLIWithError is execCLI with the error message main prints to
-// stderr appended to the captured stderr.
+// execCLIWithError runs the command line exactly as main does (runCLI),
+// so the error main prints is in the captured stderr.
 func execCLIWithError(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	app, out, errb := testApp()
-	root := newRootCmd(app)
-	root.SetArgs(args)
-	root.SetOut(out)
-	root.SetErr(errb)
-	err := root.ExecuteContext(t.Context())
-	c := code(err)
-	var ee *exitError
-	if errors.As(err, &ee) && ee.err != nil && !ee.silent {
-		errb.WriteString("error: " + ee.err.Error() + "\n")
-	}
+	var out, errb bytes.Buffer
+	c := runCLI(t.Context(), args, strings.NewReader(""), &out, &errb)
 	return c, out.String(), errb.String()
 }
 
