@@ -17,6 +17,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/internal/yamlx"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
@@ -503,16 +504,16 @@ type ConfigError struct {
 // from the user's file: control characters in them are escaped, so that an
 // error printed to a terminal cannot drive it.
 func (e ConfigError) Error() string {
-	loc := yamlx.Printable(e.File)
+	loc := textsafe.Printable(e.File)
 	if e.Line > 0 {
 		loc = fmt.Sprintf("%s:%d:%d", loc, e.Line, e.Col)
 	}
 	if e.Key == "" {
 		// A syntax error (a tab, a duplicate key) stops the parser before
 		// any key can be named; the line and column say where.
-		return fmt.Sprintf("%s: %s", loc, yamlx.Printable(e.Msg))
+		return fmt.Sprintf("%s: %s", loc, textsafe.Printable(e.Msg))
 	}
-	return fmt.Sprintf("%s: key %s: %s", loc, yamlx.Printable(e.Key), yamlx.Printable(e.Msg))
+	return fmt.Sprintf("%s: key %s: %s", loc, textsafe.Printable(e.Key), textsafe.Printable(e.Msg))
 }
 
 // ConfigErrors is every problem found; it wraps ErrBadInput.

@@ -7,7 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/swarm-dev/swarm/internal/yamlx"
+	"github.com/swarm-dev/swarm/internal/textsafe"
 )
 
 // Errors of mission intake; both also wrap ErrBadInput.
@@ -32,7 +32,7 @@ func CheckMission(name, text string, limit int) error {
 	}
 	where := "mission"
 	if name != "" {
-		where = "mission " + yamlx.Printable(name)
+		where = "mission " + textsafe.Printable(name)
 	}
 	if len(text) > limit {
 		return fmt.Errorf("%w: %w: %s is %d bytes, more than the limit of %d (run.max_mission_bytes)", ErrBadInput, ErrMissionTooLarge, where, len(text), limit)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -270,9 +271,9 @@ func RenderMarkdown(r Report) string {
 	if r.SpecVersion == SpecV1 {
 		title = "Gap Report"
 	}
-	fmt.Fprintf(&b, "# %s: %s\n\n", title, Sanitize(m.ID))
+	fmt.Fprintf(&b, "# %s: %s\n\n", title, textsafe.Printable(m.ID))
 	if m.Advisory {
-		fmt.Fprintf(&b, "> **Advisory**: %s\n\n", Sanitize(m.AdvisoryReason))
+		fmt.Fprintf(&b, "> **Advisory**: %s\n\n", textsafe.Printable(m.AdvisoryReason))
 	}
 	if m.Scored {
 		fmt.Fprintf(&b, "**Shadow Score: %.1f%% %s (%s)** · sealed %d/%d passed\n\n", float64(m.ShadowScore), m.Level.Indicator(), m.Level, r.SealedTests.Passed, r.SealedTests.Total)
@@ -280,18 +281,18 @@ func RenderMarkdown(r Report) string {
 		b.WriteString("**Shadow Score: none (not scored)** · the report's number is a fail-closed placeholder\n\n")
 	}
 	b.WriteString("| field | value |\n|---|---|\n")
-	fmt.Fprintf(&b, "| specification | %s |\n| timestamp | %s |\n| sealed hash | `%s` |\n", m.Specification, Sanitize(m.Timestamp), Sanitize(m.SealedHash))
+	fmt.Fprintf(&b, "| specification | %s |\n| timestamp | %s |\n| sealed hash | `%s` |\n", m.Specification, textsafe.Printable(m.Timestamp), textsafe.Printable(m.SealedHash))
 	if r.SpecVersion == SpecV2 {
 		fmt.Fprintf(&b, "| conformance | level %d |\n| workspace isolation | %s |\n| independence | %s |\n| implementer | %s (%s) |\n| seal author | %s (%s) |\n",
-			m.ConformanceLevel, Sanitize(m.WorkspaceIsolation), Sanitize(m.Independence), Sanitize(m.ImplementerModel), Sanitize(m.ImplementerFamily),
-			Sanitize(strings.Join(m.SealAuthorModels, ", ")), Sanitize(strings.Join(m.SealAuthorFamilies, ", ")))
+			m.ConformanceLevel, textsafe.Printable(m.WorkspaceIsolation), textsafe.Printable(m.Independence), textsafe.Printable(m.ImplementerModel), textsafe.Printable(m.ImplementerFamily),
+			textsafe.Printable(strings.Join(m.SealAuthorModels, ", ")), textsafe.Printable(strings.Join(m.SealAuthorFamilies, ", ")))
 	}
 	b.WriteString("\n## Failures\n\n")
 	if len(r.Failures) == 0 {
 		b.WriteString("None.\n")
 	}
 	for _, f := range r.Failures {
-		fmt.Fprintf(&b, "- **%s** (%s): %s\n", Sanitize(f.TestName), Sanitize(f.Category), Sanitize(f.Message))
+		fmt.Fprintf(&b, "- **%s** (%s): %s\n", textsafe.Printable(f.TestName), textsafe.Printable(f.Category), textsafe.Printable(f.Message))
 	}
 	if h := r.Hardening; h != nil && h.InitialShadowScore != nil && h.FinalShadowScore != nil {
 		fmt.Fprintf(&b, "\n## Hardening\n\n%d of %d cycles · %.1f → %.1f", h.CyclesCompleted, h.MaxCycles, float64(*h.InitialShadowScore), float64(*h.FinalShadowScore))
@@ -299,7 +300,7 @@ func RenderMarkdown(r Report) string {
 			fmt.Fprintf(&b, " · velocity %.1f", float64(*h.HardeningVelocity))
 		}
 		if h.MaxReveal != "" {
-			fmt.Fprintf(&b, " · max reveal %s", Sanitize(h.MaxReveal))
+			fmt.Fprintf(&b, " · max reveal %s", textsafe.Printable(h.MaxReveal))
 		}
 		b.WriteString("\n")
 	}

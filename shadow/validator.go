@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/swarm-dev/swarm/internal/textsafe"
 )
 
 // SpecTest is one test result in the spec validators' input format.
@@ -135,7 +137,7 @@ func (o ScoreOutput) Summary() string {
 	if len(o.Failures) > 0 {
 		fmt.Fprintf(&b, "\nFailures (%d):\n", len(o.Failures))
 		for _, f := range o.Failures {
-			fmt.Fprintf(&b, "  ❌ %s: %s\n", Sanitize(f.TestName), Sanitize(f.Message))
+			fmt.Fprintf(&b, "  ❌ %s: %s\n", textsafe.Printable(f.TestName), textsafe.Printable(f.Message))
 		}
 	}
 	return b.String()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/shadow"
 )
@@ -97,7 +98,7 @@ func runShadowScore(app *App, o ShadowScoreOptions) error {
 		return usageError(errors.New("--sealed FILE is required"))
 	}
 	if o.Format != "json" && o.Format != "summary" {
-		return usageError(fmt.Errorf("--format %q: want json or summary", shadow.Sanitize(o.Format)))
+		return usageError(fmt.Errorf("--format %q: want json or summary", textsafe.Printable(o.Format)))
 	}
 	if o.Threshold != nil && (math.IsNaN(*o.Threshold) || math.IsInf(*o.Threshold, 0)) {
 		return usageError(fmt.Errorf("--threshold %v: want a finite number (a score is compared with it)", *o.Threshold))
@@ -161,13 +162,13 @@ func runShadowVerify(app *App, target string) error {
 	if fi, err := os.Stat(target); err == nil && fi.IsDir() {
 		path, runDir = filepath.Join(target, "sealed", "envelope.json"), target
 	}
-	shown := shadow.Sanitize(path)
+	shown := textsafe.Printable(path)
 	env, err := shadow.LoadSealed(path)
 	if err != nil {
 		return usageError(err)
 	}
 	tampered := func(err error) error {
-		fmt.Fprintf(app.Err, "%s: TAMPERED: %s\n", shown, shadow.Sanitize(err.Error()))
+		fmt.Fprintf(app.Err, "%s: TAMPERED: %s\n", shown, textsafe.Printable(err.Error()))
 		return exitCode(exitTampered)
 	}
 	if err := env.Verify(); err != nil {

@@ -25,15 +25,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/scanner"
 	"github.com/goccy/go-yaml/token"
+
+	"github.com/swarm-dev/swarm/internal/textsafe"
 )
 
 // Limits bound what one YAML document may cost. A zero field takes the
@@ -96,16 +96,16 @@ type Error struct {
 // made safe for a terminal.
 func (e *Error) Error() string {
 	var b strings.Builder
-	b.WriteString(Printable(e.File))
+	b.WriteString(textsafe.Printable(e.File))
 	if e.Line > 0 {
 		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
 	}
 	if e.Key != "" {
 		b.WriteString(": ")
-		b.WriteString(Printable(e.Key))
+		b.WriteString(textsafe.Printable(e.Key))
 	}
 	b.WriteString(": ")
-	b.WriteString(Printable(e.Msg))
+	b.WriteString(textsafe.Printable(e.Msg))
 	return b.String()
 }
 
@@ -511,52 +511,4 @@ func goType(t string) string {
 		return "a mapping"
 	}
 	return "a mapping" // a struct
-}
-
-// Printable returns s with every control character (C0 but tab, DEL, C1,
-// the Unicode bidirectional controls) and every invalid UTF-8 byte written
-// as a Go escape, so that text from a file can be printed to a terminal
-// without driving it.
-func Printable(s string) string {
-	i := 0
-	for i < len(s) {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if unsafeRune(r, n) {
-			break
-		}
-		i += n
-	}
-	if i == len(s) {
-		return s
-	}
-	var b strings.Builder
-	b.WriteString(s[:i])
-	for i < len(s) {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unsafeRune(r, n):
-			q := strconv.QuoteRuneToASCII(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
-
-func unsafeRune(r rune, size int) bool {
-	switch {
-	case r == utf8.RuneError && size == 1:
-		return true
-	case r == '\t':
-		return false
-	case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
-		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
-		return true
-	}
-	return false
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/internal/yamlx"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -58,7 +59,7 @@ func LoadFaults(path string) (FaultConfig, error) {
 		return f, err
 	}
 	if err := f.Validate(); err != nil {
-		return f, fmt.Errorf("%s: %w", yamlx.Printable(path), err)
+		return f, fmt.Errorf("%s: %w", textsafe.Printable(path), err)
 	}
 	return f, nil
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/internal/yamlx"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -37,7 +38,7 @@ func LoadScript(path string) (*Script, error) {
 		return nil, err
 	}
 	if err := s.compile(); err != nil {
-		return nil, fmt.Errorf("%s: %w", yamlx.Printable(path), err)
+		return nil, fmt.Errorf("%s: %w", textsafe.Printable(path), err)
 	}
 	return &s, nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/internal/yamlx"
 	"github.com/swarm-dev/swarm/sandbox/agents"
 	"github.com/swarm-dev/swarm/sandbox/sim"
@@ -69,13 +70,13 @@ func Convert(name string, data []byte) (*Result, error) {
 	}
 	top, ok := raw.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("%s: %w: want a mapping at the top level", yamlx.Printable(name), ErrNotReference)
+		return nil, fmt.Errorf("%s: %w: want a mapping at the top level", textsafe.Printable(name), ErrNotReference)
 	}
 	if _, ok := top["agents"].([]any); !ok {
-		return nil, fmt.Errorf("%s: %w: no agents list", yamlx.Printable(name), ErrNotReference)
+		return nil, fmt.Errorf("%s: %w: no agents list", textsafe.Printable(name), ErrNotReference)
 	}
 	if k, ok := oursAlready(top); ok {
-		return nil, fmt.Errorf("%s: %w: %s is swarm's own format (run it with swarm sandbox run)", yamlx.Printable(name), ErrNotReference, k)
+		return nil, fmt.Errorf("%s: %w: %s is swarm's own format (run it with swarm sandbox run)", textsafe.Printable(name), ErrNotReference, k)
 	}
 	c := &conv{name: name, doc: doc}
 	out := c.scenario(top)
@@ -85,7 +86,7 @@ func Convert(name string, data []byte) (*Result, error) {
 	})
 	body, err := yaml.Marshal(out)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", yamlx.Printable(name), err)
+		return nil, fmt.Errorf("%s: %w", textsafe.Printable(name), err)
 	}
 	var head strings.Builder
 	fmt.Fprintf(&head, "# Converted by `swarm sandbox import` from %s (a reference scenario).\n", filepath.Base(name))
@@ -93,7 +94,7 @@ func Convert(name string, data []byte) (*Result, error) {
 		fmt.Fprintf(&head, "# Not mapped (%d):\n", len(c.warns))
 		for _, w := range c.warns {
 			// Keys come from the file: escaped, so none can end the comment.
-			fmt.Fprintf(&head, "#   line %d: %s: %s\n", w.Line, yamlx.Printable(w.Key), yamlx.Printable(w.Reason))
+			fmt.Fprintf(&head, "#   line %d: %s: %s\n", w.Line, textsafe.Printable(w.Key), textsafe.Printable(w.Reason))
 		}
 	}
 	res := &Result{YAML: append([]byte(head.String()), body...), Warnings: c.warns}

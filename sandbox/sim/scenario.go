@@ -14,6 +14,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/internal/yamlx"
 	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/sandbox/agents"
@@ -377,7 +378,7 @@ type KeyError struct {
 	Msg  string
 }
 
-func (e *KeyError) Error() string { return yamlx.Printable(e.Path + ": " + e.Msg) }
+func (e *KeyError) Error() string { return textsafe.Printable(e.Path + ": " + e.Msg) }
 
 func (c *CollusionCriteria) validate(s *Scenario) error {
 	return c.validateAt(s, "success_criteria.collusion.")
@@ -441,7 +442,7 @@ func ParseScenario(name string, data []byte) (Scenario, error) {
 	}
 	for _, d := range doc.File.Docs {
 		if err := wholeNumbers(d.Body, reflect.TypeFor[Scenario](), ""); err != nil {
-			return s, fmt.Errorf("%s:%w", yamlx.Printable(name), err)
+			return s, fmt.Errorf("%s:%w", textsafe.Printable(name), err)
 		}
 	}
 	s.Defaults()
@@ -452,7 +453,7 @@ func ParseScenario(name string, data []byte) (Scenario, error) {
 				return s, &yamlx.Error{File: name, Line: p.Line, Col: p.Col, Key: ke.Path, Msg: ke.Msg, Err: ke}
 			}
 		}
-		return s, fmt.Errorf("%s: %w", yamlx.Printable(name), err)
+		return s, fmt.Errorf("%s: %w", textsafe.Printable(name), err)
 	}
 	return s, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/internal/yamlx"
 )
 
@@ -48,7 +49,7 @@ func LoadSweep(path string) (Sweep, []byte, error) {
 	}
 	sb, err := yamlx.ReadFile(sp, yamlx.DefaultLimits)
 	if err != nil {
-		return sw, nil, fmt.Errorf("%s: scenario: %w", yamlx.Printable(path), err)
+		return sw, nil, fmt.Errorf("%s: scenario: %w", textsafe.Printable(path), err)
 	}
 	// Each point decodes the scenario into a map first: check it now.
 	if _, err := yamlx.Check(sp, sb, yamlx.DefaultLimits); err != nil {
