@@ -161,9 +161,9 @@ const MaxExcerpt = 200
 // and an empty body reads "(empty body)".
 func Excerpt(b []byte) string {
 	// Scrub before cutting, so a key straddling the cut leaves no prefix.
-	more := len(b) > maxExcerptScan
+	more := len(b) > MaxErrBody
 	if more {
-		b = b[:maxExcerptScan]
+		b = b[:MaxErrBody]
 	}
 	b = []byte(Redact(string(b)))
 	var sb strings.Builder
@@ -202,5 +202,16 @@ func Excerpt(b []byte) string {
 	return s
 }
 
-// maxExcerptScan bounds how much of a body Excerpt reads.
-const maxExcerptScan = 4 << 10
+// MaxErrBody bounds how much of a body Excerpt reads, and so how much of an
+// error response's body an adapter needs to keep for it (AppendHead).
+const MaxErrBody = 4 << 10
+
+// AppendHead appends to head as much of b as keeps head within MaxErrBody
+// bytes: adapters call it on every read of an error response's body, so the
+// body's first bytes are there for Excerpt once the SDK has failed.
+func AppendHead(head, b []byte) []byte {
+	if room := MaxErrBody - len(head); room > 0 {
+		head = append(head, b[:min(len(b), room)]...)
+	}
+	return head
+}

@@ -211,11 +211,8 @@ type call struct {
 	status int
 	header http.Header
 	tail   lastLine
-	head   []byte // the first maxErrBody bytes of an error response's body
+	head   []byte // the first providers.MaxErrBody bytes of an error response's body
 }
-
-// maxErrBody bounds how much of an error body is kept for the message.
-const maxErrBody = 4 << 10
 
 func (c *call) snapshot() (int, http.Header, string) {
 	if c == nil {
@@ -294,8 +291,8 @@ func (t *tailReader) Read(b []byte) (int, error) {
 	if n > 0 {
 		t.c.mu.Lock()
 		t.c.tail.Write(b[:n])
-		if room := maxErrBody - len(t.c.head); t.c.status >= 400 && room > 0 {
-			t.c.head = append(t.c.head, b[:min(n, room)]...)
+		if t.c.status >= 400 {
+			t.c.head = providers.AppendHead(t.c.head, b[:n])
 		}
 		t.c.mu.Unlock()
 	}

@@ -130,11 +130,8 @@ type holder struct {
 	sent   bool
 	status int
 	h      http.Header
-	body   []byte // the first maxErrBody bytes of an error response's body
+	body   []byte // the first providers.MaxErrBody bytes of an error response's body
 }
-
-// maxErrBody bounds how much of an error body is kept for the message.
-const maxErrBody = 4 << 10
 
 func (h *holder) get() (sent bool, status int, hdr http.Header, body []byte) {
 	h.mu.Lock()
@@ -163,8 +160,8 @@ func (t headerCapture) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// headReader copies the first maxErrBody bytes read from an error body
-// into the call's holder.
+// headReader copies the first providers.MaxErrBody bytes read from an
+// error body into the call's holder.
 type headReader struct {
 	rc io.ReadCloser
 	h  *holder
@@ -174,9 +171,7 @@ func (r *headReader) Read(b []byte) (int, error) {
 	n, err := r.rc.Read(b)
 	if n > 0 {
 		r.h.mu.Lock()
-		if room := maxErrBody - len(r.h.body); room > 0 {
-			r.h.body = append(r.h.body, b[:min(n, room)]...)
-		}
+		r.h.body = providers.AppendHead(r.h.body, b[:n])
 		r.h.mu.Unlock()
 	}
 	return n, err
