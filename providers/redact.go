@@ -96,15 +96,18 @@ func Redact(s string) string {
 	return s
 }
 
-// redactedError carries a scrubbed message and keeps the cause for
-// errors.Is and errors.As (sentinels, classes, context errors).
-type redactedError struct {
+// WithMessage returns an error that reads msg (a scrubbed or shortened form
+// of err's text) and unwraps to err, so errors.Is and errors.As still find
+// its sentinels, classes and context errors.
+func WithMessage(err error, msg string) error { return &messageError{msg: msg, err: err} }
+
+type messageError struct {
 	msg string
 	err error
 }
 
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
+func (e *messageError) Error() string { return e.msg }
+func (e *messageError) Unwrap() error { return e.err }
 
 // RedactError returns err with every secret scrubbed from its message
 // (see Redact). A *Error keeps its type and class, with Msg, Raw, Body and
@@ -121,7 +124,7 @@ func RedactError(err error) error {
 		c.Msg, c.Raw, c.Body = Redact(c.Msg), Redact(c.Raw), Redact(c.Body)
 		if c.Err != nil {
 			if s := c.Err.Error(); Redact(s) != s {
-				c.Err = &redactedError{msg: Redact(s), err: c.Err}
+				c.Err = WithMessage(c.Err, Redact(s))
 			}
 		}
 		if c == *pe {
@@ -131,7 +134,7 @@ func RedactError(err error) error {
 	}
 	s := err.Error()
 	if r := Redact(s); r != s {
-		return &redactedError{msg: r, err: err}
+		return WithMessage(err, r)
 	}
 	return err
 }

@@ -647,20 +647,11 @@ func (p *Provider) classify(ctx context.Context, err error, c *call) error {
 		if p.ref.Kind == "bedrock" && (status == http.StatusUnauthorized || status == http.StatusForbidden) {
 			e.Msg = "access denied: check the AWS credentials and that they may use this model"
 		}
-		e.Err = &boundedError{msg: providers.Excerpt([]byte(e.Err.Error())), err: e.Err}
+		// The SDK's error text may hold a whole response body.
+		e.Err = providers.WithMessage(e.Err, providers.Excerpt([]byte(e.Err.Error())))
 	}
 	return e
 }
-
-// boundedError shortens an SDK error whose text may hold a whole response
-// body; it unwraps to the original for errors.Is and errors.As.
-type boundedError struct {
-	msg string
-	err error
-}
-
-func (e *boundedError) Error() string { return e.msg }
-func (e *boundedError) Unwrap() error { return e.err }
 
 // isQuota reports a spent budget (no retry helps) as opposed to a rate limit.
 func isQuota(msg, awsCode string, status int) bool {
