@@ -46,7 +46,9 @@ type Schema struct {
 	Description string          `json:"description,omitempty"`
 	JSON        json.RawMessage `json:"schema"`
 
-	id string // Hash, computed once per Go type (structured.go)
+	// entry is the Go type's schema this one was built from (SchemaFor,
+	// Structured): its Hash and compiled validator, computed once per type.
+	entry *schemaEntry
 }
 
 // Caller says who is asking, for metering, events and the sandbox bridge.

@@ -101,9 +101,7 @@ func schemaEntryOf(t reflect.Type) (*schemaEntry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema for %v: %w", t, err)
 	}
-	e := &schemaEntry{raw: raw, id: schemaHash(raw), v: v}
-	idValidators.LoadOrStore(e.id, v)
-	actual, _ := schemaCache.LoadOrStore(t, e)
+	actual, _ := schemaCache.LoadOrStore(t, &schemaEntry{raw: raw, id: schemaHash(raw), v: v})
 	return actual.(*schemaEntry), nil
 }
 
@@ -119,15 +117,15 @@ func SchemaFor[T any](name string) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Schema{Name: name, JSON: e.raw, id: e.id}, nil
+	return &Schema{Name: name, JSON: e.raw, entry: e}, nil
 }
 
 // Hash identifies the schema's JSON: "sha256:<hex>" of it. For schemas built
 // by SchemaFor and Structured it was computed once for the Go type; for
 // others it is computed on each call.
 func (s *Schema) Hash() string {
-	if s.id != "" {
-		return s.id
+	if s.entry != nil {
+		return s.entry.id
 	}
 	return schemaHash(s.JSON)
 }
@@ -143,13 +141,9 @@ const maxCachedValidators = 1024
 // lookup neither copies nor keeps the schema text.
 var validatorCache = NewBoundedMap[[sha256.Size]byte, *Validator](maxCachedValidators)
 
-// idValidators holds the validator of every schema built from a Go type,
-// keyed by Schema.id (bounded by the number of output types).
-var idValidators sync.Map
-
 // CompileSchema compiles a JSON schema for validation. Compiled schemas are
 // kept by their content in a bounded cache; schemas built from Go types are
-// found by identity instead (validatorFor), without touching their content.
+// carry their validator instead (validatorFor), without touching their content.
 func CompileSchema(raw json.RawMessage) (*Validator, error) {
 	key := sha256.Sum256(raw)
 	if v, ok := validatorCache.Get(key); ok {
@@ -172,13 +166,11 @@ func CompileSchema(raw json.RawMessage) (*Validator, error) {
 	return v, nil
 }
 
-// validatorFor returns the compiled validator of a request's schema: by its
-// identity when it has one, else by its content.
+// validatorFor returns the compiled validator of a request's schema: the one
+// of the Go type it was built from, else the one compiled from its content.
 func validatorFor(s *Schema) (*Validator, error) {
-	if s.id != "" {
-		if v, ok := idValidators.Load(s.id); ok {
-			return v.(*Validator), nil
-		}
+	if s.entry != nil {
+		return s.entry.v, nil
 	}
 	return CompileSchema(s.JSON)
 }
@@ -357,7 +349,7 @@ func Structured[T any](ctx context.Context, p Provider, req Request, opts ...Str
 	if err != nil {
 		return zero, StructuredResult{}, err
 	}
-	req.Schema = &Schema{Name: o.name, Description: o.description, JSON: e.raw, id: e.id}
+	req.Schema = &Schema{Name: o.name, Description: o.description, JSON: e.raw, entry: e}
 
 	var res StructuredResult
 	attempts := 2
