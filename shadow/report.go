@@ -263,7 +263,7 @@ func ValidateReport(doc []byte) error {
 }
 
 // RenderMarkdown renders a report for humans. Model- and user-written
-// text is passed through Sanitize.
+// text is passed through textsafe.Printable.
 func RenderMarkdown(r Report) string {
 	var b strings.Builder
 	m := r.Report

@@ -126,7 +126,8 @@ func ScoreSpec(sealed SpecResults, open *SpecResults, allowEmpty bool) (ScoreOut
 // "Sealed: p/t passed", "Open:   p/t passed" (with --open; padded so the
 // counts line up under Sealed's, as the reference validators print it), then
 // the failures in input order. Test names and messages come from the input
-// file and pass through Sanitize: no escape sequence reaches the terminal.
+// file and pass through textsafe.Printable: no escape sequence reaches the
+// terminal.
 func (o ScoreOutput) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Shadow Score: %.1f%% %s (%s)\n", float64(o.Report.ShadowScore), o.Report.Level.Indicator(), o.Report.Level)
