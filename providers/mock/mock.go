@@ -250,23 +250,26 @@ func tokens(req providers.Request) int {
 	return max(1, n/4)
 }
 
-// schemaSizes caches schemaSize; bounded, as clients of the mock server
-// send any schema they like.
-var schemaSizes = providers.NewBoundedMap[string, int](1024)
+// schemaSizes caches schemaSize by the SHA-256 of the schema, as
+// providers.CompileSchema's cache does: bounded, and keeping no schema text,
+// as clients of the mock server send any schema they like (up to
+// DefaultMaxBodyBytes each).
+var schemaSizes = providers.NewBoundedMap[[sha256.Size]byte, int](1024)
 
 // schemaSize is the length of a schema in its strict-mode form: in-process
 // the mock gets a schema as generated, behind its OpenAI-compatible server
 // as the OpenAI adapter rewrote it (providers.StrictSchema, idempotent), and
 // it must report the same usage either way.
 func schemaSize(raw []byte) int {
-	if v, ok := schemaSizes.Get(string(raw)); ok {
+	key := sha256.Sum256(raw)
+	if v, ok := schemaSizes.Get(key); ok {
 		return v
 	}
 	n := len(raw)
 	if strict, err := providers.StrictSchema(raw); err == nil {
 		n = len(strict)
 	}
-	schemaSizes.Put(string(raw), n)
+	schemaSizes.Put(key, n)
 	return n
 }
 
