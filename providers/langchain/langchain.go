@@ -223,6 +223,17 @@ func (c *call) snapshot() (int, http.Header, string) {
 	return c.status, c.header, c.tail.String()
 }
 
+// statusCode is the status of the call's last response, without copying
+// its body's last line as snapshot does.
+func (c *call) statusCode() int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.status
+}
+
 func (c *call) errBody() []byte {
 	if c == nil {
 		return nil
@@ -250,7 +261,7 @@ var errSDKRetry = errors.New("the SDK's own retry was stopped (swarm's retry mid
 func (t capture) RoundTrip(r *http.Request) (*http.Response, error) {
 	c, _ := r.Context().Value(callKey{}).(*call)
 	if t.oneAttempt && c != nil {
-		if status, _, _ := c.snapshot(); status >= 400 {
+		if c.statusCode() >= 400 {
 			if r.Body != nil {
 				r.Body.Close()
 			}
@@ -381,7 +392,7 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 	start := time.Now()
 	out, err := p.generate(cctx, msgs, opts)
 	lat := time.Since(start)
-	if status, _, _ := c.snapshot(); err == nil && status >= 400 {
+	if status := c.statusCode(); err == nil && status >= 400 {
 		// An error status whose body the SDK read as an empty answer
 		// (Ollama with an empty error body).
 		err = fmt.Errorf("HTTP status %d with an answer the SDK took for a success", status)
