@@ -41,7 +41,7 @@ func FeedbackFor(ev Evaluation) string {
 	b.WriteString(providers.FeedbackHeading + "\n")
 	for _, v := range ev.Verdicts {
 		if v.Status != "pass" {
-			fmt.Fprintf(&b, "- [%s] %s\n", v.ID, oneLine(v.Message))
+			fmt.Fprintf(&b, "%s%s] %s\n", providers.FeedbackItemPrefix, v.ID, oneLine(v.Message))
 		}
 	}
 	return b.String()
