@@ -142,7 +142,7 @@ const maxCachedValidators = 1024
 var validatorCache = NewBoundedMap[[sha256.Size]byte, *Validator](maxCachedValidators)
 
 // CompileSchema compiles a JSON schema for validation. Compiled schemas are
-// kept by their content in a bounded cache; schemas built from Go types are
+// kept by their content in a bounded cache; schemas built from Go types
 // carry their validator instead (validatorFor), without touching their content.
 func CompileSchema(raw json.RawMessage) (*Validator, error) {
 	key := sha256.Sum256(raw)
