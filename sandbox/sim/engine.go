@@ -545,24 +545,7 @@ func check(c SuccessCriteria, res *Result, coalition map[string]bool) ([]Criteri
 	if cc := c.Collusion; cc != nil {
 		// With collusion detection off nothing is ever flagged: a minimum
 		// fails, a maximum holds.
-		caught := 0 // epochs with a flagged group of coalition members only
-		outsiders := map[string]bool{}
-		for _, e := range res.Epochs {
-			hit := false
-			for _, g := range e.CollusionGroups {
-				pure := true
-				for _, a := range g {
-					if !coalition[a] {
-						pure = false
-						outsiders[a] = true
-					}
-				}
-				hit = hit || pure
-			}
-			if hit {
-				caught++
-			}
-		}
+		caught, outsiders := coalitionCaught(res.Epochs, func(e EpochRow) [][]string { return e.CollusionGroups }, coalition)
 		if n := cc.MinEpochsFlagged; n != nil {
 			add("collusion.min_epochs_flagged", float64(*n), float64(caught), caught >= *n)
 		}
@@ -574,4 +557,28 @@ func check(c SuccessCriteria, res *Result, coalition map[string]bool) ([]Criteri
 		out, ok = checkEconomy(ec, res, out, ok)
 	}
 	return out, ok
+}
+
+// coalitionCaught reads the groups a detector flagged at each epoch
+// (groups(row)): caught counts the epochs with a group of coalition members
+// only, outsiders holds every flagged agent outside the coalition.
+func coalitionCaught(epochs []EpochRow, groups func(EpochRow) [][]string, coalition map[string]bool) (caught int, outsiders map[string]bool) {
+	outsiders = map[string]bool{}
+	for _, e := range epochs {
+		hit := false
+		for _, g := range groups(e) {
+			pure := true
+			for _, a := range g {
+				if !coalition[a] {
+					pure = false
+					outsiders[a] = true
+				}
+			}
+			hit = hit || pure
+		}
+		if hit {
+			caught++
+		}
+	}
+	return caught, outsiders
 }
