@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 
 	"github.com/swarm-dev/swarm/sandbox/agents"
@@ -265,26 +264,6 @@ func setP(p **float64, v float64) {
 	if *p == nil {
 		*p = &v
 	}
-}
-
-// inRange checks lo ≤ v ≤ hi (or lo < v when open) and that v is finite.
-func inRange(path string, v, lo, hi float64, open bool) error {
-	ok := v <= hi && (v > lo || !open && v == lo) && !math.IsNaN(v)
-	if ok {
-		return nil
-	}
-	l := "["
-	if open {
-		l = "("
-	}
-	return &KeyError{path, fmt.Sprintf("%v is out of range %s%v, %v]", v, l, lo, hi)}
-}
-
-func intRange(path string, v, lo, hi int) error {
-	if v < lo || v > hi {
-		return &KeyError{path, fmt.Sprintf("%d is out of range %d..%d", v, lo, hi)}
-	}
-	return nil
 }
 
 // validate checks the economy: block of s (after defaults); errors are
