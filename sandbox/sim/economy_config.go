@@ -287,10 +287,10 @@ func (e *Economy) validate(s *Scenario) error {
 		}
 		return nil
 	}
-	var errs []error
+	var first error // only the first is returned, so that it has one position
 	check := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
+		if first == nil {
+			first = err
 		}
 	}
 	if a := e.Auction; a != nil {
@@ -424,10 +424,7 @@ func (e *Economy) validate(s *Scenario) error {
 			check(&KeyError{at + "revoke_credentials", "needs an economy.identity block"})
 		}
 	}
-	if len(errs) > 0 {
-		return errs[0] // the first, so that it has one position
-	}
-	return nil
+	return first
 }
 
 // validate checks the economy criteria against the scenario's economy.
