@@ -635,9 +635,9 @@ func (e *econLoop) permeabilityEpoch(row *EpochRow) *PermeabilityEpoch {
 			out.Blocked++
 		} else {
 			out.Spillovers++
-			out.Harm += ev.Harm
 		}
 	}
+	out.Harm = economy.SpilloverHarm(evs)
 	if n := out.Blocked + out.Spillovers; n > 0 {
 		c := float64(out.Blocked) / float64(n)
 		out.Containment = &c
