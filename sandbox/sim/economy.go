@@ -90,8 +90,6 @@ type EconomyReport struct {
 	Permeability *PermeabilityReport `json:"permeability,omitempty"`
 	Identity     *IdentityReport     `json:"identity,omitempty"`
 	Sybil        *SybilReport        `json:"sybil,omitempty"`
-
-	sybilCoalition map[string]bool // the sybil criterion's coalition
 }
 
 // AuctionReport sums up the epoch auctions.
@@ -187,7 +185,6 @@ type econLoop struct {
 	steps  int
 	epochs int
 	agents []*agentState // numbered as the governance state's: agents[i] has reputation gs.Rep[i]
-	groups []AgentGroup
 	gs     *governance.State
 	rep    *EconomyReport
 
@@ -232,13 +229,12 @@ func newEconLoop(s Scenario, epochs int) *econLoop {
 	return &econLoop{cfg: s.Economy, steps: s.Simulation.StepsPerEpoch, epochs: epochs, rep: &EconomyReport{}}
 }
 
-// addAgent registers an agent of group g, in creation order.
-func (e *econLoop) addAgent(st *agentState, g AgentGroup) {
+// addAgent registers an agent, in creation order.
+func (e *econLoop) addAgent(st *agentState) {
 	if e == nil {
 		return
 	}
 	e.agents = append(e.agents, st)
-	e.groups = append(e.groups, g)
 }
 
 // start builds the mechanisms once the agents and the governance state
@@ -249,14 +245,6 @@ func (e *econLoop) start(s Scenario, seed int64, gs *governance.State) ([]govern
 	}
 	e.gs = gs
 	c := e.cfg
-	if cs := s.SuccessCriteria.Economy; cs != nil && cs.Sybil != nil {
-		e.rep.sybilCoalition = map[string]bool{}
-		for i, st := range e.agents {
-			if cs.Sybil.Selects(e.groups[i]) {
-				e.rep.sybilCoalition[st.a.ID()] = true
-			}
-		}
-	}
 	if a := c.Auction; a != nil {
 		e.auction = &economy.AuctionConfig{MaxRounds: a.MaxRounds, PriceAdjustmentRate: a.PriceAdjustmentRate,
 			ConvergenceTolerance: a.ConvergenceTolerance, EnvyTolerance: *a.EnvyTolerance}

@@ -1,8 +1,9 @@
 package sim
 
-// checkEconomy evaluates the economy criteria, appending to out. A metric
-// the run left undefined fails its criterion, with no actual value.
-func checkEconomy(c *EconomyCriteria, res *Result, out []CriterionResult, ok bool) ([]CriterionResult, bool) {
+// checkEconomy evaluates the economy criteria, appending to out; coalition
+// holds the members of the Sybil criteria's coalition. A metric the run
+// left undefined fails its criterion, with no actual value.
+func checkEconomy(c *EconomyCriteria, res *Result, coalition map[string]bool, out []CriterionResult, ok bool) ([]CriterionResult, bool) {
 	r := res.Economy
 	if r == nil {
 		r = &EconomyReport{}
@@ -51,7 +52,7 @@ func checkEconomy(c *EconomyCriteria, res *Result, out []CriterionResult, ok boo
 				return nil
 			}
 			return e.Economy.Sybil.Clusters
-		}, r.sybilCoalition)
+		}, coalition)
 		if n := sc.MinEpochsFlagged; n != nil {
 			add("sybil.min_epochs_flagged", float64(*n), num(float64(caught)), func(x float64) bool { return x >= float64(*n) })
 		}
