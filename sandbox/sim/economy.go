@@ -428,8 +428,15 @@ func (e *econLoop) epochEnd(epoch int, row *EpochRow) {
 	row.Economy = out
 }
 
-// agent is the agent with id (an agent of the run).
-func (e *econLoop) agent(id string) *agentState { return e.agents[e.gs.Index[id]] }
+// agent is the agent with id. The mechanisms only name agents of the run
+// (bidders, mission contributors); another id is a bug, not agent 0.
+func (e *econLoop) agent(id string) *agentState {
+	i, ok := e.gs.Index[id]
+	if !ok {
+		panic("economy: unknown agent " + id)
+	}
+	return e.agents[i]
+}
 
 func (e *econLoop) trust(id string, epoch int) float64 {
 	ident, _ := e.registry.Identity(id)
