@@ -216,7 +216,7 @@ func (r *Registry) PoPVerificationRate() (float64, bool) {
 	return float64(n) / float64(len(r.identities)), true
 }
 
-// TrustDistribution returns the stored trust scores in creation order.
+// TrustDistribution returns every identity's stored trust score, by agent.
 func (r *Registry) TrustDistribution() map[string]float64 {
 	out := make(map[string]float64, len(r.identities))
 	for _, id := range r.identities {
