@@ -97,21 +97,21 @@ type Detector struct{ patterns []Pattern }
 // secret is found in JSON-encoded text (a model's raw answer) too.
 func builtin() []Pattern {
 	return []Pattern{
-		{Name: "email", Kind: "pii", Regexp: `\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b`, Severity: Medium, need: []string{"@"}},
-		{Name: "phone", Kind: "pii", Regexp: `(?:\+\d{1,3}[ .-]?)?\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`, Severity: Medium, minDigits: 10},
-		{Name: "us_ssn", Kind: "pii", Regexp: `\b\d{3}-\d{2}-\d{4}\b`, Severity: High, minDigits: 9},
-		{Name: "card_number", Kind: "pii", Regexp: `\b(?:\d[ -]?){13,19}\b`, Severity: Critical, check: luhn, minDigits: 13},
-		{Name: "password_assignment", Kind: "credential", Regexp: `(?i)\b(?:password|passwd|pwd)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?[^\s"'\\,]{4,}`, Severity: Critical, need: []string{"passw", "pwd"}},
-		{Name: "api_key_assignment", Kind: "credential", Regexp: `(?i)\b(?:api[_-]?key|secret|token|access[_-]?token|client[_-]?secret)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?[A-Za-z0-9_\-./+]{8,}`, Severity: Critical, need: []string{"key", "secret", "token"}},
-		{Name: "bearer_token", Kind: "credential", Regexp: `(?i)\bbearer\s+[A-Za-z0-9_\-.=]{10,}`, Severity: High, need: []string{"bearer"}},
-		{Name: "aws_access_key_id", Kind: "credential", Regexp: `\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, Severity: Critical, need: []string{"akia", "asia"}},
+		{Name: "email", Kind: KindPII, Regexp: `\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b`, Severity: Medium, need: []string{"@"}},
+		{Name: "phone", Kind: KindPII, Regexp: `(?:\+\d{1,3}[ .-]?)?\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`, Severity: Medium, minDigits: 10},
+		{Name: "us_ssn", Kind: KindPII, Regexp: `\b\d{3}-\d{2}-\d{4}\b`, Severity: High, minDigits: 9},
+		{Name: "card_number", Kind: KindPII, Regexp: `\b(?:\d[ -]?){13,19}\b`, Severity: Critical, check: luhn, minDigits: 13},
+		{Name: "password_assignment", Kind: KindCredential, Regexp: `(?i)\b(?:password|passwd|pwd)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?[^\s"'\\,]{4,}`, Severity: Critical, need: []string{"passw", "pwd"}},
+		{Name: "api_key_assignment", Kind: KindCredential, Regexp: `(?i)\b(?:api[_-]?key|secret|token|access[_-]?token|client[_-]?secret)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?[A-Za-z0-9_\-./+]{8,}`, Severity: Critical, need: []string{"key", "secret", "token"}},
+		{Name: "bearer_token", Kind: KindCredential, Regexp: `(?i)\bbearer\s+[A-Za-z0-9_\-.=]{10,}`, Severity: High, need: []string{"bearer"}},
+		{Name: "aws_access_key_id", Kind: KindCredential, Regexp: `\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, Severity: Critical, need: []string{"akia", "asia"}},
 		// The whole key block: up to its END line, or to the end of the text
 		// when the END line is missing (a truncated key is still a key).
-		{Name: "private_key", Kind: "credential", Regexp: `-----BEGIN (?:RSA |EC |OPENSSH |DSA |ENCRYPTED )?PRIVATE KEY-----(?s:.*?-----END (?:RSA |EC |OPENSSH |DSA |ENCRYPTED )?PRIVATE KEY-----|.*)`, Severity: Critical, need: []string{"private key"}},
-		{Name: "openai_style_key", Kind: "credential", Regexp: `\bsk-[A-Za-z0-9_\-]{16,}`, Severity: Critical, need: []string{"sk-"}},
-		{Name: "shell_injection", Kind: "code", Regexp: `(?i)(?:;\s*rm\s+-rf\s+/|\$\(curl\s|\|\s*sh\b|\bos\.system\(|\bsubprocess\.(?:call|run|Popen)\()`, Severity: High, need: []string{"-rf", "$(curl", "|", "os.system(", "subprocess."}},
-		{Name: "eval_exec", Kind: "code", Regexp: `\b(?:eval|exec)\s*\(`, Severity: Medium, need: []string{"eval", "exec"}},
-		{Name: "prompt_injection", Kind: "code", Regexp: `(?i)ignore (?:all )?(?:previous|prior) instructions`, Severity: High, need: []string{"instructions"}},
+		{Name: "private_key", Kind: KindCredential, Regexp: `-----BEGIN (?:RSA |EC |OPENSSH |DSA |ENCRYPTED )?PRIVATE KEY-----(?s:.*?-----END (?:RSA |EC |OPENSSH |DSA |ENCRYPTED )?PRIVATE KEY-----|.*)`, Severity: Critical, need: []string{"private key"}},
+		{Name: "openai_style_key", Kind: KindCredential, Regexp: `\bsk-[A-Za-z0-9_\-]{16,}`, Severity: Critical, need: []string{"sk-"}},
+		{Name: "shell_injection", Kind: KindCode, Regexp: `(?i)(?:;\s*rm\s+-rf\s+/|\$\(curl\s|\|\s*sh\b|\bos\.system\(|\bsubprocess\.(?:call|run|Popen)\()`, Severity: High, need: []string{"-rf", "$(curl", "|", "os.system(", "subprocess."}},
+		{Name: "eval_exec", Kind: KindCode, Regexp: `\b(?:eval|exec)\s*\(`, Severity: Medium, need: []string{"eval", "exec"}},
+		{Name: "prompt_injection", Kind: KindCode, Regexp: `(?i)ignore (?:all )?(?:previous|prior) instructions`, Severity: High, need: []string{"instructions"}},
 	}
 }
 
@@ -126,7 +126,7 @@ func NewDetector(c Config) (*Detector, error) {
 			p.Severity = Medium
 		}
 		if p.Kind == "" {
-			p.Kind = "custom"
+			p.Kind = KindCustom
 		}
 		ps = append(ps, p)
 	}

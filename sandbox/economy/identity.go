@@ -3,6 +3,7 @@ package economy
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -215,7 +216,7 @@ func (r *Registry) PoPVerificationRate() (float64, bool) {
 	return float64(n) / float64(len(r.identities)), true
 }
 
-// TrustDistribution returns the stored trust scores in creation order.
+// TrustDistribution returns every identity's stored trust score, by agent.
 func (r *Registry) TrustDistribution() map[string]float64 {
 	out := make(map[string]float64, len(r.identities))
 	for _, id := range r.identities {
@@ -236,29 +237,21 @@ func (r *Registry) DetectSybils(p *Patterns) [][]string {
 // Patterns are per-agent counterparty counts in insertion order.
 type Patterns struct {
 	agents []string
-	counts map[string]*pattern
-}
-
-type pattern struct {
-	keys []string
-	n    map[string]float64
+	counts map[string]map[string]float64 // agent → counterparty → count
 }
 
 // NewPatterns returns empty patterns.
-func NewPatterns() *Patterns { return &Patterns{counts: map[string]*pattern{}} }
+func NewPatterns() *Patterns { return &Patterns{counts: map[string]map[string]float64{}} }
 
 // Add counts n interactions of agent with counterparty (one direction).
 func (p *Patterns) Add(agent, counterparty string, n float64) {
 	pt, ok := p.counts[agent]
 	if !ok {
-		pt = &pattern{n: map[string]float64{}}
+		pt = map[string]float64{}
 		p.counts[agent] = pt
 		p.agents = append(p.agents, agent)
 	}
-	if _, seen := pt.n[counterparty]; !seen {
-		pt.keys = append(pt.keys, counterparty)
-	}
-	pt.n[counterparty] += n
+	pt[counterparty] += n
 }
 
 // Agents returns the agents in insertion order.
@@ -267,11 +260,7 @@ func (p *Patterns) Agents() []string { return slices.Clone(p.agents) }
 // Counts returns a copy of agent's counterparty counts.
 func (p *Patterns) Counts(agent string) map[string]float64 {
 	out := map[string]float64{}
-	if pt, ok := p.counts[agent]; ok {
-		for k, v := range pt.n {
-			out[k] = v
-		}
-	}
+	maps.Copy(out, p.counts[agent])
 	return out
 }
 
@@ -324,7 +313,7 @@ func Cluster(p *Patterns, threshold float64) [][]string {
 		}
 		c := []string{a}
 		for _, b := range p.agents[i+1:] {
-			if !visited[b] && Similarity(p.counts[a].n, p.counts[b].n) >= threshold {
+			if !visited[b] && Similarity(p.counts[a], p.counts[b]) >= threshold {
 				c = append(c, b)
 			}
 		}

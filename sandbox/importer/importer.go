@@ -10,8 +10,10 @@ package importer
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -133,15 +135,9 @@ func (c *conv) warn(key, reason string) {
 	c.warns = append(c.warns, Warning{File: c.name, Line: p.Line, Col: p.Col, Key: key, Reason: reason})
 }
 
-// sorted returns m's keys in file order (for deterministic warnings).
-func sorted(m map[string]any) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
+// sorted returns m's keys in sorted order (for deterministic warnings; Convert
+// then puts the warnings in file order).
+func sorted(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
 
 // number returns v as a float64 (YAML integers and floats).
 func number(v any) (float64, bool) {
@@ -291,7 +287,7 @@ func (c *conv) agents(list []any) []ms {
 		if v, ok := c.get(g, at+".", "type", "string"); ok {
 			typ = v.(string)
 		}
-		if !slicesContains(agents.Types, typ) {
+		if !slices.Contains(agents.Types, typ) {
 			c.warn(at+".type", fmt.Sprintf("agent type %q has no equivalent (swarm's: %s): group left out", typ, strings.Join(agents.Types, ", ")))
 			continue
 		}
@@ -313,15 +309,6 @@ func (c *conv) agents(list []any) []ms {
 		}
 	}
 	return out
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func (c *conv) simulation(m map[string]any) ms {

@@ -90,8 +90,6 @@ type EconomyReport struct {
 	Permeability *PermeabilityReport `json:"permeability,omitempty"`
 	Identity     *IdentityReport     `json:"identity,omitempty"`
 	Sybil        *SybilReport        `json:"sybil,omitempty"`
-
-	sybilCoalition map[string]bool // the sybil criterion's coalition
 }
 
 // AuctionReport sums up the epoch auctions.
@@ -186,9 +184,7 @@ type econLoop struct {
 	cfg    *Economy
 	steps  int
 	epochs int
-	agents []*agentState
-	byID   map[string]*agentState
-	groups []AgentGroup
+	agents []*agentState // numbered as the governance state's: agents[i] has reputation gs.Rep[i]
 	gs     *governance.State
 	rep    *EconomyReport
 
@@ -216,6 +212,7 @@ type econLoop struct {
 	sumGini  float64
 	nGini    int
 	registry *economy.Registry
+	trusts   []float64 // by agent: identity trust at this epoch's end (identityEpoch)
 	issued   int
 	revoked  int
 
@@ -232,13 +229,12 @@ func newEconLoop(s Scenario, epochs int) *econLoop {
 	return &econLoop{cfg: s.Economy, steps: s.Simulation.StepsPerEpoch, epochs: epochs, rep: &EconomyReport{}}
 }
 
-// addAgent registers an agent of group g, in creation order.
-func (e *econLoop) addAgent(st *agentState, g AgentGroup) {
+// addAgent registers an agent, in creation order.
+func (e *econLoop) addAgent(st *agentState) {
 	if e == nil {
 		return
 	}
 	e.agents = append(e.agents, st)
-	e.groups = append(e.groups, g)
 }
 
 // start builds the mechanisms once the agents and the governance state
@@ -249,18 +245,6 @@ func (e *econLoop) start(s Scenario, seed int64, gs *governance.State) ([]govern
 	}
 	e.gs = gs
 	c := e.cfg
-	e.byID = make(map[string]*agentState, len(e.agents))
-	for _, st := range e.agents {
-		e.byID[st.a.ID()] = st
-	}
-	if cs := s.SuccessCriteria.Economy; cs != nil && cs.Sybil != nil {
-		e.rep.sybilCoalition = map[string]bool{}
-		for i, st := range e.agents {
-			if cs.Sybil.Selects(e.groups[i]) {
-				e.rep.sybilCoalition[st.a.ID()] = true
-			}
-		}
-	}
 	if a := c.Auction; a != nil {
 		e.auction = &economy.AuctionConfig{MaxRounds: a.MaxRounds, PriceAdjustmentRate: a.PriceAdjustmentRate,
 			ConvergenceTolerance: a.ConvergenceTolerance, EnvyTolerance: *a.EnvyTolerance}
@@ -419,20 +403,20 @@ func (e *econLoop) epochEnd(epoch int, row *EpochRow) {
 		return
 	}
 	out := &EconomyEpoch{}
-	if e.registry != nil {
+	if e.registry != nil { // first: the auction and permeability read its trusts
 		out.Identity = e.identityEpoch(epoch)
 	}
 	if e.auction != nil {
-		out.Auction = e.auctionEpoch(epoch)
+		out.Auction = e.auctionEpoch()
 	}
 	if e.missions != nil {
 		out.Mission = e.missionEpoch(epoch)
 	}
 	if e.market != nil {
-		out.Market = e.marketEpoch(epoch)
+		out.Market = e.marketEpoch()
 	}
 	if e.perm != nil {
-		out.Permeability = e.permeabilityEpoch(epoch, row)
+		out.Permeability = e.permeabilityEpoch(row)
 	}
 	if e.sybil != nil {
 		out.Sybil = e.sybilEpoch
@@ -442,6 +426,16 @@ func (e *econLoop) epochEnd(epoch int, row *EpochRow) {
 		e.sybilEpoch = nil
 	}
 	row.Economy = out
+}
+
+// agent is the agent with id. The mechanisms only name agents of the run
+// (bidders, mission contributors); another id is a bug, not agent 0.
+func (e *econLoop) agent(id string) *agentState {
+	i, ok := e.gs.Index[id]
+	if !ok {
+		panic("economy: unknown agent " + id)
+	}
+	return e.agents[i]
 }
 
 func (e *econLoop) trust(id string, epoch int) float64 {
@@ -454,35 +448,38 @@ func (e *econLoop) identityEpoch(epoch int) *IdentityEpoch {
 	e.epochRevoked = 0
 	minRep := *e.cfg.Identity.CredentialMinReputation
 	sum := 0.0
-	for _, st := range e.agents {
+	e.trusts = slices.Grow(e.trusts[:0], len(e.agents))
+	for i, st := range e.agents {
 		id := st.a.ID()
-		if r, _ := e.gs.Reputation(id); r >= minRep {
+		if r := e.gs.Rep[i]; r >= minRep {
 			if _, err := e.registry.IssueReputation(id, r, epoch); err == nil {
 				out.Issued++
 			}
 		}
-		sum += e.trust(id, epoch)
+		t := e.trust(id, epoch)
+		e.trusts = append(e.trusts, t)
+		sum += t
 	}
 	out.MeanTrust = sum / float64(len(e.agents))
 	e.issued += out.Issued
 	return out
 }
 
-func (e *econLoop) auctionEpoch(epoch int) *AuctionEpoch {
+func (e *econLoop) auctionEpoch() *AuctionEpoch {
 	a := e.cfg.Auction
 	supply := make([]economy.Supply, len(a.Resources))
 	for i, r := range a.Resources {
 		supply[i] = economy.Supply{Resource: r.Name, Quantity: r.Supply}
 	}
 	var bids []economy.Bid
-	for _, st := range e.agents {
+	for i, st := range e.agents {
 		id := st.a.ID()
 		if e.gs.Frozen(id) || (e.sybil != nil && !e.sybil.CanAct(id)) {
 			continue
 		}
-		src, _ := e.gs.Reputation(id)
-		if a.BudgetFrom == "trust" {
-			src = e.trust(id, epoch)
+		src := e.gs.Rep[i]
+		if a.BudgetFrom == "trust" { // identity: is present, identityEpoch ran first
+			src = e.trusts[i]
 		}
 		vals := map[string]float64{}
 		for _, r := range a.Resources {
@@ -510,7 +507,7 @@ func (e *econLoop) auctionEpoch(epoch int) *AuctionEpoch {
 	}
 	if a.PayoffPerUtility > 0 {
 		for _, al := range res.Allocations {
-			e.byID[al.Agent].payoff += a.PayoffPerUtility * al.Utility
+			e.agent(al.Agent).payoff += a.PayoffPerUtility * al.Utility
 		}
 	}
 	r := e.rep.Auction
@@ -548,7 +545,7 @@ func (e *econLoop) missionEpoch(epoch int) *MissionEpoch {
 			panic(err) // the rule was validated
 		}
 		for _, p := range pays {
-			e.byID[p.Agent].payoff += p.Amount
+			e.agent(p.Agent).payoff += p.Amount
 			out.Paid += p.Amount
 		}
 		rec.Paid = out.Paid
@@ -574,7 +571,7 @@ func (e *econLoop) missionEpoch(epoch int) *MissionEpoch {
 	return out
 }
 
-func (e *econLoop) marketEpoch(epoch int) *MarketEpoch {
+func (e *econLoop) marketEpoch() *MarketEpoch {
 	out := &MarketEpoch{Price: e.market.Price(), Trades: e.epochTrades, HaltedTicks: e.epochHalted}
 	if v, ok := e.market.Volatility(); ok {
 		out.Volatility = &v
@@ -603,11 +600,10 @@ func (e *econLoop) marketEpoch(epoch int) *MarketEpoch {
 	r.OrdersRejected += e.epochRejected
 	r.FinalPrice = out.Price
 	e.epochTrades, e.epochRejected, e.epochHalted = 0, 0, 0
-	_ = epoch
 	return out
 }
 
-func (e *econLoop) permeabilityEpoch(epoch int, row *EpochRow) *PermeabilityEpoch {
+func (e *econLoop) permeabilityEpoch(row *EpochRow) *PermeabilityEpoch {
 	p := e.cfg.Permeability
 	out := &PermeabilityEpoch{}
 	switch p.ThreatFrom {
@@ -619,12 +615,11 @@ func (e *econLoop) permeabilityEpoch(epoch int, row *EpochRow) *PermeabilityEpoc
 		out.Threat = row.Toxicity
 	}
 	sum := 0.0
-	for _, st := range e.agents {
-		if p.TrustFrom == "identity" {
-			sum += e.trust(st.a.ID(), epoch)
+	for i := range e.agents {
+		if p.TrustFrom == "identity" { // identity: is present, identityEpoch ran first
+			sum += e.trusts[i]
 		} else {
-			r, _ := e.gs.Reputation(st.a.ID())
-			sum += r
+			sum += e.gs.Rep[i]
 		}
 	}
 	out.Trust = sum / float64(len(e.agents))
@@ -635,9 +630,9 @@ func (e *econLoop) permeabilityEpoch(epoch int, row *EpochRow) *PermeabilityEpoc
 			out.Blocked++
 		} else {
 			out.Spillovers++
-			out.Harm += ev.Harm
 		}
 	}
+	out.Harm = economy.SpilloverHarm(evs)
 	if n := out.Blocked + out.Spillovers; n > 0 {
 		c := float64(out.Blocked) / float64(n)
 		out.Containment = &c

@@ -1,8 +1,9 @@
 package sim
 
-// checkEconomy evaluates the economy criteria, appending to out. A metric
-// the run left undefined fails its criterion, with no actual value.
-func checkEconomy(c *EconomyCriteria, res *Result, out []CriterionResult, ok bool) ([]CriterionResult, bool) {
+// checkEconomy evaluates the economy criteria, appending to out; coalition
+// holds the members of the Sybil criteria's coalition. A metric the run
+// left undefined fails its criterion, with no actual value.
+func checkEconomy(c *EconomyCriteria, res *Result, coalition map[string]bool, out []CriterionResult, ok bool) ([]CriterionResult, bool) {
 	r := res.Economy
 	if r == nil {
 		r = &EconomyReport{}
@@ -46,27 +47,12 @@ func checkEconomy(c *EconomyCriteria, res *Result, out []CriterionResult, ok boo
 		}
 	}
 	if sc := c.Sybil; sc != nil && r.Sybil != nil {
-		caught := 0 // epochs with a cluster of coalition members only
-		outsiders := map[string]bool{}
-		for _, e := range res.Epochs {
+		caught, outsiders := coalitionCaught(res.Epochs, func(e EpochRow) [][]string {
 			if e.Economy == nil || e.Economy.Sybil == nil {
-				continue
+				return nil
 			}
-			hit := false
-			for _, g := range e.Economy.Sybil.Clusters {
-				pure := true
-				for _, a := range g {
-					if !r.sybilCoalition[a] {
-						pure = false
-						outsiders[a] = true
-					}
-				}
-				hit = hit || pure
-			}
-			if hit {
-				caught++
-			}
-		}
+			return e.Economy.Sybil.Clusters
+		}, coalition)
 		if n := sc.MinEpochsFlagged; n != nil {
 			add("sybil.min_epochs_flagged", float64(*n), num(float64(caught)), func(x float64) bool { return x >= float64(*n) })
 		}

@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 
 	"github.com/swarm-dev/swarm/sandbox/agents"
@@ -267,26 +266,6 @@ func setP(p **float64, v float64) {
 	}
 }
 
-// inRange checks lo ≤ v ≤ hi (or lo < v when open) and that v is finite.
-func inRange(path string, v, lo, hi float64, open bool) error {
-	ok := v <= hi && (v > lo || !open && v == lo) && !math.IsNaN(v)
-	if ok {
-		return nil
-	}
-	l := "["
-	if open {
-		l = "("
-	}
-	return &KeyError{path, fmt.Sprintf("%v is out of range %s%v, %v]", v, l, lo, hi)}
-}
-
-func intRange(path string, v, lo, hi int) error {
-	if v < lo || v > hi {
-		return &KeyError{path, fmt.Sprintf("%d is out of range %d..%d", v, lo, hi)}
-	}
-	return nil
-}
-
 // validate checks the economy: block of s (after defaults); errors are
 // *KeyError naming the key.
 func (e *Economy) validate(s *Scenario) error {
@@ -308,10 +287,10 @@ func (e *Economy) validate(s *Scenario) error {
 		}
 		return nil
 	}
-	var errs []error
+	var first error // only the first is returned, so that it has one position
 	check := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
+		if first == nil {
+			first = err
 		}
 	}
 	if a := e.Auction; a != nil {
@@ -445,10 +424,7 @@ func (e *Economy) validate(s *Scenario) error {
 			check(&KeyError{at + "revoke_credentials", "needs an economy.identity block"})
 		}
 	}
-	if len(errs) > 0 {
-		return errs[0] // the first, so that it has one position
-	}
-	return nil
+	return first
 }
 
 // validate checks the economy criteria against the scenario's economy.

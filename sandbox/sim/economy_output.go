@@ -79,30 +79,32 @@ func econCSV(res *Result) (header []string, row func(EpochRow) []string) {
 	}
 }
 
-// Cells of one mechanism's columns: "" when its part of the epoch is absent
-// (no mission running).
-func auc(f func(*AuctionEpoch) string) func(*EconomyEpoch) string {
-	return func(e *EconomyEpoch) string { return cellOf(e.Auction, f) }
+// Readers of one mechanism's part of an epoch (its CSV cells, its plotted
+// values): "" or nil when that part is absent (no mission running).
+func auc[R any](f func(*AuctionEpoch) R) func(*EconomyEpoch) R {
+	return func(e *EconomyEpoch) R { return field(e.Auction, f) }
 }
-func mis(f func(*MissionEpoch) string) func(*EconomyEpoch) string {
-	return func(e *EconomyEpoch) string { return cellOf(e.Mission, f) }
+func mis[R any](f func(*MissionEpoch) R) func(*EconomyEpoch) R {
+	return func(e *EconomyEpoch) R { return field(e.Mission, f) }
 }
-func mkt(f func(*MarketEpoch) string) func(*EconomyEpoch) string {
-	return func(e *EconomyEpoch) string { return cellOf(e.Market, f) }
+func mkt[R any](f func(*MarketEpoch) R) func(*EconomyEpoch) R {
+	return func(e *EconomyEpoch) R { return field(e.Market, f) }
 }
-func prm(f func(*PermeabilityEpoch) string) func(*EconomyEpoch) string {
-	return func(e *EconomyEpoch) string { return cellOf(e.Permeability, f) }
+func prm[R any](f func(*PermeabilityEpoch) R) func(*EconomyEpoch) R {
+	return func(e *EconomyEpoch) R { return field(e.Permeability, f) }
 }
-func idn(f func(*IdentityEpoch) string) func(*EconomyEpoch) string {
-	return func(e *EconomyEpoch) string { return cellOf(e.Identity, f) }
+func idn[R any](f func(*IdentityEpoch) R) func(*EconomyEpoch) R {
+	return func(e *EconomyEpoch) R { return field(e.Identity, f) }
 }
-func syb(f func(*SybilEpoch) string) func(*EconomyEpoch) string {
-	return func(e *EconomyEpoch) string { return cellOf(e.Sybil, f) }
+func syb[R any](f func(*SybilEpoch) R) func(*EconomyEpoch) R {
+	return func(e *EconomyEpoch) R { return field(e.Sybil, f) }
 }
 
-func cellOf[T any](x *T, f func(*T) string) string {
+// field is f(x), or R's zero value ("", nil) when x is absent.
+func field[T, R any](x *T, f func(*T) R) R {
 	if x == nil {
-		return ""
+		var zero R
+		return zero
 	}
 	return f(x)
 }
@@ -118,42 +120,12 @@ func plotEconomy(dir string, res *Result) error {
 		name string
 		y    func(*EconomyEpoch) *float64
 	}{
-		{"auction Gini", func(e *EconomyEpoch) *float64 {
-			if e.Auction == nil {
-				return nil
-			}
-			return e.Auction.Gini
-		}},
-		{"free-rider index", func(e *EconomyEpoch) *float64 {
-			if e.Mission == nil {
-				return nil
-			}
-			return e.Mission.FreeRider
-		}},
-		{"volatility", func(e *EconomyEpoch) *float64 {
-			if e.Market == nil {
-				return nil
-			}
-			return e.Market.Volatility
-		}},
-		{"permeability π", func(e *EconomyEpoch) *float64 {
-			if e.Permeability == nil {
-				return nil
-			}
-			return &e.Permeability.Permeability
-		}},
-		{"containment", func(e *EconomyEpoch) *float64 {
-			if e.Permeability == nil {
-				return nil
-			}
-			return e.Permeability.Containment
-		}},
-		{"mean trust", func(e *EconomyEpoch) *float64 {
-			if e.Identity == nil {
-				return nil
-			}
-			return &e.Identity.MeanTrust
-		}},
+		{"auction Gini", auc(func(x *AuctionEpoch) *float64 { return x.Gini })},
+		{"free-rider index", mis(func(x *MissionEpoch) *float64 { return x.FreeRider })},
+		{"volatility", mkt(func(x *MarketEpoch) *float64 { return x.Volatility })},
+		{"permeability π", prm(func(x *PermeabilityEpoch) *float64 { return &x.Permeability })},
+		{"containment", prm(func(x *PermeabilityEpoch) *float64 { return x.Containment })},
+		{"mean trust", idn(func(x *IdentityEpoch) *float64 { return &x.MeanTrust })},
 		{"Sybil-flagged share", func(e *EconomyEpoch) *float64 {
 			if e.Sybil == nil || len(res.Agents) == 0 {
 				return nil

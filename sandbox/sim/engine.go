@@ -140,11 +140,12 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 		return nil, err
 	}
 	var as []*agentState
-	allySet := map[string]bool{}   // shared by every ally (agents.ShareAllies)
-	var initiate []float64         // by agent: probability it proposes at a step
-	eco := newEconLoop(s, epochs)  // nil without an economy: block
-	coalition := map[string]bool{} // the collusion criteria's coalition
-	perType := map[string]int{}    // agents are numbered per type across groups, so ids are unique
+	allySet := map[string]bool{}        // shared by every ally (agents.ShareAllies)
+	var initiate []float64              // by agent: probability it proposes at a step
+	eco := newEconLoop(s, epochs)       // nil without an economy: block
+	coalition := map[string]bool{}      // the collusion criteria's coalition
+	sybilCoalition := map[string]bool{} // the economy's Sybil criteria's coalition
+	perType := map[string]int{}         // agents are numbered per type across groups, so ids are unique
 	for _, g := range s.Agents {
 		for i := 0; i < g.Count; i++ {
 			if i%256 == 0 {
@@ -159,12 +160,15 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 			}
 			as = append(as, &agentState{a: a})
 			initiate = append(initiate, s.initiationProbability(g))
-			eco.addAgent(as[len(as)-1], g)
+			eco.addAgent(as[len(as)-1])
 			if g.Allies {
 				allySet[a.ID()] = true
 			}
 			if c := s.SuccessCriteria.Collusion; c != nil && c.Selects(g) {
 				coalition[a.ID()] = true
+			}
+			if c := s.SuccessCriteria.Economy; c != nil && c.Sybil != nil && c.Sybil.Selects(g) {
+				sybilCoalition[a.ID()] = true
 			}
 		}
 	}
@@ -483,7 +487,7 @@ func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 		res.Agents = append(res.Agents, row)
 	}
 	eco.finish(res)
-	res.Criteria, res.Passed = check(s.SuccessCriteria, res, coalition)
+	res.Criteria, res.Passed = check(s.SuccessCriteria, res, coalition, sybilCoalition)
 	return res, nil
 }
 
@@ -517,9 +521,9 @@ func schedule(order []int, as []*agentState, gs *governance.State, how string, r
 	}
 }
 
-// check evaluates the success criteria; coalition holds the members of the
-// collusion criteria's coalition.
-func check(c SuccessCriteria, res *Result, coalition map[string]bool) ([]CriterionResult, bool) {
+// check evaluates the success criteria; coalition and sybilCoalition hold
+// the members of the collusion and the economy's Sybil criteria's coalitions.
+func check(c SuccessCriteria, res *Result, coalition, sybilCoalition map[string]bool) ([]CriterionResult, bool) {
 	r := res.Summary
 	var out []CriterionResult
 	ok := true
@@ -545,24 +549,7 @@ func check(c SuccessCriteria, res *Result, coalition map[string]bool) ([]Criteri
 	if cc := c.Collusion; cc != nil {
 		// With collusion detection off nothing is ever flagged: a minimum
 		// fails, a maximum holds.
-		caught := 0 // epochs with a flagged group of coalition members only
-		outsiders := map[string]bool{}
-		for _, e := range res.Epochs {
-			hit := false
-			for _, g := range e.CollusionGroups {
-				pure := true
-				for _, a := range g {
-					if !coalition[a] {
-						pure = false
-						outsiders[a] = true
-					}
-				}
-				hit = hit || pure
-			}
-			if hit {
-				caught++
-			}
-		}
+		caught, outsiders := coalitionCaught(res.Epochs, func(e EpochRow) [][]string { return e.CollusionGroups }, coalition)
 		if n := cc.MinEpochsFlagged; n != nil {
 			add("collusion.min_epochs_flagged", float64(*n), float64(caught), caught >= *n)
 		}
@@ -571,7 +558,31 @@ func check(c SuccessCriteria, res *Result, coalition map[string]bool) ([]Criteri
 		}
 	}
 	if ec := c.Economy; ec != nil {
-		out, ok = checkEconomy(ec, res, out, ok)
+		out, ok = checkEconomy(ec, res, sybilCoalition, out, ok)
 	}
 	return out, ok
+}
+
+// coalitionCaught reads the groups a detector flagged at each epoch
+// (groups(row)): caught counts the epochs with a group of coalition members
+// only, outsiders holds every flagged agent outside the coalition.
+func coalitionCaught(epochs []EpochRow, groups func(EpochRow) [][]string, coalition map[string]bool) (caught int, outsiders map[string]bool) {
+	outsiders = map[string]bool{}
+	for _, e := range epochs {
+		hit := false
+		for _, g := range groups(e) {
+			pure := true
+			for _, a := range g {
+				if !coalition[a] {
+					pure = false
+					outsiders[a] = true
+				}
+			}
+			hit = hit || pure
+		}
+		if hit {
+			caught++
+		}
+	}
+	return caught, outsiders
 }

@@ -28,14 +28,6 @@ func (g *graph) degree(i int) int {
 // neighbours of i (not for a complete graph).
 func (g *graph) neighbours(i int) []int32 { return g.adj[g.off[i]:g.off[i+1]] }
 
-// edges counts directed edges (each undirected edge twice).
-func (g *graph) edges() int64 {
-	if g.complete {
-		return int64(g.n) * int64(g.n-1)
-	}
-	return int64(len(g.adj))
-}
-
 // maxEdges bounds the directed edges of a CSR graph: offsets are int32.
 const maxEdges = 1<<31 - 1
 

@@ -273,8 +273,8 @@ func (s *Scenario) Validate() error {
 	}
 	n := 0
 	for i, g := range s.Agents {
-		if g.Count <= 0 || g.Count > MaxAgents {
-			return &KeyError{fmt.Sprintf("agents[%d].count", i), fmt.Sprintf("%d is out of range 1..%d", g.Count, MaxAgents)}
+		if err := intRange(fmt.Sprintf("agents[%d].count", i), g.Count, 1, MaxAgents); err != nil {
+			return err
 		}
 		known := false
 		for _, t := range agents.Types {
@@ -305,8 +305,8 @@ func (s *Scenario) Validate() error {
 		v, max int
 	}{{"simulation.epochs", s.Simulation.Epochs, MaxEpochs}, {"simulation.steps_per_epoch", s.Simulation.StepsPerEpoch, MaxStepsPerEpoch},
 		{"rate_limits.per_agent_per_epoch", s.RateLimits.PerAgentPerEpoch, MaxStepsPerEpoch}, {"network.k", s.Network.K, n}, {"network.m", s.Network.M, n}} {
-		if b.v < 0 || b.v > b.max {
-			return &KeyError{b.key, fmt.Sprintf("%d is out of range 0..%d", b.v, b.max)}
+		if err := intRange(b.key, b.v, 0, b.max); err != nil {
+			return err
 		}
 	}
 	if p := s.Network.P; !(p >= 0 && p <= 1) {
@@ -379,6 +379,27 @@ type KeyError struct {
 }
 
 func (e *KeyError) Error() string { return textsafe.Printable(e.Path + ": " + e.Msg) }
+
+// inRange checks lo ≤ v ≤ hi (or lo < v when open) and that v is finite.
+func inRange(path string, v, lo, hi float64, open bool) error {
+	ok := v <= hi && (v > lo || !open && v == lo) && !math.IsNaN(v)
+	if ok {
+		return nil
+	}
+	l := "["
+	if open {
+		l = "("
+	}
+	return &KeyError{path, fmt.Sprintf("%v is out of range %s%v, %v]", v, l, lo, hi)}
+}
+
+// intRange checks lo ≤ v ≤ hi.
+func intRange(path string, v, lo, hi int) error {
+	if v < lo || v > hi {
+		return &KeyError{path, fmt.Sprintf("%d is out of range %d..%d", v, lo, hi)}
+	}
+	return nil
+}
 
 func (c *CollusionCriteria) validate(s *Scenario) error {
 	return c.validateAt(s, "success_criteria.collusion.")

@@ -353,7 +353,7 @@ func TestMaxQualityGapCriterion(t *testing.T) {
 		gap  float64
 		pass bool
 	}{{-0.2, true}, {-0.05, true}, {0, false}, {0.25, false}} {
-		got, ok := check(SuccessCriteria{MaxQualityGap: &lim}, &Result{Summary: sandbox.Report{QualityGap: c.gap}}, nil)
+		got, ok := check(SuccessCriteria{MaxQualityGap: &lim}, &Result{Summary: sandbox.Report{QualityGap: c.gap}}, nil, nil)
 		want := []CriterionResult{{Name: "max_quality_gap", Limit: lim, Actual: &c.gap, Passed: c.pass}}
 		if d := cmp.Diff(want, got); d != "" || ok != c.pass {
 			t.Errorf("gap %v (-want +got):\n%s", c.gap, d)
@@ -550,7 +550,7 @@ func TestCollusionCriteriaCheck(t *testing.T) {
 		pass     bool
 	}{{2, 2, true}, {3, 2, false}, {2, 1, false}, {1, 5, true}} {
 		two := 2.0
-		got, ok := check(SuccessCriteria{Collusion: &CollusionCriteria{Coalition: "allies", MinEpochsFlagged: &c.min, MaxOutsidersFlagged: &c.max}}, res, coalition)
+		got, ok := check(SuccessCriteria{Collusion: &CollusionCriteria{Coalition: "allies", MinEpochsFlagged: &c.min, MaxOutsidersFlagged: &c.max}}, res, coalition, nil)
 		want := []CriterionResult{
 			{Name: "collusion.min_epochs_flagged", Limit: float64(c.min), Actual: &two, Passed: 2 >= c.min},
 			{Name: "collusion.max_outsiders_flagged", Limit: float64(c.max), Actual: &two, Passed: 2 <= c.max},
@@ -561,7 +561,7 @@ func TestCollusionCriteriaCheck(t *testing.T) {
 	}
 	// Only the limits that are set are checked.
 	one := 1
-	if got, ok := check(SuccessCriteria{Collusion: &CollusionCriteria{Coalition: "allies", MaxOutsidersFlagged: &one}}, &Result{}, coalition); !ok || len(got) != 1 || got[0].Name != "collusion.max_outsiders_flagged" {
+	if got, ok := check(SuccessCriteria{Collusion: &CollusionCriteria{Coalition: "allies", MaxOutsidersFlagged: &one}}, &Result{}, coalition, nil); !ok || len(got) != 1 || got[0].Name != "collusion.max_outsiders_flagged" {
 		t.Errorf("max only: %+v %v", got, ok)
 	}
 }
