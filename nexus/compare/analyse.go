@@ -217,14 +217,7 @@ func joinReasons(cs ...ContenderStats) string {
 
 // Complete reports whether every contender judged every planned bundle of
 // every repeat.
-func (r *Report) Complete() bool {
-	for _, c := range r.Contenders {
-		if c.BundlesFailed > 0 || c.BundlesPlanned == 0 {
-			return false
-		}
-	}
-	return true
-}
+func (r *Report) Complete() bool { return len(r.Failing()) == 0 }
 
 // criteriaOf is the sealed criteria (id -> category) the runs were judged
 // against: those the runs recorded and every verdict's.
