@@ -277,10 +277,6 @@ func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 	return nil
 }
 
-// exitIncomplete is swarm's exit code for a result that finished but did
-// not judge every planned bundle.
-const exitIncomplete = 3
-
 // progressLine is one finished contender run: its score over every planned
 // bundle and, when some failed, how many.
 func progressLine(p compare.Progress) string {

@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -105,21 +106,12 @@ func runConfigShow(app *App, format string) error {
 		}
 		app.Out.Write(b)
 		fmt.Fprintln(app.Out, "# API keys (read only from the environment):")
-		for _, k := range sortedMapKeys(keys) {
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
 			fmt.Fprintf(app.Out, "#   %s: %s\n", k, keys[k])
 		}
 		return nil
 	}
 	return usageError(fmt.Errorf("--format %q: want yaml or json", format))
-}
-
-func sortedMapKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func newProvidersCmd(app *App) *cobra.Command {

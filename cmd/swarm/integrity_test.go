@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,8 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/swarm-dev/swarm/providers/mock"
 )
 
 // tamperingServer serves the mock over HTTP and, on the first shard plan it
@@ -20,13 +17,8 @@ import (
 // the run's sealed envelope.
 func tamperingServer(t *testing.T, runDir string) *httptest.Server {
 	t.Helper()
-	h, err := mock.NewServer(mock.ServerOptions{Persona: mock.Honest})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var once sync.Once
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
+	return interceptedMock(t, func(_ http.ResponseWriter, _ *http.Request, body []byte) bool {
 		if bytes.Contains(body, []byte(`"shard_plan"`)) {
 			once.Do(func() {
 				path := filepath.Join(runDir, "sealed", "envelope.json")
@@ -38,11 +30,8 @@ func tamperingServer(t *testing.T, runDir string) *httptest.Server {
 				_ = os.WriteFile(path, []byte(strings.Replace(string(b), `"sc-01"`, `"sc-1"`, 1)), 0o600)
 			})
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+		return false
+	})
 }
 
 // The exit codes of `swarm run` (README "Exit codes"), each through runRun.

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -100,19 +102,10 @@ func describe(e nexus.Event) string {
 		return e.Message
 	}
 	var parts []string
-	for _, k := range sortKeys(e.Data) {
+	for _, k := range slices.Sorted(maps.Keys(e.Data)) {
 		parts = append(parts, fmt.Sprintf("%s=%v", k, e.Data[k]))
 	}
 	return strings.Join(parts, " ")
-}
-
-func sortKeys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func sortStrings(xs []string) []string { sort.Strings(xs); return xs }

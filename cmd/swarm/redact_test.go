@@ -16,37 +16,51 @@ import (
 	"github.com/swarm-dev/swarm/providers/mock"
 )
 
+// interceptedMock serves the honest mock over HTTP. before sees each
+// request and its body first; when it returns true it has answered the
+// request itself, else the mock answers it.
+func interceptedMock(t *testing.T, before func(w http.ResponseWriter, r *http.Request, body []byte) bool) *httptest.Server {
+	t.Helper()
+	h, err := mock.NewServer(mock.ServerOptions{Persona: mock.Honest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if before(w, r, body) {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // echoingServer is an OpenAI-compatible server that puts the request's
 // Authorization header into its error text. fail decides, per request
 // body and how often that body was seen before, which status to answer
 // with instead of the mock's answer (0: answer).
 func echoingServer(t *testing.T, fail func(seen int) int) *httptest.Server {
 	t.Helper()
-	h, err := mock.NewServer(mock.ServerOptions{Persona: mock.Honest})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	seen := map[[32]byte]int{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
+	return interceptedMock(t, func(w http.ResponseWriter, r *http.Request, b []byte) bool {
 		k := sha256.Sum256(b)
 		mu.Lock()
 		n := seen[k]
 		seen[k]++
 		mu.Unlock()
-		if st := fail(n); st != 0 {
-			w.WriteHeader(st)
-			// A string "error" (the shape go-openai mis-reads) echoing the key
-			// in several forms.
-			io.WriteString(w, `{"error":"denied for Authorization: `+r.Header.Get("Authorization")+` (key `+strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")+`)"}`)
-			return
+		st := fail(n)
+		if st == 0 {
+			return false
 		}
-		r.Body = io.NopCloser(bytes.NewReader(b))
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+		w.WriteHeader(st)
+		// A string "error" (the shape go-openai mis-reads) echoing the key
+		// in several forms.
+		io.WriteString(w, `{"error":"denied for Authorization: `+r.Header.Get("Authorization")+` (key `+strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")+`)"}`)
+		return true
+	})
 }
 
 // TestAPIKeyNeverLeavesTheProcess runs missions against servers that echo

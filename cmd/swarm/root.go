@@ -130,6 +130,16 @@ func usageError(err error) error { return &exitError{code: 2, err: err} }
 // anything more (the command has already reported).
 func exitCode(code int) error { return &exitError{code: code, silent: true} }
 
+// Exit codes shared by several commands (README "Exit codes").
+const (
+	// exitIncomplete: the result finished but did not judge every planned
+	// bundle, or the cost ceiling stopped it (swarm run, swarm compare).
+	exitIncomplete = 3
+	// exitTampered: shadow scoring is invalid, the sealed criteria changed
+	// after sealing (swarm run, swarm shadow verify).
+	exitTampered = 4
+)
+
 func isUsageError(err error) bool {
 	s := err.Error()
 	return strings.HasPrefix(s, "unknown command") || strings.HasPrefix(s, "unknown flag") ||

@@ -242,9 +242,9 @@ func runExit(res *nexus.Result) error {
 	case nexus.StatusComplete:
 		return nil
 	case nexus.StatusInvalid:
-		return exitCode(4)
+		return exitCode(exitTampered)
 	default:
-		return exitCode(3)
+		return exitCode(exitIncomplete)
 	}
 }
 

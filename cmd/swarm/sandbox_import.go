@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/swarm-dev/swarm/internal/yamlx"
+	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/sandbox/importer"
 )
 
@@ -84,7 +85,8 @@ func runSandboxImport(app *App, o SandboxImportOptions) error {
 		_, err := app.Out.Write(res.YAML)
 		return err
 	}
-	if err := writeFileAtomic(o.Out, res.YAML); err != nil {
+	// Atomically (temp file + rename): a failure leaves any earlier file whole.
+	if err := (nexus.RunDir{Path: filepath.Dir(o.Out)}).WriteFile(filepath.Base(o.Out), res.YAML, 0o600); err != nil {
 		return err
 	}
 	fmt.Fprintf(app.Err, "wrote %s (%d keys not mapped)\n", o.Out, len(res.Warnings))
@@ -98,22 +100,4 @@ func readAllLimited(in io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("stdin: %w (more than %d bytes)", yamlx.ErrTooLarge, yamlx.DefaultMaxBytes)
 	}
 	return b, err
-}
-
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory, so a failure leaves any earlier file whole.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".import-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

@@ -148,9 +148,6 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 		}
 		return exitCode(130)
 	}
-	if errors.Is(err, sim.ErrTooBig) {
-		return usageError(err)
-	}
 	if err != nil {
 		return err
 	}

@@ -134,9 +134,6 @@ func runShadowScore(app *App, o ShadowScoreOptions) error {
 	return nil
 }
 
-// exitTampered is the exit code of shadow scoring found invalid.
-const exitTampered = 4
-
 func newShadowVerifyCmd(app *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "verify ENVELOPE_OR_RUN_DIR",

@@ -171,7 +171,7 @@ func Analyse(o Options, hash, judge, seal string, runs []RunSummary) *Report {
 	crit := criteriaOf(runs)
 	by := map[string][]RunSummary{}
 	for i := range runs {
-		runs[i].Score = Score(runs[i])
+		runs[i].Score = Score(runs[i]) // once: contenderStats and pair read it
 		by[runs[i].Contender] = append(by[runs[i].Contender], runs[i])
 	}
 	for _, m := range o.Models {
@@ -217,14 +217,7 @@ func joinReasons(cs ...ContenderStats) string {
 
 // Complete reports whether every contender judged every planned bundle of
 // every repeat.
-func (r *Report) Complete() bool {
-	for _, c := range r.Contenders {
-		if c.BundlesFailed > 0 || c.BundlesPlanned == 0 {
-			return false
-		}
-	}
-	return true
-}
+func (r *Report) Complete() bool { return len(r.Failing()) == 0 }
 
 // criteriaOf is the sealed criteria (id -> category) the runs were judged
 // against: those the runs recorded and every verdict's.
@@ -398,7 +391,7 @@ func contenderStats(m string, runs []RunSummary, crit map[string]string) Contend
 	var velSum float64
 	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Repeat < runs[j].Repeat })
 	for _, s := range runs {
-		c.Scores = append(c.Scores, Score(s))
+		c.Scores = append(c.Scores, s.Score)
 		for _, dom := range plannedOf(s) {
 			c.BundlesPlanned++
 			b, judged := s.Bundles[dom]
@@ -514,7 +507,7 @@ func pair(a, b string, ra, rb []RunSummary, crit map[string]string) PairResult {
 		if !ok {
 			continue
 		}
-		da, db = append(da, Score(sa)), append(db, Score(sb))
+		da, db = append(da, sa.Score), append(db, sb.Score)
 		inB := map[string]bool{}
 		for _, d := range plannedOf(sb) {
 			inB[d] = true

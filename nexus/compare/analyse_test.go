@@ -262,7 +262,7 @@ func TestFailedBundlesCountAsHundredInTheMean(t *testing.T) {
 		runs = append(runs, bundles("a", rep, aJudged, nil), bundles("b", rep, judged, failed))
 	}
 	r := Analyse(Options{Models: []string{"a", "b"}, Repeats: 3}, "h", "j", "s", runs)
-	b := stats(r, "b")
+	b, _ := findStats(r.Contenders, "b")
 	type view struct {
 		Scores                  []float64
 		Mean, Median            float64
@@ -292,16 +292,7 @@ func TestFailedBundlesCountAsHundredInTheMean(t *testing.T) {
 	if !p.Distinguishable || p.Better != "a" || len(p.NoResult) != 0 {
 		t.Errorf("a delivered every bundle at 25, b 55 with failures: %+v", p)
 	}
-	if a := stats(r, "a"); a.Rank != 1 || a.Tier != 1 || b.Rank != 2 || b.Tier != 2 {
+	if a, _ := findStats(r.Contenders, "a"); a.Rank != 1 || a.Tier != 1 || b.Rank != 2 || b.Tier != 2 {
 		t.Errorf("a rank %d tier %d, b rank %d tier %d", a.Rank, a.Tier, b.Rank, b.Tier)
 	}
-}
-
-func stats(r *Report, model string) ContenderStats {
-	for _, c := range r.Contenders {
-		if c.Model == model {
-			return c
-		}
-	}
-	return ContenderStats{}
 }

@@ -219,10 +219,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	criteria := map[string]string{}
-	for _, c := range preset.Envelope.Criteria() {
-		criteria[c.ID] = c.Category
-	}
+	criteria := sealedCriteria(preset)
 	var planned []string
 	for _, d := range preset.Decomposition.Domains {
 		planned = append(planned, d.Name)
@@ -376,15 +373,21 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, preset *nexus.Pre
 		return RunSummary{}, false, err
 	}
 	s := summarise(res, model, o.Roles, rep, seed)
-	s.Criteria = map[string]string{}
-	for _, c := range preset.Envelope.Criteria() {
-		s.Criteria[c.ID] = c.Category
-	}
+	s.Criteria = sealedCriteria(preset)
 	b, _ := json.MarshalIndent(s, "", "  ")
 	if err := os.WriteFile(sumPath, b, 0o644); err != nil {
 		return s, false, err
 	}
 	return s, false, nil
+}
+
+// sealedCriteria is the preset envelope's criteria, id -> category.
+func sealedCriteria(preset *nexus.Preset) map[string]string {
+	crit := map[string]string{}
+	for _, c := range preset.Envelope.Criteria() {
+		crit[c.ID] = c.Category
+	}
+	return crit
 }
 
 // comparedRoles are the roles a contender plays.

@@ -39,6 +39,15 @@ func options(t *testing.T, models ...string) compare.Options {
 		Repeats: 5, Scale: "ss-50", Seed: 42, Out: filepath.Join(t.TempDir(), "cmp")}
 }
 
+// behind serves o's openai-compatible contenders from the OpenAI-compatible
+// server at url.
+func behind(o *compare.Options, url string) {
+	openai.Register(o.Registry)
+	k := o.Config.Providers["openai-compatible"]
+	k.BaseURL = url + "/v1"
+	o.Config.Providers["openai-compatible"] = k
+}
+
 func stats(r *compare.Report, model string) compare.ContenderStats {
 	for _, c := range r.Contenders {
 		if c.Model == model {
@@ -151,10 +160,7 @@ func TestContendersBehindMockServe(t *testing.T) {
 	}
 	remote := options(t, "openai-compatible:sloppy")
 	remote.Repeats = 3
-	openai.Register(remote.Registry)
-	k := remote.Config.Providers["openai-compatible"]
-	k.BaseURL = srv.URL + "/v1"
-	remote.Config.Providers["openai-compatible"] = k
+	behind(&remote, srv.URL)
 	rr, err := compare.Run(t.Context(), remote)
 	if err != nil {
 		t.Fatal(err)
@@ -355,10 +361,7 @@ func TestContenderThatProducesNothingIsRankedLastAndCounted(t *testing.T) {
 	srv := proseServer(t)
 	o := options(t, "mock:sloppy", "openai-compatible:prose")
 	o.Repeats = 2
-	openai.Register(o.Registry)
-	k := o.Config.Providers["openai-compatible"]
-	k.BaseURL = srv.URL + "/v1"
-	o.Config.Providers["openai-compatible"] = k
+	behind(&o, srv.URL)
 	r, err := compare.Run(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)

@@ -72,14 +72,6 @@ func failedCell(c ContenderStats) string {
 	return fmt.Sprintf("%d of %d (%.0f%%)", c.BundlesFailed, c.BundlesPlanned, 100*c.FailureRate)
 }
 
-// tierCell is a contender's tier, or "—" without a result.
-func tierCell(c ContenderStats) string {
-	if c.NoResult {
-		return "—"
-	}
-	return fmt.Sprint(c.Tier)
-}
-
 // Failing lists the contenders with failed or unjudged bundles.
 func (r *Report) Failing() []ContenderStats {
 	var out []ContenderStats
