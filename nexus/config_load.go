@@ -509,8 +509,8 @@ func (e ConfigError) Error() string {
 		loc = fmt.Sprintf("%s:%d:%d", loc, e.Line, e.Col)
 	}
 	if e.Key == "" {
-		// A syntax error (a tab, a duplicate key) stops the parser before
-		// any key can be named; the line and column say where.
+		// A syntax error with no top-level key above it (yamlx names the
+		// one it sits under otherwise); the line and column say where.
 		return fmt.Sprintf("%s: %s", loc, textsafe.Printable(e.Msg))
 	}
 	return fmt.Sprintf("%s: key %s: %s", loc, textsafe.Printable(e.Key), textsafe.Printable(e.Msg))

@@ -61,11 +61,12 @@ func TestConfigRejectsBadInputWithFileLineAndKey(t *testing.T) {
 		{"unknown sandbox proxy key (was only caught when a run started)", "sandbox:\n  proxy: {bogus: 3}\n", 2, "sandbox.proxy.bogus", "unknown key"},
 		{"personality factor out of range", "personalities:\n  fast: {worker_factor: 0, timeout_factor: 1}\n", 2, "personalities.fast.worker_factor", "greater than 0"},
 		{"min commanders above commanders", "scales:\n  ss-50:\n    min_commanders: 4\n", 3, "scales.ss-50.min_commanders", "out of range"},
-		// Syntax errors stop the parser before keys are known: file, line
-		// and what is wrong, and no "key ?".
-		{"a duplicate key", "run:\n  seed: 1\n  seed: 2\n", 3, "", "already defined"},
+		// Syntax errors stop the parser before the tree is known: file, line,
+		// what is wrong and the top-level key it sits under, and no "key ?".
+		{"a duplicate key", "run:\n  seed: 1\n  seed: 2\n", 3, "run", "already defined"},
 		{"an option the kind does not read (was silently ignored)", "providers:\n  mock:\n    options: {colour: red}\n", 3, "providers.mock.options.colour", "unknown option"},
-		{"a tab for indentation", "run:\n\tseed: 1\n", 2, "", "cannot start any token"},
+		{"a tab for indentation", "run:\n\tseed: 1\n", 2, "run", "cannot start any token"},
+		{"a syntax error above every key", "[run\n", 1, "", "not found"},
 		// Sizes that passed validation and then exhausted memory (issue 9).
 		{"reviewers: 100000000", "scales:\n  ss-100:\n    reviewers: 100000000\n", 3, "scales.ss-100.reviewers", "out of range 0..1000"},
 		{"workers_per_commander: 1e9", "scales:\n  ss-50:\n    workers_per_commander: 1e9\n", 3, "scales.ss-50.workers_per_commander", "out of range 0..1000"},

@@ -177,18 +177,24 @@ func (d *Doc) KeyAt(p Pos) (string, bool) {
 // ReadFile reads path, refusing more than lim.MaxBytes (without reading the
 // rest).
 func ReadFile(path string, lim Limits) ([]byte, error) {
-	lim = lim.withDefaults()
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: errText(err), Err: ErrRead}
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, lim.MaxBytes+1))
+	return Read(path, f, lim)
+}
+
+// Read reads r (named name in errors, e.g. "stdin"), refusing more than
+// lim.MaxBytes (without reading the rest).
+func Read(name string, r io.Reader, lim Limits) ([]byte, error) {
+	lim = lim.withDefaults()
+	b, err := io.ReadAll(io.LimitReader(r, lim.MaxBytes+1))
 	if err != nil {
-		return nil, &Error{File: path, Msg: errText(err), Err: ErrRead}
+		return nil, &Error{File: name, Msg: errText(err), Err: ErrRead}
 	}
 	if int64(len(b)) > lim.MaxBytes {
-		return nil, tooLarge(path, lim)
+		return nil, tooLarge(name, lim)
 	}
 	return b, nil
 }
@@ -252,7 +258,11 @@ func Check(name string, data []byte, lim Limits) (*Doc, error) {
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		d := &Doc{Name: name}
-		return nil, d.DecodeError(err)
+		e := d.DecodeError(err)
+		if ye, ok := e.(*Error); ok && ye.Line > 0 {
+			ye.Key = topKeyAbove(data, ye.Line)
+		}
+		return nil, e
 	}
 	doc := &Doc{Name: name, File: f, pos: map[string]Pos{}, keys: map[Pos]string{}}
 	w := walker{doc: doc, lim: lim, anchors: map[string]int{}}
@@ -262,6 +272,25 @@ func Check(name string, data []byte, lim Limits) (*Doc, error) {
 		}
 	}
 	return doc, nil
+}
+
+// topKeyAbove names the top-level key written at or above line (1-based),
+// "" if none: a document that does not parse has no tree to say which key
+// holds line, but the section a syntax error is in still helps its reader.
+func topKeyAbove(data []byte, line int) string {
+	lines := strings.Split(string(data), "\n")
+	for i := min(line, len(lines)) - 1; i >= 0; i-- {
+		l := lines[i]
+		if l == "" || l[0] == ' ' || l[0] == '\t' || l[0] == '#' || l[0] == '-' {
+			continue
+		}
+		if k, _, ok := strings.Cut(l, ":"); ok {
+			if k = strings.Trim(strings.TrimSpace(k), `"'`); k != "" && !strings.ContainsAny(k, "{}[],") {
+				return k
+			}
+		}
+	}
+	return ""
 }
 
 // scanDepth streams the lexer's tokens (without keeping them) and refuses

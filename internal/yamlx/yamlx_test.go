@@ -121,9 +121,15 @@ func TestDecodeRefuses(t *testing.T) {
 		},
 		{
 			name: "syntax error",
-			why:  "the parser's position is kept",
+			why:  "the parser's position is kept, and the top-level key the error is under",
 			data: "name: [x\n",
-			want: &Error{File: "f.yaml", Line: 1, Col: 7, Msg: "sequence end token ']' not found", Err: ErrSyntax},
+			want: &Error{File: "f.yaml", Line: 1, Col: 7, Key: "name", Msg: "sequence end token ']' not found", Err: ErrSyntax},
+		},
+		{
+			name: "syntax error below a key",
+			why:  "a syntax error in a block names the top-level key above it",
+			data: "name: x\nnested:\n  a: {count: 1\n",
+			want: &Error{File: "f.yaml", Line: 3, Col: 6, Key: "nested", Msg: "could not find flow mapping end token '}'", Err: ErrSyntax},
 		},
 	}
 	for _, tc := range tests {
