@@ -5,18 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
-	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
 	"github.com/spf13/cobra"
 
+	"github.com/swarm-dev/swarm/internal/yamlx"
 	"github.com/swarm-dev/swarm/sandbox/economy"
 )
 
@@ -33,7 +29,7 @@ docs/sandbox.md ("Virtual agent economies") for every input and output field.`,
 	}
 	type sub struct {
 		name, short, example, contract string
-		run                            func(file string, b []byte) (any, error)
+		run                            func(decode func(v any) error) (any, error)
 	}
 	for _, s := range []sub{
 		{"auction", "Dworkin-style auction: prices, allocations, envy check, Gini", "auction.yaml",
@@ -88,21 +84,28 @@ Output: trust {id: {epoch: score}}`, econIdentity},
 	return cmd
 }
 
-func runSandboxEcon(app *App, file string, run func(string, []byte) (any, error)) error {
+func runSandboxEcon(app *App, file string, run func(decode func(v any) error) (any, error)) error {
 	in, err := openInput(app, file)
 	if err != nil {
 		return usageError(err)
 	}
-	b, err := io.ReadAll(in)
+	b, err := yamlx.Read(file, in, yamlx.DefaultLimits)
 	in.Close()
 	if err != nil {
-		return usageError(fmt.Errorf("%s: %w", file, err))
+		return usageError(err)
 	}
-	out, err := run(file, b)
+	doc, err := yamlx.Check(file, b, yamlx.DefaultLimits)
+	if err != nil {
+		return usageError(err)
+	}
+	if doc.Empty() {
+		return usageError(&yamlx.Error{File: file, Line: 1, Col: 1, Key: "(file)", Msg: "empty file"})
+	}
+	out, err := run(func(v any) error { return doc.Decode(b, v) })
 	if err != nil {
 		var fe *econFieldError
 		if errors.As(err, &fe) {
-			return usageError(fe.locate(file, b))
+			return usageError(fe.locate(doc))
 		}
 		return usageError(err)
 	}
@@ -110,134 +113,6 @@ func runSandboxEcon(app *App, file string, run func(string, []byte) (any, error)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }
-
-// decodeEconFile decodes a YAML or JSON economy file strictly (unknown keys
-// are errors) into v. It is the single place that decodes these files: it
-// is meant to be replaced by the shared strict decoder (internal/yamlx).
-// Errors read FILE:LINE:COL: KEY: MESSAGE.
-func decodeEconFile(file string, b []byte, v any) error {
-	err := yaml.NewDecoder(bytes.NewReader(b), yaml.Strict(), yaml.DisallowUnknownField()).Decode(v)
-	if err == nil || errors.Is(err, io.EOF) {
-		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("%s:1:1: (file): empty file", file)
-		}
-		return nil
-	}
-	line, col, msg := 0, 0, strings.SplitN(yaml.FormatError(err, false, false), "\n", 2)[0]
-	var ye yaml.Error
-	if errors.As(err, &ye) && ye.GetToken() != nil {
-		p := ye.GetToken().Position
-		line, col, msg = p.Line, p.Column, ye.GetMessage()
-	}
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msg = "want " + kindName(te.DstType)
-	}
-	var ue *yaml.UnknownFieldError
-	if errors.As(err, &ue) {
-		msg = "unknown key"
-	}
-	return fmt.Errorf("%s:%d:%d: %s: %s", file, line, col, keyAt(b, line, col), msg)
-}
-
-func kindName(t reflect.Type) string {
-	if t == nil {
-		return "another type"
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.String:
-		return "a string"
-	case reflect.Slice, reflect.Array:
-		return "a list"
-	case reflect.Map, reflect.Struct:
-		return "a mapping"
-	}
-	return t.String()
-}
-
-// yamlPos is a node's path (bids[1].budget) and position.
-type yamlPos struct {
-	path      string
-	line, col int
-}
-
-// yamlPaths lists the path and position of every key and list item of b.
-func yamlPaths(b []byte) []yamlPos {
-	f, err := parser.ParseBytes(b, 0)
-	if err != nil || len(f.Docs) == 0 {
-		return nil
-	}
-	var out []yamlPos
-	add := func(path string, n ast.Node) {
-		if n != nil && n.GetToken() != nil {
-			p := n.GetToken().Position
-			out = append(out, yamlPos{path, p.Line, p.Column})
-		}
-	}
-	var walk func(path string, n ast.Node)
-	walk = func(path string, n ast.Node) {
-		switch n := n.(type) {
-		case *ast.MappingNode:
-			for _, v := range n.Values {
-				walk(path, v)
-			}
-		case *ast.MappingValueNode:
-			k := strings.Trim(n.Key.GetToken().Value, `"'`)
-			p := k
-			if path != "" {
-				p = path + "." + k
-			}
-			add(p, n.Key)
-			add(p, n.Value)
-			walk(p, n.Value)
-		case *ast.SequenceNode:
-			for i, v := range n.Values {
-				p := fmt.Sprintf("%s[%d]", path, i)
-				add(p, v)
-				walk(p, v)
-			}
-		case *ast.TagNode:
-			walk(path, n.Value)
-		case *ast.AnchorNode:
-			walk(path, n.Value)
-		}
-	}
-	walk("", f.Docs[0].Body)
-	return out
-}
-
-// keyAt names the key at or just before line:col ("(file)" if none).
-func keyAt(b []byte, line, col int) string {
-	best, found := yamlPos{path: "(file)"}, false
-	ps := yamlPaths(b)
-	if ps == nil { // unparseable: the last top-level key at or above line
-		lines := strings.Split(string(b), "\n")
-		for i := min(line, len(lines)) - 1; i >= 0; i-- {
-			if m := topKeyRe.FindStringSubmatch(lines[i]); m != nil {
-				return m[1]
-			}
-		}
-	}
-	for _, p := range ps {
-		if p.line < line || (p.line == line && p.col <= col) {
-			if !found || p.line > best.line || (p.line == best.line && p.col >= best.col) {
-				best, found = p, true
-			}
-		}
-	}
-	return best.path
-}
-
-var topKeyRe = regexp.MustCompile(`^"?([A-Za-z_][A-Za-z0-9_]*)"?\s*:`)
 
 // econFieldError is a bad value found after decoding, named by its path.
 type econFieldError struct {
@@ -251,21 +126,13 @@ func fieldErr(path, format string, a ...any) error {
 }
 
 // locate turns the path into FILE:LINE:COL: KEY: MESSAGE; a missing key is
-// reported at its parent (or 1:1).
-func (e *econFieldError) locate(file string, b []byte) error {
-	ps := yamlPaths(b)
-	for p := e.path; ; {
-		for _, x := range ps {
-			if x.path == p {
-				return fmt.Errorf("%s:%d:%d: %s: %s", file, x.line, x.col, e.path, e.msg)
-			}
-		}
-		i := strings.LastIndexAny(p, ".[")
-		if i <= 0 {
-			return fmt.Errorf("%s:1:1: %s: %s", file, e.path, e.msg)
-		}
-		p = p[:i]
+// reported at its closest parent in the file (or 1:1).
+func (e *econFieldError) locate(doc *yamlx.Doc) error {
+	ye := &yamlx.Error{File: doc.Name, Line: 1, Col: 1, Key: e.path, Msg: e.msg}
+	if p, _, ok := doc.PosOrParent(e.path); ok {
+		ye.Line, ye.Col = p.Line, p.Col
 	}
+	return ye
 }
 
 // orderedObject is a JSON object that keeps its keys' order.
@@ -346,10 +213,10 @@ type auctionFile struct {
 	} `yaml:"bids"`
 }
 
-func econAuction(file string, b []byte) (any, error) {
+func econAuction(decode func(v any) error) (any, error) {
 	cfg := economy.DefaultAuctionConfig()
 	f := auctionFile{Config: &cfg}
-	if err := decodeEconFile(file, b, &f); err != nil {
+	if err := decode(&f); err != nil {
 		return nil, err
 	}
 	if f.Config == nil {
@@ -483,9 +350,9 @@ type missionFile struct {
 
 var missionMetrics = []string{economy.MetricAvgP, economy.MetricMinP, economy.MetricTotalCount, economy.MetricAcceptanceRate, economy.MetricTotalWelfare}
 
-func econMission(file string, b []byte) (any, error) {
+func econMission(decode func(v any) error) (any, error) {
 	var f missionFile
-	if err := decodeEconFile(file, b, &f); err != nil {
+	if err := decode(&f); err != nil {
 		return nil, err
 	}
 	cfg := economy.DefaultMissionConfig()
@@ -637,9 +504,9 @@ type marketFile struct {
 // of the same tick.
 const marketTickMS = 100
 
-func econMarket(file string, b []byte) (any, error) {
+func econMarket(decode func(v any) error) (any, error) {
 	var f marketFile
-	if err := decodeEconFile(file, b, &f); err != nil {
+	if err := decode(&f); err != nil {
 		return nil, err
 	}
 	cfg := economy.DefaultMarketConfig()
@@ -802,10 +669,10 @@ type crashFile struct {
 	} `yaml:"prices"`
 }
 
-func econCrash(file string, b []byte) (any, error) {
+func econCrash(decode func(v any) error) (any, error) {
 	cfg := economy.DefaultDetectorConfig()
 	f := crashFile{Config: &cfg}
-	if err := decodeEconFile(file, b, &f); err != nil {
+	if err := decode(&f); err != nil {
 		return nil, err
 	}
 	if f.Config == nil {
@@ -858,10 +725,10 @@ type permeabilityFile struct {
 	} `yaml:"optimal"`
 }
 
-func econPermeability(file string, b []byte) (any, error) {
+func econPermeability(decode func(v any) error) (any, error) {
 	cfg := economy.DefaultPermeabilityConfig()
 	f := permeabilityFile{Config: &cfg}
-	if err := decodeEconFile(file, b, &f); err != nil {
+	if err := decode(&f); err != nil {
 		return nil, err
 	}
 	if f.Config == nil {
@@ -954,9 +821,9 @@ type identityFile struct {
 	Epochs []int `yaml:"epochs"`
 }
 
-func econIdentity(file string, b []byte) (any, error) {
+func econIdentity(decode func(v any) error) (any, error) {
 	var f identityFile
-	if err := decodeEconFile(file, b, &f); err != nil {
+	if err := decode(&f); err != nil {
 		return nil, err
 	}
 	cfg := economy.DefaultIdentityConfig()

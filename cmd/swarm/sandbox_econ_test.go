@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/swarm-dev/swarm/internal/yamlx"
 )
 
 // econRun runs `swarm sandbox econ MECH FILE` and decodes its JSON.
@@ -244,9 +247,9 @@ func TestEconBadFiles(t *testing.T) {
 		why, mech, name, body, want string
 	}{
 		{"a negative budget is named at its value", "auction", "a.yaml", "supply: {x: 10}\nbids:\n  - agent: a\n    budget: -1\n", "a.yaml:4:5: bids[0].budget: -1 is negative"},
-		{"a string where a number goes", "auction", "a.yaml", "supply: {x: 10}\nbids:\n  - {agent: a, budget: lots}\n", "a.yaml:3:24: bids[0].budget: want a number"},
+		{"a string where a number goes", "auction", "a.yaml", "supply: {x: 10}\nbids:\n  - {agent: a, budget: lots}\n", `a.yaml:3:24: bids[0].budget: wrong type: want a number, got "lots"`},
 		{"an unknown top-level key", "auction", "a.yaml", "supply: {x: 10}\nbidz: []\n", "a.yaml:2:1: bidz: unknown key"},
-		{"JSON input is located too", "auction", "a.json", `{"supply": {"x": 10}, "bids": [{"agent": "a", "budget": 1, "valuations": {"x": "high"}}]}`, "a.json:1:80: bids[0].valuations.x: want a number"},
+		{"JSON input is located too", "auction", "a.json", `{"supply": {"x": 10}, "bids": [{"agent": "a", "budget": 1, "valuations": {"x": "high"}}]}`, `a.json:1:80: bids[0].valuations.x: wrong type: want a number, got "high"`},
 		{"a config value out of range", "auction", "a.yaml", "config:\n  max_rounds: 0\nsupply: {x: 1}\nbids: [{agent: a, budget: 1}]\n", "a.yaml:2:3: config.max_rounds: max_rounds = 0, want ≥ 1"},
 		{"a missing required key", "auction", "a.yaml", "supply: {x: 1}\n", "a.yaml:1:1: bids: give at least one bid"},
 		{"a syntax error names the nearest key", "auction", "a.yaml", "supply: [x\n", "a.yaml:1:9: supply: "},
@@ -275,6 +278,42 @@ func TestEconBadFiles(t *testing.T) {
 			}
 			if want := filepath.Join(filepath.Dir(f), c.want); !strings.Contains(errs, want) {
 				t.Errorf("stderr %q\nwant it to contain %q", errs, want)
+			}
+		})
+	}
+}
+
+// TestEconFileLimits: an economy file is read like every YAML file swarm
+// reads (internal/yamlx): too large, nested too deeply or an alias bomb is
+// refused before any value is built, from a file or from stdin, exit 2.
+func TestEconFileLimits(t *testing.T) {
+	bomb := "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+	for i, prev := 'b', 'a'; i <= 'g'; i, prev = i+1, i {
+		bomb += fmt.Sprintf("%c: &%c [*%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c]\n", i, i, prev, prev, prev, prev, prev, prev, prev, prev, prev, prev)
+	}
+	for _, c := range []struct {
+		why, body string
+		stdin     bool
+		want      error
+	}{
+		{"a file over 256 KiB", "supply: {x: 1}\n" + strings.Repeat("# padding\n", 30000), false, yamlx.ErrTooLarge},
+		{"over 256 KiB on stdin", strings.Repeat("# padding\n", 30000), true, yamlx.ErrTooLarge},
+		{"nested deeper than 64 levels", "supply: " + strings.Repeat("[", 100) + strings.Repeat("]", 100) + "\n", false, yamlx.ErrTooDeep},
+		{"a billion-laughs alias chain", bomb, false, yamlx.ErrTooManyNodes},
+	} {
+		t.Run(c.why, func(t *testing.T) {
+			app, outb, _ := testApp()
+			arg := "-"
+			if c.stdin {
+				app.In = strings.NewReader(c.body)
+			} else {
+				arg = writeFile(t, "a.yaml", c.body)
+			}
+			root := newRootCmd(app)
+			root.SetArgs([]string{"sandbox", "econ", "auction", arg})
+			err := root.ExecuteContext(t.Context())
+			if code(err) != 2 || outb.Len() != 0 || !errors.Is(err, c.want) {
+				t.Errorf("exit %d, stdout %q, error %v; want 2, nothing printed and %v", code(err), outb, err, c.want)
 			}
 		})
 	}

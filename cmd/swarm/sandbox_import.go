@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -59,8 +58,7 @@ func runSandboxImport(app *App, o SandboxImportOptions) error {
 	var data []byte
 	var err error
 	if o.File == "-" {
-		in, _ := openInput(app, o.File)
-		data, err = readAllLimited(in)
+		data, err = yamlx.Read("stdin", app.In, yamlx.DefaultLimits)
 	} else {
 		data, err = yamlx.ReadFile(o.File, yamlx.DefaultLimits)
 	}
@@ -91,13 +89,4 @@ func runSandboxImport(app *App, o SandboxImportOptions) error {
 	}
 	fmt.Fprintf(app.Err, "wrote %s (%d keys not mapped)\n", o.Out, len(res.Warnings))
 	return nil
-}
-
-// readAllLimited reads stdin up to the YAML size limit.
-func readAllLimited(in io.Reader) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(in, yamlx.DefaultMaxBytes+1))
-	if err == nil && int64(len(b)) > yamlx.DefaultMaxBytes {
-		return nil, fmt.Errorf("stdin: %w (more than %d bytes)", yamlx.ErrTooLarge, yamlx.DefaultMaxBytes)
-	}
-	return b, err
 }
