@@ -265,6 +265,8 @@ func TestEconBadFiles(t *testing.T) {
 		{"an expiry below 1", "identity", "i.yaml", "config: {credential_expiry_epochs: 0}\nidentities: [{id: a}]\nepochs: [1]\n", "i.yaml:1:10: config.credential_expiry_epochs: credential_expiry_epochs = 0, want ≥ 1"},
 		{"min_participants below 1", "mission", "m.yaml", "config:\n  min_participants: 0\npool: 1\ncoordinator: a\nevaluate_at_epoch: 0\n", "m.yaml:2:3: config.min_participants: min_participants = 0, want ≥ 1"},
 		{"an empty file", "identity", "i.yaml", "", "i.yaml:1:1: (file): empty file"},
+		{"a number that is not finite", "auction", "a.yaml", "supply: {x: .nan}\nbids: [{agent: a, budget: 1, valuations: {x: 1}}]\n", "a.yaml:1:13: supply.x: .nan is not a finite number"},
+		{"an infinite budget", "auction", "a.yaml", "supply: {x: 1}\nbids: [{agent: a, budget: .inf, valuations: {x: 1}}]\n", "a.yaml:2:27: bids[0].budget: .inf is not a finite number"},
 	} {
 		t.Run(c.why, func(t *testing.T) {
 			f := writeFile(t, c.name, c.body)

@@ -10,7 +10,8 @@
 //     on the syntax tree;
 //   - an alias-expansion cap (Limits.MaxNodes): the number of nodes the
 //     document holds once every alias is expanded, computed on the syntax tree
-//     with one pass, so a 500-byte "billion laughs" chain is refused at once.
+//     with one pass, so a 500-byte "billion laughs" chain is refused at once;
+//   - no .nan or .inf: every number swarm reads is finite.
 //
 // Decoding is strict: an unknown key or a value of the wrong type is an
 // *Error naming file:line:col and the dotted key, taken from the decoder's
@@ -435,6 +436,10 @@ func (w *walker) walk(n ast.Node, path string, depth int) (int, error) {
 		return size, w.count(n, path, 1)
 	case *ast.CommentGroupNode, *ast.CommentNode:
 		return 0, nil
+	case *ast.NanNode, *ast.InfinityNode:
+		// No setting, scenario or input of swarm means anything by them,
+		// and a NaN passes every range check written as v < lo || v > hi.
+		return 0, w.errAt(n, path, fmt.Sprintf("%s is not a finite number", n.GetToken().Value), ErrType)
 	}
 	return 1, w.count(n, path, 1) // a scalar
 }

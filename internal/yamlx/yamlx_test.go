@@ -126,6 +126,18 @@ func TestDecodeRefuses(t *testing.T) {
 			want: &Error{File: "f.yaml", Line: 1, Col: 7, Key: "name", Msg: "sequence end token ']' not found", Err: ErrSyntax},
 		},
 		{
+			name: "not a number",
+			why:  "a NaN would pass every range check written as v < lo || v > hi",
+			data: "nested:\n  a: {count: 1}\nany: [1, .nan]\n",
+			want: &Error{File: "f.yaml", Line: 3, Col: 10, Key: "any[1]", Msg: ".nan is not a finite number", Err: ErrType},
+		},
+		{
+			name: "infinity",
+			why:  "no setting means anything by an infinite value",
+			data: "name: x\nnested:\n  a: {count: -.Inf}\n",
+			want: &Error{File: "f.yaml", Line: 3, Col: 14, Key: "nested.a.count", Msg: "-.Inf is not a finite number", Err: ErrType},
+		},
+		{
 			name: "syntax error below a key",
 			why:  "a syntax error in a block names the top-level key above it",
 			data: "name: x\nnested:\n  a: {count: 1\n",
