@@ -70,14 +70,8 @@ func Bench(ctx context.Context, o Options, latency time.Duration) (BenchResult, 
 		c := EffectiveConcurrency(o.Config, res.Plan, scale)
 		b.Concurrency, b.ConcurrencyRule = c.N, c.Rule
 	}
-	for _, bo := range res.Bundles {
-		if bo.Hardening != nil {
-			b.HardeningCycles = max(b.HardeningCycles, bo.Hardening.Cycles)
-		}
-		if bo.Gate != nil && bo.Gate.Action == "quarantine" {
-			b.QuarantineReview = true
-		}
-	}
+	shape := bundleShape(res.Bundles)
+	b.HardeningCycles, b.QuarantineReview = shape.HardeningCycles, shape.Quarantine
 	if latency > 0 && b.CriticalPath > 0 {
 		b.Ratio = float64(wall) / float64(time.Duration(b.CriticalPath)*latency)
 	}
