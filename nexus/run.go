@@ -669,9 +669,9 @@ func (r *runState) conclude(res *Result, runErr error) {
 		}
 	case !a.Complete():
 		res.Status = StatusIncomplete
-		res.Error = a.Describe()
+		res.Error = a.counts()
 		if a.Scored > 0 {
-			res.Error = "fewer bundles judged than planned: " + a.counts()
+			res.Error = "fewer bundles judged than planned: " + res.Error
 		}
 		if !res.ShadowValid {
 			res.Error = res.ShadowReason + ": " + res.Error
