@@ -199,24 +199,16 @@ type spyCall struct {
 }
 
 func spyRegistry(calls *[]spyCall, mu *sync.Mutex) *providers.Registry {
-	reg := mockRegistry(mock.Options{})
-	reg.Register(providers.KindInfo{Kind: "spy", Description: "recording mock"}, func(ref providers.Ref, _ providers.KindConfig) (providers.Provider, error) {
-		m, err := mock.New(ref.Model, mock.Options{})
-		if err != nil {
-			return nil, err
+	return hookRegistry("spy", "recording mock", func(ctx context.Context, req providers.Request, m providers.Provider) (providers.Response, error) {
+		c := spyCall{role: req.Caller.Role, maxTokens: req.MaxTokens}
+		if dl, ok := ctx.Deadline(); ok {
+			c.left = time.Until(dl)
 		}
-		return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
-			c := spyCall{role: req.Caller.Role, maxTokens: req.MaxTokens}
-			if dl, ok := ctx.Deadline(); ok {
-				c.left = time.Until(dl)
-			}
-			mu.Lock()
-			*calls = append(*calls, c)
-			mu.Unlock()
-			return m.Complete(ctx, req)
-		}), nil
+		mu.Lock()
+		*calls = append(*calls, c)
+		mu.Unlock()
+		return m.Complete(ctx, req)
 	})
-	return reg
 }
 
 // TestTokenCeilingsAndCallTimeoutReachEveryCall checks run.max_tokens per
@@ -274,24 +266,17 @@ func TestTokenCeilingsAndCallTimeoutReachEveryCall(t *testing.T) {
 func TestCrossReviewStartsWhenTwoBundlesExist(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
-	reg := mockRegistry(mock.Options{})
-	reg.Register(providers.KindInfo{Kind: "held", Description: "mock whose integration bundle waits for Phase 5"}, func(ref providers.Ref, _ providers.KindConfig) (providers.Provider, error) {
-		m, err := mock.New(ref.Model, mock.Options{})
-		if err != nil {
-			return nil, err
-		}
-		return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
-			if req.Caller.AgentID == "commander-integration" && req.Schema != nil && req.Schema.Name == providers.SchemaBundle {
-				select {
-				case <-release:
-				case <-time.After(10 * time.Second):
-					return providers.Response{}, fmt.Errorf("phase 5 never started while a commander was working")
-				case <-ctx.Done():
-					return providers.Response{}, ctx.Err()
-				}
+	reg := hookRegistry("held", "mock whose integration bundle waits for Phase 5", func(ctx context.Context, req providers.Request, m providers.Provider) (providers.Response, error) {
+		if req.Caller.AgentID == "commander-integration" && req.Schema != nil && req.Schema.Name == providers.SchemaBundle {
+			select {
+			case <-release:
+			case <-time.After(10 * time.Second):
+				return providers.Response{}, fmt.Errorf("phase 5 never started while a commander was working")
+			case <-ctx.Done():
+				return providers.Response{}, ctx.Err()
 			}
-			return m.Complete(ctx, req)
-		}), nil
+		}
+		return m.Complete(ctx, req)
 	})
 	var mu sync.Mutex
 	reviewsBeforeRelease := 0
