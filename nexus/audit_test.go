@@ -122,17 +122,8 @@ func TestPersonalityChangesWorkersTimeoutsAndRetries(t *testing.T) {
 		{"creative", 15, 12 * time.Minute, 216 * time.Second, 1},
 		{"cautious", 15, 15 * time.Minute, 270 * time.Second, 3},
 	}
-	script, err := os.CreateTemp(t.TempDir(), "script-*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// One worker's call always fails with a transient server error.
-	fmt.Fprintln(script, "rules:\n  - schema: atom\n    match: \"testing-01\\\\b\"\n    fault: server_error")
-	script.Close()
-	s, err := mock.LoadScript(script.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := loadScript(t, "rules:\n  - schema: atom\n    match: \"testing-01\\\\b\"\n    fault: server_error\n")
 	for _, tc := range tests {
 		t.Run(tc.personality, func(t *testing.T) {
 			res, err := runMission(t, loadMission(t, "test-gap-hunt.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
@@ -377,14 +368,7 @@ func TestParaphrasingJudgeNeverLeaksCriteriaToCommanders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "paraphrasing-judge.yaml")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, err := mock.LoadScript(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := loadScript(t, string(b))
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
 		o.Registry = mockRegistry(mock.Options{Script: s})
 	})
