@@ -30,14 +30,7 @@ func RedactAtom(a *AtomResult, redact Redactor) {
 		return
 	}
 	var leaks []Leak
-	field := func(name string, s *string) {
-		var ls []Leak
-		*s, ls = redact(*s)
-		for _, l := range ls {
-			l.Source, l.Agent, l.Field = "atom:"+a.BriefID, a.AgentID, name
-			leaks = append(leaks, l)
-		}
-	}
+	field := fieldRedactor(redact, "atom:"+a.BriefID, a.AgentID, &leaks)
 	field("content", &a.Atom.Content)
 	for i := range a.Atom.Evidence {
 		field(fmt.Sprintf("evidence[%d]", i), &a.Atom.Evidence[i])
@@ -53,14 +46,7 @@ func RedactBundle(b *Bundle, agent string, redact Redactor) []Leak {
 		return nil
 	}
 	var leaks []Leak
-	field := func(name string, s *string) {
-		var ls []Leak
-		*s, ls = redact(*s)
-		for _, l := range ls {
-			l.Source, l.Agent, l.Field = "bundle", agent, name
-			leaks = append(leaks, l)
-		}
-	}
+	field := fieldRedactor(redact, "bundle", agent, &leaks)
 	field("summary", &b.Summary)
 	field("content", &b.Content)
 	for i := range b.Findings {
@@ -74,6 +60,19 @@ func RedactBundle(b *Bundle, agent string, redact Redactor) []Leak {
 		field(fmt.Sprintf("covered_aspects[%d]", i), &b.CoveredAspects[i])
 	}
 	return leaks
+}
+
+// fieldRedactor returns a function that redacts one field in place and adds
+// what it replaced to *leaks, as written by agent in source.
+func fieldRedactor(redact Redactor, source, agent string, leaks *[]Leak) func(field string, s *string) {
+	return func(field string, s *string) {
+		var ls []Leak
+		*s, ls = redact(*s)
+		for _, l := range ls {
+			l.Source, l.Agent, l.Field = source, agent, field
+			*leaks = append(*leaks, l)
+		}
+	}
 }
 
 // Critical counts the critical leaks.

@@ -122,17 +122,8 @@ func TestPersonalityChangesWorkersTimeoutsAndRetries(t *testing.T) {
 		{"creative", 15, 12 * time.Minute, 216 * time.Second, 1},
 		{"cautious", 15, 15 * time.Minute, 270 * time.Second, 3},
 	}
-	script, err := os.CreateTemp(t.TempDir(), "script-*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// One worker's call always fails with a transient server error.
-	fmt.Fprintln(script, "rules:\n  - schema: atom\n    match: \"testing-01\\\\b\"\n    fault: server_error")
-	script.Close()
-	s, err := mock.LoadScript(script.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := loadScript(t, "rules:\n  - schema: atom\n    match: \"testing-01\\\\b\"\n    fault: server_error\n")
 	for _, tc := range tests {
 		t.Run(tc.personality, func(t *testing.T) {
 			res, err := runMission(t, loadMission(t, "test-gap-hunt.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
@@ -199,24 +190,16 @@ type spyCall struct {
 }
 
 func spyRegistry(calls *[]spyCall, mu *sync.Mutex) *providers.Registry {
-	reg := mockRegistry(mock.Options{})
-	reg.Register(providers.KindInfo{Kind: "spy", Description: "recording mock"}, func(ref providers.Ref, _ providers.KindConfig) (providers.Provider, error) {
-		m, err := mock.New(ref.Model, mock.Options{})
-		if err != nil {
-			return nil, err
+	return hookRegistry("spy", "recording mock", func(ctx context.Context, req providers.Request, m providers.Provider) (providers.Response, error) {
+		c := spyCall{role: req.Caller.Role, maxTokens: req.MaxTokens}
+		if dl, ok := ctx.Deadline(); ok {
+			c.left = time.Until(dl)
 		}
-		return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
-			c := spyCall{role: req.Caller.Role, maxTokens: req.MaxTokens}
-			if dl, ok := ctx.Deadline(); ok {
-				c.left = time.Until(dl)
-			}
-			mu.Lock()
-			*calls = append(*calls, c)
-			mu.Unlock()
-			return m.Complete(ctx, req)
-		}), nil
+		mu.Lock()
+		*calls = append(*calls, c)
+		mu.Unlock()
+		return m.Complete(ctx, req)
 	})
-	return reg
 }
 
 // TestTokenCeilingsAndCallTimeoutReachEveryCall checks run.max_tokens per
@@ -274,24 +257,17 @@ func TestTokenCeilingsAndCallTimeoutReachEveryCall(t *testing.T) {
 func TestCrossReviewStartsWhenTwoBundlesExist(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
-	reg := mockRegistry(mock.Options{})
-	reg.Register(providers.KindInfo{Kind: "held", Description: "mock whose integration bundle waits for Phase 5"}, func(ref providers.Ref, _ providers.KindConfig) (providers.Provider, error) {
-		m, err := mock.New(ref.Model, mock.Options{})
-		if err != nil {
-			return nil, err
-		}
-		return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
-			if req.Caller.AgentID == "commander-integration" && req.Schema != nil && req.Schema.Name == providers.SchemaBundle {
-				select {
-				case <-release:
-				case <-time.After(10 * time.Second):
-					return providers.Response{}, fmt.Errorf("phase 5 never started while a commander was working")
-				case <-ctx.Done():
-					return providers.Response{}, ctx.Err()
-				}
+	reg := hookRegistry("held", "mock whose integration bundle waits for Phase 5", func(ctx context.Context, req providers.Request, m providers.Provider) (providers.Response, error) {
+		if req.Caller.AgentID == "commander-integration" && req.Schema != nil && req.Schema.Name == providers.SchemaBundle {
+			select {
+			case <-release:
+			case <-time.After(10 * time.Second):
+				return providers.Response{}, fmt.Errorf("phase 5 never started while a commander was working")
+			case <-ctx.Done():
+				return providers.Response{}, ctx.Err()
 			}
-			return m.Complete(ctx, req)
-		}), nil
+		}
+		return m.Complete(ctx, req)
 	})
 	var mu sync.Mutex
 	reviewsBeforeRelease := 0
@@ -392,14 +368,7 @@ func TestParaphrasingJudgeNeverLeaksCriteriaToCommanders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "paraphrasing-judge.yaml")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, err := mock.LoadScript(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := loadScript(t, string(b))
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
 		o.Registry = mockRegistry(mock.Options{Script: s})
 	})

@@ -48,7 +48,7 @@ type BenchResult struct {
 // one here), the orchestrator's figure is absent rather than include the
 // mock.
 func Bench(ctx context.Context, o Options, latency time.Duration) (BenchResult, error) {
-	m := &providerMeter{latency: latency, measured: true}
+	m := &providerMeter{latency: latency}
 	inner := o.Wrap
 	o.Wrap = func(ref providers.Ref, p providers.Provider) providers.Provider {
 		if inner != nil {
@@ -70,14 +70,8 @@ func Bench(ctx context.Context, o Options, latency time.Duration) (BenchResult, 
 		c := EffectiveConcurrency(o.Config, res.Plan, scale)
 		b.Concurrency, b.ConcurrencyRule = c.N, c.Rule
 	}
-	for _, bo := range res.Bundles {
-		if bo.Hardening != nil {
-			b.HardeningCycles = max(b.HardeningCycles, bo.Hardening.Cycles)
-		}
-		if bo.Gate != nil && bo.Gate.Action == "quarantine" {
-			b.QuarantineReview = true
-		}
-	}
+	shape := bundleShape(res.Bundles)
+	b.HardeningCycles, b.QuarantineReview = shape.HardeningCycles, shape.Quarantine
 	if latency > 0 && b.CriticalPath > 0 {
 		b.Ratio = float64(wall) / float64(time.Duration(b.CriticalPath)*latency)
 	}
@@ -97,13 +91,12 @@ func Bench(ctx context.Context, o Options, latency time.Duration) (BenchResult, 
 // providerMeter measures the CPU providers spend inside their Complete and
 // adds a fixed latency after each call.
 type providerMeter struct {
-	latency  time.Duration
-	cpu      atomic.Int64 // ns
-	failed   atomic.Bool  // a thread CPU reading failed
-	measured bool
+	latency time.Duration
+	cpu     atomic.Int64 // ns
+	failed  atomic.Bool  // a thread CPU reading failed
 }
 
-func (m *providerMeter) ok() bool { return m.measured && !m.failed.Load() }
+func (m *providerMeter) ok() bool { return !m.failed.Load() }
 
 func (m *providerMeter) wrap(p providers.Provider) providers.Provider {
 	return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {

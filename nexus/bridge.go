@@ -126,35 +126,28 @@ func leakFeedback(leaks []commanders.Leak) string {
 // still in text (code patterns, which are reported, not removed) and the
 // secrets redacted from it. It returns the hit count.
 func (m *missionSandbox) scan(r *runState, role, agent, model, text string, redacted []commanders.Leak) int {
-	type hit struct{ kind, name, severity, excerpt string }
-	var hits []hit
-	maxSev := ""
-	for _, h := range m.detector.Scan(text) {
-		hits = append(hits, hit{h.Kind, h.Name, h.Severity.String(), h.Redacted})
-	}
+	hits := m.detector.Scan(text)
 	for _, l := range redacted {
-		hits = append(hits, hit{l.Kind, l.Name, l.Severity, "[REDACTED:" + l.Name + "]"})
+		h := boundary.Hit{Kind: l.Kind, Name: l.Name}
+		_ = h.Severity.UnmarshalText([]byte(l.Severity)) // a name redactLeaks wrote
+		h.Redacted = h.Placeholder()
+		hits = append(hits, h)
 	}
 	if len(hits) == 0 {
 		return 0
 	}
-	var sev boundary.Severity
 	m.mu.Lock()
 	m.leaks[agent] += len(hits)
 	for _, h := range hits {
-		m.bridge.Leak(sandbox.LeakRecord{Agent: agent, Model: model, Kind: h.kind, Name: h.name, Severity: h.severity, Excerpt: h.excerpt})
-		var s boundary.Severity
-		if s.UnmarshalText([]byte(h.severity)) == nil && s > sev {
-			sev, maxSev = s, h.severity
-		}
+		m.bridge.Leak(sandbox.LeakRecord{Agent: agent, Model: model, Kind: h.Kind, Name: h.Name, Severity: h.Severity.String(), Excerpt: h.Redacted})
 	}
 	m.mu.Unlock()
 	names := make([]string, 0, len(hits))
 	for _, h := range hits {
-		names = append(names, h.name)
+		names = append(names, h.Name)
 	}
 	r.events.emit(Event{Phase: r.phase(), Kind: EvLeakage, Role: role, AgentID: agent, Model: model,
-		Message: fmt.Sprintf("%d leakage hits: %s", len(hits), strings.Join(names, ", ")), Data: map[string]any{"hits": len(hits), "max_severity": maxSev}})
+		Message: fmt.Sprintf("%d leakage hits: %s", len(hits), strings.Join(names, ", ")), Data: map[string]any{"hits": len(hits), "max_severity": boundary.MaxSeverity(hits).String()}})
 	return len(hits)
 }
 

@@ -2,20 +2,11 @@
 
 package nexus
 
-import (
-	"syscall"
-	"time"
-)
+import "time"
 
 // rusageThread is Linux's RUSAGE_THREAD: the calling thread's usage.
 const rusageThread = 1
 
 // threadCPU is the calling OS thread's user+system CPU time so far (the
 // caller keeps its goroutine locked to the thread between readings).
-func threadCPU() (time.Duration, bool) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
-		return 0, false
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
-}
+func threadCPU() (time.Duration, bool) { return rusageCPU(rusageThread) }

@@ -20,15 +20,22 @@ import (
 // withScript serves every role with the mock persona and a script (YAML).
 func withScript(t *testing.T, script string) runOpt {
 	t.Helper()
+	s := loadScript(t, script)
+	return func(o *nexus.Options) { o.Registry = mockRegistry(mock.Options{Script: s}) }
+}
+
+// loadScript loads a mock script from its text (YAML, or JSON).
+func loadScript(t *testing.T, script string) *mock.Script {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "script.yaml")
-	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s, err := mock.LoadScript(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(o *nexus.Options) { o.Registry = mockRegistry(mock.Options{Script: s}) }
+	return s
 }
 
 // resultFile is what a test reads back from result.json.

@@ -35,16 +35,7 @@ func leakyWorkers(t *testing.T) *mock.Script {
 	if err != nil {
 		t.Fatal(err)
 	}
-	yaml := "rules:\n  - schema: atom\n    text: '" + string(atom) + "'\n"
-	path := filepath.Join(t.TempDir(), "leaky.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, err := mock.LoadScript(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return loadScript(t, "rules:\n  - schema: atom\n    text: '"+string(atom)+"'\n")
 }
 
 func runLeaky(t *testing.T, policy string) *nexus.Result {

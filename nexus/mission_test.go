@@ -46,6 +46,23 @@ func mockRegistry(opts mock.Options) *providers.Registry {
 	return reg
 }
 
+// hookRegistry is mockRegistry plus kind (described by desc): the mock
+// personas with every call passing through hook, which lets the persona
+// (next) answer, or not, as the test needs.
+func hookRegistry(kind, desc string, hook func(ctx context.Context, req providers.Request, next providers.Provider) (providers.Response, error)) *providers.Registry {
+	reg := mockRegistry(mock.Options{})
+	reg.Register(providers.KindInfo{Kind: kind, Description: desc}, func(ref providers.Ref, _ providers.KindConfig) (providers.Provider, error) {
+		m, err := mock.New(ref.Model, mock.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
+			return hook(ctx, req, m)
+		}), nil
+	})
+	return reg
+}
+
 type runOpt func(*nexus.Options)
 
 func runMission(t *testing.T, mission, scale, provider string, opts ...runOpt) (*nexus.Result, error) {

@@ -678,22 +678,24 @@ func (r *runState) reviewers() []commanders.Reviewer {
 
 func (r *runState) review(ctx context.Context, rv commanders.Reviewer, aspects []string, views []commanders.BundleView, feedback string) []ReviewRecord {
 	r.noteLaunch(commanders.RoleReviewer, rv.Agent.ID)
-	r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvAgentStart, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String()})
+	phase, model := r.phaseOf(ctx), rv.Agent.Ref.String()
+	r.events.emit(Event{Phase: phase, Kind: EvAgentStart, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model})
 	cards, _, err := rv.Review(ctx, aspects, views, feedback)
 	if err != nil {
-		r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvFailure, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
-			Message: err.Error(), Data: map[string]any{"failure_class": string(providers.ClassOf(err))}})
-		r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
-			Data: map[string]any{"status": "failed", "failure_class": string(providers.ClassOf(err))}})
+		class := string(providers.ClassOf(err))
+		r.events.emit(Event{Phase: phase, Kind: EvFailure, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
+			Message: err.Error(), Data: map[string]any{"failure_class": class}})
+		r.events.emit(Event{Phase: phase, Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
+			Data: map[string]any{"status": "failed", "failure_class": class}})
 		return nil
 	}
-	r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rv.Agent.Ref.String(),
+	r.events.emit(Event{Phase: phase, Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
 		Data: map[string]any{"status": "complete"}})
 	var out []ReviewRecord
 	for _, c := range cards.Reviews {
-		rec := ReviewRecord{Reviewer: rv.Agent.ID, Model: rv.Agent.Ref.String(), BundleID: c.BundleID, Card: c, Total: c.Total()}
+		rec := ReviewRecord{Reviewer: rv.Agent.ID, Model: model, BundleID: c.BundleID, Card: c, Total: c.Total()}
 		out = append(out, rec)
-		r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvReview, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: rec.Model,
+		r.events.emit(Event{Phase: phase, Kind: EvReview, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
 			Data: map[string]any{"bundle_id": c.BundleID, "total": c.Total(), "conflicts": len(c.Conflicts), "quarantine": feedback != ""}})
 	}
 	name := fmt.Sprintf("reviews/%s.json", rv.Agent.ID)

@@ -429,11 +429,19 @@ func (r *runState) judgeCalls() int {
 	return n
 }
 
-// pathShape is the shape of a finished run: the hardening cycles its
-// bundles went through and whether any was quarantined.
+// pathShape is the shape of a finished run: its judgements, whether it was
+// preset, and what its bundles went through (bundleShape).
 func (r *runState) pathShape(res *Result) PathShape {
-	s := PathShape{JudgeCalls: r.judgeCalls(), Preset: r.opts.Preset != nil}
-	for _, o := range res.Bundles {
+	s := bundleShape(res.Bundles)
+	s.JudgeCalls, s.Preset = r.judgeCalls(), r.opts.Preset != nil
+	return s
+}
+
+// bundleShape is the part of a run's PathShape its bundles decide: the most
+// hardening cycles a bundle went through and whether any was quarantined.
+func bundleShape(bundles []*BundleOutcome) PathShape {
+	var s PathShape
+	for _, o := range bundles {
 		if o.Hardening != nil {
 			s.HardeningCycles = max(s.HardeningCycles, o.Hardening.Cycles)
 		}

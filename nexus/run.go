@@ -641,19 +641,17 @@ func aggregate(bundles []*BundleOutcome, planned int) ShadowAggregate {
 // from how it ended (runErr) and what it judged.
 func (r *runState) conclude(res *Result, runErr error) {
 	res.Aggregate = aggregate(res.Bundles, r.plan.Commanders)
-	res.Phase = r.phase()
 	res.Error, res.FailureClass = "", ""
 	r.mu.Lock()
-	ceiling := r.ceilingStopped
+	phase, interruptedIn, ceiling := r.curPhase, r.interruptedIn, r.ceilingStopped
 	r.mu.Unlock()
+	res.Phase = phase
 	a := res.Aggregate
 	switch {
 	case errors.Is(runErr, ErrInterrupted):
-		r.mu.Lock()
-		if r.interruptedIn != "" {
-			res.Phase = r.interruptedIn
+		if interruptedIn != "" {
+			res.Phase = interruptedIn
 		}
-		r.mu.Unlock()
 		res.Status, res.FailureClass = StatusInterrupted, ClassCancelled
 		res.Error = fmt.Sprintf("interrupted in phase %s: %s", res.Phase, a.counts())
 	case runErr != nil:
@@ -669,9 +667,9 @@ func (r *runState) conclude(res *Result, runErr error) {
 		}
 	case !a.Complete():
 		res.Status = StatusIncomplete
-		res.Error = a.Describe()
+		res.Error = a.counts()
 		if a.Scored > 0 {
-			res.Error = "fewer bundles judged than planned: " + a.counts()
+			res.Error = "fewer bundles judged than planned: " + res.Error
 		}
 		if !res.ShadowValid {
 			res.Error = res.ShadowReason + ": " + res.Error

@@ -16,7 +16,6 @@ import (
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
-	"github.com/swarm-dev/swarm/providers/mock"
 )
 
 // The judge needs only a bundle and the verified envelope: Phase 6 must not
@@ -26,24 +25,17 @@ import (
 func TestJudgingDoesNotWaitForCrossReview(t *testing.T) {
 	judged := make(chan struct{})
 	var once sync.Once
-	reg := mockRegistry(mock.Options{})
-	reg.Register(providers.KindInfo{Kind: "held", Description: "mock whose reviewers wait for a judged bundle"}, func(ref providers.Ref, _ providers.KindConfig) (providers.Provider, error) {
-		m, err := mock.New(ref.Model, mock.Options{})
-		if err != nil {
-			return nil, err
-		}
-		return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
-			if req.Caller.Role == commanders.RoleReviewer {
-				select {
-				case <-judged:
-				case <-time.After(10 * time.Second):
-					return providers.Response{}, errors.New("no bundle was judged while the cross-review was under way")
-				case <-ctx.Done():
-					return providers.Response{}, ctx.Err()
-				}
+	reg := hookRegistry("held", "mock whose reviewers wait for a judged bundle", func(ctx context.Context, req providers.Request, m providers.Provider) (providers.Response, error) {
+		if req.Caller.Role == commanders.RoleReviewer {
+			select {
+			case <-judged:
+			case <-time.After(10 * time.Second):
+				return providers.Response{}, errors.New("no bundle was judged while the cross-review was under way")
+			case <-ctx.Done():
+				return providers.Response{}, ctx.Err()
 			}
-			return m.Complete(ctx, req)
-		}), nil
+		}
+		return m.Complete(ctx, req)
 	})
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "held:honest", func(o *nexus.Options) {
 		o.Registry = reg
@@ -148,24 +140,17 @@ func TestParallelJudgingIsDeterministicAndStillHardens(t *testing.T) {
 func TestCrossReviewSeesBundlesAsTheyArrived(t *testing.T) {
 	var mu sync.Mutex
 	var prompts []string
-	reg := mockRegistry(mock.Options{})
-	reg.Register(providers.KindInfo{Kind: "spy", Description: "mock recording reviewer prompts"}, func(ref providers.Ref, _ providers.KindConfig) (providers.Provider, error) {
-		m, err := mock.New(ref.Model, mock.Options{})
-		if err != nil {
-			return nil, err
-		}
-		return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
-			if req.Caller.Role == commanders.RoleReviewer {
-				var b strings.Builder
-				for _, m := range req.Messages {
-					b.WriteString(m.Content)
-				}
-				mu.Lock()
-				prompts = append(prompts, b.String())
-				mu.Unlock()
+	reg := hookRegistry("spy", "mock recording reviewer prompts", func(ctx context.Context, req providers.Request, m providers.Provider) (providers.Response, error) {
+		if req.Caller.Role == commanders.RoleReviewer {
+			var b strings.Builder
+			for _, m := range req.Messages {
+				b.WriteString(m.Content)
 			}
-			return m.Complete(ctx, req)
-		}), nil
+			mu.Lock()
+			prompts = append(prompts, b.String())
+			mu.Unlock()
+		}
+		return m.Complete(ctx, req)
 	})
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
 		o.Registry = reg

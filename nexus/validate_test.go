@@ -8,7 +8,6 @@ import (
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
-	"github.com/swarm-dev/swarm/providers/mock"
 )
 
 // An answer is validated once, the way Structured reads it, so the run's
@@ -16,19 +15,12 @@ import (
 // member (what OpenAI's strict mode sends for an absent optional field) is
 // a valid atom, not a schema violation counted in the telemetry.
 func TestAnswersAreCheckedTheWayTheyAreRead(t *testing.T) {
-	reg := mockRegistry(mock.Options{})
-	reg.Register(providers.KindInfo{Kind: "nulls", Description: "mock whose workers add a null member"}, func(ref providers.Ref, _ providers.KindConfig) (providers.Provider, error) {
-		m, err := mock.New(ref.Model, mock.Options{})
-		if err != nil {
-			return nil, err
+	reg := hookRegistry("nulls", "mock whose workers add a null member", func(ctx context.Context, req providers.Request, m providers.Provider) (providers.Response, error) {
+		resp, err := m.Complete(ctx, req)
+		if err == nil && req.Caller.Role == commanders.RoleWorker && strings.HasPrefix(resp.Text, "{") {
+			resp.Text = `{"x_absent":null,` + resp.Text[1:]
 		}
-		return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
-			resp, err := m.Complete(ctx, req)
-			if err == nil && req.Caller.Role == commanders.RoleWorker && strings.HasPrefix(resp.Text, "{") {
-				resp.Text = `{"x_absent":null,` + resp.Text[1:]
-			}
-			return resp, err
-		}), nil
+		return resp, err
 	})
 	res, err := runMission(t, loadMission(t, "test-gap-hunt.md"), "ss-50", "nulls:honest", func(o *nexus.Options) { o.Registry = reg })
 	if err != nil {
