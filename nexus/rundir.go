@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // RunDir is a run's directory:
@@ -70,15 +69,23 @@ func prepareDir(path string, force bool) (RunDir, error) {
 }
 
 // openLog opens a run directory's log for appending, creating it with perm;
-// it refuses a symbolic link (O_NOFOLLOW) or anything but a regular file.
+// it refuses a symbolic link or anything but a regular file. On Unix
+// O_NOFOLLOW refuses a link as the file is opened; elsewhere a link found
+// before opening is refused, and the opened file must be the one at path.
 func openLog(path string, perm os.FileMode) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, perm)
+	notRegular := fmt.Errorf("open %s: not a regular file", path)
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, notRegular
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|oNoFollow, perm)
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	fi, err := f.Stat()
+	li, lerr := os.Lstat(path)
+	if err != nil || lerr != nil || !fi.Mode().IsRegular() || !os.SameFile(fi, li) {
 		f.Close()
-		return nil, fmt.Errorf("open %s: not a regular file", path)
+		return nil, notRegular
 	}
 	return f, nil
 }

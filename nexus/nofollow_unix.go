@@ -1,0 +1,8 @@
+//go:build unix
+
+package nexus
+
+import "syscall"
+
+// oNoFollow makes opening a symbolic link fail (ELOOP) instead of following it.
+const oNoFollow = syscall.O_NOFOLLOW
