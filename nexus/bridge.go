@@ -124,8 +124,9 @@ func leakFeedback(leaks []commanders.Leak) string {
 
 // scan records leakage in an agent's output, already redacted: the hits
 // still in text (code patterns, which are reported, not removed) and the
-// secrets redacted from it. It returns the hit count.
-func (m *missionSandbox) scan(r *runState, role, agent, model, text string, redacted []commanders.Leak) int {
+// secrets redacted from it. It returns the hit count. phase is the phase
+// the output belongs to (atoms arrive in Phase 4 while 5 and 6 run).
+func (m *missionSandbox) scan(r *runState, phase, role, agent, model, text string, redacted []commanders.Leak) int {
 	hits := m.detector.Scan(text)
 	for _, l := range redacted {
 		h := boundary.Hit{Kind: l.Kind, Name: l.Name}
@@ -146,14 +147,14 @@ func (m *missionSandbox) scan(r *runState, role, agent, model, text string, reda
 	for _, h := range hits {
 		names = append(names, h.Name)
 	}
-	r.events.emit(Event{Phase: r.phase(), Kind: EvLeakage, Role: role, AgentID: agent, Model: model,
+	r.events.emit(Event{Phase: phase, Kind: EvLeakage, Role: role, AgentID: agent, Model: model,
 		Message: fmt.Sprintf("%d leakage hits: %s", len(hits), strings.Join(names, ", ")), Data: map[string]any{"hits": len(hits), "max_severity": boundary.MaxSeverity(hits).String()}})
 	return len(hits)
 }
 
 // atomDone bridges a worker's atom and feeds the breaker keyed by model.
 func (m *missionSandbox) atomDone(r *runState, parent string, a commanders.AtomResult) {
-	leaks := m.scan(r, commanders.RoleWorker, a.AgentID, a.Model, a.Atom.Content, a.Leaks)
+	leaks := m.scan(r, "4", commanders.RoleWorker, a.AgentID, a.Model, a.Atom.Content, a.Leaks)
 	schema := 0
 	if a.Class == providers.ClassSchemaInvalid || a.Class == providers.ClassUnparseable {
 		schema = 1
@@ -177,7 +178,7 @@ func (m *missionSandbox) atomDone(r *runState, parent string, a commanders.AtomR
 		r.mu.Lock()
 		r.trips++
 		r.mu.Unlock()
-		r.events.emit(Event{Phase: r.phase(), Kind: EvBreakerTrip, Model: a.Model,
+		r.events.emit(Event{Phase: "4", Kind: EvBreakerTrip, Model: a.Model,
 			Message: fmt.Sprintf("sandbox circuit breaker: rolling toxicity of %s crossed the threshold; no more work for it in this run", a.Model)})
 	}
 }
@@ -202,7 +203,7 @@ func (m *missionSandbox) finish(r *runState, res *Result) sandbox.MissionReport 
 					own = append(own, l)
 				}
 			}
-			mb.LeakHits = m.scan(r, commanders.RoleCommander, o.Commander, o.Model, o.Bundle.Text(), own)
+			mb.LeakHits = m.scan(r, r.phase(), commanders.RoleCommander, o.Commander, o.Model, o.Bundle.Text(), own)
 		}
 		if o.Final != nil && res.ShadowValid {
 			mb.Scored, mb.SealedPassed, mb.SealedTotal = true, o.Final.Passed, o.Final.Total

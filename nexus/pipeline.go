@@ -491,23 +491,26 @@ func countOK(outs []*BundleOutcome) int {
 	return n
 }
 
+// hooks are the commanders' callbacks. Their events belong to Phase 4, the
+// commanders' execution, whichever phase was entered last (5 and 6 run beside
+// it).
 func (r *runState) hooks() commanders.Hooks {
 	return commanders.Hooks{
 		AgentStarted: func(role, id, model string) {
 			r.noteLaunch(role, id)
-			r.events.emit(Event{Phase: r.phase(), Kind: EvAgentStart, Role: role, AgentID: id, Model: model})
+			r.events.emit(Event{Phase: "4", Kind: EvAgentStart, Role: role, AgentID: id, Model: model})
 		},
 		AgentFinished: func(role, id, model, status string, class providers.Class) {
 			d := map[string]any{"status": status}
 			if class != "" {
 				d["failure_class"] = string(class)
 			}
-			r.events.emit(Event{Phase: r.phase(), Kind: EvAgentFinish, Role: role, AgentID: id, Model: model, Data: d})
+			r.events.emit(Event{Phase: "4", Kind: EvAgentFinish, Role: role, AgentID: id, Model: model, Data: d})
 		},
 		MayLaunch: r.mayLaunch,
 		Redact:    redactLeaks,
 		Refused: func(id string, asked, allowed int) {
-			r.events.emit(Event{Phase: r.phase(), Kind: EvDepthGuard, AgentID: id,
+			r.events.emit(Event{Phase: "4", Kind: EvDepthGuard, AgentID: id,
 				Message: fmt.Sprintf("plan asked for %d children; config allows %d", asked, allowed),
 				Data:    map[string]any{"asked": asked, "allowed": allowed}})
 		},
@@ -532,7 +535,7 @@ func (r *runState) absorb(ctx context.Context, o *BundleOutcome, res commanders.
 	o.Leaks = len(o.LeakReport)
 	r.cutOff(ctx, o, res)
 	if o.Failed {
-		r.events.emit(Event{Phase: r.phase(), Kind: EvFailure, Role: commanders.RoleCommander, AgentID: res.CommanderID, Model: res.Model,
+		r.events.emit(Event{Phase: "4", Kind: EvFailure, Role: commanders.RoleCommander, AgentID: res.CommanderID, Model: res.Model,
 			Message: o.Error, Data: map[string]any{"failure_class": string(o.FailureClass), "domain": res.Domain}})
 	}
 	_ = r.dir.WriteJSON("bundles/"+o.ID+".json", map[string]any{
