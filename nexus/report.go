@@ -122,8 +122,17 @@ func (r *runState) writeFinal(res *Result) {
 }
 
 func (r *runState) actionReport(res *Result) string {
+	var sandbox string
+	if r.opts.Config != nil && res.Sandbox != nil {
+		if s, ok := res.Sandbox.(interface{ Markdown() string }); ok {
+			sandbox = s.Markdown()
+		}
+	}
+	return renderActionReport(r.plan, res, sandbox)
+}
+
+func renderActionReport(p Plan, res *Result, sandbox string) string {
 	var b strings.Builder
-	p := r.plan
 	fmt.Fprintf(&b, "# Action report: %s\n\n", p.MissionTitle)
 	fmt.Fprintf(&b, "Run `%s` · scale %s · personality %s · seed %d\n\n", p.RunID, p.Scale, p.Personality, p.Seed)
 	a := res.Aggregate
@@ -218,11 +227,7 @@ func (r *runState) actionReport(res *Result) string {
 			fmt.Fprintf(&b, "> ⚠️ **Shadow Gate warning**: `%s` proceeds with Shadow Score %.1f%% (%s); its report is attached: `reports/%s.json`.\n\n", o.ID, *o.ShadowScore, o.Level, o.ID)
 		}
 	}
-	if r.opts.Config != nil && res.Sandbox != nil {
-		if s, ok := res.Sandbox.(interface{ Markdown() string }); ok {
-			b.WriteString(s.Markdown())
-		}
-	}
+	b.WriteString(sandbox)
 	b.WriteString("## Agent tally\n\n| role | launched | planned |\n|---|---|---|\n")
 	pl, la := t.Agents, t.AgentsLaunched
 	fmt.Fprintf(&b, "| nexus | %d | %d |\n| commanders | %d | %d |\n| squad leads | %d | %d |\n| workers | %d | %d |\n| reviewers | %d | %d |\n| **total** | **%d** | **%d** |\n\n",

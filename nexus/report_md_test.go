@@ -1,0 +1,186 @@
+package nexus
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/swarm-dev/swarm/shadow"
+)
+
+// The files under testdata/report pin report.md for the run endings and
+// bundle states a golden mock run does not reach. They were written by the
+// strings.Builder version of the report, before it became a template.
+var updateReports = flag.Bool("update", false, "rewrite testdata/report/*.golden")
+
+func fp(x float64) *float64 { return &x }
+
+// reportPlan is the plan every case reports on.
+func reportPlan() Plan {
+	return Plan{RunID: "20250101-120000-auth-ss-50", Scale: "ss-50", Personality: "balanced", Seed: 42,
+		CostCeilingUSD: 5, MissionTitle: "Migrate authentication"}
+}
+
+func reportTelemetry(failures map[string]int) Telemetry {
+	return Telemetry{
+		Agents:         AgentTally{Nexus: 1, Commanders: 3, SquadLeads: 3, Workers: 6, Reviewers: 3, Total: 16},
+		AgentsLaunched: AgentTally{Nexus: 1, Commanders: 3, SquadLeads: 2, Workers: 5, Reviewers: 3, Total: 14},
+		Calls:          31, InputTokens: 20123, OutputTokens: 4567, CostUSD: 0.01234, WallMS: 83500,
+		FailureClasses: failures,
+	}
+}
+
+// judged is a bundle judged with the given initial and final score, gate and
+// (when cycles > 0) hardening.
+func judged(id, model string, initial, final float64, gate string, cycles int, inSynthesis bool) *BundleOutcome {
+	o := &BundleOutcome{ID: id, Model: model, Initial: &shadow.Evaluation{Score: initial}, ShadowScore: fp(final),
+		Level: string(shadow.LevelOf(final)), Gate: &shadow.GateDecision{Action: gate},
+		Review: MetaReview{Score: 0.756}, Tier: TierMajority, FormulaScore: 0.6789, InSynthesis: inSynthesis}
+	if cycles > 0 {
+		o.Hardening = &shadow.HardeningResult{Cycles: cycles, Velocity: (initial - final) / float64(cycles)}
+	}
+	return o
+}
+
+func fullSynthesis() *Synthesis {
+	return &Synthesis{
+		TopAction: "Rotate the signing keys first.",
+		Summary:   "Three bundles, two usable.",
+		QuickWins: []string{"Add PKCE to the\n  login flow", "Drop implicit grant"},
+		DeepWork:  []string{"Rewrite   the session store"},
+		Risks: []Risk{{Domain: "security", Level: "high", Note: "tokens\nleak   in logs"},
+			{Domain: "testing", Level: "low", Note: "fine"}},
+		Conflicts: []Conflict{{Topic: "token lifetime", Resolution: "15 minutes"}, {Topic: "refresh", Resolution: "rotate"}},
+		Gaps:      []string{"no rollback plan"},
+	}
+}
+
+const sandboxMarkdown = "## Distributional safety (sandbox)\n\n| scope | interactions |\n|---|---|\n| all | 6 |\n\n"
+
+func TestActionReportVariants(t *testing.T) {
+	cases := []struct {
+		name string
+		why  string
+		res  *Result
+		// sandbox is what the sandbox bridge's report renders, "" when off.
+		sandbox string
+	}{{
+		name: "complete",
+		why:  "every section filled: synthesis with risks, lists and conflicts, a warned, a hardened and a salvaged bundle, the sandbox part and a failure table",
+		res: &Result{Status: StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
+			Aggregate: ShadowAggregate{Median: fp(20), Mean: fp(21.25), Level: string(shadow.LevelModerate), Planned: 3, Scored: 3},
+			Synthesis: fullSynthesis(),
+			Bundles: []*BundleOutcome{
+				judged("security", "mock:honest", 10, 0, shadow.ActionProceed, 0, true),
+				judged("testing", "mock:sloppy", 40, 25, shadow.ActionWarn, 2, true),
+				func() *BundleOutcome {
+					o := judged("docs", "mock:deceptive", 80, 80, shadow.ActionReject, 1, false)
+					o.Salvaged = true
+					return o
+				}(),
+			},
+			Telemetry: reportTelemetry(map[string]int{"rate_limit": 2, "schema": 1})},
+		sandbox: sandboxMarkdown,
+	}, {
+		name: "failed",
+		why:  "a failed run: the banner with its class and the error on one line, no synthesis, a failed bundle row, no sandbox",
+		res: &Result{Status: StatusFailed, Phase: "3", FailureClass: "auth", Error: "provider said:\n  401   unauthorized",
+			ShadowValid: true, SealedHash: "sha256:abc",
+			Aggregate: ShadowAggregate{Level: "none", Planned: 2, Failed: 2},
+			Bundles: []*BundleOutcome{{ID: "security", Model: "openai:gpt-4.1", Failed: true, FailureClass: "auth", Tier: TierUnique},
+				{ID: "testing", Model: "openai:gpt-4.1", Failed: true, FailureClass: "timeout", Tier: TierUnique}},
+			Telemetry: reportTelemetry(map[string]int{"auth": 2})},
+	}, {
+		name: "interrupted",
+		why:  "Ctrl-C: the partial-run banner names the phase and what was scored",
+		res: &Result{Status: StatusInterrupted, Phase: "5", ShadowValid: true,
+			Aggregate: ShadowAggregate{Median: fp(0), Mean: fp(0), Level: string(shadow.LevelPerfect), Planned: 2, Scored: 1, Unjudged: 1},
+			Bundles: []*BundleOutcome{judged("security", "mock:honest", 0, 0, shadow.ActionProceed, 0, false),
+				{ID: "testing", Model: "mock:honest", Review: MetaReview{Score: 0.5}, Tier: TierMajority}},
+			Telemetry: reportTelemetry(nil)},
+	}, {
+		name: "invalid",
+		why:  "shadow scoring invalid: no Shadow Score row at all, the invalid banner in the metrics and in the shadow results",
+		res: &Result{Status: StatusInvalid, ShadowReason: "criteria hash mismatch", SealedHash: "sha256:abc",
+			Aggregate: ShadowAggregate{Level: "none", Planned: 2, Unjudged: 2},
+			Synthesis: &Synthesis{TopAction: "Do it."},
+			Bundles: []*BundleOutcome{{ID: "security", Model: "mock:honest", Review: MetaReview{Score: 0.7}, Tier: TierConsensus, FormulaScore: 0.5, InSynthesis: true},
+				{ID: "testing", Model: "mock:honest", Review: MetaReview{Score: 0.6}, Tier: TierMajority, InSynthesis: true}},
+			Telemetry: reportTelemetry(nil)},
+	}, {
+		name: "cost-ceiling",
+		why:  "the cost ceiling stopped the run: the partial banner and a salvaged bundle",
+		res: &Result{Status: StatusPartial, Error: "stopped by the cost ceiling: 1 of 2 scored (1 salvaged from finished atoms)", ShadowValid: true,
+			Aggregate: ShadowAggregate{Median: fp(50), Mean: fp(50), Level: string(shadow.LevelSignificant), Planned: 2, Scored: 1, Failed: 1, Salvaged: 1},
+			Bundles: []*BundleOutcome{func() *BundleOutcome {
+				o := judged("security", "mock:honest", 50, 50, shadow.ActionQuarantine, 0, true)
+				o.Salvaged = true
+				return o
+			}(), {ID: "testing", Model: "mock:honest", Failed: true, FailureClass: ClassCancelled, Tier: TierUnique}},
+			Telemetry: reportTelemetry(map[string]int{"cancelled": 1})},
+	}, {
+		name: "incomplete-k-of-n",
+		why:  "fewer bundles judged than planned: the score row says k of n scored",
+		res: &Result{Status: StatusIncomplete, Error: "fewer bundles judged than planned: 1 of 3 scored", ShadowValid: true,
+			Aggregate: ShadowAggregate{Median: fp(12.5), Mean: fp(12.5), Level: string(shadow.LevelMinor), Planned: 3, Scored: 1, Failed: 2},
+			Synthesis: &Synthesis{TopAction: "Ship.", Summary: ""},
+			Bundles:   []*BundleOutcome{judged("security", "mock:honest", 12.5, 12.5, shadow.ActionProceed, 0, true)},
+			Telemetry: reportTelemetry(nil)},
+	}, {
+		name: "incomplete-none-scored",
+		why:  "nothing judged with valid shadow scoring: the score row says none and why, never 0%",
+		res: &Result{Status: StatusIncomplete, Error: "no bundle was judged: 0 of 2 scored", ShadowValid: true,
+			Aggregate: ShadowAggregate{Level: "none", Planned: 2, Unjudged: 2},
+			Bundles: []*BundleOutcome{{ID: "security", Model: "mock:honest", Tier: TierUnique},
+				{ID: "testing", Model: "mock:honest", Tier: TierUnique}},
+			Telemetry: reportTelemetry(nil)},
+	}, {
+		name: "shadow-off",
+		why:  "shadow scoring disabled: advisory banner in the shadow results, the score row says none",
+		res: &Result{Status: StatusIncomplete, Error: "shadow scoring disabled: no bundle was judged: 0 of 1 scored", ShadowReason: "shadow scoring disabled",
+			Aggregate: ShadowAggregate{Level: "none", Planned: 1, Unjudged: 1},
+			Synthesis: &Synthesis{TopAction: "Ship."},
+			Bundles:   []*BundleOutcome{{ID: "security", Model: "mock:honest", Review: MetaReview{Score: 0.9}, Tier: TierConsensus, FormulaScore: 0.91, InSynthesis: true}},
+			Telemetry: reportTelemetry(nil)},
+		sandbox: sandboxMarkdown,
+	}, {
+		name: "table-breaking-text",
+		why:  "text from users and models goes in as it is (pipes, backticks, newlines outside oneLine): pins today's lack of escaping so a template cannot change it silently",
+		res: &Result{Status: StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
+			Aggregate: ShadowAggregate{Median: fp(0), Mean: fp(0), Level: string(shadow.LevelPerfect), Planned: 1, Scored: 1},
+			Synthesis: &Synthesis{TopAction: "Use `a|b`\nthen *c*", Summary: "line one\nline two",
+				Risks:     []Risk{{Domain: "sec|urity", Level: "hi|gh", Note: "a | b"}},
+				QuickWins: []string{"x | y"}, Conflicts: []Conflict{{Topic: "t|1", Resolution: "r\nr"}}, Gaps: []string{" "}},
+			Bundles:   []*BundleOutcome{judged("sec|urity", "mock:hon|est", 0, 0, shadow.ActionProceed, 0, true)},
+			Telemetry: reportTelemetry(map[string]int{"a|b": 1})},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := reportPlan()
+			if c.name == "table-breaking-text" {
+				p.MissionTitle = "Title with | pipe and\nnewline"
+			}
+			got := []byte(renderActionReport(p, c.res, c.sandbox))
+			path := filepath.Join("testdata", "report", c.name+".md.golden")
+			if *updateReports {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(want, got) {
+				t.Errorf("%s (%s): report.md differs (-want +got):\n%s", c.name, c.why, cmp.Diff(string(want), string(got)))
+			}
+		})
+	}
+}
