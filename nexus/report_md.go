@@ -1,0 +1,209 @@
+package nexus
+
+import (
+	"embed"
+	"fmt"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/shadow"
+)
+
+//go:embed templates/report.md.tmpl
+var templateFS embed.FS
+
+// reportTemplate renders report.md from a reportView; it holds the layout,
+// reportView the computations.
+var reportTemplate = template.Must(template.ParseFS(templateFS, "templates/report.md.tmpl"))
+
+// actionReport renders report.md. The sandbox part is the sandbox bridge's
+// own Markdown, when the run had a sandbox.
+func (r *runState) actionReport(res *Result) string {
+	var sandbox string
+	if r.opts.Config != nil && res.Sandbox != nil {
+		if s, ok := res.Sandbox.(interface{ Markdown() string }); ok {
+			sandbox = s.Markdown()
+		}
+	}
+	return renderActionReport(r.plan, res, sandbox)
+}
+
+// renderActionReport renders report.md of plan p and result res, with
+// sandbox (Markdown, "" for none) before the agent tally.
+func renderActionReport(p Plan, res *Result, sandbox string) string {
+	var b strings.Builder
+	if err := reportTemplate.Execute(&b, newReportView(p, res, sandbox)); err != nil {
+		// The view holds only strings, numbers and slices of them: a
+		// failure here is a bug in the template, which the tests render.
+		panic(fmt.Sprintf("report.md template: %v", err))
+	}
+	return b.String()
+}
+
+// reportView is what templates/report.md.tmpl shows: every number and
+// level formatted, every optional part nil or empty when absent.
+type reportView struct {
+	Title, RunID, Scale, Personality string
+	Seed                             int64
+	Banner                           *bannerView // nil for a complete run
+
+	Launched, Planned         AgentTally
+	Calls                     int
+	InputTokens, OutputTokens int
+	Cost, CostCeiling         string
+	Wall                      string
+	Score                     *scoreView // nil unless scoring was valid and judged a bundle
+	NoScore                   string     // why there is no score ("" when Score is set or the run is invalid)
+	SealedHash                string
+
+	Synthesis *synthesisView // nil when none was produced
+
+	ShadowInvalid bool // shadow scoring invalid or advisory: say why above the table
+	ShadowReason  string
+	Bundles       []bundleRow
+	Warnings      []gateWarning
+	Sandbox       string
+	Failures      []classCount
+}
+
+// bannerView is the line under the title of a run that did not complete;
+// Status is one of the Status* constants the template names.
+type bannerView struct {
+	Status       string
+	Phase        string
+	FailureClass providers.Class
+	Error        string // on one line for a failed run
+	Counts       string // what was scored, in words
+	ShadowReason string
+	Planned      int
+}
+
+type scoreView struct {
+	Median, Mean    string
+	Indicator       string
+	Scored, Planned int
+}
+
+type synthesisView struct {
+	TopAction, Summary  string
+	Risks               []Risk // notes on one line
+	QuickWins, DeepWork listView
+	Conflicts           []Conflict
+	Gaps                listView
+}
+
+// listView is a titled bullet list; its items are on one line each.
+type listView struct {
+	Title string
+	Items []string
+}
+
+// bundleRow is one row of the Shadow results table.
+type bundleRow struct {
+	ID, Model    string
+	Failed       bool
+	FailureClass providers.Class
+	Salvaged     bool
+	// "–" when not measured.
+	Initial, Final, Level, Cycles, Velocity, Gate string
+	Review, Tier, Formula, InSynthesis            string
+}
+
+type gateWarning struct {
+	ID, Score, Level string
+}
+
+type classCount struct {
+	Class string
+	Count int
+}
+
+func newReportView(p Plan, res *Result, sandbox string) reportView {
+	a, t := res.Aggregate, res.Telemetry
+	v := reportView{
+		Title: p.MissionTitle, RunID: p.RunID, Scale: p.Scale, Personality: p.Personality, Seed: p.Seed,
+		Launched: t.AgentsLaunched, Planned: t.Agents, Calls: t.Calls, InputTokens: t.InputTokens, OutputTokens: t.OutputTokens,
+		Cost: fmt.Sprintf("%.4f", t.CostUSD), CostCeiling: fmt.Sprintf("%.2f", p.CostCeilingUSD),
+		Wall:          (time.Duration(t.WallMS) * time.Millisecond).String(),
+		SealedHash:    res.SealedHash,
+		ShadowInvalid: !res.ShadowValid, ShadowReason: res.ShadowReason,
+		Sandbox: sandbox,
+	}
+	switch res.Status {
+	case StatusInterrupted, StatusFailed, StatusInvalid, StatusPartial, StatusIncomplete:
+		v.Banner = &bannerView{Status: res.Status, Phase: res.Phase, FailureClass: res.FailureClass, Error: res.Error,
+			Counts: a.counts(), ShadowReason: res.ShadowReason, Planned: a.Planned}
+		if res.Status == StatusFailed {
+			v.Banner.Error = oneLine(res.Error)
+		}
+	}
+	switch {
+	case res.ShadowValid && a.Median != nil && a.Mean != nil:
+		v.Score = &scoreView{Median: fmt.Sprintf("%.1f", *a.Median), Mean: fmt.Sprintf("%.1f", *a.Mean),
+			Indicator: shadow.Level(a.Level).Indicator(), Scored: a.Scored, Planned: a.Planned}
+	case res.Status != StatusInvalid:
+		v.NoScore = a.counts()
+	}
+	if s := res.Synthesis; s != nil {
+		sv := &synthesisView{TopAction: s.TopAction, Summary: s.Summary, Conflicts: s.Conflicts,
+			QuickWins: newList("Quick wins", s.QuickWins), DeepWork: newList("Deep work", s.DeepWork), Gaps: newList("Gaps", s.Gaps)}
+		for _, k := range s.Risks {
+			k.Note = oneLine(k.Note)
+			sv.Risks = append(sv.Risks, k)
+		}
+		v.Synthesis = sv
+	}
+	for _, o := range res.Bundles {
+		v.Bundles = append(v.Bundles, newBundleRow(o))
+		// The gate lets moderate bundles proceed only with their report
+		// attached and a warning.
+		if o.Gate != nil && o.Gate.Action == shadow.ActionWarn && o.ShadowScore != nil {
+			v.Warnings = append(v.Warnings, gateWarning{ID: o.ID, Score: fmt.Sprintf("%.1f", *o.ShadowScore), Level: o.Level})
+		}
+	}
+	for _, k := range sortedKeys(t.FailureClasses) {
+		v.Failures = append(v.Failures, classCount{Class: k, Count: t.FailureClasses[k]})
+	}
+	return v
+}
+
+func newList(title string, xs []string) listView {
+	l := listView{Title: title}
+	for _, x := range xs {
+		l.Items = append(l.Items, oneLine(x))
+	}
+	return l
+}
+
+func newBundleRow(o *BundleOutcome) bundleRow {
+	row := bundleRow{ID: o.ID, Model: o.Model, Failed: o.Failed, FailureClass: o.FailureClass, Salvaged: o.Salvaged,
+		Initial: "–", Final: "–", Level: "–", Cycles: "–", Velocity: "–", Gate: "–",
+		Review: fmt.Sprintf("%.2f", o.Review.Score), Tier: o.Tier, Formula: fmt.Sprintf("%.2f", o.FormulaScore), InSynthesis: yesNo(o.InSynthesis)}
+	if o.Initial != nil {
+		row.Initial = fmt.Sprintf("%.1f", o.Initial.Score)
+	}
+	if o.ShadowScore != nil {
+		row.Final = fmt.Sprintf("%.1f", *o.ShadowScore)
+		row.Level = shadow.Level(o.Level).Indicator() + " " + o.Level
+	}
+	if o.Gate != nil {
+		row.Gate = o.Gate.Action
+	}
+	if o.Hardening != nil {
+		row.Cycles = fmt.Sprint(o.Hardening.Cycles)
+		row.Velocity = fmt.Sprintf("%.1f", o.Hardening.Velocity)
+	}
+	return row
+}
+
+// oneLine collapses every run of white space, newlines included, to one space.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func yesNo(v bool) string {
+	if v {
+		return "yes"
+	}
+	return "no"
+}
