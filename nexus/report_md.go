@@ -12,11 +12,11 @@ import (
 )
 
 //go:embed templates/report.md.tmpl
-var templateFS embed.FS
+var reportTemplateFS embed.FS
 
 // reportTemplate renders report.md from a reportView; it holds the layout,
 // reportView the computations.
-var reportTemplate = template.Must(template.ParseFS(templateFS, "templates/report.md.tmpl"))
+var reportTemplate = template.Must(template.ParseFS(reportTemplateFS, "templates/report.md.tmpl"))
 
 // actionReport renders report.md. The sandbox part is the sandbox bridge's
 // own Markdown, when the run had a sandbox.
