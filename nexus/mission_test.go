@@ -67,12 +67,23 @@ type runOpt func(*nexus.Options)
 
 func runMission(t *testing.T, mission, scale, provider string, opts ...runOpt) (*nexus.Result, error) {
 	t.Helper()
+	return runMissionWith(t, mission, scale, provider, nil, opts...)
+}
+
+// runMissionWith prepares the mission with popts (provider wrapping,
+// shared limits) and runs it.
+func runMissionWith(t *testing.T, mission, scale, provider string, popts []nexus.Option, opts ...runOpt) (*nexus.Result, error) {
+	t.Helper()
 	o := nexus.Options{Config: defaultConfig(t), Registry: mockRegistry(mock.Options{}), Mission: mission, MissionName: "test",
 		Scale: scale, Provider: provider, OutDir: filepath.Join(t.TempDir(), "run"), KeepPrompts: true, KeepEvents: true}
 	for _, f := range opts {
 		f(&o)
 	}
-	return nexus.Run(t.Context(), o)
+	m, err := nexus.Prepare(o, popts...)
+	if err != nil {
+		return nil, err
+	}
+	return m.Run(t.Context())
 }
 
 func phasesInOrder(events []nexus.Event) []string {

@@ -14,7 +14,7 @@ import (
 // and decomposition only; the envelope goes to sealed/envelope.json (0600)
 // and only its hash enters the events.
 func (r *runState) seal(ctx context.Context, dec Decomposition) (*shadow.Envelope, error) {
-	if pre := r.opts.Preset; pre != nil && pre.Envelope != nil {
+	if pre := r.preset; pre != nil && pre.Envelope != nil {
 		if err := shadow.WriteSealed(r.dir.EnvelopePath(), pre.Envelope); err != nil {
 			return nil, err
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -18,13 +17,6 @@ import (
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
 )
-
-// Preset carries a decomposition and sealed envelope made earlier, so several
-// runs are judged against the same criteria (compare).
-type Preset struct {
-	Decomposition Decomposition
-	Envelope      *shadow.Envelope
-}
 
 // BundleOutcome is everything a run learned about one domain's bundle.
 type BundleOutcome struct {
@@ -110,109 +102,9 @@ type ShadowAggregate struct {
 	Salvaged int    `json:"salvaged"` // of the bundles, built from finished atoms after the cost ceiling
 }
 
-// Run executes a mission end to end: phases 0-8. Everything is written to
-// the run directory as it happens; on cancellation what exists is written
-// and ErrInterrupted is returned with the partial Result.
-func Run(ctx context.Context, o Options) (*Result, error) {
-	plan, err := Intake(o)
-	if err != nil {
-		return nil, err
-	}
-	if o.Registry == nil {
-		return nil, fmt.Errorf("%w: no provider registry", ErrBadInput)
-	}
-	// A missing API key or an unknown model is bad input: say so before a
-	// run directory exists or anything is spent.
-	var unusable []string // every one, so a user fixes them in one go
-	built := map[string]providers.Provider{}
-	for _, ref := range plan.Roster.Refs() {
-		p, err := o.Registry.New(ref, o.Config.Providers[ref.Kind])
-		if err != nil {
-			unusable = append(unusable, fmt.Sprintf("%s: %v", ref, err))
-			continue
-		}
-		built[ref.String()] = p
-	}
-	if len(unusable) > 0 {
-		return nil, fmt.Errorf("%w: %s", ErrBadInput, strings.Join(unusable, "; "))
-	}
-	now := time.Now
-	if o.Now != nil {
-		now = o.Now
-	}
-	dirPath := o.OutDir
-	if dirPath == "" {
-		dirPath = o.Config.Run.OutDir + string(os.PathSeparator) + plan.RunID
-	}
-	dir, err := prepareDir(dirPath, o.Force)
-	if err != nil {
-		return nil, err
-	}
-	r := &runState{opts: o, cfg: o.Config, plan: plan, dir: dir, built: built, byRole: map[string]*usageStats{}, byModel: map[string]*usageStats{},
-		classes: map[providers.Class]int{}, provs: map[string]providers.Provider{}, breakers: map[string]*breaker{}, start: now()}
-	r.noteLaunch(commanders.RoleNexus, "nexus")
-	r.events, err = newEventLog(dir.Join("events.jsonl"), now, o.KeepEvents, o.Observers...)
-	if err != nil {
-		return nil, err
-	}
-	defer r.events.close()
-	r.transcripts, err = newTranscriptLog(dir.Join("transcripts.jsonl"), o.KeepPrompts)
-	if err != nil {
-		return nil, err
-	}
-	defer r.transcripts.close()
-	if err := dir.WriteFile("mission.md", []byte(strings.TrimSpace(o.Mission)+"\n"), 0o644); err != nil {
-		return nil, err
-	}
-	if eff, err := o.Config.Effective(); err == nil {
-		_ = dir.WriteFile("config.effective.yml", eff, 0o644)
-	}
-	if o.Config.Sandbox.Enabled {
-		if r.sb, err = newMissionSandbox(o.Config.Sandbox, o.Config.CircuitBreaker); err != nil {
-			return nil, err
-		}
-	}
-	r.limits = o.Limits
-	if r.limits == nil {
-		r.limits = &providers.LimitSet{}
-	}
-	res := &Result{Plan: plan, Dir: dir.Path, ShadowValid: true}
-	r.done = ctx.Done()
-	err = r.run(ctx, res)
-	if ctx.Err() != nil && err == nil {
-		err = ErrInterrupted
-	}
-	if err != nil && errors.Is(err, context.Canceled) {
-		err = ErrInterrupted
-	}
-	res.Interrupted = errors.Is(err, ErrInterrupted)
-	if err != nil || res.Status == "" {
-		// Phase 8 wrote the final files of a run that got there; any other
-		// ending (a failure in any phase, an interruption, StopAfterSeal)
-		// writes them here, so result.json always exists.
-		r.conclude(res, err)
-		r.writeFinal(res)
-	}
-	res.Events = r.events.events()
-	res.Transcripts = r.transcripts.prompts
-	end := map[string]any{"ok": res.OK, "status": res.Status, "phase": res.Phase, "dir": dir.Path,
-		"bundles_planned": res.Aggregate.Planned, "bundles_scored": res.Aggregate.Scored}
-	if res.FailureClass != "" {
-		end["failure_class"] = string(res.FailureClass)
-	}
-	if err != nil {
-		r.events.emit(Event{Kind: EvRunEnd, Message: err.Error(), Data: end})
-		return res, err
-	}
-	msg := "run complete"
-	if !res.OK {
-		msg = "run " + res.Status + ": " + res.Error
-	}
-	r.events.emit(Event{Kind: EvRunEnd, Message: msg, Data: end})
-	return res, nil
-}
-
-func (r *runState) run(ctx context.Context, res *Result) error {
+// sealPhases runs Phase 0's briefing and Phases 1 and 1.5 (with r.preset,
+// without LLM calls).
+func (r *runState) sealPhases(ctx context.Context, res *Result) error {
 	p := r.plan
 	r.enter("0", "intake")
 	r.events.emit(Event{Phase: "0", Kind: EvBriefing, Message: p.MissionTitle, Data: map[string]any{
@@ -233,7 +125,7 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 	// Phase 1: decomposition.
 	r.enter("1", "decomposition")
 	var dec Decomposition
-	if pre := r.opts.Preset; pre != nil {
+	if pre := r.preset; pre != nil {
 		dec = pre.Decomposition.clone()
 	} else {
 		nexus, err := r.agent(commanders.RoleNexus, "nexus", p.Roster.Nexus)
@@ -269,14 +161,15 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 	res.SealedHash, res.TaskHash = env.SealedHash, env.TaskHash
 	r.events.emit(Event{Phase: "1.5", Kind: EvSealed, Message: "criteria sealed before any commander starts",
 		Data: map[string]any{"sealed_hash": env.SealedHash, "task_hash": env.TaskHash, "criteria_count": env.CriteriaCount}})
+	r.env = env
 	r.leave("1.5", nil)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if r.opts.StopAfterSeal {
-		return nil
-	}
+	return nil
+}
 
+// execute runs Phases 2 to 8 against the sealed envelope.
+func (r *runState) execute(ctx context.Context, res *Result, sealed *Sealed) error {
+	p, dec, env := r.plan, res.Decomposition, sealed.Envelope
+	settings := r.settings()
 	// Phase 2: capsules.
 	r.enter("2", "context capsules")
 	scale, _ := r.cfg.ScaleFor(p.Scale)

@@ -433,7 +433,7 @@ func (r *runState) judgeCalls() int {
 // preset, and what its bundles went through (bundleShape).
 func (r *runState) pathShape(res *Result) PathShape {
 	s := bundleShape(res.Bundles)
-	s.JudgeCalls, s.Preset = r.judgeCalls(), r.opts.Preset != nil
+	s.JudgeCalls, s.Preset = r.judgeCalls(), r.preset != nil
 	return s
 }
 

@@ -61,20 +61,6 @@ type Options struct {
 	// KeepEvents keeps every event in memory (Result.Events) for tests and
 	// audits; otherwise events are only streamed (events.jsonl, Observers).
 	KeepEvents bool
-	// Wrap, when set, wraps every provider before recording, so what it
-	// answers (say, the compare command's cache) is still recorded as a
-	// call with its tokens, cost and latency.
-	Wrap func(ref providers.Ref, p providers.Provider) providers.Provider
-	// Limits, when set, holds each provider kind's concurrency cap and rate
-	// limit, so runs going on at once (compare) share them. Default: one set
-	// per run, shared by every model of a kind within it.
-	Limits *providers.LimitSet
-	// Preset reuses an earlier decomposition and sealed envelope (compare
-	// seals once per mission). Phases 1 and 1.5 then make no LLM calls.
-	Preset *Preset
-	// StopAfterSeal ends the run after Phase 1.5 (compare seals once and
-	// reuses the decomposition and envelope for every contender).
-	StopAfterSeal bool
 	// Replays, when > 1, runs the mission that many times in all (same
 	// envelope, seeds seed..seed+K−1) to measure incoherence.
 	Replays int
@@ -105,9 +91,9 @@ type Plan struct {
 
 var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
 
-// Intake is Phase 0: it validates the mission and options and computes the
+// intake is Phase 0: it validates the mission and options and computes the
 // plan. It makes no LLM call and writes nothing.
-func Intake(o Options) (Plan, error) {
+func intake(o Options) (Plan, error) {
 	if o.Config == nil {
 		return Plan{}, fmt.Errorf("%w: no configuration", ErrBadInput)
 	}
@@ -256,6 +242,11 @@ type runState struct {
 	start         time.Time
 	sb            *missionSandbox
 	sbDone        bool
+
+	wrap     func(providers.Ref, providers.Provider) providers.Provider
+	preset   *Sealed          // Phases 1 and 1.5 reuse it (RunSealed)
+	env      *shadow.Envelope // sealed in Phase 1.5
+	sealOnly bool             // the mission was closed after sealing
 }
 
 func (r *runState) phase() string {
@@ -396,8 +387,8 @@ func (r *runState) provider(ref providers.Ref) (providers.Provider, error) {
 		return nil, fmt.Errorf("%w: %s: %v", ErrBadInput, ref, err)
 	}
 	p := raw
-	if r.opts.Wrap != nil {
-		p = r.opts.Wrap(ref, p)
+	if r.wrap != nil {
+		p = r.wrap(ref, p)
 	}
 	// The role's token ceiling applies before the cache looks the call up.
 	p = r.recorded(ref, r.tokenCeiling(p))
@@ -468,7 +459,8 @@ const (
 	StatusFailed = "failed"
 	// StatusInterrupted: the run was cancelled (Ctrl-C).
 	StatusInterrupted = "interrupted"
-	// StatusSealed: the run stopped after Phase 1.5 as asked (StopAfterSeal).
+	// StatusSealed: the mission was sealed and closed without running
+	// (Mission.Seal, then Mission.Close).
 	StatusSealed = "sealed"
 )
 
@@ -537,7 +529,7 @@ func (r *runState) conclude(res *Result, runErr error) {
 		res.Error = fmt.Sprintf("interrupted in phase %s: %s", res.Phase, a.counts())
 	case runErr != nil:
 		res.Status, res.FailureClass, res.Error = StatusFailed, providers.ClassOf(runErr), runErr.Error()
-	case r.opts.StopAfterSeal:
+	case r.sealOnly:
 		res.Status = StatusSealed
 	case !res.ShadowValid && r.cfg.ShadowScoring.Enabled:
 		res.Status, res.Error = StatusInvalid, "shadow scoring invalid: "+res.ShadowReason
