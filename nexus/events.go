@@ -60,14 +60,6 @@ func withPhase(ctx context.Context, phase string) context.Context {
 	return context.WithValue(ctx, phaseKey{}, phase)
 }
 
-// phaseOf is the phase ctx was tagged with, else the phase entered last.
-func (r *runState) phaseOf(ctx context.Context) string {
-	if p, ok := ctx.Value(phaseKey{}).(string); ok {
-		return p
-	}
-	return r.phase()
-}
-
 // Observer receives every event as it is emitted (progress views, --json).
 // Observers are called one event at a time, in seq order; they must return
 // quickly and must not start a run of their own.

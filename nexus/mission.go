@@ -185,7 +185,7 @@ func (m *Mission) sealLocked(ctx context.Context, preset *Sealed) error {
 			return err
 		}
 	}
-	m.r.done = ctx.Done()
+	m.r.rec.watch(ctx.Done())
 	m.r.preset = preset
 	err := m.r.sealPhases(ctx, m.res)
 	if err == nil {
@@ -211,7 +211,7 @@ func (m *Mission) runLocked(ctx context.Context, preset *Sealed) (*Result, error
 	if err := m.sealLocked(ctx, preset); err != nil {
 		return m.res, err
 	}
-	m.r.done = ctx.Done()
+	m.r.rec.watch(ctx.Done())
 	m.end(ctx, m.r.execute(ctx, m.res, m.sealed))
 	return m.res, m.err
 }
@@ -250,33 +250,36 @@ func (m *Mission) open() error {
 	if err != nil {
 		return err
 	}
-	r := &runState{opts: o, cfg: o.Config, plan: plan, dir: dir, built: built, byRole: map[string]*usageStats{}, byModel: map[string]*usageStats{},
-		classes: map[providers.Class]int{}, provs: map[string]providers.Provider{}, breakers: map[string]*breaker{}, start: now(),
-		wrap: m.wrap, limits: m.limits}
-	r.noteLaunch(commanders.RoleNexus, "nexus")
-	r.events, err = newEventLog(dir.Join("events.jsonl"), now, o.KeepEvents, m.observers...)
+	events, err := newEventLog(dir.Join("events.jsonl"), now, o.KeepEvents, m.observers...)
 	if err != nil {
 		return err
 	}
-	r.transcripts, err = newTranscriptLog(dir.Join("transcripts.jsonl"), o.KeepPrompts)
+	transcripts, err := newTranscriptLog(dir.Join("transcripts.jsonl"), o.KeepPrompts)
 	if err != nil {
-		r.events.close()
+		events.close()
 		return err
 	}
-	fail := func(err error) error {
-		r.transcripts.close()
-		r.events.close()
-		return err
+	rec := &recorder{events: events, transcripts: transcripts}
+	cfg := o.Config
+	r := &runState{opts: o, cfg: cfg, plan: plan, dir: dir, rec: rec, factor: timeoutFactor(cfg, plan.Personality), start: now(),
+		meter: newMeter(cfg.Providers, plan.CostCeilingUSD, rec)}
+	r.pool = &providerPool{cfg: cfg, reg: o.Registry, built: built, wrap: m.wrap, limits: m.limits, personality: plan.Personality,
+		factor: r.factor, rec: rec, meter: r.meter, provs: map[string]providers.Provider{}, breakers: map[string]*breaker{}}
+	if scale, err := cfg.ScaleFor(plan.Scale); err == nil {
+		r.pool.scaleCall = scale.Timeouts.Call
 	}
+	r.meter.noteLaunch(commanders.RoleNexus, "nexus")
 	if err := dir.WriteFile("mission.md", []byte(strings.TrimSpace(o.Mission)+"\n"), 0o644); err != nil {
-		return fail(err)
+		rec.close()
+		return err
 	}
-	if eff, err := o.Config.Effective(); err == nil {
+	if eff, err := cfg.Effective(); err == nil {
 		_ = dir.WriteFile("config.effective.yml", eff, 0o644)
 	}
-	if o.Config.Sandbox.Enabled {
-		if r.sb, err = newMissionSandbox(o.Config.Sandbox, o.Config.CircuitBreaker); err != nil {
-			return fail(err)
+	if cfg.Sandbox.Enabled {
+		if r.sb, err = newMissionSandbox(cfg.Sandbox, cfg.CircuitBreaker, rec.emit, r.meter.noteTrip); err != nil {
+			rec.close()
+			return err
 		}
 	}
 	m.r = r
@@ -289,10 +292,7 @@ func (m *Mission) open() error {
 // run_end and closes the logs.
 func (m *Mission) end(ctx context.Context, err error) {
 	r, res := m.r, m.res
-	defer func() {
-		r.transcripts.close()
-		r.events.close()
-	}()
+	defer r.rec.close()
 	m.ended = true
 	if ctx.Err() != nil && err == nil {
 		err = ErrInterrupted
@@ -308,8 +308,8 @@ func (m *Mission) end(ctx context.Context, err error) {
 		r.conclude(res, err)
 		r.writeFinal(res)
 	}
-	res.Events = r.events.events()
-	res.Transcripts = r.transcripts.prompts
+	res.Events = r.rec.events.events()
+	res.Transcripts = r.rec.transcripts.prompts
 	end := map[string]any{"ok": res.OK, "status": res.Status, "phase": res.Phase, "dir": r.dir.Path,
 		"bundles_planned": res.Aggregate.Planned, "bundles_scored": res.Aggregate.Scored}
 	if res.FailureClass != "" {
@@ -317,14 +317,14 @@ func (m *Mission) end(ctx context.Context, err error) {
 	}
 	m.err = err
 	if err != nil {
-		r.events.emit(Event{Kind: EvRunEnd, Message: err.Error(), Data: end})
+		r.rec.emit(Event{Kind: EvRunEnd, Message: err.Error(), Data: end})
 		return
 	}
 	msg := "run complete"
 	if !res.OK {
 		msg = "run " + res.Status + ": " + res.Error
 	}
-	r.events.emit(Event{Kind: EvRunEnd, Message: msg, Data: end})
+	r.rec.emit(Event{Kind: EvRunEnd, Message: msg, Data: end})
 }
 
 // Run executes a mission end to end (Prepare, then Mission.Run): phases

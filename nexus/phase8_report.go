@@ -1,0 +1,228 @@
+package nexus
+
+import (
+	"sort"
+	"time"
+
+	"github.com/swarm-dev/swarm/shadow"
+)
+
+// writeFinal computes the telemetry and writes sandbox.json, report.md,
+// telemetry.json and result.json (safe to call on a partial or failed run,
+// and more than once). A run stopped after sealing writes only the last two.
+func (r *runState) writeFinal(res *Result) {
+	res.Telemetry = r.telemetry(res)
+	defer func() {
+		_ = r.dir.WriteJSON("telemetry.json", res.Telemetry)
+		_ = r.dir.WriteJSON("result.json", res)
+	}()
+	if res.Status == StatusSealed {
+		return
+	}
+	if r.sb != nil && !r.sbDone {
+		r.sbDone = true
+		rep := r.sb.finish(res, r.plan.Hardening.Threshold, r.rec.phase())
+		res.Sandbox = rep
+		_ = r.dir.WriteJSON("sandbox.json", rep)
+	}
+	_ = r.dir.WriteFile("report.md", []byte(r.actionReport(res)), 0o644)
+}
+
+// Telemetry is telemetry.json.
+type Telemetry struct {
+	RunID string `json:"run_id"`
+	Scale string `json:"scale"`
+	// Agents is what the plan deploys; AgentsLaunched the agents that
+	// really started (fewer when the cost ceiling, a failure or an
+	// interruption stopped launches).
+	Agents         AgentTally           `json:"agents_planned"`
+	AgentsLaunched AgentTally           `json:"agents_launched"`
+	Calls          int                  `json:"calls"`
+	InputTokens    int                  `json:"input_tokens"`
+	OutputTokens   int                  `json:"output_tokens"`
+	CostUSD        float64              `json:"cost_usd"`
+	WallMS         int64                `json:"wall_ms"`
+	ByRole         map[string]CallStats `json:"by_role"`
+	ByModel        map[string]CallStats `json:"by_model"`
+	BreakerTrips   int                  `json:"breaker_trips"`
+	FailureClasses map[string]int       `json:"failure_classes"`
+	ShadowScores   map[string]float64   `json:"shadow_scores"`
+	ShadowMedian   *float64             `json:"shadow_median"` // null when no bundle was judged
+	BundlesPlanned int                  `json:"bundles_planned"`
+	BundlesScored  int                  `json:"bundles_scored"`
+	ShadowValid    bool                 `json:"shadow_valid"`
+	Tiers          map[string]int       `json:"tiers"`
+	Gates          map[string]int       `json:"gates"`
+	BundlesFailed  int                  `json:"bundles_failed"`
+	AtomsFailed    int                  `json:"atoms_failed"`
+	Salvaged       int                  `json:"bundles_salvaged"`
+	Critical       CriticalPath         `json:"critical_path"`
+}
+
+// AgentTally counts agents by role.
+type AgentTally struct {
+	Nexus      int `json:"nexus"`
+	Commanders int `json:"commanders"`
+	SquadLeads int `json:"squad_leads"`
+	Workers    int `json:"workers"`
+	Reviewers  int `json:"reviewers"`
+	Total      int `json:"total"`
+}
+
+// CallStats summarises calls of one role or model.
+type CallStats struct {
+	Calls          int            `json:"calls"`
+	Errors         int            `json:"errors"`
+	InputTokens    int            `json:"input_tokens"`
+	OutputTokens   int            `json:"output_tokens"`
+	CostUSD        float64        `json:"cost_usd"`
+	LatencyP50MS   float64        `json:"latency_p50_ms"`
+	LatencyP95MS   float64        `json:"latency_p95_ms"`
+	FailureClasses map[string]int `json:"failure_classes,omitempty"`
+}
+
+// CriticalPath is the longest chain of dependent LLM calls the run made
+// (see CriticalPathCalls).
+type CriticalPath struct {
+	Calls int `json:"calls"`
+}
+
+func (r *runState) telemetry(res *Result) Telemetry {
+	p := r.plan
+	t := Telemetry{RunID: p.RunID, Scale: p.Scale,
+		Agents: AgentTally{Nexus: 1, Commanders: p.Commanders, SquadLeads: p.SquadLeads, Workers: p.Workers, Reviewers: p.Reviewers, Total: p.Agents},
+		ByRole: map[string]CallStats{}, ByModel: map[string]CallStats{}, FailureClasses: map[string]int{},
+		ShadowScores: map[string]float64{}, Tiers: map[string]int{}, Gates: map[string]int{}, ShadowValid: res.ShadowValid}
+	r.meter.fill(&t)
+	t.WallMS = time.Since(r.start).Milliseconds()
+	for _, o := range res.Bundles {
+		if o.Failed {
+			t.BundlesFailed++
+		}
+		if o.Salvaged {
+			t.Salvaged++
+		}
+		t.AtomsFailed += o.AtomsFailed
+		if o.ShadowScore != nil {
+			t.ShadowScores[o.ID] = *o.ShadowScore
+		}
+		if o.Tier != "" {
+			t.Tiers[o.Tier]++
+		}
+		if o.Gate != nil {
+			t.Gates[o.Gate.Action]++
+		}
+	}
+	t.ShadowMedian, t.BundlesPlanned, t.BundlesScored = res.Aggregate.Median, res.Aggregate.Planned, res.Aggregate.Scored
+	t.Critical = CriticalPath{Calls: CriticalPathCalls(p, r.pathShape(res))}
+	return t
+}
+
+// PathShape is what a run's chain of dependent LLM calls depends on
+// besides its plan.
+type PathShape struct {
+	// HardeningCycles is the number of hardening cycles on the path (each
+	// a revision and a re-judgement).
+	HardeningCycles int
+	// JudgeCalls is the number of sequential calls of one judgement
+	// (judge_samples × 1 per bundle, or × the criteria per criterion); 0
+	// when shadow scoring is off.
+	JudgeCalls int
+	// Preset: the decomposition and envelope were reused (compare), so
+	// Phases 1 and 1.5 made no call.
+	Preset bool
+	// Quarantine: a quarantine re-review followed the gate.
+	Quarantine bool
+}
+
+// CriticalPathCalls is the longest chain of dependent LLM calls of a run:
+// decomposition, seal, the commander's plan, (the squad lead's micro
+// briefs), worker, bundle; then, beside each other, the cross-review's last
+// pair (it needs the last bundle) and the judgement of the last bundle with
+// its hardening cycles (revise + re-judge each); then the quarantine
+// re-review when there is one (it follows the gate), and the synthesis
+// (Phase 7 needs both branches). Everything else runs beside this chain.
+func CriticalPathCalls(p Plan, s PathShape) int {
+	n := 0
+	if !s.Preset {
+		n += 2 // decomposition, seal
+	}
+	n++ // the commander's plan
+	if p.WorkersPerLead > 0 {
+		n++ // the squad lead's micro briefs
+	}
+	n += 2 // worker, bundle
+	review := 0
+	if p.Commanders >= 2 && p.Reviewers > 0 {
+		review = 1
+	}
+	judge := 0
+	if s.JudgeCalls > 0 {
+		judge = s.JudgeCalls + s.HardeningCycles*(1+s.JudgeCalls)
+	}
+	n += max(review, judge)
+	if s.Quarantine {
+		n++
+	}
+	return n + 1 // synthesis
+}
+
+// judgeCalls is the number of sequential calls one judgement makes.
+func (r *runState) judgeCalls() int {
+	sc := r.cfg.ShadowScoring
+	if !sc.Enabled {
+		return 0
+	}
+	n := max(1, sc.JudgeSamples)
+	if sc.JudgeMode == "per_criterion" {
+		n *= max(1, r.plan.Criteria)
+	}
+	return n
+}
+
+// pathShape is the shape of a finished run: its judgements, whether it was
+// preset, and what its bundles went through (bundleShape).
+func (r *runState) pathShape(res *Result) PathShape {
+	s := bundleShape(res.Bundles)
+	s.JudgeCalls, s.Preset = r.judgeCalls(), r.preset != nil
+	return s
+}
+
+// bundleShape is the part of a run's PathShape its bundles decide: the most
+// hardening cycles a bundle went through and whether any was quarantined.
+func bundleShape(bundles []*BundleOutcome) PathShape {
+	var s PathShape
+	for _, o := range bundles {
+		if o.Hardening != nil {
+			s.HardeningCycles = max(s.HardeningCycles, o.Hardening.Cycles)
+		}
+		if o.Gate != nil && o.Gate.Action == shadow.ActionQuarantine {
+			s.Quarantine = true
+		}
+	}
+	return s
+}
+
+func callStats(s *usageStats) CallStats {
+	c := CallStats{Calls: s.Calls, Errors: s.Errors, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, CostUSD: s.CostUSD}
+	lat := append([]float64(nil), s.LatencyMS...)
+	sort.Float64s(lat)
+	c.LatencyP50MS = percentile(lat, 0.50)
+	c.LatencyP95MS = percentile(lat, 0.95)
+	if len(s.Classes) > 0 {
+		c.FailureClasses = map[string]int{}
+		for k, v := range s.Classes {
+			c.FailureClasses[string(k)] = v
+		}
+	}
+	return c
+}
+
+// percentile of sorted xs by nearest rank.
+func percentile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
