@@ -73,9 +73,9 @@ func (a Agent) request(s Settings, user string, extra ...string) providers.Reque
 	}
 }
 
-// Worker is a leaf. It holds a provider and a brief and can only answer:
+// worker is a leaf. It holds a provider and a brief and can only answer:
 // there is no way for a worker to spawn anything.
-type Worker struct {
+type worker struct {
 	agent   Agent
 	domain  string
 	briefID string
@@ -105,7 +105,7 @@ type AtomResult struct {
 	Raw   *providers.StructuredResult `json:"-"`
 }
 
-func (w Worker) do(ctx context.Context, s Settings) AtomResult {
+func (w worker) do(ctx context.Context, s Settings) AtomResult {
 	res := AtomResult{AgentID: w.agent.ID, Model: w.agent.Ref.String(), BriefID: w.briefID, Constraints: w.cons}
 	user, err := prompts.Render("atom", map[string]any{"Domain": w.domain, "BriefID": w.briefID, "Brief": w.brief, "Aspects": w.aspects, "FileScope": w.cons.FileScope})
 	if err != nil {
@@ -334,7 +334,7 @@ func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i
 		if ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch()) {
 			continue
 		}
-		w := Worker{agent: a, domain: c.Capsule.Domain, briefID: sh.BriefID, brief: sh.Brief, aspects: sh.Aspects, cons: cons}
+		w := worker{agent: a, domain: c.Capsule.Domain, briefID: sh.BriefID, brief: sh.Brief, aspects: sh.Aspects, cons: cons}
 		g.Go(func() error {
 			if err := c.acquire(ctx); err != nil {
 				out[i].Class, out[i].Error = providers.ClassOf(err), err.Error()
@@ -378,7 +378,7 @@ func (c *Commander) runSquadLeads(ctx context.Context, shards []Shard, res *Resu
 		if ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch()) {
 			continue
 		}
-		lead := SquadLead{agent: c.SquadLead(i), domain: c.Capsule.Domain, shard: sh, workers: c.Limits.WorkersPerLead,
+		lead := squadLead{agent: c.SquadLead(i), domain: c.Capsule.Domain, shard: sh, workers: c.Limits.WorkersPerLead,
 			cons: c.childConstraints(c.Capsule.Constraints, RoleSquadLead, sh.FileScope)}
 		g.Go(func() error {
 			lctx := ctx
@@ -399,9 +399,9 @@ func (c *Commander) runSquadLeads(ctx context.Context, shards []Shard, res *Resu
 	return all
 }
 
-// SquadLead turns a shard into micro-briefs and runs exactly the workers its
+// squadLead turns a shard into micro-briefs and runs exactly the workers its
 // commander allows.
-type SquadLead struct {
+type squadLead struct {
 	agent   Agent
 	domain  string
 	shard   Shard
@@ -409,7 +409,7 @@ type SquadLead struct {
 	cons    Constraints // the commander's, tightened with the squad lead layer's
 }
 
-func (l SquadLead) run(ctx context.Context, c *Commander, idx int) ([]AtomResult, int) {
+func (l squadLead) run(ctx context.Context, c *Commander, idx int) ([]AtomResult, int) {
 	c.started(l.agent)
 	user, err := prompts.Render("micro_briefs", map[string]any{
 		"Shard": l.shard, "Workers": l.workers, "Domain": l.domain,

@@ -212,10 +212,7 @@ func TestMissionAtEveryScale(t *testing.T) {
 // returns how many prompts carried hardening feedback.
 func scanLeaks(t *testing.T, res *nexus.Result) (feedbackPrompts int) {
 	t.Helper()
-	env, err := shadow.LoadSealed(filepath.Join(res.Dir, "sealed", "envelope.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	criteria := readSealedCriteria(t, res.Dir)
 	if len(res.Transcripts) == 0 {
 		t.Fatal("no transcripts kept")
 	}
@@ -236,7 +233,7 @@ func scanLeaks(t *testing.T, res *nexus.Result) (feedbackPrompts int) {
 			if strings.Contains(m.Content, providers.FeedbackHeading) {
 				feedbackPrompts++
 			}
-			for _, c := range env.Criteria() {
+			for _, c := range criteria {
 				if strings.Contains(m.Content, c.Assertion) || strings.Contains(m.Content, c.Expected) {
 					t.Fatalf("criterion %s leaked into a %s prompt (%s)", c.ID, tr.Role, tr.AgentID)
 				}
@@ -244,7 +241,7 @@ func scanLeaks(t *testing.T, res *nexus.Result) (feedbackPrompts int) {
 		}
 	}
 	ev, _ := os.ReadFile(filepath.Join(res.Dir, "events.jsonl"))
-	for _, c := range env.Criteria() {
+	for _, c := range criteria {
 		if strings.Contains(string(ev), c.Assertion) || strings.Contains(string(ev), c.Expected) {
 			t.Fatalf("criterion %s text in events.jsonl", c.ID)
 		}
@@ -909,4 +906,25 @@ func TestCallsCutOffByCtrlCAreCancelledNotFailures(t *testing.T) {
 	if cancelled == 0 {
 		t.Error("no call recorded as cancelled")
 	}
+}
+
+// readSealedCriteria reads the criteria a run sealed from its envelope file:
+// outside shadow, no code can read them from an Envelope (only the judge
+// and the seal author see their text), so the leak scans read the file.
+func readSealedCriteria(t *testing.T, runDir string) []shadow.Criterion {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(runDir, "sealed", "envelope.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Criteria []shadow.Criterion `json:"criteria"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Criteria) == 0 {
+		t.Fatalf("%s/sealed/envelope.json holds no criteria", runDir)
+	}
+	return f.Criteria
 }

@@ -379,11 +379,7 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sea
 
 // sealedCriteria is the sealed envelope's criteria, id -> category.
 func sealedCriteria(sealed *nexus.Sealed) map[string]string {
-	crit := map[string]string{}
-	for _, c := range sealed.Envelope.Criteria() {
-		crit[c.ID] = c.Category
-	}
-	return crit
+	return sealed.Envelope.Categories()
 }
 
 // comparedRoles are the roles a contender plays.
@@ -441,7 +437,7 @@ func summarise(res *nexus.Result, model, roles string, rep int, seed int64) RunS
 		}
 	}
 	s.Score = Score(s)
-	s.Velocity, s.Hardened, s.ReviewScore, s.Disagreement = mean(vel), len(vel), mean(rev), mean(dis)
+	s.Velocity, s.Hardened, s.ReviewScore, s.Disagreement = nexus.Mean(vel), len(vel), nexus.Mean(rev), nexus.Mean(dis)
 	if sb, ok := res.Sandbox.(sandbox.MissionReport); ok {
 		s.Toxicity, s.QualityGap = sb.Overall.Toxicity, sb.Overall.QualityGap
 	}
@@ -549,15 +545,4 @@ func Score(s RunSummary) float64 {
 		}
 	}
 	return sum / float64(len(planned))
-}
-
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }
