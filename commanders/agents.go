@@ -164,13 +164,13 @@ type Hooks struct {
 	// Every hook may be called from several goroutines at once (squad leads
 	// and workers run in parallel), so implementations must be safe for
 	// concurrent use.
-	AgentStarted  func(role, id, model string)
-	AgentFinished func(role, id, model, status string, class providers.Class)
+	//
+	// Event receives what happens to the agents below the commander: an
+	// agent started or finished, a depth-guard refusal.
+	Event func(AgentEvent)
 	// MayLaunch is asked before launching each child; false stops launching
 	// (cost ceiling, cancellation).
 	MayLaunch func() bool
-	// Refused records a depth-guard refusal (a plan asking for more children than allowed).
-	Refused func(id string, asked, allowed int)
 	// MayAssign is asked before a worker starts; false skips it (a circuit
 	// breaker stopped giving work to its model).
 	MayAssign func(a Agent) bool
@@ -181,6 +181,33 @@ type Hooks struct {
 	// every bundle the commander writes; what it removed is kept in
 	// AtomResult.Leaks and Result.Leaks.
 	Redact Redactor
+}
+
+// AgentEventKind says what an AgentEvent reports.
+type AgentEventKind int
+
+// Agent event kinds.
+const (
+	// AgentStarted: the agent started (it was launched and assigned).
+	AgentStarted AgentEventKind = iota + 1
+	// AgentFinished: the agent finished, with Status and (when it failed)
+	// Class.
+	AgentFinished
+	// AgentRefused: the depth guard refused part of the agent's plan:
+	// it asked for Asked children, Allowed were run.
+	AgentRefused
+)
+
+// AgentEvent is one thing that happened to an agent below the commander
+// (Hooks.Event).
+type AgentEvent struct {
+	Kind  AgentEventKind
+	Agent Agent // who (role, id, model)
+	// Status and Class (AgentFinished): how the agent ended.
+	Status string
+	Class  providers.Class
+	// Asked and Allowed (AgentRefused): children planned and allowed.
+	Asked, Allowed int
 }
 
 // Commander runs one domain: plans shards, runs its children (squad leads and
@@ -304,8 +331,8 @@ func (c *Commander) plan(ctx context.Context, childRole string, res *Result) ([]
 	if len(shards) > n {
 		// Depth guard: the plan asked for more children than config allows.
 		res.Refusals++
-		if c.Hooks.Refused != nil {
-			c.Hooks.Refused(c.Agent.ID, len(shards), n)
+		if c.Hooks.Event != nil {
+			c.Hooks.Event(AgentEvent{Kind: AgentRefused, Agent: c.Agent, Asked: len(shards), Allowed: n})
 		}
 		shards = shards[:n]
 	}
@@ -432,8 +459,8 @@ func (l squadLead) run(ctx context.Context, c *Commander, idx int) ([]AtomResult
 	refused := 0
 	if len(mb.Briefs) > l.workers {
 		refused = 1
-		if c.Hooks.Refused != nil {
-			c.Hooks.Refused(l.agent.ID, len(mb.Briefs), l.workers)
+		if c.Hooks.Event != nil {
+			c.Hooks.Event(AgentEvent{Kind: AgentRefused, Agent: l.agent, Asked: len(mb.Briefs), Allowed: l.workers})
 		}
 		mb.Briefs = mb.Briefs[:l.workers]
 	}
@@ -559,13 +586,13 @@ func (c *Commander) release() {
 }
 
 func (c *Commander) started(a Agent) {
-	if c.Hooks.AgentStarted != nil {
-		c.Hooks.AgentStarted(a.Role, a.ID, a.Ref.String())
+	if c.Hooks.Event != nil {
+		c.Hooks.Event(AgentEvent{Kind: AgentStarted, Agent: a})
 	}
 }
 
 func (c *Commander) finished(a Agent, status string, class providers.Class) {
-	if c.Hooks.AgentFinished != nil {
-		c.Hooks.AgentFinished(a.Role, a.ID, a.Ref.String(), status, class)
+	if c.Hooks.Event != nil {
+		c.Hooks.Event(AgentEvent{Kind: AgentFinished, Agent: a, Status: status, Class: class})
 	}
 }

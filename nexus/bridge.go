@@ -124,7 +124,7 @@ func (m *missionSandbox) scan(phase, role, agent, model, text string, redacted [
 
 // atomDone bridges a worker's atom and feeds the breaker keyed by model.
 func (m *missionSandbox) atomDone(parent string, a commanders.AtomResult) {
-	leaks := m.scan("4", commanders.RoleWorker, a.AgentID, a.Model, a.Atom.Content, a.Leaks)
+	leaks := m.scan(Phase4, commanders.RoleWorker, a.AgentID, a.Model, a.Atom.Content, a.Leaks)
 	schema := 0
 	if a.Class == providers.ClassSchemaInvalid || a.Class == providers.ClassUnparseable {
 		schema = 1
@@ -146,7 +146,7 @@ func (m *missionSandbox) atomDone(parent string, a commanders.AtomResult) {
 	m.mu.Unlock()
 	if trip {
 		m.onTrip()
-		m.emit(Event{Phase: "4", Kind: EvBreakerTrip, Model: a.Model,
+		m.emit(Event{Phase: Phase4, Kind: EvBreakerTrip, Model: a.Model,
 			Message: fmt.Sprintf("sandbox circuit breaker: rolling toxicity of %s crossed the threshold; no more work for it in this run", a.Model)})
 	}
 }
@@ -214,7 +214,7 @@ func (m *missionSandbox) audit(ctx context.Context, judge *shadow.Judge, env *sh
 		m.mu.Lock()
 		m.bridge.Audit(rec)
 		m.mu.Unlock()
-		m.emit(Event{Phase: "6", Kind: EvAudit, Data: map[string]any{"bundle_id": o.ID, "original": rec.Original, "audited": rec.Audited, "agreement": rec.Agree}})
+		m.emit(Event{Phase: Phase6, Kind: EvAudit, Data: map[string]any{"bundle_id": o.ID, "original": rec.Original, "audited": rec.Audited, "agreement": rec.Agree}})
 	}
 }
 

@@ -198,8 +198,8 @@ func sortedKeys[V any](m map[string]V) []string {
 // that each can be built.
 func (r *runState) briefing() error {
 	p := r.plan
-	r.rec.enter("0", "intake")
-	r.rec.emit(Event{Phase: "0", Kind: EvBriefing, Message: p.MissionTitle, Data: map[string]any{
+	r.rec.enter(Phase0, "intake")
+	r.rec.emit(Event{Phase: Phase0, Kind: EvBriefing, Message: p.MissionTitle, Data: map[string]any{
 		"run_id": p.RunID, "scale": p.Scale, "personality": p.Personality, "agents": p.Agents, "domains": p.Domains,
 		"commanders": p.Commanders, "squad_leads": p.SquadLeads, "workers": p.Workers, "reviewers": p.Reviewers,
 		"criteria": p.Criteria, "cost_ceiling_usd": p.CostCeilingUSD, "models": p.Roster, "seed": p.Seed,
@@ -209,6 +209,6 @@ func (r *runState) briefing() error {
 			return err
 		}
 	}
-	r.rec.leave("0", nil)
+	r.rec.leave(Phase0, nil)
 	return nil
 }

@@ -39,13 +39,13 @@ func (r *runState) seal(ctx context.Context, dec Decomposition) (*shadow.Envelop
 
 // sealPhase runs Phase 1.5 and commits the envelope's hash in the events.
 func (r *runState) sealPhase(ctx context.Context, dec Decomposition) (*shadow.Envelope, error) {
-	r.rec.enter("1.5", "seal acceptance criteria")
+	r.rec.enter(Phase15, "seal acceptance criteria")
 	env, err := r.seal(ctx, dec)
 	if err != nil {
 		return nil, fmt.Errorf("phase 1.5 seal: %w", err)
 	}
-	r.rec.emit(Event{Phase: "1.5", Kind: EvSealed, Message: "criteria sealed before any commander starts",
+	r.rec.emit(Event{Phase: Phase15, Kind: EvSealed, Message: "criteria sealed before any commander starts",
 		Data: map[string]any{"sealed_hash": env.SealedHash, "task_hash": env.TaskHash, "criteria_count": env.CriteriaCount}})
-	r.rec.leave("1.5", nil)
+	r.rec.leave(Phase15, nil)
 	return env, nil
 }

@@ -202,7 +202,7 @@ func dedupe(xs []string) []string {
 func (r *runState) decompose(ctx context.Context) (Decomposition, error) {
 	p := r.plan
 	settings := r.settings()
-	r.rec.enter("1", "decomposition")
+	r.rec.enter(Phase1, "decomposition")
 	var dec Decomposition
 	if pre := r.preset; pre != nil {
 		dec = pre.Decomposition.clone()
@@ -228,6 +228,6 @@ func (r *runState) decompose(ctx context.Context) (Decomposition, error) {
 		return Decomposition{}, fmt.Errorf("phase 1 decomposition: %w", err)
 	}
 	_ = r.dir.WriteJSON("decomposition.json", dec)
-	r.rec.leave("1", map[string]any{"domains": len(dec.Domains), "aspects": len(dec.Aspects)})
+	r.rec.leave(Phase1, map[string]any{"domains": len(dec.Domains), "aspects": len(dec.Aspects)})
 	return dec, nil
 }

@@ -37,7 +37,7 @@ func buildCapsule(d Decomposition, dom Domain, c commanders.Constraints) command
 // capsules runs Phase 2: one context capsule per domain, the only context a
 // commander gets.
 func (r *runState) capsules(dec Decomposition, scale Scale) ([]commanders.Capsule, error) {
-	r.rec.enter("2", "context capsules")
+	r.rec.enter(Phase2, "context capsules")
 	cons := commanders.Constraints{Timeout: r.scaled(scale.Timeouts.Commander), MaxTokens: r.cfg.Run.MaxTokens[commanders.RoleCommander],
 		FileScope: r.opts.FileScope}
 	var capsules []commanders.Capsule
@@ -49,6 +49,6 @@ func (r *runState) capsules(dec Decomposition, scale Scale) ([]commanders.Capsul
 		capsules = append(capsules, c)
 		_ = r.dir.WriteJSON("capsules/"+dom.Name+".json", c)
 	}
-	r.rec.leave("2", map[string]any{"capsules": len(capsules)})
+	r.rec.leave(Phase2, map[string]any{"capsules": len(capsules)})
 	return capsules, nil
 }

@@ -19,7 +19,7 @@ import (
 // order, from one goroutine (Phase 6 starts judging it).
 func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, dec Decomposition, s commanders.Settings, scale Scale, onBundle func(*BundleOutcome)) ([]*BundleOutcome, []ReviewRecord, error) {
 	p := r.plan
-	r.rec.enter("3", "commander deployment")
+	r.rec.enter(Phase3, "commander deployment")
 	conc := EffectiveConcurrency(r.cfg, p, scale)
 	sem := semaphore.NewWeighted(int64(conc.N))
 	outs := make([]*BundleOutcome, len(capsules))
@@ -64,9 +64,9 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 		}
 		outs[i] = &BundleOutcome{ID: c.Domain, Domain: c.Domain, Commander: ca.ID, Model: cref.String(), commander: cmd}
 	}
-	r.rec.leave("3", map[string]any{"commanders": len(outs), "concurrency": conc.N, "concurrency_rule": conc.Rule, "concurrency_detail": conc.Detail})
+	r.rec.leave(Phase3, map[string]any{"commanders": len(outs), "concurrency": conc.N, "concurrency_rule": conc.Rule, "concurrency_detail": conc.Detail})
 
-	r.rec.enter("4", "execution and monitoring")
+	r.rec.enter(Phase4, "execution and monitoring")
 	done := make(chan int, len(outs))
 	var g errgroup.Group
 	for i, o := range outs {
@@ -79,7 +79,7 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 			continue
 		}
 		g.Go(func() error {
-			res := o.commander.Run(withPhase(ctx, "4"))
+			res := o.commander.Run(withPhase(ctx, Phase4))
 			r.absorb(ctx, o, res)
 			done <- i
 			return nil
@@ -89,9 +89,9 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 	go func() { reviewsCh <- r.crossReview(ctx, outs, done, dec.Aspects, s, onBundle) }()
 	_ = g.Wait()
 	close(done)
-	r.rec.leave("4", map[string]any{"bundles": countOK(outs)})
+	r.rec.leave(Phase4, map[string]any{"bundles": countOK(outs)})
 	reviews := <-reviewsCh
-	r.rec.leave("5", map[string]any{"reviews": len(reviews)})
+	r.rec.leave(Phase5, map[string]any{"reviews": len(reviews)})
 	return outs, reviews, nil
 }
 
@@ -110,24 +110,30 @@ func countOK(outs []*BundleOutcome) int {
 // it).
 func (r *runState) hooks() commanders.Hooks {
 	return commanders.Hooks{
-		AgentStarted: func(role, id, model string) {
-			r.meter.noteLaunch(role, id)
-			r.rec.emit(Event{Phase: "4", Kind: EvAgentStart, Role: role, AgentID: id, Model: model})
-		},
-		AgentFinished: func(role, id, model, status string, class providers.Class) {
-			d := map[string]any{"status": status}
-			if class != "" {
-				d["failure_class"] = string(class)
-			}
-			r.rec.emit(Event{Phase: "4", Kind: EvAgentFinish, Role: role, AgentID: id, Model: model, Data: d})
-		},
+		Event:     r.agentEvent,
 		MayLaunch: r.meter.mayLaunch,
 		Redact:    redactLeaks,
-		Refused: func(id string, asked, allowed int) {
-			r.rec.emit(Event{Phase: "4", Kind: EvDepthGuard, AgentID: id,
-				Message: fmt.Sprintf("plan asked for %d children; config allows %d", asked, allowed),
-				Data:    map[string]any{"asked": asked, "allowed": allowed}})
-		},
+	}
+}
+
+// agentEvent turns what the commanders report into the run's events (Phase
+// 4) and counts the agents that started.
+func (r *runState) agentEvent(e commanders.AgentEvent) {
+	a := e.Agent
+	switch e.Kind {
+	case commanders.AgentStarted:
+		r.meter.noteLaunch(a.Role, a.ID)
+		r.rec.emit(Event{Phase: Phase4, Kind: EvAgentStart, Role: a.Role, AgentID: a.ID, Model: a.Ref.String()})
+	case commanders.AgentFinished:
+		d := map[string]any{"status": e.Status}
+		if e.Class != "" {
+			d["failure_class"] = string(e.Class)
+		}
+		r.rec.emit(Event{Phase: Phase4, Kind: EvAgentFinish, Role: a.Role, AgentID: a.ID, Model: a.Ref.String(), Data: d})
+	case commanders.AgentRefused:
+		r.rec.emit(Event{Phase: Phase4, Kind: EvDepthGuard, AgentID: a.ID,
+			Message: fmt.Sprintf("plan asked for %d children; config allows %d", e.Asked, e.Allowed),
+			Data:    map[string]any{"asked": e.Asked, "allowed": e.Allowed}})
 	}
 }
 
@@ -149,7 +155,7 @@ func (r *runState) absorb(ctx context.Context, o *BundleOutcome, res commanders.
 	o.Leaks = len(o.LeakReport)
 	r.cutOff(ctx, o, res)
 	if o.Failed {
-		r.rec.emit(Event{Phase: "4", Kind: EvFailure, Role: commanders.RoleCommander, AgentID: res.CommanderID, Model: res.Model,
+		r.rec.emit(Event{Phase: Phase4, Kind: EvFailure, Role: commanders.RoleCommander, AgentID: res.CommanderID, Model: res.Model,
 			Message: o.Error, Data: map[string]any{"failure_class": string(o.FailureClass), "domain": res.Domain}})
 	}
 	_ = r.dir.WriteJSON("bundles/"+o.ID+".json", map[string]any{

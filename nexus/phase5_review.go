@@ -28,7 +28,7 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 		texts   = make([]string, len(outs)) // each bundle as it arrived
 	)
 	pairs := ReviewerPairs(r.reviewers())
-	ctx = withPhase(ctx, "5")
+	ctx = withPhase(ctx, Phase5)
 	launch := func(a, b int) {
 		if len(pairs) == 0 || ctx.Err() != nil {
 			return
@@ -59,14 +59,14 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 		arrived = append(arrived, i)
 		if len(arrived) == 2 && !started {
 			started = true
-			r.rec.enter("5", "cross-review (two bundles exist)")
+			r.rec.enter(Phase5, "cross-review (two bundles exist)")
 		}
 		if len(arrived) >= 2 {
 			launch(arrived[len(arrived)-2], arrived[len(arrived)-1])
 		}
 	}
 	if !started {
-		r.rec.enter("5", "cross-review (fewer than two bundles: nothing to compare)")
+		r.rec.enter(Phase5, "cross-review (fewer than two bundles: nothing to compare)")
 	}
 	if len(arrived) >= 3 {
 		launch(arrived[len(arrived)-1], arrived[0])

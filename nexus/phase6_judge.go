@@ -36,7 +36,7 @@ type shadowJudging struct {
 }
 
 func (r *runState) newShadowJudging(ctx context.Context, sealed *shadow.Envelope) *shadowJudging {
-	return &shadowJudging{r: r, ctx: withPhase(ctx, "6"), sealed: sealed, hcfg: r.plan.Hardening}
+	return &shadowJudging{r: r, ctx: withPhase(ctx, Phase6), sealed: sealed, hcfg: r.plan.Hardening}
 }
 
 // start enters Phase 6 and verifies the envelope, once.
@@ -47,11 +47,11 @@ func (j *shadowJudging) start() {
 	j.started = true
 	r := j.r
 	if !r.cfg.ShadowScoring.Enabled {
-		r.rec.enter("6", "shadow validation and hardening")
+		r.rec.enter(Phase6, "shadow validation and hardening")
 		j.invalid = "shadow scoring disabled in config"
 		return
 	}
-	r.rec.enter("6", "shadow validation and hardening (each bundle as it arrives, beside cross-review)")
+	r.rec.enter(Phase6, "shadow validation and hardening (each bundle as it arrives, beside cross-review)")
 	// Re-read the envelope from disk: what is judged is what was committed.
 	env, err := shadow.LoadSealed(r.dir.EnvelopePath())
 	if err == nil {
@@ -62,10 +62,10 @@ func (j *shadowJudging) start() {
 	}
 	if err != nil {
 		j.invalid, j.tampered = err.Error(), true
-		r.rec.emit(Event{Phase: "6", Kind: EvEnvelopeCheck, Message: "envelope verification failed: shadow scoring aborted", Data: map[string]any{"ok": false, "reason": err.Error()}})
+		r.rec.emit(Event{Phase: Phase6, Kind: EvEnvelopeCheck, Message: "envelope verification failed: shadow scoring aborted", Data: map[string]any{"ok": false, "reason": err.Error()}})
 		return
 	}
-	r.rec.emit(Event{Phase: "6", Kind: EvEnvelopeCheck, Message: "envelope hash verified", Data: map[string]any{"ok": true, "sealed_hash": env.SealedHash}})
+	r.rec.emit(Event{Phase: Phase6, Kind: EvEnvelopeCheck, Message: "envelope hash verified", Data: map[string]any{"ok": true, "sealed_hash": env.SealedHash}})
 	jp, err := r.pool.provider(r.plan.Roster.Judge)
 	if err != nil {
 		j.invalid = err.Error()
@@ -106,7 +106,7 @@ func (j *shadowJudging) finish(res *Result) {
 	r := j.r
 	j.start() // no bundle arrived: the phase still runs (and checks the envelope)
 	j.wg.Wait()
-	defer func() { r.rec.leave("6", map[string]any{"valid": res.ShadowValid}) }()
+	defer func() { r.rec.leave(Phase6, map[string]any{"valid": res.ShadowValid}) }()
 	if j.invalid != "" {
 		res.ShadowValid, res.ShadowReason = false, j.invalid
 		if j.tampered {
@@ -126,12 +126,12 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 	in := shadow.BundleInput{ID: o.ID, Domain: o.Domain, Content: o.Bundle.Text(), Implementer: impl}
 	ev, err := judge.Evaluate(ctx, env, in)
 	if err != nil {
-		r.rec.emit(Event{Phase: "6", Kind: EvFailure, Role: commanders.RoleJudge, Message: fmt.Sprintf("judging %s: %v", o.ID, err),
+		r.rec.emit(Event{Phase: Phase6, Kind: EvFailure, Role: commanders.RoleJudge, Message: fmt.Sprintf("judging %s: %v", o.ID, err),
 			Data: map[string]any{"failure_class": string(providers.ClassOf(err)), "bundle_id": o.ID}})
 		return
 	}
 	o.Initial, o.Final = &ev, &ev
-	r.rec.emit(Event{Phase: "6", Kind: EvJudged, Role: commanders.RoleJudge, Data: map[string]any{
+	r.rec.emit(Event{Phase: Phase6, Kind: EvJudged, Role: commanders.RoleJudge, Data: map[string]any{
 		"bundle_id": o.ID, "shadow_score": ev.Score, "level": string(ev.Level), "passed": ev.Passed, "failed": ev.Failed, "disagreement": ev.Disagreement}})
 	if hcfg.Enabled && ev.Score > hcfg.Threshold {
 		cmd := o.commander
@@ -153,7 +153,7 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 		}
 		hr, err := shadow.Harden(ctx, shadow.HardeningConfig{Enabled: true, MaxCycles: hcfg.MaxCycles, Threshold: hcfg.Threshold}, judge, env, in, ev, revise)
 		if err != nil {
-			r.rec.emit(Event{Phase: "6", Kind: EvFailure, Role: commanders.RoleCommander, AgentID: o.Commander, Message: "hardening: " + err.Error(),
+			r.rec.emit(Event{Phase: Phase6, Kind: EvFailure, Role: commanders.RoleCommander, AgentID: o.Commander, Message: "hardening: " + err.Error(),
 				Data: map[string]any{"failure_class": string(providers.ClassOf(err)), "bundle_id": o.ID}})
 		} else {
 			o.Hardening = &hr
@@ -161,7 +161,7 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 			if b, ok := revisions[hr.FinalBundle.Content]; ok {
 				o.Bundle = b
 			}
-			r.rec.emit(Event{Phase: "6", Kind: EvHardening, Role: commanders.RoleCommander, AgentID: o.Commander, Data: map[string]any{
+			r.rec.emit(Event{Phase: Phase6, Kind: EvHardening, Role: commanders.RoleCommander, AgentID: o.Commander, Data: map[string]any{
 				"bundle_id": o.ID, "cycles": hr.Cycles, "initial": hr.InitialScore, "final": hr.FinalScore, "velocity": hr.Velocity}})
 		}
 	}
@@ -171,13 +171,13 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 	g := shadow.Gate(score)
 	o.Gate = r.leakGate(o, &g)
 	g = *o.Gate
-	r.rec.emit(Event{Phase: "6", Kind: EvGate, Message: o.ID + ": " + g.Action + " (" + g.Reason + ")",
+	r.rec.emit(Event{Phase: Phase6, Kind: EvGate, Message: o.ID + ": " + g.Action + " (" + g.Reason + ")",
 		Data: map[string]any{"bundle_id": o.ID, "shadow_score": score, "action": g.Action, "reason": g.Reason, "report": "reports/" + o.ID + ".json"}})
 }
 
 // quarantineReviews re-reviews quarantined bundles with their failure messages.
 func (r *runState) quarantineReviews(ctx context.Context, res *Result, s commanders.Settings) []ReviewRecord {
-	ctx = withPhase(ctx, "6")
+	ctx = withPhase(ctx, Phase6)
 	revs := r.reviewers()
 	if len(revs) == 0 {
 		return nil
@@ -225,7 +225,7 @@ func (r *runState) gateUnscored(res *Result) {
 		}
 		if g := r.leakGate(o, nil); g != nil {
 			o.Gate = g
-			r.rec.emit(Event{Phase: "6", Kind: EvGate, Message: o.ID + ": " + g.Action + " (" + g.Reason + ")",
+			r.rec.emit(Event{Phase: Phase6, Kind: EvGate, Message: o.ID + ": " + g.Action + " (" + g.Reason + ")",
 				Data: map[string]any{"bundle_id": o.ID, "action": g.Action, "reason": g.Reason}})
 		}
 	}

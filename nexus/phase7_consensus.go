@@ -15,7 +15,7 @@ func (r *runState) consensus(res *Result, reviews []ReviewRecord, dec Decomposit
 	meta, recs, corr := MetaReviewAll(reviews)
 	res.Reviews, res.Corrections = recs, corr
 	for _, c := range corr {
-		r.rec.emit(Event{Phase: "7", Kind: EvScoreCorrection, AgentID: c.Reviewer, Message: c.Reason,
+		r.rec.emit(Event{Phase: Phase7, Kind: EvScoreCorrection, AgentID: c.Reviewer, Message: c.Reason,
 			Data: map[string]any{"kind": c.Kind, "bundle_id": c.BundleID, "delta": c.Delta}})
 	}
 	cc := r.cfg.Consensus

@@ -108,19 +108,19 @@ func (r *runState) execute(ctx context.Context, res *Result, sealed *Sealed) err
 	reviews = append(reviews, r.quarantineReviews(ctx, res, settings)...)
 
 	// Phase 7: consensus and synthesis.
-	r.rec.enter("7", "consensus and synthesis")
+	r.rec.enter(Phase7, "consensus and synthesis")
 	r.consensus(res, reviews, dec)
 	if err := r.synthesise(ctx, res, settings); err != nil {
-		r.rec.emit(Event{Phase: "7", Kind: EvFailure, Role: commanders.RoleSynthesizer, Message: err.Error(), Data: map[string]any{"failure_class": string(providers.ClassOf(err))}})
+		r.rec.emit(Event{Phase: Phase7, Kind: EvFailure, Role: commanders.RoleSynthesizer, Message: err.Error(), Data: map[string]any{"failure_class": string(providers.ClassOf(err))}})
 	}
-	r.rec.leave("7", nil)
+	r.rec.leave(Phase7, nil)
 
 	// Phase 8: output.
-	r.rec.enter("8", "action report and telemetry")
+	r.rec.enter(Phase8, "action report and telemetry")
 	if r.opts.Replays > 1 && r.sb != nil && res.ShadowValid {
 		inc, reason, err := r.replayIncoherence(ctx, res, r.opts.Replays)
 		if err != nil {
-			r.rec.emit(Event{Phase: "8", Kind: EvFailure, Message: "replays: " + err.Error()})
+			r.rec.emit(Event{Phase: Phase8, Kind: EvFailure, Message: "replays: " + err.Error()})
 		} else {
 			r.sb.bridge.SetIncoherence(inc, reason)
 		}
@@ -130,7 +130,7 @@ func (r *runState) execute(ctx context.Context, res *Result, sealed *Sealed) err
 	}
 	r.conclude(res, nil)
 	r.writeFinal(res)
-	r.rec.leave("8", map[string]any{"status": res.Status})
+	r.rec.leave(Phase8, map[string]any{"status": res.Status})
 	return nil
 }
 
