@@ -73,9 +73,9 @@ func (a Agent) request(s Settings, user string, extra ...string) providers.Reque
 	}
 }
 
-// Worker is a leaf. It holds a provider and a brief and can only answer:
+// worker is a leaf. It holds a provider and a brief and can only answer:
 // there is no way for a worker to spawn anything.
-type Worker struct {
+type worker struct {
 	agent   Agent
 	domain  string
 	briefID string
@@ -105,7 +105,7 @@ type AtomResult struct {
 	Raw   *providers.StructuredResult `json:"-"`
 }
 
-func (w Worker) do(ctx context.Context, s Settings) AtomResult {
+func (w worker) do(ctx context.Context, s Settings) AtomResult {
 	res := AtomResult{AgentID: w.agent.ID, Model: w.agent.Ref.String(), BriefID: w.briefID, Constraints: w.cons}
 	user, err := prompts.Render("atom", map[string]any{"Domain": w.domain, "BriefID": w.briefID, "Brief": w.brief, "Aspects": w.aspects, "FileScope": w.cons.FileScope})
 	if err != nil {
@@ -164,13 +164,13 @@ type Hooks struct {
 	// Every hook may be called from several goroutines at once (squad leads
 	// and workers run in parallel), so implementations must be safe for
 	// concurrent use.
-	AgentStarted  func(role, id, model string)
-	AgentFinished func(role, id, model, status string, class providers.Class)
+	//
+	// Event receives what happens to the agents below the commander: an
+	// agent started or finished, a depth-guard refusal.
+	Event func(AgentEvent)
 	// MayLaunch is asked before launching each child; false stops launching
 	// (cost ceiling, cancellation).
 	MayLaunch func() bool
-	// Refused records a depth-guard refusal (a plan asking for more children than allowed).
-	Refused func(id string, asked, allowed int)
 	// MayAssign is asked before a worker starts; false skips it (a circuit
 	// breaker stopped giving work to its model).
 	MayAssign func(a Agent) bool
@@ -181,6 +181,33 @@ type Hooks struct {
 	// every bundle the commander writes; what it removed is kept in
 	// AtomResult.Leaks and Result.Leaks.
 	Redact Redactor
+}
+
+// AgentEventKind says what an AgentEvent reports.
+type AgentEventKind int
+
+// Agent event kinds.
+const (
+	// AgentStarted: the agent started (it was launched and assigned).
+	AgentStarted AgentEventKind = iota + 1
+	// AgentFinished: the agent finished, with Status and (when it failed)
+	// Class.
+	AgentFinished
+	// AgentRefused: the depth guard refused part of the agent's plan:
+	// it asked for Asked children, Allowed were run.
+	AgentRefused
+)
+
+// AgentEvent is one thing that happened to an agent below the commander
+// (Hooks.Event).
+type AgentEvent struct {
+	Kind  AgentEventKind
+	Agent Agent // who (role, id, model)
+	// Status and Class (AgentFinished): how the agent ended.
+	Status string
+	Class  providers.Class
+	// Asked and Allowed (AgentRefused): children planned and allowed.
+	Asked, Allowed int
 }
 
 // Commander runs one domain: plans shards, runs its children (squad leads and
@@ -304,8 +331,8 @@ func (c *Commander) plan(ctx context.Context, childRole string, res *Result) ([]
 	if len(shards) > n {
 		// Depth guard: the plan asked for more children than config allows.
 		res.Refusals++
-		if c.Hooks.Refused != nil {
-			c.Hooks.Refused(c.Agent.ID, len(shards), n)
+		if c.Hooks.Event != nil {
+			c.Hooks.Event(AgentEvent{Kind: AgentRefused, Agent: c.Agent, Asked: len(shards), Allowed: n})
 		}
 		shards = shards[:n]
 	}
@@ -334,7 +361,7 @@ func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i
 		if ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch()) {
 			continue
 		}
-		w := Worker{agent: a, domain: c.Capsule.Domain, briefID: sh.BriefID, brief: sh.Brief, aspects: sh.Aspects, cons: cons}
+		w := worker{agent: a, domain: c.Capsule.Domain, briefID: sh.BriefID, brief: sh.Brief, aspects: sh.Aspects, cons: cons}
 		g.Go(func() error {
 			if err := c.acquire(ctx); err != nil {
 				out[i].Class, out[i].Error = providers.ClassOf(err), err.Error()
@@ -378,7 +405,7 @@ func (c *Commander) runSquadLeads(ctx context.Context, shards []Shard, res *Resu
 		if ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch()) {
 			continue
 		}
-		lead := SquadLead{agent: c.SquadLead(i), domain: c.Capsule.Domain, shard: sh, workers: c.Limits.WorkersPerLead,
+		lead := squadLead{agent: c.SquadLead(i), domain: c.Capsule.Domain, shard: sh, workers: c.Limits.WorkersPerLead,
 			cons: c.childConstraints(c.Capsule.Constraints, RoleSquadLead, sh.FileScope)}
 		g.Go(func() error {
 			lctx := ctx
@@ -399,9 +426,9 @@ func (c *Commander) runSquadLeads(ctx context.Context, shards []Shard, res *Resu
 	return all
 }
 
-// SquadLead turns a shard into micro-briefs and runs exactly the workers its
+// squadLead turns a shard into micro-briefs and runs exactly the workers its
 // commander allows.
-type SquadLead struct {
+type squadLead struct {
 	agent   Agent
 	domain  string
 	shard   Shard
@@ -409,7 +436,7 @@ type SquadLead struct {
 	cons    Constraints // the commander's, tightened with the squad lead layer's
 }
 
-func (l SquadLead) run(ctx context.Context, c *Commander, idx int) ([]AtomResult, int) {
+func (l squadLead) run(ctx context.Context, c *Commander, idx int) ([]AtomResult, int) {
 	c.started(l.agent)
 	user, err := prompts.Render("micro_briefs", map[string]any{
 		"Shard": l.shard, "Workers": l.workers, "Domain": l.domain,
@@ -432,8 +459,8 @@ func (l SquadLead) run(ctx context.Context, c *Commander, idx int) ([]AtomResult
 	refused := 0
 	if len(mb.Briefs) > l.workers {
 		refused = 1
-		if c.Hooks.Refused != nil {
-			c.Hooks.Refused(l.agent.ID, len(mb.Briefs), l.workers)
+		if c.Hooks.Event != nil {
+			c.Hooks.Event(AgentEvent{Kind: AgentRefused, Agent: l.agent, Asked: len(mb.Briefs), Allowed: l.workers})
 		}
 		mb.Briefs = mb.Briefs[:l.workers]
 	}
@@ -559,13 +586,13 @@ func (c *Commander) release() {
 }
 
 func (c *Commander) started(a Agent) {
-	if c.Hooks.AgentStarted != nil {
-		c.Hooks.AgentStarted(a.Role, a.ID, a.Ref.String())
+	if c.Hooks.Event != nil {
+		c.Hooks.Event(AgentEvent{Kind: AgentStarted, Agent: a})
 	}
 }
 
 func (c *Commander) finished(a Agent, status string, class providers.Class) {
-	if c.Hooks.AgentFinished != nil {
-		c.Hooks.AgentFinished(a.Role, a.ID, a.Ref.String(), status, class)
+	if c.Hooks.Event != nil {
+		c.Hooks.Event(AgentEvent{Kind: AgentFinished, Agent: a, Status: status, Class: class})
 	}
 }

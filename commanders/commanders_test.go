@@ -66,8 +66,11 @@ func TestDepthGuardCapsChildrenWhateverThePlanSays(t *testing.T) {
 			p := fake(tc.planned, &calls)
 			var refused atomic.Int32 // squad leads refuse concurrently
 			c := &Commander{Agent: Agent{ID: "commander-testing", Role: RoleCommander, Provider: p}, Capsule: capsule(), Limits: tc.limits,
-				Hooks: Hooks{Refused: func(string, int, int) { refused.Add(1) }, AgentStarted: func(role, id, model string) {
-					if role == RoleWorker {
+				Hooks: Hooks{Event: func(e AgentEvent) {
+					switch {
+					case e.Kind == AgentRefused:
+						refused.Add(1)
+					case e.Kind == AgentStarted && e.Agent.Role == RoleWorker:
 						workers.Add(1)
 					}
 				}},

@@ -49,16 +49,13 @@ type BenchResult struct {
 // mock.
 func Bench(ctx context.Context, o Options, latency time.Duration) (BenchResult, error) {
 	m := &providerMeter{latency: latency}
-	inner := o.Wrap
-	o.Wrap = func(ref providers.Ref, p providers.Provider) providers.Provider {
-		if inner != nil {
-			p = inner(ref, p)
-		}
-		return m.wrap(p)
-	}
 	cpu0, cpuOK := processCPU()
 	start := time.Now()
-	res, err := Run(ctx, o)
+	mission, err := Prepare(o, WithProviderWrap(func(_ providers.Ref, p providers.Provider) providers.Provider { return m.wrap(p) }))
+	if err != nil {
+		return BenchResult{}, err
+	}
+	res, err := mission.Run(ctx)
 	wall := time.Since(start)
 	cpu1, _ := processCPU()
 	if err != nil {

@@ -25,9 +25,14 @@ type missionSandbox struct {
 	leaks    map[string]int // per agent
 	tripped  map[string]bool
 	models   map[string]string // agent -> model
+
+	emit   func(Event) // the run's events
+	onTrip func()      // counts a breaker trip in the run's telemetry
 }
 
-func newMissionSandbox(c SandboxConfig, cb CircuitBreakerConfig) (*missionSandbox, error) {
+// newMissionSandbox builds the run's sandbox from its config; emit receives
+// its events and onTrip is called when its circuit breaker trips.
+func newMissionSandbox(c SandboxConfig, cb CircuitBreakerConfig, emit func(Event), onTrip func()) (*missionSandbox, error) {
 	proxy, pay, key, err := sandboxSettings(c)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrBadInput, key, err)
@@ -36,7 +41,8 @@ func newMissionSandbox(c SandboxConfig, cb CircuitBreakerConfig) (*missionSandbo
 	if err != nil {
 		return nil, err
 	}
-	ms := &missionSandbox{bridge: sandbox.NewBridge(proxy, pay), detector: det, leaks: map[string]int{}, tripped: map[string]bool{}, models: map[string]string{}}
+	ms := &missionSandbox{bridge: sandbox.NewBridge(proxy, pay), detector: det, leaks: map[string]int{}, tripped: map[string]bool{}, models: map[string]string{},
+		emit: emit, onTrip: onTrip}
 	if cb.ToxicityThreshold > 0 {
 		ms.breaker = governance.NewCircuitBreaker(governance.BreakerConfig{Enabled: true, Window: cb.Window, Threshold: cb.ToxicityThreshold, Violations: 3})
 	}
@@ -86,47 +92,11 @@ func redactTranscript(tr Transcript) Transcript {
 	return tr
 }
 
-// leakGate folds a bundle's critical leaks into its gate decision
-// (shadow_scoring.gate.on_critical_leak) and emits the gate event when the
-// leaks decided it.
-func (r *runState) leakGate(o *BundleOutcome, g *shadow.GateDecision) *shadow.GateDecision {
-	return shadow.GateLeaks(g, commanders.Critical(o.LeakReport), r.cfg.ShadowScoring.Gate.OnCriticalLeak)
-}
-
-// gateUnscored applies the leak policy to bundles that have no gate decision
-// (not judged: shadow scoring off, invalid, or the judge failed).
-func (r *runState) gateUnscored(res *Result) {
-	for _, o := range res.Bundles {
-		if o.Failed || o.Gate != nil {
-			continue
-		}
-		if g := r.leakGate(o, nil); g != nil {
-			o.Gate = g
-			r.events.emit(Event{Phase: "6", Kind: EvGate, Message: o.ID + ": " + g.Action + " (" + g.Reason + ")",
-				Data: map[string]any{"bundle_id": o.ID, "action": g.Action, "reason": g.Reason}})
-		}
-	}
-}
-
-// leakFeedback tells a quarantine re-reviewer what was redacted and where.
-func leakFeedback(leaks []commanders.Leak) string {
-	var b strings.Builder
-	for _, l := range leaks {
-		if l.Severity == commanders.SeverityCritical {
-			if b.Len() == 0 {
-				b.WriteString("Critical leaks redacted from this bundle or its workers' results:\n")
-			}
-			fmt.Fprintf(&b, "- %s (%s) in %s %s\n", l.Name, l.Kind, l.Source, l.Field)
-		}
-	}
-	return b.String()
-}
-
 // scan records leakage in an agent's output, already redacted: the hits
 // still in text (code patterns, which are reported, not removed) and the
 // secrets redacted from it. It returns the hit count. phase is the phase
 // the output belongs to (atoms arrive in Phase 4 while 5 and 6 run).
-func (m *missionSandbox) scan(r *runState, phase, role, agent, model, text string, redacted []commanders.Leak) int {
+func (m *missionSandbox) scan(phase, role, agent, model, text string, redacted []commanders.Leak) int {
 	hits := m.detector.Scan(text)
 	for _, l := range redacted {
 		h := boundary.Hit{Kind: l.Kind, Name: l.Name}
@@ -147,14 +117,14 @@ func (m *missionSandbox) scan(r *runState, phase, role, agent, model, text strin
 	for _, h := range hits {
 		names = append(names, h.Name)
 	}
-	r.events.emit(Event{Phase: phase, Kind: EvLeakage, Role: role, AgentID: agent, Model: model,
+	m.emit(Event{Phase: phase, Kind: EvLeakage, Role: role, AgentID: agent, Model: model,
 		Message: fmt.Sprintf("%d leakage hits: %s", len(hits), strings.Join(names, ", ")), Data: map[string]any{"hits": len(hits), "max_severity": boundary.MaxSeverity(hits).String()}})
 	return len(hits)
 }
 
 // atomDone bridges a worker's atom and feeds the breaker keyed by model.
-func (m *missionSandbox) atomDone(r *runState, parent string, a commanders.AtomResult) {
-	leaks := m.scan(r, "4", commanders.RoleWorker, a.AgentID, a.Model, a.Atom.Content, a.Leaks)
+func (m *missionSandbox) atomDone(parent string, a commanders.AtomResult) {
+	leaks := m.scan(Phase4, commanders.RoleWorker, a.AgentID, a.Model, a.Atom.Content, a.Leaks)
 	schema := 0
 	if a.Class == providers.ClassSchemaInvalid || a.Class == providers.ClassUnparseable {
 		schema = 1
@@ -175,10 +145,8 @@ func (m *missionSandbox) atomDone(r *runState, parent string, a commanders.AtomR
 	}
 	m.mu.Unlock()
 	if trip {
-		r.mu.Lock()
-		r.trips++
-		r.mu.Unlock()
-		r.events.emit(Event{Phase: "4", Kind: EvBreakerTrip, Model: a.Model,
+		m.onTrip()
+		m.emit(Event{Phase: Phase4, Kind: EvBreakerTrip, Model: a.Model,
 			Message: fmt.Sprintf("sandbox circuit breaker: rolling toxicity of %s crossed the threshold; no more work for it in this run", a.Model)})
 	}
 }
@@ -189,9 +157,9 @@ func (m *missionSandbox) mayAssign(a commanders.Agent) bool {
 	return !m.tripped[a.Ref.String()]
 }
 
-// finish bridges the bundles and returns sandbox.json's content.
-func (m *missionSandbox) finish(r *runState, res *Result) sandbox.MissionReport {
-	th := r.plan.Hardening.Threshold
+// finish bridges the bundles and returns sandbox.json's content; th is the
+// hardening threshold, phase the phase the run is in.
+func (m *missionSandbox) finish(res *Result, th float64, phase string) sandbox.MissionReport {
 	for _, o := range res.Bundles {
 		mb := sandbox.MissionBundle{ID: o.ID, Agent: o.Commander, Model: o.Model, Failed: o.Failed, Salvaged: o.Salvaged,
 			Coverage: o.Formula.Coverage, Retries: o.Repairs, ReviewerConflicts: o.Review.Conflicts, SchemaViolations: o.SchemaFails,
@@ -203,7 +171,7 @@ func (m *missionSandbox) finish(r *runState, res *Result) sandbox.MissionReport 
 					own = append(own, l)
 				}
 			}
-			mb.LeakHits = m.scan(r, r.phase(), commanders.RoleCommander, o.Commander, o.Model, o.Bundle.Text(), own)
+			mb.LeakHits = m.scan(phase, commanders.RoleCommander, o.Commander, o.Model, o.Bundle.Text(), own)
 		}
 		if o.Final != nil && res.ShadowValid {
 			mb.Scored, mb.SealedPassed, mb.SealedTotal = true, o.Final.Passed, o.Final.Total
@@ -221,11 +189,12 @@ func (m *missionSandbox) finish(r *runState, res *Result) sandbox.MissionReport 
 
 // audit re-judges a random sample of scored bundles (rate from config) with
 // a fresh judge seed and records how far the verdicts agree.
-func (m *missionSandbox) audit(ctx context.Context, r *runState, judge *shadow.Judge, env *shadow.Envelope, res *Result, rate float64) {
+// seed seeds the sample.
+func (m *missionSandbox) audit(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, res *Result, rate float64, seed int64) {
 	if rate <= 0 || judge == nil {
 		return
 	}
-	rng := rand.New(rand.NewPCG(uint64(r.plan.Seed), 0xa0d17))
+	rng := rand.New(rand.NewPCG(uint64(seed), 0xa0d17))
 	for _, o := range res.Bundles {
 		if o.Final == nil || rng.Float64() >= rate {
 			continue
@@ -245,7 +214,7 @@ func (m *missionSandbox) audit(ctx context.Context, r *runState, judge *shadow.J
 		m.mu.Lock()
 		m.bridge.Audit(rec)
 		m.mu.Unlock()
-		r.events.emit(Event{Phase: "6", Kind: EvAudit, Data: map[string]any{"bundle_id": o.ID, "original": rec.Original, "audited": rec.Audited, "agreement": rec.Agree}})
+		m.emit(Event{Phase: Phase6, Kind: EvAudit, Data: map[string]any{"bundle_id": o.ID, "original": rec.Original, "audited": rec.Audited, "agreement": rec.Agree}})
 	}
 }
 

@@ -62,10 +62,11 @@ func TestDefaultConcurrencyTakesTheWidestLayerAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"ss-50", "ss-100", "ss-250"} {
-		plan, err := nexus.Intake(nexus.Options{Config: cfg, Mission: "# m\n- a\n- b\n- c\n- d\n- e\n", Scale: name, Provider: "mock:honest"})
+		m, err := nexus.Prepare(nexus.Options{Config: cfg, Mission: "# m\n- a\n- b\n- c\n- d\n- e\n", Scale: name, Provider: "mock:honest"})
 		if err != nil {
 			t.Fatal(err)
 		}
+		plan := m.Plan()
 		scale, _ := cfg.ScaleFor(name)
 		got := nexus.EffectiveConcurrency(cfg, plan, scale)
 		if widest := max(plan.Workers, plan.SquadLeads); got.N < widest {

@@ -29,6 +29,16 @@
 // are the caller's input, ErrInterrupted means ctx was cancelled and the
 // partial Result and directory hold what existed.
 //
+// # Two steps
+//
+// Prepare does Phase 0 alone (the Plan: agents, roster, domains; no LLM
+// call, nothing written), so a caller can show or check the plan first;
+// Mission.Seal runs Phases 1 and 1.5 and returns the Sealed decomposition
+// and envelope; Mission.Run runs the rest. Several missions can be judged
+// against one envelope: seal one, Close it, and hand the Sealed value to
+// the others' RunSealed (this is how `swarm compare` runs its contenders).
+// Run is Prepare followed by Mission.Run.
+//
 // Consensus maths (Median, Tier, Formula, FormulaFromAtoms, MetaReviewAll)
-// and Intake (the plan and agent counts, no LLM call) are usable on their own.
+// are usable on their own.
 package nexus

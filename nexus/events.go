@@ -38,11 +38,28 @@ const (
 	EvRunEnd          = "run_end"
 )
 
+// Phase names a pipeline phase, as events.jsonl and Result.Phase write it.
+type Phase = string
+
+// The phases of a run.
+const (
+	Phase0  Phase = "0"   // intake
+	Phase1  Phase = "1"   // decomposition
+	Phase15 Phase = "1.5" // seal
+	Phase2  Phase = "2"   // context capsules
+	Phase3  Phase = "3"   // commander deployment
+	Phase4  Phase = "4"   // execution and monitoring
+	Phase5  Phase = "5"   // cross-review
+	Phase6  Phase = "6"   // shadow validation and hardening
+	Phase7  Phase = "7"   // consensus and synthesis
+	Phase8  Phase = "8"   // action report and telemetry
+)
+
 // Event is one line of events.jsonl.
 type Event struct {
 	Seq     int64          `json:"seq"`
 	Time    time.Time      `json:"time"`
-	Phase   string         `json:"phase,omitempty"`
+	Phase   Phase          `json:"phase,omitempty"`
 	Kind    string         `json:"kind"`
 	Role    string         `json:"role,omitempty"`
 	AgentID string         `json:"agent_id,omitempty"`
@@ -58,14 +75,6 @@ type phaseKey struct{}
 // call or a review belongs to.
 func withPhase(ctx context.Context, phase string) context.Context {
 	return context.WithValue(ctx, phaseKey{}, phase)
-}
-
-// phaseOf is the phase ctx was tagged with, else the phase entered last.
-func (r *runState) phaseOf(ctx context.Context) string {
-	if p, ok := ctx.Value(phaseKey{}).(string); ok {
-		return p
-	}
-	return r.phase()
 }
 
 // Observer receives every event as it is emitted (progress views, --json).

@@ -55,3 +55,91 @@ func ExampleRun() {
 	// top action: true
 	// report written: true
 }
+
+// Prepare computes the plan (what a briefing shows) without any LLM call
+// or file; Seal runs Phases 1 and 1.5; Run runs the rest.
+func ExamplePrepare() {
+	cfg, err := nexus.LoadConfig("")
+	if err != nil {
+		log.Fatal(err)
+	}
+	reg := &providers.Registry{}
+	mock.Register(reg, mock.Options{})
+	dir, err := os.MkdirTemp("", "swarm-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	m, err := nexus.Prepare(nexus.Options{
+		Config: cfg, Registry: reg, Scale: "ss-50", Provider: "mock:honest", OutDir: filepath.Join(dir, "run"),
+		Mission: "# Test-gap hunt\n\nFind the untested error handling and edge cases in the billing service and plan the regression tests.",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	p := m.Plan()
+	fmt.Println("plan:", p.Commanders, "commanders,", p.Agents, "agents,", p.Criteria, "sealed criteria")
+	sealed, err := m.Seal(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("sealed:", len(sealed.Decomposition.Domains), "domains, hash", sealed.Hash()[:7])
+	res, err := m.Run(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("status:", res.Status, "· judged", res.Aggregate.Scored, "of", res.Aggregate.Planned, "· same envelope:", res.SealedHash == sealed.Hash())
+	// Output:
+	// plan: 2 commanders, 36 agents, 6 sealed criteria
+	// sealed: 2 domains, hash sha256:
+	// status: complete · judged 2 of 2 · same envelope: true
+}
+
+// Two contenders are judged against ONE envelope: one mission seals (and
+// is closed), each contender runs against the sealed value with RunSealed.
+func ExampleMission_RunSealed() {
+	cfg, err := nexus.LoadConfig("")
+	if err != nil {
+		log.Fatal(err)
+	}
+	reg := &providers.Registry{}
+	mock.Register(reg, mock.Options{})
+	dir, err := os.MkdirTemp("", "swarm-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	options := func(provider, out string) nexus.Options {
+		return nexus.Options{Config: cfg, Registry: reg, Scale: "ss-50", Provider: provider, OutDir: filepath.Join(dir, out),
+			Mission: "# Test-gap hunt\n\nFind the untested error handling and edge cases in the billing service and plan the regression tests."}
+	}
+
+	sealer, err := nexus.Prepare(options("mock:honest", "seal"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	sealed, err := sealer.Seal(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := sealer.Close(); err != nil { // result.json says "sealed"
+		log.Fatal(err)
+	}
+	for _, contender := range []string{"mock:honest", "mock:sloppy"} {
+		m, err := nexus.Prepare(options(contender, contender[5:]))
+		if err != nil {
+			log.Fatal(err)
+		}
+		res, err := m.RunSealed(ctx, sealed)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s: %s, %d of %d bundles scored, shared envelope %v\n",
+			contender, res.Status, res.Aggregate.Scored, res.Aggregate.Planned, res.SealedHash == sealed.Hash())
+	}
+	// Output:
+	// mock:honest: complete, 2 of 2 bundles scored, shared envelope true
+	// mock:sloppy: complete, 2 of 2 bundles scored, shared envelope true
+}

@@ -256,9 +256,7 @@ func ceilingAtBundles(commanders int) func(providers.Ref, providers.Provider) pr
 // Issue 9.5: the cost ceiling keeps the work that finished (bundles built
 // from finished atoms, marked salvaged and judged) and marks the run partial.
 func TestCostCeilingSalvagesFinishedAtoms(t *testing.T) {
-	res, err := runMission(t, loadMission(t, "api-design.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
-		o.Wrap = ceilingAtBundles(5)
-	})
+	res, err := runMissionWith(t, loadMission(t, "api-design.md"), "ss-100", "mock:honest", []nexus.Option{nexus.WithProviderWrap(ceilingAtBundles(5))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,13 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/google/go-cmp/cmp"
-	"github.com/swarm-dev/swarm/providers/openai"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/swarm-dev/swarm/providers/openai"
 
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
@@ -67,12 +68,23 @@ type runOpt func(*nexus.Options)
 
 func runMission(t *testing.T, mission, scale, provider string, opts ...runOpt) (*nexus.Result, error) {
 	t.Helper()
+	return runMissionWith(t, mission, scale, provider, nil, opts...)
+}
+
+// runMissionWith prepares the mission with popts (provider wrapping,
+// shared limits) and runs it.
+func runMissionWith(t *testing.T, mission, scale, provider string, popts []nexus.Option, opts ...runOpt) (*nexus.Result, error) {
+	t.Helper()
 	o := nexus.Options{Config: defaultConfig(t), Registry: mockRegistry(mock.Options{}), Mission: mission, MissionName: "test",
 		Scale: scale, Provider: provider, OutDir: filepath.Join(t.TempDir(), "run"), KeepPrompts: true, KeepEvents: true}
 	for _, f := range opts {
 		f(&o)
 	}
-	return nexus.Run(t.Context(), o)
+	m, err := nexus.Prepare(o, popts...)
+	if err != nil {
+		return nil, err
+	}
+	return m.Run(t.Context())
 }
 
 func phasesInOrder(events []nexus.Event) []string {
@@ -200,10 +212,7 @@ func TestMissionAtEveryScale(t *testing.T) {
 // returns how many prompts carried hardening feedback.
 func scanLeaks(t *testing.T, res *nexus.Result) (feedbackPrompts int) {
 	t.Helper()
-	env, err := shadow.LoadSealed(filepath.Join(res.Dir, "sealed", "envelope.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	criteria := readSealedCriteria(t, res.Dir)
 	if len(res.Transcripts) == 0 {
 		t.Fatal("no transcripts kept")
 	}
@@ -224,7 +233,7 @@ func scanLeaks(t *testing.T, res *nexus.Result) (feedbackPrompts int) {
 			if strings.Contains(m.Content, providers.FeedbackHeading) {
 				feedbackPrompts++
 			}
-			for _, c := range env.Criteria() {
+			for _, c := range criteria {
 				if strings.Contains(m.Content, c.Assertion) || strings.Contains(m.Content, c.Expected) {
 					t.Fatalf("criterion %s leaked into a %s prompt (%s)", c.ID, tr.Role, tr.AgentID)
 				}
@@ -232,7 +241,7 @@ func scanLeaks(t *testing.T, res *nexus.Result) (feedbackPrompts int) {
 		}
 	}
 	ev, _ := os.ReadFile(filepath.Join(res.Dir, "events.jsonl"))
-	for _, c := range env.Criteria() {
+	for _, c := range criteria {
 		if strings.Contains(string(ev), c.Assertion) || strings.Contains(string(ev), c.Expected) {
 			t.Fatalf("criterion %s text in events.jsonl", c.ID)
 		}
@@ -897,4 +906,25 @@ func TestCallsCutOffByCtrlCAreCancelledNotFailures(t *testing.T) {
 	if cancelled == 0 {
 		t.Error("no call recorded as cancelled")
 	}
+}
+
+// readSealedCriteria reads the criteria a run sealed from its envelope file:
+// outside shadow, no code can read them from an Envelope (only the judge
+// and the seal author see their text), so the leak scans read the file.
+func readSealedCriteria(t *testing.T, runDir string) []shadow.Criterion {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(runDir, "sealed", "envelope.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Criteria []shadow.Criterion `json:"criteria"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Criteria) == 0 {
+		t.Fatalf("%s/sealed/envelope.json holds no criteria", runDir)
+	}
+	return f.Criteria
 }

@@ -13,6 +13,76 @@ import (
 	"github.com/swarm-dev/swarm/providers"
 )
 
+// recorder is where a run's record goes: the phase it is in (and the phase
+// an interruption found it in), the events (events.jsonl and the
+// observers) and the transcripts (transcripts.jsonl).
+type recorder struct {
+	events      *eventLog
+	transcripts *transcriptLog
+
+	mu            sync.Mutex
+	cur           string
+	interruptedIn string
+	done          <-chan struct{} // the context of the call under way (Seal, Run)
+}
+
+func (r *recorder) emit(e Event) { r.events.emit(e) }
+
+// phase is the phase entered last.
+func (r *recorder) phase() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cur
+}
+
+// phaseOf is the phase ctx was tagged with (withPhase), else the phase
+// entered last.
+func (r *recorder) phaseOf(ctx context.Context) string {
+	if p, ok := ctx.Value(phaseKey{}).(string); ok {
+		return p
+	}
+	return r.phase()
+}
+
+// watch makes the recorder note the phase the run is in when done closes
+// (an interruption): the first phase change after it records it.
+func (r *recorder) watch(done <-chan struct{}) {
+	r.mu.Lock()
+	r.done = done
+	r.mu.Unlock()
+}
+
+func (r *recorder) enter(phase, msg string) {
+	r.mu.Lock()
+	select {
+	case <-r.done:
+		if r.interruptedIn == "" {
+			r.interruptedIn = r.cur
+		}
+	default:
+	}
+	r.cur = phase
+	r.mu.Unlock()
+	r.emit(Event{Phase: phase, Kind: EvPhaseStart, Message: msg})
+}
+
+func (r *recorder) leave(phase string, data map[string]any) {
+	r.emit(Event{Phase: phase, Kind: EvPhaseEnd, Data: data})
+}
+
+// ended returns the phase the run is in and the one it was interrupted in
+// ("" when it was not).
+func (r *recorder) ended() (phase, interruptedIn string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cur, r.interruptedIn
+}
+
+func (r *recorder) close() {
+	r.transcripts.close()
+	r.events.close()
+}
+
 // Transcript is one LLM call with its prompt and answer, stored in
 // transcripts.jsonl so events.jsonl stays small.
 type Transcript struct {
@@ -83,8 +153,8 @@ func (t *transcriptLog) close() error {
 // Defence in depth for secrets: the registry already scrubs every
 // provider's errors, and the recorder scrubs again, with the value of every
 // api_key_env the config names, what it returns and what it writes.
-func (r *runState) recorded(ref providers.Ref, p providers.Provider) providers.Provider {
-	providers.AddSecrets(configuredSecrets(r.cfg, r.opts.Registry)...)
+func (pp *providerPool) recorded(ref providers.Ref, p providers.Provider) providers.Provider {
+	providers.AddSecrets(configuredSecrets(pp.cfg, pp.reg)...)
 	return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
 		start := time.Now()
 		resp, err := p.Complete(ctx, req)
@@ -103,7 +173,7 @@ func (r *runState) recorded(ref providers.Ref, p providers.Provider) providers.P
 		if err != nil {
 			tr.Error = err.Error()
 		}
-		seq := r.transcripts.write(tr)
+		seq := pp.rec.transcripts.write(tr)
 		cerr := err
 		// net/http reports a cancelled request with the context's cause
 		// ("interrupt signal received"), not context.Canceled, so ask the
@@ -117,7 +187,7 @@ func (r *runState) recorded(ref providers.Ref, p providers.Provider) providers.P
 			// to reuses the outcome.
 			resp, cerr = providers.CheckOutput(req, resp)
 		}
-		cost := r.account(ref, req.Caller.Role, resp.Usage, lat, cerr)
+		cost := pp.meter.account(ref, req.Caller.Role, resp.Usage, lat, cerr)
 		data := map[string]any{
 			"input_tokens": resp.Usage.InputTokens, "output_tokens": resp.Usage.OutputTokens,
 			"latency_ms": float64(lat.Microseconds()) / 1000, "cost_usd": cost, "transcript": seq,
@@ -140,7 +210,7 @@ func (r *runState) recorded(ref providers.Ref, p providers.Provider) providers.P
 		if tr.Schema != "" {
 			data["schema"] = tr.Schema
 		}
-		r.events.emit(Event{Phase: r.phaseOf(ctx), Kind: EvLLMCall, Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Data: data})
+		pp.rec.emit(Event{Phase: pp.rec.phaseOf(ctx), Kind: EvLLMCall, Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Data: data})
 		return resp, err
 	})
 }

@@ -84,8 +84,19 @@ func (e *Envelope) GoString() string { return e.String() }
 // Format redacts the criteria for every verb.
 func (e *Envelope) Format(f fmt.State, verb rune) { fmt.Fprint(f, e.String()) }
 
-// Criteria returns a copy of the criteria, for the judge only.
-func (e *Envelope) Criteria() []Criterion { return append([]Criterion(nil), e.criteria...) }
+// sealedCriteria returns a copy of the criteria, for the judge only: it is
+// unexported so that no package outside shadow can read a criterion's text.
+func (e *Envelope) sealedCriteria() []Criterion { return append([]Criterion(nil), e.criteria...) }
+
+// Categories maps each criterion's id to its category: what a comparison
+// needs to count failures per category, without any criterion's text.
+func (e *Envelope) Categories() map[string]string {
+	out := make(map[string]string, len(e.criteria))
+	for _, c := range e.criteria {
+		out[c.ID] = c.Category
+	}
+	return out
+}
 
 // NewEnvelope seals criteria: sorts them by id and commits their hash.
 func NewEnvelope(criteria []Criterion, decomposition any, author SealAuthor, now time.Time) (*Envelope, error) {

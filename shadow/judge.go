@@ -111,7 +111,7 @@ func (j *Judge) Evaluate(ctx context.Context, env *Envelope, b BundleInput) (Eva
 	if err := env.Verify(); err != nil {
 		return Evaluation{}, err
 	}
-	crit := env.Criteria()
+	crit := env.sealedCriteria()
 	if len(crit) == 0 {
 		return Evaluation{}, fmt.Errorf("judge %s: %w", b.ID, ErrNoCriteria)
 	}

@@ -513,3 +513,27 @@ func TestShippedSchemaRejectsNonConformingReports(t *testing.T) {
 		})
 	}
 }
+
+// Categories is what a comparison may know of the sealed criteria: each
+// id's category, and nothing of their text.
+func TestEnvelopeCategoriesCarryNoCriterionText(t *testing.T) {
+	env, err := NewEnvelope(criteria(), "d", SealAuthor{}, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, c := range criteria() {
+		want[c.ID] = c.Category
+	}
+	got := env.Categories()
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("categories (-want +got)\n%s", d)
+	}
+	for id, cat := range got {
+		for _, c := range criteria() {
+			if cat == c.Assertion || cat == c.Expected || id == c.Assertion {
+				t.Errorf("%s: category %q is a criterion's text", id, cat)
+			}
+		}
+	}
+}

@@ -176,10 +176,11 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 	if o.SeedSet {
 		opts.Seed = &o.Seed
 	}
-	plan, err := nexus.Intake(opts)
+	m, err := nexus.Prepare(opts)
 	if err != nil {
 		return toExit(err)
 	}
+	plan := m.Plan()
 	// The briefing goes to stderr; --interactive always shows it (even
 	// with --json or --quiet): it is what the user confirms.
 	if (!o.JSON && !o.Quiet) || o.Interactive {
@@ -196,22 +197,22 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 			return exitCode(1)
 		}
 	}
-	opts.Observers = append(opts.Observers, logEvent(app.Logger))
+	m.Observe(logEvent(app.Logger))
 	var view *progressView
 	switch {
 	case o.JSON:
 		enc := json.NewEncoder(app.Out)
 		var mu sync.Mutex
-		opts.Observers = append(opts.Observers, func(e nexus.Event) {
+		m.Observe(func(e nexus.Event) {
 			mu.Lock()
 			defer mu.Unlock()
 			_ = enc.Encode(e)
 		})
 	case !o.Quiet:
 		view = newProgressView(app.Err, plan, isTerminal(app.Err))
-		opts.Observers = append(opts.Observers, view.observe)
+		m.Observe(view.observe)
 	}
-	res, err := nexus.Run(ctx, opts)
+	res, err := m.Run(ctx)
 	if view != nil {
 		view.finish()
 	}

@@ -5,7 +5,6 @@
 package compare
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
@@ -215,13 +215,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return providers.Cache(o.CacheDir, ref, cfg.Providers[ref.Kind].BaseURL, nil)(p)
 	}
 	// Seal once.
-	preset, hash, err := sealOnce(ctx, o, &cfg, wrap)
+	sealed, err := sealOnce(ctx, o, &cfg, wrap)
 	if err != nil {
 		return nil, err
 	}
-	criteria := sealedCriteria(preset)
+	hash := sealed.Hash()
+	criteria := sealedCriteria(sealed)
 	var planned []string
-	for _, d := range preset.Decomposition.Domains {
+	for _, d := range sealed.Decomposition.Domains {
 		planned = append(planned, d.Name)
 	}
 	judgeRef, _ := providers.ParseRef(cfg.Models.Judge)
@@ -251,7 +252,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 					return err
 				}
 				dir := filepath.Join(o.Out, "runs", slug(label), fmt.Sprintf("rep-%d", rep))
-				s, cached, err := runOne(gctx, o, &cfg, preset, m, rep, dir, wrap, limits)
+				s, cached, err := runOne(gctx, o, &cfg, sealed, m, rep, dir, wrap, limits)
 				if err != nil {
 					return fmt.Errorf("%s repeat %d: %w", label, rep, err)
 				}
@@ -297,43 +298,31 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	return rep, nil
 }
 
-func sealOnce(ctx context.Context, o Options, cfg *nexus.Config, wrap func(providers.Ref, providers.Provider) providers.Provider) (*nexus.Preset, string, error) {
+// sealOnce seals the mission once, under Out/seal, and returns the sealed
+// value every contender runs against. On resume, what an earlier
+// comparison sealed there is reused.
+func sealOnce(ctx context.Context, o Options, cfg *nexus.Config, wrap func(providers.Ref, providers.Provider) providers.Provider) (*nexus.Sealed, error) {
 	dir := filepath.Join(o.Out, "seal")
-	envPath := filepath.Join(dir, "sealed", "envelope.json")
-	decPath := filepath.Join(dir, "decomposition.json")
-	if env, err := shadow.LoadSealed(envPath); err == nil {
-		if err := env.Verify(); err != nil {
-			return nil, "", fmt.Errorf("stored envelope %s: %w", envPath, err)
-		}
-		var dec nexus.Decomposition
-		b, err := os.ReadFile(decPath)
-		if err == nil {
-			err = json.Unmarshal(b, &dec)
-		}
-		if err == nil {
-			return &nexus.Preset{Decomposition: dec, Envelope: env}, env.SealedHash, nil
-		}
+	if sealed, err := nexus.LoadSealed(dir); err == nil {
+		return sealed, nil
+	} else if errors.Is(err, shadow.ErrTampered) {
+		return nil, err
 	}
 	os.RemoveAll(dir)
 	seed := o.Seed
-	_, err := nexus.Run(ctx, nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName,
-		Scale: o.Scale, OutDir: dir, Seed: &seed, StopAfterSeal: true, Wrap: wrap})
+	m, err := nexus.Prepare(nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName,
+		Scale: o.Scale, OutDir: dir, Seed: &seed}, nexus.WithProviderWrap(wrap))
 	if err != nil {
-		return nil, "", fmt.Errorf("seal: %w", err)
+		return nil, fmt.Errorf("seal: %w", err)
 	}
-	env, err := shadow.LoadSealed(envPath)
+	sealed, err := m.Seal(ctx)
 	if err != nil {
-		return nil, "", err
+		return nil, fmt.Errorf("seal: %w", err)
 	}
-	var dec nexus.Decomposition
-	b, err := os.ReadFile(decPath)
-	if err != nil {
-		return nil, "", err
+	if err := m.Close(); err != nil {
+		return nil, fmt.Errorf("seal: %w", err)
 	}
-	if err := json.Unmarshal(b, &dec); err != nil {
-		return nil, "", err
-	}
-	return &nexus.Preset{Decomposition: dec, Envelope: env}, env.SealedHash, nil
+	return sealed, nil
 }
 
 // advisory says whether a contender shares a model family with the judge
@@ -351,7 +340,7 @@ func advisory(model string, judge, sealAuthor providers.Ref) (bool, string) {
 	return len(why) > 0, strings.Join(why, "; ")
 }
 
-func runOne(ctx context.Context, o Options, cfg *nexus.Config, preset *nexus.Preset, model string, rep int, dir string, wrap func(providers.Ref, providers.Provider) providers.Provider, limits *providers.LimitSet) (RunSummary, bool, error) {
+func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sealed, model string, rep int, dir string, wrap func(providers.Ref, providers.Provider) providers.Provider, limits *providers.LimitSet) (RunSummary, bool, error) {
 	sumPath := filepath.Join(dir, "run-summary.json")
 	if b, err := os.ReadFile(sumPath); err == nil {
 		var s RunSummary
@@ -367,13 +356,20 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, preset *nexus.Pre
 			models[r] = model
 		}
 	}
-	res, err := nexus.Run(ctx, nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName,
-		Scale: o.Scale, Models: models, OutDir: dir, Seed: &seed, Preset: preset, Wrap: wrap, Limits: limits})
+	m, err := nexus.Prepare(nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName,
+		Scale: o.Scale, Models: models, OutDir: dir, Seed: &seed}, nexus.WithProviderWrap(wrap), nexus.WithLimits(limits))
+	if err != nil {
+		return RunSummary{}, false, err
+	}
+	calls := newCallTally(model, comparedRoles(o.Roles))
+	m.Observe(calls.observe)
+	res, err := m.RunSealed(ctx, sealed)
 	if err != nil {
 		return RunSummary{}, false, err
 	}
 	s := summarise(res, model, o.Roles, rep, seed)
-	s.Criteria = sealedCriteria(preset)
+	calls.addTo(&s)
+	s.Criteria = sealedCriteria(sealed)
 	b, _ := json.MarshalIndent(s, "", "  ")
 	if err := os.WriteFile(sumPath, b, 0o644); err != nil {
 		return s, false, err
@@ -381,13 +377,9 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, preset *nexus.Pre
 	return s, false, nil
 }
 
-// sealedCriteria is the preset envelope's criteria, id -> category.
-func sealedCriteria(preset *nexus.Preset) map[string]string {
-	crit := map[string]string{}
-	for _, c := range preset.Envelope.Criteria() {
-		crit[c.ID] = c.Category
-	}
-	return crit
+// sealedCriteria is the sealed envelope's criteria, id -> category.
+func sealedCriteria(sealed *nexus.Sealed) map[string]string {
+	return sealed.Envelope.Categories()
 }
 
 // comparedRoles are the roles a contender plays.
@@ -445,54 +437,77 @@ func summarise(res *nexus.Result, model, roles string, rep int, seed int64) RunS
 		}
 	}
 	s.Score = Score(s)
-	s.Velocity, s.Hardened, s.ReviewScore, s.Disagreement = mean(vel), len(vel), mean(rev), mean(dis)
-	if b, err := os.ReadFile(filepath.Join(res.Dir, "sandbox.json")); err == nil {
-		var m struct {
-			Overall struct {
-				Toxicity   float64 `json:"toxicity"`
-				QualityGap float64 `json:"quality_gap"`
-			} `json:"overall"`
-		}
-		if json.Unmarshal(b, &m) == nil {
-			s.Toxicity, s.QualityGap = m.Overall.Toxicity, m.Overall.QualityGap
-		}
+	s.Velocity, s.Hardened, s.ReviewScore, s.Disagreement = nexus.Mean(vel), len(vel), nexus.Mean(rev), nexus.Mean(dis)
+	if sb, ok := res.Sandbox.(sandbox.MissionReport); ok {
+		s.Toxicity, s.QualityGap = sb.Overall.Toxicity, sb.Overall.QualityGap
 	}
-	if ref, err := providers.ParseRef(model); err == nil {
-		model = ref.String() // as the events write it
-	}
-	contenderCalls(&s, filepath.Join(res.Dir, "events.jsonl"), model, comparedRoles(roles))
 	return s
 }
 
-// contenderCalls reads the contender's own calls from events.jsonl: those
+// callTally counts the contender's own calls as the run makes them: those
 // made by model in one of the roles compared. Calls of the same model in
 // other roles (say, when the judge or the workers are that model too) are
 // not the contender's and are left out.
-func contenderCalls(s *RunSummary, path, model string, roles map[string]bool) {
-	f, err := os.Open(path)
-	if err != nil {
+type callTally struct {
+	model string
+	roles map[string]bool
+
+	mu        sync.Mutex
+	calls     int
+	in, out   int
+	cost      float64
+	failures  map[string]int
+	latencies []float64
+}
+
+func newCallTally(model string, roles map[string]bool) *callTally {
+	if ref, err := providers.ParseRef(model); err == nil {
+		model = ref.String() // as the events write it
+	}
+	return &callTally{model: model, roles: roles, failures: map[string]int{}}
+}
+
+func (t *callTally) observe(e nexus.Event) {
+	if e.Kind != nexus.EvLLMCall || e.Model != t.model || !t.roles[e.Role] {
 		return
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	num := func(e nexus.Event, k string) float64 { v, _ := e.Data[k].(float64); return v }
-	for sc.Scan() {
-		var e nexus.Event
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Kind != nexus.EvLLMCall || e.Model != model || !roles[e.Role] {
-			continue
-		}
-		s.Calls++
-		s.InputTokens += int(num(e, "input_tokens"))
-		s.OutputTokens += int(num(e, "output_tokens"))
-		s.CostUSD += num(e, "cost_usd")
-		if c, ok := e.Data["failure_class"].(string); ok && c != "" {
-			s.Failures[c]++
-		}
-		if _, ok := e.Data["latency_ms"].(float64); ok {
-			s.LatenciesMS = append(s.LatenciesMS, num(e, "latency_ms"))
-		}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.calls++
+	t.in += intOf(e.Data["input_tokens"])
+	t.out += intOf(e.Data["output_tokens"])
+	cost, _ := e.Data["cost_usd"].(float64)
+	t.cost += cost
+	if c, ok := e.Data["failure_class"].(string); ok && c != "" {
+		t.failures[c]++
 	}
+	if l, ok := e.Data["latency_ms"].(float64); ok {
+		t.latencies = append(t.latencies, l)
+	}
+}
+
+func intOf(v any) int {
+	switch x := v.(type) {
+	case int:
+		return x
+	case float64:
+		return int(x)
+	}
+	return 0
+}
+
+// addTo adds the tally to s.
+func (t *callTally) addTo(s *RunSummary) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s.Calls += t.calls
+	s.InputTokens += t.in
+	s.OutputTokens += t.out
+	s.CostUSD += t.cost
+	for c, n := range t.failures {
+		s.Failures[c] += n
+	}
+	s.LatenciesMS = append(s.LatenciesMS, t.latencies...)
 	sort.Float64s(s.LatenciesMS)
 }
 
@@ -530,15 +545,4 @@ func Score(s RunSummary) float64 {
 		}
 	}
 	return sum / float64(len(planned))
-}
-
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }

@@ -3,40 +3,14 @@ package nexus
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
 )
-
-// seal runs Phase 1.5: the seal author writes the criteria from the mission
-// and decomposition only; the envelope goes to sealed/envelope.json (0600)
-// and only its hash enters the events.
-func (r *runState) seal(ctx context.Context, dec Decomposition) (*shadow.Envelope, error) {
-	if pre := r.opts.Preset; pre != nil && pre.Envelope != nil {
-		if err := shadow.WriteSealed(r.dir.EnvelopePath(), pre.Envelope); err != nil {
-			return nil, err
-		}
-		return pre.Envelope, nil
-	}
-	ref := r.plan.Roster.SealAuthor
-	p, err := r.provider(ref)
-	if err != nil {
-		return nil, err
-	}
-	env, err := shadow.Seal(ctx, shadow.SealConfig{
-		Provider: p, Ref: ref, Count: r.plan.Criteria, Categories: r.cfg.ShadowScoring.Categories,
-		Seed: providers.Int64(commanders.SeedFor(r.plan.Seed, "seal_author")),
-	}, shadow.SealInput{Mission: r.opts.Mission, Decomposition: dec, Aspects: dec.Aspects})
-	if err != nil {
-		return nil, err
-	}
-	if err := shadow.WriteSealed(r.dir.EnvelopePath(), env); err != nil {
-		return nil, err
-	}
-	return env, nil
-}
 
 // shadowJudging runs Phase 6 beside Phases 4 and 5. Judging a bundle needs
 // only that bundle and the verified envelope, not the cross-review: so the
@@ -62,7 +36,7 @@ type shadowJudging struct {
 }
 
 func (r *runState) newShadowJudging(ctx context.Context, sealed *shadow.Envelope) *shadowJudging {
-	return &shadowJudging{r: r, ctx: withPhase(ctx, "6"), sealed: sealed, hcfg: r.plan.Hardening}
+	return &shadowJudging{r: r, ctx: withPhase(ctx, Phase6), sealed: sealed, hcfg: r.plan.Hardening}
 }
 
 // start enters Phase 6 and verifies the envelope, once.
@@ -73,11 +47,11 @@ func (j *shadowJudging) start() {
 	j.started = true
 	r := j.r
 	if !r.cfg.ShadowScoring.Enabled {
-		r.enter("6", "shadow validation and hardening")
+		r.rec.enter(Phase6, "shadow validation and hardening")
 		j.invalid = "shadow scoring disabled in config"
 		return
 	}
-	r.enter("6", "shadow validation and hardening (each bundle as it arrives, beside cross-review)")
+	r.rec.enter(Phase6, "shadow validation and hardening (each bundle as it arrives, beside cross-review)")
 	// Re-read the envelope from disk: what is judged is what was committed.
 	env, err := shadow.LoadSealed(r.dir.EnvelopePath())
 	if err == nil {
@@ -88,11 +62,11 @@ func (j *shadowJudging) start() {
 	}
 	if err != nil {
 		j.invalid, j.tampered = err.Error(), true
-		r.events.emit(Event{Phase: "6", Kind: EvEnvelopeCheck, Message: "envelope verification failed: shadow scoring aborted", Data: map[string]any{"ok": false, "reason": err.Error()}})
+		r.rec.emit(Event{Phase: Phase6, Kind: EvEnvelopeCheck, Message: "envelope verification failed: shadow scoring aborted", Data: map[string]any{"ok": false, "reason": err.Error()}})
 		return
 	}
-	r.events.emit(Event{Phase: "6", Kind: EvEnvelopeCheck, Message: "envelope hash verified", Data: map[string]any{"ok": true, "sealed_hash": env.SealedHash}})
-	jp, err := r.provider(r.plan.Roster.Judge)
+	r.rec.emit(Event{Phase: Phase6, Kind: EvEnvelopeCheck, Message: "envelope hash verified", Data: map[string]any{"ok": true, "sealed_hash": env.SealedHash}})
+	jp, err := r.pool.provider(r.plan.Roster.Judge)
 	if err != nil {
 		j.invalid = err.Error()
 		return
@@ -132,7 +106,7 @@ func (j *shadowJudging) finish(res *Result) {
 	r := j.r
 	j.start() // no bundle arrived: the phase still runs (and checks the envelope)
 	j.wg.Wait()
-	defer func() { r.leave("6", map[string]any{"valid": res.ShadowValid}) }()
+	defer func() { r.rec.leave(Phase6, map[string]any{"valid": res.ShadowValid}) }()
 	if j.invalid != "" {
 		res.ShadowValid, res.ShadowReason = false, j.invalid
 		if j.tampered {
@@ -141,7 +115,7 @@ func (j *shadowJudging) finish(res *Result) {
 		return
 	}
 	if r.sb != nil {
-		r.sb.audit(j.ctx, r, j.judge, j.env, res, r.cfg.Sandbox.AuditRate)
+		r.sb.audit(j.ctx, j.judge, j.env, res, r.cfg.Sandbox.AuditRate, r.plan.Seed)
 	}
 	// res.Aggregate is computed when the run concludes (every ending).
 	r.writeReports(res, j.env)
@@ -152,12 +126,12 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 	in := shadow.BundleInput{ID: o.ID, Domain: o.Domain, Content: o.Bundle.Text(), Implementer: impl}
 	ev, err := judge.Evaluate(ctx, env, in)
 	if err != nil {
-		r.events.emit(Event{Phase: "6", Kind: EvFailure, Role: commanders.RoleJudge, Message: fmt.Sprintf("judging %s: %v", o.ID, err),
+		r.rec.emit(Event{Phase: Phase6, Kind: EvFailure, Role: commanders.RoleJudge, Message: fmt.Sprintf("judging %s: %v", o.ID, err),
 			Data: map[string]any{"failure_class": string(providers.ClassOf(err)), "bundle_id": o.ID}})
 		return
 	}
 	o.Initial, o.Final = &ev, &ev
-	r.events.emit(Event{Phase: "6", Kind: EvJudged, Role: commanders.RoleJudge, Data: map[string]any{
+	r.rec.emit(Event{Phase: Phase6, Kind: EvJudged, Role: commanders.RoleJudge, Data: map[string]any{
 		"bundle_id": o.ID, "shadow_score": ev.Score, "level": string(ev.Level), "passed": ev.Passed, "failed": ev.Failed, "disagreement": ev.Disagreement}})
 	if hcfg.Enabled && ev.Score > hcfg.Threshold {
 		cmd := o.commander
@@ -179,7 +153,7 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 		}
 		hr, err := shadow.Harden(ctx, shadow.HardeningConfig{Enabled: true, MaxCycles: hcfg.MaxCycles, Threshold: hcfg.Threshold}, judge, env, in, ev, revise)
 		if err != nil {
-			r.events.emit(Event{Phase: "6", Kind: EvFailure, Role: commanders.RoleCommander, AgentID: o.Commander, Message: "hardening: " + err.Error(),
+			r.rec.emit(Event{Phase: Phase6, Kind: EvFailure, Role: commanders.RoleCommander, AgentID: o.Commander, Message: "hardening: " + err.Error(),
 				Data: map[string]any{"failure_class": string(providers.ClassOf(err)), "bundle_id": o.ID}})
 		} else {
 			o.Hardening = &hr
@@ -187,7 +161,7 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 			if b, ok := revisions[hr.FinalBundle.Content]; ok {
 				o.Bundle = b
 			}
-			r.events.emit(Event{Phase: "6", Kind: EvHardening, Role: commanders.RoleCommander, AgentID: o.Commander, Data: map[string]any{
+			r.rec.emit(Event{Phase: Phase6, Kind: EvHardening, Role: commanders.RoleCommander, AgentID: o.Commander, Data: map[string]any{
 				"bundle_id": o.ID, "cycles": hr.Cycles, "initial": hr.InitialScore, "final": hr.FinalScore, "velocity": hr.Velocity}})
 		}
 	}
@@ -197,13 +171,13 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 	g := shadow.Gate(score)
 	o.Gate = r.leakGate(o, &g)
 	g = *o.Gate
-	r.events.emit(Event{Phase: "6", Kind: EvGate, Message: o.ID + ": " + g.Action + " (" + g.Reason + ")",
+	r.rec.emit(Event{Phase: Phase6, Kind: EvGate, Message: o.ID + ": " + g.Action + " (" + g.Reason + ")",
 		Data: map[string]any{"bundle_id": o.ID, "shadow_score": score, "action": g.Action, "reason": g.Reason, "report": "reports/" + o.ID + ".json"}})
 }
 
 // quarantineReviews re-reviews quarantined bundles with their failure messages.
 func (r *runState) quarantineReviews(ctx context.Context, res *Result, s commanders.Settings) []ReviewRecord {
-	ctx = withPhase(ctx, "6")
+	ctx = withPhase(ctx, Phase6)
 	revs := r.reviewers()
 	if len(revs) == 0 {
 		return nil
@@ -233,4 +207,58 @@ func (r *runState) quarantineReviews(ctx context.Context, res *Result, s command
 	}
 	wg.Wait()
 	return out
+}
+
+// leakGate folds a bundle's critical leaks into its gate decision
+// (shadow_scoring.gate.on_critical_leak) and emits the gate event when the
+// leaks decided it.
+func (r *runState) leakGate(o *BundleOutcome, g *shadow.GateDecision) *shadow.GateDecision {
+	return shadow.GateLeaks(g, commanders.Critical(o.LeakReport), r.cfg.ShadowScoring.Gate.OnCriticalLeak)
+}
+
+// gateUnscored applies the leak policy to bundles that have no gate decision
+// (not judged: shadow scoring off, invalid, or the judge failed).
+func (r *runState) gateUnscored(res *Result) {
+	for _, o := range res.Bundles {
+		if o.Failed || o.Gate != nil {
+			continue
+		}
+		if g := r.leakGate(o, nil); g != nil {
+			o.Gate = g
+			r.rec.emit(Event{Phase: Phase6, Kind: EvGate, Message: o.ID + ": " + g.Action + " (" + g.Reason + ")",
+				Data: map[string]any{"bundle_id": o.ID, "action": g.Action, "reason": g.Reason}})
+		}
+	}
+}
+
+// leakFeedback tells a quarantine re-reviewer what was redacted and where.
+func leakFeedback(leaks []commanders.Leak) string {
+	var b strings.Builder
+	for _, l := range leaks {
+		if l.Severity == commanders.SeverityCritical {
+			if b.Len() == 0 {
+				b.WriteString("Critical leaks redacted from this bundle or its workers' results:\n")
+			}
+			fmt.Fprintf(&b, "- %s (%s) in %s %s\n", l.Name, l.Kind, l.Source, l.Field)
+		}
+	}
+	return b.String()
+}
+
+// writeReports writes one Shadow Report per bundle.
+func (r *runState) writeReports(res *Result, env *shadow.Envelope) {
+	for _, o := range res.Bundles {
+		if o.Failed {
+			continue
+		}
+		impl, _ := providers.ParseRef(o.Model)
+		opts := shadow.ReportOptions{
+			ID: r.plan.RunID + "/" + o.ID, Timestamp: time.Now().UTC(), SpecVersion: r.cfg.ShadowScoring.SpecVersion,
+			Envelope: env, Implementer: impl, Evaluation: o.Final, Hardening: o.Hardening,
+			HardeningEnabled: r.plan.Hardening.Enabled, MaxCycles: r.plan.Hardening.MaxCycles,
+			Invalid: !res.ShadowValid, InvalidReason: res.ShadowReason,
+		}
+		rep := shadow.BuildReport(opts)
+		_ = r.dir.WriteJSON("reports/"+o.ID+".json", rep)
+	}
 }

@@ -1,12 +1,14 @@
 package nexus
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -195,28 +197,37 @@ func dedupe(xs []string) []string {
 	return out
 }
 
-// buildCapsule makes a domain's context capsule: the only context its
-// commander receives. The brief is capped at commanders.MaxBriefChars.
-func buildCapsule(d Decomposition, dom Domain, c commanders.Constraints) commanders.Capsule {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Mission: %s\n", d.MissionSummary)
-	fmt.Fprintf(&b, "%s%s. %s\n", providers.DomainPrefix, dom.Name, dom.Summary)
-	if len(dom.SubTasks) > 0 {
-		b.WriteString("Sub-tasks:\n")
-		for _, t := range dom.SubTasks {
-			fmt.Fprintf(&b, "- %s %s: %s\n", t.BriefID, t.Title, t.Description)
+// decompose runs Phase 1: the nexus splits the mission into the plan's
+// domains (or the preset's decomposition is reused, with no LLM call).
+func (r *runState) decompose(ctx context.Context) (Decomposition, error) {
+	p := r.plan
+	settings := r.settings()
+	r.rec.enter(Phase1, "decomposition")
+	var dec Decomposition
+	if pre := r.preset; pre != nil {
+		dec = pre.Decomposition.clone()
+	} else {
+		nexus, err := r.agent(commanders.RoleNexus, "nexus", p.Roster.Nexus)
+		if err != nil {
+			return Decomposition{}, err
+		}
+		user, err := prompts.Render("decomposition", map[string]any{
+			"Mission": r.opts.Mission, "Scale": p.Scale,
+			"DomainsLine": providers.DomainsPrefix + strings.Join(p.Domains, ", "),
+			"CountLine":   providers.CountPrefix + fmt.Sprint(min(p.ChildrenPerCmd, 5)),
+		})
+		if err != nil {
+			return Decomposition{}, err
+		}
+		dec, _, err = providers.StructuredRetry[Decomposition](ctx, nexus.Provider, agentRequest(nexus, settings, user, "decomposition"), 3)
+		if err != nil {
+			return Decomposition{}, fmt.Errorf("phase 1 decomposition: %w", err)
 		}
 	}
-	brief := b.String()
-	if r := []rune(brief); len(r) > commanders.MaxBriefChars {
-		brief = string(r[:commanders.MaxBriefChars-1]) + "…"
+	if err := dec.normalise(p.Domains); err != nil {
+		return Decomposition{}, fmt.Errorf("phase 1 decomposition: %w", err)
 	}
-	// Every capsule carries the mission's aspects: each bundle is judged
-	// against every sealed criterion, so each domain must address them from
-	// its own angle. Domain-specific aspects come first.
-	return commanders.Capsule{
-		ID: "capsule-" + dom.Name, Domain: dom.Name, Brief: brief,
-		Aspects:  dedupe(append(append([]string(nil), dom.Aspects...), d.Aspects...)),
-		SubTasks: dom.SubTasks, Constraints: c.Tighten(commanders.Constraints{FileScope: dom.FileScope}),
-	}
+	_ = r.dir.WriteJSON("decomposition.json", dec)
+	r.rec.leave(Phase1, map[string]any{"domains": len(dec.Domains), "aspects": len(dec.Aspects)})
+	return dec, nil
 }

@@ -1,103 +1,11 @@
 package nexus
 
 import (
-	"context"
-	"fmt"
 	"sort"
 	"time"
 
-	"github.com/swarm-dev/swarm/commanders"
-	"github.com/swarm-dev/swarm/prompts"
-	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
 )
-
-// consensus runs the meta-review and scores every bundle (Phase 7).
-func (r *runState) consensus(res *Result, reviews []ReviewRecord, dec Decomposition) {
-	meta, recs, corr := MetaReviewAll(reviews)
-	res.Reviews, res.Corrections = recs, corr
-	for _, c := range corr {
-		r.events.emit(Event{Phase: "7", Kind: EvScoreCorrection, AgentID: c.Reviewer, Message: c.Reason,
-			Data: map[string]any{"kind": c.Kind, "bundle_id": c.BundleID, "delta": c.Delta}})
-	}
-	cc := r.cfg.Consensus
-	for _, o := range res.Bundles {
-		if o.Failed {
-			o.Tier = TierUnique
-			continue
-		}
-		m := meta[o.ID]
-		o.Review = m
-		o.Tier = Tier(m.Score, m.Reviews, cc)
-		o.Formula = FormulaFromAtoms(o.result.Atoms, o.Bundle, dec.Aspects, m.Conflicts, m.Reviews, cc)
-		o.FormulaScore = Formula(o.Formula, cc)
-		o.InSynthesis = inSynthesis(o, cc)
-	}
-}
-
-// inSynthesis applies the Shadow Gate: proceed and warn go in; quarantined
-// bundles go in only when their re-review reaches the majority threshold;
-// rejected bundles never do. Without a gate decision (shadow scoring off or
-// invalid) the bundle goes in, flagged in the report.
-func inSynthesis(o *BundleOutcome, cc ConsensusConfig) bool {
-	if o.Failed {
-		return false
-	}
-	if o.Gate == nil {
-		return true
-	}
-	switch o.Gate.Action {
-	case shadow.ActionProceed, shadow.ActionWarn:
-		return true
-	case shadow.ActionQuarantine:
-		return o.Review.Score >= cc.MajorityThreshold
-	}
-	return false
-}
-
-func (r *runState) synthesise(ctx context.Context, res *Result, s commanders.Settings) error {
-	var views []commanders.BundleView
-	for _, o := range res.Bundles {
-		if o.InSynthesis {
-			views = append(views, commanders.BundleView{ID: o.ID, Text: o.Bundle.Text()})
-		}
-	}
-	if len(views) == 0 {
-		return fmt.Errorf("no bundle passed the shadow gate: nothing to synthesise")
-	}
-	a, err := r.agent(commanders.RoleSynthesizer, "synthesizer", r.plan.Roster.Synthesizer)
-	if err != nil {
-		return err
-	}
-	user, err := prompts.Render("synthesis", map[string]any{"Mission": r.opts.Mission, "Bundles": views})
-	if err != nil {
-		return err
-	}
-	syn, _, err := providers.StructuredRetry[Synthesis](ctx, a.Provider, agentRequest(a, s, user, "synthesis"), 3)
-	if err != nil {
-		return err
-	}
-	res.Synthesis = &syn
-	return nil
-}
-
-// writeReports writes one Shadow Report per bundle.
-func (r *runState) writeReports(res *Result, env *shadow.Envelope) {
-	for _, o := range res.Bundles {
-		if o.Failed {
-			continue
-		}
-		impl, _ := providers.ParseRef(o.Model)
-		opts := shadow.ReportOptions{
-			ID: r.plan.RunID + "/" + o.ID, Timestamp: time.Now().UTC(), SpecVersion: r.cfg.ShadowScoring.SpecVersion,
-			Envelope: env, Implementer: impl, Evaluation: o.Final, Hardening: o.Hardening,
-			HardeningEnabled: r.plan.Hardening.Enabled, MaxCycles: r.plan.Hardening.MaxCycles,
-			Invalid: !res.ShadowValid, InvalidReason: res.ShadowReason,
-		}
-		rep := shadow.BuildReport(opts)
-		_ = r.dir.WriteJSON("reports/"+o.ID+".json", rep)
-	}
-}
 
 // writeFinal computes the telemetry and writes sandbox.json, report.md,
 // telemetry.json and result.json (safe to call on a partial or failed run,
@@ -113,7 +21,7 @@ func (r *runState) writeFinal(res *Result) {
 	}
 	if r.sb != nil && !r.sbDone {
 		r.sbDone = true
-		rep := r.sb.finish(r, res)
+		rep := r.sb.finish(res, r.plan.Hardening.Threshold, r.rec.phase())
 		res.Sandbox = rep
 		_ = r.dir.WriteJSON("sandbox.json", rep)
 	}
@@ -185,27 +93,8 @@ func (r *runState) telemetry(res *Result) Telemetry {
 		Agents: AgentTally{Nexus: 1, Commanders: p.Commanders, SquadLeads: p.SquadLeads, Workers: p.Workers, Reviewers: p.Reviewers, Total: p.Agents},
 		ByRole: map[string]CallStats{}, ByModel: map[string]CallStats{}, FailureClasses: map[string]int{},
 		ShadowScores: map[string]float64{}, Tiers: map[string]int{}, Gates: map[string]int{}, ShadowValid: res.ShadowValid}
-	r.mu.Lock()
-	for k, s := range r.byRole {
-		t.ByRole[k] = callStats(s)
-		t.Calls += s.Calls
-		t.InputTokens += s.InputTokens
-		t.OutputTokens += s.OutputTokens
-	}
-	for k, s := range r.byModel {
-		t.ByModel[k] = callStats(s)
-	}
-	for c, n := range r.classes {
-		t.FailureClasses[string(c)] += n
-	}
-	l := r.launched
-	t.AgentsLaunched = AgentTally{Nexus: len(l[commanders.RoleNexus]), Commanders: len(l[commanders.RoleCommander]),
-		SquadLeads: len(l[commanders.RoleSquadLead]), Workers: len(l[commanders.RoleWorker]), Reviewers: len(l[commanders.RoleReviewer])}
-	t.AgentsLaunched.Total = t.AgentsLaunched.Nexus + t.AgentsLaunched.Commanders + t.AgentsLaunched.SquadLeads + t.AgentsLaunched.Workers + t.AgentsLaunched.Reviewers
-	t.CostUSD = r.cost
-	t.BreakerTrips = r.trips
+	r.meter.fill(&t)
 	t.WallMS = time.Since(r.start).Milliseconds()
-	r.mu.Unlock()
 	for _, o := range res.Bundles {
 		if o.Failed {
 			t.BundlesFailed++
@@ -295,7 +184,7 @@ func (r *runState) judgeCalls() int {
 // preset, and what its bundles went through (bundleShape).
 func (r *runState) pathShape(res *Result) PathShape {
 	s := bundleShape(res.Bundles)
-	s.JudgeCalls, s.Preset = r.judgeCalls(), r.opts.Preset != nil
+	s.JudgeCalls, s.Preset = r.judgeCalls(), r.preset != nil
 	return s
 }
 

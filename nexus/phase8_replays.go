@@ -41,14 +41,16 @@ func (r *runState) replayIncoherence(ctx context.Context, res *Result, k int) (*
 			return nil, "", err
 		}
 		sub := r.opts
-		sub.Preset = &Preset{Decomposition: res.Decomposition, Envelope: env}
 		seed := r.plan.Seed + int64(i)
 		sub.Seed = &seed
 		sub.OutDir = r.dir.Join("replays", fmt.Sprint(i))
 		sub.Replays, sub.Observers, sub.KeepPrompts = 0, nil, false
-		sub.Limits = r.limits
-		r.events.emit(Event{Phase: "8", Kind: "replay", Message: fmt.Sprintf("replay %d of %d (seed %d)", i, k-1, seed)})
-		rr, err := Run(ctx, sub)
+		r.rec.emit(Event{Phase: Phase8, Kind: "replay", Message: fmt.Sprintf("replay %d of %d (seed %d)", i, k-1, seed)})
+		m, err := Prepare(sub, WithProviderWrap(r.pool.wrap), WithLimits(r.pool.limits))
+		if err != nil {
+			return nil, "", fmt.Errorf("replay %d: %w", i, err)
+		}
+		rr, err := m.RunSealed(ctx, &Sealed{Decomposition: res.Decomposition, Envelope: env})
 		if err != nil {
 			return nil, "", fmt.Errorf("replay %d: %w", i, err)
 		}
@@ -68,7 +70,7 @@ func (r *runState) benchmark(ctx context.Context, env *shadow.Envelope, res *Res
 	if err != nil {
 		return nil, err.Error()
 	}
-	p, err := r.provider(rf)
+	p, err := r.pool.provider(rf)
 	if err != nil {
 		return nil, err.Error()
 	}

@@ -1,0 +1,191 @@
+package nexus
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/providers"
+)
+
+// usage accounting per role and model.
+type usageStats struct {
+	Calls        int                     `json:"calls"`
+	Errors       int                     `json:"errors"`
+	InputTokens  int                     `json:"input_tokens"`
+	OutputTokens int                     `json:"output_tokens"`
+	CostUSD      float64                 `json:"cost_usd"`
+	LatencyMS    []float64               `json:"-"`
+	Classes      map[providers.Class]int `json:"failure_classes,omitempty"`
+}
+
+// meter is a run's accounting: the usage of every call by role and model,
+// the cost against the ceiling (warn at 80%, stop launching at 90%, stop
+// the commanders at 100%), the agents that really started and the circuit
+// breaker trips.
+type meter struct {
+	prices  map[string]providers.KindConfig // per kind: the per-token prices
+	ceiling float64
+	rec     *recorder // where the ceiling's events go
+
+	mu             sync.Mutex
+	byRole         map[string]*usageStats
+	byModel        map[string]*usageStats
+	classes        map[providers.Class]int
+	cost           float64
+	warned         bool
+	stopLaunch     bool
+	stopAll        context.CancelFunc
+	ceilingStopped bool                       // the ceiling kept an agent from launching or stopped commanders
+	launched       map[string]map[string]bool // per role, the agents that really started
+	trips          int
+}
+
+func newMeter(prices map[string]providers.KindConfig, ceiling float64, rec *recorder) *meter {
+	return &meter{prices: prices, ceiling: ceiling, rec: rec, byRole: map[string]*usageStats{}, byModel: map[string]*usageStats{},
+		classes: map[providers.Class]int{}, launched: map[string]map[string]bool{}}
+}
+
+// account records a call's usage, enforces the cost ceiling and returns the
+// call's cost.
+func (m *meter) account(ref providers.Ref, role string, u providers.Usage, lat time.Duration, err error) float64 {
+	kc := m.prices[ref.Kind]
+	cost := (float64(u.InputTokens)*kc.InputPerMTok + float64(u.OutputTokens)*kc.OutputPerMTok) / 1e6
+	m.mu.Lock()
+	for _, s := range []*usageStats{stats(m.byRole, role), stats(m.byModel, ref.String())} {
+		s.Calls++
+		s.InputTokens += u.InputTokens
+		s.OutputTokens += u.OutputTokens
+		s.CostUSD += cost
+		s.LatencyMS = append(s.LatencyMS, float64(lat.Microseconds())/1000)
+		if err != nil {
+			s.Errors++
+			s.Classes[providers.ClassOf(err)]++
+		}
+	}
+	if err != nil {
+		m.classes[providers.ClassOf(err)]++
+	}
+	m.cost += cost
+	m.mu.Unlock()
+	m.enforceCeiling()
+	return cost
+}
+
+func stats(m map[string]*usageStats, k string) *usageStats {
+	s, ok := m[k]
+	if !ok {
+		s = &usageStats{Classes: map[providers.Class]int{}}
+		m[k] = s
+	}
+	return s
+}
+
+// armStop makes reaching the ceiling call stop (the commanders' context);
+// nil disarms it. The ceiling may already have been reached.
+func (m *meter) armStop(stop context.CancelFunc) {
+	m.mu.Lock()
+	m.stopAll = stop
+	m.mu.Unlock()
+	if stop != nil {
+		m.enforceCeiling()
+	}
+}
+
+// enforceCeiling applies the cost ceiling to the cost so far: warn at 80%,
+// stop launching at 90%, stop the commanders and synthesise at 100%.
+func (m *meter) enforceCeiling() {
+	m.mu.Lock()
+	total, ceiling := m.cost, m.ceiling
+	var warn, stopLaunch, stopAll bool
+	if ceiling > 0 {
+		if total >= 0.8*ceiling && !m.warned {
+			m.warned, warn = true, true
+		}
+		if total >= 0.9*ceiling && !m.stopLaunch {
+			m.stopLaunch, stopLaunch = true, true
+		}
+		if total >= ceiling && m.stopAll != nil {
+			stopAll = true
+		}
+	}
+	cancel := m.stopAll
+	if stopAll {
+		m.stopAll = nil
+	}
+	m.mu.Unlock()
+	if warn {
+		m.rec.emit(Event{Phase: m.rec.phase(), Kind: EvCostWarning, Message: fmt.Sprintf("cost $%.4f reached 80%% of the $%.2f ceiling", total, ceiling)})
+	}
+	if stopLaunch {
+		m.rec.emit(Event{Phase: m.rec.phase(), Kind: EvCostStop, Message: fmt.Sprintf("cost $%.4f reached 90%% of the ceiling: no new agents are launched", total), Data: map[string]any{"level": 0.9}})
+	}
+	if stopAll && cancel != nil {
+		m.mu.Lock()
+		m.ceilingStopped = true
+		m.mu.Unlock()
+		m.rec.emit(Event{Phase: m.rec.phase(), Kind: EvCostStop, Message: fmt.Sprintf("cost $%.4f reached the $%.2f ceiling: stopping and synthesising what exists", total, ceiling), Data: map[string]any{"level": 1.0}})
+		cancel()
+	}
+}
+
+// mayLaunch says whether a new agent may start; a refusal (the cost
+// ceiling's 90% mark) makes the run partial.
+func (m *meter) mayLaunch() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stopLaunch {
+		m.ceilingStopped = true
+	}
+	return !m.stopLaunch
+}
+
+// noteLaunch records that an agent of role really started.
+func (m *meter) noteLaunch(role, id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.launched[role] == nil {
+		m.launched[role] = map[string]bool{}
+	}
+	m.launched[role][id] = true
+}
+
+// noteTrip counts a circuit breaker trip (a provider's or the sandbox's).
+func (m *meter) noteTrip() {
+	m.mu.Lock()
+	m.trips++
+	m.mu.Unlock()
+}
+
+// stoppedByCeiling says whether the cost ceiling cut the run short.
+func (m *meter) stoppedByCeiling() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ceilingStopped
+}
+
+// fill writes the meter's figures into t.
+func (m *meter) fill(t *Telemetry) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, s := range m.byRole {
+		t.ByRole[k] = callStats(s)
+		t.Calls += s.Calls
+		t.InputTokens += s.InputTokens
+		t.OutputTokens += s.OutputTokens
+	}
+	for k, s := range m.byModel {
+		t.ByModel[k] = callStats(s)
+	}
+	for c, n := range m.classes {
+		t.FailureClasses[string(c)] += n
+	}
+	l := m.launched
+	t.AgentsLaunched = AgentTally{Nexus: len(l[commanders.RoleNexus]), Commanders: len(l[commanders.RoleCommander]),
+		SquadLeads: len(l[commanders.RoleSquadLead]), Workers: len(l[commanders.RoleWorker]), Reviewers: len(l[commanders.RoleReviewer])}
+	t.AgentsLaunched.Total = t.AgentsLaunched.Nexus + t.AgentsLaunched.Commanders + t.AgentsLaunched.SquadLeads + t.AgentsLaunched.Workers + t.AgentsLaunched.Reviewers
+	t.CostUSD = m.cost
+	t.BreakerTrips = m.trips
+}

@@ -1,0 +1,340 @@
+package nexus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/shadow"
+)
+
+// Mission is a prepared mission: Phase 0 (intake, roster, plan) is done,
+// no LLM call was made and nothing was written. Seal runs Phases 1 and
+// 1.5; Run runs the mission to its end (sealing first when Seal was not
+// called); RunSealed runs it against an envelope sealed by another mission
+// (several contenders judged against the same criteria). A Mission runs
+// once; its methods are safe to call from one goroutine at a time.
+type Mission struct {
+	opts      Options
+	plan      Plan
+	wrap      func(providers.Ref, providers.Provider) providers.Provider
+	limits    *providers.LimitSet
+	observers []Observer
+
+	mu     sync.Mutex
+	r      *runState // nil until the run directory exists
+	res    *Result
+	sealed *Sealed
+	ended  bool
+	err    error
+}
+
+// Sealed is the outcome of Phases 1 and 1.5: the decomposition and the
+// sealed envelope. Only its hash is meant for the rest of a run; the
+// criteria inside the envelope reach the judge alone.
+type Sealed struct {
+	Decomposition Decomposition
+	Envelope      *shadow.Envelope
+}
+
+// Hash is the envelope's commitment hash ("sha256:<hex>").
+func (s *Sealed) Hash() string { return s.Envelope.SealedHash }
+
+// LoadSealed reads what a run directory sealed (decomposition.json and
+// sealed/envelope.json) and verifies the envelope's hash, so a sealed
+// mission can be reused after the process that sealed it ended (compare
+// --resume).
+func LoadSealed(runDir string) (*Sealed, error) {
+	envPath := filepath.Join(runDir, "sealed", "envelope.json")
+	env, err := shadow.LoadSealed(envPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := env.Verify(); err != nil {
+		return nil, fmt.Errorf("stored envelope %s: %w", envPath, err)
+	}
+	var dec Decomposition
+	b, err := os.ReadFile(filepath.Join(runDir, "decomposition.json"))
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &dec); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(runDir, "decomposition.json"), err)
+	}
+	return &Sealed{Decomposition: dec, Envelope: env}, nil
+}
+
+// Option configures Prepare beyond Options.
+type Option func(*Mission)
+
+// WithProviderWrap wraps every provider of the mission before recording,
+// so what it answers (say, a cache) is still recorded as a call with its
+// tokens, cost and latency.
+func WithProviderWrap(wrap func(ref providers.Ref, p providers.Provider) providers.Provider) Option {
+	return func(m *Mission) { m.wrap = wrap }
+}
+
+// WithLimits makes the mission use ls for each provider kind's
+// concurrency cap and rate limit, so missions going on at once share them.
+// Default: one set per mission, shared by every model of a kind within it.
+func WithLimits(ls *providers.LimitSet) Option {
+	return func(m *Mission) { m.limits = ls }
+}
+
+// Prepare is Phase 0: it validates the mission and options and computes the
+// plan (Plan: what a briefing shows). It makes no LLM call and writes
+// nothing.
+func Prepare(o Options, opts ...Option) (*Mission, error) {
+	plan, err := intake(o)
+	if err != nil {
+		return nil, err
+	}
+	m := &Mission{opts: o, plan: plan, observers: append([]Observer(nil), o.Observers...)}
+	for _, f := range opts {
+		f(m)
+	}
+	if m.limits == nil {
+		m.limits = &providers.LimitSet{}
+	}
+	return m, nil
+}
+
+// Plan is what the mission will deploy.
+func (m *Mission) Plan() Plan { return m.plan }
+
+// Observe adds an observer of every event (see Observer). Call it before
+// Seal or Run.
+func (m *Mission) Observe(o Observer) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.observers = append(m.observers, o)
+}
+
+// Seal runs Phases 1 and 1.5: the decomposition and the sealed envelope,
+// written to the run directory (which it creates). The mission then either
+// runs (Run) or ends sealed (Close: result.json says "sealed"). On failure
+// the mission is over: its result is written and Run returns the same error.
+func (m *Mission) Seal(ctx context.Context) (*Sealed, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.sealLocked(ctx, nil); err != nil {
+		return nil, err
+	}
+	return m.sealed, nil
+}
+
+// Run runs the mission to its end (phases 1-8, or 2-8 after Seal). Every
+// file is written to the run directory as it happens; on cancellation what
+// exists is written and ErrInterrupted is returned with the partial Result.
+func (m *Mission) Run(ctx context.Context) (*Result, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.runLocked(ctx, nil)
+}
+
+// RunSealed runs the mission against s, sealed by another mission (the
+// same mission text): Phases 1 and 1.5 make no LLM call, and the bundles
+// are judged against s's criteria. It is how several contenders are
+// compared under one envelope.
+func (m *Mission) RunSealed(ctx context.Context, s *Sealed) (*Result, error) {
+	if s == nil || s.Envelope == nil {
+		return nil, fmt.Errorf("%w: RunSealed needs a sealed envelope", ErrBadInput)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.r != nil {
+		return nil, fmt.Errorf("%w: RunSealed on a mission that already started", ErrBadInput)
+	}
+	return m.runLocked(ctx, s)
+}
+
+// Close ends a mission that was sealed and will not run: it writes
+// result.json (status sealed) and telemetry.json and closes the logs. It
+// does nothing for a mission that ran or never started.
+func (m *Mission) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.r == nil || m.ended {
+		return nil
+	}
+	m.r.sealOnly = true
+	m.end(context.Background(), nil)
+	return m.err
+}
+
+func (m *Mission) sealLocked(ctx context.Context, preset *Sealed) error {
+	if m.ended {
+		if m.err != nil {
+			return m.err
+		}
+		return fmt.Errorf("%w: the mission has ended", ErrBadInput)
+	}
+	if m.sealed != nil {
+		return nil
+	}
+	if m.r == nil {
+		if err := m.open(); err != nil {
+			return err
+		}
+	}
+	m.r.rec.watch(ctx.Done())
+	m.r.preset = preset
+	err := m.r.sealPhases(ctx, m.res)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		m.end(ctx, err)
+		return m.err
+	}
+	m.sealed = &Sealed{Decomposition: m.res.Decomposition, Envelope: m.r.env}
+	return nil
+}
+
+func (m *Mission) runLocked(ctx context.Context, preset *Sealed) (*Result, error) {
+	if m.ended {
+		return m.res, m.err
+	}
+	if m.r == nil {
+		if err := m.open(); err != nil {
+			return nil, err
+		}
+	}
+	if err := m.sealLocked(ctx, preset); err != nil {
+		return m.res, err
+	}
+	m.r.rec.watch(ctx.Done())
+	m.end(ctx, m.r.execute(ctx, m.res, m.sealed))
+	return m.res, m.err
+}
+
+// open checks that every model of the roster can be built, creates the run
+// directory and its logs, and writes mission.md and config.effective.yml.
+func (m *Mission) open() error {
+	o, plan := m.opts, m.plan
+	if o.Registry == nil {
+		return fmt.Errorf("%w: no provider registry", ErrBadInput)
+	}
+	// A missing API key or an unknown model is bad input: say so before a
+	// run directory exists or anything is spent.
+	var unusable []string // every one, so a user fixes them in one go
+	built := map[string]providers.Provider{}
+	for _, ref := range plan.Roster.Refs() {
+		p, err := o.Registry.New(ref, o.Config.Providers[ref.Kind])
+		if err != nil {
+			unusable = append(unusable, fmt.Sprintf("%s: %v", ref, err))
+			continue
+		}
+		built[ref.String()] = p
+	}
+	if len(unusable) > 0 {
+		return fmt.Errorf("%w: %s", ErrBadInput, strings.Join(unusable, "; "))
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	dirPath := o.OutDir
+	if dirPath == "" {
+		dirPath = o.Config.Run.OutDir + string(os.PathSeparator) + plan.RunID
+	}
+	dir, err := prepareDir(dirPath, o.Force)
+	if err != nil {
+		return err
+	}
+	events, err := newEventLog(dir.Join("events.jsonl"), now, o.KeepEvents, m.observers...)
+	if err != nil {
+		return err
+	}
+	transcripts, err := newTranscriptLog(dir.Join("transcripts.jsonl"), o.KeepPrompts)
+	if err != nil {
+		events.close()
+		return err
+	}
+	rec := &recorder{events: events, transcripts: transcripts}
+	cfg := o.Config
+	r := &runState{opts: o, cfg: cfg, plan: plan, dir: dir, rec: rec, factor: timeoutFactor(cfg, plan.Personality), start: now(),
+		meter: newMeter(cfg.Providers, plan.CostCeilingUSD, rec)}
+	r.pool = &providerPool{cfg: cfg, reg: o.Registry, built: built, wrap: m.wrap, limits: m.limits, personality: plan.Personality,
+		factor: r.factor, rec: rec, meter: r.meter, provs: map[string]providers.Provider{}, breakers: map[string]*breaker{}}
+	if scale, err := cfg.ScaleFor(plan.Scale); err == nil {
+		r.pool.scaleCall = scale.Timeouts.Call
+	}
+	r.meter.noteLaunch(commanders.RoleNexus, "nexus")
+	if err := dir.WriteFile("mission.md", []byte(strings.TrimSpace(o.Mission)+"\n"), 0o644); err != nil {
+		rec.close()
+		return err
+	}
+	if eff, err := cfg.Effective(); err == nil {
+		_ = dir.WriteFile("config.effective.yml", eff, 0o644)
+	}
+	if cfg.Sandbox.Enabled {
+		if r.sb, err = newMissionSandbox(cfg.Sandbox, cfg.CircuitBreaker, rec.emit, r.meter.noteTrip); err != nil {
+			rec.close()
+			return err
+		}
+	}
+	m.r = r
+	m.res = &Result{Plan: plan, Dir: dir.Path, ShadowValid: true}
+	return nil
+}
+
+// end finishes the run however it ended (err): it maps a cancellation to
+// ErrInterrupted, writes the final files when Phase 8 did not, emits
+// run_end and closes the logs.
+func (m *Mission) end(ctx context.Context, err error) {
+	r, res := m.r, m.res
+	defer r.rec.close()
+	m.ended = true
+	if ctx.Err() != nil && err == nil {
+		err = ErrInterrupted
+	}
+	if err != nil && errors.Is(err, context.Canceled) {
+		err = ErrInterrupted
+	}
+	res.Interrupted = errors.Is(err, ErrInterrupted)
+	if err != nil || res.Status == "" {
+		// Phase 8 wrote the final files of a run that got there; any other
+		// ending (a failure in any phase, an interruption, a mission closed
+		// after sealing) writes them here, so result.json always exists.
+		r.conclude(res, err)
+		r.writeFinal(res)
+	}
+	res.Events = r.rec.events.events()
+	res.Transcripts = r.rec.transcripts.prompts
+	end := map[string]any{"ok": res.OK, "status": res.Status, "phase": res.Phase, "dir": r.dir.Path,
+		"bundles_planned": res.Aggregate.Planned, "bundles_scored": res.Aggregate.Scored}
+	if res.FailureClass != "" {
+		end["failure_class"] = string(res.FailureClass)
+	}
+	m.err = err
+	if err != nil {
+		r.rec.emit(Event{Kind: EvRunEnd, Message: err.Error(), Data: end})
+		return
+	}
+	msg := "run complete"
+	if !res.OK {
+		msg = "run " + res.Status + ": " + res.Error
+	}
+	r.rec.emit(Event{Kind: EvRunEnd, Message: msg, Data: end})
+}
+
+// Run executes a mission end to end (Prepare, then Mission.Run): phases
+// 0-8. Everything is written to the run directory as it happens; on
+// cancellation what exists is written and ErrInterrupted is returned with
+// the partial Result.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	m, err := Prepare(o)
+	if err != nil {
+		return nil, err
+	}
+	return m.Run(ctx)
+}

@@ -1,0 +1,214 @@
+package nexus
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/swarm-dev/swarm/providers"
+)
+
+// ErrBadInput marks errors caused by the user's input (mission, flags,
+// config): the CLI exits with code 2 for them.
+var ErrBadInput = errors.New("bad input")
+
+// ErrInterrupted is returned when the run was cancelled; what existed was written.
+var ErrInterrupted = errors.New("run interrupted")
+
+// Options configure one mission run. Config and Registry are required.
+type Options struct {
+	Config   *Config
+	Registry *providers.Registry
+
+	Mission     string // the mission text
+	MissionName string // used in the run id (e.g. the file name)
+	Scale       string // default: config default_scale
+	Personality string // default: config run.personality
+
+	// Provider, when set, serves every role ("mock:honest").
+	Provider string
+	// Models overrides one role's model: role -> "kind:model". Roles: nexus,
+	// seal_author, judge, commander, squad_lead, worker, reviewer, synthesizer.
+	Models map[string]string
+
+	// FileScope, when set, limits the files the mission's agents may touch
+	// (paths or directories). It is every capsule's file-scope constraint,
+	// which only narrows going down (squad leads, workers) and is shown to
+	// the commanders and workers.
+	FileScope []string
+
+	OutDir string // the run directory; default <run.out_dir>/<run-id>
+	// Force lets a run write into a non-empty OutDir: the entries an earlier
+	// run left there (events.jsonl, bundles/, ...) are removed first; other
+	// files are left alone. Without it a non-empty directory is refused.
+	Force bool
+	Seed  *int64 // default: config run.seed
+
+	// Observers receive every event as it happens.
+	Observers []Observer
+	// KeepPrompts keeps every prompt in memory (Result.Transcripts) for audits
+	// such as the leak scan.
+	KeepPrompts bool
+	// KeepEvents keeps every event in memory (Result.Events) for tests and
+	// audits; otherwise events are only streamed (events.jsonl, Observers).
+	KeepEvents bool
+	// Replays, when > 1, runs the mission that many times in all (same
+	// envelope, seeds seed..seed+K−1) to measure incoherence.
+	Replays int
+	// Now is the clock (tests).
+	Now func() time.Time
+}
+
+// Plan is what a run will deploy, known before any LLM call (the briefing).
+type Plan struct {
+	RunID          string          `json:"run_id"`
+	Scale          string          `json:"scale"`
+	Personality    string          `json:"personality"`
+	Domains        []string        `json:"domains"`
+	Commanders     int             `json:"commanders"`
+	SquadLeads     int             `json:"squad_leads"`
+	Workers        int             `json:"workers"`
+	Reviewers      int             `json:"reviewers"`
+	Agents         int             `json:"agents"`
+	Criteria       int             `json:"criteria"`
+	CostCeilingUSD float64         `json:"cost_ceiling_usd"`
+	Seed           int64           `json:"seed"`
+	Roster         Roster          `json:"models"`
+	MissionTitle   string          `json:"mission"`
+	ChildrenPerCmd int             `json:"children_per_commander"`
+	WorkersPerLead int             `json:"workers_per_squad_lead"`
+	Hardening      HardeningConfig `json:"hardening"`
+}
+
+var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
+
+// intake is Phase 0: it validates the mission and options and computes the
+// plan. It makes no LLM call and writes nothing.
+func intake(o Options) (Plan, error) {
+	if o.Config == nil {
+		return Plan{}, fmt.Errorf("%w: no configuration", ErrBadInput)
+	}
+	if err := CheckMission(o.MissionName, o.Mission, o.Config.Run.MissionLimit()); err != nil {
+		return Plan{}, err
+	}
+	mission := strings.TrimSpace(o.Mission)
+	if mission == "" {
+		return Plan{}, fmt.Errorf("%w: the mission is empty", ErrBadInput)
+	}
+	if o.Replays < 0 {
+		return Plan{}, fmt.Errorf("%w: replays %d is negative: want 0 (one run) or the number of runs in all", ErrBadInput, o.Replays)
+	}
+	if o.OutDir != "" {
+		if err := checkOutDir(o.OutDir, o.Force); err != nil {
+			return Plan{}, err
+		}
+	}
+	scaleName := o.Scale
+	if scaleName == "" {
+		scaleName = o.Config.DefaultScale
+	}
+	scale, err := o.Config.ScaleFor(scaleName)
+	if err != nil {
+		return Plan{}, fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	pname := o.Personality
+	if pname == "" {
+		pname = o.Config.Run.Personality
+	}
+	pers, ok := o.Config.Personalities[pname]
+	if pname != "" && !ok {
+		return Plan{}, fmt.Errorf("%w: unknown personality %q (known: %s)", ErrBadInput, pname, strings.Join(sortedKeys(o.Config.Personalities), ", "))
+	}
+	roster, err := ResolveRoster(o.Config, o.Provider, o.Models)
+	if err != nil {
+		return Plan{}, err
+	}
+	if o.Registry != nil {
+		for _, ref := range roster.Refs() {
+			if !o.Registry.Has(ref.Kind) {
+				return Plan{}, fmt.Errorf("%w: model %s: %v %q", ErrBadInput, ref, providers.ErrUnknownKind, ref.Kind)
+			}
+		}
+	}
+	seed := o.Config.Run.Seed
+	if o.Seed != nil {
+		seed = *o.Seed
+	}
+	p := Plan{Scale: scaleName, Personality: pname, Seed: seed, Roster: roster,
+		Criteria: scale.SealedCriteria, CostCeilingUSD: scale.CostCeilingUSD, Reviewers: scale.Reviewers,
+		Hardening: o.Config.ShadowFor(scaleName)}
+	p.Domains = SelectDomains(mission, scale.Commanders, max(1, scale.MinCommanders))
+	p.Commanders = len(p.Domains)
+	factor := pers.WorkerFactor
+	if factor <= 0 {
+		factor = 1
+	}
+	if scale.SquadLeadsPerCommander > 0 {
+		p.ChildrenPerCmd = scale.SquadLeadsPerCommander
+		p.WorkersPerLead = max(1, int(math.Round(float64(scale.WorkersPerSquadLead)*factor)))
+		p.SquadLeads = p.Commanders * p.ChildrenPerCmd
+		p.Workers = p.SquadLeads * p.WorkersPerLead
+	} else {
+		p.ChildrenPerCmd = max(1, int(math.Round(float64(scale.WorkersPerCommander)*factor)))
+		p.Workers = p.Commanders * p.ChildrenPerCmd
+	}
+	p.Agents = 1 + p.Commanders + p.SquadLeads + p.Workers + p.Reviewers
+	p.MissionTitle = missionTitle(mission)
+	name := o.MissionName
+	if name == "" {
+		name = p.MissionTitle
+	}
+	slug := strings.Trim(slugRe.ReplaceAllString(strings.ToLower(strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))), "-"), "-")
+	if len(slug) > 40 {
+		slug = slug[:40]
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	p.RunID = fmt.Sprintf("%s-%s-%s", now().UTC().Format("20060102-150405"), slug, scaleName)
+	return p, nil
+}
+
+func missionTitle(m string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(m), "\n")
+	line = strings.TrimSpace(strings.TrimLeft(line, "# "))
+	if len(line) > 80 {
+		line = line[:80]
+	}
+	return line
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// briefing runs Phase 0 inside the run: the briefing event, and every
+// provider of the roster built (and cached) now; open has already checked
+// that each can be built.
+func (r *runState) briefing() error {
+	p := r.plan
+	r.rec.enter(Phase0, "intake")
+	r.rec.emit(Event{Phase: Phase0, Kind: EvBriefing, Message: p.MissionTitle, Data: map[string]any{
+		"run_id": p.RunID, "scale": p.Scale, "personality": p.Personality, "agents": p.Agents, "domains": p.Domains,
+		"commanders": p.Commanders, "squad_leads": p.SquadLeads, "workers": p.Workers, "reviewers": p.Reviewers,
+		"criteria": p.Criteria, "cost_ceiling_usd": p.CostCeilingUSD, "models": p.Roster, "seed": p.Seed,
+	}})
+	for _, ref := range p.Roster.Refs() {
+		if _, err := r.pool.provider(ref); err != nil {
+			return err
+		}
+	}
+	r.rec.leave(Phase0, nil)
+	return nil
+}

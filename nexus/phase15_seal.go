@@ -1,0 +1,51 @@
+package nexus
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/shadow"
+)
+
+// seal runs Phase 1.5: the seal author writes the criteria from the mission
+// and decomposition only; the envelope goes to sealed/envelope.json (0600)
+// and only its hash enters the events.
+func (r *runState) seal(ctx context.Context, dec Decomposition) (*shadow.Envelope, error) {
+	if pre := r.preset; pre != nil && pre.Envelope != nil {
+		if err := shadow.WriteSealed(r.dir.EnvelopePath(), pre.Envelope); err != nil {
+			return nil, err
+		}
+		return pre.Envelope, nil
+	}
+	ref := r.plan.Roster.SealAuthor
+	p, err := r.pool.provider(ref)
+	if err != nil {
+		return nil, err
+	}
+	env, err := shadow.Seal(ctx, shadow.SealConfig{
+		Provider: p, Ref: ref, Count: r.plan.Criteria, Categories: r.cfg.ShadowScoring.Categories,
+		Seed: providers.Int64(commanders.SeedFor(r.plan.Seed, "seal_author")),
+	}, shadow.SealInput{Mission: r.opts.Mission, Decomposition: dec, Aspects: dec.Aspects})
+	if err != nil {
+		return nil, err
+	}
+	if err := shadow.WriteSealed(r.dir.EnvelopePath(), env); err != nil {
+		return nil, err
+	}
+	return env, nil
+}
+
+// sealPhase runs Phase 1.5 and commits the envelope's hash in the events.
+func (r *runState) sealPhase(ctx context.Context, dec Decomposition) (*shadow.Envelope, error) {
+	r.rec.enter(Phase15, "seal acceptance criteria")
+	env, err := r.seal(ctx, dec)
+	if err != nil {
+		return nil, fmt.Errorf("phase 1.5 seal: %w", err)
+	}
+	r.rec.emit(Event{Phase: Phase15, Kind: EvSealed, Message: "criteria sealed before any commander starts",
+		Data: map[string]any{"sealed_hash": env.SealedHash, "task_hash": env.TaskHash, "criteria_count": env.CriteriaCount}})
+	r.rec.leave(Phase15, nil)
+	return env, nil
+}

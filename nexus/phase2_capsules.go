@@ -1,0 +1,54 @@
+package nexus
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/providers"
+)
+
+// buildCapsule makes a domain's context capsule: the only context its
+// commander receives. The brief is capped at commanders.MaxBriefChars.
+func buildCapsule(d Decomposition, dom Domain, c commanders.Constraints) commanders.Capsule {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Mission: %s\n", d.MissionSummary)
+	fmt.Fprintf(&b, "%s%s. %s\n", providers.DomainPrefix, dom.Name, dom.Summary)
+	if len(dom.SubTasks) > 0 {
+		b.WriteString("Sub-tasks:\n")
+		for _, t := range dom.SubTasks {
+			fmt.Fprintf(&b, "- %s %s: %s\n", t.BriefID, t.Title, t.Description)
+		}
+	}
+	brief := b.String()
+	if r := []rune(brief); len(r) > commanders.MaxBriefChars {
+		brief = string(r[:commanders.MaxBriefChars-1]) + "…"
+	}
+	// Every capsule carries the mission's aspects: each bundle is judged
+	// against every sealed criterion, so each domain must address them from
+	// its own angle. Domain-specific aspects come first.
+	return commanders.Capsule{
+		ID: "capsule-" + dom.Name, Domain: dom.Name, Brief: brief,
+		Aspects:  dedupe(append(append([]string(nil), dom.Aspects...), d.Aspects...)),
+		SubTasks: dom.SubTasks, Constraints: c.Tighten(commanders.Constraints{FileScope: dom.FileScope}),
+	}
+}
+
+// capsules runs Phase 2: one context capsule per domain, the only context a
+// commander gets.
+func (r *runState) capsules(dec Decomposition, scale Scale) ([]commanders.Capsule, error) {
+	r.rec.enter(Phase2, "context capsules")
+	cons := commanders.Constraints{Timeout: r.scaled(scale.Timeouts.Commander), MaxTokens: r.cfg.Run.MaxTokens[commanders.RoleCommander],
+		FileScope: r.opts.FileScope}
+	var capsules []commanders.Capsule
+	for _, dom := range dec.Domains {
+		c := buildCapsule(dec, dom, cons)
+		if err := c.Validate(); err != nil {
+			return nil, fmt.Errorf("phase 2: %w", err)
+		}
+		capsules = append(capsules, c)
+		_ = r.dir.WriteJSON("capsules/"+dom.Name+".json", c)
+	}
+	r.rec.leave(Phase2, map[string]any{"capsules": len(capsules)})
+	return capsules, nil
+}

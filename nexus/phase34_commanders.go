@@ -1,0 +1,216 @@
+package nexus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/providers"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
+)
+
+// deploy runs Phase 3 (commander deployment), Phase 4 (execution and
+// monitoring) and Phase 5 (cross-review, streaming as bundles arrive).
+//
+// onBundle is called with each bundle that exists (not failed), in arrival
+// order, from one goroutine (Phase 6 starts judging it).
+func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, dec Decomposition, s commanders.Settings, scale Scale, onBundle func(*BundleOutcome)) ([]*BundleOutcome, []ReviewRecord, error) {
+	p := r.plan
+	r.rec.enter(Phase3, "commander deployment")
+	conc := EffectiveConcurrency(r.cfg, p, scale)
+	sem := semaphore.NewWeighted(int64(conc.N))
+	outs := make([]*BundleOutcome, len(capsules))
+	workerIdx := 0
+	for i, c := range capsules {
+		cref := p.Roster.Commanders[i%len(p.Roster.Commanders)]
+		ca, err := r.agent(commanders.RoleCommander, "commander-"+c.Domain, cref)
+		if err != nil {
+			return nil, nil, err
+		}
+		cmd := &commanders.Commander{Agent: ca, Capsule: c, Settings: s, Sem: sem,
+			Limits: commanders.Limits{Children: p.ChildrenPerCmd, WorkersPerLead: p.WorkersPerLead,
+				SquadLeadTimeout: r.scaled(scale.Timeouts.SquadLead), WorkerTimeout: r.scaled(scale.Timeouts.Worker),
+				SquadLeadMaxTokens: r.cfg.Run.MaxTokens[commanders.RoleSquadLead], WorkerMaxTokens: r.cfg.Run.MaxTokens[commanders.RoleWorker]},
+			Hooks: r.hooks(),
+		}
+		if r.sb != nil {
+			parent := ca.ID
+			cmd.Hooks.MayAssign = r.sb.mayAssign
+			cmd.Hooks.AtomDone = func(a commanders.AtomResult) { r.sb.atomDone(parent, a) }
+		}
+		base := workerIdx
+		domain := c.Domain
+		cmd.SquadLead = func(j int) commanders.Agent {
+			a, _ := r.agent(commanders.RoleSquadLead, fmt.Sprintf("squadlead-%s-%02d", domain, j+1), p.Roster.SquadLead)
+			return a
+		}
+		cmd.Worker = func(lead, j int) commanders.Agent {
+			n := base + lead*max(1, p.WorkersPerLead) + j
+			id := fmt.Sprintf("worker-%s-%02d", domain, j+1)
+			if p.WorkersPerLead > 0 {
+				id = fmt.Sprintf("worker-%s-%02d-%02d", domain, lead+1, j+1)
+			}
+			// Providers were built in Phase 0, so this cannot fail here.
+			a, _ := r.agent(commanders.RoleWorker, id, p.Roster.Workers[n%len(p.Roster.Workers)])
+			return a
+		}
+		if p.WorkersPerLead > 0 {
+			workerIdx += p.ChildrenPerCmd * p.WorkersPerLead
+		} else {
+			workerIdx += p.ChildrenPerCmd
+		}
+		outs[i] = &BundleOutcome{ID: c.Domain, Domain: c.Domain, Commander: ca.ID, Model: cref.String(), commander: cmd}
+	}
+	r.rec.leave(Phase3, map[string]any{"commanders": len(outs), "concurrency": conc.N, "concurrency_rule": conc.Rule, "concurrency_detail": conc.Detail})
+
+	r.rec.enter(Phase4, "execution and monitoring")
+	done := make(chan int, len(outs))
+	var g errgroup.Group
+	for i, o := range outs {
+		if ctx.Err() != nil || !r.meter.mayLaunch() {
+			o.Failed, o.FailureClass, o.Error = true, ClassCancelled, "not launched: the cost ceiling stopped new launches"
+			if ctx.Err() != nil && !errors.Is(context.Cause(ctx), errCostCeiling) {
+				o.Error = "not launched: the run was interrupted"
+			}
+			done <- -1
+			continue
+		}
+		g.Go(func() error {
+			res := o.commander.Run(withPhase(ctx, Phase4))
+			r.absorb(ctx, o, res)
+			done <- i
+			return nil
+		})
+	}
+	reviewsCh := make(chan []ReviewRecord, 1)
+	go func() { reviewsCh <- r.crossReview(ctx, outs, done, dec.Aspects, s, onBundle) }()
+	_ = g.Wait()
+	close(done)
+	r.rec.leave(Phase4, map[string]any{"bundles": countOK(outs)})
+	reviews := <-reviewsCh
+	r.rec.leave(Phase5, map[string]any{"reviews": len(reviews)})
+	return outs, reviews, nil
+}
+
+func countOK(outs []*BundleOutcome) int {
+	n := 0
+	for _, o := range outs {
+		if !o.Failed {
+			n++
+		}
+	}
+	return n
+}
+
+// hooks are the commanders' callbacks. Their events belong to Phase 4, the
+// commanders' execution, whichever phase was entered last (5 and 6 run beside
+// it).
+func (r *runState) hooks() commanders.Hooks {
+	return commanders.Hooks{
+		Event:     r.agentEvent,
+		MayLaunch: r.meter.mayLaunch,
+		Redact:    redactLeaks,
+	}
+}
+
+// agentEvent turns what the commanders report into the run's events (Phase
+// 4) and counts the agents that started.
+func (r *runState) agentEvent(e commanders.AgentEvent) {
+	a := e.Agent
+	switch e.Kind {
+	case commanders.AgentStarted:
+		r.meter.noteLaunch(a.Role, a.ID)
+		r.rec.emit(Event{Phase: Phase4, Kind: EvAgentStart, Role: a.Role, AgentID: a.ID, Model: a.Ref.String()})
+	case commanders.AgentFinished:
+		d := map[string]any{"status": e.Status}
+		if e.Class != "" {
+			d["failure_class"] = string(e.Class)
+		}
+		r.rec.emit(Event{Phase: Phase4, Kind: EvAgentFinish, Role: a.Role, AgentID: a.ID, Model: a.Ref.String(), Data: d})
+	case commanders.AgentRefused:
+		r.rec.emit(Event{Phase: Phase4, Kind: EvDepthGuard, AgentID: a.ID,
+			Message: fmt.Sprintf("plan asked for %d children; config allows %d", e.Asked, e.Allowed),
+			Data:    map[string]any{"asked": e.Asked, "allowed": e.Allowed}})
+	}
+}
+
+// absorb records a commander's result in its outcome and writes the bundle.
+// ctx is the commanders' context: a commander cut off by its cancellation
+// is cancelled, not failed with a provider's class (see cutOff).
+func (r *runState) absorb(ctx context.Context, o *BundleOutcome, res commanders.Result) {
+	o.result = res
+	o.Bundle, o.Salvaged, o.Failed = res.Bundle, res.Salvaged, res.Failed
+	o.FailureClass, o.Error = res.Class, res.Error
+	o.Atoms, o.Repairs, o.SchemaFails, o.Refusals = len(res.Atoms), res.Repairs, res.SchemaFails, res.Refusals
+	for _, a := range res.Atoms {
+		if a.Failed {
+			o.AtomsFailed++
+		}
+		o.LeakReport = append(o.LeakReport, a.Leaks...)
+	}
+	o.LeakReport = append(o.LeakReport, res.Leaks...)
+	o.Leaks = len(o.LeakReport)
+	r.cutOff(ctx, o, res)
+	if o.Failed {
+		r.rec.emit(Event{Phase: Phase4, Kind: EvFailure, Role: commanders.RoleCommander, AgentID: res.CommanderID, Model: res.Model,
+			Message: o.Error, Data: map[string]any{"failure_class": string(o.FailureClass), "domain": res.Domain}})
+	}
+	_ = r.dir.WriteJSON("bundles/"+o.ID+".json", map[string]any{
+		"id": o.ID, "domain": o.Domain, "commander": o.Commander, "model": o.Model, "failed": o.Failed,
+		"salvaged": o.Salvaged, "failure_class": o.FailureClass, "error": o.Error, "bundle": o.Bundle,
+		"plan": res.Plan, "atoms": res.Atoms, "leaks": o.LeakReport,
+	})
+}
+
+// cutOff reclassifies a commander that failed because the run's execution
+// context was cancelled: by Ctrl-C (class cancelled), or by the cost ceiling,
+// in which case the atoms its workers finished become a salvaged bundle
+// (no LLM call: the ceiling is spent) and the bundle is not failed. A
+// mission timeout keeps its timeout class.
+func (r *runState) cutOff(ctx context.Context, o *BundleOutcome, res commanders.Result) {
+	if !o.Failed || ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return
+	}
+	if !errors.Is(context.Cause(ctx), errCostCeiling) {
+		o.FailureClass, o.Error = ClassCancelled, "cancelled: the run was interrupted ("+res.Error+")"
+		return
+	}
+	if b, n := salvageAtoms(o.Domain, res.Atoms); n > 0 {
+		o.Bundle, o.Salvaged, o.Failed, o.FailureClass, o.Error = b, true, false, providers.ClassNone, ""
+		return
+	}
+	o.FailureClass, o.Error = ClassCancelled, "stopped by the cost ceiling before any worker finished ("+res.Error+")"
+}
+
+// salvageAtoms builds a partial bundle from the atoms that finished, in brief
+// order; n is how many went in.
+func salvageAtoms(domain string, atoms []commanders.AtomResult) (b commanders.Bundle, n int) {
+	var content strings.Builder
+	var conf float64
+	seen := map[string]bool{}
+	for _, a := range atoms {
+		if a.Failed || strings.TrimSpace(a.Atom.Content) == "" {
+			continue
+		}
+		n++
+		conf += a.Atom.Confidence
+		fmt.Fprintf(&content, "### %s\n\n%s\n\n", a.BriefID, strings.TrimSpace(a.Atom.Content))
+		for _, e := range a.Atom.Evidence {
+			if !seen[e] {
+				seen[e] = true
+				b.Evidence = append(b.Evidence, e)
+			}
+		}
+	}
+	if n == 0 {
+		return commanders.Bundle{}, 0
+	}
+	b.Domain, b.Status = domain, commanders.StatusPartial
+	b.Summary = fmt.Sprintf("Salvaged: the cost ceiling stopped the commander before it assembled its bundle; this is the work of the %d of %d workers that finished, unedited.", n, len(atoms))
+	b.Content = strings.TrimSpace(content.String())
+	b.Confidence = min(0.5, conf/float64(n))
+	return b, n
+}

@@ -1,0 +1,213 @@
+package nexus
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/shadow"
+)
+
+// BundleOutcome is everything a run learned about one domain's bundle.
+type BundleOutcome struct {
+	ID           string                  `json:"id"`
+	Domain       string                  `json:"domain"`
+	Commander    string                  `json:"commander"`
+	Model        string                  `json:"model"`
+	Bundle       commanders.Bundle       `json:"bundle"`
+	Salvaged     bool                    `json:"salvaged"`
+	Failed       bool                    `json:"failed"`
+	FailureClass providers.Class         `json:"failure_class,omitempty"`
+	Error        string                  `json:"error,omitempty"`
+	Atoms        int                     `json:"atoms"`
+	AtomsFailed  int                     `json:"atoms_failed"`
+	Repairs      int                     `json:"repairs"`
+	SchemaFails  int                     `json:"schema_violations"`
+	Refusals     int                     `json:"depth_guard_refusals"`
+	Initial      *shadow.Evaluation      `json:"initial_evaluation,omitempty"`
+	Final        *shadow.Evaluation      `json:"final_evaluation,omitempty"`
+	Hardening    *shadow.HardeningResult `json:"hardening,omitempty"`
+	ShadowScore  *float64                `json:"shadow_score,omitempty"`
+	Level        string                  `json:"level,omitempty"`
+	Gate         *shadow.GateDecision    `json:"gate,omitempty"`
+	Review       MetaReview              `json:"review"`
+	Tier         string                  `json:"tier"`
+	Formula      FormulaInputs           `json:"formula_inputs"`
+	FormulaScore float64                 `json:"formula_score"`
+	InSynthesis  bool                    `json:"in_synthesis"`
+	Leaks        int                     `json:"leakage_hits"`
+	// LeakReport lists every secret redacted from the bundle, its revisions
+	// and its workers' results: kind and place, never the secret.
+	LeakReport []commanders.Leak `json:"leaks,omitempty"`
+
+	result    commanders.Result
+	commander *commanders.Commander
+}
+
+// Result is a finished (or interrupted) run. Its Status says how the run
+// ended; only a complete run (OK) judged every planned bundle.
+type Result struct {
+	// OK is true when the run completed and judged every planned bundle
+	// with valid shadow scoring (or, with StopAfterSeal, sealed).
+	OK bool `json:"ok"`
+	// Status is one of the Status* constants.
+	Status string `json:"status"`
+	// Error says why the run is not OK; FailureClass classifies it and
+	// Phase is the phase the run ended in.
+	Error        string          `json:"error,omitempty"`
+	FailureClass providers.Class `json:"failure_class,omitempty"`
+	Phase        string          `json:"phase"`
+
+	Plan          Plan             `json:"plan"`
+	Dir           string           `json:"dir"`
+	SealedHash    string           `json:"sealed_hash"`
+	TaskHash      string           `json:"task_hash"`
+	Decomposition Decomposition    `json:"decomposition"`
+	Bundles       []*BundleOutcome `json:"bundles"`
+	Reviews       []ReviewRecord   `json:"reviews"`
+	Corrections   []Correction     `json:"corrections"`
+	Synthesis     *Synthesis       `json:"synthesis,omitempty"`
+	ShadowValid   bool             `json:"shadow_valid"`
+	ShadowReason  string           `json:"shadow_invalid_reason,omitempty"`
+	Aggregate     ShadowAggregate  `json:"shadow_aggregate"`
+	Telemetry     Telemetry        `json:"telemetry"`
+	Interrupted   bool             `json:"interrupted"`
+	Transcripts   []Transcript     `json:"-"`
+	Events        []Event          `json:"-"` // only with Options.KeepEvents
+	Sandbox       any              `json:"-"`
+}
+
+// ShadowAggregate summarises per-bundle Shadow Scores against the bundles
+// planned (one per commander). Planned = Scored + Failed + Unjudged.
+type ShadowAggregate struct {
+	// Median and Mean are null when no bundle was judged.
+	Median *float64 `json:"median"`
+	Mean   *float64 `json:"mean"`
+	// Level is the median's level, or "none" when no bundle was judged.
+	Level    string `json:"level"`
+	Planned  int    `json:"planned"`
+	Scored   int    `json:"scored"`
+	Failed   int    `json:"failed"`   // no bundle to judge (the commander failed or never ran)
+	Unjudged int    `json:"unjudged"` // a bundle exists but was not judged
+	Salvaged int    `json:"salvaged"` // of the bundles, built from finished atoms after the cost ceiling
+}
+
+// Run statuses (result.json "status").
+const (
+	// StatusComplete: the run completed and every planned bundle was judged
+	// with valid shadow scoring.
+	StatusComplete = "complete"
+	// StatusIncomplete: the run finished but judged fewer bundles than
+	// planned (possibly none).
+	StatusIncomplete = "incomplete"
+	// StatusPartial: the cost ceiling stopped work; finished work was kept
+	// (bundles built from finished atoms are marked salvaged).
+	StatusPartial = "partial"
+	// StatusInvalid: shadow scoring is invalid (the commitment hash did not
+	// match: tampering), so nothing was judged.
+	StatusInvalid = "invalid"
+	// StatusFailed: the run failed (Result.Error, FailureClass and Phase say
+	// how and where).
+	StatusFailed = "failed"
+	// StatusInterrupted: the run was cancelled (Ctrl-C).
+	StatusInterrupted = "interrupted"
+	// StatusSealed: the mission was sealed and closed without running
+	// (Mission.Seal, then Mission.Close).
+	StatusSealed = "sealed"
+)
+
+// ClassCancelled is the failure class of work cut off by the run's own
+// cancellation (Ctrl-C, or the cost ceiling stopping commanders): neither
+// the provider's nor the agent's fault.
+const ClassCancelled providers.Class = "cancelled"
+
+// errCostCeiling is the cause of the execution context's cancellation when
+// the cost ceiling stops the commanders.
+var errCostCeiling = errors.New("the cost ceiling was reached")
+
+// Complete reports whether every planned bundle was judged.
+func (a ShadowAggregate) Complete() bool { return a.Scored > 0 && a.Scored >= a.Planned }
+
+// Describe says in words what was judged: "no bundle was judged: 0 of 5
+// scored", or the median and mean with "k of n scored".
+func (a ShadowAggregate) Describe() string {
+	if a.Scored == 0 || a.Median == nil || a.Mean == nil {
+		return fmt.Sprintf("no bundle was judged: 0 of %d scored", a.Planned)
+	}
+	return fmt.Sprintf("Shadow Score median %.1f%% (%s), mean %.1f%% · %d of %d scored", *a.Median, a.Level, *a.Mean, a.Scored, a.Planned)
+}
+
+// aggregate summarises the bundles' Shadow Scores against the bundles planned.
+func aggregate(bundles []*BundleOutcome, planned int) ShadowAggregate {
+	var scores []float64
+	a := ShadowAggregate{}
+	for _, o := range bundles {
+		switch {
+		case o.ShadowScore != nil:
+			scores = append(scores, *o.ShadowScore)
+		case o.Failed:
+			a.Failed++
+		default:
+			a.Unjudged++
+		}
+		if o.Salvaged {
+			a.Salvaged++
+		}
+	}
+	sum := shadow.Summarize(scores, max(planned, len(bundles)))
+	a.Planned, a.Scored, a.Median, a.Mean, a.Level = sum.Planned, sum.Scored, sum.Median, sum.Mean, string(sum.Level)
+	// Bundles planned but never deployed (the run stopped before Phase 3)
+	// count as failed.
+	a.Failed += a.Planned - len(bundles)
+	return a
+}
+
+// conclude sets the run's status, ok, error, failure class and final phase
+// from how it ended (runErr) and what it judged.
+func (r *runState) conclude(res *Result, runErr error) {
+	res.Aggregate = aggregate(res.Bundles, r.plan.Commanders)
+	res.Error, res.FailureClass = "", ""
+	phase, interruptedIn := r.rec.ended()
+	ceiling := r.meter.stoppedByCeiling()
+	res.Phase = phase
+	a := res.Aggregate
+	switch {
+	case errors.Is(runErr, ErrInterrupted):
+		if interruptedIn != "" {
+			res.Phase = interruptedIn
+		}
+		res.Status, res.FailureClass = StatusInterrupted, ClassCancelled
+		res.Error = fmt.Sprintf("interrupted in phase %s: %s", res.Phase, a.counts())
+	case runErr != nil:
+		res.Status, res.FailureClass, res.Error = StatusFailed, providers.ClassOf(runErr), runErr.Error()
+	case r.sealOnly:
+		res.Status = StatusSealed
+	case !res.ShadowValid && r.cfg.ShadowScoring.Enabled:
+		res.Status, res.Error = StatusInvalid, "shadow scoring invalid: "+res.ShadowReason
+	case ceiling:
+		res.Status, res.Error = StatusPartial, "stopped by the cost ceiling: "+a.counts()
+		if a.Salvaged > 0 {
+			res.Error += fmt.Sprintf(" (%d salvaged from finished atoms)", a.Salvaged)
+		}
+	case !a.Complete():
+		res.Status = StatusIncomplete
+		res.Error = a.counts()
+		if a.Scored > 0 {
+			res.Error = "fewer bundles judged than planned: " + res.Error
+		}
+		if !res.ShadowValid {
+			res.Error = res.ShadowReason + ": " + res.Error
+		}
+	default:
+		res.Status = StatusComplete
+	}
+	res.OK = res.Status == StatusComplete || res.Status == StatusSealed
+}
+
+func (a ShadowAggregate) counts() string {
+	if a.Scored == 0 {
+		return fmt.Sprintf("no bundle was judged: 0 of %d scored", a.Planned)
+	}
+	return fmt.Sprintf("%d of %d scored", a.Scored, a.Planned)
+}
