@@ -20,8 +20,6 @@ import (
 	"github.com/swarm-dev/swarm/providers"
 )
 
-func init() { register(newCompareCmd) }
-
 // CompareOptions are the flags of `swarm compare`.
 type CompareOptions struct {
 	Mission      string
@@ -57,7 +55,12 @@ type compareFile struct {
 	Parallel     int      `yaml:"parallel"`
 }
 
-func newCompareCmd(app *App) *cobra.Command {
+// newCompareCmd builds `swarm compare`; runF runs the parsed options (nil:
+// runCompare).
+func newCompareCmd(app *App, runF func(context.Context, *CompareOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = func(ctx context.Context, o *CompareOptions) error { return runCompare(ctx, app, *o) }
+	}
 	var o CompareOptions
 	cmd := &cobra.Command{
 		Use:   "compare (MISSION.md --models a,b,c | --file COMPARE.yaml)",
@@ -83,14 +86,14 @@ and the reports written all the same); 2 bad input; 1 a run failed;
 		Example: `  swarm compare examples/missions/api-design.md --models mock:honest,mock:sloppy,mock:deceptive --repeats 5
   swarm compare mission.md --models openai:gpt-4.1,anthropic:claude-sonnet-4 --judge google:gemini-2.5-pro --out cmp
   swarm compare --file examples/compare/personas.yaml --resume`,
-		Args: cobra.MaximumNArgs(1),
+		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.Mission = args[0]
 			}
 			o.Changed = map[string]bool{}
 			cmd.Flags().Visit(func(f *pflag.Flag) { o.Changed[f.Name] = true })
-			return runCompare(cmd.Context(), app, o)
+			return runF(cmd.Context(), &o)
 		},
 	}
 	f := cmd.Flags()
