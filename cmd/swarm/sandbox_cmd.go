@@ -103,20 +103,6 @@ reported as FILE:LINE with exit code 2.`,
 	return cmd
 }
 
-// metricsLine is one input line.
-type metricsLine struct {
-	Accepted    *bool                `json:"accepted"`
-	P           *float64             `json:"p"`
-	Observables *sandbox.Observables `json:"observables"`
-	Tau         float64              `json:"tau"`
-	CA          float64              `json:"c_a"`
-	CB          float64              `json:"c_b"`
-	RA          float64              `json:"r_a"`
-	RB          float64              `json:"r_b"`
-	GroundTruth int                  `json:"ground_truth"`
-	ID          string               `json:"id"`
-}
-
 func openInput(app *App, name string) (io.ReadCloser, error) {
 	if name == "-" {
 		return io.NopCloser(app.In), nil
@@ -170,52 +156,16 @@ func runSandboxMetrics(app *App, o SandboxMetricsOptions) error {
 		PiB  float64 `json:"pi_b"`
 	}
 	var lines []perLine
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
-		var l metricsLine
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&l); err != nil {
-			return usageError(fmt.Errorf("%s:%d: %v", o.File, n, err))
-		}
-		if l.Accepted == nil {
-			return usageError(fmt.Errorf("%s:%d: missing \"accepted\"", o.File, n))
-		}
-		in := sandbox.Interaction{ID: l.ID, Accepted: *l.Accepted, Tau: l.Tau, CA: l.CA, CB: l.CB, RA: l.RA, RB: l.RB, GroundTruth: l.GroundTruth}
-		switch {
-		case l.P != nil && l.Observables != nil:
-			return usageError(fmt.Errorf("%s:%d: give either \"p\" or \"observables\", not both", o.File, n))
-		case l.P != nil:
-			if *l.P < 0 || *l.P > 1 {
-				return usageError(fmt.Errorf("%s:%d: p = %v is outside [0, 1]", o.File, n, *l.P))
-			}
-			in.P = *l.P
-			in.VHat = sandbox.InverseSigmoid(in.P, proxy.Config().K, proxy.Config().B)
-		case l.Observables != nil:
-			in.Observables = l.Observables
-			in.VHat = proxy.VHat(*l.Observables)
-			in.P = proxy.P(*l.Observables)
-		default:
-			return usageError(fmt.Errorf("%s:%d: needs \"p\" or \"observables\"", o.File, n))
-		}
-		if l.GroundTruth != 0 && l.GroundTruth != 1 && l.GroundTruth != -1 {
-			return usageError(fmt.Errorf("%s:%d: ground_truth must be +1 or -1", o.File, n))
-		}
+	err = sandbox.ReadInteractions(o.File, in, proxy, func(n int, in sandbox.Interaction) error {
 		m.Add(in)
 		if o.PerInteraction {
 			pay := o.Payoff.Payoff(in)
-			lines = append(lines, perLine{Line: n, ID: l.ID, VHat: in.VHat, P: in.P, PiA: pay.PiA, PiB: pay.PiB})
+			lines = append(lines, perLine{Line: n, ID: in.ID, VHat: in.VHat, P: in.P, PiA: pay.PiA, PiB: pay.PiB})
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return usageError(fmt.Errorf("%s: %w", o.File, err))
+		return nil
+	})
+	if err != nil {
+		return usageError(err)
 	}
 	out := map[string]any{}
 	b, _ := json.Marshal(m.Report())
