@@ -15,8 +15,6 @@ import (
 	"github.com/swarm-dev/swarm/providers/mock"
 )
 
-func init() { register(newBenchCmd) }
-
 // BenchOptions are the flags of `swarm bench pipeline`.
 type BenchOptions struct {
 	Scale   string
@@ -25,7 +23,12 @@ type BenchOptions struct {
 	JSON    bool
 }
 
-func newBenchCmd(app *App) *cobra.Command {
+// newBenchCmd builds `swarm bench`; runF runs the parsed options of
+// `swarm bench pipeline` (nil: runBench).
+func newBenchCmd(app *App, runF func(context.Context, *BenchOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = func(ctx context.Context, o *BenchOptions) error { return runBench(ctx, app, *o) }
+	}
 	cmd := &cobra.Command{Use: "bench", Short: "Measure the orchestrator",
 		Example: "  swarm bench pipeline --scale ss-250 --latency 200ms"}
 	var o BenchOptions
@@ -45,8 +48,8 @@ stays in it: an upper bound). Where a thread's CPU clock is not available
 (Linux has one) the orchestrator's figure is not printed. The latency is a
 wait after each mock answer and costs no CPU.`,
 		Example: "  swarm bench pipeline --scale ss-250 --latency 200ms\n  swarm bench pipeline --scale ss-50 --latency 50ms --json",
-		Args:    cobra.NoArgs,
-		RunE:    func(cmd *cobra.Command, args []string) error { return runBench(cmd.Context(), app, o) },
+		Args:    usageArgs(cobra.NoArgs),
+		RunE:    func(cmd *cobra.Command, args []string) error { return runF(cmd.Context(), &o) },
 	}
 	p.Flags().StringVar(&o.Scale, "scale", "ss-100", "scale")
 	p.Flags().DurationVar(&o.Latency, "latency", 200*time.Millisecond, "latency of every mock call")
@@ -66,7 +69,7 @@ const benchMission = `# Write the runbook for database failover incidents
 `
 
 func runBench(ctx context.Context, app *App, o BenchOptions) error {
-	cfg, err := nexus.LoadConfig(app.ConfigPath)
+	cfg, err := app.LoadConfig()
 	if err != nil {
 		return usageError(err)
 	}

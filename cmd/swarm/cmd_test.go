@@ -28,16 +28,7 @@ func testApp() (*App, *bytes.Buffer, *bytes.Buffer) {
 	return newApp(strings.NewReader(""), &out, &errb), &out, &errb
 }
 
-func code(err error) int {
-	if err == nil {
-		return 0
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code
-	}
-	return 1
-}
+func code(err error) int { return exitCodeOf(err) }
 
 func writeFile(t *testing.T, name, body string) string {
 	t.Helper()
@@ -54,16 +45,8 @@ func writeFile(t *testing.T, name, body string) string {
 func execCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	app, out, errb := testApp()
-	root := newRootCmd(app)
-	root.SetArgs(args)
-	root.SetOut(out)
-	root.SetErr(errb)
-	err := root.ExecuteContext(t.Context())
-	c := code(err)
-	if err != nil && isUsageError(err) {
-		c = 2
-	}
-	return c, out.String(), errb.String()
+	err := execute(t.Context(), app, args)
+	return code(err), out.String(), errb.String()
 }
 
 func specTests(n, failed int, category string) string {
@@ -165,7 +148,7 @@ func TestRunCommandOfflineAndBadInput(t *testing.T) {
 	if !strings.Contains(out.String(), "Run complete") {
 		t.Errorf("no summary: %s", out)
 	}
-	if code(runShadowVerify(app, dir)) != 0 {
+	if code(runShadowVerify(app, ShadowVerifyOptions{Target: dir})) != 0 {
 		t.Error("fresh run does not verify")
 	}
 	env := filepath.Join(dir, "sealed", "envelope.json")
@@ -175,7 +158,7 @@ func TestRunCommandOfflineAndBadInput(t *testing.T) {
 		t.Fatal("fixture: nothing to tamper with")
 	}
 	os.WriteFile(env, []byte(tampered), 0o600)
-	if got := code(runShadowVerify(app, dir)); got != 4 {
+	if got := code(runShadowVerify(app, ShadowVerifyOptions{Target: dir})); got != 4 {
 		t.Errorf("tampered envelope: exit %d, want 4", got)
 	}
 	// A forger who rewrites a criterion and the envelope's own sealed_hash
@@ -195,10 +178,10 @@ func TestRunCommandOfflineAndBadInput(t *testing.T) {
 	if loaded, err := shadow.LoadSealed(env); err != nil || loaded.Verify() != nil {
 		t.Fatalf("fixture: the forged envelope should be self-consistent: %v", err)
 	}
-	if got := code(runShadowVerify(app, dir)); got != 4 {
+	if got := code(runShadowVerify(app, ShadowVerifyOptions{Target: dir})); got != 4 {
 		t.Errorf("self-consistent forged envelope in a run directory: exit %d, want 4", got)
 	}
-	if got := code(runShadowVerify(app, env)); got != 0 {
+	if got := code(runShadowVerify(app, ShadowVerifyOptions{Target: env})); got != 0 {
 		t.Errorf("the forged envelope file alone is self-consistent: exit %d, want 0", got)
 	}
 	for _, tc := range []struct {
@@ -294,7 +277,7 @@ func TestRunSpecV1AndShadowReport(t *testing.T) {
 
 func TestConfigValidateCommand(t *testing.T) {
 	app, out, _ := testApp()
-	if code(runConfigValidate(app, "../../config.yml")) != 0 || !strings.Contains(out.String(), "ok") {
+	if code(runConfigValidate(app, ConfigValidateOptions{File: "../../config.yml"})) != 0 || !strings.Contains(out.String(), "ok") {
 		t.Fatal("shipped config rejected")
 	}
 	// The acceptance cases of `swarm config validate`: exit 2, file:line:col and key.
@@ -312,7 +295,7 @@ func TestConfigValidateCommand(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			app, out, errb := testApp()
 			bad := writeFile(t, "bad.yml", tc.yaml)
-			if got := code(runConfigValidate(app, bad)); got != 2 {
+			if got := code(runConfigValidate(app, ConfigValidateOptions{File: bad})); got != 2 {
 				t.Errorf("exit %d, want 2", got)
 			}
 			if !strings.Contains(errb.String(), bad+tc.want) {
@@ -599,7 +582,7 @@ func TestSandboxIncoherenceCommand(t *testing.T) {
 {"task_family":"f","decision_id":"b","replay":1,"action":"z"}
 `)
 	app, out, _ := testApp()
-	if err := runSandboxIncoherence(app, f, "json"); err != nil {
+	if err := runSandboxIncoherence(app, SandboxIncoherenceOptions{File: f, Format: "json"}); err != nil {
 		t.Fatal(err)
 	}
 	var r sandbox.IncoherenceReport
@@ -612,14 +595,14 @@ func TestSandboxIncoherenceCommand(t *testing.T) {
 		t.Errorf("report %+v", r)
 	}
 	app, out, _ = testApp()
-	if err := runSandboxIncoherence(app, f, "table"); err != nil {
+	if err := runSandboxIncoherence(app, SandboxIncoherenceOptions{File: f, Format: "table"}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "n/a") || !strings.Contains(out.String(), "0.333") {
 		t.Errorf("table:\n%s", out)
 	}
 	bad := writeFile(t, "bad.jsonl", "{\"decision_id\":\"a\",\"action\":\"x\"}\nnot json\n")
-	if err := runSandboxIncoherence(app, bad, "json"); code(err) != 2 || !strings.Contains(err.Error(), bad+":2:") {
+	if err := runSandboxIncoherence(app, SandboxIncoherenceOptions{File: bad, Format: "json"}); code(err) != 2 || !strings.Contains(err.Error(), bad+":2:") {
 		t.Errorf("bad line: %v", err)
 	}
 }
@@ -649,7 +632,7 @@ func TestConfigShowMasksSecrets(t *testing.T) {
 	for _, format := range []string{"yaml", "json"} {
 		app, out, errb := testApp()
 		app.ConfigPath = cfgPath
-		if err := runConfigShow(app, format); err != nil {
+		if err := runConfigShow(app, ConfigShowOptions{Format: format}); err != nil {
 			t.Fatalf("%s: %v", format, err)
 		}
 		all := out.String() + errb.String()
@@ -664,7 +647,7 @@ func TestConfigShowMasksSecrets(t *testing.T) {
 	}
 	app, out, _ := testApp()
 	app.ConfigPath = cfgPath
-	if err := runProvidersList(app, "table"); err != nil {
+	if err := runProvidersList(app, ProvidersListOptions{Format: "table"}); err != nil {
 		t.Fatal(err)
 	}
 	if s := out.String(); strings.Contains(s, "hunter2") || strings.Contains(s, "sk-test-very-secret") {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,31 +18,54 @@ import (
 	"github.com/swarm-dev/swarm/providers"
 )
 
-func init() {
-	register(newConfigCmd)
-	register(newProvidersCmd)
-}
-
 func newConfigCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{Use: "config", Short: "Check and show the configuration",
 		Example: "  swarm config validate my.yml\n  swarm --config my.yml config show"}
-	cmd.AddCommand(&cobra.Command{
+	cmd.AddCommand(newConfigValidateCmd(app, nil), newConfigShowCmd(app, nil))
+	return cmd
+}
+
+// ConfigValidateOptions are the arguments of `swarm config validate`.
+type ConfigValidateOptions struct {
+	File string // "": the --config file, else the embedded config.yml
+}
+
+// newConfigValidateCmd builds `swarm config validate`; runF runs the parsed
+// options (nil: runConfigValidate).
+func newConfigValidateCmd(app *App, runF func(context.Context, *ConfigValidateOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = func(_ context.Context, o *ConfigValidateOptions) error { return runConfigValidate(app, *o) }
+	}
+	return &cobra.Command{
 		Use:   "validate [FILE]",
 		Short: "Validate a configuration file",
 		Long: `Validate a configuration file (default: the --config file, else the embedded
 config.yml). Every problem is printed with file:line:column and the dotted key;
 the exit code is 2 when there is any.`,
 		Example: "  swarm config validate config.yml\n  swarm --config my.yml config validate",
-		Args:    cobra.MaximumNArgs(1),
+		Args:    usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := app.ConfigPath
+			o := ConfigValidateOptions{File: app.ConfigPath}
 			if len(args) == 1 {
-				path = args[0]
+				o.File = args[0]
 			}
-			return runConfigValidate(app, path)
+			return runF(cmd.Context(), &o)
 		},
-	})
-	var format string
+	}
+}
+
+// ConfigShowOptions are the flags of `swarm config show`.
+type ConfigShowOptions struct {
+	Format string // yaml or json
+}
+
+// newConfigShowCmd builds `swarm config show`; runF runs the parsed options
+// (nil: runConfigShow).
+func newConfigShowCmd(app *App, runF func(context.Context, *ConfigShowOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = func(_ context.Context, o *ConfigShowOptions) error { return runConfigShow(app, *o) }
+	}
+	var o ConfigShowOptions
 	show := &cobra.Command{
 		Use:   "show",
 		Short: "Print the effective configuration (defaults, file, environment)",
@@ -50,15 +74,15 @@ file and the SWARM_SCALE, SWARM_SEED, SWARM_OUT_DIR and SWARM_PROVIDER
 environment variables. API keys never appear: each provider shows only the
 name of its key variable and whether it is set.`,
 		Example: "  swarm config show\n  SWARM_SCALE=ss-50 swarm config show --format json",
-		Args:    cobra.NoArgs,
-		RunE:    func(cmd *cobra.Command, args []string) error { return runConfigShow(app, format) },
+		Args:    usageArgs(cobra.NoArgs),
+		RunE:    func(cmd *cobra.Command, args []string) error { return runF(cmd.Context(), &o) },
 	}
-	show.Flags().StringVar(&format, "format", "yaml", "yaml or json")
-	cmd.AddCommand(show)
-	return cmd
+	show.Flags().StringVar(&o.Format, "format", "yaml", "yaml or json")
+	return show
 }
 
-func runConfigValidate(app *App, path string) error {
+func runConfigValidate(app *App, o ConfigValidateOptions) error {
+	path := o.File
 	_, err := nexus.LoadConfig(path)
 	name := path
 	if name == "" {
@@ -78,8 +102,9 @@ func runConfigValidate(app *App, path string) error {
 	return nil
 }
 
-func runConfigShow(app *App, format string) error {
-	cfg, err := nexus.LoadConfig(app.ConfigPath)
+func runConfigShow(app *App, o ConfigShowOptions) error {
+	format := o.Format
+	cfg, err := app.LoadConfig()
 	if err != nil {
 		return usageError(err)
 	}
@@ -117,17 +142,31 @@ func runConfigShow(app *App, format string) error {
 func newProvidersCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{Use: "providers", Short: "Provider kinds",
 		Example: "  swarm providers list"}
-	var format string
+	cmd.AddCommand(newProvidersListCmd(app, nil))
+	return cmd
+}
+
+// ProvidersListOptions are the flags of `swarm providers list`.
+type ProvidersListOptions struct {
+	Format string // table or json
+}
+
+// newProvidersListCmd builds `swarm providers list`; runF runs the parsed
+// options (nil: runProvidersList).
+func newProvidersListCmd(app *App, runF func(context.Context, *ProvidersListOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = func(_ context.Context, o *ProvidersListOptions) error { return runProvidersList(app, *o) }
+	}
+	var o ProvidersListOptions
 	list := &cobra.Command{
 		Use:     "list",
 		Short:   "List provider kinds and whether each is usable",
 		Example: "  swarm providers list\n  swarm providers list --format json",
-		Args:    cobra.NoArgs,
-		RunE:    func(cmd *cobra.Command, args []string) error { return runProvidersList(app, format) },
+		Args:    usageArgs(cobra.NoArgs),
+		RunE:    func(cmd *cobra.Command, args []string) error { return runF(cmd.Context(), &o) },
 	}
-	list.Flags().StringVar(&format, "format", "table", "table or json")
-	cmd.AddCommand(list)
-	return cmd
+	list.Flags().StringVar(&o.Format, "format", "table", "table or json")
+	return list
 }
 
 // ProviderStatus is one row of `swarm providers list`.
@@ -185,12 +224,13 @@ func providerStatuses(cfg *nexus.Config, reg *providers.Registry, getenv func(st
 	return out
 }
 
-func runProvidersList(app *App, format string) error {
-	cfg, err := nexus.LoadConfig(app.ConfigPath)
+func runProvidersList(app *App, o ProvidersListOptions) error {
+	format := o.Format
+	cfg, err := app.LoadConfig()
 	if err != nil {
 		return usageError(err)
 	}
-	rows := providerStatuses(cfg, newRegistry(), os.Getenv)
+	rows := providerStatuses(cfg, app.NewRegistry(), os.Getenv)
 	switch format {
 	case "json":
 		return json.NewEncoder(app.Out).Encode(rows)

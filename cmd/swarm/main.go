@@ -9,7 +9,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
+
+	"github.com/spf13/cobra"
 )
 
 func main() {
@@ -26,9 +29,7 @@ func run(ctx context.Context, args []string) int {
 // runCLI is run with its streams given; standard error is scrubbed of secrets.
 func runCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, scrubbed(stderr))
-	root := newRootCmd(app)
-	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	err := execute(ctx, app, args)
 	if err == nil {
 		return 0
 	}
@@ -40,8 +41,36 @@ func runCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return ee.code
 	}
 	fmt.Fprintln(app.Err, "error:", err)
-	if isUsageError(err) {
-		return 2
-	}
 	return 1
+}
+
+// execute builds the command tree and runs the command args name. Every
+// error of bad usage comes back as a usage error (exit 2): flags through
+// the FlagErrorFunc, positional arguments through usageArgs, an unknown
+// command from the lookup below.
+func execute(ctx context.Context, app *App, args []string) error {
+	root := newRootCmd(app)
+	root.SetArgs(args)
+	// cobra resolves the command before running anything, and the only
+	// thing it refuses there is an unknown top-level command. The shell
+	// completion request command is added by cobra at execution, so it is
+	// not looked up here.
+	if !isCompletionRequest(args) {
+		if _, _, err := root.Find(args); err != nil {
+			return usageError(err)
+		}
+	}
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil && cmd != nil && isCompletionRequest([]string{cmd.Name()}) {
+		// The completion request command fails only on its arguments
+		// (it parses no flags and always succeeds once running).
+		return usageError(err)
+	}
+	return err
+}
+
+// isCompletionRequest reports whether args ask for shell completions
+// (cobra's hidden __complete command).
+func isCompletionRequest(args []string) bool {
+	return len(args) > 0 && slices.Contains([]string{cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd}, args[0])
 }

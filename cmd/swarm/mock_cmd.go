@@ -14,8 +14,6 @@ import (
 	"github.com/swarm-dev/swarm/providers/mock"
 )
 
-func init() { register(newMockCmd) }
-
 func newMockCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "mock",
@@ -23,7 +21,7 @@ func newMockCmd(app *App) *cobra.Command {
 		Long:    "The deterministic mock provider: personas " + fmt.Sprint(mock.Personas()) + ".",
 		Example: "  swarm mock serve --addr 127.0.0.1:8080 --persona sloppy",
 	}
-	cmd.AddCommand(newMockServeCmd(app))
+	cmd.AddCommand(newMockServeCmd(app, nil))
 	return cmd
 }
 
@@ -41,7 +39,12 @@ type MockServeOptions struct {
 	ReadTimeout time.Duration
 }
 
-func newMockServeCmd(app *App) *cobra.Command {
+// newMockServeCmd builds `swarm mock serve`; runF runs the parsed options
+// (nil: runMockServe).
+func newMockServeCmd(app *App, runF func(context.Context, *MockServeOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = func(ctx context.Context, o *MockServeOptions) error { return runMockServe(ctx, app, *o) }
+	}
 	var o MockServeOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -64,8 +67,8 @@ Every error, 404 and 405 included, is an OpenAI-shaped JSON error.`,
   swarm mock serve --max-body 1048576 --read-timeout 10s
   # then, in another shell, with a config whose providers.openai-compatible.base_url is http://127.0.0.1:8080/v1:
   swarm run examples/missions/api-design.md --provider openai-compatible:honest`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runMockServe(cmd.Context(), app, o) },
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error { return runF(cmd.Context(), &o) },
 	}
 	cmd.Flags().StringVar(&o.Addr, "addr", "127.0.0.1:8080", "listen address")
 	cmd.Flags().StringVar(&o.Persona, "persona", mock.Honest, "default persona")

@@ -7,29 +7,36 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/providers"
 )
 
-// App carries what every command needs: streams, global flags and the logger.
+// App is what every command is built with (the factory): the streams, the
+// global flags, the logger, and the constructors of what commands use (the
+// configuration, the provider registry). Commands reach the outside world
+// only through it, so a test builds one with its own streams.
 type App struct {
 	In     io.Reader
 	Out    io.Writer
 	Err    io.Writer
 	Logger *slog.Logger
 
+	// Global flags, set when the command line is parsed.
 	ConfigPath string
 	LogLevel   string
 	LogFormat  string
+
+	// NewRegistry returns a registry of every provider kind swarm ships.
+	NewRegistry func() *providers.Registry
 }
 
 func newApp(in io.Reader, out, errw io.Writer) *App {
-	return &App{In: in, Out: out, Err: errw, Logger: slog.New(slog.NewTextHandler(errw, nil))}
+	return &App{In: in, Out: out, Err: errw, Logger: slog.New(slog.NewTextHandler(errw, nil)), NewRegistry: newRegistry}
 }
 
-// commandFactories holds the top-level commands; each command file adds its
-// own from init so files can be added without touching this one.
-var commandFactories []func(*App) *cobra.Command
-
-func register(f func(*App) *cobra.Command) { commandFactories = append(commandFactories, f) }
+// LoadConfig loads the --config file (default: the embedded config.yml).
+func (a *App) LoadConfig() (*nexus.Config, error) { return nexus.LoadConfig(a.ConfigPath) }
 
 func newRootCmd(app *App) *cobra.Command {
 	root := &cobra.Command{
@@ -54,22 +61,35 @@ into a distributional safety sandbox.`,
 	root.SetIn(app.In)
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError(fmt.Errorf("%w\nSee '%s --help'.", err, c.CommandPath()))
-	})
-	for _, f := range commandFactories {
-		root.AddCommand(f(app))
-	}
+	root.SetFlagErrorFunc(flagError)
+	// Every command, wired explicitly. A nil run function runs the command;
+	// tests pass one that captures the parsed options instead.
+	root.AddCommand(
+		newRunCmd(app, nil),
+		newCompareCmd(app, nil),
+		newShadowCmd(app),
+		newSandboxCmd(app),
+		newMockCmd(app),
+		newConfigCmd(app),
+		newProvidersCmd(app),
+		newBenchCmd(app, nil),
+		newVersionCmd(app),
+	)
 	addBuiltinExamples(root)
 	return root
 }
 
 // addBuiltinExamples creates cobra's help and completion commands now, not
-// at execution, so that they too carry examples.
+// at execution, so that they too carry examples, and so that the arguments
+// they refuse are usage errors like everyone else's.
 func addBuiltinExamples(root *cobra.Command) {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help", "completion":
+			wrapArgs(c)
+		}
 		switch c.Name() {
 		case "help":
 			c.Example = "  swarm help run\n  swarm help mock serve"
@@ -91,6 +111,17 @@ func addBuiltinExamples(root *cobra.Command) {
 	}
 }
 
+// wrapArgs makes the positional-argument validators of c and its
+// subcommands return usage errors.
+func wrapArgs(c *cobra.Command) {
+	if c.Args != nil {
+		c.Args = usageArgs(c.Args)
+	}
+	for _, sub := range c.Commands() {
+		wrapArgs(sub)
+	}
+}
+
 func (a *App) setupLogger() error {
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(a.LogLevel)); err != nil {
@@ -106,42 +137,4 @@ func (a *App) setupLogger() error {
 		return usageError(fmt.Errorf("--log-format %q: want text or json", a.LogFormat))
 	}
 	return nil
-}
-
-// exitError carries an exit code through cobra.
-type exitError struct {
-	code   int
-	err    error
-	silent bool // already reported
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.err.Error()
-}
-func (e *exitError) Unwrap() error { return e.err }
-
-// usageError marks bad usage or bad input: exit code 2.
-func usageError(err error) error { return &exitError{code: 2, err: err} }
-
-// exitCode returns an error that makes swarm exit with code without printing
-// anything more (the command has already reported).
-func exitCode(code int) error { return &exitError{code: code, silent: true} }
-
-// Exit codes shared by several commands (README "Exit codes").
-const (
-	// exitIncomplete: the result finished but did not judge every planned
-	// bundle, or the cost ceiling stopped it (swarm run, swarm compare).
-	exitIncomplete = 3
-	// exitTampered: shadow scoring is invalid, the sealed criteria changed
-	// after sealing (swarm run, swarm shadow verify).
-	exitTampered = 4
-)
-
-func isUsageError(err error) bool {
-	s := err.Error()
-	return strings.HasPrefix(s, "unknown command") || strings.HasPrefix(s, "unknown flag") ||
-		strings.Contains(s, "accepts ") || strings.Contains(s, "requires at least")
 }

@@ -20,8 +20,6 @@ import (
 	"github.com/swarm-dev/swarm/shadow"
 )
 
-func init() { register(newRunCmd) }
-
 // RunOptions are the flags of `swarm run`.
 type RunOptions struct {
 	MissionArg  string
@@ -42,7 +40,11 @@ type RunOptions struct {
 	FileScope   []string
 }
 
-func newRunCmd(app *App) *cobra.Command {
+// newRunCmd builds `swarm run`; runF runs the parsed options (nil: runRun).
+func newRunCmd(app *App, runF func(context.Context, *RunOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = func(ctx context.Context, o *RunOptions) error { return runRun(ctx, app, *o) }
+	}
 	var o RunOptions
 	cmd := &cobra.Command{
 		Use:   "run [MISSION.md | -]",
@@ -72,13 +74,13 @@ Exit codes:
   swarm run mission.md --provider openai:gpt-4.1 --model judge=anthropic:claude-sonnet-4
   swarm run examples/missions/auth-migration.md --spec 1.0.0   # v1 Gap Reports
   echo "Plan the rollout of feature flags" | swarm run - --scale ss-50 --json`,
-		Args: cobra.MaximumNArgs(1),
+		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.MissionArg = args[0]
 			}
 			o.SeedSet = cmd.Flags().Changed("seed")
-			return runRun(cmd.Context(), app, o)
+			return runF(cmd.Context(), &o)
 		},
 	}
 	f := cmd.Flags()
@@ -288,13 +290,6 @@ func configName(path string) string {
 		return "config.yml (embedded)"
 	}
 	return path
-}
-
-func toExit(err error) error {
-	if errors.Is(err, nexus.ErrBadInput) {
-		return usageError(err)
-	}
-	return err
 }
 
 func isTerminal(w io.Writer) bool {

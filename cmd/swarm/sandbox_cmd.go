@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,13 +18,6 @@ import (
 	"github.com/swarm-dev/swarm/sandbox"
 )
 
-func init() { register(newSandboxCmd) }
-
-// sandboxSubcommands lets other files add `swarm sandbox` subcommands.
-var sandboxSubcommands []func(*App) *cobra.Command
-
-func registerSandbox(f func(*App) *cobra.Command) { sandboxSubcommands = append(sandboxSubcommands, f) }
-
 func newSandboxCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sandbox",
@@ -33,10 +27,14 @@ signals, soft payoffs, and distributional metrics (toxicity, quality gap,
 welfare, calibration, incoherence), on scripted agents or on JSONL input.`,
 		Example: "  swarm sandbox run examples/scenarios/baseline.yaml\n  swarm sandbox metrics examples/sandbox/golden.jsonl",
 	}
-	cmd.AddCommand(newSandboxMetricsCmd(app), newSandboxIncoherenceCmd(app))
-	for _, f := range sandboxSubcommands {
-		cmd.AddCommand(f(app))
-	}
+	cmd.AddCommand(
+		newSandboxMetricsCmd(app, nil),
+		newSandboxIncoherenceCmd(app, nil),
+		newSandboxEconCmd(app, nil),
+		newSandboxImportCmd(app, nil),
+		newSandboxRunCmd(app, nil),
+		newSandboxSweepCmd(app, nil),
+	)
 	return cmd
 }
 
@@ -47,7 +45,9 @@ type SandboxMetricsOptions struct {
 	ConfigFile     string
 	Payoff         sandbox.PayoffConfig
 	Proxy          sandbox.ProxyConfig
-	set            map[string]bool
+	// Set holds the flags given on the command line; they win over the
+	// --config file.
+	Set map[string]bool
 }
 
 // metricsConfig is the --config file of `swarm sandbox metrics`: keys it
@@ -57,7 +57,12 @@ type metricsConfig struct {
 	Proxy  *sandbox.ProxyConfig  `yaml:"proxy"`
 }
 
-func newSandboxMetricsCmd(app *App) *cobra.Command {
+// newSandboxMetricsCmd builds `swarm sandbox metrics`; runF runs the parsed
+// options (nil: runSandboxMetrics).
+func newSandboxMetricsCmd(app *App, runF func(context.Context, *SandboxMetricsOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = func(_ context.Context, o *SandboxMetricsOptions) error { return runSandboxMetrics(app, *o) }
+	}
 	o := SandboxMetricsOptions{Payoff: sandbox.DefaultPayoffConfig(), Proxy: sandbox.DefaultProxyConfig()}
 	cmd := &cobra.Command{
 		Use:   "metrics FILE.jsonl",
@@ -71,12 +76,12 @@ reported as FILE:LINE with exit code 2.`,
   swarm sandbox metrics - --per-interaction < examples/sandbox/golden.jsonl
   swarm sandbox metrics examples/sandbox/golden.jsonl --s-plus 3 --h 1 --k 4
   swarm sandbox metrics examples/sandbox/golden.jsonl --config examples/sandbox/payoff.yaml`,
-		Args: cobra.ExactArgs(1),
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.File = args[0]
-			o.set = map[string]bool{}
-			cmd.Flags().Visit(func(f *pflag.Flag) { o.set[f.Name] = true })
-			return runSandboxMetrics(app, o)
+			o.Set = map[string]bool{}
+			cmd.Flags().Visit(func(f *pflag.Flag) { o.Set[f.Name] = true })
+			return runF(cmd.Context(), &o)
 		},
 	}
 	f := cmd.Flags()
@@ -96,20 +101,6 @@ reported as FILE:LINE with exit code 2.`,
 	f.Float64Var(&o.Proxy.K, "k", o.Proxy.K, "sigmoid steepness k")
 	f.Float64Var(&o.Proxy.B, "b", o.Proxy.B, "sigmoid offset b")
 	return cmd
-}
-
-// metricsLine is one input line.
-type metricsLine struct {
-	Accepted    *bool                `json:"accepted"`
-	P           *float64             `json:"p"`
-	Observables *sandbox.Observables `json:"observables"`
-	Tau         float64              `json:"tau"`
-	CA          float64              `json:"c_a"`
-	CB          float64              `json:"c_b"`
-	RA          float64              `json:"r_a"`
-	RB          float64              `json:"r_b"`
-	GroundTruth int                  `json:"ground_truth"`
-	ID          string               `json:"id"`
 }
 
 func openInput(app *App, name string) (io.ReadCloser, error) {
@@ -137,11 +128,11 @@ func runSandboxMetrics(app *App, o SandboxMetricsOptions) error {
 			}
 		}
 		// Flags given explicitly win over the file.
-		o.Payoff = mergePayoff(pay, o.Payoff, o.set)
-		if o.set["k"] {
+		o.Payoff = mergePayoff(pay, o.Payoff, o.Set)
+		if o.Set["k"] {
 			px.K = o.Proxy.K
 		}
-		if o.set["b"] {
+		if o.Set["b"] {
 			px.B = o.Proxy.B
 		}
 		o.Proxy = px
@@ -165,52 +156,16 @@ func runSandboxMetrics(app *App, o SandboxMetricsOptions) error {
 		PiB  float64 `json:"pi_b"`
 	}
 	var lines []perLine
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
-		var l metricsLine
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&l); err != nil {
-			return usageError(fmt.Errorf("%s:%d: %v", o.File, n, err))
-		}
-		if l.Accepted == nil {
-			return usageError(fmt.Errorf("%s:%d: missing \"accepted\"", o.File, n))
-		}
-		in := sandbox.Interaction{ID: l.ID, Accepted: *l.Accepted, Tau: l.Tau, CA: l.CA, CB: l.CB, RA: l.RA, RB: l.RB, GroundTruth: l.GroundTruth}
-		switch {
-		case l.P != nil && l.Observables != nil:
-			return usageError(fmt.Errorf("%s:%d: give either \"p\" or \"observables\", not both", o.File, n))
-		case l.P != nil:
-			if *l.P < 0 || *l.P > 1 {
-				return usageError(fmt.Errorf("%s:%d: p = %v is outside [0, 1]", o.File, n, *l.P))
-			}
-			in.P = *l.P
-			in.VHat = sandbox.InverseSigmoid(in.P, proxy.Config().K, proxy.Config().B)
-		case l.Observables != nil:
-			in.Observables = l.Observables
-			in.VHat = proxy.VHat(*l.Observables)
-			in.P = proxy.P(*l.Observables)
-		default:
-			return usageError(fmt.Errorf("%s:%d: needs \"p\" or \"observables\"", o.File, n))
-		}
-		if l.GroundTruth != 0 && l.GroundTruth != 1 && l.GroundTruth != -1 {
-			return usageError(fmt.Errorf("%s:%d: ground_truth must be +1 or -1", o.File, n))
-		}
+	err = sandbox.ReadInteractions(o.File, in, proxy, func(n int, in sandbox.Interaction) error {
 		m.Add(in)
 		if o.PerInteraction {
 			pay := o.Payoff.Payoff(in)
-			lines = append(lines, perLine{Line: n, ID: l.ID, VHat: in.VHat, P: in.P, PiA: pay.PiA, PiB: pay.PiB})
+			lines = append(lines, perLine{Line: n, ID: in.ID, VHat: in.VHat, P: in.P, PiA: pay.PiA, PiB: pay.PiB})
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return usageError(fmt.Errorf("%s: %w", o.File, err))
+		return nil
+	})
+	if err != nil {
+		return usageError(err)
 	}
 	out := map[string]any{}
 	b, _ := json.Marshal(m.Report())
@@ -238,8 +193,19 @@ func mergePayoff(file, flags sandbox.PayoffConfig, set map[string]bool) sandbox.
 	}
 }
 
-func newSandboxIncoherenceCmd(app *App) *cobra.Command {
-	var format string
+// SandboxIncoherenceOptions are the flags of `swarm sandbox incoherence`.
+type SandboxIncoherenceOptions struct {
+	File   string // JSONL of decision records; "-": stdin
+	Format string // json or table
+}
+
+// newSandboxIncoherenceCmd builds `swarm sandbox incoherence`; runF runs the
+// parsed options (nil: runSandboxIncoherence).
+func newSandboxIncoherenceCmd(app *App, runF func(context.Context, *SandboxIncoherenceOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = func(_ context.Context, o *SandboxIncoherenceOptions) error { return runSandboxIncoherence(app, *o) }
+	}
+	var o SandboxIncoherenceOptions
 	cmd := &cobra.Command{
 		Use:   "incoherence FILE.jsonl",
 		Short: "Incoherence (D, E, I) of decision records (JSONL)",
@@ -247,14 +213,18 @@ func newSandboxIncoherenceCmd(app *App) *cobra.Command {
 replay, action ("" = abstain), optional benchmark, p and accepted. Print D,
 E and I per decision point and overall.`,
 		Example: "  swarm sandbox incoherence examples/sandbox/decisions.jsonl\n  swarm sandbox incoherence examples/sandbox/decisions.jsonl --format table",
-		Args:    cobra.ExactArgs(1),
-		RunE:    func(cmd *cobra.Command, args []string) error { return runSandboxIncoherence(app, args[0], format) },
+		Args:    usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.File = args[0]
+			return runF(cmd.Context(), &o)
+		},
 	}
-	cmd.Flags().StringVar(&format, "format", "json", "json or table")
+	cmd.Flags().StringVar(&o.Format, "format", "json", "json or table")
 	return cmd
 }
 
-func runSandboxIncoherence(app *App, file, format string) error {
+func runSandboxIncoherence(app *App, o SandboxIncoherenceOptions) error {
+	file, format := o.File, o.Format
 	if format != "json" && format != "table" {
 		return usageError(fmt.Errorf("--format %q: want json or table", format))
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,9 +17,16 @@ import (
 	"github.com/swarm-dev/swarm/sandbox/economy"
 )
 
-func init() { registerSandbox(newSandboxEconCmd) }
+// SandboxEconOptions are the arguments of `swarm sandbox econ MECHANISM`.
+type SandboxEconOptions struct {
+	Mechanism string // auction, mission, market, crash, permeability or identity
+	File      string // YAML or JSON; "-": stdin
+}
 
-func newSandboxEconCmd(app *App) *cobra.Command {
+// newSandboxEconCmd builds `swarm sandbox econ` and its subcommands; runF
+// runs the parsed options (nil: runSandboxEcon with the mechanism's
+// evaluator).
+func newSandboxEconCmd(app *App, runF func(context.Context, *SandboxEconOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "econ",
 		Short: "Evaluate one virtual-economy mechanism on a YAML or JSON file",
@@ -68,15 +76,20 @@ Output: effective, contagion, optimal (lists of numbers, in input order)`, econP
 Output: trust {id: {epoch: score}}`, econIdentity},
 	} {
 		cmd.Example += "  swarm sandbox econ " + s.name + " examples/economy/" + s.example + "\n"
+		run := runF
+		if run == nil {
+			eval := s.run
+			run = func(_ context.Context, o *SandboxEconOptions) error { return runSandboxEcon(app, o.File, eval) }
+		}
 		cmd.AddCommand(&cobra.Command{
 			Use:   s.name + " FILE",
 			Short: s.short,
 			Long: s.short + ".\nReads FILE (YAML or JSON; \"-\" reads stdin; unknown keys are errors) and\nprints JSON. A value that is undefined (e.g. a Gini of nothing) is absent.\n\n" +
 				s.contract + "\n\nFields, defaults and units: docs/sandbox.md (\"Virtual agent economies\").",
 			Example: "  swarm sandbox econ " + s.name + " examples/economy/" + s.example,
-			Args:    cobra.ExactArgs(1),
+			Args:    usageArgs(cobra.ExactArgs(1)),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				return runSandboxEcon(app, args[0], s.run)
+				return run(cmd.Context(), &SandboxEconOptions{Mechanism: s.name, File: args[0]})
 			},
 		})
 	}
@@ -348,7 +361,10 @@ type missionFile struct {
 	EvaluateAtEpoch *int `yaml:"evaluate_at_epoch"`
 }
 
-var missionMetrics = []string{economy.MetricAvgP, economy.MetricMinP, economy.MetricTotalCount, economy.MetricAcceptanceRate, economy.MetricTotalWelfare}
+// missionMetrics are the metrics a mission objective may name.
+func missionMetrics() []string {
+	return []string{economy.MetricAvgP, economy.MetricMinP, economy.MetricTotalCount, economy.MetricAcceptanceRate, economy.MetricTotalWelfare}
+}
 
 func econMission(decode func(v any) error) (any, error) {
 	var f missionFile
@@ -384,8 +400,8 @@ func econMission(decode func(v any) error) (any, error) {
 			return nil, fieldErr(p+".id", "missing")
 		}
 		if o.Metric != nil {
-			if !slices.Contains(missionMetrics, *o.Metric) {
-				return nil, fieldErr(p+".metric", "%q is not a metric (known: %s)", *o.Metric, strings.Join(missionMetrics, ", "))
+			if !slices.Contains(missionMetrics(), *o.Metric) {
+				return nil, fieldErr(p+".metric", "%q is not a metric (known: %s)", *o.Metric, strings.Join(missionMetrics(), ", "))
 			}
 			ob.Metric = *o.Metric
 		}

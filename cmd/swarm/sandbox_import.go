@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,8 +13,6 @@ import (
 	"github.com/swarm-dev/swarm/sandbox/importer"
 )
 
-func init() { registerSandbox(newSandboxImportCmd) }
-
 // SandboxImportOptions are the flags of `swarm sandbox import`.
 type SandboxImportOptions struct {
 	File  string // the reference scenario
@@ -21,7 +20,12 @@ type SandboxImportOptions struct {
 	Force bool   // overwrite Out
 }
 
-func newSandboxImportCmd(app *App) *cobra.Command {
+// newSandboxImportCmd builds `swarm sandbox import`; runF runs the parsed
+// options (nil: runSandboxImport).
+func newSandboxImportCmd(app *App, runF func(context.Context, *SandboxImportOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = func(_ context.Context, o *SandboxImportOptions) error { return runSandboxImport(app, *o) }
+	}
 	var o SandboxImportOptions
 	cmd := &cobra.Command{
 		Use:   "import REFERENCE.yaml",
@@ -43,10 +47,10 @@ or -o names an existing file without --force.`,
 		Example: `  swarm sandbox import examples/reference/baseline.yaml
   swarm sandbox import examples/reference/collusion.yaml -o /tmp/collusion.yaml && swarm sandbox run /tmp/collusion.yaml
   swarm sandbox import ../reference/scenarios/network_effects.yaml -o ours.yaml --force 2>unmapped.txt`,
-		Args: cobra.ExactArgs(1),
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.File = args[0]
-			return runSandboxImport(app, o)
+			return runF(cmd.Context(), &o)
 		},
 	}
 	cmd.Flags().StringVarP(&o.Out, "output", "o", "", "write the scenario to FILE instead of stdout")

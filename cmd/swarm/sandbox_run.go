@@ -21,11 +21,6 @@ import (
 	"github.com/swarm-dev/swarm/sandbox/sim"
 )
 
-func init() {
-	registerSandbox(newSandboxRunCmd)
-	registerSandbox(newSandboxSweepCmd)
-}
-
 // SandboxRunOptions are the flags of `swarm sandbox run`.
 type SandboxRunOptions struct {
 	Scenario string
@@ -39,7 +34,12 @@ type SandboxRunOptions struct {
 	MemoryBudgetMB int
 }
 
-func newSandboxRunCmd(app *App) *cobra.Command {
+// newSandboxRunCmd builds `swarm sandbox run`; runF runs the parsed options
+// (nil: runSandboxRun).
+func newSandboxRunCmd(app *App, runF func(context.Context, *SandboxRunOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = func(ctx context.Context, o *SandboxRunOptions) error { return runSandboxRun(ctx, app, *o) }
+	}
 	var o SandboxRunOptions
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO.yaml",
@@ -53,11 +53,11 @@ estimated to need more memory than --memory-budget-mb), 130 when interrupted
 		Example: `  swarm sandbox run examples/scenarios/baseline.yaml
   swarm sandbox run examples/scenarios/adversarial_redteam.yaml --seed 3 --epochs 50 --out /tmp/redteam
   swarm sandbox run big.yaml --memory-budget-mb 8192`,
-		Args: cobra.ExactArgs(1),
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Scenario = args[0]
 			o.SeedSet = cmd.Flags().Changed("seed")
-			return runSandboxRun(cmd.Context(), app, o)
+			return runF(cmd.Context(), &o)
 		},
 	}
 	cmd.Flags().Int64Var(&o.Seed, "seed", 0, "seed (default: the scenario's)")
@@ -236,8 +236,19 @@ func writeReplays(ctx context.Context, app *App, s sim.Scenario, opts sim.Option
 	return nil
 }
 
-func newSandboxSweepCmd(app *App) *cobra.Command {
-	var out string
+// SandboxSweepOptions are the flags of `swarm sandbox sweep`.
+type SandboxSweepOptions struct {
+	File string // the sweep YAML
+	Out  string // "": runs/sweep-<name>
+}
+
+// newSandboxSweepCmd builds `swarm sandbox sweep`; runF runs the parsed
+// options (nil: runSandboxSweep).
+func newSandboxSweepCmd(app *App, runF func(context.Context, *SandboxSweepOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = func(ctx context.Context, o *SandboxSweepOptions) error { return runSandboxSweep(ctx, app, *o) }
+	}
+	var o SandboxSweepOptions
 	cmd := &cobra.Command{
 		Use:   "sweep SWEEP.yaml",
 		Short: "Run a parameter sweep over a scenario",
@@ -245,16 +256,18 @@ func newSandboxSweepCmd(app *App) *cobra.Command {
 and several seeds. Writes sweep.csv and, per swept parameter, a CSV and a plot
 of toxicity and welfare against its values (mean over seeds and other values).`,
 		Example: "  swarm sandbox sweep examples/scenarios/sweep-tax.yaml --out /tmp/sweep",
-		Args:    cobra.ExactArgs(1),
+		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSandboxSweep(cmd.Context(), app, args[0], out)
+			o.File = args[0]
+			return runF(cmd.Context(), &o)
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "output directory (default runs/sweep-<name>)")
+	cmd.Flags().StringVar(&o.Out, "out", "", "output directory (default runs/sweep-<name>)")
 	return cmd
 }
 
-func runSandboxSweep(ctx context.Context, app *App, path, out string) error {
+func runSandboxSweep(ctx context.Context, app *App, o SandboxSweepOptions) error {
+	path, out := o.File, o.Out
 	sw, base, err := sim.LoadSweep(path)
 	if err != nil {
 		return usageError(err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,12 +17,10 @@ import (
 	"github.com/swarm-dev/swarm/shadow"
 )
 
-func init() { register(newShadowCmd) }
-
 func newShadowCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{Use: "shadow", Short: "Shadow Score: validator, envelope check, reports",
 		Example: "  swarm shadow score --sealed examples/shadow/sealed.json\n  swarm shadow verify runs/<run-id>"}
-	cmd.AddCommand(newShadowScoreCmd(app), newShadowVerifyCmd(app), newShadowReportCmd(app))
+	cmd.AddCommand(newShadowScoreCmd(app, nil), newShadowVerifyCmd(app, nil), newShadowReportCmd(app, nil))
 	return cmd
 }
 
@@ -38,7 +37,12 @@ type ShadowScoreOptions struct {
 	AllowEmpty bool
 }
 
-func newShadowScoreCmd(app *App) *cobra.Command {
+// newShadowScoreCmd builds `swarm shadow score`; runF runs the parsed
+// options (nil: runShadowScore).
+func newShadowScoreCmd(app *App, runF func(context.Context, *ShadowScoreOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = func(_ context.Context, o *ShadowScoreOptions) error { return runShadowScore(app, *o) }
+	}
 	var o ShadowScoreOptions
 	var threshold float64
 	cmd := &cobra.Command{
@@ -64,12 +68,12 @@ unknown format), unreadable or empty input.`,
 		Example: `  swarm shadow score --sealed examples/shadow/sealed.json
   swarm shadow score --sealed examples/shadow/sealed.json --open examples/shadow/open.json --threshold 15 --format summary
   swarm shadow score --sealed empty.json --allow-empty`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("threshold") {
 				o.Threshold = &threshold
 			}
-			return runShadowScore(app, o)
+			return runF(cmd.Context(), &o)
 		},
 	}
 	cmd.Flags().StringVar(&o.Sealed, "sealed", "", "sealed test results (JSON)")
@@ -134,7 +138,17 @@ func runShadowScore(app *App, o ShadowScoreOptions) error {
 	return nil
 }
 
-func newShadowVerifyCmd(app *App) *cobra.Command {
+// ShadowVerifyOptions are the arguments of `swarm shadow verify`.
+type ShadowVerifyOptions struct {
+	Target string // an envelope file or a run directory
+}
+
+// newShadowVerifyCmd builds `swarm shadow verify`; runF runs the parsed
+// options (nil: runShadowVerify).
+func newShadowVerifyCmd(app *App, runF func(context.Context, *ShadowVerifyOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = func(_ context.Context, o *ShadowVerifyOptions) error { return runShadowVerify(app, *o) }
+	}
 	return &cobra.Command{
 		Use:   "verify ENVELOPE_OR_RUN_DIR",
 		Short: "Recompute a sealed envelope's hashes and check them",
@@ -149,12 +163,15 @@ For a run directory, also check:
 Exit 4 on a mismatch or when a file the check needs is missing (shadow
 scoring invalid), 2 when the envelope cannot be read.`,
 		Example: "  swarm shadow verify runs/20261122-120000-auth-migration-ss-100\n  swarm shadow verify sealed/envelope.json",
-		Args:    cobra.ExactArgs(1),
-		RunE:    func(cmd *cobra.Command, args []string) error { return runShadowVerify(app, args[0]) },
+		Args:    usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runF(cmd.Context(), &ShadowVerifyOptions{Target: args[0]})
+		},
 	}
 }
 
-func runShadowVerify(app *App, target string) error {
+func runShadowVerify(app *App, o ShadowVerifyOptions) error {
+	target := o.Target
 	path, runDir := target, ""
 	if fi, err := os.Stat(target); err == nil && fi.IsDir() {
 		path, runDir = filepath.Join(target, "sealed", "envelope.json"), target
@@ -209,20 +226,35 @@ func verifyRunDir(runDir string, env *shadow.Envelope) error {
 	return nil
 }
 
-func newShadowReportCmd(app *App) *cobra.Command {
-	var format string
+// ShadowReportOptions are the flags of `swarm shadow report`.
+type ShadowReportOptions struct {
+	Dir    string // the run directory
+	Format string // json or md
+}
+
+// newShadowReportCmd builds `swarm shadow report`; runF runs the parsed
+// options (nil: runShadowReport).
+func newShadowReportCmd(app *App, runF func(context.Context, *ShadowReportOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = func(_ context.Context, o *ShadowReportOptions) error { return runShadowReport(app, *o) }
+	}
+	var o ShadowReportOptions
 	cmd := &cobra.Command{
 		Use:     "report RUN_DIR",
 		Short:   "Print a run's Shadow Reports",
 		Example: "  swarm shadow report runs/20261122-120000-auth-migration-ss-100 --format md",
-		Args:    cobra.ExactArgs(1),
-		RunE:    func(cmd *cobra.Command, args []string) error { return runShadowReport(app, args[0], format) },
+		Args:    usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Dir = args[0]
+			return runF(cmd.Context(), &o)
+		},
 	}
-	cmd.Flags().StringVar(&format, "format", "json", "json or md")
+	cmd.Flags().StringVar(&o.Format, "format", "json", "json or md")
 	return cmd
 }
 
-func runShadowReport(app *App, dir, format string) error {
+func runShadowReport(app *App, o ShadowReportOptions) error {
+	dir, format := o.Dir, o.Format
 	if format != "json" && format != "md" {
 		return usageError(fmt.Errorf("--format %q: want json or md", format))
 	}

@@ -8,17 +8,16 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=v1.2.3".
+// version is set at build time with -ldflags "-X main.version=v1.2.3"
+// (a variable only so that the linker can set it; nothing assigns it).
 var version = "dev"
-
-func init() { register(newVersionCmd) }
 
 func newVersionCmd(app *App) *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
 		Short:   "Print the swarm version",
 		Example: "  swarm version",
-		Args:    cobra.NoArgs,
+		Args:    usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rev := ""
 			if bi, ok := debug.ReadBuildInfo(); ok {

@@ -1,0 +1,174 @@
+package compare_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/swarm-dev/swarm/internal/yamlx"
+	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/nexus/compare"
+)
+
+func writeTemp(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func loadDefaultConfig() (*nexus.Config, error) { return nexus.LoadConfig("") }
+
+// cliDefaults is a Request as swarm compare's flag defaults leave it.
+func cliDefaults() compare.Request {
+	return compare.Request{Repeats: 3, Scale: "ss-50", Roles: compare.RolesCommanders, Seed: 42, Changed: map[string]bool{}}
+}
+
+// TestNewPlanMergesFileAndFlags: the compare file sets what the command
+// line did not; a flag given explicitly wins, even at its default value.
+func TestNewPlanMergesFileAndFlags(t *testing.T) {
+	dir := t.TempDir()
+	writeTemp(t, dir, "missions/a.md", "# Plan A\n")
+	writeTemp(t, dir, "b.md", "# Plan B\n")
+	cfg, err := loadDefaultConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := cfg.Run.OutDir // SWARM_OUT_DIR or the config's
+	file := writeTemp(t, dir, "cmp.yaml", "missions: [missions/a.md]\nmodels: [mock:honest, mock:sloppy]\njudge: mock:honest\nrepeats: 5\nscale: ss-100\nroles: all\nseed: 7\nparallel: 2\n")
+	for _, tc := range []struct {
+		why  string
+		req  func(compare.Request) compare.Request
+		want compare.Plan
+	}{
+		{"the file fills every value the flags left at their defaults; missions are relative to the file",
+			func(r compare.Request) compare.Request { r.File = file; return r },
+			compare.Plan{Models: []string{"mock:honest", "mock:sloppy"}, Judge: "mock:honest", Repeats: 5, Scale: "ss-100", Roles: compare.RolesAll, Seed: 7, Parallel: 2,
+				Missions: []compare.PlannedMission{{Path: filepath.Join(dir, "missions/a.md"), Name: "a", Text: "# Plan A\n", Out: filepath.Join(runs, "compare-a")}}}},
+		{"flags given explicitly win, even --repeats 3 (the default); a mission argument adds to the file's; --out holds one directory per mission",
+			func(r compare.Request) compare.Request {
+				r.File, r.Mission, r.Out = file, filepath.Join(dir, "b.md"), filepath.Join(dir, "out")
+				r.Models, r.Repeats, r.Seed = []string{"mock:deceptive"}, 3, 1
+				r.Changed = map[string]bool{"models": true, "repeats": true, "seed": true, "out": true}
+				return r
+			},
+			compare.Plan{Models: []string{"mock:deceptive"}, Judge: "mock:honest", Repeats: 3, Scale: "ss-100", Roles: compare.RolesAll, Seed: 1, Parallel: 2,
+				Missions: []compare.PlannedMission{
+					{Path: filepath.Join(dir, "missions/a.md"), Name: "a", Text: "# Plan A\n", Out: filepath.Join(dir, "out", "a")},
+					{Path: filepath.Join(dir, "b.md"), Name: "b", Text: "# Plan B\n", Out: filepath.Join(dir, "out", "b")}}}},
+		{"no file: one mission, --out is its directory",
+			func(r compare.Request) compare.Request {
+				r.Mission, r.Models, r.Out = filepath.Join(dir, "b.md"), []string{"mock:honest"}, "o"
+				return r
+			},
+			compare.Plan{Models: []string{"mock:honest"}, Repeats: 3, Scale: "ss-50", Roles: compare.RolesCommanders, Seed: 42,
+				Missions: []compare.PlannedMission{{Path: filepath.Join(dir, "b.md"), Name: "b", Text: "# Plan B\n", Out: "o"}}}},
+		{"a caller without the command line's defaults gets compare's",
+			func(compare.Request) compare.Request {
+				return compare.Request{Mission: filepath.Join(dir, "b.md"), Models: []string{"mock:honest"}}
+			},
+			compare.Plan{Models: []string{"mock:honest"}, Repeats: 3, Scale: "ss-50", Roles: compare.RolesCommanders,
+				Missions: []compare.PlannedMission{{Path: filepath.Join(dir, "b.md"), Name: "b", Text: "# Plan B\n", Out: filepath.Join(runs, "compare-b")}}}},
+	} {
+		t.Run(tc.why, func(t *testing.T) {
+			got, err := compare.NewPlan(tc.req(cliDefaults()), loadDefaultConfig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Config == nil {
+				t.Fatal("the plan carries no configuration")
+			}
+			if d := cmp.Diff(tc.want, *got, cmpopts.IgnoreFields(compare.Plan{}, "Config")); d != "" {
+				t.Errorf("Plan (-want +got):\n%s", d)
+			}
+			o := got.Options(got.Missions[0])
+			if o.Mission != got.Missions[0].Text || o.Out != got.Missions[0].Out || o.Repeats != got.Repeats || o.Config != got.Config {
+				t.Errorf("Options(%s) = %+v: not the plan's", got.Missions[0].Name, o)
+			}
+		})
+	}
+}
+
+// TestNewPlanRefusesBadInputBeforeAnyRun: every bad value is refused before
+// the first run, named by where it came from: the file's line and key, or
+// the flag.
+func TestNewPlanRefusesBadInputBeforeAnyRun(t *testing.T) {
+	dir := t.TempDir()
+	good := writeTemp(t, dir, "good.md", "# Plan\n")
+	writeTemp(t, dir, "x/good.md", "# Plan again\n")
+	writeTemp(t, dir, "empty.md", " \n")
+	badConfig := errors.New("bad config")
+	for _, tc := range []struct {
+		why    string
+		file   string // compare YAML body, "" for none
+		req    compare.Request
+		config error // what loading the configuration returns
+		want   string
+	}{
+		{"no mission", "", compare.Request{Models: []string{"mock:honest"}}, nil, "no mission: give MISSION.md or --file COMPARE.yaml"},
+		{"no contender", "", compare.Request{Mission: good}, nil, "no contenders: give --models a,b,c"},
+		{"a bad repeats in the file names its line and key", "missions: [good.md]\nmodels: [mock:honest]\nrepeats: -1\n", compare.Request{}, nil, "cmp.yaml:3: repeats -1: want at least 1"},
+		{"a bad flag names the flag", "", compare.Request{Mission: good, Models: []string{"mock:honest"}, Parallel: -1}, nil, "--parallel -1: want 0 (all contenders at once) or more"},
+		{"a bad roles in the file", "missions: [good.md]\nmodels: [mock:honest]\n\nroles: some\n", compare.Request{}, nil, `cmp.yaml:4: roles "some": want commanders or all`},
+		{"a model that is not kind:model, from the file", "missions: [good.md]\nmodels: [honest]\n", compare.Request{}, nil, "cmp.yaml:2: models: "},
+		{"a bad judge flag", "", compare.Request{Mission: good, Models: []string{"mock:honest"}, Judge: "nokind"}, nil, "--judge: "},
+		{"negative judge samples", "", compare.Request{Mission: good, Models: []string{"mock:honest"}, JudgeSamples: -2}, nil, "--judge-samples -2: want 1 or more"},
+		{"two missions that would share an output directory", "missions: [good.md, x/good.md]\nmodels: [mock:honest]\n", compare.Request{}, nil, "would share the output directory \"good\""},
+		{"an empty mission", "missions: [empty.md]\nmodels: [mock:honest]\n", compare.Request{}, nil, "cmp.yaml:1: missions: mission " + filepath.Join(dir, "empty.md") + " is empty"},
+		{"a missing mission", "", compare.Request{Mission: filepath.Join(dir, "nope.md"), Models: []string{"mock:honest"}}, nil, "MISSION.md: read mission: "},
+		{"an unknown scale, after the configuration is loaded", "", compare.Request{Mission: good, Models: []string{"mock:honest"}, Scale: "ss-7"}, nil, `--scale "ss-7": unknown scale (known: `},
+		{"a missing mission is named before a bad configuration", "", compare.Request{Mission: filepath.Join(dir, "nope.md"), Models: []string{"mock:honest"}}, badConfig, "read mission"},
+		{"a bad configuration", "", compare.Request{Mission: good, Models: []string{"mock:honest"}}, badConfig, "bad config"},
+		{"an unknown key in the file lists the known ones", "missions: [good.md]\nmodel: [mock:honest]\n", compare.Request{}, nil,
+			`cmp.yaml:2:1: model: unknown key "model" (known: missions, models, judge, seal_author, repeats, scale, roles, judge_samples, seed, parallel)`},
+	} {
+		t.Run(tc.why, func(t *testing.T) {
+			r := tc.req
+			if tc.file != "" {
+				r.File = writeTemp(t, dir, "cmp.yaml", tc.file)
+			}
+			loaded := false
+			_, err := compare.NewPlan(r, func() (*nexus.Config, error) {
+				loaded = true
+				if tc.config != nil {
+					return nil, tc.config
+				}
+				return nexus.LoadConfig("")
+			})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+			}
+			if strings.Contains(tc.why, "before a bad configuration") && loaded {
+				t.Error("the configuration was loaded before the missions were checked")
+			}
+		})
+	}
+}
+
+// TestLoadFileIsStrict: the compare file is read by yamlx: a type error
+// names file, line, column and key.
+func TestLoadFileIsStrict(t *testing.T) {
+	p := writeTemp(t, t.TempDir(), "cmp.yaml", "models: [mock:honest]\nrepeats: many\n")
+	_, err := compare.LoadFile(p)
+	var ye *yamlx.Error
+	if !errors.As(err, &ye) || ye.Line != 2 || ye.Key != "repeats" || !strings.HasPrefix(err.Error(), p+":2:") {
+		t.Fatalf("err = %v, want a yamlx error at %s:2 naming repeats", err, p)
+	}
+	f, err := compare.LoadFile(writeTemp(t, t.TempDir(), "ok.yaml", "models: [mock:honest]\n\nrepeats: 2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Repeats != 2 || f.Line("repeats") != 3 || f.Line("judge") != 0 {
+		t.Errorf("File = %+v, line of repeats %d, of judge %d; want 2, 3, 0", f, f.Line("repeats"), f.Line("judge"))
+	}
+}

@@ -1,0 +1,105 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// metricsLine is one line of an interactions JSONL file (the input of
+// `swarm sandbox metrics`): "accepted", and either "p" or "observables".
+// (Its name shows in decoding errors: "Go struct field metricsLine.p".)
+type metricsLine struct {
+	ID          string       `json:"id"`
+	Accepted    *bool        `json:"accepted"`
+	P           *float64     `json:"p"`
+	Observables *Observables `json:"observables"`
+	Tau         float64      `json:"tau"`
+	CA          float64      `json:"c_a"`
+	CB          float64      `json:"c_b"`
+	RA          float64      `json:"r_a"`
+	RB          float64      `json:"r_b"`
+	GroundTruth int          `json:"ground_truth"` // +1, -1, or 0 for unknown
+}
+
+// interaction checks the line and returns the interaction it describes,
+// with v̂ and p from the line's p (v̂ by the proxy's inverse sigmoid) or
+// from its observables (through the proxy).
+func (r metricsLine) interaction(proxy *Proxy) (Interaction, error) {
+	if r.Accepted == nil {
+		return Interaction{}, errors.New(`missing "accepted"`)
+	}
+	in := Interaction{ID: r.ID, Accepted: *r.Accepted, Tau: r.Tau, CA: r.CA, CB: r.CB, RA: r.RA, RB: r.RB, GroundTruth: r.GroundTruth}
+	switch {
+	case r.P != nil && r.Observables != nil:
+		return Interaction{}, errors.New(`give either "p" or "observables", not both`)
+	case r.P != nil:
+		if *r.P < 0 || *r.P > 1 {
+			return Interaction{}, fmt.Errorf("p = %v is outside [0, 1]", *r.P)
+		}
+		in.P = *r.P
+		in.VHat = InverseSigmoid(in.P, proxy.Config().K, proxy.Config().B)
+	case r.Observables != nil:
+		in.Observables = r.Observables
+		in.VHat = proxy.VHat(*r.Observables)
+		in.P = proxy.P(*r.Observables)
+	default:
+		return Interaction{}, errors.New(`needs "p" or "observables"`)
+	}
+	if r.GroundTruth != 0 && r.GroundTruth != 1 && r.GroundTruth != -1 {
+		return Interaction{}, errors.New("ground_truth must be +1 or -1")
+	}
+	return in, nil
+}
+
+// LineError is a bad line of a JSONL input: NAME:LINE: message.
+type LineError struct {
+	Name string // the file, or "-" for stdin
+	Line int    // 1-based
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Name, e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// maxRecordBytes bounds one line of an interactions file.
+const maxRecordBytes = 16 << 20
+
+// ReadInteractions reads an interactions JSONL file from r (name names it in
+// errors) and calls fn with each interaction and its line number, in order.
+// Blank lines are skipped. A line that is not one interaction record (an
+// unknown field, a wrong type, a missing or contradictory value) stops the
+// reading with a *LineError naming the line; an error of fn stops it too and
+// is returned as is.
+func ReadInteractions(name string, r io.Reader, proxy *Proxy, fn func(line int, in Interaction) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), maxRecordBytes)
+	n := 0
+	for sc.Scan() {
+		n++
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 {
+			continue
+		}
+		var rec metricsLine
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&rec); err != nil {
+			return &LineError{Name: name, Line: n, Err: err}
+		}
+		in, err := rec.interaction(proxy)
+		if err != nil {
+			return &LineError{Name: name, Line: n, Err: err}
+		}
+		if err := fn(n, in); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
