@@ -19,6 +19,7 @@ import (
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
 	"github.com/swarm-dev/swarm/shadow"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
 func reviewer(id, model string) commanders.Reviewer {
@@ -258,7 +259,7 @@ func TestCrossReviewStartsWhenTwoBundlesExist(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
 	reg := hookRegistry("held", "mock whose integration bundle waits for Phase 5", func(ctx context.Context, req providers.Request, m providers.Provider) (providers.Response, error) {
-		if req.Caller.AgentID == "commander-integration" && req.Schema != nil && req.Schema.Name == providers.SchemaBundle {
+		if req.Caller.AgentID == "commander-integration" && req.Schema != nil && req.Schema.Name == vocab.SchemaBundle {
 			select {
 			case <-release:
 			case <-time.After(10 * time.Second):
@@ -361,8 +362,8 @@ func TestParaphrasingJudgeNeverLeaksCriteriaToCommanders(t *testing.T) {
 		verdicts = append(verdicts, map[string]string{"id": c.ID, "status": "fail", "actual": "nothing on this point", "message": paraphrases[c.ID]})
 	}
 	script := map[string]any{"rules": []map[string]any{
-		{"schema": providers.SchemaSealedCriteria, "json": map[string]any{"criteria": paraphraseCriteria}},
-		{"schema": providers.SchemaVerdicts, "json": map[string]any{"verdicts": verdicts}},
+		{"schema": vocab.SchemaSealedCriteria, "json": map[string]any{"criteria": paraphraseCriteria}},
+		{"schema": vocab.SchemaVerdicts, "json": map[string]any{"verdicts": verdicts}},
 	}}
 	b, err := json.Marshal(script) // JSON is YAML
 	if err != nil {
@@ -397,7 +398,7 @@ func TestParaphrasingJudgeNeverLeaksCriteriaToCommanders(t *testing.T) {
 			continue
 		}
 		for _, m := range tr.Messages {
-			if !strings.Contains(m.Content, providers.FeedbackHeading) {
+			if !strings.Contains(m.Content, vocab.FeedbackHeading) {
 				continue
 			}
 			feedbackPrompts++

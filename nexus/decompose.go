@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/swarm-dev/swarm/commanders"
-	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
 // Decomposition is Phase 1's structured output.
@@ -23,7 +23,7 @@ func (Decomposition) SchemaDescription() string {
 }
 
 // SchemaName implements providers.Named.
-func (Decomposition) SchemaName() string { return providers.SchemaDecomposition }
+func (Decomposition) SchemaName() string { return vocab.SchemaDecomposition }
 
 // clone returns a deep copy, so a run can normalise a preset decomposition
 // that other runs (compare's parallel contenders, replays) use too.
@@ -70,7 +70,7 @@ func (Synthesis) SchemaDescription() string {
 }
 
 // SchemaName implements providers.Named.
-func (Synthesis) SchemaName() string { return providers.SchemaSynthesis }
+func (Synthesis) SchemaName() string { return vocab.SchemaSynthesis }
 
 // Risk is a domain's risk level.
 type Risk struct {
@@ -200,7 +200,7 @@ func dedupe(xs []string) []string {
 func buildCapsule(d Decomposition, dom Domain, c commanders.Constraints) commanders.Capsule {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Mission: %s\n", d.MissionSummary)
-	fmt.Fprintf(&b, "%s%s. %s\n", providers.DomainPrefix, dom.Name, dom.Summary)
+	fmt.Fprintf(&b, "%s%s. %s\n", vocab.DomainPrefix, dom.Name, dom.Summary)
 	if len(dom.SubTasks) > 0 {
 		b.WriteString("Sub-tasks:\n")
 		for _, t := range dom.SubTasks {

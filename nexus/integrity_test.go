@@ -15,6 +15,7 @@ import (
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
 // withScript serves every role with the mock persona and a script (YAML).
@@ -225,7 +226,7 @@ func ceilingAtBundles(commanders int) func(providers.Ref, providers.Provider) pr
 	all := make(chan struct{})
 	return func(_ providers.Ref, p providers.Provider) providers.Provider {
 		return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
-			if req.Schema == nil || req.Schema.Name != providers.SchemaBundle || req.Caller.Role != "commander" {
+			if req.Schema == nil || req.Schema.Name != vocab.SchemaBundle || req.Caller.Role != "commander" {
 				return p.Complete(ctx, req)
 			}
 			mu.Lock()

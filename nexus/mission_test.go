@@ -7,13 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/google/go-cmp/cmp"
-	"github.com/swarm-dev/swarm/providers/openai"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/swarm-dev/swarm/providers/openai"
+	"github.com/swarm-dev/swarm/vocab"
 
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
@@ -221,7 +223,7 @@ func scanLeaks(t *testing.T, res *nexus.Result) (feedbackPrompts int) {
 			continue
 		}
 		for _, m := range tr.Messages {
-			if strings.Contains(m.Content, providers.FeedbackHeading) {
+			if strings.Contains(m.Content, vocab.FeedbackHeading) {
 				feedbackPrompts++
 			}
 			for _, c := range env.Criteria() {

@@ -17,6 +17,7 @@ import (
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
 // Preset carries a decomposition and sealed envelope made earlier, so several
@@ -242,8 +243,8 @@ func (r *runState) run(ctx context.Context, res *Result) error {
 		}
 		user, err := prompts.Render("decomposition", map[string]any{
 			"Mission": r.opts.Mission, "Scale": p.Scale,
-			"DomainsLine": providers.DomainsPrefix + strings.Join(p.Domains, ", "),
-			"CountLine":   providers.CountPrefix + fmt.Sprint(min(p.ChildrenPerCmd, 5)),
+			"DomainsLine": vocab.DomainsPrefix + strings.Join(p.Domains, ", "),
+			"CountLine":   vocab.CountPrefix + fmt.Sprint(min(p.ChildrenPerCmd, 5)),
 		})
 		if err != nil {
 			return err
