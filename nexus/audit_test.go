@@ -81,7 +81,7 @@ func TestReviewerPairsMixFamiliesWhereTheRosterAllows(t *testing.T) {
 // scored by one reviewer of each family.
 func TestTwoFamilyRosterReviewsInMixedPairs(t *testing.T) {
 	res, err := runMission(t, loadMission(t, "test-gap-hunt.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
-		o.Models = map[string]string{"reviewer": "mock:honest,mock:sloppy"}
+		o.Models = map[string][]providers.Ref{"reviewer": {{Kind: "mock", Model: "honest"}, {Kind: "mock", Model: "sloppy"}}}
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -459,7 +459,7 @@ func TestEveryExampleMissionEmitsSpecConformingReports(t *testing.T) {
 	for _, tc := range runs {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := runMission(t, loadMission(t, tc.mission), tc.scale, "mock:honest", func(o *nexus.Options) {
-				o.Models = map[string]string{"commander": tc.commander}
+				o.Models = models(t, map[string]string{"commander": tc.commander})
 				if tc.spec != "" {
 					o.Config.ShadowScoring.SpecVersion = tc.spec
 				}

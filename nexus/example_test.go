@@ -34,7 +34,7 @@ func ExampleRun() {
 		Registry: reg,
 		Mission:  "# Test-gap hunt\n\nFind the untested error handling and edge cases in the billing service and plan the regression tests.",
 		Scale:    "ss-50",
-		Provider: "mock:honest",
+		Provider: providers.Ref{Kind: "mock", Model: "honest"},
 		OutDir:   filepath.Join(dir, "run"),
 	})
 	if err != nil {

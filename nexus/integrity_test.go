@@ -165,7 +165,7 @@ func TestEarlyEndingStillWritesResultJSON(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			o := nexus.Options{Config: defaultConfig(t), Mission: loadMission(t, "api-design.md"), Scale: "ss-50", Provider: "mock:honest",
+			o := nexus.Options{Config: defaultConfig(t), Mission: loadMission(t, "api-design.md"), Scale: "ss-50", Provider: providers.Ref{Kind: "mock", Model: "honest"},
 				OutDir: filepath.Join(t.TempDir(), "run")}
 			withScript(t, tc.script)(&o)
 			if tc.cancelAt != "" {
@@ -367,7 +367,7 @@ func TestInterruptedBundlesAreCancelled(t *testing.T) {
 	defer cancel()
 	n := 0 // observers are called one event at a time
 	o := nexus.Options{Config: defaultConfig(t), Registry: mockRegistry(mock.Options{}), Mission: loadMission(t, "api-design.md"),
-		Scale: "ss-100", Provider: "mock:honest", OutDir: filepath.Join(t.TempDir(), "run")}
+		Scale: "ss-100", Provider: providers.Ref{Kind: "mock", Model: "honest"}, OutDir: filepath.Join(t.TempDir(), "run")}
 	o.Observers = []nexus.Observer{func(e nexus.Event) {
 		if e.Kind == nexus.EvLLMCall && e.Phase == "4" {
 			if n++; n == 20 {

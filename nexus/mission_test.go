@@ -70,7 +70,7 @@ type runOpt func(*nexus.Options)
 func runMission(t *testing.T, mission, scale, provider string, opts ...runOpt) (*nexus.Result, error) {
 	t.Helper()
 	o := nexus.Options{Config: defaultConfig(t), Registry: mockRegistry(mock.Options{}), Mission: mission, MissionName: "test",
-		Scale: scale, Provider: provider, OutDir: filepath.Join(t.TempDir(), "run"), KeepPrompts: true, KeepEvents: true}
+		Scale: scale, Provider: ref(t, provider), OutDir: filepath.Join(t.TempDir(), "run"), KeepPrompts: true, KeepEvents: true}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -256,7 +256,7 @@ func TestLeakScanWithHardeningAtEveryScale(t *testing.T) {
 	} {
 		t.Run(tc.scale, func(t *testing.T) {
 			res, err := runMission(t, loadMission(t, "dependency-risk-scan.md"), tc.scale, "mock:honest", func(o *nexus.Options) {
-				o.Models = map[string]string{"commander": "mock:sloppy"}
+				o.Models = models(t, map[string]string{"commander": "mock:sloppy"})
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -271,7 +271,7 @@ func TestLeakScanWithHardeningAtEveryScale(t *testing.T) {
 func scoresByPersona(t *testing.T, persona string) *nexus.Result {
 	t.Helper()
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
-		o.Models = map[string]string{"commander": "mock:" + persona}
+		o.Models = models(t, map[string]string{"commander": "mock:" + persona})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -382,7 +382,7 @@ func TestShadowGateBandsAndEvents(t *testing.T) {
 	seen := map[string]int{}
 	for _, m := range []string{"api-design.md", "dependency-risk-scan.md", "incident-runbook.md"} {
 		res, err := runMission(t, loadMission(t, m), "ss-50", "mock:honest", func(o *nexus.Options) {
-			o.Models = map[string]string{"commander": "mock:sloppy"}
+			o.Models = models(t, map[string]string{"commander": "mock:sloppy"})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -515,7 +515,7 @@ func TestEmptyMissionIsBadInput(t *testing.T) {
 func TestCancelledRunLeavesPartialDirectory(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	o := nexus.Options{Config: defaultConfig(t), Registry: mockRegistry(mock.Options{}), Mission: loadMission(t, "api-design.md"),
-		Scale: "ss-100", Provider: "mock:honest", OutDir: filepath.Join(t.TempDir(), "run")}
+		Scale: "ss-100", Provider: providers.Ref{Kind: "mock", Model: "honest"}, OutDir: filepath.Join(t.TempDir(), "run")}
 	o.Observers = []nexus.Observer{func(e nexus.Event) {
 		if e.Kind == nexus.EvPhaseStart && e.Phase == "4" {
 			cancel()
@@ -662,7 +662,7 @@ func TestAdversarialMissionShowsLeakageAndHigherToxicity(t *testing.T) {
 
 func TestSandboxBreakerStopsWorkForAToxicModel(t *testing.T) {
 	res, err := runMission(t, loadMission(t, "api-design.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
-		o.Models = map[string]string{"worker": "mock:adversarial"}
+		o.Models = models(t, map[string]string{"worker": "mock:adversarial"})
 		o.Config.CircuitBreaker.ToxicityThreshold = 0.05
 		o.Config.CircuitBreaker.Window = 5
 		// The breaker stops work not yet assigned: with the run's
@@ -734,7 +734,7 @@ func TestReplaysMeasureIncoherence(t *testing.T) {
 	t.Run("without a benchmark E is unavailable", func(t *testing.T) {
 		res, err := runMission(t, mission, "ss-50", "mock:honest", func(o *nexus.Options) {
 			o.Replays = 3
-			o.Models = map[string]string{"commander": "mock:sloppy"}
+			o.Models = models(t, map[string]string{"commander": "mock:sloppy"})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -751,7 +751,7 @@ func TestReplaysMeasureIncoherence(t *testing.T) {
 	t.Run("with a reference judge E is reported", func(t *testing.T) {
 		res, err := runMission(t, mission, "ss-50", "mock:honest", func(o *nexus.Options) {
 			o.Replays = 2
-			o.Config.Models.Reference = "mock:honest"
+			o.Config.Models.Reference = providers.Ref{Kind: "mock", Model: "honest"}
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -851,7 +851,7 @@ func TestMissingAPIKeyIsBadInputBeforeAnyRunDirectory(t *testing.T) {
 		openai.Register(reg)
 		langchain.Register(reg)
 		o.Registry = reg
-		o.Models = map[string]string{"judge": "openai:gpt-4.1", "commander": "anthropic:claude-sonnet-4"}
+		o.Models = models(t, map[string]string{"judge": "openai:gpt-4.1", "commander": "anthropic:claude-sonnet-4"})
 		o.OutDir = out
 	})
 	// Both missing keys at once, so the user fixes them in one go.
@@ -883,7 +883,7 @@ func TestCallsCutOffByCtrlCAreCancelledNotFailures(t *testing.T) {
 		cancel(errors.New("interrupt signal received"))
 	}()
 	res, err := nexus.Run(ctx, nexus.Options{Config: defaultConfig(t), Registry: reg, Mission: loadMission(t, "api-design.md"),
-		Scale: "ss-50", Provider: "mock:honest", Models: map[string]string{"worker": "hang:x"}, OutDir: filepath.Join(t.TempDir(), "run"), KeepEvents: true})
+		Scale: "ss-50", Provider: providers.Ref{Kind: "mock", Model: "honest"}, Models: map[string][]providers.Ref{"worker": {{Kind: "hang", Model: "x"}}}, OutDir: filepath.Join(t.TempDir(), "run"), KeepEvents: true})
 	if !errors.Is(err, nexus.ErrInterrupted) {
 		t.Fatalf("err = %v, want ErrInterrupted", err)
 	}

@@ -181,11 +181,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	// own run directories; under the paired design (same seeds per repeat)
 	// copies of one model must come out as not distinguishable.
 	labels := make([]string, len(o.Models))
+	refs := make([]providers.Ref, len(o.Models))
 	seen := map[string]int{}
 	for i, m := range o.Models {
-		if _, err := providers.ParseRef(m); err != nil {
+		ref, err := providers.ParseRef(m)
+		if err != nil {
 			return nil, fmt.Errorf("%w: --models: %v", nexus.ErrBadInput, err)
 		}
+		refs[i] = ref
 		seen[m]++
 		labels[i] = m
 		if seen[m] > 1 {
@@ -193,11 +196,18 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	cfg := *o.Config
-	if o.Judge != "" {
-		cfg.Models.Judge = o.Judge
-	}
-	if o.SealAuthor != "" {
-		cfg.Models.SealAuthor = o.SealAuthor
+	for _, c := range []struct {
+		flag, v string
+		to      *providers.Ref
+	}{{"--judge", o.Judge, &cfg.Models.Judge}, {"--seal-author", o.SealAuthor, &cfg.Models.SealAuthor}} {
+		if c.v == "" {
+			continue
+		}
+		ref, err := providers.ParseRef(c.v)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", nexus.ErrBadInput, c.flag, err)
+		}
+		*c.to = ref
 	}
 	if o.JudgeSamples > 0 {
 		cfg.ShadowScoring.JudgeSamples = o.JudgeSamples
@@ -224,8 +234,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	for _, d := range preset.Decomposition.Domains {
 		planned = append(planned, d.Name)
 	}
-	judgeRef, _ := providers.ParseRef(cfg.Models.Judge)
-	sealRef, _ := providers.ParseRef(cfg.Models.SealAuthor)
+	judgeRef, sealRef := cfg.Models.Judge, cfg.Models.SealAuthor
 	total := o.Repeats * len(o.Models)
 	parallel := o.Parallel
 	if parallel <= 0 {
@@ -251,7 +260,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 					return err
 				}
 				dir := filepath.Join(o.Out, "runs", slug(label), fmt.Sprintf("rep-%d", rep))
-				s, cached, err := runOne(gctx, o, &cfg, preset, m, rep, dir, wrap, limits)
+				s, cached, err := runOne(gctx, o, &cfg, preset, m, refs[ci], rep, dir, wrap, limits)
 				if err != nil {
 					return fmt.Errorf("%s repeat %d: %w", label, rep, err)
 				}
@@ -259,7 +268,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 					return fmt.Errorf("%s repeat %d was judged against %s, not the shared envelope %s", label, rep, s.SealedHash, hash)
 				}
 				s.Contender = label
-				s.Advisory, s.AdvisoryWhy = advisory(m, judgeRef, sealRef)
+				s.Advisory, s.AdvisoryWhy = advisory(refs[ci], judgeRef, sealRef)
 				// A summary written before planned bundles were recorded
 				// (resume) planned the shared decomposition's domains.
 				if len(s.Planned) == 0 {
@@ -338,8 +347,7 @@ func sealOnce(ctx context.Context, o Options, cfg *nexus.Config, wrap func(provi
 
 // advisory says whether a contender shares a model family with the judge
 // or the seal author, and why.
-func advisory(model string, judge, sealAuthor providers.Ref) (bool, string) {
-	ref, _ := providers.ParseRef(model)
+func advisory(ref, judge, sealAuthor providers.Ref) (bool, string) {
 	fam := providers.Family(ref)
 	var why []string
 	if fam == providers.Family(judge) {
@@ -351,7 +359,7 @@ func advisory(model string, judge, sealAuthor providers.Ref) (bool, string) {
 	return len(why) > 0, strings.Join(why, "; ")
 }
 
-func runOne(ctx context.Context, o Options, cfg *nexus.Config, preset *nexus.Preset, model string, rep int, dir string, wrap func(providers.Ref, providers.Provider) providers.Provider, limits *providers.LimitSet) (RunSummary, bool, error) {
+func runOne(ctx context.Context, o Options, cfg *nexus.Config, preset *nexus.Preset, model string, ref providers.Ref, rep int, dir string, wrap func(providers.Ref, providers.Provider) providers.Provider, limits *providers.LimitSet) (RunSummary, bool, error) {
 	sumPath := filepath.Join(dir, "run-summary.json")
 	if b, err := os.ReadFile(sumPath); err == nil {
 		var s RunSummary
@@ -361,10 +369,10 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, preset *nexus.Pre
 	}
 	os.RemoveAll(dir) // an unfinished run is redone from scratch
 	seed := o.Seed + int64(rep)
-	models := map[string]string{"commander": model}
+	models := map[string][]providers.Ref{"commander": {ref}}
 	if o.Roles == RolesAll {
 		for _, r := range []string{"commander", "squad_lead", "worker", "reviewer", "synthesizer"} {
-			models[r] = model
+			models[r] = []providers.Ref{ref}
 		}
 	}
 	res, err := nexus.Run(ctx, nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName,
@@ -372,7 +380,7 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, preset *nexus.Pre
 	if err != nil {
 		return RunSummary{}, false, err
 	}
-	s := summarise(res, model, o.Roles, rep, seed)
+	s := summarise(res, model, ref, o.Roles, rep, seed)
 	s.Criteria = sealedCriteria(preset)
 	b, _ := json.MarshalIndent(s, "", "  ")
 	if err := os.WriteFile(sumPath, b, 0o644); err != nil {
@@ -398,7 +406,7 @@ func comparedRoles(roles string) map[string]bool {
 	return map[string]bool{"commander": true}
 }
 
-func summarise(res *nexus.Result, model, roles string, rep int, seed int64) RunSummary {
+func summarise(res *nexus.Result, model string, ref providers.Ref, roles string, rep int, seed int64) RunSummary {
 	s := RunSummary{Contender: model, Repeat: rep, Seed: seed, Dir: res.Dir, SealedHash: res.SealedHash, Bundles: map[string]BundleSummary{},
 		Unscored:       map[string]UnscoredBundle{},
 		RunInputTokens: res.Telemetry.InputTokens, RunOutputTokens: res.Telemetry.OutputTokens, RunCostUSD: res.Telemetry.CostUSD,
@@ -457,10 +465,7 @@ func summarise(res *nexus.Result, model, roles string, rep int, seed int64) RunS
 			s.Toxicity, s.QualityGap = m.Overall.Toxicity, m.Overall.QualityGap
 		}
 	}
-	if ref, err := providers.ParseRef(model); err == nil {
-		model = ref.String() // as the events write it
-	}
-	contenderCalls(&s, filepath.Join(res.Dir, "events.jsonl"), model, comparedRoles(roles))
+	contenderCalls(&s, filepath.Join(res.Dir, "events.jsonl"), ref.String(), comparedRoles(roles)) // as the events write it
 	return s
 }
 
