@@ -148,7 +148,7 @@ func (j *shadowJudging) finish(res *Result) {
 }
 
 func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, o *BundleOutcome, hcfg HardeningConfig) {
-	impl, _ := providers.ParseRef(o.Model)
+	impl := o.ref
 	in := shadow.BundleInput{ID: o.ID, Domain: o.Domain, Content: o.Bundle.Text(), Implementer: impl}
 	ev, err := judge.Evaluate(ctx, env, in)
 	if err != nil {

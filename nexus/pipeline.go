@@ -61,6 +61,7 @@ type BundleOutcome struct {
 
 	result    commanders.Result
 	commander *commanders.Commander
+	ref       providers.Ref // the commander's model (Model is its text)
 }
 
 // Result is a finished (or interrupted) run. Its Status says how the run
@@ -449,7 +450,7 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 		} else {
 			workerIdx += p.ChildrenPerCmd
 		}
-		outs[i] = &BundleOutcome{ID: c.Domain, Domain: c.Domain, Commander: ca.ID, Model: cref.String(), commander: cmd}
+		outs[i] = &BundleOutcome{ID: c.Domain, Domain: c.Domain, Commander: ca.ID, Model: cref.String(), ref: cref, commander: cmd}
 	}
 	r.leave("3", map[string]any{"commanders": len(outs), "concurrency": conc.N, "concurrency_rule": conc.Rule, "concurrency_detail": conc.Detail})
 

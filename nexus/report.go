@@ -88,7 +88,7 @@ func (r *runState) writeReports(res *Result, env *shadow.Envelope) {
 		if o.Failed {
 			continue
 		}
-		impl, _ := providers.ParseRef(o.Model)
+		impl := o.ref
 		opts := shadow.ReportOptions{
 			ID: r.plan.RunID + "/" + o.ID, Timestamp: time.Now().UTC(), SpecVersion: r.cfg.ShadowScoring.SpecVersion,
 			Envelope: env, Implementer: impl, Evaluation: o.Final, Hardening: o.Hardening,
