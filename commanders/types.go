@@ -9,6 +9,7 @@ package commanders
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -16,8 +17,12 @@ import (
 	"github.com/swarm-dev/swarm/vocab"
 )
 
-// Domains a mission is decomposed into, in their canonical order.
-var Domains = []string{"architecture", "implementation", "testing", "documentation", "integration"}
+// domains a mission is decomposed into, in their canonical order.
+var domains = [...]string{"architecture", "implementation", "testing", "documentation", "integration"}
+
+// Domains returns the domains a mission is decomposed into, in their
+// canonical order. The slice is the caller's.
+func Domains() []string { return slices.Clone(domains[:]) }
 
 // MaxBriefChars caps a capsule's brief.
 const MaxBriefChars = 1500
@@ -106,11 +111,11 @@ func (c Capsule) Validate() error {
 		errs = append(errs, "id is empty")
 	}
 	known := false
-	for _, d := range Domains {
+	for _, d := range domains {
 		known = known || d == c.Domain
 	}
 	if !known {
-		errs = append(errs, fmt.Sprintf("domain %q is not one of %s", c.Domain, strings.Join(Domains, ", ")))
+		errs = append(errs, fmt.Sprintf("domain %q is not one of %s", c.Domain, strings.Join(domains[:], ", ")))
 	}
 	if n := utf8.RuneCountInString(c.Brief); n == 0 || n > MaxBriefChars {
 		errs = append(errs, fmt.Sprintf("brief has %d characters, want 1..%d", n, MaxBriefChars))

@@ -105,8 +105,9 @@ var domainKeywords = map[string][]string{
 // hits, ties in canonical order), at least min of them; domains with no hit
 // beyond min are dropped. For n ≥ 5 all domains are returned in canonical order.
 func SelectDomains(mission string, n, min int) []string {
-	if n >= len(commanders.Domains) {
-		return append([]string(nil), commanders.Domains...)
+	all := commanders.Domains()
+	if n >= len(all) {
+		return all
 	}
 	lm := strings.ToLower(mission)
 	type scored struct {
@@ -115,7 +116,7 @@ func SelectDomains(mission string, n, min int) []string {
 		order int
 	}
 	var ss []scored
-	for i, d := range commanders.Domains {
+	for i, d := range all {
 		s := 0
 		for _, k := range domainKeywords[d] {
 			s += strings.Count(lm, k)
@@ -131,7 +132,7 @@ func SelectDomains(mission string, n, min int) []string {
 		out = append(out, ss[i].name)
 	}
 	// Keep canonical order for stable output.
-	sort.SliceStable(out, func(i, j int) bool { return indexOf(commanders.Domains, out[i]) < indexOf(commanders.Domains, out[j]) })
+	sort.SliceStable(out, func(i, j int) bool { return indexOf(all, out[i]) < indexOf(all, out[j]) })
 	return out
 }
 

@@ -2,6 +2,7 @@ package nexus
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/swarm-dev/swarm/commanders"
@@ -20,9 +21,13 @@ type Roster struct {
 	Synthesizer providers.Ref      `json:"synthesizer"`
 }
 
-// Roles lists the roles --model accepts.
-var Roles = []string{commanders.RoleNexus, commanders.RoleSealAuthor, commanders.RoleJudge, commanders.RoleCommander,
+// roles lists the roles --model accepts (Roles returns a copy).
+var roles = []string{commanders.RoleNexus, commanders.RoleSealAuthor, commanders.RoleJudge, commanders.RoleCommander,
 	commanders.RoleSquadLead, commanders.RoleWorker, commanders.RoleReviewer, commanders.RoleSynthesizer}
+
+// Roles lists the roles --model accepts, in roster order. The slice is the
+// caller's.
+func Roles() []string { return slices.Clone(roles) }
 
 // Seats calls yield with every model of the roster and the role it serves,
 // in roster order (nexus, seal author, judge, commanders, squad lead,
@@ -57,15 +62,15 @@ func (r Roster) Seats(yield func(role string, ref providers.Ref) bool) {
 
 // ResolveRoster applies a provider serving every role and per-role
 // overrides to the config's models. A zero provider (Kind == "") means none
-// was given. overrides maps a role (one of Roles) to its model: a pool for
+// was given. overrides maps a role (one of Roles()) to its model: a pool for
 // commander and worker, one or two models (a pair) for reviewer, exactly one
 // for every other role.
 func ResolveRoster(cfg *Config, provider providers.Ref, overrides map[string][]providers.Ref) (Roster, error) {
 	m := cfg.Models
 	var errs []string
 	for _, role := range sortedKeys(overrides) {
-		if indexOf(Roles, role) < 0 {
-			errs = append(errs, fmt.Sprintf("--model %s=...: unknown role (roles: %s)", role, strings.Join(Roles, ", ")))
+		if indexOf(roles, role) < 0 {
+			errs = append(errs, fmt.Sprintf("--model %s=...: unknown role (roles: %s)", role, strings.Join(roles, ", ")))
 		}
 	}
 	// models lists the models role takes: its override, else the provider,

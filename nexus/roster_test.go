@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -76,5 +77,21 @@ func TestRosterRefsAndSeats(t *testing.T) {
 		"worker=openai:c", "reviewer=mock:b", "reviewer=openai:c", "synthesizer=mock:a"}
 	if d := cmp.Diff(want, seats); d != "" {
 		t.Errorf("Seats (-want +got)\n%s", d)
+	}
+}
+
+// Roles and commanders.Domains were exported mutable slices: a caller could
+// rewrite the roles --model accepts or the canonical domain order for every
+// run in the process. Each call now returns the caller's own copy.
+func TestRolesAndDomainsCannotBeChangedByACaller(t *testing.T) {
+	r := nexus.Roles()
+	r[0] = "hacked"
+	if nexus.Roles()[0] != "nexus" {
+		t.Errorf("Roles() = %v after a caller wrote to its slice", nexus.Roles())
+	}
+	d := commanders.Domains()
+	d[0] = "hacked"
+	if d := commanders.Domains(); d[0] != "architecture" || len(d) != 5 {
+		t.Errorf("Domains() = %v after a caller wrote to its slice", d)
 	}
 }

@@ -86,7 +86,7 @@ Exit codes:
 	f.StringVar(&o.MissionText, "mission", "", "mission text (instead of a file)")
 	f.StringVar(&o.Scale, "scale", "", "scale: ss-50, ss-100 or ss-250 (default from config)")
 	f.StringVar(&o.Provider, "provider", "", "kind:model serving every role, e.g. mock:honest or openai:gpt-4.1")
-	f.StringArrayVar(&o.Models, "model", nil, "role=kind:model for one role (repeatable); roles: "+strings.Join(nexus.Roles, ", "))
+	f.StringArrayVar(&o.Models, "model", nil, "role=kind:model for one role (repeatable); roles: "+strings.Join(nexus.Roles(), ", "))
 	f.StringVar(&o.Personality, "personality", "", "balanced, thorough, fast, creative or cautious")
 	f.StringVar(&o.Out, "out", "", "run directory, new or empty (default runs/<run-id>)")
 	f.BoolVar(&o.Force, "force", false, "write into a non-empty --out directory, replacing the files of an earlier run there")
