@@ -55,7 +55,7 @@ into a distributional safety sandbox.`,
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError(fmt.Errorf("%w\nSee '%s --help'.", err, c.CommandPath()))
+		return usageError(fmt.Errorf("%w\n%s", err, "See '"+c.CommandPath()+" --help'."))
 	})
 	for _, f := range commandFactories {
 		root.AddCommand(f(app))

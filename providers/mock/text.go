@@ -101,17 +101,20 @@ func count(text string, def int) int {
 	return def
 }
 
+// listLine is the comma-separated list on the first line starting with
+// prefix (nil when none).
 func listLine(text, prefix string) []string {
-	for _, l := range linesWithPrefix(outside(text), prefix) {
-		var out []string
-		for _, x := range strings.Split(l, ",") {
-			if x = strings.TrimSpace(x); x != "" {
-				out = append(out, x)
-			}
-		}
-		return out
+	lines := linesWithPrefix(outside(text), prefix)
+	if len(lines) == 0 {
+		return nil
 	}
-	return nil
+	var out []string
+	for _, x := range strings.Split(lines[0], ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 var quotedRe = regexp.MustCompile(`"([^"]{2,80})"`)
