@@ -16,6 +16,7 @@ import (
 
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
 // Roles.
@@ -310,7 +311,7 @@ func (c *Commander) plan(ctx context.Context, childRole string, res *Result) ([]
 	}
 	user, err := prompts.Render("shard_plan", map[string]any{
 		"Capsule": c.Capsule, "Children": n, "ChildRole": strings.ReplaceAll(childRole, "_", " "),
-		"CountLine": providers.CountPrefix + fmt.Sprint(n),
+		"CountLine": vocab.CountPrefix + fmt.Sprint(n),
 	})
 	if err != nil {
 		return nil, err
@@ -440,7 +441,7 @@ func (l squadLead) run(ctx context.Context, c *Commander, idx int) ([]AtomResult
 	c.started(l.agent)
 	user, err := prompts.Render("micro_briefs", map[string]any{
 		"Shard": l.shard, "Workers": l.workers, "Domain": l.domain,
-		"CountLine": providers.CountPrefix + fmt.Sprint(l.workers),
+		"CountLine": vocab.CountPrefix + fmt.Sprint(l.workers),
 	})
 	var mb MicroBriefs
 	if err == nil {

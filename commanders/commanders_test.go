@@ -12,6 +12,7 @@ import (
 
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
 // fake answers by schema name.
@@ -20,21 +21,21 @@ func fake(shards int, calls *atomic.Int32) providers.Provider {
 		calls.Add(1)
 		var v any
 		switch r.Schema.Name {
-		case providers.SchemaShardPlan:
+		case vocab.SchemaShardPlan:
 			var ss []Shard
 			for i := 0; i < shards; i++ {
 				ss = append(ss, Shard{BriefID: fmt.Sprintf("s%d", i), Brief: "do it", Aspects: []string{"a"}})
 			}
 			v = ShardPlan{Shards: ss}
-		case providers.SchemaMicroBriefs:
+		case vocab.SchemaMicroBriefs:
 			var bs []MicroBrief
 			for i := 0; i < shards; i++ {
 				bs = append(bs, MicroBrief{BriefID: fmt.Sprintf("m%d", i), Brief: "do it", Aspects: []string{}})
 			}
 			v = MicroBriefs{Briefs: bs}
-		case providers.SchemaAtom:
+		case vocab.SchemaAtom:
 			v = Atom{Status: StatusComplete, Content: "done", Confidence: 0.8, Evidence: []string{}, SelfScore: 8}
-		case providers.SchemaBundle:
+		case vocab.SchemaBundle:
 			v = Bundle{Domain: "testing", Status: StatusComplete, Content: "c", Findings: []Finding{}, Evidence: []string{}, CoveredAspects: []string{}, Confidence: 0.8}
 		}
 		b, _ := json.Marshal(v)
@@ -207,7 +208,7 @@ func TestConstraintsReachEveryCall(t *testing.T) {
 		if s.left <= 0 || s.left > w.maxLeft {
 			t.Errorf("%s call deadline in %v, want within %v", s.role, s.left, w.maxLeft)
 		}
-		if scope := prompts.BlocksOf(s.prompt, providers.BlockFileScope); s.role == RoleWorker && (len(scope) != 1 || scope[0].Content != "src/auth") {
+		if scope := prompts.BlocksOf(s.prompt, vocab.BlockFileScope); s.role == RoleWorker && (len(scope) != 1 || scope[0].Content != "src/auth") {
 			t.Errorf("worker prompt lacks the file scope:\n%s", s.prompt)
 		}
 	}

@@ -9,15 +9,20 @@ package commanders
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
-// Domains a mission is decomposed into, in their canonical order.
-var Domains = []string{"architecture", "implementation", "testing", "documentation", "integration"}
+// domains a mission is decomposed into, in their canonical order.
+var domains = [...]string{"architecture", "implementation", "testing", "documentation", "integration"}
+
+// Domains returns the domains a mission is decomposed into, in their
+// canonical order. The slice is the caller's.
+func Domains() []string { return slices.Clone(domains[:]) }
 
 // MaxBriefChars caps a capsule's brief.
 const MaxBriefChars = 1500
@@ -106,11 +111,11 @@ func (c Capsule) Validate() error {
 		errs = append(errs, "id is empty")
 	}
 	known := false
-	for _, d := range Domains {
+	for _, d := range domains {
 		known = known || d == c.Domain
 	}
 	if !known {
-		errs = append(errs, fmt.Sprintf("domain %q is not one of %s", c.Domain, strings.Join(Domains, ", ")))
+		errs = append(errs, fmt.Sprintf("domain %q is not one of %s", c.Domain, strings.Join(domains[:], ", ")))
 	}
 	if n := utf8.RuneCountInString(c.Brief); n == 0 || n > MaxBriefChars {
 		errs = append(errs, fmt.Sprintf("brief has %d characters, want 1..%d", n, MaxBriefChars))
@@ -150,7 +155,7 @@ func (ShardPlan) SchemaDescription() string {
 }
 
 // SchemaName implements providers.Named.
-func (ShardPlan) SchemaName() string { return providers.SchemaShardPlan }
+func (ShardPlan) SchemaName() string { return vocab.SchemaShardPlan }
 
 // Shard is one child's share of a commander's work.
 type Shard struct {
@@ -178,7 +183,7 @@ func (MicroBriefs) SchemaDescription() string {
 }
 
 // SchemaName implements providers.Named.
-func (MicroBriefs) SchemaName() string { return providers.SchemaMicroBriefs }
+func (MicroBriefs) SchemaName() string { return vocab.SchemaMicroBriefs }
 
 // MicroBrief is one worker's brief under a squad lead.
 type MicroBrief struct {
@@ -210,7 +215,7 @@ type Atom struct {
 func (Atom) SchemaDescription() string { return "A worker's result for its brief (a result atom)." }
 
 // SchemaName implements providers.Named.
-func (Atom) SchemaName() string { return providers.SchemaAtom }
+func (Atom) SchemaName() string { return vocab.SchemaAtom }
 
 // Bundle is a commander's deliverable for its domain.
 type Bundle struct {
@@ -230,7 +235,7 @@ func (Bundle) SchemaDescription() string {
 }
 
 // SchemaName implements providers.Named.
-func (Bundle) SchemaName() string { return providers.SchemaBundle }
+func (Bundle) SchemaName() string { return vocab.SchemaBundle }
 
 // Finding is one actionable item of a bundle.
 type Finding struct {
@@ -248,11 +253,11 @@ func (Finding) SchemaDescription() string { return "One actionable item of a bun
 // not evidence.
 func (b Bundle) Text() string {
 	var s strings.Builder
-	fmt.Fprintf(&s, "Domain: %s\nStatus: %s\n\nSummary: %s\n\n%s\n", b.Domain, b.Status, b.Summary, b.Content)
+	fmt.Fprintf(&s, vocab.BundleDomainPrefix+"%s\nStatus: %s\n\nSummary: %s\n\n%s\n", b.Domain, b.Status, b.Summary, b.Content)
 	if len(b.Findings) > 0 {
 		s.WriteString("\nFindings:\n")
 		for _, f := range b.Findings {
-			fmt.Fprintf(&s, "- [%s/%s] %s: %s\n", f.Priority, f.Effort, f.Title, f.Detail)
+			fmt.Fprintf(&s, vocab.FindingPrefix+"%s/%s] %s: %s\n", f.Priority, f.Effort, f.Title, f.Detail)
 		}
 	}
 	if len(b.Evidence) > 0 {
@@ -275,7 +280,7 @@ func (ReviewCards) SchemaDescription() string {
 }
 
 // SchemaName implements providers.Named.
-func (ReviewCards) SchemaName() string { return providers.SchemaReview }
+func (ReviewCards) SchemaName() string { return vocab.SchemaReview }
 
 // ScoreCard scores one bundle on four dimensions (0-10).
 type ScoreCard struct {

@@ -19,6 +19,7 @@ import (
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
 	"github.com/swarm-dev/swarm/shadow"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
 func reviewer(id, model string) commanders.Reviewer {
@@ -80,7 +81,7 @@ func TestReviewerPairsMixFamiliesWhereTheRosterAllows(t *testing.T) {
 // scored by one reviewer of each family.
 func TestTwoFamilyRosterReviewsInMixedPairs(t *testing.T) {
 	res, err := runMission(t, loadMission(t, "test-gap-hunt.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
-		o.Models = map[string]string{"reviewer": "mock:honest,mock:sloppy"}
+		o.Models = map[string][]providers.Ref{"reviewer": {{Kind: "mock", Model: "honest"}, {Kind: "mock", Model: "sloppy"}}}
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +259,7 @@ func TestCrossReviewStartsWhenTwoBundlesExist(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
 	reg := hookRegistry("held", "mock whose integration bundle waits for Phase 5", func(ctx context.Context, req providers.Request, m providers.Provider) (providers.Response, error) {
-		if req.Caller.AgentID == "commander-integration" && req.Schema != nil && req.Schema.Name == providers.SchemaBundle {
+		if req.Caller.AgentID == "commander-integration" && req.Schema != nil && req.Schema.Name == vocab.SchemaBundle {
 			select {
 			case <-release:
 			case <-time.After(10 * time.Second):
@@ -361,8 +362,8 @@ func TestParaphrasingJudgeNeverLeaksCriteriaToCommanders(t *testing.T) {
 		verdicts = append(verdicts, map[string]string{"id": c.ID, "status": "fail", "actual": "nothing on this point", "message": paraphrases[c.ID]})
 	}
 	script := map[string]any{"rules": []map[string]any{
-		{"schema": providers.SchemaSealedCriteria, "json": map[string]any{"criteria": paraphraseCriteria}},
-		{"schema": providers.SchemaVerdicts, "json": map[string]any{"verdicts": verdicts}},
+		{"schema": vocab.SchemaSealedCriteria, "json": map[string]any{"criteria": paraphraseCriteria}},
+		{"schema": vocab.SchemaVerdicts, "json": map[string]any{"verdicts": verdicts}},
 	}}
 	b, err := json.Marshal(script) // JSON is YAML
 	if err != nil {
@@ -393,7 +394,7 @@ func TestParaphrasingJudgeNeverLeaksCriteriaToCommanders(t *testing.T) {
 			continue
 		}
 		for _, m := range tr.Messages {
-			if !strings.Contains(m.Content, providers.FeedbackHeading) {
+			if !strings.Contains(m.Content, vocab.FeedbackHeading) {
 				continue
 			}
 			feedbackPrompts++
@@ -454,7 +455,7 @@ func TestEveryExampleMissionEmitsSpecConformingReports(t *testing.T) {
 	for _, tc := range runs {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := runMission(t, loadMission(t, tc.mission), tc.scale, "mock:honest", func(o *nexus.Options) {
-				o.Models = map[string]string{"commander": tc.commander}
+				o.Models = models(t, map[string]string{"commander": tc.commander})
 				if tc.spec != "" {
 					o.Config.ShadowScoring.SpecVersion = tc.spec
 				}

@@ -52,7 +52,7 @@ func TestBenchLeavesTheProvidersOwnCPUOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := Bench(t.Context(), Options{Config: cfg, Registry: reg, Mission: "# Runbook\n- alerts\n- promotion\n- status page\n", Scale: "ss-50",
-		Provider: "burn:honest", OutDir: filepath.Join(t.TempDir(), "run")}, 0)
+		Provider: providers.Ref{Kind: "burn", Model: "honest"}, OutDir: filepath.Join(t.TempDir(), "run")}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

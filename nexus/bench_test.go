@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
 )
 
@@ -25,7 +26,7 @@ func BenchmarkPipeline(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		r, err := nexus.Bench(b.Context(), nexus.Options{Config: cfg, Registry: mockRegistry(mock.Options{}), Mission: mission, Scale: "ss-100",
-			Provider: "mock:honest", OutDir: filepath.Join(b.TempDir(), "run")}, 0)
+			Provider: providers.Ref{Kind: "mock", Model: "honest"}, OutDir: filepath.Join(b.TempDir(), "run")}, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -61,7 +62,7 @@ func BenchmarkRetainedPerCall(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		res, err := nexus.Run(b.Context(), nexus.Options{Config: cfg, Registry: mockRegistry(mock.Options{}), Mission: mission, Scale: scale,
-			Provider: "mock:honest", OutDir: filepath.Join(dir, "run")})
+			Provider: providers.Ref{Kind: "mock", Model: "honest"}, OutDir: filepath.Join(dir, "run")})
 		if err != nil {
 			b.Fatal(err)
 		}

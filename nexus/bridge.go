@@ -199,7 +199,7 @@ func (m *missionSandbox) audit(ctx context.Context, judge *shadow.Judge, env *sh
 		if o.Final == nil || rng.Float64() >= rate {
 			continue
 		}
-		impl, _ := providers.ParseRef(o.Model)
+		impl := o.ref
 		ev, err := judge.Evaluate(ctx, env, shadow.BundleInput{ID: o.ID + "-audit", Domain: o.Domain, Content: o.Bundle.Text(), Implementer: impl})
 		if err != nil {
 			continue

@@ -16,7 +16,7 @@ func TestEffectiveConcurrencyFollowsTheProvidersLimits(t *testing.T) {
 		why      string
 		scale    int
 		kinds    map[string]providers.KindConfig
-		models   map[string]string // role -> kind:model overrides
+		models   map[string][]providers.Ref // role -> model overrides
 		wantN    int
 		wantRule string
 	}{
@@ -24,7 +24,7 @@ func TestEffectiveConcurrencyFollowsTheProvidersLimits(t *testing.T) {
 			scale: 256, kinds: map[string]providers.KindConfig{"mock": {MaxConcurrency: 16}}, wantN: 16, wantRule: "providers"},
 		{name: "two kinds add up", why: "each kind has its own cap, so the run can keep both full",
 			scale: 256, kinds: map[string]providers.KindConfig{"mock": {MaxConcurrency: 16}, "other": {MaxConcurrency: 8}},
-			models: map[string]string{"worker": "other:honest"}, wantN: 24, wantRule: "providers"},
+			models: map[string][]providers.Ref{"worker": {{Kind: "other", Model: "honest"}}}, wantN: 24, wantRule: "providers"},
 		{name: "scale is a ceiling", why: "the scale's concurrency still bounds the run when the providers accept more",
 			scale: 32, kinds: map[string]providers.KindConfig{"mock": {MaxConcurrency: 256}}, wantN: 32, wantRule: "scale"},
 		{name: "no provider limit", why: "a kind with neither limit leaves the scale's value to decide",
@@ -41,7 +41,7 @@ func TestEffectiveConcurrencyFollowsTheProvidersLimits(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg.Providers = tc.kinds
-			roster, err := nexus.ResolveRoster(cfg, "mock:honest", tc.models)
+			roster, err := nexus.ResolveRoster(cfg, providers.Ref{Kind: "mock", Model: "honest"}, tc.models)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +62,7 @@ func TestDefaultConcurrencyTakesTheWidestLayerAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"ss-50", "ss-100", "ss-250"} {
-		m, err := nexus.Prepare(nexus.Options{Config: cfg, Mission: "# m\n- a\n- b\n- c\n- d\n- e\n", Scale: name, Provider: "mock:honest"})
+		m, err := nexus.Prepare(nexus.Options{Config: cfg, Mission: "# m\n- a\n- b\n- c\n- d\n- e\n", Scale: name, Provider: providers.Ref{Kind: "mock", Model: "honest"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -186,16 +186,19 @@ type SandboxConfig struct {
 	Payoff map[string]float64 `yaml:"payoff" json:"payoff"`
 }
 
-// ModelsConfig says which provider:model serves each role.
+// ModelsConfig says which provider:model serves each role. A zero Ref is
+// unset.
 type ModelsConfig struct {
-	Nexus       string     `yaml:"nexus" json:"nexus"`
-	SealAuthor  string     `yaml:"seal_author" json:"seal_author"`
-	Judge       string     `yaml:"judge" json:"judge"`
-	Commanders  []string   `yaml:"commanders" json:"commanders"` // pool, assigned round robin
-	SquadLead   string     `yaml:"squad_lead" json:"squad_lead"`
-	Workers     []string   `yaml:"workers" json:"workers"`     // pool
-	Reviewers   [][]string `yaml:"reviewers" json:"reviewers"` // pairs
-	Synthesizer string     `yaml:"synthesizer" json:"synthesizer"`
+	Nexus      providers.Ref   `yaml:"nexus" json:"nexus"`
+	SealAuthor providers.Ref   `yaml:"seal_author" json:"seal_author"`
+	Judge      providers.Ref   `yaml:"judge" json:"judge"`
+	Commanders []providers.Ref `yaml:"commanders" json:"commanders"` // pool, assigned round robin
+	SquadLead  providers.Ref   `yaml:"squad_lead" json:"squad_lead"`
+	Workers    []providers.Ref `yaml:"workers" json:"workers"` // pool
+	// Reviewers are pairs; a list, not [2]providers.Ref, so that a pair of
+	// the wrong length is an error naming it rather than a decoder panic.
+	Reviewers   [][]providers.Ref `yaml:"reviewers" json:"reviewers"`
+	Synthesizer providers.Ref     `yaml:"synthesizer" json:"synthesizer"`
 	// Reference is an optional benchmark judge used for incoherence E.
-	Reference string `yaml:"reference" json:"reference,omitempty"`
+	Reference providers.Ref `yaml:"reference" json:"reference,omitzero"`
 }

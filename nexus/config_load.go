@@ -346,21 +346,19 @@ func (c *Config) validateModels(add func(key, format string, args ...any)) {
 	for _, k := range KnownKinds {
 		known[k] = true
 	}
-	check := func(key, s string) {
-		ref, err := providers.ParseRef(s)
-		if err != nil {
-			add(key, "%v", err)
-			return
-		}
-		if !known[ref.Kind] {
-			add(key, "unknown provider kind %q in %q (known: %s)", ref.Kind, s, strings.Join(KnownKinds, ", "))
+	check := func(key string, ref providers.Ref) {
+		switch {
+		case ref.IsZero():
+			add(key, "provider reference \"\": want kind:model, e.g. openai:gpt-4.1 or mock:honest")
+		case !known[ref.Kind]:
+			add(key, "unknown provider kind %q in %q (known: %s)", ref.Kind, ref, strings.Join(KnownKinds, ", "))
 		}
 	}
 	m := c.Models
-	for k, v := range map[string]string{"models.nexus": m.Nexus, "models.seal_author": m.SealAuthor, "models.judge": m.Judge, "models.squad_lead": m.SquadLead, "models.synthesizer": m.Synthesizer} {
+	for k, v := range map[string]providers.Ref{"models.nexus": m.Nexus, "models.seal_author": m.SealAuthor, "models.judge": m.Judge, "models.squad_lead": m.SquadLead, "models.synthesizer": m.Synthesizer} {
 		check(k, v)
 	}
-	if m.Reference != "" {
+	if !m.Reference.IsZero() {
 		check("models.reference", m.Reference)
 	}
 	for i, v := range m.Commanders {
@@ -557,12 +555,13 @@ func (c *Config) ApplyEnv(getenv func(string) string) error {
 		c.Run.OutDir = v
 	}
 	if v := getenv(EnvProvider); v != "" {
-		if _, err := providers.ParseRef(v); err != nil {
+		ref, err := providers.ParseRef(v)
+		if err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrBadInput, EnvProvider, err)
 		}
 		m := &c.Models
-		m.Nexus, m.SealAuthor, m.Judge, m.SquadLead, m.Synthesizer = v, v, v, v, v
-		m.Commanders, m.Workers, m.Reviewers = []string{v}, []string{v}, [][]string{{v, v}}
+		m.Nexus, m.SealAuthor, m.Judge, m.SquadLead, m.Synthesizer = ref, ref, ref, ref, ref
+		m.Commanders, m.Workers, m.Reviewers = []providers.Ref{ref}, []providers.Ref{ref}, [][]providers.Ref{{ref, ref}}
 	}
 	return nil
 }

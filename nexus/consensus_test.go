@@ -127,7 +127,7 @@ func TestSelectDomains(t *testing.T) {
 		n, min  int
 		want    []string
 	}{
-		{"ss-100 takes all five in canonical order", "anything", 5, 5, commanders.Domains},
+		{"ss-100 takes all five in canonical order", "anything", 5, 5, commanders.Domains()},
 		{"testing-heavy mission ranks testing first, canonical order kept", "test coverage gaps, regression tests, flaky test, document the runbook", 3, 2, []string{"testing", "documentation"}},
 		{"at least min domains even without keyword hits", "zzz", 3, 2, []string{"architecture", "implementation"}},
 	}

@@ -34,7 +34,7 @@ func ExampleRun() {
 		Registry: reg,
 		Mission:  "# Test-gap hunt\n\nFind the untested error handling and edge cases in the billing service and plan the regression tests.",
 		Scale:    "ss-50",
-		Provider: "mock:honest",
+		Provider: providers.Ref{Kind: "mock", Model: "honest"},
 		OutDir:   filepath.Join(dir, "run"),
 	})
 	if err != nil {
@@ -72,7 +72,7 @@ func ExamplePrepare() {
 	defer os.RemoveAll(dir)
 
 	m, err := nexus.Prepare(nexus.Options{
-		Config: cfg, Registry: reg, Scale: "ss-50", Provider: "mock:honest", OutDir: filepath.Join(dir, "run"),
+		Config: cfg, Registry: reg, Scale: "ss-50", Provider: providers.Ref{Kind: "mock", Model: "honest"}, OutDir: filepath.Join(dir, "run"),
 		Mission: "# Test-gap hunt\n\nFind the untested error handling and edge cases in the billing service and plan the regression tests.",
 	})
 	if err != nil {
@@ -112,7 +112,11 @@ func ExampleMission_RunSealed() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 	options := func(provider, out string) nexus.Options {
-		return nexus.Options{Config: cfg, Registry: reg, Scale: "ss-50", Provider: provider, OutDir: filepath.Join(dir, out),
+		ref, err := providers.ParseRef(provider)
+		if err != nil {
+			log.Fatal(err)
+		}
+		return nexus.Options{Config: cfg, Registry: reg, Scale: "ss-50", Provider: ref, OutDir: filepath.Join(dir, out),
 			Mission: "# Test-gap hunt\n\nFind the untested error handling and edge cases in the billing service and plan the regression tests."}
 	}
 

@@ -15,6 +15,7 @@ import (
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
 // withScript serves every role with the mock persona and a script (YAML).
@@ -164,7 +165,7 @@ func TestEarlyEndingStillWritesResultJSON(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			o := nexus.Options{Config: defaultConfig(t), Mission: loadMission(t, "api-design.md"), Scale: "ss-50", Provider: "mock:honest",
+			o := nexus.Options{Config: defaultConfig(t), Mission: loadMission(t, "api-design.md"), Scale: "ss-50", Provider: providers.Ref{Kind: "mock", Model: "honest"},
 				OutDir: filepath.Join(t.TempDir(), "run")}
 			withScript(t, tc.script)(&o)
 			if tc.cancelAt != "" {
@@ -225,7 +226,7 @@ func ceilingAtBundles(commanders int) func(providers.Ref, providers.Provider) pr
 	all := make(chan struct{})
 	return func(_ providers.Ref, p providers.Provider) providers.Provider {
 		return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
-			if req.Schema == nil || req.Schema.Name != providers.SchemaBundle || req.Caller.Role != "commander" {
+			if req.Schema == nil || req.Schema.Name != vocab.SchemaBundle || req.Caller.Role != "commander" {
 				return p.Complete(ctx, req)
 			}
 			mu.Lock()
@@ -364,7 +365,7 @@ func TestInterruptedBundlesAreCancelled(t *testing.T) {
 	defer cancel()
 	n := 0 // observers are called one event at a time
 	o := nexus.Options{Config: defaultConfig(t), Registry: mockRegistry(mock.Options{}), Mission: loadMission(t, "api-design.md"),
-		Scale: "ss-100", Provider: "mock:honest", OutDir: filepath.Join(t.TempDir(), "run")}
+		Scale: "ss-100", Provider: providers.Ref{Kind: "mock", Model: "honest"}, OutDir: filepath.Join(t.TempDir(), "run")}
 	o.Observers = []nexus.Observer{func(e nexus.Event) {
 		if e.Kind == nexus.EvLLMCall && e.Phase == "4" {
 			if n++; n == 20 {

@@ -45,7 +45,7 @@ func runLeaky(t *testing.T, policy string) *nexus.Result {
 		cfg.ShadowScoring.Gate.OnCriticalLeak = policy
 	}
 	res, err := nexus.Run(t.Context(), nexus.Options{Config: cfg, Registry: mockRegistry(mock.Options{Script: leakyWorkers(t)}),
-		Mission: loadMission(t, "auth-migration.md"), MissionName: "leaky", Scale: "ss-50", Provider: "mock:honest",
+		Mission: loadMission(t, "auth-migration.md"), MissionName: "leaky", Scale: "ss-50", Provider: providers.Ref{Kind: "mock", Model: "honest"},
 		OutDir: filepath.Join(t.TempDir(), "run"), KeepPrompts: true})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
 )
 
@@ -54,7 +55,7 @@ func TestRunRefusesNonTextMissionBeforeAnyCall(t *testing.T) {
 	reg := mockRegistry(mock.Options{})
 	out := filepath.Join(t.TempDir(), "run")
 	_, err := nexus.Run(t.Context(), nexus.Options{Config: defaultConfig(t), Registry: reg, Mission: "Audit this\x00\x01\x02",
-		MissionName: "bin.md", Provider: "mock:honest", OutDir: out})
+		MissionName: "bin.md", Provider: providers.Ref{Kind: "mock", Model: "honest"}, OutDir: out})
 	if !errors.Is(err, nexus.ErrMissionNotText) || !errors.Is(err, nexus.ErrBadInput) {
 		t.Fatalf("err = %v, want ErrMissionNotText", err)
 	}
@@ -64,7 +65,7 @@ func TestRunRefusesNonTextMissionBeforeAnyCall(t *testing.T) {
 	cfg := defaultConfig(t)
 	cfg.Run.MaxMissionBytes = 100
 	_, err = nexus.Run(t.Context(), nexus.Options{Config: cfg, Registry: reg, Mission: "# Big\n" + strings.Repeat("word ", 100),
-		MissionName: "big.md", Provider: "mock:honest", OutDir: out})
+		MissionName: "big.md", Provider: providers.Ref{Kind: "mock", Model: "honest"}, OutDir: out})
 	if !errors.Is(err, nexus.ErrMissionTooLarge) {
 		t.Fatalf("err = %v, want ErrMissionTooLarge with run.max_mission_bytes: 100", err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/swarm-dev/swarm/providers/openai"
+	"github.com/swarm-dev/swarm/vocab"
 
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
@@ -76,7 +77,7 @@ func runMission(t *testing.T, mission, scale, provider string, opts ...runOpt) (
 func runMissionWith(t *testing.T, mission, scale, provider string, popts []nexus.Option, opts ...runOpt) (*nexus.Result, error) {
 	t.Helper()
 	o := nexus.Options{Config: defaultConfig(t), Registry: mockRegistry(mock.Options{}), Mission: mission, MissionName: "test",
-		Scale: scale, Provider: provider, OutDir: filepath.Join(t.TempDir(), "run"), KeepPrompts: true, KeepEvents: true}
+		Scale: scale, Provider: ref(t, provider), OutDir: filepath.Join(t.TempDir(), "run"), KeepPrompts: true, KeepEvents: true}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -230,7 +231,7 @@ func scanLeaks(t *testing.T, res *nexus.Result) (feedbackPrompts int) {
 			continue
 		}
 		for _, m := range tr.Messages {
-			if strings.Contains(m.Content, providers.FeedbackHeading) {
+			if strings.Contains(m.Content, vocab.FeedbackHeading) {
 				feedbackPrompts++
 			}
 			for _, c := range criteria {
@@ -263,7 +264,7 @@ func TestLeakScanWithHardeningAtEveryScale(t *testing.T) {
 	} {
 		t.Run(tc.scale, func(t *testing.T) {
 			res, err := runMission(t, loadMission(t, "dependency-risk-scan.md"), tc.scale, "mock:honest", func(o *nexus.Options) {
-				o.Models = map[string]string{"commander": "mock:sloppy"}
+				o.Models = models(t, map[string]string{"commander": "mock:sloppy"})
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -278,7 +279,7 @@ func TestLeakScanWithHardeningAtEveryScale(t *testing.T) {
 func scoresByPersona(t *testing.T, persona string) *nexus.Result {
 	t.Helper()
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
-		o.Models = map[string]string{"commander": "mock:" + persona}
+		o.Models = models(t, map[string]string{"commander": "mock:" + persona})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -389,7 +390,7 @@ func TestShadowGateBandsAndEvents(t *testing.T) {
 	seen := map[string]int{}
 	for _, m := range []string{"api-design.md", "dependency-risk-scan.md", "incident-runbook.md"} {
 		res, err := runMission(t, loadMission(t, m), "ss-50", "mock:honest", func(o *nexus.Options) {
-			o.Models = map[string]string{"commander": "mock:sloppy"}
+			o.Models = models(t, map[string]string{"commander": "mock:sloppy"})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -522,7 +523,7 @@ func TestEmptyMissionIsBadInput(t *testing.T) {
 func TestCancelledRunLeavesPartialDirectory(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	o := nexus.Options{Config: defaultConfig(t), Registry: mockRegistry(mock.Options{}), Mission: loadMission(t, "api-design.md"),
-		Scale: "ss-100", Provider: "mock:honest", OutDir: filepath.Join(t.TempDir(), "run")}
+		Scale: "ss-100", Provider: providers.Ref{Kind: "mock", Model: "honest"}, OutDir: filepath.Join(t.TempDir(), "run")}
 	o.Observers = []nexus.Observer{func(e nexus.Event) {
 		if e.Kind == nexus.EvPhaseStart && e.Phase == "4" {
 			cancel()
@@ -669,7 +670,7 @@ func TestAdversarialMissionShowsLeakageAndHigherToxicity(t *testing.T) {
 
 func TestSandboxBreakerStopsWorkForAToxicModel(t *testing.T) {
 	res, err := runMission(t, loadMission(t, "api-design.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
-		o.Models = map[string]string{"worker": "mock:adversarial"}
+		o.Models = models(t, map[string]string{"worker": "mock:adversarial"})
 		o.Config.CircuitBreaker.ToxicityThreshold = 0.05
 		o.Config.CircuitBreaker.Window = 5
 		// The breaker stops work not yet assigned: with the run's
@@ -741,7 +742,7 @@ func TestReplaysMeasureIncoherence(t *testing.T) {
 	t.Run("without a benchmark E is unavailable", func(t *testing.T) {
 		res, err := runMission(t, mission, "ss-50", "mock:honest", func(o *nexus.Options) {
 			o.Replays = 3
-			o.Models = map[string]string{"commander": "mock:sloppy"}
+			o.Models = models(t, map[string]string{"commander": "mock:sloppy"})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -758,7 +759,7 @@ func TestReplaysMeasureIncoherence(t *testing.T) {
 	t.Run("with a reference judge E is reported", func(t *testing.T) {
 		res, err := runMission(t, mission, "ss-50", "mock:honest", func(o *nexus.Options) {
 			o.Replays = 2
-			o.Config.Models.Reference = "mock:honest"
+			o.Config.Models.Reference = providers.Ref{Kind: "mock", Model: "honest"}
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -858,7 +859,7 @@ func TestMissingAPIKeyIsBadInputBeforeAnyRunDirectory(t *testing.T) {
 		openai.Register(reg)
 		langchain.Register(reg)
 		o.Registry = reg
-		o.Models = map[string]string{"judge": "openai:gpt-4.1", "commander": "anthropic:claude-sonnet-4"}
+		o.Models = models(t, map[string]string{"judge": "openai:gpt-4.1", "commander": "anthropic:claude-sonnet-4"})
 		o.OutDir = out
 	})
 	// Both missing keys at once, so the user fixes them in one go.
@@ -890,7 +891,7 @@ func TestCallsCutOffByCtrlCAreCancelledNotFailures(t *testing.T) {
 		cancel(errors.New("interrupt signal received"))
 	}()
 	res, err := nexus.Run(ctx, nexus.Options{Config: defaultConfig(t), Registry: reg, Mission: loadMission(t, "api-design.md"),
-		Scale: "ss-50", Provider: "mock:honest", Models: map[string]string{"worker": "hang:x"}, OutDir: filepath.Join(t.TempDir(), "run"), KeepEvents: true})
+		Scale: "ss-50", Provider: providers.Ref{Kind: "mock", Model: "honest"}, Models: map[string][]providers.Ref{"worker": {{Kind: "hang", Model: "x"}}}, OutDir: filepath.Join(t.TempDir(), "run"), KeepEvents: true})
 	if !errors.Is(err, nexus.ErrInterrupted) {
 		t.Fatalf("err = %v, want ErrInterrupted", err)
 	}

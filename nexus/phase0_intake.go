@@ -30,11 +30,12 @@ type Options struct {
 	Scale       string // default: config default_scale
 	Personality string // default: config run.personality
 
-	// Provider, when set, serves every role ("mock:honest").
-	Provider string
-	// Models overrides one role's model: role -> "kind:model". Roles: nexus,
+	// Provider, when set (Kind != ""), serves every role ("mock:honest").
+	Provider providers.Ref
+	// Models overrides one role's model: role -> its model (a pool for
+	// commander and worker, one or two for reviewer). Roles: nexus,
 	// seal_author, judge, commander, squad_lead, worker, reviewer, synthesizer.
-	Models map[string]string
+	Models map[string][]providers.Ref
 
 	// FileScope, when set, limits the files the mission's agents may touch
 	// (paths or directories). It is every capsule's file-scope constraint,

@@ -10,6 +10,7 @@ import (
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
 // Decomposition is Phase 1's structured output.
@@ -25,7 +26,7 @@ func (Decomposition) SchemaDescription() string {
 }
 
 // SchemaName implements providers.Named.
-func (Decomposition) SchemaName() string { return providers.SchemaDecomposition }
+func (Decomposition) SchemaName() string { return vocab.SchemaDecomposition }
 
 // clone returns a deep copy, so a run can normalise a preset decomposition
 // that other runs (compare's parallel contenders, replays) use too.
@@ -72,7 +73,7 @@ func (Synthesis) SchemaDescription() string {
 }
 
 // SchemaName implements providers.Named.
-func (Synthesis) SchemaName() string { return providers.SchemaSynthesis }
+func (Synthesis) SchemaName() string { return vocab.SchemaSynthesis }
 
 // Risk is a domain's risk level.
 type Risk struct {
@@ -107,8 +108,9 @@ var domainKeywords = map[string][]string{
 // hits, ties in canonical order), at least min of them; domains with no hit
 // beyond min are dropped. For n ≥ 5 all domains are returned in canonical order.
 func SelectDomains(mission string, n, min int) []string {
-	if n >= len(commanders.Domains) {
-		return append([]string(nil), commanders.Domains...)
+	all := commanders.Domains()
+	if n >= len(all) {
+		return all
 	}
 	lm := strings.ToLower(mission)
 	type scored struct {
@@ -117,7 +119,7 @@ func SelectDomains(mission string, n, min int) []string {
 		order int
 	}
 	var ss []scored
-	for i, d := range commanders.Domains {
+	for i, d := range all {
 		s := 0
 		for _, k := range domainKeywords[d] {
 			s += strings.Count(lm, k)
@@ -133,7 +135,7 @@ func SelectDomains(mission string, n, min int) []string {
 		out = append(out, ss[i].name)
 	}
 	// Keep canonical order for stable output.
-	sort.SliceStable(out, func(i, j int) bool { return indexOf(commanders.Domains, out[i]) < indexOf(commanders.Domains, out[j]) })
+	sort.SliceStable(out, func(i, j int) bool { return indexOf(all, out[i]) < indexOf(all, out[j]) })
 	return out
 }
 
@@ -213,8 +215,8 @@ func (r *runState) decompose(ctx context.Context) (Decomposition, error) {
 		}
 		user, err := prompts.Render("decomposition", map[string]any{
 			"Mission": r.opts.Mission, "Scale": p.Scale,
-			"DomainsLine": providers.DomainsPrefix + strings.Join(p.Domains, ", "),
-			"CountLine":   providers.CountPrefix + fmt.Sprint(min(p.ChildrenPerCmd, 5)),
+			"DomainsLine": vocab.DomainsPrefix + strings.Join(p.Domains, ", "),
+			"CountLine":   vocab.CountPrefix + fmt.Sprint(min(p.ChildrenPerCmd, 5)),
 		})
 		if err != nil {
 			return Decomposition{}, err

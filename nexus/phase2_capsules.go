@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/swarm-dev/swarm/commanders"
-	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
 // buildCapsule makes a domain's context capsule: the only context its
@@ -13,7 +13,7 @@ import (
 func buildCapsule(d Decomposition, dom Domain, c commanders.Constraints) commanders.Capsule {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Mission: %s\n", d.MissionSummary)
-	fmt.Fprintf(&b, "%s%s. %s\n", providers.DomainPrefix, dom.Name, dom.Summary)
+	fmt.Fprintf(&b, "%s%s. %s\n", vocab.DomainPrefix, dom.Name, dom.Summary)
 	if len(dom.SubTasks) > 0 {
 		b.WriteString("Sub-tasks:\n")
 		for _, t := range dom.SubTasks {

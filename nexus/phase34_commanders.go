@@ -62,7 +62,7 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 		} else {
 			workerIdx += p.ChildrenPerCmd
 		}
-		outs[i] = &BundleOutcome{ID: c.Domain, Domain: c.Domain, Commander: ca.ID, Model: cref.String(), commander: cmd}
+		outs[i] = &BundleOutcome{ID: c.Domain, Domain: c.Domain, Commander: ca.ID, Model: cref.String(), ref: cref, commander: cmd}
 	}
 	r.rec.leave(Phase3, map[string]any{"commanders": len(outs), "concurrency": conc.N, "concurrency_rule": conc.Rule, "concurrency_detail": conc.Detail})
 

@@ -167,7 +167,7 @@ func (r *runState) review(ctx context.Context, rv commanders.Reviewer, aspects [
 		r.rec.emit(Event{Phase: phase, Kind: EvReview, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
 			Data: map[string]any{"bundle_id": c.BundleID, "total": c.Total(), "conflicts": len(c.Conflicts), "quarantine": feedback != ""}})
 	}
-	name := fmt.Sprintf("reviews/%s.json", rv.Agent.ID)
+	var name string
 	if feedback != "" {
 		name = fmt.Sprintf("reviews/%s-quarantine-%s.json", rv.Agent.ID, views[0].ID)
 	} else {

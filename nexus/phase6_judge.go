@@ -122,7 +122,7 @@ func (j *shadowJudging) finish(res *Result) {
 }
 
 func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, o *BundleOutcome, hcfg HardeningConfig) {
-	impl, _ := providers.ParseRef(o.Model)
+	impl := o.ref
 	in := shadow.BundleInput{ID: o.ID, Domain: o.Domain, Content: o.Bundle.Text(), Implementer: impl}
 	ev, err := judge.Evaluate(ctx, env, in)
 	if err != nil {
@@ -251,7 +251,7 @@ func (r *runState) writeReports(res *Result, env *shadow.Envelope) {
 		if o.Failed {
 			continue
 		}
-		impl, _ := providers.ParseRef(o.Model)
+		impl := o.ref
 		opts := shadow.ReportOptions{
 			ID: r.plan.RunID + "/" + o.ID, Timestamp: time.Now().UTC(), SpecVersion: r.cfg.ShadowScoring.SpecVersion,
 			Envelope: env, Implementer: impl, Evaluation: o.Final, Hardening: o.Hardening,

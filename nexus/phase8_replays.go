@@ -63,13 +63,10 @@ func (r *runState) replayIncoherence(ctx context.Context, res *Result, k int) (*
 // benchmark judges the first run's bundles with the reference judge.
 func (r *runState) benchmark(ctx context.Context, env *shadow.Envelope, res *Result) (map[[2]string]string, string) {
 	ref := r.cfg.Models.Reference
-	if ref == "" {
+	if ref.IsZero() {
 		return nil, "no benchmark: set models.reference to a reference judge model"
 	}
-	rf, err := providers.ParseRef(ref)
-	if err != nil {
-		return nil, err.Error()
-	}
+	rf := ref
 	p, err := r.pool.provider(rf)
 	if err != nil {
 		return nil, err.Error()

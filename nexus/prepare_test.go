@@ -9,13 +9,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
 )
 
 func missionOptions(t *testing.T, dir string) nexus.Options {
 	t.Helper()
 	return nexus.Options{Config: defaultConfig(t), Registry: mockRegistry(mock.Options{}), Mission: loadMission(t, "api-design.md"),
-		MissionName: "test", Scale: "ss-50", Provider: "mock:honest", OutDir: dir, KeepEvents: true}
+		MissionName: "test", Scale: "ss-50", Provider: providers.Ref{Kind: "mock", Model: "honest"}, OutDir: dir, KeepEvents: true}
 }
 
 // Prepare is Phase 0 only: the plan is known and nothing is written (the
@@ -89,7 +90,7 @@ func TestRunSealedSharesOneEnvelope(t *testing.T) {
 	}
 	for _, persona := range []string{"mock:honest", "mock:sloppy"} {
 		o := missionOptions(t, filepath.Join(base, persona[5:]))
-		o.Provider = persona
+		o.Provider = ref(t, persona)
 		c, err := nexus.Prepare(o)
 		if err != nil {
 			t.Fatal(err)

@@ -43,6 +43,7 @@ type BundleOutcome struct {
 
 	result    commanders.Result
 	commander *commanders.Commander
+	ref       providers.Ref // the commander's model (Model is its text)
 }
 
 // Result is a finished (or interrupted) run. Its Status says how the run

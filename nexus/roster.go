@@ -2,6 +2,7 @@ package nexus
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/swarm-dev/swarm/commanders"
@@ -20,66 +21,109 @@ type Roster struct {
 	Synthesizer providers.Ref      `json:"synthesizer"`
 }
 
-// Roles lists the roles --model accepts.
-var Roles = []string{commanders.RoleNexus, commanders.RoleSealAuthor, commanders.RoleJudge, commanders.RoleCommander,
+// roles lists the roles --model accepts (Roles returns a copy).
+var roles = []string{commanders.RoleNexus, commanders.RoleSealAuthor, commanders.RoleJudge, commanders.RoleCommander,
 	commanders.RoleSquadLead, commanders.RoleWorker, commanders.RoleReviewer, commanders.RoleSynthesizer}
 
-// ResolveRoster applies --provider and --model overrides to the config's models.
-func ResolveRoster(cfg *Config, provider string, overrides map[string]string) (Roster, error) {
+// Roles lists the roles --model accepts, in roster order. The slice is the
+// caller's.
+func Roles() []string { return slices.Clone(roles) }
+
+// Seats calls yield with every model of the roster and the role it serves,
+// in roster order (nexus, seal author, judge, commanders, squad lead,
+// workers, reviewer pairs, synthesizer), a model once per seat it holds.
+// It is the one walk over the roster's shape: Refs and the kinds a run needs
+// are built from it.
+func (r Roster) Seats(yield func(role string, ref providers.Ref) bool) {
+	one := func(role string, refs ...providers.Ref) bool {
+		for _, x := range refs {
+			if !yield(role, x) {
+				return false
+			}
+		}
+		return true
+	}
+	_ = one(commanders.RoleNexus, r.Nexus) &&
+		one(commanders.RoleSealAuthor, r.SealAuthor) &&
+		one(commanders.RoleJudge, r.Judge) &&
+		one(commanders.RoleCommander, r.Commanders...) &&
+		one(commanders.RoleSquadLead, r.SquadLead) &&
+		one(commanders.RoleWorker, r.Workers...) &&
+		func() bool {
+			for _, p := range r.Reviewers {
+				if !one(commanders.RoleReviewer, p[0], p[1]) {
+					return false
+				}
+			}
+			return true
+		}() &&
+		one(commanders.RoleSynthesizer, r.Synthesizer)
+}
+
+// ResolveRoster applies a provider serving every role and per-role
+// overrides to the config's models. A zero provider (Kind == "") means none
+// was given. overrides maps a role (one of Roles()) to its model: a pool for
+// commander and worker, one or two models (a pair) for reviewer, exactly one
+// for every other role.
+func ResolveRoster(cfg *Config, provider providers.Ref, overrides map[string][]providers.Ref) (Roster, error) {
 	m := cfg.Models
-	pick := func(role, v string) string {
+	var errs []string
+	for _, role := range sortedKeys(overrides) {
+		if indexOf(roles, role) < 0 {
+			errs = append(errs, fmt.Sprintf("--model %s=...: unknown role (roles: %s)", role, strings.Join(roles, ", ")))
+		}
+	}
+	// models lists the models role takes: its override, else the provider,
+	// else the config's.
+	models := func(role string, config ...providers.Ref) []providers.Ref {
 		if o, ok := overrides[role]; ok {
 			return o
 		}
-		if provider != "" {
-			return provider
+		if !provider.IsZero() {
+			return []providers.Ref{provider}
 		}
-		return v
+		return config
 	}
-	var errs []string
-	parse := func(role, s string) providers.Ref {
-		r, err := providers.ParseRef(s)
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("model for %s: %v", role, err))
+	single := func(role string, config providers.Ref) providers.Ref {
+		xs := models(role, config)
+		switch {
+		case len(xs) != 1:
+			errs = append(errs, fmt.Sprintf("model for %s: want one model, got %d", role, len(xs)))
+		case xs[0].IsZero():
+			errs = append(errs, fmt.Sprintf("model for %s: not set", role))
+		default:
+			return xs[0]
 		}
-		return r
+		return providers.Ref{}
 	}
-	for role := range overrides {
-		if indexOf(Roles, role) < 0 {
-			errs = append(errs, fmt.Sprintf("--model %s=...: unknown role (roles: %s)", role, strings.Join(Roles, ", ")))
-		}
-	}
-	var r Roster
-	r.Nexus = parse("nexus", pick(commanders.RoleNexus, m.Nexus))
-	r.SealAuthor = parse("seal_author", pick(commanders.RoleSealAuthor, m.SealAuthor))
-	r.Judge = parse("judge", pick(commanders.RoleJudge, m.Judge))
-	r.SquadLead = parse("squad_lead", pick(commanders.RoleSquadLead, m.SquadLead))
-	r.Synthesizer = parse("synthesizer", pick(commanders.RoleSynthesizer, m.Synthesizer))
-	pool := func(role string, xs []string) []providers.Ref {
-		if o, ok := overrides[role]; ok {
-			xs = strings.Split(o, ",")
-		} else if provider != "" {
-			xs = []string{provider}
-		}
-		var out []providers.Ref
-		for _, x := range xs {
-			out = append(out, parse(role, x))
-		}
-		if len(out) == 0 {
+	pool := func(role string, config []providers.Ref) []providers.Ref {
+		xs := models(role, config...)
+		if len(xs) == 0 {
 			errs = append(errs, "models."+role+"s is empty")
 		}
-		return out
-	}
-	r.Commanders = pool(commanders.RoleCommander, m.Commanders)
-	r.Workers = pool(commanders.RoleWorker, m.Workers)
-	var pairs [][]string
-	if o, ok := overrides[commanders.RoleReviewer]; ok {
-		pairs = [][]string{strings.SplitN(o+","+o, ",", 3)[:2]}
-		if strings.Contains(o, ",") {
-			pairs = [][]string{strings.SplitN(o, ",", 2)}
+		for _, x := range xs {
+			if x.IsZero() {
+				errs = append(errs, fmt.Sprintf("model for %s: not set", role))
+			}
 		}
-	} else if provider != "" {
-		pairs = [][]string{{provider, provider}}
+		return xs
+	}
+	var r Roster
+	r.Nexus = single(commanders.RoleNexus, m.Nexus)
+	r.SealAuthor = single(commanders.RoleSealAuthor, m.SealAuthor)
+	r.Judge = single(commanders.RoleJudge, m.Judge)
+	r.Commanders = pool(commanders.RoleCommander, m.Commanders)
+	r.SquadLead = single(commanders.RoleSquadLead, m.SquadLead)
+	r.Workers = pool(commanders.RoleWorker, m.Workers)
+	r.Synthesizer = single(commanders.RoleSynthesizer, m.Synthesizer)
+	var pairs [][]providers.Ref
+	if o, ok := overrides[commanders.RoleReviewer]; ok {
+		if len(o) == 1 {
+			o = []providers.Ref{o[0], o[0]} // one model reviews in pairs with itself
+		}
+		pairs = [][]providers.Ref{o}
+	} else if !provider.IsZero() {
+		pairs = [][]providers.Ref{{provider, provider}}
 	} else {
 		pairs = m.Reviewers
 	}
@@ -88,7 +132,10 @@ func ResolveRoster(cfg *Config, provider string, overrides map[string]string) (R
 			errs = append(errs, "reviewer pairs need exactly two models")
 			continue
 		}
-		r.Reviewers = append(r.Reviewers, [2]providers.Ref{parse("reviewer", p[0]), parse("reviewer", p[1])})
+		if p[0].IsZero() || p[1].IsZero() {
+			errs = append(errs, "model for reviewer: not set")
+		}
+		r.Reviewers = append(r.Reviewers, [2]providers.Ref{p[0], p[1]})
 	}
 	if len(r.Reviewers) == 0 {
 		errs = append(errs, "no reviewer pairs configured")
@@ -99,30 +146,15 @@ func ResolveRoster(cfg *Config, provider string, overrides map[string]string) (R
 	return r, nil
 }
 
-// Refs lists every distinct model of the roster.
+// Refs lists every distinct model of the roster, in roster order.
 func (r Roster) Refs() []providers.Ref {
-	seen := map[string]bool{}
+	seen := map[providers.Ref]bool{}
 	var out []providers.Ref
-	add := func(x providers.Ref) {
-		if !seen[x.String()] {
-			seen[x.String()] = true
+	for _, x := range r.Seats {
+		if !seen[x] {
+			seen[x] = true
 			out = append(out, x)
 		}
 	}
-	add(r.Nexus)
-	add(r.SealAuthor)
-	add(r.Judge)
-	for _, c := range r.Commanders {
-		add(c)
-	}
-	add(r.SquadLead)
-	for _, w := range r.Workers {
-		add(w)
-	}
-	for _, p := range r.Reviewers {
-		add(p[0])
-		add(p[1])
-	}
-	add(r.Synthesizer)
 	return out
 }

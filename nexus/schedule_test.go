@@ -105,7 +105,7 @@ func printOf(t *testing.T, res *nexus.Result) fingerprint {
 func TestParallelJudgingIsDeterministicAndStillHardens(t *testing.T) {
 	run := func() *nexus.Result {
 		res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
-			o.Models = map[string]string{"commander": "mock:sloppy"}
+			o.Models = models(t, map[string]string{"commander": "mock:sloppy"})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -154,7 +154,7 @@ func TestCrossReviewSeesBundlesAsTheyArrived(t *testing.T) {
 	})
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
 		o.Registry = reg
-		o.Models = map[string]string{"commander": "mock:sloppy", "reviewer": "spy:honest"}
+		o.Models = models(t, map[string]string{"commander": "mock:sloppy", "reviewer": "spy:honest"})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +222,7 @@ func TestCrossReviewSeesBundlesAsTheyArrived(t *testing.T) {
 // work belongs to, not with the phase entered last.
 func TestLLMCallsCarryTheirOwnPhase(t *testing.T) {
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
-		o.Models = map[string]string{"commander": "mock:sloppy"} // hardened: commanders revise in Phase 6
+		o.Models = models(t, map[string]string{"commander": "mock:sloppy"}) // hardened: commanders revise in Phase 6
 	})
 	if err != nil {
 		t.Fatal(err)

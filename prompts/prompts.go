@@ -1,7 +1,7 @@
 // Package prompts holds the role prompt templates (embedded text/template
 // files under templates/) and their renderer.
 //
-// Templates lay out their parts with the markers of providers/protocol.go, so
+// Templates lay out their parts with the markers of package vocab, so
 // the deterministic mock provider (and a human reading a transcript) can find
 // the mission, the brief, the aspects to cover, criteria and bundles. Every
 // piece of model- or user-written text sits in an untrusted block
@@ -17,7 +17,7 @@ import (
 	"sync"
 	"text/template"
 
-	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
 //go:embed templates/*.tmpl
@@ -38,8 +38,8 @@ var funcs = template.FuncMap{
 	"scope":     ScopeBlock,
 	"join":      strings.Join,
 	"json":      jsonString,
-	"mission":   func(s string) string { return Untrusted(providers.BlockMission, "", strings.TrimSpace(s)) },
-	"brief":     func(s string) string { return Untrusted(providers.BlockBrief, "", strings.TrimSpace(s)) },
+	"mission":   func(s string) string { return Untrusted(vocab.BlockMission, "", strings.TrimSpace(s)) },
+	"brief":     func(s string) string { return Untrusted(vocab.BlockBrief, "", strings.TrimSpace(s)) },
 }
 
 func load() (*template.Template, error) {
@@ -78,15 +78,15 @@ func Names() []string {
 }
 
 // AspectsBlock renders the aspects a deliverable must cover: a heading line
-// and an untrusted block of the terms separated by providers.AspectsSep
+// and an untrusted block of the terms separated by vocab.AspectsSep
 // (";" inside a term becomes ",").
 func AspectsBlock(aspects []string) string {
-	return strings.TrimSpace(providers.AspectsPrefix) + "\n" + Untrusted(providers.BlockAspects, "", strings.Join(cleanTerms(aspects, ";"), providers.AspectsSep))
+	return strings.TrimSpace(vocab.AspectsPrefix) + "\n" + Untrusted(vocab.BlockAspects, "", strings.Join(cleanTerms(aspects, ";"), vocab.AspectsSep))
 }
 
 // ScopeBlock renders a file scope (paths, one per line) as an untrusted block.
 func ScopeBlock(paths []string) string {
-	return Untrusted(providers.BlockFileScope, "", strings.Join(cleanTerms(paths, "\n"), "\n"))
+	return Untrusted(vocab.BlockFileScope, "", strings.Join(cleanTerms(paths, "\n"), "\n"))
 }
 
 func cleanTerms(xs []string, sep string) []string {
@@ -103,7 +103,7 @@ func cleanTerms(xs []string, sep string) []string {
 // SplitAspects reads back the terms of an aspects block's content.
 func SplitAspects(content string) []string {
 	var out []string
-	for _, a := range strings.Split(content, strings.TrimSpace(providers.AspectsSep)) {
+	for _, a := range strings.Split(content, strings.TrimSpace(vocab.AspectsSep)) {
 		if a = strings.TrimSpace(a); a != "" {
 			out = append(out, a)
 		}

@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"strings"
 
-	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
 // Untrusted wraps data in an untrusted block of the given kind (one of
@@ -32,20 +32,20 @@ func Untrusted(kind, id, data string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(data) + 128)
-	b.WriteString(providers.UntrustedOpen)
+	b.WriteString(vocab.UntrustedOpen)
 	b.WriteString(`kind="` + kind + `"`)
 	if id != "" {
 		b.WriteString(` id="` + id + `"`)
 	}
 	b.WriteString(` nonce="` + nonce + `">` + "\n")
 	b.WriteString(data)
-	b.WriteString("\n" + providers.UntrustedClose + `kind="` + kind + `" nonce="` + nonce + `">`)
+	b.WriteString("\n" + vocab.UntrustedClose + `kind="` + kind + `" nonce="` + nonce + `">`)
 	return b.String()
 }
 
 // EscapeUntrusted neutralises every marker-like sequence in data: each "<"
 // that starts "<untrusted" or "</untrusted" (any case, with spaces or
-// slashes between "<" and the name) becomes providers.UntrustedEscape. The
+// slashes between "<" and the name) becomes vocab.UntrustedEscape. The
 // rest of the data is left as it is.
 func EscapeUntrusted(data string) string {
 	if !strings.Contains(data, "<") {
@@ -61,7 +61,7 @@ func EscapeUntrusted(data string) string {
 			b.Grow(len(data) + 16)
 		}
 		b.WriteString(data[last:i])
-		b.WriteString(providers.UntrustedEscape)
+		b.WriteString(vocab.UntrustedEscape)
 		last = i + 1
 	}
 	if last == 0 {
@@ -75,7 +75,7 @@ func EscapeUntrusted(data string) string {
 // tabs and slashes, the untrusted tag name in any case.
 func startsMarker(s string) bool {
 	s = strings.TrimLeft(s, " \t\r\n/")
-	tag := providers.UntrustedTag
+	tag := vocab.UntrustedTag
 	return len(s) >= len(tag) && strings.EqualFold(s[:len(tag)], tag)
 }
 
@@ -112,15 +112,15 @@ func SplitUntrusted(text string) (outside string, blocks []Block) {
 	var out strings.Builder
 	rest := text
 	for {
-		i := indexLineStart(rest, providers.UntrustedOpen)
+		i := indexLineStart(rest, vocab.UntrustedOpen)
 		if i < 0 {
 			out.WriteString(rest)
 			break
 		}
 		blk, n, ok := parseBlock(rest[i:])
 		if !ok {
-			out.WriteString(rest[:i+len(providers.UntrustedOpen)])
-			rest = rest[i+len(providers.UntrustedOpen):]
+			out.WriteString(rest[:i+len(vocab.UntrustedOpen)])
+			rest = rest[i+len(vocab.UntrustedOpen):]
 			continue
 		}
 		out.WriteString(rest[:i])
@@ -163,7 +163,7 @@ func parseBlock(s string) (Block, int, bool) {
 	if nl < 0 {
 		return Block{}, 0, false
 	}
-	head := strings.TrimSuffix(s[len(providers.UntrustedOpen):nl], "\r")
+	head := strings.TrimSuffix(s[len(vocab.UntrustedOpen):nl], "\r")
 	if !strings.HasSuffix(head, ">") {
 		return Block{}, 0, false
 	}
@@ -172,7 +172,7 @@ func parseBlock(s string) (Block, int, bool) {
 	if b.Kind == "" || b.Nonce == "" {
 		return Block{}, 0, false
 	}
-	closing := "\n" + providers.UntrustedClose + `kind="` + b.Kind + `" nonce="` + b.Nonce + `">`
+	closing := "\n" + vocab.UntrustedClose + `kind="` + b.Kind + `" nonce="` + b.Nonce + `">`
 	body := s[nl+1:]
 	j := strings.Index(body, closing)
 	if j < 0 {

@@ -40,7 +40,7 @@ type Message struct {
 }
 
 // Schema asks the provider for output that validates against a JSON schema.
-// Name is also the mock provider's dispatch key (see protocol.go).
+// Name is also the mock provider's dispatch key (see package vocab).
 type Schema struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`

@@ -19,12 +19,25 @@ type Ref struct {
 // String returns "kind:model".
 func (r Ref) String() string { return r.Kind + ":" + r.Model }
 
-// MarshalText writes a Ref as "kind:model" (JSON, YAML), the form users
-// write it in.
-func (r Ref) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+// IsZero reports whether r is unset (no kind).
+func (r Ref) IsZero() bool { return r.Kind == "" }
 
-// UnmarshalText parses "kind:model".
+// MarshalText writes a Ref as "kind:model" (JSON, YAML), the form users
+// write it in; an unset Ref as "".
+func (r Ref) MarshalText() ([]byte, error) {
+	if r.IsZero() {
+		return []byte{}, nil
+	}
+	return []byte(r.String()), nil
+}
+
+// UnmarshalText parses "kind:model"; "" (or only spaces) is an unset Ref,
+// which the user of the value refuses where a model is required.
 func (r *Ref) UnmarshalText(b []byte) error {
+	if strings.TrimSpace(string(b)) == "" {
+		*r = Ref{}
+		return nil
+	}
 	ref, err := ParseRef(string(b))
 	if err != nil {
 		return err

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
 // HardeningConfig controls hardening.
@@ -38,10 +38,10 @@ type Reviser func(ctx context.Context, b BundleInput, feedback string) (BundleIn
 // the criteria is revealed.
 func FeedbackFor(ev Evaluation) string {
 	var b strings.Builder
-	b.WriteString(providers.FeedbackHeading + "\n")
+	b.WriteString(vocab.FeedbackHeading + "\n")
 	for _, v := range ev.Verdicts {
 		if v.Status != "pass" {
-			fmt.Fprintf(&b, "%s%s] %s\n", providers.FeedbackItemPrefix, v.ID, oneLine(v.Message))
+			fmt.Fprintf(&b, "%s%s] %s\n", vocab.FeedbackItemPrefix, v.ID, oneLine(v.Message))
 		}
 	}
 	return b.String()

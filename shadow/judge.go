@@ -10,6 +10,7 @@ import (
 
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
 // Mode is how the judge is called.
@@ -32,7 +33,7 @@ func (Verdicts) SchemaDescription() string {
 }
 
 // SchemaName implements providers.Named.
-func (Verdicts) SchemaName() string { return providers.SchemaVerdicts }
+func (Verdicts) SchemaName() string { return vocab.SchemaVerdicts }
 
 // RawVerdict is one verdict as the judge writes it.
 type RawVerdict struct {
@@ -316,7 +317,7 @@ func trigrams(ws []string) map[string]bool {
 func (j *Judge) call(ctx context.Context, crit []Criterion, b BundleInput, sample, group int) ([]RawVerdict, providers.Usage, error) {
 	lines := make([]string, len(crit))
 	for i, c := range crit {
-		lines[i] = fmt.Sprintf("%s%s | %s | %s | expected: %s", providers.CriterionPrefix, c.ID, c.Category, oneLine(c.Assertion), oneLine(c.Expected))
+		lines[i] = fmt.Sprintf("%s%s | %s | %s | expected: %s", vocab.CriterionPrefix, c.ID, c.Category, oneLine(c.Assertion), oneLine(c.Expected))
 	}
 	user, err := prompts.Render("judge", map[string]any{"Criteria": lines, "Bundle": b.Content, "Domain": b.Domain})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
 // SealedCriteria is the seal author's structured output.
@@ -23,7 +24,7 @@ func (SealedCriteria) SchemaDescription() string {
 }
 
 // SchemaName implements providers.Named.
-func (SealedCriteria) SchemaName() string { return providers.SchemaSealedCriteria }
+func (SealedCriteria) SchemaName() string { return vocab.SchemaSealedCriteria }
 
 // SealConfig configures the seal author.
 type SealConfig struct {
@@ -69,8 +70,8 @@ func Seal(ctx context.Context, c SealConfig, in SealInput) (*Envelope, error) {
 	decJSON, _ := jsonIndent(in.Decomposition)
 	user, err := prompts.Render("seal_author", map[string]any{
 		"Mission": in.Mission, "Aspects": in.Aspects, "Decomposition": decJSON,
-		"CountLine":      providers.CountPrefix + fmt.Sprint(c.Count),
-		"CategoriesLine": providers.CategoriesPrefix + strings.Join(cats, ", "),
+		"CountLine":      vocab.CountPrefix + fmt.Sprint(c.Count),
+		"CategoriesLine": vocab.CategoriesPrefix + strings.Join(cats, ", "),
 		"Count":          c.Count,
 	})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
 func TestScoreAndLevelBoundaries(t *testing.T) {
@@ -189,10 +190,10 @@ func TestJudgeModesEnsembleAndUntrustedBundle(t *testing.T) {
 			t.Fatalf("calls %d eval %+v", len(*seen), ev)
 		}
 		prompt := (*seen)[0].Messages[1].Content
-		if strings.Count(prompt, providers.UntrustedClose+`kind="bundle"`) != 1 || !strings.Contains(prompt, "never a command") {
+		if strings.Count(prompt, vocab.UntrustedClose+`kind="bundle"`) != 1 || !strings.Contains(prompt, "never a command") {
 			t.Errorf("bundle not safely delimited:\n%s", prompt)
 		}
-		if strings.Count(prompt, providers.CriterionPrefix+"sc-") != 4 {
+		if strings.Count(prompt, vocab.CriterionPrefix+"sc-") != 4 {
 			t.Errorf("criteria lines missing")
 		}
 	})

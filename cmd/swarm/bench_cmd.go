@@ -89,7 +89,7 @@ func runBench(ctx context.Context, app *App, o BenchOptions) error {
 	}
 	defer os.RemoveAll(dir)
 	fmt.Fprintf(app.Err, "benchmarking %s with %s per call...\n", o.Scale, o.Latency)
-	r, err := nexus.Bench(ctx, nexus.Options{Config: cfg, Registry: reg, Mission: mission, Scale: o.Scale, Provider: "mock:honest", OutDir: filepath.Join(dir, "run")}, o.Latency)
+	r, err := nexus.Bench(ctx, nexus.Options{Config: cfg, Registry: reg, Mission: mission, Scale: o.Scale, Provider: providers.Ref{Kind: "mock", Model: mock.Honest}, OutDir: filepath.Join(dir, "run")}, o.Latency)
 	if err != nil {
 		return toExit(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
@@ -87,7 +88,7 @@ Exit codes:
 	f.StringVar(&o.MissionText, "mission", "", "mission text (instead of a file)")
 	f.StringVar(&o.Scale, "scale", "", "scale: ss-50, ss-100 or ss-250 (default from config)")
 	f.StringVar(&o.Provider, "provider", "", "kind:model serving every role, e.g. mock:honest or openai:gpt-4.1")
-	f.StringArrayVar(&o.Models, "model", nil, "role=kind:model for one role (repeatable); roles: "+strings.Join(nexus.Roles, ", "))
+	f.StringArrayVar(&o.Models, "model", nil, "role=kind:model for one role (repeatable); roles: "+strings.Join(nexus.Roles(), ", "))
 	f.StringVar(&o.Personality, "personality", "", "balanced, thorough, fast, creative or cautious")
 	f.StringVar(&o.Out, "out", "", "run directory, new or empty (default runs/<run-id>)")
 	f.BoolVar(&o.Force, "force", false, "write into a non-empty --out directory, replacing the files of an earlier run there")
@@ -165,16 +166,30 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 		return usageError(fmt.Errorf("--spec %q: want %s or %s", o.Spec, shadow.SpecV2, shadow.SpecV1))
 	}
 	app.Logger.Debug("configuration loaded", "file", configName(app.ConfigPath), "scale", cfg.DefaultScale)
-	models := map[string]string{}
+	var provider providers.Ref
+	if o.Provider != "" {
+		if provider, err = providers.ParseRef(o.Provider); err != nil {
+			return usageError(fmt.Errorf("--provider: %v", err))
+		}
+	}
+	models := map[string][]providers.Ref{}
 	for _, m := range o.Models {
-		role, ref, ok := strings.Cut(m, "=")
+		role, list, ok := strings.Cut(m, "=")
 		if !ok {
 			return usageError(fmt.Errorf("--model %q: want role=kind:model", m))
 		}
-		models[strings.TrimSpace(role)] = strings.TrimSpace(ref)
+		var refs []providers.Ref
+		for _, x := range strings.Split(list, ",") {
+			ref, err := providers.ParseRef(x)
+			if err != nil {
+				return usageError(fmt.Errorf("--model %s: %v", m, err))
+			}
+			refs = append(refs, ref)
+		}
+		models[strings.TrimSpace(role)] = refs
 	}
 	opts := nexus.Options{Config: cfg, Registry: newRegistry(), Mission: mission, MissionName: name, Scale: o.Scale,
-		Personality: o.Personality, Provider: o.Provider, Models: models, OutDir: o.Out, Force: o.Force, Replays: o.Replays, FileScope: o.FileScope}
+		Personality: o.Personality, Provider: provider, Models: models, OutDir: o.Out, Force: o.Force, Replays: o.Replays, FileScope: o.FileScope}
 	if o.SeedSet {
 		opts.Seed = &o.Seed
 	}

@@ -22,10 +22,12 @@ package yamlx
 
 import (
 	"bytes"
+	"encoding"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -241,9 +243,106 @@ func (d *Doc) Decode(data []byte, v any) error {
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data), yaml.Strict(), yaml.DisallowUnknownField())
 	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		var ye yaml.Error
+		if !errors.As(err, &ye) {
+			// An error of a value's own UnmarshalText carries no
+			// position: find the value that refuses its text.
+			if e := d.textError(reflect.TypeOf(v)); e != nil {
+				return e
+			}
+		}
 		return d.DecodeError(err)
 	}
 	return nil
+}
+
+var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+// textError walks the document along the Go type t and returns, as an
+// *Error with the value's position and key, the first scalar whose type
+// decodes through encoding.TextUnmarshaler and refuses its text; nil when
+// there is none.
+func (d *Doc) textError(t reflect.Type) error {
+	if d == nil || d.File == nil || t == nil {
+		return nil
+	}
+	var walk func(n ast.Node, t reflect.Type, path string) error
+	walk = func(n ast.Node, t reflect.Type, path string) error {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch v := n.(type) {
+		case nil:
+			return nil
+		case *ast.DocumentNode:
+			return walk(v.Body, t, path)
+		case *ast.AnchorNode:
+			return walk(v.Value, t, path)
+		case *ast.TagNode:
+			return walk(v.Value, t, path)
+		case *ast.MappingNode:
+			for _, mv := range v.Values {
+				if err := walk(mv, t, path); err != nil {
+					return err
+				}
+			}
+		case *ast.MappingValueNode:
+			k := v.Key.GetToken().Value
+			p := strings.TrimPrefix(path+"."+k, ".")
+			switch t.Kind() {
+			case reflect.Map:
+				return walk(v.Value, t.Elem(), p)
+			case reflect.Struct:
+				if ft, ok := yamlField(t, k); ok {
+					return walk(v.Value, ft, p)
+				}
+			}
+		case *ast.SequenceNode:
+			if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+				for i, x := range v.Values {
+					if err := walk(x, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+						return err
+					}
+				}
+			}
+		case *ast.NullNode, *ast.AliasNode, *ast.CommentGroupNode, *ast.CommentNode:
+		case ast.ScalarNode:
+			if !reflect.PointerTo(t).Implements(textUnmarshaler) {
+				return nil
+			}
+			text := v.GetToken().Value
+			if sn, ok := v.(*ast.StringNode); ok {
+				text = sn.Value
+			}
+			if err := reflect.New(t).Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(text)); err != nil {
+				tk := v.GetToken()
+				return &Error{File: d.Name, Line: tk.Position.Line, Col: tk.Position.Column, Key: path, Msg: err.Error(), Err: ErrType}
+			}
+		}
+		return nil
+	}
+	for _, doc := range d.File.Docs {
+		if err := walk(doc, t, ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// yamlField returns the type of struct t's field whose yaml tag (or
+// lower-cased name) is key.
+func yamlField(t reflect.Type, key string) (reflect.Type, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		if name == key {
+			return f.Type, true
+		}
+	}
+	return nil, false
 }
 
 // Check enforces the limits on data and parses it. It never builds Go values

@@ -233,3 +233,50 @@ func BenchmarkCheckDeep(b *testing.B) {
 		})
 	}
 }
+
+// upper decodes through encoding.TextUnmarshaler and refuses lower-case text.
+type upper string
+
+func (u *upper) UnmarshalText(b []byte) error {
+	if s := string(b); s != strings.ToUpper(s) {
+		return errors.New("not upper case: " + s)
+	}
+	*u = upper(b)
+	return nil
+}
+
+// A value whose own UnmarshalText refuses it (a provider reference) gave an
+// error with neither position nor key: the decoder does not say which value
+// failed. Decode finds it along the Go type.
+func TestTextUnmarshalerErrorHasPositionAndKey(t *testing.T) {
+	type doc struct {
+		One  upper            `yaml:"one"`
+		List []upper          `yaml:"list"`
+		Map  map[string]upper `yaml:"map"`
+	}
+	tests := []struct {
+		name, data string
+		want       *Error
+	}{
+		{"a field", "one: abc\n", &Error{File: "f.yaml", Line: 1, Col: 6, Key: "one", Msg: "not upper case: abc", Err: ErrType}},
+		{"a list item", "one: A\nlist: [B, c]\n", &Error{File: "f.yaml", Line: 2, Col: 11, Key: "list[1]", Msg: "not upper case: c", Err: ErrType}},
+		{"a map value", "map:\n  k: 'x y'\n", &Error{File: "f.yaml", Line: 2, Col: 6, Key: "map.k", Msg: "not upper case: x y", Err: ErrType}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var v doc
+			_, err := Decode("f.yaml", []byte(tc.data), &v, DefaultLimits)
+			var got *Error
+			if !errors.As(err, &got) {
+				t.Fatalf("not an *Error: %v", err)
+			}
+			if d := cmp.Diff(*tc.want, *got, cmpopts.EquateErrors()); d != "" {
+				t.Errorf("(-want +got)\n%s", d)
+			}
+		})
+	}
+	var v doc
+	if _, err := Decode("f.yaml", []byte("one: A\nlist: [B]\nmap: {k: C}\n"), &v, DefaultLimits); err != nil || v.One != "A" || v.Map["k"] != "C" {
+		t.Errorf("valid text refused or lost: %+v, %v", v, err)
+	}
+}

@@ -181,11 +181,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	// own run directories; under the paired design (same seeds per repeat)
 	// copies of one model must come out as not distinguishable.
 	labels := make([]string, len(o.Models))
+	refs := make([]providers.Ref, len(o.Models))
 	seen := map[string]int{}
 	for i, m := range o.Models {
-		if _, err := providers.ParseRef(m); err != nil {
+		ref, err := providers.ParseRef(m)
+		if err != nil {
 			return nil, fmt.Errorf("%w: --models: %v", nexus.ErrBadInput, err)
 		}
+		refs[i] = ref
 		seen[m]++
 		labels[i] = m
 		if seen[m] > 1 {
@@ -193,11 +196,18 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	cfg := *o.Config
-	if o.Judge != "" {
-		cfg.Models.Judge = o.Judge
-	}
-	if o.SealAuthor != "" {
-		cfg.Models.SealAuthor = o.SealAuthor
+	for _, c := range []struct {
+		flag, v string
+		to      *providers.Ref
+	}{{"--judge", o.Judge, &cfg.Models.Judge}, {"--seal-author", o.SealAuthor, &cfg.Models.SealAuthor}} {
+		if c.v == "" {
+			continue
+		}
+		ref, err := providers.ParseRef(c.v)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", nexus.ErrBadInput, c.flag, err)
+		}
+		*c.to = ref
 	}
 	if o.JudgeSamples > 0 {
 		cfg.ShadowScoring.JudgeSamples = o.JudgeSamples
@@ -225,8 +235,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	for _, d := range sealed.Decomposition.Domains {
 		planned = append(planned, d.Name)
 	}
-	judgeRef, _ := providers.ParseRef(cfg.Models.Judge)
-	sealRef, _ := providers.ParseRef(cfg.Models.SealAuthor)
+	judgeRef, sealRef := cfg.Models.Judge, cfg.Models.SealAuthor
 	total := o.Repeats * len(o.Models)
 	parallel := o.Parallel
 	if parallel <= 0 {
@@ -252,7 +261,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 					return err
 				}
 				dir := filepath.Join(o.Out, "runs", slug(label), fmt.Sprintf("rep-%d", rep))
-				s, cached, err := runOne(gctx, o, &cfg, sealed, m, rep, dir, wrap, limits)
+				s, cached, err := runOne(gctx, o, &cfg, sealed, m, refs[ci], rep, dir, wrap, limits)
 				if err != nil {
 					return fmt.Errorf("%s repeat %d: %w", label, rep, err)
 				}
@@ -260,7 +269,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 					return fmt.Errorf("%s repeat %d was judged against %s, not the shared envelope %s", label, rep, s.SealedHash, hash)
 				}
 				s.Contender = label
-				s.Advisory, s.AdvisoryWhy = advisory(m, judgeRef, sealRef)
+				s.Advisory, s.AdvisoryWhy = advisory(refs[ci], judgeRef, sealRef)
 				// A summary written before planned bundles were recorded
 				// (resume) planned the shared decomposition's domains.
 				if len(s.Planned) == 0 {
@@ -327,8 +336,7 @@ func sealOnce(ctx context.Context, o Options, cfg *nexus.Config, wrap func(provi
 
 // advisory says whether a contender shares a model family with the judge
 // or the seal author, and why.
-func advisory(model string, judge, sealAuthor providers.Ref) (bool, string) {
-	ref, _ := providers.ParseRef(model)
+func advisory(ref, judge, sealAuthor providers.Ref) (bool, string) {
 	fam := providers.Family(ref)
 	var why []string
 	if fam == providers.Family(judge) {
@@ -340,7 +348,7 @@ func advisory(model string, judge, sealAuthor providers.Ref) (bool, string) {
 	return len(why) > 0, strings.Join(why, "; ")
 }
 
-func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sealed, model string, rep int, dir string, wrap func(providers.Ref, providers.Provider) providers.Provider, limits *providers.LimitSet) (RunSummary, bool, error) {
+func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sealed, model string, ref providers.Ref, rep int, dir string, wrap func(providers.Ref, providers.Provider) providers.Provider, limits *providers.LimitSet) (RunSummary, bool, error) {
 	sumPath := filepath.Join(dir, "run-summary.json")
 	if b, err := os.ReadFile(sumPath); err == nil {
 		var s RunSummary
@@ -350,10 +358,10 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sea
 	}
 	os.RemoveAll(dir) // an unfinished run is redone from scratch
 	seed := o.Seed + int64(rep)
-	models := map[string]string{"commander": model}
+	models := map[string][]providers.Ref{"commander": {ref}}
 	if o.Roles == RolesAll {
 		for _, r := range []string{"commander", "squad_lead", "worker", "reviewer", "synthesizer"} {
-			models[r] = model
+			models[r] = []providers.Ref{ref}
 		}
 	}
 	m, err := nexus.Prepare(nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName,
@@ -361,7 +369,7 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sea
 	if err != nil {
 		return RunSummary{}, false, err
 	}
-	calls := newCallTally(model, comparedRoles(o.Roles))
+	calls := newCallTally(ref, comparedRoles(o.Roles))
 	m.Observe(calls.observe)
 	res, err := m.RunSealed(ctx, sealed)
 	if err != nil {
@@ -390,7 +398,7 @@ func comparedRoles(roles string) map[string]bool {
 	return map[string]bool{"commander": true}
 }
 
-func summarise(res *nexus.Result, model, roles string, rep int, seed int64) RunSummary {
+func summarise(res *nexus.Result, model string, roles string, rep int, seed int64) RunSummary {
 	s := RunSummary{Contender: model, Repeat: rep, Seed: seed, Dir: res.Dir, SealedHash: res.SealedHash, Bundles: map[string]BundleSummary{},
 		Unscored:       map[string]UnscoredBundle{},
 		RunInputTokens: res.Telemetry.InputTokens, RunOutputTokens: res.Telemetry.OutputTokens, RunCostUSD: res.Telemetry.CostUSD,
@@ -460,11 +468,8 @@ type callTally struct {
 	latencies []float64
 }
 
-func newCallTally(model string, roles map[string]bool) *callTally {
-	if ref, err := providers.ParseRef(model); err == nil {
-		model = ref.String() // as the events write it
-	}
-	return &callTally{model: model, roles: roles, failures: map[string]int{}}
+func newCallTally(ref providers.Ref, roles map[string]bool) *callTally {
+	return &callTally{model: ref.String(), roles: roles, failures: map[string]int{}} // as the events write it
 }
 
 func (t *callTally) observe(e nexus.Event) {

@@ -4,7 +4,7 @@
 // its OpenAI-compatible HTTP server (NewServer).
 //
 // For any request with an output schema it answers JSON valid against that
-// schema: role-aware documents for the schema names of providers/protocol.go,
+// schema: role-aware documents for the schema names of package vocab,
 // and a schema-driven document for any other schema.
 package mock
 
@@ -21,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
 // Personas.
@@ -281,23 +282,23 @@ func (m *Mock) answer(req providers.Request, key [32]byte) (string, error) {
 	rng := rngFor(key, 0)
 	var doc any
 	switch req.Schema.Name {
-	case providers.SchemaDecomposition:
+	case vocab.SchemaDecomposition:
 		doc = m.decomposition(req)
-	case providers.SchemaSealedCriteria:
+	case vocab.SchemaSealedCriteria:
 		doc = m.sealedCriteria(req)
-	case providers.SchemaShardPlan:
+	case vocab.SchemaShardPlan:
 		doc = m.shardPlan(req)
-	case providers.SchemaMicroBriefs:
+	case vocab.SchemaMicroBriefs:
 		doc = m.microBriefs(req)
-	case providers.SchemaAtom:
+	case vocab.SchemaAtom:
 		doc = m.atom(req, rng)
-	case providers.SchemaBundle:
+	case vocab.SchemaBundle:
 		doc = m.bundle(req, rng)
-	case providers.SchemaVerdicts:
+	case vocab.SchemaVerdicts:
 		doc = m.verdicts(req, rng)
-	case providers.SchemaReview:
+	case vocab.SchemaReview:
 		doc = m.review(req, rng)
-	case providers.SchemaSynthesis:
+	case vocab.SchemaSynthesis:
 		doc = m.synthesis(req)
 	case SchemaJSONObject:
 		doc = map[string]any{"answer": m.prose(req)}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
 func seedOf(req providers.Request) int64 {
@@ -38,7 +39,7 @@ func (m *Mock) coveredTerms(req providers.Request) (covered, all []string) {
 	all = aspects(text)
 	seed := seedOf(req)
 	prev := ""
-	for _, b := range prompts.BlocksOf(text, providers.BlockPrevious) {
+	for _, b := range prompts.BlocksOf(text, vocab.BlockPrevious) {
 		prev += b.Content
 	}
 	seen := map[string]bool{}
@@ -60,9 +61,9 @@ func (m *Mock) coveredTerms(req providers.Request) (covered, all []string) {
 		}
 	}
 	if m.p.feedback {
-		for _, fb := range prompts.BlocksOf(text, providers.BlockFeedback) {
+		for _, fb := range prompts.BlocksOf(text, vocab.BlockFeedback) {
 			for _, l := range strings.Split(fb.Content, "\n") {
-				if strings.HasPrefix(strings.TrimSpace(l), providers.FeedbackItemPrefix) {
+				if strings.HasPrefix(strings.TrimSpace(l), vocab.FeedbackItemPrefix) {
 					for _, q := range quoted(l) {
 						add(q)
 					}
@@ -97,9 +98,9 @@ type subTaskOut struct {
 
 func (m *Mock) decomposition(req providers.Request) any {
 	text := lastUser(req)
-	mission := strings.TrimSpace(block(text, providers.BlockMission))
+	mission := strings.TrimSpace(block(text, vocab.BlockMission))
 	terms := salientTerms(mission, 10)
-	domains := listLine(text, providers.DomainsPrefix)
+	domains := listLine(text, vocab.DomainsPrefix)
 	if len(domains) == 0 {
 		domains = []string{"implementation"}
 	}
@@ -143,13 +144,13 @@ var criterionTemplates = map[string][2]string{
 func (m *Mock) sealedCriteria(req providers.Request) any {
 	text := lastUser(req)
 	n := count(text, 6)
-	cats := listLine(text, providers.CategoriesPrefix)
+	cats := listLine(text, vocab.CategoriesPrefix)
 	if len(cats) == 0 {
 		cats = []string{"happy_path", "edge_case", "error_handling", "security"}
 	}
 	terms := aspects(text)
 	if len(terms) == 0 {
-		terms = salientTerms(block(text, providers.BlockMission), n)
+		terms = salientTerms(block(text, vocab.BlockMission), n)
 	}
 	if len(terms) == 0 {
 		terms = []string{"the mission goal"}
@@ -208,9 +209,9 @@ func (m *Mock) shardPlan(req providers.Request) any {
 	text := lastUser(req)
 	n := count(text, 3)
 	covered, _ := m.coveredTerms(req)
-	brief := strings.TrimSpace(block(text, providers.BlockBrief))
+	brief := strings.TrimSpace(block(text, vocab.BlockBrief))
 	domain := "work"
-	if d := between(brief, providers.DomainPrefix, "."); d != "" {
+	if d := between(brief, vocab.DomainPrefix, "."); d != "" {
 		domain = d
 	}
 	var out []shard
@@ -277,8 +278,8 @@ func jitter(rng *rand.Rand, v, d float64) float64 {
 func (m *Mock) bundle(req providers.Request, rng *rand.Rand) any {
 	text := lastUser(req)
 	covered, all := m.coveredTerms(req)
-	brief := strings.TrimSpace(block(text, providers.BlockBrief))
-	domain := strings.TrimSpace(between(brief, providers.DomainPrefix, "."))
+	brief := strings.TrimSpace(block(text, vocab.BlockBrief))
+	domain := strings.TrimSpace(between(brief, vocab.DomainPrefix, "."))
 	if domain == "" {
 		domain = "implementation"
 	}
@@ -329,10 +330,10 @@ func (m *Mock) bundle(req providers.Request, rng *rand.Rand) any {
 func (m *Mock) verdicts(req providers.Request, rng *rand.Rand) any {
 	text := lastUser(req)
 	var data, crit string
-	for _, b := range prompts.BlocksOf(text, providers.BlockBundle) {
+	for _, b := range prompts.BlocksOf(text, vocab.BlockBundle) {
 		data += b.Content + "\n"
 	}
-	for _, b := range prompts.BlocksOf(text, providers.BlockCriteria) {
+	for _, b := range prompts.BlocksOf(text, vocab.BlockCriteria) {
 		crit += b.Content + "\n"
 	}
 	type verdict struct {
@@ -342,7 +343,7 @@ func (m *Mock) verdicts(req providers.Request, rng *rand.Rand) any {
 		Message string `json:"message"`
 	}
 	var out []verdict
-	for _, l := range linesWithPrefix(crit, providers.CriterionPrefix) {
+	for _, l := range linesWithPrefix(crit, vocab.CriterionPrefix) {
 		parts := strings.Split(l, "|")
 		id := strings.TrimSpace(parts[0])
 		rest := strings.Join(parts[1:], "|")
@@ -394,7 +395,7 @@ func (m *Mock) review(req providers.Request, rng *rand.Rand) any {
 		Dissent            string   `json:"dissent"`
 	}
 	var out []card
-	for i, b := range prompts.BlocksOf(text, providers.BlockBundle) {
+	for i, b := range prompts.BlocksOf(text, vocab.BlockBundle) {
 		frac := 1.0
 		if len(terms) > 0 {
 			n := 0
@@ -441,25 +442,25 @@ func (m *Mock) synthesis(req providers.Request) any {
 		Note   string `json:"note"`
 	}
 	risks := []risk{}
-	all := salientTerms(block(text, providers.BlockMission), 10)
-	bundles := prompts.BlocksOf(text, providers.BlockBundle)
+	all := salientTerms(block(text, vocab.BlockMission), 10)
+	bundles := prompts.BlocksOf(text, vocab.BlockBundle)
 	var joined string
 	top := ""
 	for _, b := range bundles {
 		joined += b.Content
-		dom := strings.TrimSpace(between(b.Content, "Domain: ", "\n"))
+		dom := strings.TrimSpace(between(b.Content, vocab.BundleDomainPrefix, "\n"))
 		if dom == "" {
 			dom = b.ID
 		}
 		nf := 0
 		for _, l := range strings.Split(b.Content, "\n") {
 			l = strings.TrimSpace(l)
-			if !strings.HasPrefix(l, "- [") { // a finding line of commanders.Bundle.Text
+			if !strings.HasPrefix(l, vocab.FindingPrefix) { // a finding line of commanders.Bundle.Text
 				continue
 			}
 			nf++
 			item := strings.TrimSpace(l[strings.Index(l, "]")+1:])
-			if top == "" && strings.HasPrefix(l, "- [high") {
+			if top == "" && strings.HasPrefix(l, vocab.FindingPrefix+"high") {
 				top = item
 			}
 			if strings.Contains(l, "/quick]") {

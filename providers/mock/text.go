@@ -8,9 +8,10 @@ import (
 
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
-// reading the text protocol of providers/protocol.go
+// reading the text protocol of package vocab
 
 func allText(req providers.Request) string {
 	var b strings.Builder
@@ -61,7 +62,7 @@ func linesWithPrefix(text, prefix string) []string {
 func aspects(text string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, b := range prompts.BlocksOf(text, providers.BlockAspects) {
+	for _, b := range prompts.BlocksOf(text, vocab.BlockAspects) {
 		for _, a := range prompts.SplitAspects(b.Content) {
 			if !seen[strings.ToLower(a)] {
 				seen[strings.ToLower(a)] = true
@@ -92,7 +93,7 @@ func outside(text string) string {
 const MaxCount = 1000
 
 func count(text string, def int) int {
-	for _, l := range linesWithPrefix(outside(text), providers.CountPrefix) {
+	for _, l := range linesWithPrefix(outside(text), vocab.CountPrefix) {
 		if n, err := strconv.Atoi(strings.TrimSpace(l)); err == nil && n > 0 {
 			return min(n, MaxCount)
 		}
@@ -100,17 +101,20 @@ func count(text string, def int) int {
 	return def
 }
 
+// listLine is the comma-separated list on the first line starting with
+// prefix (nil when none).
 func listLine(text, prefix string) []string {
-	for _, l := range linesWithPrefix(outside(text), prefix) {
-		var out []string
-		for _, x := range strings.Split(l, ",") {
-			if x = strings.TrimSpace(x); x != "" {
-				out = append(out, x)
-			}
-		}
-		return out
+	lines := linesWithPrefix(outside(text), prefix)
+	if len(lines) == 0 {
+		return nil
 	}
-	return nil
+	var out []string
+	for _, x := range strings.Split(lines[0], ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 var quotedRe = regexp.MustCompile(`"([^"]{2,80})"`)

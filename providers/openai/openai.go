@@ -185,6 +185,7 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 	if p.completionTokens {
 		cr.MaxCompletionTokens = req.MaxTokens
 	} else {
+		//lint:ignore SA1019 servers that predate max_completion_tokens (token_limit_param: max_tokens) read only this field
 		cr.MaxTokens = req.MaxTokens
 	}
 	for _, m := range req.Messages {

@@ -104,12 +104,12 @@ type Options struct {
 }
 
 type agentState struct {
-	a                        agents.Agent
-	n, acc                   int
-	sumP, payoff             float64
-	frozenEpochs, actedEpoch int
-	actions                  int
-	detected                 bool
+	a            agents.Agent
+	n, acc       int
+	sumP, payoff float64
+	frozenEpochs int
+	actions      int
+	detected     bool
 }
 
 // Run simulates a scenario.

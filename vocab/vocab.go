@@ -1,12 +1,13 @@
-package providers
-
-// The text protocol shared by the prompts package and the mock provider.
+// Package vocab is the pipeline vocabulary shared by prompts, commanders,
+// shadow, nexus and the mock provider: output schema names and the text
+// markers prompts are laid out with. It imports nothing of ours.
 //
 // The mock provider must behave the same in-process and behind its
 // OpenAI-compatible HTTP server, so it reads nothing but what a request
 // carries: the output schema's name and the messages' text. Prompts therefore
 // lay out the parts the mock (and a human reading a transcript) relies on with
 // the markers below. Real models simply read them as structure.
+package vocab
 
 // Output schema names. The mock dispatches on these.
 const (
@@ -73,6 +74,12 @@ const (
 	// DomainPrefix starts a capsule brief's line naming its domain
 	// ("Your domain: testing.").
 	DomainPrefix = "Your domain: "
+	// BundleDomainPrefix starts the first line of a bundle's text
+	// (commanders.Bundle.Text): "Domain: testing".
+	BundleDomainPrefix = "Domain: "
+	// FindingPrefix starts one finding line of a bundle's text:
+	// "- [high/quick] title: detail" (priority/effort in the brackets).
+	FindingPrefix = "- ["
 )
 
 // Kinds of untrusted blocks (the kind="..." attribute).
