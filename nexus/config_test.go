@@ -9,14 +9,27 @@ import (
 	"testing"
 
 	swarm "github.com/swarm-dev/swarm"
+	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/providers/langchain"
+	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/providers/openai"
 )
+
+// shippedKinds is a registry of every provider kind swarm ships (the CLI's).
+func shippedKinds() *providers.Registry {
+	reg := &providers.Registry{}
+	mock.Register(reg, mock.Options{})
+	openai.Register(reg)
+	langchain.Register(reg)
+	return reg
+}
 
 func TestShippedConfigValidates(t *testing.T) {
 	b, err := os.ReadFile("../config.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := ParseConfig("config.yml", b, nil)
+	cfg, err := ParseConfig("config.yml", b, nil, shippedKinds())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +106,7 @@ func TestConfigRejectsBadInputWithFileLineAndKey(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.yaml), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := LoadConfig(path)
+			_, err := LoadConfig(path, shippedKinds())
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -137,10 +150,10 @@ func TestConfigSizeBudgetCanBeRaised(t *testing.T) {
 	// The estimate refuses a run that would not fit the default budget; a
 	// user with the memory raises run.memory_budget_mb.
 	big := "personalities:\n  wide: {worker_factor: 10, timeout_factor: 1}\nscales:\n  ss-100:\n    workers_per_commander: 1000\n"
-	if _, err := ParseConfig("c.yml", []byte(big+"run:\n  memory_budget_mb: 16384\n"), swarm.DefaultConfig); err != nil {
+	if _, err := ParseConfig("c.yml", []byte(big+"run:\n  memory_budget_mb: 16384\n"), swarm.DefaultConfig, shippedKinds()); err != nil {
 		t.Fatalf("raised budget: %v", err)
 	}
-	cfg, err := ParseConfig("c.yml", nil, swarm.DefaultConfig)
+	cfg, err := ParseConfig("c.yml", nil, swarm.DefaultConfig, shippedKinds())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +172,7 @@ func TestConfigErrorsAreTerminalSafe(t *testing.T) {
 		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := LoadConfig(path)
+		_, err := LoadConfig(path, shippedKinds())
 		if err == nil {
 			t.Fatalf("%q accepted", data)
 		}
@@ -172,7 +185,7 @@ func TestConfigErrorsAreTerminalSafe(t *testing.T) {
 func TestUserConfigOverridesOnlyWhatItSets(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.yml")
 	os.WriteFile(path, []byte("run:\n  seed: 7\nscales:\n  ss-50:\n    reviewers: 4\n"), 0o644)
-	cfg, err := LoadConfig(path)
+	cfg, err := LoadConfig(path, shippedKinds())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +197,7 @@ func TestUserConfigOverridesOnlyWhatItSets(t *testing.T) {
 func TestEffectiveConfigHidesBaseURLPasswords(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.yml")
 	os.WriteFile(path, []byte("providers:\n  vllm:\n    base_url: https://bob:hunter2@vllm.example/v1\n"), 0o644)
-	cfg, err := LoadConfig(path)
+	cfg, err := LoadConfig(path, shippedKinds())
 	if err != nil {
 		t.Fatal(err)
 	}
