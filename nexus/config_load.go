@@ -73,17 +73,18 @@ func ParseConfig(name string, data, base []byte, reg *providers.Registry) (*Conf
 	}
 	merged := data
 	if base != nil {
-		var b, u map[string]any
-		if err := yaml.Unmarshal(base, &b); err != nil {
+		// The base is ours (the embedded default): only its size may
+		// exceed the file's cap.
+		bdoc, err := yamlx.Check("default config", base, yamlx.Limits{MaxBytes: 64 << 20})
+		if err != nil {
 			return nil, fmt.Errorf("default config: %w", err)
 		}
-		if !doc.Empty() {
-			if err := yaml.Unmarshal(data, &u); err != nil {
-				return nil, configErrors(doc.DecodeError(err))
+		if merged, err = yamlx.Merge(bdoc, base, doc, data); err != nil {
+			var ye *yamlx.Error
+			if errors.As(err, &ye) && ye.File == name {
+				return nil, configErrors(err)
 			}
-		}
-		if merged, err = yaml.Marshal(mergeMaps(b, u)); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("default config: %w", err)
 		}
 	}
 	cfg := &Config{}
@@ -117,23 +118,6 @@ func configErrors(err error) error {
 		}
 	}
 	return ConfigErrors{e}
-}
-
-// mergeMaps merges u into b: maps merge key by key, anything else replaces.
-func mergeMaps(b, u map[string]any) map[string]any {
-	if b == nil {
-		b = map[string]any{}
-	}
-	for k, v := range u {
-		bm, ok1 := b[k].(map[string]any)
-		um, ok2 := v.(map[string]any)
-		if ok1 && ok2 {
-			b[k] = mergeMaps(bm, um)
-		} else {
-			b[k] = v
-		}
-	}
-	return b
 }
 
 // Validate checks values that decode fine but make no sense, and provider

@@ -3,10 +3,13 @@ package nexus
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	swarm "github.com/swarm-dev/swarm"
 	"github.com/swarm-dev/swarm/providers"
@@ -191,6 +194,37 @@ func TestUserConfigOverridesOnlyWhatItSets(t *testing.T) {
 	}
 	if cfg.Run.Seed != 7 || cfg.Run.OutDir != "runs" || cfg.Scales["ss-50"].Reviewers != 4 || cfg.Scales["ss-100"].Reviewers != 8 {
 		t.Errorf("merge wrong: run %+v", cfg.Run)
+	}
+}
+
+// The user's file is merged onto the embedded default key by key, at every
+// depth: a key inside a map entry (a scale, a provider kind) keeps the
+// entry's other keys, and the map's other entries.
+func TestUserConfigMergesMapEntriesKeyByKey(t *testing.T) {
+	def, err := LoadConfig("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "c.yml")
+	os.WriteFile(path, []byte("providers:\n  openai:\n    retries: 5\n    options: {organization: org-1}\nscales:\n  ss-50:\n    reviewers: 4\n"), 0o644)
+	got, err := LoadConfig(path, shippedKinds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *def
+	want.Providers = maps.Clone(def.Providers)
+	oa := want.Providers["openai"]
+	oa.Retries, oa.Options = 5, map[string]string{"organization": "org-1"}
+	want.Providers["openai"] = oa
+	want.Scales = maps.Clone(def.Scales)
+	s50 := want.Scales["ss-50"]
+	s50.Reviewers = 4
+	want.Scales["ss-50"] = s50
+	if oa.BaseURL == "" || oa.APIKeyEnv == "" || s50.Commanders == 0 {
+		t.Fatalf("the default no longer sets what this test keeps: %+v %+v", oa, s50)
+	}
+	if d := cmp.Diff(&want, got); d != "" {
+		t.Errorf("merged config (-want +got)\n%s", d)
 	}
 }
 
