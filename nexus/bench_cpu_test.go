@@ -47,7 +47,7 @@ func TestBenchLeavesTheProvidersOwnCPUOut(t *testing.T) {
 			return m.Complete(ctx, req)
 		}), nil
 	})
-	cfg, err := LoadConfig("")
+	cfg, err := LoadConfig("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

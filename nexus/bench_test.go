@@ -16,7 +16,7 @@ import (
 // the mock's own) and the mock's.
 func BenchmarkPipeline(b *testing.B) {
 	mission := "# Plan a database failover runbook\n- detection alerts\n- replica promotion\n- status page communication\n"
-	cfg, err := nexus.LoadConfig("")
+	cfg, err := nexus.LoadConfig("", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func BenchmarkPipeline(b *testing.B) {
 // its results (bundles, atoms, reviews), not a record of every call.
 func BenchmarkRetainedPerCall(b *testing.B) {
 	mission := "# Plan a database failover runbook\n- detection alerts\n- replica promotion\n- status page communication\n- replication lag\n- rebuilding the old primary\n"
-	cfg, err := nexus.LoadConfig("")
+	cfg, err := nexus.LoadConfig("", nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestEffectiveConcurrencyFollowsTheProvidersLimits(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := nexus.LoadConfig("")
+			cfg, err := nexus.LoadConfig("", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +57,7 @@ func TestEffectiveConcurrencyFollowsTheProvidersLimits(t *testing.T) {
 // The shipped defaults must not hold a scale's widest layer back: on the
 // mock, every worker of ss-250 can be in flight at once.
 func TestDefaultConcurrencyTakesTheWidestLayerAtOnce(t *testing.T) {
-	cfg, err := nexus.LoadConfig("")
+	cfg, err := nexus.LoadConfig("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

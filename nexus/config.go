@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/shadow"
 )
 
 // Config is the whole configuration (config.yml). The embedded default is
@@ -134,12 +135,9 @@ type GateConfig struct {
 	OnCriticalLeak string `yaml:"on_critical_leak" json:"on_critical_leak"`
 }
 
-// HardeningConfig is shadow_scoring.hardening.
-type HardeningConfig struct {
-	Enabled   bool    `yaml:"enabled" json:"enabled"`
-	MaxCycles int     `yaml:"max_cycles" json:"max_cycles"`
-	Threshold float64 `yaml:"threshold" json:"threshold"`
-}
+// HardeningConfig is shadow_scoring.hardening: shadow's own settings of
+// Harden, one type for both.
+type HardeningConfig = shadow.HardeningConfig
 
 // ShadowOverride overrides shadow settings for one scale. Nil fields keep
 // the section's value.

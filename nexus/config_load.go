@@ -27,18 +27,21 @@ import (
 
 // LoadConfig returns the effective configuration: the embedded default,
 // with the file at path (if any) merged on top of it key by key. Decoding is
-// strict, and every error names the file, line and key.
-func LoadConfig(path string) (*Config, error) {
+// strict, and every error names the file, line and key. Provider kinds (in
+// models and under providers) and each kind's options are checked against
+// reg, whose adapters declare them (providers.KindInfo); a nil reg checks
+// no kind here (Prepare still refuses a model whose kind its Registry lacks).
+func LoadConfig(path string, reg *providers.Registry) (*Config, error) {
 	var cfg *Config
 	var err error
 	if path == "" {
-		cfg, err = ParseConfig("config.yml (embedded)", swarm.DefaultConfig, nil)
+		cfg, err = ParseConfig("config.yml (embedded)", swarm.DefaultConfig, nil, reg)
 	} else {
 		data, rerr := yamlx.ReadFile(path, yamlx.DefaultLimits)
 		if rerr != nil {
 			return nil, configErrors(rerr)
 		}
-		cfg, err = ParseConfig(path, data, swarm.DefaultConfig)
+		cfg, err = ParseConfig(path, data, swarm.DefaultConfig, reg)
 	}
 	if err != nil {
 		return nil, err
@@ -50,10 +53,11 @@ func LoadConfig(path string) (*Config, error) {
 }
 
 // ParseConfig decodes data (named name in errors) strictly, merged on top of
-// the YAML document base (nil: nothing), and validates the result. The file
-// is refused before decoding when it is larger, deeper or (aliases expanded)
-// bigger than yamlx.DefaultLimits allow.
-func ParseConfig(name string, data, base []byte) (*Config, error) {
+// the YAML document base (nil: nothing), and validates the result, provider
+// kinds against reg (nil: not checked, see LoadConfig). The file is refused
+// before decoding when it is larger, deeper or (aliases expanded) bigger
+// than yamlx.DefaultLimits allow.
+func ParseConfig(name string, data, base []byte, reg *providers.Registry) (*Config, error) {
 	// Strict decoding of the file alone reports unknown keys and wrong types
 	// at the file's own lines.
 	doc, err := yamlx.Check(name, data, yamlx.DefaultLimits)
@@ -69,17 +73,18 @@ func ParseConfig(name string, data, base []byte) (*Config, error) {
 	}
 	merged := data
 	if base != nil {
-		var b, u map[string]any
-		if err := yaml.Unmarshal(base, &b); err != nil {
+		// The base is ours (the embedded default): only its size may
+		// exceed the file's cap.
+		bdoc, err := yamlx.Check("default config", base, yamlx.Limits{MaxBytes: 64 << 20})
+		if err != nil {
 			return nil, fmt.Errorf("default config: %w", err)
 		}
-		if !doc.Empty() {
-			if err := yaml.Unmarshal(data, &u); err != nil {
-				return nil, configErrors(doc.DecodeError(err))
+		if merged, err = yamlx.Merge(bdoc, base, doc, data); err != nil {
+			var ye *yamlx.Error
+			if errors.As(err, &ye) && ye.File == name {
+				return nil, configErrors(err)
 			}
-		}
-		if merged, err = yaml.Marshal(mergeMaps(b, u)); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("default config: %w", err)
 		}
 	}
 	cfg := &Config{}
@@ -92,7 +97,7 @@ func ParseConfig(name string, data, base []byte) (*Config, error) {
 		}
 		return nil, configErrors(err)
 	}
-	if err := cfg.validate(name, doc); err != nil {
+	if err := cfg.validate(name, doc, reg); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -115,27 +120,13 @@ func configErrors(err error) error {
 	return ConfigErrors{e}
 }
 
-// mergeMaps merges u into b: maps merge key by key, anything else replaces.
-func mergeMaps(b, u map[string]any) map[string]any {
-	if b == nil {
-		b = map[string]any{}
-	}
-	for k, v := range u {
-		bm, ok1 := b[k].(map[string]any)
-		um, ok2 := v.(map[string]any)
-		if ok1 && ok2 {
-			b[k] = mergeMaps(bm, um)
-		} else {
-			b[k] = v
-		}
-	}
-	return b
+// Validate checks values that decode fine but make no sense, and provider
+// kinds and options against reg (nil: not checked).
+func (c *Config) Validate(name string, reg *providers.Registry) error {
+	return c.validate(name, nil, reg)
 }
 
-// Validate checks values that decode fine but make no sense.
-func (c *Config) Validate(name string) error { return c.validate(name, nil) }
-
-func (c *Config) validate(name string, doc *yamlx.Doc) error {
+func (c *Config) validate(name string, doc *yamlx.Doc, reg *providers.Registry) error {
 	var errs ConfigErrors
 	add := func(key, format string, args ...any) {
 		e := ConfigError{File: name, Key: key, Msg: fmt.Sprintf(format, args...)}
@@ -206,7 +197,7 @@ func (c *Config) validate(name string, doc *yamlx.Doc) error {
 		add("consensus.weights", "weights sum to %v, want 1", sum)
 	}
 	c.validateRanges(add)
-	c.validateModels(add)
+	c.validateModels(add, reg)
 	if len(errs) > 0 {
 		sort.SliceStable(errs, func(i, j int) bool {
 			if errs[i].Line != errs[j].Line {
@@ -325,33 +316,24 @@ func (c *Config) EstimateRun(n string) RunEstimate {
 	return RunEstimate{Agents: int64(agents), Calls: int64(calls), Bytes: int64(bytes)}
 }
 
-// KindOptions lists, per provider kind, the keys of providers.<kind>.options
-// its adapter reads (each kind's providers.KindInfo.Options; a test keeps the
-// two in step).
-var KindOptions = map[string][]string{
-	"openai": {"organization", "token_limit_param"}, "azure": {"api_version", "token_limit_param"},
-	"ollama": {"organization", "token_limit_param"}, "vllm": {"organization", "token_limit_param"},
-	"lmstudio": {"organization", "token_limit_param"}, "openai-compatible": {"organization", "token_limit_param"},
-	"anthropic": {"max_tokens"}, "bedrock": {"region"}, "google": nil, "mistral": nil, "ollama-native": nil,
-	"mock": {"faults", "latency", "script"},
-}
-
-// KnownKinds lists the provider kinds swarm ships.
-var KnownKinds = []string{"anthropic", "azure", "bedrock", "google", "lmstudio", "mistral", "mock", "ollama", "ollama-native", "openai", "openai-compatible", "vllm"}
-
 var scaleNameRe = regexp.MustCompile(`^ss-\d+$`)
 
-func (c *Config) validateModels(add func(key, format string, args ...any)) {
-	known := map[string]bool{}
-	for _, k := range KnownKinds {
-		known[k] = true
+// validateModels checks the models and the providers section; kind names
+// and options against reg's adapters (nil reg: not checked).
+func (c *Config) validateModels(add func(key, format string, args ...any), reg *providers.Registry) {
+	var kinds []string
+	if reg != nil {
+		for _, k := range reg.Kinds() {
+			kinds = append(kinds, k.Kind)
+		}
 	}
+	known := func(kind string) bool { return reg == nil || reg.Has(kind) }
 	check := func(key string, ref providers.Ref) {
 		switch {
 		case ref.IsZero():
 			add(key, "provider reference \"\": want kind:model, e.g. openai:gpt-4.1 or mock:honest")
-		case !known[ref.Kind]:
-			add(key, "unknown provider kind %q in %q (known: %s)", ref.Kind, ref, strings.Join(KnownKinds, ", "))
+		case !known(ref.Kind):
+			add(key, "unknown provider kind %q in %q (known: %s)", ref.Kind, ref, strings.Join(kinds, ", "))
 		}
 	}
 	m := c.Models
@@ -377,8 +359,13 @@ func (c *Config) validateModels(add func(key, format string, args ...any)) {
 	}
 	for k, p := range c.Providers {
 		key := "providers." + k
-		if !known[k] {
-			add(key, "unknown provider kind %q (known: %s)", k, strings.Join(KnownKinds, ", "))
+		var info providers.KindInfo
+		isKind := false
+		if reg != nil {
+			info, isKind = reg.Info(k)
+		}
+		if !known(k) {
+			add(key, "unknown provider kind %q (known: %s)", k, strings.Join(kinds, ", "))
 		}
 		if p.Timeout < 0 {
 			add(key+".timeout", "negative timeout %v", p.Timeout)
@@ -405,10 +392,10 @@ func (c *Config) validateModels(add func(key, format string, args ...any)) {
 			switch {
 			case secretKeyRe.MatchString(ok):
 				add(key+".options."+ok, "secrets never live in config: put the key in an environment variable and name it in api_key_env")
-			case known[k] && !slices.Contains(KindOptions[k], ok):
+			case isKind && !slices.Contains(info.Options, ok):
 				valid := "none"
-				if len(KindOptions[k]) > 0 {
-					valid = strings.Join(KindOptions[k], ", ")
+				if len(info.Options) > 0 {
+					valid = strings.Join(info.Options, ", ")
 				}
 				add(key+".options."+ok, "unknown option %q for %s (known: %s)", ok, k, valid)
 			}

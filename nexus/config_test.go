@@ -3,20 +3,36 @@ package nexus
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	swarm "github.com/swarm-dev/swarm"
+	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/providers/langchain"
+	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/providers/openai"
 )
+
+// shippedKinds is a registry of every provider kind swarm ships (the CLI's).
+func shippedKinds() *providers.Registry {
+	reg := &providers.Registry{}
+	mock.Register(reg, mock.Options{})
+	openai.Register(reg)
+	langchain.Register(reg)
+	return reg
+}
 
 func TestShippedConfigValidates(t *testing.T) {
 	b, err := os.ReadFile("../config.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := ParseConfig("config.yml", b, nil)
+	cfg, err := ParseConfig("config.yml", b, nil, shippedKinds())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +109,7 @@ func TestConfigRejectsBadInputWithFileLineAndKey(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.yaml), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := LoadConfig(path)
+			_, err := LoadConfig(path, shippedKinds())
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -137,10 +153,10 @@ func TestConfigSizeBudgetCanBeRaised(t *testing.T) {
 	// The estimate refuses a run that would not fit the default budget; a
 	// user with the memory raises run.memory_budget_mb.
 	big := "personalities:\n  wide: {worker_factor: 10, timeout_factor: 1}\nscales:\n  ss-100:\n    workers_per_commander: 1000\n"
-	if _, err := ParseConfig("c.yml", []byte(big+"run:\n  memory_budget_mb: 16384\n"), swarm.DefaultConfig); err != nil {
+	if _, err := ParseConfig("c.yml", []byte(big+"run:\n  memory_budget_mb: 16384\n"), swarm.DefaultConfig, shippedKinds()); err != nil {
 		t.Fatalf("raised budget: %v", err)
 	}
-	cfg, err := ParseConfig("c.yml", nil, swarm.DefaultConfig)
+	cfg, err := ParseConfig("c.yml", nil, swarm.DefaultConfig, shippedKinds())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +175,7 @@ func TestConfigErrorsAreTerminalSafe(t *testing.T) {
 		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := LoadConfig(path)
+		_, err := LoadConfig(path, shippedKinds())
 		if err == nil {
 			t.Fatalf("%q accepted", data)
 		}
@@ -172,7 +188,7 @@ func TestConfigErrorsAreTerminalSafe(t *testing.T) {
 func TestUserConfigOverridesOnlyWhatItSets(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.yml")
 	os.WriteFile(path, []byte("run:\n  seed: 7\nscales:\n  ss-50:\n    reviewers: 4\n"), 0o644)
-	cfg, err := LoadConfig(path)
+	cfg, err := LoadConfig(path, shippedKinds())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,10 +197,41 @@ func TestUserConfigOverridesOnlyWhatItSets(t *testing.T) {
 	}
 }
 
+// The user's file is merged onto the embedded default key by key, at every
+// depth: a key inside a map entry (a scale, a provider kind) keeps the
+// entry's other keys, and the map's other entries.
+func TestUserConfigMergesMapEntriesKeyByKey(t *testing.T) {
+	def, err := LoadConfig("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "c.yml")
+	os.WriteFile(path, []byte("providers:\n  openai:\n    retries: 5\n    options: {organization: org-1}\nscales:\n  ss-50:\n    reviewers: 4\n"), 0o644)
+	got, err := LoadConfig(path, shippedKinds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *def
+	want.Providers = maps.Clone(def.Providers)
+	oa := want.Providers["openai"]
+	oa.Retries, oa.Options = 5, map[string]string{"organization": "org-1"}
+	want.Providers["openai"] = oa
+	want.Scales = maps.Clone(def.Scales)
+	s50 := want.Scales["ss-50"]
+	s50.Reviewers = 4
+	want.Scales["ss-50"] = s50
+	if oa.BaseURL == "" || oa.APIKeyEnv == "" || s50.Commanders == 0 {
+		t.Fatalf("the default no longer sets what this test keeps: %+v %+v", oa, s50)
+	}
+	if d := cmp.Diff(&want, got); d != "" {
+		t.Errorf("merged config (-want +got)\n%s", d)
+	}
+}
+
 func TestEffectiveConfigHidesBaseURLPasswords(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.yml")
 	os.WriteFile(path, []byte("providers:\n  vllm:\n    base_url: https://bob:hunter2@vllm.example/v1\n"), 0o644)
-	cfg, err := LoadConfig(path)
+	cfg, err := LoadConfig(path, shippedKinds())
 	if err != nil {
 		t.Fatal(err)
 	}

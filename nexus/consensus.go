@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/internal/stats"
 )
 
 // Consensus tiers.
@@ -16,44 +17,6 @@ const (
 	TierConflict  = "CONFLICT"
 	TierUnique    = "UNIQUE"
 )
-
-// Median of xs (0 for none).
-func Median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// Mean of xs (0 for none).
-func Mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
-
-func stddev(xs []float64) float64 {
-	if len(xs) < 2 {
-		return 0
-	}
-	m := Mean(xs)
-	var s float64
-	for _, x := range xs {
-		s += (x - m) * (x - m)
-	}
-	return math.Sqrt(s / float64(len(xs)))
-}
 
 // Tier classifies a bundle's review score (median reviewer total / 10). A
 // bundle with fewer than two reviews is UNIQUE: there is nothing to agree on.
@@ -224,9 +187,9 @@ func MetaReviewAll(records []ReviewRecord) (map[string]MetaReview, []ReviewRecor
 			for _, j := range peers {
 				xs = append(xs, records[j].Total)
 			}
-			offs = append(offs, records[i].Total-Median(xs))
+			offs = append(offs, records[i].Total-stats.Median(xs))
 		}
-		bias := Mean(offs)
+		bias := stats.Mean(offs)
 		if len(offs) >= 1 && math.Abs(bias) >= 1.0 {
 			kind := "inflation"
 			if bias < 0 {
@@ -242,7 +205,7 @@ func MetaReviewAll(records []ReviewRecord) (map[string]MetaReview, []ReviewRecor
 		for _, i := range idx {
 			totals = append(totals, records[i].Total)
 		}
-		if len(totals) >= 2 && stddev(totals) == 0 && totals[0] >= 8 {
+		if len(totals) >= 2 && stats.PopStddev(totals) == 0 && totals[0] >= 8 {
 			for _, i := range idx {
 				records[i].Weight = 0.5
 			}
@@ -255,7 +218,7 @@ func MetaReviewAll(records []ReviewRecord) (map[string]MetaReview, []ReviewRecor
 	for i := range records {
 		allTotals = append(allTotals, records[i].Total)
 	}
-	runSpread := stddev(allTotals)
+	runSpread := stats.PopStddev(allTotals)
 	for b, idx := range byBundle {
 		var xs, raw []float64
 		conflicts := 0
@@ -269,9 +232,9 @@ func MetaReviewAll(records []ReviewRecord) (map[string]MetaReview, []ReviewRecor
 			raw = append(raw, records[i].Total)
 			conflicts += len(records[i].Card.Conflicts)
 		}
-		m := MetaReview{BundleID: b, Reviews: len(idx), Score: Median(xs) / 10, Conflicts: conflicts}
-		m.Reliability = clamp(1-stddev(raw)/5, 0, 1)
-		if len(raw) >= 3 && stddev(raw) == 0 && runSpread > 1.5 {
+		m := MetaReview{BundleID: b, Reviews: len(idx), Score: stats.Median(xs) / 10, Conflicts: conflicts}
+		m.Reliability = clamp(1-stats.PopStddev(raw)/5, 0, 1)
+		if len(raw) >= 3 && stats.PopStddev(raw) == 0 && runSpread > 1.5 {
 			m.Herding = true
 			corr = append(corr, Correction{Kind: "herding", BundleID: b,
 				Reason: "all reviewers gave the identical total while the run's spread is " + fmtf(runSpread)})

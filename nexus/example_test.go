@@ -16,7 +16,7 @@ import (
 // and gets a typed result, without the CLI. The deterministic mock serves
 // every role here, offline.
 func ExampleRun() {
-	cfg, err := nexus.LoadConfig("") // the embedded config.yml
+	cfg, err := nexus.LoadConfig("", nil) // the embedded config.yml
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func ExampleRun() {
 // Prepare computes the plan (what a briefing shows) without any LLM call
 // or file; Seal runs Phases 1 and 1.5; Run runs the rest.
 func ExamplePrepare() {
-	cfg, err := nexus.LoadConfig("")
+	cfg, err := nexus.LoadConfig("", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func ExamplePrepare() {
 // Two contenders are judged against ONE envelope: one mission seals (and
 // is closed), each contender runs against the sealed value with RunSealed.
 func ExampleMission_RunSealed() {
-	cfg, err := nexus.LoadConfig("")
+	cfg, err := nexus.LoadConfig("", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func (m *meter) account(ref providers.Ref, role string, u providers.Usage, lat t
 	kc := m.prices[ref.Kind]
 	cost := (float64(u.InputTokens)*kc.InputPerMTok + float64(u.OutputTokens)*kc.OutputPerMTok) / 1e6
 	m.mu.Lock()
-	for _, s := range []*usageStats{stats(m.byRole, role), stats(m.byModel, ref.String())} {
+	for _, s := range []*usageStats{usageOf(m.byRole, role), usageOf(m.byModel, ref.String())} {
 		s.Calls++
 		s.InputTokens += u.InputTokens
 		s.OutputTokens += u.OutputTokens
@@ -74,7 +74,7 @@ func (m *meter) account(ref providers.Ref, role string, u providers.Usage, lat t
 	return cost
 }
 
-func stats(m map[string]*usageStats, k string) *usageStats {
+func usageOf(m map[string]*usageStats, k string) *usageStats {
 	s, ok := m[k]
 	if !ok {
 		s = &usageStats{Classes: map[providers.Class]int{}}

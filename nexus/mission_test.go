@@ -35,7 +35,7 @@ func loadMission(t *testing.T, name string) string {
 
 func defaultConfig(t *testing.T) *nexus.Config {
 	t.Helper()
-	cfg, err := nexus.LoadConfig("")
+	cfg, err := nexus.LoadConfig("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

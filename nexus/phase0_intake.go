@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/swarm-dev/swarm/internal/slug"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -85,8 +85,6 @@ type Plan struct {
 	WorkersPerLead int             `json:"workers_per_squad_lead"`
 	Hardening      HardeningConfig `json:"hardening"`
 }
-
-var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
 
 // intake is Phase 0: it validates the mission and options and computes the
 // plan. It makes no LLM call and writes nothing.
@@ -164,7 +162,7 @@ func intake(o Options) (Plan, error) {
 	if name == "" {
 		name = p.MissionTitle
 	}
-	slug := strings.Trim(slugRe.ReplaceAllString(strings.ToLower(strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))), "-"), "-")
+	slug := slug.Make(strings.TrimSuffix(filepath.Base(name), filepath.Ext(name)))
 	if len(slug) > 40 {
 		slug = slug[:40]
 	}

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/swarm-dev/swarm/internal/stats"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
@@ -207,8 +208,8 @@ func callStats(s *usageStats) CallStats {
 	c := CallStats{Calls: s.Calls, Errors: s.Errors, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, CostUSD: s.CostUSD}
 	lat := append([]float64(nil), s.LatencyMS...)
 	sort.Float64s(lat)
-	c.LatencyP50MS = percentile(lat, 0.50)
-	c.LatencyP95MS = percentile(lat, 0.95)
+	c.LatencyP50MS = stats.NearestRankSorted(lat, 0.50)
+	c.LatencyP95MS = stats.NearestRankSorted(lat, 0.95)
 	if len(s.Classes) > 0 {
 		c.FailureClasses = map[string]int{}
 		for k, v := range s.Classes {
@@ -216,13 +217,4 @@ func callStats(s *usageStats) CallStats {
 		}
 	}
 	return c
-}
-
-// percentile of sorted xs by nearest rank.
-func percentile(sorted []float64, q float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(q*float64(len(sorted))+0.999999) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
 }

@@ -12,7 +12,7 @@ import (
 )
 
 func TestResolveRoster(t *testing.T) {
-	cfg, err := nexus.LoadConfig("")
+	cfg, err := nexus.LoadConfig("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

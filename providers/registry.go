@@ -2,6 +2,7 @@ package providers
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"sort"
 	"strings"
@@ -97,6 +98,39 @@ type KindInfo struct {
 	DefaultBaseURL string
 	// Options lists the keys of providers.<kind>.options the kind reads.
 	Options []string
+	// Check says whether the kind can be used with cfg (its defaults
+	// filled in, see Registry.Status) in the environment getenv, and why;
+	// nil: CheckServer.
+	Check func(kind string, cfg KindConfig, getenv func(string) string) Status
+}
+
+// Status says whether a kind can be used, and what is missing or found
+// (`swarm providers list`).
+type Status struct {
+	Usable bool
+	Text   string // "missing OPENAI_API_KEY", "no key needed (server at …)"
+}
+
+// CheckServer is the check of a kind that talks to a server: it needs a
+// base URL; a key is used when its variable is set.
+func CheckServer(kind string, cfg KindConfig, getenv func(string) string) Status {
+	switch {
+	case cfg.BaseURL == "":
+		return Status{Text: "set providers." + kind + ".base_url"}
+	case cfg.APIKeyEnv == "" || getenv(cfg.APIKeyEnv) == "":
+		return Status{Usable: true, Text: "no key needed (server at " + cfg.BaseURL + ")"}
+	default:
+		return Status{Usable: true, Text: cfg.APIKeyEnv + " is set"}
+	}
+}
+
+// CheckKeyedServer is the check of a kind that needs an API key: the key's
+// variable must be set, then CheckServer applies.
+func CheckKeyedServer(kind string, cfg KindConfig, getenv func(string) string) Status {
+	if cfg.APIKeyEnv != "" && getenv(cfg.APIKeyEnv) == "" {
+		return Status{Text: "missing " + cfg.APIKeyEnv}
+	}
+	return CheckServer(kind, cfg, getenv)
 }
 
 // Registry maps provider kinds to factories. The zero value is empty and
@@ -172,6 +206,30 @@ func (r *Registry) New(ref Ref, cfg KindConfig) (Provider, error) {
 		return nil, RedactError(err)
 	}
 	return Redacting()(p), nil
+}
+
+// Status says whether kind can be used with cfg in the environment getenv:
+// the kind's default base URL and key variable fill what cfg leaves empty,
+// the base URL loses any password, then the kind's Check decides.
+func (r *Registry) Status(kind string, cfg KindConfig, getenv func(string) string) Status {
+	info, ok := r.Info(kind)
+	if !ok {
+		return Status{Text: "not available in this build"}
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = info.DefaultBaseURL
+	}
+	if cfg.APIKeyEnv == "" {
+		cfg.APIKeyEnv = info.DefaultKeyEnv
+	}
+	if u, err := url.Parse(cfg.BaseURL); err == nil && u.User != nil {
+		cfg.BaseURL = u.Redacted()
+	}
+	check := info.Check
+	if check == nil {
+		check = CheckServer
+	}
+	return check(kind, cfg, getenv)
 }
 
 func (r *Registry) kindNames() []string {

@@ -125,6 +125,9 @@ func Incoherence(ds []Decision) IncoherenceReport {
 }
 
 // MeanSD returns the mean and population standard deviation of xs (0, 0 for none).
+// Its one-pass formula (mean of squares less the squared mean) is the
+// sandbox's own and differs from internal/stats.PopStddev's two passes in
+// the last digits: kept, so that printed figures stay as they were.
 func MeanSD(xs []float64) (mean, sd float64) {
 	if len(xs) == 0 {
 		return 0, 0

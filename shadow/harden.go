@@ -8,11 +8,12 @@ import (
 	"github.com/swarm-dev/swarm/vocab"
 )
 
-// HardeningConfig controls hardening.
+// HardeningConfig controls hardening. It is also the shadow_scoring.hardening
+// section of swarm's configuration (nexus.HardeningConfig is this type).
 type HardeningConfig struct {
-	Enabled   bool
-	MaxCycles int
-	Threshold float64 // harden when score > Threshold (strict)
+	Enabled   bool    `yaml:"enabled" json:"enabled"`
+	MaxCycles int     `yaml:"max_cycles" json:"max_cycles"`
+	Threshold float64 `yaml:"threshold" json:"threshold"` // harden when score > Threshold (strict)
 }
 
 // HardeningResult is the outcome of hardening one bundle.

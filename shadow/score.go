@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/swarm-dev/swarm/internal/stats"
 )
 
 // Level is a Shadow Score level.
@@ -73,19 +75,11 @@ func Aggregate(scores []float64) (median, mean float64) {
 	if len(scores) == 0 {
 		return 0, 0
 	}
+	// The mean adds the scores in ascending order, as it always has (the
+	// last digit of a printed mean depends on the order).
 	s := append([]float64(nil), scores...)
 	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		median = s[n/2]
-	} else {
-		median = (s[n/2-1] + s[n/2]) / 2
-	}
-	var sum float64
-	for _, x := range s {
-		sum += x
-	}
-	return median, sum / float64(n)
+	return stats.Median(s), stats.Mean(s)
 }
 
 // Summary aggregates the Shadow Scores of the bundles that were judged

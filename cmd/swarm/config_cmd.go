@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -83,7 +82,7 @@ name of its key variable and whether it is set.`,
 
 func runConfigValidate(app *App, o ConfigValidateOptions) error {
 	path := o.File
-	_, err := nexus.LoadConfig(path)
+	_, err := nexus.LoadConfig(path, app.NewRegistry())
 	name := path
 	if name == "" {
 		name = "config.yml (embedded)"
@@ -177,49 +176,13 @@ type ProviderStatus struct {
 	Description string `json:"description"`
 }
 
+// providerStatuses is one row per registered kind; each adapter's
+// KindInfo.Check decides what its kind needs.
 func providerStatuses(cfg *nexus.Config, reg *providers.Registry, getenv func(string) string) []ProviderStatus {
 	var out []ProviderStatus
-	for _, kind := range nexus.KnownKinds {
-		info, ok := reg.Info(kind)
-		st := ProviderStatus{Kind: kind, Description: info.Description}
-		kc := cfg.Providers[kind]
-		keyEnv := kc.APIKeyEnv
-		if keyEnv == "" {
-			keyEnv = info.DefaultKeyEnv
-		}
-		base := kc.BaseURL
-		if base == "" {
-			base = info.DefaultBaseURL
-		}
-		if u, err := url.Parse(base); err == nil && u.User != nil {
-			base = u.Redacted()
-		}
-		switch {
-		case !ok:
-			st.Status = "not available in this build"
-		case kind == "bedrock":
-			creds := getenv("AWS_ACCESS_KEY_ID") != "" || getenv("AWS_PROFILE") != ""
-			region := kc.Options["region"] != "" || getenv("AWS_REGION") != "" || getenv("AWS_DEFAULT_REGION") != ""
-			switch {
-			case !creds:
-				st.Status = "needs AWS credentials (AWS_ACCESS_KEY_ID or AWS_PROFILE)"
-			case !region:
-				st.Status = "needs a region (providers.bedrock.options.region or AWS_REGION)"
-			default:
-				st.Usable, st.Status = true, "AWS credentials found"
-			}
-		case keyEnv != "" && getenv(keyEnv) == "" && (kind == "openai" || kind == "azure" || kind == "anthropic" || kind == "google" || kind == "mistral"):
-			st.Status = "missing " + keyEnv
-		case kind == "mock":
-			st.Usable, st.Status = true, "offline, no key needed"
-		case base == "":
-			st.Status = "set providers." + kind + ".base_url"
-		case keyEnv == "" || getenv(keyEnv) == "":
-			st.Usable, st.Status = true, "no key needed (server at "+base+")"
-		default:
-			st.Usable, st.Status = true, keyEnv+" is set"
-		}
-		out = append(out, st)
+	for _, info := range reg.Kinds() {
+		st := reg.Status(info.Kind, cfg.Providers[info.Kind], getenv)
+		out = append(out, ProviderStatus{Kind: info.Kind, Usable: st.Usable, Status: st.Text, Description: info.Description})
 	}
 	return out
 }

@@ -36,7 +36,9 @@ func newApp(in io.Reader, out, errw io.Writer) *App {
 }
 
 // LoadConfig loads the --config file (default: the embedded config.yml).
-func (a *App) LoadConfig() (*nexus.Config, error) { return nexus.LoadConfig(a.ConfigPath) }
+func (a *App) LoadConfig() (*nexus.Config, error) {
+	return nexus.LoadConfig(a.ConfigPath, a.NewRegistry())
+}
 
 func newRootCmd(app *App) *cobra.Command {
 	root := &cobra.Command{

@@ -154,7 +154,7 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := nexus.LoadConfig(app.ConfigPath)
+	cfg, err := app.LoadConfig()
 	if err != nil {
 		return usageError(err)
 	}

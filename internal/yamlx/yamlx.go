@@ -235,6 +235,45 @@ func Decode(name string, data []byte, v any, lim Limits) (*Doc, error) {
 	return doc, doc.Decode(data, v)
 }
 
+// Merge lays the document over on top of the document base and returns
+// the result as one YAML document: mappings merge key by key, at any depth;
+// any other value of over (a scalar, a list) replaces base's. Both must
+// have been checked (Check); baseData and overData are the bytes each was
+// checked from. An empty over leaves base as it is.
+//
+// Decoding over onto a Go value already filled from base would not do
+// this: goccy/go-yaml keeps the struct fields over does not set but
+// replaces a map field whole (a file setting scales.ss-50.reviewers would
+// lose every other scale and ss-50's other keys).
+func Merge(base *Doc, baseData []byte, over *Doc, overData []byte) ([]byte, error) {
+	var b, o map[string]any
+	if err := base.Decode(baseData, &b); err != nil {
+		return nil, err
+	}
+	if err := over.Decode(overData, &o); err != nil {
+		return nil, err
+	}
+	return yaml.Marshal(mergeMaps(b, o))
+}
+
+// mergeMaps merges o into b: mappings merge key by key, anything else
+// replaces.
+func mergeMaps(b, o map[string]any) map[string]any {
+	if b == nil {
+		b = map[string]any{}
+	}
+	for k, v := range o {
+		bm, ok1 := b[k].(map[string]any)
+		om, ok2 := v.(map[string]any)
+		if ok1 && ok2 {
+			b[k] = mergeMaps(bm, om)
+		} else {
+			b[k] = v
+		}
+	}
+	return b
+}
+
 // Decode decodes data, the bytes d was checked from, strictly into v (a
 // pointer). An empty document leaves v unchanged.
 func (d *Doc) Decode(data []byte, v any) error {

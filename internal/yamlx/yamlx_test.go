@@ -280,3 +280,60 @@ func TestTextUnmarshalerErrorHasPositionAndKey(t *testing.T) {
 		t.Errorf("valid text refused or lost: %+v, %v", v, err)
 	}
 }
+
+func TestMergeLaysOverOnBaseKeyByKey(t *testing.T) {
+	base := "a: {x: 1, y: 2, m: {p: 1, q: 2}}\nl: [1, 2, 3]\ns: base\n"
+	tests := []struct {
+		name, over, want string
+	}{
+		{"a key inside a mapping keeps its siblings, at every depth", "a: {m: {q: 9}}\n", "a: {x: 1, y: 2, m: {p: 1, q: 9}}\nl: [1, 2, 3]\ns: base\n"},
+		{"a list replaces the base's whole (no element-wise merge)", "l: [7]\n", "a: {x: 1, y: 2, m: {p: 1, q: 2}}\nl: [7]\ns: base\n"},
+		{"a scalar replaces a mapping", "a: gone\n", "a: gone\nl: [1, 2, 3]\ns: base\n"},
+		{"a new key is added", "n: 3\n", "a: {x: 1, y: 2, m: {p: 1, q: 2}}\nl: [1, 2, 3]\nn: 3\ns: base\n"},
+		{"an empty document changes nothing", "# only a comment\n", base},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			bd, err := Check("base.yml", []byte(base), DefaultLimits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			od, err := Check("over.yml", []byte(tc.over), DefaultLimits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			merged, err := Merge(bd, []byte(base), od, []byte(tc.over))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, want map[string]any
+			if _, err := Decode("merged", merged, &got, DefaultLimits); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Decode("want", []byte(tc.want), &want, DefaultLimits); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("merged (-want +got)\n%s", d)
+			}
+		})
+	}
+}
+
+func TestMergeNamesTheFileOfAWrongType(t *testing.T) {
+	// The top level of a document to merge must be a mapping.
+	bd, err := Check("base.yml", []byte("a: 1\n"), DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	over := []byte("- 1\n- 2\n")
+	od, err := Check("over.yml", over, DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Merge(bd, []byte("a: 1\n"), od, over)
+	var ye *Error
+	if !errors.As(err, &ye) || ye.File != "over.yml" || ye.Line != 1 || !errors.Is(err, ErrType) {
+		t.Errorf("err = %v, want an *Error of type at over.yml:1", err)
+	}
+}

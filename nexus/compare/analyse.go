@@ -6,7 +6,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/internal/stats"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
@@ -448,7 +448,7 @@ func contenderStats(m string, runs []RunSummary, crit map[string]string) Contend
 		}
 	}
 	for dom, xs := range c.BundleScores {
-		c.BundleMean[dom] = nexus.Mean(xs)
+		c.BundleMean[dom] = stats.Mean(xs)
 	}
 	for id, n := range totN {
 		c.CriterionPassRate[id] = float64(passN[id]) / float64(n)
@@ -460,17 +460,17 @@ func contenderStats(m string, runs []RunSummary, crit map[string]string) Contend
 		c.FailureRate = float64(c.BundlesFailed) / float64(c.BundlesPlanned)
 	}
 	c.NoResult = c.BundlesJudged == 0
-	c.Mean = nexus.Mean(c.Scores)
-	c.Median = Quantile(c.Scores, 0.5)
+	c.Mean = stats.Mean(c.Scores)
+	c.Median = stats.Quantile(c.Scores, 0.5)
 	c.CI95 = BootstrapMeanCI(c.Scores, 0.95, bootstrapB, seedOf("ci95"))
 	if c.Hardened > 0 {
 		v := velSum / float64(c.Hardened)
 		c.Velocity = &v
 	}
-	c.ReviewScore, c.Toxicity, c.QualityGap, c.JudgeDisagreement = nexus.Mean(rev), nexus.Mean(tox), nexus.Mean(gap), nexus.Mean(dis)
+	c.ReviewScore, c.Toxicity, c.QualityGap, c.JudgeDisagreement = stats.Mean(rev), stats.Mean(tox), stats.Mean(gap), stats.Mean(dis)
 	sort.Float64s(c.latencies)
 	if len(c.latencies) > 0 {
-		c.LatencyP50MS, c.LatencyP95MS = Quantile(c.latencies, 0.5), Quantile(c.latencies, 0.95)
+		c.LatencyP50MS, c.LatencyP95MS = stats.Quantile(c.latencies, 0.5), stats.Quantile(c.latencies, 0.95)
 	}
 	return c
 }
@@ -555,7 +555,7 @@ func pair(a, b string, ra, rb []RunSummary, crit map[string]string) PairResult {
 		p.PerCriterion = append(p.PerCriterion, CriterionPair{ID: id, Category: t.cat, Paired: t.n, Both: t.both, Neither: t.neither, McNemar: McNemarExact(t.aOnly, t.bOnly)})
 	}
 	p.McNemar = McNemarExact(bOnly, cOnly)
-	p.MeanDiff = nexus.Mean(da) - nexus.Mean(db)
+	p.MeanDiff = stats.Mean(da) - stats.Mean(db)
 	// One seed for every pair: identical data gives identical intervals
 	// whatever the contenders are called.
 	p.DiffCI95 = BootstrapDiffCI(da, db, 0.95, bootstrapB, seedOf("diff95"))

@@ -11,13 +11,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/swarm-dev/swarm/internal/slug"
+	"github.com/swarm-dev/swarm/internal/stats"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/sandbox"
@@ -152,12 +153,6 @@ func (u UnscoredBundle) Class() string {
 // ErrNoContenders is returned without models.
 var ErrNoContenders = errors.New("at least one contender model is required")
 
-var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
-
-func slug(s string) string {
-	return strings.Trim(slugRe.ReplaceAllString(strings.ToLower(s), "-"), "-")
-}
-
 // Run executes the comparison and writes compare.json, compare.md and
 // compare.html under Out. Finished contender runs are kept under
 // Out/runs/<contender>/rep-<i>/ and, on resume, not run again.
@@ -260,7 +255,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				if err := gctx.Err(); err != nil {
 					return err
 				}
-				dir := filepath.Join(o.Out, "runs", slug(label), fmt.Sprintf("rep-%d", rep))
+				dir := filepath.Join(o.Out, "runs", slug.Make(label), fmt.Sprintf("rep-%d", rep))
 				s, cached, err := runOne(gctx, o, &cfg, sealed, m, refs[ci], rep, dir, wrap, limits)
 				if err != nil {
 					return fmt.Errorf("%s repeat %d: %w", label, rep, err)
@@ -445,7 +440,7 @@ func summarise(res *nexus.Result, model string, roles string, rep int, seed int6
 		}
 	}
 	s.Score = Score(s)
-	s.Velocity, s.Hardened, s.ReviewScore, s.Disagreement = nexus.Mean(vel), len(vel), nexus.Mean(rev), nexus.Mean(dis)
+	s.Velocity, s.Hardened, s.ReviewScore, s.Disagreement = stats.Mean(vel), len(vel), stats.Mean(rev), stats.Mean(dis)
 	if sb, ok := res.Sandbox.(sandbox.MissionReport); ok {
 		s.Toxicity, s.QualityGap = sb.Overall.Toxicity, sb.Overall.QualityGap
 	}

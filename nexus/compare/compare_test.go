@@ -25,7 +25,7 @@ import (
 
 func options(t *testing.T, models ...string) compare.Options {
 	t.Helper()
-	cfg, err := nexus.LoadConfig("")
+	cfg, err := nexus.LoadConfig("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

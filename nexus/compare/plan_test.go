@@ -27,7 +27,7 @@ func writeTemp(t *testing.T, dir, name, body string) string {
 	return p
 }
 
-func loadDefaultConfig() (*nexus.Config, error) { return nexus.LoadConfig("") }
+func loadDefaultConfig() (*nexus.Config, error) { return nexus.LoadConfig("", nil) }
 
 // cliDefaults is a Request as swarm compare's flag defaults leave it.
 func cliDefaults() compare.Request {
@@ -143,7 +143,7 @@ func TestNewPlanRefusesBadInputBeforeAnyRun(t *testing.T) {
 				if tc.config != nil {
 					return nil, tc.config
 				}
-				return nexus.LoadConfig("")
+				return nexus.LoadConfig("", nil)
 			})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tc.want)

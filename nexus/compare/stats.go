@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/swarm-dev/swarm/internal/stats"
 )
 
 // Interval is a confidence interval.
@@ -74,28 +76,7 @@ func BootstrapDiffCI(a, b []float64, level float64, B int, seed uint64) Interval
 func percentileInterval(xs []float64, level float64) Interval {
 	sort.Float64s(xs)
 	alpha := (1 - level) / 2
-	return Interval{Lo: quantile(xs, alpha), Hi: quantile(xs, 1-alpha)}
-}
-
-// quantile of sorted xs with linear interpolation (type 7).
-func quantile(sorted []float64, q float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	h := q * float64(len(sorted)-1)
-	lo := math.Floor(h)
-	i := int(lo)
-	if i+1 >= len(sorted) {
-		return sorted[len(sorted)-1]
-	}
-	return sorted[i] + (h-lo)*(sorted[i+1]-sorted[i])
-}
-
-// Quantile returns the q-quantile of xs (unsorted input is copied).
-func Quantile(xs []float64, q float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return quantile(s, q)
+	return Interval{Lo: stats.QuantileSorted(xs, alpha), Hi: stats.QuantileSorted(xs, 1-alpha)}
 }
 
 // McNemar is the exact (binomial) McNemar test on paired binary outcomes.

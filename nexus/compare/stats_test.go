@@ -59,16 +59,6 @@ func TestBootstrapCI(t *testing.T) {
 	}
 }
 
-func TestQuantile(t *testing.T) {
-	xs := []float64{4, 1, 3, 2}
-	if q := Quantile(xs, 0.5); q != 2.5 {
-		t.Errorf("median = %v", q)
-	}
-	if q := Quantile(xs, 0.95); math.Abs(q-3.85) > 1e-12 {
-		t.Errorf("p95 = %v", q)
-	}
-}
-
 func TestHolm(t *testing.T) {
 	tests := []struct {
 		name string

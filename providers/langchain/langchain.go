@@ -41,11 +41,26 @@ import (
 )
 
 var kinds = []providers.KindInfo{
-	{Kind: "anthropic", Description: "Anthropic Messages API (langchaingo; options.max_tokens, default 4096)", DefaultKeyEnv: "ANTHROPIC_API_KEY", Options: []string{"max_tokens"}},
-	{Kind: "google", Description: "Google Gemini API (langchaingo)", DefaultKeyEnv: "GOOGLE_API_KEY"},
-	{Kind: "mistral", Description: "Mistral (langchaingo)", DefaultKeyEnv: "MISTRAL_API_KEY"},
-	{Kind: "bedrock", Description: "AWS Bedrock InvokeModel (langchaingo; AWS credentials from the environment or profile; options.region, else AWS_REGION)", Options: []string{"region"}},
+	{Kind: "anthropic", Description: "Anthropic Messages API (langchaingo; options.max_tokens, default 4096)", DefaultKeyEnv: "ANTHROPIC_API_KEY", Options: []string{"max_tokens"}, Check: providers.CheckKeyedServer},
+	{Kind: "google", Description: "Google Gemini API (langchaingo)", DefaultKeyEnv: "GOOGLE_API_KEY", Check: providers.CheckKeyedServer},
+	{Kind: "mistral", Description: "Mistral (langchaingo)", DefaultKeyEnv: "MISTRAL_API_KEY", Check: providers.CheckKeyedServer},
+	{Kind: "bedrock", Description: "AWS Bedrock InvokeModel (langchaingo; AWS credentials from the environment or profile; options.region, else AWS_REGION)", Options: []string{"region"}, Check: checkBedrock},
 	{Kind: "ollama-native", Description: "Ollama native /api/chat (langchaingo; no key)", DefaultBaseURL: "http://localhost:11434"},
+}
+
+// checkBedrock: Bedrock needs AWS credentials and a region, from the
+// environment or (the region) from options.region.
+func checkBedrock(_ string, cfg providers.KindConfig, getenv func(string) string) providers.Status {
+	creds := getenv("AWS_ACCESS_KEY_ID") != "" || getenv("AWS_PROFILE") != ""
+	region := cfg.Options["region"] != "" || getenv("AWS_REGION") != "" || getenv("AWS_DEFAULT_REGION") != ""
+	switch {
+	case !creds:
+		return providers.Status{Text: "needs AWS credentials (AWS_ACCESS_KEY_ID or AWS_PROFILE)"}
+	case !region:
+		return providers.Status{Text: "needs a region (providers.bedrock.options.region or AWS_REGION)"}
+	default:
+		return providers.Status{Usable: true, Text: "AWS credentials found"}
+	}
 }
 
 // DefaultAnthropicMaxTokens is the max_tokens sent to Anthropic (which

@@ -128,7 +128,10 @@ func New(name string, opts Options) (*Mock, error) {
 // take precedence.
 func Register(r *providers.Registry, opts Options) {
 	r.Register(providers.KindInfo{Kind: "mock", Description: "deterministic offline mock (personas: " + strings.Join(Personas(), ", ") + ")",
-		Options: []string{"faults", "latency", "script"}},
+		Options: []string{"faults", "latency", "script"},
+		Check: func(string, providers.KindConfig, func(string) string) providers.Status {
+			return providers.Status{Usable: true, Text: "offline, no key needed"}
+		}},
 		func(ref providers.Ref, kc providers.KindConfig) (providers.Provider, error) {
 			o := opts
 			if p := kc.Options["faults"]; p != "" && o.Faults == nil {

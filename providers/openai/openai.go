@@ -25,8 +25,8 @@ import (
 
 // Kinds served by this package.
 var kinds = []providers.KindInfo{
-	{Kind: "openai", Description: "OpenAI API", DefaultKeyEnv: "OPENAI_API_KEY", DefaultBaseURL: "https://api.openai.com/v1", Options: []string{"organization", "token_limit_param"}},
-	{Kind: "azure", Description: "Azure OpenAI (base_url https://RESOURCE.openai.azure.com required; model = deployment name; options.api_version, default " + DefaultAzureAPIVersion + ")", DefaultKeyEnv: "AZURE_OPENAI_API_KEY", Options: []string{"api_version", "token_limit_param"}},
+	{Kind: "openai", Description: "OpenAI API", DefaultKeyEnv: "OPENAI_API_KEY", DefaultBaseURL: "https://api.openai.com/v1", Options: []string{"organization", "token_limit_param"}, Check: providers.CheckKeyedServer},
+	{Kind: "azure", Description: "Azure OpenAI (base_url https://RESOURCE.openai.azure.com required; model = deployment name; options.api_version, default " + DefaultAzureAPIVersion + ")", DefaultKeyEnv: "AZURE_OPENAI_API_KEY", Options: []string{"api_version", "token_limit_param"}, Check: providers.CheckKeyedServer},
 	{Kind: "ollama", Description: "Ollama's OpenAI-compatible API (no key)", DefaultBaseURL: "http://localhost:11434/v1", Options: []string{"organization", "token_limit_param"}},
 	{Kind: "vllm", Description: "vLLM OpenAI-compatible server (no key)", DefaultBaseURL: "http://localhost:8000/v1", Options: []string{"organization", "token_limit_param"}},
 	{Kind: "lmstudio", Description: "LM Studio local server (no key)", DefaultBaseURL: "http://localhost:1234/v1", Options: []string{"organization", "token_limit_param"}},

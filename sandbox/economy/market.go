@@ -3,8 +3,9 @@ package economy
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
+
+	"github.com/swarm-dev/swarm/internal/stats"
 )
 
 // Order rejections.
@@ -396,17 +397,10 @@ func (d *Detector) Volatility() (float64, bool) {
 		return 0, false
 	}
 	rs := make([]float64, len(d.window)-1)
-	mean := 0.0
 	for i := 1; i < len(d.window); i++ {
 		rs[i-1] = (d.window[i] - d.window[i-1]) / max(d.window[i-1], 1e-10)
-		mean += rs[i-1]
 	}
-	mean /= float64(len(rs))
-	ss := 0.0
-	for _, r := range rs {
-		ss += (r - mean) * (r - mean)
-	}
-	return math.Sqrt(ss / float64(len(rs))), true
+	return stats.PopStddev(rs), true
 }
 
 // InCrash reports whether a crash is under way.

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"sort"
 
+	"github.com/swarm-dev/swarm/internal/stats"
 	"github.com/swarm-dev/swarm/sandbox"
 )
 
@@ -333,15 +334,7 @@ func (b *CircuitBreaker) Observe(agent string, p float64, accepted bool) bool {
 
 // Toxicity is agent's rolling toxicity.
 func (b *CircuitBreaker) Toxicity(agent string) float64 {
-	w := b.window[agent]
-	if len(w) == 0 {
-		return 0
-	}
-	var s float64
-	for _, x := range w {
-		s += x
-	}
-	return s / float64(len(w))
+	return stats.Mean(b.window[agent]) // 0 for an empty window
 }
 
 // Tripped reports whether agent's breaker is open.

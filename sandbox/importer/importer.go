@@ -66,8 +66,8 @@ func Convert(name string, data []byte) (*Result, error) {
 	}
 	var raw any
 	if !doc.Empty() {
-		if err := yaml.Unmarshal(data, &raw); err != nil {
-			return nil, doc.DecodeError(err)
+		if err := doc.Decode(data, &raw); err != nil {
+			return nil, err
 		}
 	}
 	top, ok := raw.(map[string]any)

@@ -89,10 +89,11 @@ func (sw Sweep) Keys() []string {
 	return keys
 }
 
-// applyPoint sets dotted keys in the scenario YAML document.
-func applyPoint(base []byte, point map[string]any) ([]byte, error) {
+// applyPoint sets dotted keys in the scenario YAML document base (named
+// name in errors).
+func applyPoint(name string, base []byte, point map[string]any) ([]byte, error) {
 	var doc map[string]any
-	if err := yaml.Unmarshal(base, &doc); err != nil {
+	if _, err := yamlx.Decode(name, base, &doc, yamlx.DefaultLimits); err != nil {
 		return nil, err
 	}
 	for k, v := range point {
@@ -117,7 +118,7 @@ func RunSweep(ctx context.Context, sw Sweep, base []byte, name string, progress 
 	total := len(points) * len(sw.Seeds)
 	var rows []SweepRow
 	for _, pt := range points {
-		doc, err := applyPoint(base, pt)
+		doc, err := applyPoint(name, base, pt)
 		if err != nil {
 			return rows, err
 		}
