@@ -144,33 +144,9 @@ func runSandboxMetrics(app *App, o SandboxMetricsOptions) error {
 		return usageError(err)
 	}
 	defer in.Close()
-	m := sandbox.NewMetrics(o.Payoff)
-	type perLine struct {
-		Line int     `json:"line"`
-		ID   string  `json:"id,omitempty"`
-		VHat float64 `json:"v_hat"`
-		P    float64 `json:"p"`
-		PiA  float64 `json:"pi_a"`
-		PiB  float64 `json:"pi_b"`
-	}
-	var lines []perLine
-	err = sandbox.ReadInteractions(o.File, in, proxy, func(n int, in sandbox.Interaction) error {
-		m.Add(in)
-		if o.PerInteraction {
-			pay := o.Payoff.Payoff(in)
-			lines = append(lines, perLine{Line: n, ID: in.ID, VHat: in.VHat, P: in.P, PiA: pay.PiA, PiB: pay.PiB})
-		}
-		return nil
-	})
+	out, err := sandbox.ReadMetricsFile(o.File, in, proxy, o.Payoff, o.PerInteraction)
 	if err != nil {
 		return usageError(err)
-	}
-	out := map[string]any{}
-	b, _ := json.Marshal(m.Report())
-	_ = json.Unmarshal(b, &out)
-	out["clamped_inputs"] = proxy.Clamped()
-	if o.PerInteraction {
-		out["interactions"] = lines
 	}
 	enc := json.NewEncoder(app.Out)
 	enc.SetIndent("", "  ")
