@@ -25,7 +25,7 @@ func (e *exitError) Error() string {
 func (e *exitError) Unwrap() error { return e.err }
 
 // usageError marks bad usage or bad input: exit code 2.
-func usageError(err error) error { return &exitError{code: 2, err: err} }
+func usageError(err error) error { return &exitError{code: exitUsage, err: err} }
 
 // exitCode returns an error that makes swarm exit with code without printing
 // anything more (the command has already reported).
@@ -57,6 +57,7 @@ func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 // flagError is the FlagErrorFunc of every command: a flag cobra cannot
 // parse (unknown, bad value, missing value) is a usage error.
 func flagError(c *cobra.Command, err error) error {
+	//lint:ignore ST1005 the message ends with cobra's own "See '... --help'." hint, printed as is
 	return usageError(fmt.Errorf("%w\nSee '%s --help'.", err, c.CommandPath()))
 }
 
