@@ -103,3 +103,46 @@ func ReadInteractions(name string, r io.Reader, proxy *Proxy, fn func(line int, 
 	}
 	return nil
 }
+
+// ErrLineTooLong is wrapped by the error for a line longer than a JSONL
+// reader accepts.
+var ErrLineTooLong = errors.New("line too long")
+
+// ReadDecisions reads a decision-records JSONL file (the input of `swarm
+// sandbox incoherence`) from r (name names it in errors) and calls fn with
+// each record and its line number, in order. Blank lines are skipped. A
+// line that is not one decision record (not JSON, an unknown field, a wrong
+// type, no decision_id) or is longer than 16 MiB stops the reading with a
+// *LineError naming the line; an error of fn stops it too and is returned
+// as is.
+func ReadDecisions(name string, r io.Reader, fn func(line int, d Decision) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxRecordBytes)
+	n := 0
+	for sc.Scan() {
+		n++
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 {
+			continue
+		}
+		var d Decision
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&d); err != nil {
+			return &LineError{Name: name, Line: n, Err: err}
+		}
+		if d.DecisionID == "" {
+			return &LineError{Name: name, Line: n, Err: errors.New("missing decision_id")}
+		}
+		if err := fn(n, d); err != nil {
+			return err
+		}
+	}
+	switch err := sc.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		return &LineError{Name: name, Line: n + 1, Err: fmt.Errorf("%w: over %d bytes", ErrLineTooLong, maxRecordBytes)}
+	case err != nil:
+		return &LineError{Name: name, Line: n + 1, Err: err}
+	}
+	return nil
+}

@@ -76,3 +76,47 @@ func TestReadInteractions(t *testing.T) {
 		}
 	})
 }
+
+// TestReadDecisions: each line becomes one decision record (blank lines
+// skipped, line numbers kept); a bad or over-long line stops the reading
+// with an error naming the file and line.
+func TestReadDecisions(t *testing.T) {
+	type got struct {
+		Line   int
+		ID     string
+		Action string
+	}
+	for _, tc := range []struct {
+		why     string
+		in      string
+		want    []got
+		wantErr string // "": no error
+	}{
+		{"a blank line keeps the numbering", "{\"decision_id\":\"a\",\"action\":\"x\"}\n\n{\"decision_id\":\"b\"}\n",
+			[]got{{1, "a", "x"}, {3, "b", ""}}, ""},
+		{"decision_id is required", "{\"decision_id\":\"a\"}\n{\"action\":\"x\"}\n", []got{{1, "a", ""}}, "in.jsonl:2: missing decision_id"},
+		{"an unknown field", "{\"decision_id\":\"a\",\"q\":1}\n", nil, `in.jsonl:1: json: unknown field "q"`},
+		{"not JSON", "{\"decision_id\":\"a\"}\nx\n", []got{{1, "a", ""}}, "in.jsonl:2: invalid character"},
+		{"a line past bufio's default 64 KiB is read", "{\"decision_id\":\"a\",\"action\":\"" + strings.Repeat("x", 70<<10) + "\"}\n{\"decision_id\":\"b\"}\n",
+			[]got{{1, "a", strings.Repeat("x", 70<<10)}, {2, "b", ""}}, ""},
+		{"a line over the limit names its line", "{\"decision_id\":\"a\"}\n{\"decision_id\":\"" + strings.Repeat("x", maxRecordBytes) + "\"}\n",
+			[]got{{1, "a", ""}}, "in.jsonl:2: line too long: over 16777216 bytes"},
+	} {
+		t.Run(tc.why, func(t *testing.T) {
+			var seen []got
+			err := ReadDecisions("in.jsonl", strings.NewReader(tc.in), func(line int, d Decision) error {
+				seen = append(seen, got{line, d.DecisionID, d.Action})
+				return nil
+			})
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("err = %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.wantErr)):
+				t.Fatalf("err = %v, want %q", err, tc.wantErr)
+			}
+			if d := cmp.Diff(tc.want, seen); d != "" {
+				t.Errorf("records (-want +got):\n%s", d)
+			}
+		})
+	}
+}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -146,33 +144,9 @@ func runSandboxMetrics(app *App, o SandboxMetricsOptions) error {
 		return usageError(err)
 	}
 	defer in.Close()
-	m := sandbox.NewMetrics(o.Payoff)
-	type perLine struct {
-		Line int     `json:"line"`
-		ID   string  `json:"id,omitempty"`
-		VHat float64 `json:"v_hat"`
-		P    float64 `json:"p"`
-		PiA  float64 `json:"pi_a"`
-		PiB  float64 `json:"pi_b"`
-	}
-	var lines []perLine
-	err = sandbox.ReadInteractions(o.File, in, proxy, func(n int, in sandbox.Interaction) error {
-		m.Add(in)
-		if o.PerInteraction {
-			pay := o.Payoff.Payoff(in)
-			lines = append(lines, perLine{Line: n, ID: in.ID, VHat: in.VHat, P: in.P, PiA: pay.PiA, PiB: pay.PiB})
-		}
-		return nil
-	})
+	out, err := sandbox.ReadMetricsFile(o.File, in, proxy, o.Payoff, o.PerInteraction)
 	if err != nil {
 		return usageError(err)
-	}
-	out := map[string]any{}
-	b, _ := json.Marshal(m.Report())
-	_ = json.Unmarshal(b, &out)
-	out["clamped_inputs"] = proxy.Clamped()
-	if o.PerInteraction {
-		out["interactions"] = lines
 	}
 	enc := json.NewEncoder(app.Out)
 	enc.SetIndent("", "  ")
@@ -211,7 +185,9 @@ func newSandboxIncoherenceCmd(app *App, runF func(context.Context, *SandboxIncoh
 		Short: "Incoherence (D, E, I) of decision records (JSONL)",
 		Long: `Read decision records, one JSON object a line: task_family, decision_id,
 replay, action ("" = abstain), optional benchmark, p and accepted. Print D,
-E and I per decision point and overall.`,
+E and I per decision point and overall. "-" reads stdin. A bad line (not
+JSON, an unknown field, no decision_id, longer than 16 MiB) is reported as
+FILE:LINE with exit code 2.`,
 		Example: "  swarm sandbox incoherence examples/sandbox/decisions.jsonl\n  swarm sandbox incoherence examples/sandbox/decisions.jsonl --format table",
 		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -234,24 +210,11 @@ func runSandboxIncoherence(app *App, o SandboxIncoherenceOptions) error {
 	}
 	defer in.Close()
 	var ds []sandbox.Decision
-	sc := bufio.NewScanner(in)
-	n := 0
-	for sc.Scan() {
-		n++
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
-		var d sandbox.Decision
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&d); err != nil {
-			return usageError(fmt.Errorf("%s:%d: %v", file, n, err))
-		}
-		if d.DecisionID == "" {
-			return usageError(fmt.Errorf("%s:%d: missing decision_id", file, n))
-		}
+	if err := sandbox.ReadDecisions(file, in, func(_ int, d sandbox.Decision) error {
 		ds = append(ds, d)
+		return nil
+	}); err != nil {
+		return usageError(err)
 	}
 	if len(ds) == 0 {
 		return usageError(errors.New(file + ": no decision records"))

@@ -1,23 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
-	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/sandbox/sim"
 )
 
@@ -102,37 +94,13 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 		return err
 	}
 	// events.jsonl is written as the run goes.
-	ef, err := os.Create(filepath.Join(out, "events.jsonl"))
+	events, err := sim.CreateEventLog(out)
 	if err != nil {
 		return err
 	}
-	defer ef.Close()
-	ew := bufio.NewWriter(ef)
-	defer ew.Flush()
-	enc := json.NewEncoder(ew)
-	writeEvents := s.Outputs.Events == nil || *s.Outputs.Events
-	var mu sync.Mutex
-	opts.OnEvent = func(e sim.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		_ = enc.Encode(map[string]any{"type": "governance", "epoch": e.Epoch, "step": e.Step, "kind": e.Kind, "message": e.Message})
-	}
-	if writeEvents {
-		opts.OnInteraction = func(in sandbox.Interaction) {
-			mu.Lock()
-			defer mu.Unlock()
-			_ = enc.Encode(map[string]any{"type": "interaction", "id": in.ID, "epoch": in.Epoch, "step": in.Step, "initiator": in.Initiator,
-				"counterparty": in.Counterparty, "p": in.P, "v_hat": in.VHat, "accepted": in.Accepted})
-		}
-	}
-	// Fixed widths: each row is printed as its epoch ends, still aligned.
-	const rowFmt = "%5v  %12v  %8v  %8v  %11v  %10v  %6v\n"
-	fmt.Fprintf(app.Out, "scenario %s · seed %d\n", s.ScenarioID, seed)
-	fmt.Fprintf(app.Out, rowFmt, "epoch", "interactions", "accepted", "toxicity", "quality gap", "welfare", "frozen")
-	opts.OnEpoch = func(e sim.EpochRow) {
-		fmt.Fprintf(app.Out, rowFmt, e.Epoch, e.Interactions, e.Accepted, fmt.Sprintf("%.3f", e.Toxicity), fmt.Sprintf("%.3f", e.QualityGap),
-			fmt.Sprintf("%.2f", e.Welfare), e.Frozen)
-	}
+	defer events.Close()
+	events.Hook(&opts, s.Outputs.Events == nil || *s.Outputs.Events)
+	opts.OnEpoch = sim.EpochTable(app.Out, s.ScenarioID, seed)
 	res, err := sim.Run(ctx, s, opts)
 	if res != nil {
 		plots := s.Outputs.Plots == nil || *s.Outputs.Plots
@@ -151,50 +119,7 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 	if err != nil {
 		return err
 	}
-	r := res.Summary
-	fmt.Fprintf(app.Out, "\n%d interactions · toxicity %.3f · quality gap %.3f · welfare %.2f · output in %s\n", r.N, r.Toxicity, r.QualityGap, r.TotalWelfare, out)
-	var types []string
-	for t := range res.MeanPType {
-		types = append(types, t)
-	}
-	sort.Strings(types)
-	for _, t := range types {
-		fmt.Fprintf(app.Out, "  mean p %-16s %.3f\n", t, res.MeanPType[t])
-	}
-	if c := res.Collusion; c != nil {
-		var flagged []string
-		for _, a := range slices.Sorted(maps.Keys(c.Flagged)) {
-			flagged = append(flagged, fmt.Sprintf("%s %d", a, c.Flagged[a]))
-		}
-		fmt.Fprintf(app.Out, "  collusion flagged in %d epochs", c.EpochsFlagged)
-		if len(flagged) > 0 {
-			fmt.Fprintf(app.Out, " (epochs per agent: %s)", strings.Join(flagged, ", "))
-		}
-		fmt.Fprintln(app.Out)
-	}
-	for _, l := range res.Economy.Lines() {
-		fmt.Fprintf(app.Out, "  %s\n", l)
-	}
-	for _, c := range res.Criteria {
-		mark := "ok"
-		if !c.Passed {
-			mark = "FAILED"
-		}
-		// Counts (the collusion criteria) print as integers.
-		num := func(x float64) string {
-			switch {
-			case strings.HasPrefix(c.Name, "collusion."), strings.HasPrefix(c.Name, "economy.sybil."),
-				c.Name == "economy.min_missions_succeeded", c.Name == "economy.min_crashes", c.Name == "economy.max_crashes":
-				return fmt.Sprintf("%.0f", x)
-			}
-			return fmt.Sprintf("%.3f", x)
-		}
-		actual := "undefined"
-		if c.Actual != nil {
-			actual = num(*c.Actual)
-		}
-		fmt.Fprintf(app.Out, "  criterion %-31s limit %s actual %s %s\n", c.Name, num(c.Limit), actual, mark)
-	}
+	sim.WriteSummary(app.Out, res, out)
 	if o.Replays > 1 {
 		if err := writeReplays(ctx, app, s, opts, seed, o.Replays, out); err != nil {
 			return err
@@ -217,22 +142,11 @@ func writeReplays(ctx context.Context, app *App, s sim.Scenario, opts sim.Option
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(out, "replays.csv"))
+	st, err := sim.WriteReplays(out, rs)
 	if err != nil {
 		return err
 	}
-	w := csv.NewWriter(f)
-	_ = w.Write([]string{"seed", "interactions", "toxicity", "quality_gap", "welfare", "passed"})
-	var tox, wel []float64
-	for _, r := range rs {
-		_ = w.Write([]string{fmt.Sprint(r.Seed), fmt.Sprint(r.Interactions), fmt.Sprintf("%.6f", r.Summary.Toxicity), fmt.Sprintf("%.6f", r.Summary.QualityGap), fmt.Sprintf("%.6f", r.Summary.TotalWelfare), fmt.Sprint(r.Passed)})
-		tox, wel = append(tox, r.Summary.Toxicity), append(wel, r.Summary.TotalWelfare)
-	}
-	w.Flush()
-	f.Close()
-	mt, st := sandbox.MeanSD(tox)
-	mw, sw := sandbox.MeanSD(wel)
-	fmt.Fprintf(app.Out, "  %d replays: toxicity %.3f ± %.3f · welfare %.1f ± %.1f (replays.csv)\n", n, mt, st, mw, sw)
+	fmt.Fprintf(app.Out, "  %d replays: toxicity %.3f ± %.3f · welfare %.1f ± %.1f (replays.csv)\n", n, st.Toxicity, st.ToxicitySD, st.Welfare, st.WelfareSD)
 	return nil
 }
 

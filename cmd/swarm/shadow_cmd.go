@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
-	"sort"
 
 	"github.com/spf13/cobra"
 
@@ -174,7 +172,7 @@ func runShadowVerify(app *App, o ShadowVerifyOptions) error {
 	target := o.Target
 	path, runDir := target, ""
 	if fi, err := os.Stat(target); err == nil && fi.IsDir() {
-		path, runDir = filepath.Join(target, "sealed", "envelope.json"), target
+		path, runDir = nexus.RunDir{Path: target}.EnvelopePath(), target
 	}
 	shown := textsafe.Printable(path)
 	env, err := shadow.LoadSealed(path)
@@ -189,40 +187,13 @@ func runShadowVerify(app *App, o ShadowVerifyOptions) error {
 		return tampered(err)
 	}
 	if runDir != "" {
-		if err := verifyRunDir(runDir, env); err != nil {
+		if err := (nexus.RunDir{Path: runDir}).VerifyCommitment(env); err != nil {
 			return tampered(err)
 		}
 		fmt.Fprintf(app.Out, "%s: ok %s (%d criteria), task %s\n", shown, env.SealedHash, env.CriteriaCount, env.TaskHash)
 		return nil
 	}
 	fmt.Fprintf(app.Out, "%s: ok %s (%d criteria)\n", shown, env.SealedHash, env.CriteriaCount)
-	return nil
-}
-
-// verifyRunDir checks an envelope against what its run directory committed:
-// the hashes recorded in events.jsonl before any commander started, and the
-// decomposition the task hash was computed over. A file the check needs
-// that is missing or unreadable fails the check: what cannot be verified is
-// not valid.
-func verifyRunDir(runDir string, env *shadow.Envelope) error {
-	sealed, task, ok, err := nexus.CommittedHashes(runDir)
-	switch {
-	case err != nil:
-		return fmt.Errorf("%w: cannot read the run's commitment: %v", shadow.ErrTampered, err)
-	case !ok:
-		return fmt.Errorf("%w: events.jsonl records no sealed hash", shadow.ErrTampered)
-	case sealed != env.SealedHash:
-		return fmt.Errorf("%w: envelope commits %s, the run's events committed %s", shadow.ErrTampered, env.SealedHash, sealed)
-	case task == "" || task != env.TaskHash:
-		return fmt.Errorf("%w: envelope task_hash %s, the run's events committed %q", shadow.ErrTampered, env.TaskHash, task)
-	}
-	dec, err := os.ReadFile(filepath.Join(runDir, "decomposition.json"))
-	if err != nil {
-		return fmt.Errorf("%w: cannot read decomposition.json: %v", shadow.ErrTampered, err)
-	}
-	if err := shadow.VerifyTaskHash(dec, task); err != nil {
-		return fmt.Errorf("decomposition.json: %w", err)
-	}
 	return nil
 }
 
@@ -258,22 +229,9 @@ func runShadowReport(app *App, o ShadowReportOptions) error {
 	if format != "json" && format != "md" {
 		return usageError(fmt.Errorf("--format %q: want json or md", format))
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "reports", "*.json"))
-	if len(files) == 0 {
-		return usageError(fmt.Errorf("%s: no reports (is it a run directory?)", dir))
-	}
-	sort.Strings(files)
-	var all []shadow.Report
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return usageError(err)
-		}
-		var r shadow.Report
-		if err := json.Unmarshal(b, &r); err != nil {
-			return usageError(fmt.Errorf("%s: %w", f, err))
-		}
-		all = append(all, r)
+	all, err := nexus.RunDir{Path: dir}.Reports()
+	if err != nil {
+		return usageError(err)
 	}
 	if format == "md" {
 		for _, r := range all {

@@ -21,6 +21,16 @@
 // Every type holds its own state: there is no global state and no I/O, and
 // every mechanism is deterministic given its seed.
 //
+// # Input files
+//
+// ReadAuctionFile, ReadMissionFile, ReadMarketFile, ReadCrashFile,
+// ReadPermeabilityFile and ReadIdentityFile are the evaluators behind
+// `swarm sandbox econ`: each decodes one YAML or JSON file (from a reader
+// it is handed; unknown keys are errors) into a typed input (AuctionInput,
+// ...), checks it, and returns a typed report whose JSON is what the
+// command prints. A bad value is a *yamlx.Error FILE:LINE:COL: KEY: MESSAGE
+// (located from a *FieldError naming its path).
+//
 // # Random draws
 //
 // The market (latency noise), the permeability model (spillover draws) and

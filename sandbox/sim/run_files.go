@@ -1,0 +1,189 @@
+package sim
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/swarm-dev/swarm/sandbox"
+)
+
+// This file holds what `swarm sandbox run` writes besides WriteOutputs:
+// events.jsonl as the run goes, the per-epoch table and the closing summary
+// on the terminal, and replays.csv.
+
+// EventLog writes a run's events.jsonl as the run goes: one JSON object a
+// line, governance events always, interactions when asked. Its hooks are
+// safe for concurrent use.
+type EventLog struct {
+	mu  sync.Mutex
+	f   *os.File
+	w   *bufio.Writer
+	enc *json.Encoder
+}
+
+// CreateEventLog creates dir/events.jsonl.
+func CreateEventLog(dir string) (*EventLog, error) {
+	f, err := os.Create(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	w := bufio.NewWriter(f)
+	return &EventLog{f: f, w: w, enc: json.NewEncoder(w)}, nil
+}
+
+// governanceLine is a governance event of events.jsonl.
+type governanceLine struct {
+	Epoch   int    `json:"epoch"`
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	Step    int    `json:"step"`
+	Type    string `json:"type"` // "governance"
+}
+
+// interactionLine is an interaction of events.jsonl.
+type interactionLine struct {
+	Accepted     bool    `json:"accepted"`
+	Counterparty string  `json:"counterparty"`
+	Epoch        int     `json:"epoch"`
+	ID           string  `json:"id"`
+	Initiator    string  `json:"initiator"`
+	P            float64 `json:"p"`
+	Step         int     `json:"step"`
+	Type         string  `json:"type"` // "interaction"
+	VHat         float64 `json:"v_hat"`
+}
+
+// Hook sets o's OnEvent to write governance events and, when interactions
+// is true, OnInteraction to write every interaction.
+func (l *EventLog) Hook(o *Options, interactions bool) {
+	o.OnEvent = func(e Event) {
+		l.write(governanceLine{Epoch: e.Epoch, Kind: e.Kind, Message: e.Message, Step: e.Step, Type: "governance"})
+	}
+	if interactions {
+		o.OnInteraction = func(in sandbox.Interaction) {
+			l.write(interactionLine{Accepted: in.Accepted, Counterparty: in.Counterparty, Epoch: in.Epoch, ID: in.ID,
+				Initiator: in.Initiator, P: in.P, Step: in.Step, Type: "interaction", VHat: in.VHat})
+		}
+	}
+}
+
+func (l *EventLog) write(v any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_ = l.enc.Encode(v)
+}
+
+// Close flushes and closes the file.
+func (l *EventLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ferr := l.w.Flush()
+	if err := l.f.Close(); err != nil {
+		return err
+	}
+	return ferr
+}
+
+// epochRowFmt has fixed widths: each row is printed as its epoch ends,
+// still aligned.
+const epochRowFmt = "%5v  %12v  %8v  %8v  %11v  %10v  %6v\n"
+
+// EpochTable prints the title and header of the per-epoch table to w and
+// returns the function that prints one row (an Options.OnEpoch).
+func EpochTable(w io.Writer, scenarioID string, seed int64) func(EpochRow) {
+	fmt.Fprintf(w, "scenario %s · seed %d\n", scenarioID, seed)
+	fmt.Fprintf(w, epochRowFmt, "epoch", "interactions", "accepted", "toxicity", "quality gap", "welfare", "frozen")
+	return func(e EpochRow) {
+		fmt.Fprintf(w, epochRowFmt, e.Epoch, e.Interactions, e.Accepted, fmt.Sprintf("%.3f", e.Toxicity), fmt.Sprintf("%.3f", e.QualityGap),
+			fmt.Sprintf("%.2f", e.Welfare), e.Frozen)
+	}
+}
+
+// WriteSummary prints the closing summary of a run whose outputs are in
+// outDir: totals, mean p per agent type, collusion, economy, and every
+// success criterion with its limit, actual value (or "undefined") and
+// verdict.
+func WriteSummary(w io.Writer, res *Result, outDir string) {
+	r := res.Summary
+	fmt.Fprintf(w, "\n%d interactions · toxicity %.3f · quality gap %.3f · welfare %.2f · output in %s\n", r.N, r.Toxicity, r.QualityGap, r.TotalWelfare, outDir)
+	var types []string
+	for t := range res.MeanPType {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	for _, t := range types {
+		fmt.Fprintf(w, "  mean p %-16s %.3f\n", t, res.MeanPType[t])
+	}
+	if c := res.Collusion; c != nil {
+		var flagged []string
+		for _, a := range slices.Sorted(maps.Keys(c.Flagged)) {
+			flagged = append(flagged, fmt.Sprintf("%s %d", a, c.Flagged[a]))
+		}
+		fmt.Fprintf(w, "  collusion flagged in %d epochs", c.EpochsFlagged)
+		if len(flagged) > 0 {
+			fmt.Fprintf(w, " (epochs per agent: %s)", strings.Join(flagged, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+	for _, l := range res.Economy.Lines() {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+	for _, c := range res.Criteria {
+		mark := "ok"
+		if !c.Passed {
+			mark = "FAILED"
+		}
+		// Counts (the collusion criteria) print as integers.
+		num := func(x float64) string {
+			switch {
+			case strings.HasPrefix(c.Name, "collusion."), strings.HasPrefix(c.Name, "economy.sybil."),
+				c.Name == "economy.min_missions_succeeded", c.Name == "economy.min_crashes", c.Name == "economy.max_crashes":
+				return fmt.Sprintf("%.0f", x)
+			}
+			return fmt.Sprintf("%.3f", x)
+		}
+		actual := "undefined"
+		if c.Actual != nil {
+			actual = num(*c.Actual)
+		}
+		fmt.Fprintf(w, "  criterion %-31s limit %s actual %s %s\n", c.Name, num(c.Limit), actual, mark)
+	}
+}
+
+// ReplayStats are the mean and standard deviation over replays.
+type ReplayStats struct {
+	Toxicity, ToxicitySD float64
+	Welfare, WelfareSD   float64
+}
+
+// WriteReplays writes dir/replays.csv (one row per replay) and returns the
+// mean and spread of toxicity and welfare.
+func WriteReplays(dir string, rs []*Result) (ReplayStats, error) {
+	f, err := os.Create(filepath.Join(dir, "replays.csv"))
+	if err != nil {
+		return ReplayStats{}, err
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write([]string{"seed", "interactions", "toxicity", "quality_gap", "welfare", "passed"})
+	var tox, wel []float64
+	for _, r := range rs {
+		_ = w.Write([]string{fmt.Sprint(r.Seed), fmt.Sprint(r.Interactions), fmt.Sprintf("%.6f", r.Summary.Toxicity), fmt.Sprintf("%.6f", r.Summary.QualityGap), fmt.Sprintf("%.6f", r.Summary.TotalWelfare), fmt.Sprint(r.Passed)})
+		tox, wel = append(tox, r.Summary.Toxicity), append(wel, r.Summary.TotalWelfare)
+	}
+	w.Flush()
+	f.Close()
+	var st ReplayStats
+	st.Toxicity, st.ToxicitySD = sandbox.MeanSD(tox)
+	st.Welfare, st.WelfareSD = sandbox.MeanSD(wel)
+	return st, nil
+}
