@@ -274,7 +274,7 @@ func TestCrossReviewStartsWhenTwoBundlesExist(t *testing.T) {
 	reviewsBeforeRelease := 0
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "held:honest", func(o *nexus.Options) {
 		o.Registry = reg
-		o.Observers = []nexus.Observer{func(e nexus.Event) {
+		o.Observers = []nexus.Observer{nexus.ObserverFunc(func(e nexus.Event) {
 			if e.Kind == nexus.EvReview {
 				mu.Lock()
 				select {
@@ -287,7 +287,7 @@ func TestCrossReviewStartsWhenTwoBundlesExist(t *testing.T) {
 				}
 				mu.Unlock()
 			}
-		}}
+		})}
 	})
 	if err != nil {
 		t.Fatal(err)

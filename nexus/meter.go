@@ -120,13 +120,13 @@ func (m *meter) enforceCeiling() {
 		m.rec.emit(Event{Phase: m.rec.phase(), Kind: EvCostWarning, Message: fmt.Sprintf("cost $%.4f reached 80%% of the $%.2f ceiling", total, ceiling)})
 	}
 	if stopLaunch {
-		m.rec.emit(Event{Phase: m.rec.phase(), Kind: EvCostStop, Message: fmt.Sprintf("cost $%.4f reached 90%% of the ceiling: no new agents are launched", total), Data: map[string]any{"level": 0.9}})
+		m.rec.emit(Event{Phase: m.rec.phase(), Kind: EvCostStop, Message: fmt.Sprintf("cost $%.4f reached 90%% of the ceiling: no new agents are launched", total), Data: CostStopData{Level: 0.9}})
 	}
 	if stopAll && cancel != nil {
 		m.mu.Lock()
 		m.ceilingStopped = true
 		m.mu.Unlock()
-		m.rec.emit(Event{Phase: m.rec.phase(), Kind: EvCostStop, Message: fmt.Sprintf("cost $%.4f reached the $%.2f ceiling: stopping and synthesising what exists", total, ceiling), Data: map[string]any{"level": 1.0}})
+		m.rec.emit(Event{Phase: m.rec.phase(), Kind: EvCostStop, Message: fmt.Sprintf("cost $%.4f reached the $%.2f ceiling: stopping and synthesising what exists", total, ceiling), Data: CostStopData{Level: 1.0}})
 		cancel()
 	}
 }

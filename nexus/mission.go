@@ -310,11 +310,8 @@ func (m *Mission) end(ctx context.Context, err error) {
 	}
 	res.Events = r.rec.events.events()
 	res.Transcripts = r.rec.transcripts.prompts
-	end := map[string]any{"ok": res.OK, "status": res.Status, "phase": res.Phase, "dir": r.dir.Path,
-		"bundles_planned": res.Aggregate.Planned, "bundles_scored": res.Aggregate.Scored}
-	if res.FailureClass != "" {
-		end["failure_class"] = string(res.FailureClass)
-	}
+	end := RunEndData{OK: res.OK, Status: res.Status, Phase: res.Phase, Dir: r.dir.Path,
+		BundlesPlanned: res.Aggregate.Planned, BundlesScored: res.Aggregate.Scored, FailureClass: string(res.FailureClass)}
 	m.err = err
 	if err != nil {
 		r.rec.emit(Event{Kind: EvRunEnd, Message: err.Error(), Data: end})

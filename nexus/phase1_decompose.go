@@ -230,6 +230,6 @@ func (r *runState) decompose(ctx context.Context) (Decomposition, error) {
 		return Decomposition{}, fmt.Errorf("phase 1 decomposition: %w", err)
 	}
 	_ = r.dir.WriteJSON("decomposition.json", dec)
-	r.rec.leave(Phase1, map[string]any{"domains": len(dec.Domains), "aspects": len(dec.Aspects)})
+	r.rec.leave(Phase1, Phase1End{Domains: len(dec.Domains), Aspects: len(dec.Aspects)})
 	return dec, nil
 }

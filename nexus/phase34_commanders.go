@@ -64,7 +64,7 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 		}
 		outs[i] = &BundleOutcome{ID: c.Domain, Domain: c.Domain, Commander: ca.ID, Model: cref.String(), ref: cref, commander: cmd}
 	}
-	r.rec.leave(Phase3, map[string]any{"commanders": len(outs), "concurrency": conc.N, "concurrency_rule": conc.Rule, "concurrency_detail": conc.Detail})
+	r.rec.leave(Phase3, Phase3End{Commanders: len(outs), Concurrency: conc.N, ConcurrencyRule: conc.Rule, ConcurrencyDetail: conc.Detail})
 
 	r.rec.enter(Phase4, "execution and monitoring")
 	done := make(chan int, len(outs))
@@ -89,9 +89,9 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 	go func() { reviewsCh <- r.crossReview(ctx, outs, done, dec.Aspects, s, onBundle) }()
 	_ = g.Wait()
 	close(done)
-	r.rec.leave(Phase4, map[string]any{"bundles": countOK(outs)})
+	r.rec.leave(Phase4, Phase4End{Bundles: countOK(outs)})
 	reviews := <-reviewsCh
-	r.rec.leave(Phase5, map[string]any{"reviews": len(reviews)})
+	r.rec.leave(Phase5, Phase5End{Reviews: len(reviews)})
 	return outs, reviews, nil
 }
 
@@ -125,15 +125,12 @@ func (r *runState) agentEvent(e commanders.AgentEvent) {
 		r.meter.noteLaunch(a.Role, a.ID)
 		r.rec.emit(Event{Phase: Phase4, Kind: EvAgentStart, Role: a.Role, AgentID: a.ID, Model: a.Ref.String()})
 	case commanders.AgentFinished:
-		d := map[string]any{"status": e.Status}
-		if e.Class != "" {
-			d["failure_class"] = string(e.Class)
-		}
-		r.rec.emit(Event{Phase: Phase4, Kind: EvAgentFinish, Role: a.Role, AgentID: a.ID, Model: a.Ref.String(), Data: d})
+		r.rec.emit(Event{Phase: Phase4, Kind: EvAgentFinish, Role: a.Role, AgentID: a.ID, Model: a.Ref.String(),
+			Data: AgentFinishData{Status: e.Status, FailureClass: string(e.Class)}})
 	case commanders.AgentRefused:
 		r.rec.emit(Event{Phase: Phase4, Kind: EvDepthGuard, AgentID: a.ID,
 			Message: fmt.Sprintf("plan asked for %d children; config allows %d", e.Asked, e.Allowed),
-			Data:    map[string]any{"asked": e.Asked, "allowed": e.Allowed}})
+			Data:    DepthGuardData{Asked: e.Asked, Allowed: e.Allowed}})
 	}
 }
 
@@ -156,7 +153,7 @@ func (r *runState) absorb(ctx context.Context, o *BundleOutcome, res commanders.
 	r.cutOff(ctx, o, res)
 	if o.Failed {
 		r.rec.emit(Event{Phase: Phase4, Kind: EvFailure, Role: commanders.RoleCommander, AgentID: res.CommanderID, Model: res.Model,
-			Message: o.Error, Data: map[string]any{"failure_class": string(o.FailureClass), "domain": res.Domain}})
+			Message: o.Error, Data: FailureData{FailureClass: string(o.FailureClass), Domain: res.Domain}})
 	}
 	_ = r.dir.WriteJSON("bundles/"+o.ID+".json", map[string]any{
 		"id": o.ID, "domain": o.Domain, "commander": o.Commander, "model": o.Model, "failed": o.Failed,

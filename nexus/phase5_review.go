@@ -153,19 +153,19 @@ func (r *runState) review(ctx context.Context, rv commanders.Reviewer, aspects [
 	if err != nil {
 		class := string(providers.ClassOf(err))
 		r.rec.emit(Event{Phase: phase, Kind: EvFailure, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
-			Message: err.Error(), Data: map[string]any{"failure_class": class}})
+			Message: err.Error(), Data: FailureData{FailureClass: class}})
 		r.rec.emit(Event{Phase: phase, Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
-			Data: map[string]any{"status": "failed", "failure_class": class}})
+			Data: AgentFinishData{Status: "failed", FailureClass: class}})
 		return nil
 	}
 	r.rec.emit(Event{Phase: phase, Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
-		Data: map[string]any{"status": "complete"}})
+		Data: AgentFinishData{Status: "complete"}})
 	var out []ReviewRecord
 	for _, c := range cards.Reviews {
 		rec := ReviewRecord{Reviewer: rv.Agent.ID, Model: model, BundleID: c.BundleID, Card: c, Total: c.Total()}
 		out = append(out, rec)
 		r.rec.emit(Event{Phase: phase, Kind: EvReview, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
-			Data: map[string]any{"bundle_id": c.BundleID, "total": c.Total(), "conflicts": len(c.Conflicts), "quarantine": feedback != ""}})
+			Data: ReviewData{BundleID: c.BundleID, Total: c.Total(), Conflicts: len(c.Conflicts), Quarantine: feedback != ""}})
 	}
 	var name string
 	if feedback != "" {

@@ -16,7 +16,7 @@ func (r *runState) consensus(res *Result, reviews []ReviewRecord, dec Decomposit
 	res.Reviews, res.Corrections = recs, corr
 	for _, c := range corr {
 		r.rec.emit(Event{Phase: Phase7, Kind: EvScoreCorrection, AgentID: c.Reviewer, Message: c.Reason,
-			Data: map[string]any{"kind": c.Kind, "bundle_id": c.BundleID, "delta": c.Delta}})
+			Data: ScoreCorrectionData{Kind: c.Kind, BundleID: c.BundleID, Delta: c.Delta}})
 	}
 	cc := r.cfg.Consensus
 	for _, o := range res.Bundles {

@@ -21,15 +21,15 @@ type recorder struct {
 	transcripts *transcriptLog
 
 	mu            sync.Mutex
-	cur           string
-	interruptedIn string
+	cur           Phase
+	interruptedIn Phase
 	done          <-chan struct{} // the context of the call under way (Seal, Run)
 }
 
 func (r *recorder) emit(e Event) { r.events.emit(e) }
 
 // phase is the phase entered last.
-func (r *recorder) phase() string {
+func (r *recorder) phase() Phase {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.cur
@@ -37,8 +37,8 @@ func (r *recorder) phase() string {
 
 // phaseOf is the phase ctx was tagged with (withPhase), else the phase
 // entered last.
-func (r *recorder) phaseOf(ctx context.Context) string {
-	if p, ok := ctx.Value(phaseKey{}).(string); ok {
+func (r *recorder) phaseOf(ctx context.Context) Phase {
+	if p, ok := ctx.Value(phaseKey{}).(Phase); ok {
 		return p
 	}
 	return r.phase()
@@ -52,7 +52,7 @@ func (r *recorder) watch(done <-chan struct{}) {
 	r.mu.Unlock()
 }
 
-func (r *recorder) enter(phase, msg string) {
+func (r *recorder) enter(phase Phase, msg string) {
 	r.mu.Lock()
 	select {
 	case <-r.done:
@@ -66,13 +66,14 @@ func (r *recorder) enter(phase, msg string) {
 	r.emit(Event{Phase: phase, Kind: EvPhaseStart, Message: msg})
 }
 
-func (r *recorder) leave(phase string, data map[string]any) {
+// leave ends phase; data is its phase_end payload (nil for none).
+func (r *recorder) leave(phase Phase, data Payload) {
 	r.emit(Event{Phase: phase, Kind: EvPhaseEnd, Data: data})
 }
 
 // ended returns the phase the run is in and the one it was interrupted in
 // ("" when it was not).
-func (r *recorder) ended() (phase, interruptedIn string) {
+func (r *recorder) ended() (phase, interruptedIn Phase) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.cur, r.interruptedIn
@@ -188,27 +189,20 @@ func (pp *providerPool) recorded(ref providers.Ref, p providers.Provider) provid
 			resp, cerr = providers.CheckOutput(req, resp)
 		}
 		cost := pp.meter.account(ref, req.Caller.Role, resp.Usage, lat, cerr)
-		data := map[string]any{
-			"input_tokens": resp.Usage.InputTokens, "output_tokens": resp.Usage.OutputTokens,
-			"latency_ms": float64(lat.Microseconds()) / 1000, "cost_usd": cost, "transcript": seq,
+		data := CallData{
+			InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
+			LatencyMS: float64(lat.Microseconds()) / 1000, CostUSD: cost, Transcript: seq,
+			Outcome: "ok", Cached: resp.Cached, Schema: tr.Schema,
 		}
-		outcome := "ok"
 		switch {
 		case cancelled:
-			outcome = "cancelled"
+			data.Outcome = "cancelled"
 		case err != nil:
-			outcome = "error"
-			data["failure_class"] = string(providers.ClassOf(err))
+			data.Outcome = "error"
+			data.FailureClass = string(providers.ClassOf(err))
 		case cerr != nil:
-			outcome = "invalid_output"
-			data["failure_class"] = string(providers.ClassOf(cerr))
-		}
-		data["outcome"] = outcome
-		if resp.Cached {
-			data["cached"] = true
-		}
-		if tr.Schema != "" {
-			data["schema"] = tr.Schema
+			data.Outcome = "invalid_output"
+			data.FailureClass = string(providers.ClassOf(cerr))
 		}
 		pp.rec.emit(Event{Phase: pp.rec.phaseOf(ctx), Kind: EvLLMCall, Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Data: data})
 		return resp, err

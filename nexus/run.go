@@ -111,7 +111,7 @@ func (r *runState) execute(ctx context.Context, res *Result, sealed *Sealed) err
 	r.rec.enter(Phase7, "consensus and synthesis")
 	r.consensus(res, reviews, dec)
 	if err := r.synthesise(ctx, res, settings); err != nil {
-		r.rec.emit(Event{Phase: Phase7, Kind: EvFailure, Role: commanders.RoleSynthesizer, Message: err.Error(), Data: map[string]any{"failure_class": string(providers.ClassOf(err))}})
+		r.rec.emit(Event{Phase: Phase7, Kind: EvFailure, Role: commanders.RoleSynthesizer, Message: err.Error(), Data: FailureData{FailureClass: string(providers.ClassOf(err))}})
 	}
 	r.rec.leave(Phase7, nil)
 
@@ -130,7 +130,7 @@ func (r *runState) execute(ctx context.Context, res *Result, sealed *Sealed) err
 	}
 	r.conclude(res, nil)
 	r.writeFinal(res)
-	r.rec.leave(Phase8, map[string]any{"status": res.Status})
+	r.rec.leave(Phase8, Phase8End{Status: res.Status})
 	return nil
 }
 
