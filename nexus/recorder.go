@@ -188,7 +188,7 @@ func (pp *providerPool) recorded(ref providers.Ref, p providers.Provider) provid
 			// to reuses the outcome.
 			resp, cerr = providers.CheckOutput(req, resp)
 		}
-		cost := pp.meter.account(ref, req.Caller.Role, resp.Usage, lat, cerr)
+		cost := pp.meter.account(pp.rec.phaseOf(ctx), ref, req.Caller.Role, resp.Usage, lat, cerr)
 		data := CallData{
 			InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
 			LatencyMS: float64(lat.Microseconds()) / 1000, CostUSD: cost, Transcript: seq,
