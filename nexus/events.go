@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -224,7 +225,7 @@ type eventLog struct {
 }
 
 func newEventLog(path string, now func() time.Time, keep bool, obs ...Observer) (*eventLog, error) {
-	f, err := openLog(path, 0o644)
+	f, err := rundir.OpenLog(path, 0o644)
 	if err != nil {
 		return nil, err
 	}

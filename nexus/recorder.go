@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -109,7 +110,7 @@ type transcriptLog struct {
 }
 
 func newTranscriptLog(path string, keep bool) (*transcriptLog, error) {
-	f, err := openLog(path, 0o600)
+	f, err := rundir.OpenLog(path, 0o600)
 	if err != nil {
 		return nil, err
 	}

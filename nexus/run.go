@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
@@ -19,7 +20,7 @@ type runState struct {
 	opts   Options
 	cfg    *Config
 	plan   Plan
-	dir    RunDir
+	dir    rundir.Dir
 	rec    *recorder
 	meter  *meter
 	pool   *providerPool
