@@ -311,16 +311,10 @@ func (l *eventLog) close() error {
 	return err
 }
 
-// CommittedHash returns the sealed hash that a run recorded in its events
-// (the "sealed" event of Phase 1.5, written before any commander started).
-// ok is false when the run directory has no such event.
-func CommittedHash(runDir string) (hash string, ok bool, err error) {
-	sealed, _, ok, err := CommittedHashes(runDir)
-	return sealed, ok, err
-}
-
 // CommittedHashes returns the sealed hash and the task hash (of the
-// decomposition) that the run recorded in its "sealed" event.
+// decomposition) that a run recorded in its events (the "sealed" event of
+// Phase 1.5, written before any commander started). ok is false when the
+// run directory has no such event.
 func CommittedHashes(runDir string) (sealed, task string, ok bool, err error) {
 	f, err := os.Open(filepath.Join(runDir, "events.jsonl"))
 	if err != nil {

@@ -143,7 +143,7 @@ func intake(o Options) (Plan, error) {
 	p := Plan{Scale: scaleName, Personality: pname, Seed: seed, Roster: roster,
 		Criteria: scale.SealedCriteria, CostCeilingUSD: scale.CostCeilingUSD, Reviewers: scale.Reviewers,
 		Hardening: o.Config.ShadowFor(scaleName)}
-	p.Domains = SelectDomains(mission, scale.Commanders, max(1, scale.MinCommanders))
+	p.Domains = selectDomains(mission, scale.Commanders, max(1, scale.MinCommanders))
 	p.Commanders = len(p.Domains)
 	factor := pers.WorkerFactor
 	if factor <= 0 {

@@ -104,10 +104,10 @@ var domainKeywords = map[string][]string{
 	"integration":    {"integrat", "deploy", "rollout", "rollback", "pipeline", "release", "compatib", "client", "third-party", "vendor", "monitor"},
 }
 
-// SelectDomains picks the n most relevant domains for a mission (by keyword
+// selectDomains picks the n most relevant domains for a mission (by keyword
 // hits, ties in canonical order), at least min of them; domains with no hit
 // beyond min are dropped. For n ≥ 5 all domains are returned in canonical order.
-func SelectDomains(mission string, n, min int) []string {
+func selectDomains(mission string, n, min int) []string {
 	all := commanders.Domains()
 	if n >= len(all) {
 		return all

@@ -20,7 +20,7 @@ import (
 func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, dec Decomposition, s commanders.Settings, scale Scale, onBundle func(*BundleOutcome)) ([]*BundleOutcome, []ReviewRecord, error) {
 	p := r.plan
 	r.rec.enter(Phase3, "commander deployment")
-	conc := EffectiveConcurrency(r.cfg, p, scale)
+	conc := effectiveConcurrency(r.cfg, p, scale)
 	sem := semaphore.NewWeighted(int64(conc.N))
 	outs := make([]*BundleOutcome, len(capsules))
 	workerIdx := 0

@@ -27,7 +27,7 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 		started bool
 		texts   = make([]string, len(outs)) // each bundle as it arrived
 	)
-	pairs := ReviewerPairs(r.reviewers())
+	pairs := reviewerPairs(r.reviewers())
 	ctx = withPhase(ctx, Phase5)
 	launch := func(a, b int) {
 		if len(pairs) == 0 || ctx.Err() != nil {
@@ -81,7 +81,7 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 	return records
 }
 
-// ReviewerPairs forms the reviewer pairs that score bundle pairs (used in
+// reviewerPairs forms the reviewer pairs that score bundle pairs (used in
 // turn). Going through the reviewers in order, each one not yet paired takes
 // as partner the next unpaired reviewer (in ring order) of a different model
 // family, or the next unpaired one when none is of another family. An odd
@@ -89,7 +89,7 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 // (already paired, so it works twice). So reviewers work in pairs of
 // different families wherever the roster allows, and every reviewer works.
 // A single reviewer forms a pair of one.
-func ReviewerPairs(rs []commanders.Reviewer) [][]commanders.Reviewer {
+func reviewerPairs(rs []commanders.Reviewer) [][]commanders.Reviewer {
 	n := len(rs)
 	if n == 0 {
 		return nil

@@ -12,7 +12,7 @@ import (
 
 // consensus runs the meta-review and scores every bundle (Phase 7).
 func (r *runState) consensus(res *Result, reviews []ReviewRecord, dec Decomposition) {
-	meta, recs, corr := MetaReviewAll(reviews)
+	meta, recs, corr := metaReviewAll(reviews)
 	res.Reviews, res.Corrections = recs, corr
 	for _, c := range corr {
 		r.rec.emit(Event{Phase: Phase7, Kind: EvScoreCorrection, AgentID: c.Reviewer, Message: c.Reason,
@@ -26,9 +26,9 @@ func (r *runState) consensus(res *Result, reviews []ReviewRecord, dec Decomposit
 		}
 		m := meta[o.ID]
 		o.Review = m
-		o.Tier = Tier(m.Score, m.Reviews, cc)
-		o.Formula = FormulaFromAtoms(o.result.Atoms, o.Bundle, dec.Aspects, m.Conflicts, m.Reviews, cc)
-		o.FormulaScore = Formula(o.Formula, cc)
+		o.Tier = tier(m.Score, m.Reviews, cc)
+		o.Formula = formulaFromAtoms(o.result.Atoms, o.Bundle, dec.Aspects, m.Conflicts, m.Reviews, cc)
+		o.FormulaScore = formula(o.Formula, cc)
 		o.InSynthesis = inSynthesis(o, cc)
 	}
 }
