@@ -34,12 +34,7 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 			Limits: commanders.Limits{Children: p.ChildrenPerCmd, WorkersPerLead: p.WorkersPerLead,
 				SquadLeadTimeout: r.scaled(scale.Timeouts.SquadLead), WorkerTimeout: r.scaled(scale.Timeouts.Worker),
 				SquadLeadMaxTokens: r.cfg.Run.MaxTokens[commanders.RoleSquadLead], WorkerMaxTokens: r.cfg.Run.MaxTokens[commanders.RoleWorker]},
-			Hooks: r.hooks(),
-		}
-		if r.sb != nil {
-			parent := ca.ID
-			cmd.Hooks.MayAssign = r.sb.mayAssign
-			cmd.Hooks.AtomDone = func(a commanders.AtomResult) { r.sb.atomDone(parent, a) }
+			Hooks: r.hooks(ca.ID),
 		}
 		base := workerIdx
 		domain := c.Domain
@@ -105,21 +100,35 @@ func countOK(outs []*BundleOutcome) int {
 	return n
 }
 
-// hooks are the commanders' callbacks. Their events belong to Phase 4, the
-// commanders' execution, whichever phase was entered last (5 and 6 run beside
-// it).
-func (r *runState) hooks() commanders.Hooks {
-	return commanders.Hooks{
-		Event:     r.agentEvent,
+// hooks are the callbacks of the commander whose agent id is commander.
+// Their events belong to Phase 4, the commanders' execution, whichever phase
+// was entered last (5 and 6 run beside it).
+//
+// The commander's one stream of what happened (Event) feeds the run's
+// events and, with each worker's atom, the sandbox bridge. MayLaunch and
+// MayAssign are questions asked before an agent starts (the cost ceiling;
+// the sandbox breaker), not events, so they stay direct calls.
+func (r *runState) hooks(commander string) commanders.Hooks {
+	h := commanders.Hooks{
+		Event:     func(e commanders.AgentEvent) { r.agentEvent(commander, e) },
 		MayLaunch: r.meter.mayLaunch,
 		Redact:    redactLeaks,
 	}
+	if r.sb != nil {
+		h.MayAssign = r.sb.mayAssign
+	}
+	return h
 }
 
-// agentEvent turns what the commanders report into the run's events (Phase
-// 4) and counts the agents that started.
-func (r *runState) agentEvent(e commanders.AgentEvent) {
+// agentEvent turns what a commander reports into the run's events (Phase
+// 4), counts the agents that started and hands each worker's atom to the
+// sandbox bridge (before the worker's agent_finish event: the leakage and
+// breaker events it may emit come first).
+func (r *runState) agentEvent(commander string, e commanders.AgentEvent) {
 	a := e.Agent
+	if e.Kind == commanders.AgentFinished && e.Atom != nil && r.sb != nil {
+		r.sb.atomDone(commander, *e.Atom)
+	}
 	switch e.Kind {
 	case commanders.AgentStarted:
 		r.meter.noteLaunch(a.Role, a.ID)
