@@ -61,6 +61,15 @@ const (
 	Phase8  Phase = "8"   // action report and telemetry
 )
 
+var phaseNames = map[Phase]string{
+	Phase0: "intake", Phase1: "decomposition", Phase15: "seal", Phase2: "capsules", Phase3: "deployment",
+	Phase4: "execution", Phase5: "cross-review", Phase6: "shadow validation", Phase7: "consensus", Phase8: "output",
+}
+
+// Name is the phase's short name ("intake", "seal", "cross-review", ...);
+// "" for a phase this package does not define.
+func (p Phase) Name() string { return phaseNames[p] }
+
 // Event is one thing that happened in a run: one line of events.jsonl, and
 // what every Observer receives.
 //

@@ -123,3 +123,17 @@ func TestPayloadFieldOrder(t *testing.T) {
 		}
 	}
 }
+
+// Every phase has a name (the progress view shows it); an unknown one has
+// none rather than a made-up one.
+func TestPhaseNames(t *testing.T) {
+	got := map[nexus.Phase]string{}
+	for _, p := range []nexus.Phase{nexus.Phase0, nexus.Phase1, nexus.Phase15, nexus.Phase2, nexus.Phase3, nexus.Phase4, nexus.Phase5, nexus.Phase6, nexus.Phase7, nexus.Phase8, "9"} {
+		got[p] = p.Name()
+	}
+	want := map[nexus.Phase]string{"0": "intake", "1": "decomposition", "1.5": "seal", "2": "capsules", "3": "deployment",
+		"4": "execution", "5": "cross-review", "6": "shadow validation", "7": "consensus", "8": "output", "9": ""}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+}

@@ -14,11 +14,6 @@ import (
 	"github.com/swarm-dev/swarm/nexus"
 )
 
-var phaseNames = map[nexus.Phase]string{
-	"0": "intake", "1": "decomposition", "1.5": "seal", "2": "capsules", "3": "deployment",
-	"4": "execution", "5": "cross-review", "6": "shadow validation", "7": "consensus", "8": "output",
-}
-
 // progressView shows a run's progress: on a terminal a live block redrawn in
 // place (phase, a bar per commander, calls and cost so far); in a pipe or CI
 // plain lines, one per phase and per finished commander.
@@ -135,7 +130,7 @@ func (v *progressView) redraw() {
 	if v.lines > 0 {
 		fmt.Fprintf(&b, "\033[%dA", v.lines)
 	}
-	fmt.Fprintf(&b, "\033[2Kphase %s %-18s  calls %d  cost $%.4f  %s\n", v.phase, phaseNames[v.phase], v.calls, v.cost, time.Since(v.start).Round(100*time.Millisecond))
+	fmt.Fprintf(&b, "\033[2Kphase %s %-18s  calls %d  cost $%.4f  %s\n", v.phase, v.phase.Name(), v.calls, v.cost, time.Since(v.start).Round(100*time.Millisecond))
 	n := 1
 	for _, d := range v.plan.Domains {
 		c := v.perCmd[d]
