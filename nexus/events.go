@@ -75,7 +75,8 @@ func (p Phase) Name() string { return phaseNames[p] }
 //
 // Data is the kind's typed payload, nil for kinds that carry none
 // (phase_start, agent_start, cost_warning, breaker_trip, replay, the
-// phase_end of phases 0, 1.5 and 7). Switch on its type:
+// phase_end of phases 0, 1.5 and 7, a failure of the replays, which has no
+// class). Switch on its type:
 //
 //	switch d := e.Data.(type) {
 //	case nexus.CallData:
