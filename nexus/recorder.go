@@ -23,6 +23,7 @@ type recorder struct {
 
 	mu            sync.Mutex
 	cur           Phase
+	open          []Phase // entered and not yet left (4, 5 and 6 overlap)
 	interruptedIn Phase
 	done          <-chan struct{} // the context of the call under way (Seal, Run)
 }
@@ -46,7 +47,10 @@ func (r *recorder) phaseOf(ctx context.Context) Phase {
 }
 
 // watch makes the recorder note the phase the run is in when done closes
-// (an interruption): the first phase change after it records it.
+// (an interruption): the first phase change after it (or the run's end)
+// records the earliest phase still open then. While 4, 5 and 6 overlap,
+// that is the phase whose work was cut off first, whichever was entered
+// last.
 func (r *recorder) watch(done <-chan struct{}) {
 	r.mu.Lock()
 	r.done = done
@@ -55,21 +59,44 @@ func (r *recorder) watch(done <-chan struct{}) {
 
 func (r *recorder) enter(phase Phase, msg string) {
 	r.mu.Lock()
-	select {
-	case <-r.done:
-		if r.interruptedIn == "" {
-			r.interruptedIn = r.cur
-		}
-	default:
-	}
+	r.noteInterruption()
 	r.cur = phase
+	r.open = append(r.open, phase)
 	r.mu.Unlock()
 	r.emit(Event{Phase: phase, Kind: EvPhaseStart, Message: msg})
 }
 
 // leave ends phase; data is its phase_end payload (nil for none).
 func (r *recorder) leave(phase Phase, data Payload) {
+	r.mu.Lock()
+	r.noteInterruption()
+	r.open = slices.DeleteFunc(r.open, func(p Phase) bool { return p == phase })
+	r.mu.Unlock()
 	r.emit(Event{Phase: phase, Kind: EvPhaseEnd, Data: data})
+}
+
+// noteInterruption records, once done has closed, the earliest phase open
+// (else the phase entered last). r.mu is held.
+func (r *recorder) noteInterruption() {
+	if r.interruptedIn != "" {
+		return
+	}
+	select {
+	case <-r.done:
+	default:
+		return
+	}
+	r.interruptedIn = r.cur
+	for _, p := range r.open {
+		if phaseRank(p) < phaseRank(r.interruptedIn) {
+			r.interruptedIn = p
+		}
+	}
+}
+
+// phaseRank orders phases as the pipeline runs them.
+func phaseRank(p Phase) int {
+	return slices.Index([]Phase{Phase0, Phase1, Phase15, Phase2, Phase3, Phase4, Phase5, Phase6, Phase7, Phase8}, p)
 }
 
 // ended returns the phase the run is in and the one it was interrupted in
@@ -77,6 +104,7 @@ func (r *recorder) leave(phase Phase, data Payload) {
 func (r *recorder) ended() (phase, interruptedIn Phase) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.noteInterruption()
 	return r.cur, r.interruptedIn
 }
 
