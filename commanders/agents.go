@@ -167,7 +167,10 @@ type Hooks struct {
 	// concurrent use.
 	//
 	// Event receives what happens to the agents below the commander: an
-	// agent started or finished, a depth-guard refusal.
+	// agent started or finished (a worker with its atom, already
+	// redacted), a depth-guard refusal. It is the one stream of what
+	// happened; the other hooks are questions (MayLaunch, MayAssign) and a
+	// transformation (Redact).
 	Event func(AgentEvent)
 	// MayLaunch is asked before launching each child; false stops launching
 	// (cost ceiling, cancellation).
@@ -175,10 +178,8 @@ type Hooks struct {
 	// MayAssign is asked before a worker starts; false skips it (a circuit
 	// breaker stopped giving work to its model).
 	MayAssign func(a Agent) bool
-	// AtomDone sees every finished worker, already redacted.
-	AtomDone func(r AtomResult)
 	// Redact, when set, removes secrets from every atom as it arrives (before
-	// AtomDone, before the atom is stored or shown to the commander) and from
+	// Event sees it, before the atom is stored or shown to the commander) and from
 	// every bundle the commander writes; what it removed is kept in
 	// AtomResult.Leaks and Result.Leaks.
 	Redact Redactor
@@ -192,7 +193,7 @@ const (
 	// AgentStarted: the agent started (it was launched and assigned).
 	AgentStarted AgentEventKind = iota + 1
 	// AgentFinished: the agent finished, with Status and (when it failed)
-	// Class.
+	// Class; a worker that ran carries its Atom.
 	AgentFinished
 	// AgentRefused: the depth guard refused part of the agent's plan:
 	// it asked for Asked children, Allowed were run.
@@ -209,6 +210,9 @@ type AgentEvent struct {
 	Class  providers.Class
 	// Asked and Allowed (AgentRefused): children planned and allowed.
 	Asked, Allowed int
+	// Atom (AgentFinished of a worker that ran): what it produced, already
+	// redacted (Hooks.Redact). The receiver must not modify it.
+	Atom *AtomResult
 }
 
 // Commander runs one domain: plans shards, runs its children (squad leads and
@@ -382,14 +386,13 @@ func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i
 			}
 			r := w.do(wctx, c.Settings)
 			RedactAtom(&r, c.Hooks.Redact)
-			if c.Hooks.AtomDone != nil {
-				c.Hooks.AtomDone(r)
-			}
 			status := r.Atom.Status
 			if r.Failed {
 				status = "failed"
 			}
-			c.finished(a, status, r.Class)
+			if c.Hooks.Event != nil {
+				c.Hooks.Event(AgentEvent{Kind: AgentFinished, Agent: a, Status: status, Class: r.Class, Atom: &r})
+			}
 			out[i] = r
 			return nil
 		})

@@ -221,3 +221,52 @@ func TestConstraintsReachEveryCall(t *testing.T) {
 		}
 	}
 }
+
+// Each worker that ran finishes with its atom on the Event stream, already
+// redacted: the one stream a caller follows (the sandbox bridge takes
+// atoms from it) sees what the commander keeps, never the raw secret.
+func TestWorkerFinishCarriesItsRedactedAtom(t *testing.T) {
+	var calls atomic.Int32
+	p := fake(3, &calls)
+	var mu sync.Mutex // workers finish concurrently
+	atoms := map[string]AtomResult{}
+	redact := func(s string) (string, []Leak) {
+		if s == "done" {
+			return "[REDACTED:test]", []Leak{{Name: "test", Kind: "secret", Severity: "high"}}
+		}
+		return s, nil
+	}
+	c := &Commander{Agent: Agent{ID: "commander-testing", Role: RoleCommander, Provider: p}, Capsule: capsule(), Limits: Limits{Children: 3},
+		Hooks: Hooks{Redact: redact, Event: func(e AgentEvent) {
+			if e.Kind != AgentFinished {
+				return
+			}
+			if (e.Atom != nil) != (e.Agent.Role == RoleWorker) {
+				t.Errorf("%s (%s) finished with atom %v", e.Agent.ID, e.Agent.Role, e.Atom)
+			}
+			if e.Atom != nil {
+				mu.Lock()
+				atoms[e.Agent.ID] = *e.Atom
+				mu.Unlock()
+			}
+		}},
+		Worker: func(i, j int) Agent { return Agent{ID: fmt.Sprint("w", i, j), Role: RoleWorker, Provider: p} },
+	}
+	res := c.Run(t.Context())
+	if res.Failed {
+		t.Fatal(res.Error)
+	}
+	if len(atoms) != 3 || len(res.Atoms) != 3 {
+		t.Fatalf("%d atoms on the stream, %d in the result; want 3", len(atoms), len(res.Atoms))
+	}
+	for _, r := range res.Atoms {
+		got, ok := atoms[r.AgentID]
+		if !ok {
+			t.Errorf("%s: no atom on the stream", r.AgentID)
+			continue
+		}
+		if got.Atom.Content != "[REDACTED:test]" || len(got.Leaks) != 1 || got.Atom.Content != r.Atom.Content {
+			t.Errorf("%s: stream atom %q leaks %v, result atom %q", r.AgentID, got.Atom.Content, got.Leaks, r.Atom.Content)
+		}
+	}
+}

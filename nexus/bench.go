@@ -35,7 +35,7 @@ type BenchResult struct {
 
 // Bench runs a mission and measures the orchestrator: wall time, LLM calls,
 // the critical path (the longest chain of dependent calls the run actually
-// made, CriticalPathCalls) and wall / (critical path × latency).
+// made, criticalPathCalls) and wall / (critical path × latency).
 //
 // Every provider of the run is wrapped so that each call's own CPU is
 // measured on the OS thread that runs it (the goroutine is locked to its
@@ -64,7 +64,7 @@ func Bench(ctx context.Context, o Options, latency time.Duration) (BenchResult, 
 	b := BenchResult{Scale: res.Plan.Scale, Latency: latency, Wall: wall, Calls: res.Telemetry.Calls, Agents: res.Telemetry.Agents.Total,
 		CriticalPath: res.Telemetry.Critical.Calls}
 	if scale, err := o.Config.ScaleFor(res.Plan.Scale); err == nil {
-		c := EffectiveConcurrency(o.Config, res.Plan, scale)
+		c := effectiveConcurrency(o.Config, res.Plan, scale)
 		b.Concurrency, b.ConcurrencyRule = c.N, c.Rule
 	}
 	shape := bundleShape(res.Bundles)

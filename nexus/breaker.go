@@ -14,7 +14,7 @@ import (
 type breaker struct {
 	threshold int
 	cooldown  time.Duration
-	onTrip    func(open bool)
+	onTrip    func(ctx context.Context) // ctx: the call that tripped it
 
 	mu        sync.Mutex
 	failures  int
@@ -49,7 +49,7 @@ func (b *breaker) wrap(p providers.Provider) providers.Provider {
 		}
 		b.mu.Unlock()
 		if tripped && b.onTrip != nil {
-			b.onTrip(true)
+			b.onTrip(ctx)
 		}
 		return resp, err
 	})

@@ -96,7 +96,7 @@ func redactTranscript(tr Transcript) Transcript {
 // still in text (code patterns, which are reported, not removed) and the
 // secrets redacted from it. It returns the hit count. phase is the phase
 // the output belongs to (atoms arrive in Phase 4 while 5 and 6 run).
-func (m *missionSandbox) scan(phase, role, agent, model, text string, redacted []commanders.Leak) int {
+func (m *missionSandbox) scan(phase Phase, role, agent, model, text string, redacted []commanders.Leak) int {
 	hits := m.detector.Scan(text)
 	for _, l := range redacted {
 		h := boundary.Hit{Kind: l.Kind, Name: l.Name}
@@ -118,7 +118,7 @@ func (m *missionSandbox) scan(phase, role, agent, model, text string, redacted [
 		names = append(names, h.Name)
 	}
 	m.emit(Event{Phase: phase, Kind: EvLeakage, Role: role, AgentID: agent, Model: model,
-		Message: fmt.Sprintf("%d leakage hits: %s", len(hits), strings.Join(names, ", ")), Data: map[string]any{"hits": len(hits), "max_severity": boundary.MaxSeverity(hits).String()}})
+		Message: fmt.Sprintf("%d leakage hits: %s", len(hits), strings.Join(names, ", ")), Data: LeakageData{Hits: len(hits), MaxSeverity: boundary.MaxSeverity(hits).String()}})
 	return len(hits)
 }
 
@@ -159,7 +159,7 @@ func (m *missionSandbox) mayAssign(a commanders.Agent) bool {
 
 // finish bridges the bundles and returns sandbox.json's content; th is the
 // hardening threshold, phase the phase the run is in.
-func (m *missionSandbox) finish(res *Result, th float64, phase string) sandbox.MissionReport {
+func (m *missionSandbox) finish(res *Result, th float64, phase Phase) sandbox.MissionReport {
 	for _, o := range res.Bundles {
 		mb := sandbox.MissionBundle{ID: o.ID, Agent: o.Commander, Model: o.Model, Failed: o.Failed, Salvaged: o.Salvaged,
 			Coverage: o.Formula.Coverage, Retries: o.Repairs, ReviewerConflicts: o.Review.Conflicts, SchemaViolations: o.SchemaFails,
@@ -214,7 +214,7 @@ func (m *missionSandbox) audit(ctx context.Context, judge *shadow.Judge, env *sh
 		m.mu.Lock()
 		m.bridge.Audit(rec)
 		m.mu.Unlock()
-		m.emit(Event{Phase: Phase6, Kind: EvAudit, Data: map[string]any{"bundle_id": o.ID, "original": rec.Original, "audited": rec.Audited, "agreement": rec.Agree}})
+		m.emit(Event{Phase: Phase6, Kind: EvAudit, Data: AuditData{BundleID: o.ID, Original: rec.Original, Audited: rec.Audited, Agreement: rec.Agree}})
 	}
 }
 

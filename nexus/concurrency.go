@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// RunConcurrency is how many LLM calls a run keeps in flight at once (the
+// runConcurrency is how many LLM calls a run keeps in flight at once (the
 // run-wide bound the commanders, squad leads and workers share) and why.
-type RunConcurrency struct {
+type runConcurrency struct {
 	N int `json:"concurrency"`
 	// Rule says where N came from: "providers" (the roster's provider
 	// limits), "scale" (the scale's concurrency, lower than the providers'
@@ -18,7 +18,7 @@ type RunConcurrency struct {
 	Detail string `json:"detail"`
 }
 
-// EffectiveConcurrency derives the run-wide bound on LLM calls in flight.
+// effectiveConcurrency derives the run-wide bound on LLM calls in flight.
 //
 // Each provider kind of the roster accepts at most cap(kind) calls at once:
 // its max_concurrency, and, when it has a requests_per_minute limit and the
@@ -36,7 +36,7 @@ type RunConcurrency struct {
 // guard on goroutines and sockets), never a reason to run below what the
 // providers accept when it is set at least as high as the scale's widest
 // layer, as the shipped defaults are.
-func EffectiveConcurrency(cfg *Config, p Plan, scale Scale) RunConcurrency {
+func effectiveConcurrency(cfg *Config, p Plan, scale Scale) runConcurrency {
 	ceiling := max(1, scale.Concurrency)
 	workerTimeout := scale.Timeouts.Worker
 	if f := cfg.Personalities[p.Personality].TimeoutFactor; f > 0 {
@@ -63,9 +63,9 @@ func EffectiveConcurrency(cfg *Config, p Plan, scale Scale) RunConcurrency {
 	}
 	detail := strings.Join(parts, ", ")
 	if bounded && sum < ceiling {
-		return RunConcurrency{N: max(1, sum), Rule: "providers", Detail: detail}
+		return runConcurrency{N: max(1, sum), Rule: "providers", Detail: detail}
 	}
-	return RunConcurrency{N: ceiling, Rule: "scale", Detail: fmt.Sprintf("scale concurrency %d (providers: %s)", ceiling, detail)}
+	return runConcurrency{N: ceiling, Rule: "scale", Detail: fmt.Sprintf("scale concurrency %d (providers: %s)", ceiling, detail)}
 }
 
 // rosterKinds lists the distinct provider kinds of a roster, in roster order.

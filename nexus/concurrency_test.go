@@ -1,4 +1,4 @@
-package nexus_test
+package nexus
 
 import (
 	"testing"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -36,17 +35,17 @@ func TestEffectiveConcurrencyFollowsTheProvidersLimits(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := nexus.LoadConfig("", nil)
+			cfg, err := LoadConfig("", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			cfg.Providers = tc.kinds
-			roster, err := nexus.ResolveRoster(cfg, providers.Ref{Kind: "mock", Model: "honest"}, tc.models)
+			roster, err := ResolveRoster(cfg, providers.Ref{Kind: "mock", Model: "honest"}, tc.models)
 			if err != nil {
 				t.Fatal(err)
 			}
-			scale := nexus.Scale{Concurrency: tc.scale, Timeouts: nexus.Timeouts{Worker: 3 * time.Minute}}
-			got := nexus.EffectiveConcurrency(cfg, nexus.Plan{Roster: roster, Personality: "balanced"}, scale)
+			scale := Scale{Concurrency: tc.scale, Timeouts: Timeouts{Worker: 3 * time.Minute}}
+			got := effectiveConcurrency(cfg, Plan{Roster: roster, Personality: "balanced"}, scale)
 			if diff := cmp.Diff([2]any{tc.wantN, tc.wantRule}, [2]any{got.N, got.Rule}); diff != "" {
 				t.Errorf("%s (-want +got):\n%s\ndetail: %s", tc.why, diff, got.Detail)
 			}
@@ -57,18 +56,18 @@ func TestEffectiveConcurrencyFollowsTheProvidersLimits(t *testing.T) {
 // The shipped defaults must not hold a scale's widest layer back: on the
 // mock, every worker of ss-250 can be in flight at once.
 func TestDefaultConcurrencyTakesTheWidestLayerAtOnce(t *testing.T) {
-	cfg, err := nexus.LoadConfig("", nil)
+	cfg, err := LoadConfig("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"ss-50", "ss-100", "ss-250"} {
-		m, err := nexus.Prepare(nexus.Options{Config: cfg, Mission: "# m\n- a\n- b\n- c\n- d\n- e\n", Scale: name, Provider: providers.Ref{Kind: "mock", Model: "honest"}})
+		m, err := Prepare(Options{Config: cfg, Mission: "# m\n- a\n- b\n- c\n- d\n- e\n", Scale: name, Provider: providers.Ref{Kind: "mock", Model: "honest"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		plan := m.Plan()
 		scale, _ := cfg.ScaleFor(name)
-		got := nexus.EffectiveConcurrency(cfg, plan, scale)
+		got := effectiveConcurrency(cfg, plan, scale)
 		if widest := max(plan.Workers, plan.SquadLeads); got.N < widest {
 			t.Errorf("%s: concurrency %d (%s) below its widest layer of %d agents", name, got.N, got.Detail, widest)
 		}

@@ -18,9 +18,9 @@ const (
 	TierUnique    = "UNIQUE"
 )
 
-// Tier classifies a bundle's review score (median reviewer total / 10). A
+// tier classifies a bundle's review score (median reviewer total / 10). A
 // bundle with fewer than two reviews is UNIQUE: there is nothing to agree on.
-func Tier(score float64, reviews int, c ConsensusConfig) string {
+func tier(score float64, reviews int, c ConsensusConfig) string {
 	switch {
 	case reviews < 2:
 		return TierUnique
@@ -44,20 +44,20 @@ type FormulaInputs struct {
 	Atoms        int     `json:"atoms"`
 }
 
-// Formula computes max(0, wc·confidence + we·evidence + ws·scope + wv·coverage
+// formula computes max(0, wc·confidence + we·evidence + ws·scope + wv·coverage
 // − min(cap, cap·conflict_rate)).
-func Formula(in FormulaInputs, c ConsensusConfig) float64 {
+func formula(in FormulaInputs, c ConsensusConfig) float64 {
 	w := c.Weights
 	v := w.Confidence*in.Confidence + w.Evidence*in.Evidence + w.Scope*in.Scope + w.Coverage*in.Coverage -
 		math.Min(c.ConflictCap, c.ConflictCap*in.ConflictRate)
 	return math.Max(0, v)
 }
 
-// FormulaFromAtoms derives the formula's terms from a commander's atoms and
+// formulaFromAtoms derives the formula's terms from a commander's atoms and
 // bundle. Atoms with identical content (by SHA-256) count once; when every
 // unique atom is complete and their confidences are within 0.1 of each other
 // the confidence gets the unanimity boost (capped at 1).
-func FormulaFromAtoms(atoms []commanders.AtomResult, b commanders.Bundle, aspects []string, conflicts, reviews int, c ConsensusConfig) FormulaInputs {
+func formulaFromAtoms(atoms []commanders.AtomResult, b commanders.Bundle, aspects []string, conflicts, reviews int, c ConsensusConfig) FormulaInputs {
 	in := FormulaInputs{Atoms: len(atoms)}
 	seen := map[[32]byte]bool{}
 	var logSum float64
@@ -99,15 +99,15 @@ func FormulaFromAtoms(atoms []commanders.AtomResult, b commanders.Bundle, aspect
 	if len(atoms) > 0 {
 		in.Scope = float64(complete) / float64(len(atoms))
 	}
-	in.Coverage = Coverage(b.Text(), aspects)
+	in.Coverage = coverage(b.Text(), aspects)
 	if reviews > 0 {
 		in.ConflictRate = math.Min(1, float64(conflicts)/float64(reviews))
 	}
 	return in
 }
 
-// Coverage is the share of aspects named (case-insensitively) in text.
-func Coverage(text string, aspects []string) float64 {
+// coverage is the share of aspects named (case-insensitively) in text.
+func coverage(text string, aspects []string) float64 {
 	if len(aspects) == 0 {
 		return 0
 	}
@@ -151,13 +151,13 @@ type MetaReview struct {
 	Herding     bool    `json:"herding"`
 }
 
-// MetaReviewAll applies the meta-review to all records: per-reviewer
+// metaReviewAll applies the meta-review to all records: per-reviewer
 // inflation/deflation correction (a reviewer's mean offset from the others
 // on the same bundles is removed), rubber-stamp detection (a reviewer giving
 // the same high total to every bundle gets half weight) and herding (every
 // reviewer of a bundle identical to the first one's total while the run's
 // spread is wide). Offsets need at least three reviewers of a bundle. It returns the per-bundle results and the corrections.
-func MetaReviewAll(records []ReviewRecord) (map[string]MetaReview, []ReviewRecord, []Correction) {
+func metaReviewAll(records []ReviewRecord) (map[string]MetaReview, []ReviewRecord, []Correction) {
 	byBundle := map[string][]int{}
 	byReviewer := map[string][]int{}
 	for i := range records {

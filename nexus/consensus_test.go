@@ -28,8 +28,8 @@ func TestTier(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Tier(tc.score, tc.reviews, defaultConsensus); got != tc.want {
-				t.Errorf("Tier(%v, %d) = %s, want %s", tc.score, tc.reviews, got, tc.want)
+			if got := tier(tc.score, tc.reviews, defaultConsensus); got != tc.want {
+				t.Errorf("tier(%v, %d) = %s, want %s", tc.score, tc.reviews, got, tc.want)
 			}
 		})
 	}
@@ -49,7 +49,7 @@ func TestFormula(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Formula(tc.in, defaultConsensus); math.Abs(got-tc.want) > 1e-12 {
+			if got := formula(tc.in, defaultConsensus); math.Abs(got-tc.want) > 1e-12 {
 				t.Errorf("Formula = %v, want %v", got, tc.want)
 			}
 		})
@@ -70,7 +70,7 @@ func TestFormulaFromAtoms(t *testing.T) {
 			atom("b", 0.4, commanders.StatusPartial),
 			{Failed: true},
 		}
-		got := FormulaFromAtoms(atoms, b, aspects, 1, 4, defaultConsensus)
+		got := formulaFromAtoms(atoms, b, aspects, 1, 4, defaultConsensus)
 		want := FormulaInputs{Confidence: math.Sqrt(0.9 * 0.4), Evidence: 0.5, Scope: 0.5, Coverage: 2.0 / 3, ConflictRate: 0.25, UniqueAtoms: 2, Atoms: 4}
 		if d := cmp.Diff(want, got, cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) < 1e-12 })); d != "" {
 			t.Errorf("(-want +got)\n%s", d)
@@ -78,7 +78,7 @@ func TestFormulaFromAtoms(t *testing.T) {
 	})
 	t.Run("unanimous complete atoms get the boost", func(t *testing.T) {
 		atoms := []commanders.AtomResult{atom("a", 0.8, commanders.StatusComplete, "e"), atom("b", 0.85, commanders.StatusComplete, "e")}
-		got := FormulaFromAtoms(atoms, b, aspects, 0, 2, defaultConsensus)
+		got := formulaFromAtoms(atoms, b, aspects, 0, 2, defaultConsensus)
 		if want := math.Sqrt(0.8*0.85) + 0.05; math.Abs(got.Confidence-want) > 1e-12 {
 			t.Errorf("confidence = %v, want %v", got.Confidence, want)
 		}
@@ -97,7 +97,7 @@ func TestMetaReviewCorrectsInflationAndRubberStamps(t *testing.T) {
 		{Reviewer: "r2", BundleID: "b", Card: card(4)},
 		{Reviewer: "r3", BundleID: "b", Card: card(9)}, // and by 5 on b: identical high totals -> rubber stamp
 	}
-	meta, out, corr := MetaReviewAll(recs)
+	meta, out, corr := metaReviewAll(recs)
 	kinds := map[string]string{}
 	for _, c := range corr {
 		kinds[c.Kind] = c.Reviewer
@@ -133,7 +133,7 @@ func TestSelectDomains(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if d := cmp.Diff(tc.want, SelectDomains(tc.mission, tc.n, tc.min)); d != "" {
+			if d := cmp.Diff(tc.want, selectDomains(tc.mission, tc.n, tc.min)); d != "" {
 				t.Errorf("(-want +got)\n%s", d)
 			}
 		})
@@ -163,9 +163,9 @@ func TestConsensusByHand(t *testing.T) {
 			atom("b", 0.4, commanders.StatusPartial),
 			{Failed: true},
 		}
-		in := FormulaFromAtoms(atoms, b, []string{"token rotation", "audit logging", "rollback"}, 1, 4, defaultConsensus)
+		in := formulaFromAtoms(atoms, b, []string{"token rotation", "audit logging", "rollback"}, 1, 4, defaultConsensus)
 		near("confidence", in.Confidence, 0.6)
-		near("formula", Formula(in, defaultConsensus), 0.49)
+		near("formula", formula(in, defaultConsensus), 0.49)
 		if in.UniqueAtoms != 2 {
 			t.Errorf("unique atoms = %d, want 2", in.UniqueAtoms)
 		}
@@ -177,14 +177,14 @@ func TestConsensusByHand(t *testing.T) {
 		atoms := []commanders.AtomResult{
 			atom("x", 0.8, commanders.StatusComplete, "e"), atom("y", 0.8, commanders.StatusComplete, "e"), atom("z", 0.85, commanders.StatusComplete, "e"),
 		}
-		in := FormulaFromAtoms(atoms, commanders.Bundle{Content: "rollback"}, []string{"rollback"}, 5, 2, defaultConsensus)
+		in := formulaFromAtoms(atoms, commanders.Bundle{Content: "rollback"}, []string{"rollback"}, 5, 2, defaultConsensus)
 		conf := math.Cbrt(0.8*0.8*0.85) + 0.05
 		near("confidence", in.Confidence, conf)
-		near("formula", Formula(in, defaultConsensus), 0.40*conf+0.30+0.15+0.15-0.30)
+		near("formula", formula(in, defaultConsensus), 0.40*conf+0.30+0.15+0.15-0.30)
 	})
 	t.Run("no boost when an atom failed", func(t *testing.T) {
 		atoms := []commanders.AtomResult{atom("x", 0.8, commanders.StatusComplete, "e"), atom("y", 0.8, commanders.StatusComplete, "e"), {Failed: true}}
-		in := FormulaFromAtoms(atoms, commanders.Bundle{}, []string{"rollback"}, 0, 2, defaultConsensus)
+		in := formulaFromAtoms(atoms, commanders.Bundle{}, []string{"rollback"}, 0, 2, defaultConsensus)
 		near("confidence", in.Confidence, 0.8)
 		near("scope", in.Scope, 2.0/3)
 	})
@@ -196,7 +196,7 @@ func TestConsensusByHand(t *testing.T) {
 			{Reviewer: "r1", BundleID: "a", Card: card(6)}, {Reviewer: "r2", BundleID: "a", Card: card(5)}, {Reviewer: "r3", BundleID: "a", Card: card(9)},
 			{Reviewer: "r1", BundleID: "b", Card: card(4)}, {Reviewer: "r2", BundleID: "b", Card: card(4)}, {Reviewer: "r3", BundleID: "b", Card: card(9)},
 		}
-		meta, out, _ := MetaReviewAll(recs)
+		meta, out, _ := metaReviewAll(recs)
 		// r3's offsets from the bundles' medians: 9−6 = 3 and 9−4 = 5, mean 4:
 		// its totals become 5 and 5, at half weight (rubber stamp). r2's mean
 		// offset (−1 + 0)/2 = −0.5 is under 1 and stays uncorrected.
@@ -215,10 +215,10 @@ func TestConsensusByHand(t *testing.T) {
 		m := (6.0 + 5 + 9) / 3
 		sd := math.Sqrt(((6-m)*(6-m) + (5-m)*(5-m) + (9-m)*(9-m)) / 3)
 		near("a reliability", meta["a"].Reliability, 1-sd/5)
-		if got := Tier(meta["a"].Score, meta["a"].Reviews, defaultConsensus); got != TierMajority {
+		if got := tier(meta["a"].Score, meta["a"].Reviews, defaultConsensus); got != TierMajority {
 			t.Errorf("a tier = %s, want MAJORITY at 0.5", got)
 		}
-		if got := Tier(meta["b"].Score, meta["b"].Reviews, defaultConsensus); got != TierConflict {
+		if got := tier(meta["b"].Score, meta["b"].Reviews, defaultConsensus); got != TierConflict {
 			t.Errorf("b tier = %s, want CONFLICT at 0.4", got)
 		}
 	})
@@ -232,7 +232,7 @@ func TestConsensusByHand(t *testing.T) {
 			{Reviewer: "r1", BundleID: "h", Card: card(7)}, {Reviewer: "r2", BundleID: "h", Card: card(7)}, {Reviewer: "r3", BundleID: "h", Card: card(7)},
 			{Reviewer: "r1", BundleID: "x", Card: card(2)}, {Reviewer: "r2", BundleID: "x", Card: card(9)}, {Reviewer: "r3", BundleID: "x", Card: card(3)},
 		}
-		meta, _, corr := MetaReviewAll(recs)
+		meta, _, corr := metaReviewAll(recs)
 		found := false
 		for _, c := range corr {
 			found = found || (c.Kind == "herding" && c.BundleID == "h")

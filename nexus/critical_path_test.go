@@ -1,41 +1,39 @@
-package nexus_test
+package nexus
 
 import (
 	"testing"
-
-	"github.com/swarm-dev/swarm/nexus"
 )
 
 func TestCriticalPathCountsWhatIsSerial(t *testing.T) {
-	flat := nexus.Plan{Commanders: 5, Reviewers: 8}
-	squads := nexus.Plan{Commanders: 5, Reviewers: 10, WorkersPerLead: 5}
+	flat := Plan{Commanders: 5, Reviewers: 8}
+	squads := Plan{Commanders: 5, Reviewers: 10, WorkersPerLead: 5}
 	tests := []struct {
 		name  string
 		why   string
-		plan  nexus.Plan
-		shape nexus.PathShape
+		plan  Plan
+		shape pathShape
 		want  int
 	}{
 		{"flat", "decompose, seal, plan, worker, bundle, judge (the last review beside it), synthesis",
-			flat, nexus.PathShape{JudgeCalls: 1}, 7},
+			flat, pathShape{JudgeCalls: 1}, 7},
 		{"squad leads", "the squad lead's micro briefs come between plan and worker",
-			squads, nexus.PathShape{JudgeCalls: 1}, 8},
+			squads, pathShape{JudgeCalls: 1}, 8},
 		{"hardening", "each cycle revises and re-judges after the first judgement",
-			flat, nexus.PathShape{JudgeCalls: 1, HardeningCycles: 2}, 11},
+			flat, pathShape{JudgeCalls: 1, HardeningCycles: 2}, 11},
 		{"per-criterion judge", "a judgement of 8 criteria one by one is 8 calls in a row",
-			flat, nexus.PathShape{JudgeCalls: 8}, 14},
+			flat, pathShape{JudgeCalls: 8}, 14},
 		{"shadow scoring off", "without a judge the last review pair is what Phase 7 waits for",
-			flat, nexus.PathShape{}, 7},
+			flat, pathShape{}, 7},
 		{"one commander, no judge", "one bundle has nothing to be compared with: nothing follows it but the synthesis",
-			nexus.Plan{Commanders: 1, Reviewers: 3}, nexus.PathShape{}, 6},
+			Plan{Commanders: 1, Reviewers: 3}, pathShape{}, 6},
 		{"preset envelope", "compare reuses the decomposition and the seal: no call in Phases 1 and 1.5",
-			flat, nexus.PathShape{JudgeCalls: 1, Preset: true}, 5},
+			flat, pathShape{JudgeCalls: 1, Preset: true}, 5},
 		{"quarantine", "the re-review follows the gate",
-			flat, nexus.PathShape{JudgeCalls: 1, Quarantine: true}, 8},
+			flat, pathShape{JudgeCalls: 1, Quarantine: true}, 8},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := nexus.CriticalPathCalls(tc.plan, tc.shape); got != tc.want {
+			if got := criticalPathCalls(tc.plan, tc.shape); got != tc.want {
 				t.Errorf("%s: got %d, want %d", tc.why, got, tc.want)
 			}
 		})

@@ -17,29 +17,44 @@
 //	res, err := nexus.Run(ctx, nexus.Options{
 //		Config: cfg, Registry: reg,
 //		Mission: "Plan the migration of ...", Scale: "ss-50",
-//		Provider: "mock:honest",                   // every role; Models overrides one role
+//		Provider: providers.Ref{Kind: "mock", Model: "honest"}, // every role; Models overrides one role
 //		OutDir:   dir,
 //	})
 //
 // Run returns a *Result: the plan (agents, roster), the decomposition, one
 // BundleOutcome per domain (bundle, Shadow Score, gate decision, review
 // score, tier, formula score), the reviews and meta-review corrections, the
-// synthesis and the Telemetry. Options.Observers receive every Event as it
-// happens (the CLI's progress view and --json use them). The run directory
-// (Options.OutDir) is written as the run goes; errors wrapping ErrBadInput
-// are the caller's input, ErrInterrupted means ctx was cancelled and the
-// partial Result and directory hold what existed.
+// synthesis and the Telemetry. The run directory (Options.OutDir) is
+// written as the run goes; errors wrapping ErrBadInput are the caller's
+// input, ErrInterrupted means ctx was cancelled and the partial Result and
+// directory hold what existed.
 //
 // # Two steps
 //
 // Prepare does Phase 0 alone (the Plan: agents, roster, domains; no LLM
 // call, nothing written), so a caller can show or check the plan first;
 // Mission.Seal runs Phases 1 and 1.5 and returns the Sealed decomposition
-// and envelope; Mission.Run runs the rest. Several missions can be judged
-// against one envelope: seal one, Close it, and hand the Sealed value to
-// the others' RunSealed (this is how `swarm compare` runs its contenders).
-// Run is Prepare followed by Mission.Run.
+// and envelope; Mission.Run runs the rest (sealing first if Seal was not
+// called). Several missions can be judged against one envelope: seal one,
+// Close it, and hand the Sealed value to the others' Mission.RunSealed
+// (this is how `swarm compare` runs its contenders). Run is Prepare
+// followed by Mission.Run.
 //
-// Consensus maths (Median, Tier, Formula, FormulaFromAtoms, MetaReviewAll)
-// are usable on their own.
+// # Events and observers
+//
+// Everything a run does is an Event: a phase starting or ending, an LLM
+// call, an agent starting or finishing, the seal, a judgement, a gate
+// decision, a cost-ceiling mark, a breaker trip, the run's end. Each is
+// written to events.jsonl and handed, in order, to every Observer
+// (Options.Observers, Mission.Observe; ObserverFunc adapts a function).
+// Event.Kind says what happened, Event.Phase in which phase (a Phase
+// constant: phases 4, 5 and 6 overlap, and an event carries the phase its
+// work belongs to), and Event.Data holds the kind's typed payload: CallData
+// for an llm_call, GateData for a gate, SealedData for the seal,
+// PhaseNEnd for the end of phase N, and so on (nil for kinds without one).
+// Observers switch on its type.
+// An events.jsonl line decodes back into the same typed Event
+// (json.Unmarshal), and CommittedHashes reads the seal from a run
+// directory's events. The swarm CLI's progress view, its --json stream and
+// its log, and compare's per-contender call tally are all Observers.
 package nexus

@@ -4,42 +4,48 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"maps"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"time"
 
+	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
 )
 
+// Kind says what an Event reports.
+type Kind string
+
 // Event kinds.
 const (
-	EvPhaseStart      = "phase_start"
-	EvPhaseEnd        = "phase_end"
-	EvBriefing        = "briefing"
-	EvLLMCall         = "llm_call"
-	EvAgentStart      = "agent_start"
-	EvAgentFinish     = "agent_finish"
-	EvSealed          = "sealed"
-	EvEnvelopeCheck   = "envelope_check"
-	EvJudged          = "judged"
-	EvHardening       = "hardening"
-	EvGate            = "gate"
-	EvReview          = "review"
-	EvScoreCorrection = "score_correction"
-	EvCostWarning     = "cost_warning"
-	EvCostStop        = "cost_stop"
-	EvBreakerTrip     = "breaker_trip"
-	EvAudit           = "audit"
-	EvDepthGuard      = "depth_guard_refusal"
-	EvFailure         = "failure"
-	EvLeakage         = "leakage"
-	EvRunEnd          = "run_end"
+	EvPhaseStart      Kind = "phase_start"
+	EvPhaseEnd        Kind = "phase_end"
+	EvBriefing        Kind = "briefing"
+	EvLLMCall         Kind = "llm_call"
+	EvAgentStart      Kind = "agent_start"
+	EvAgentFinish     Kind = "agent_finish"
+	EvSealed          Kind = "sealed"
+	EvEnvelopeCheck   Kind = "envelope_check"
+	EvJudged          Kind = "judged"
+	EvHardening       Kind = "hardening"
+	EvGate            Kind = "gate"
+	EvReview          Kind = "review"
+	EvScoreCorrection Kind = "score_correction"
+	EvCostWarning     Kind = "cost_warning"
+	EvCostStop        Kind = "cost_stop"
+	EvBreakerTrip     Kind = "breaker_trip"
+	EvAudit           Kind = "audit"
+	EvDepthGuard      Kind = "depth_guard_refusal"
+	EvFailure         Kind = "failure"
+	EvLeakage         Kind = "leakage"
+	EvReplay          Kind = "replay"
+	EvRunEnd          Kind = "run_end"
 )
 
 // Phase names a pipeline phase, as events.jsonl and Result.Phase write it.
-type Phase = string
+type Phase string
 
 // The phases of a run.
 const (
@@ -55,17 +61,134 @@ const (
 	Phase8  Phase = "8"   // action report and telemetry
 )
 
-// Event is one line of events.jsonl.
+var phaseNames = map[Phase]string{
+	Phase0: "intake", Phase1: "decomposition", Phase15: "seal", Phase2: "capsules", Phase3: "deployment",
+	Phase4: "execution", Phase5: "cross-review", Phase6: "shadow validation", Phase7: "consensus", Phase8: "output",
+}
+
+// Name is the phase's short name ("intake", "seal", "cross-review", ...);
+// "" for a phase this package does not define.
+func (p Phase) Name() string { return phaseNames[p] }
+
+// Event is one thing that happened in a run: one line of events.jsonl, and
+// what every Observer receives.
+//
+// Data is the kind's typed payload, nil for kinds that carry none
+// (phase_start, agent_start, cost_warning, breaker_trip, replay, the
+// phase_end of phases 0, 1.5 and 7, a failure of the replays, which has no
+// class). Switch on its type:
+//
+//	switch d := e.Data.(type) {
+//	case nexus.CallData:
+//		cost += d.CostUSD
+//	case nexus.GateData:
+//		fmt.Println(d.BundleID, d.Action)
+//	}
+//
+// Each kind has one payload type (see the *Data types); a phase_end's
+// payload depends on the phase (Phase1End ... Phase8End).
 type Event struct {
-	Seq     int64          `json:"seq"`
-	Time    time.Time      `json:"time"`
-	Phase   Phase          `json:"phase,omitempty"`
-	Kind    string         `json:"kind"`
-	Role    string         `json:"role,omitempty"`
-	AgentID string         `json:"agent_id,omitempty"`
-	Model   string         `json:"model,omitempty"`
-	Message string         `json:"message,omitempty"`
-	Data    map[string]any `json:"data,omitempty"`
+	Seq     int64     `json:"seq"`
+	Time    time.Time `json:"time"`
+	Phase   Phase     `json:"phase,omitempty"`
+	Kind    Kind      `json:"kind"`
+	Role    string    `json:"role,omitempty"`
+	AgentID string    `json:"agent_id,omitempty"`
+	Model   string    `json:"model,omitempty"`
+	Message string    `json:"message,omitempty"`
+	Data    Payload   `json:"data,omitempty"`
+}
+
+// Payload is an event's typed content: one of this package's *Data and
+// PhaseNEnd types (or RawData for a kind this version does not know).
+type Payload interface{ payload() }
+
+// UnmarshalJSON reads an events.jsonl line: the payload type follows the
+// kind (and, for phase_end, the phase); data of a kind this version does not
+// know is kept as RawData.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	type plain Event
+	var w struct {
+		plain
+		Data json.RawMessage `json:"data,omitempty"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*e = Event(w.plain)
+	e.Data = nil
+	if len(w.Data) == 0 || string(w.Data) == "null" {
+		return nil
+	}
+	p, err := decodePayload(e.Kind, e.Phase, w.Data)
+	if err != nil {
+		return fmt.Errorf("event %d (%s): data: %w", e.Seq, e.Kind, err)
+	}
+	e.Data = p
+	return nil
+}
+
+func decodePayload(k Kind, ph Phase, raw json.RawMessage) (Payload, error) {
+	switch k {
+	case EvBriefing:
+		return decodeAs[BriefingData](raw)
+	case EvLLMCall:
+		return decodeAs[CallData](raw)
+	case EvAgentFinish:
+		return decodeAs[AgentFinishData](raw)
+	case EvDepthGuard:
+		return decodeAs[DepthGuardData](raw)
+	case EvFailure:
+		return decodeAs[FailureData](raw)
+	case EvLeakage:
+		return decodeAs[LeakageData](raw)
+	case EvAudit:
+		return decodeAs[AuditData](raw)
+	case EvScoreCorrection:
+		return decodeAs[ScoreCorrectionData](raw)
+	case EvCostStop:
+		return decodeAs[CostStopData](raw)
+	case EvReview:
+		return decodeAs[ReviewData](raw)
+	case EvSealed:
+		return decodeAs[SealedData](raw)
+	case EvEnvelopeCheck:
+		return decodeAs[EnvelopeCheckData](raw)
+	case EvJudged:
+		return decodeAs[JudgedData](raw)
+	case EvHardening:
+		return decodeAs[HardeningData](raw)
+	case EvGate:
+		return decodeAs[GateData](raw)
+	case EvRunEnd:
+		return decodeAs[RunEndData](raw)
+	case EvPhaseEnd:
+		switch ph {
+		case Phase1:
+			return decodeAs[Phase1End](raw)
+		case Phase2:
+			return decodeAs[Phase2End](raw)
+		case Phase3:
+			return decodeAs[Phase3End](raw)
+		case Phase4:
+			return decodeAs[Phase4End](raw)
+		case Phase5:
+			return decodeAs[Phase5End](raw)
+		case Phase6:
+			return decodeAs[Phase6End](raw)
+		case Phase8:
+			return decodeAs[Phase8End](raw)
+		}
+	}
+	return RawData(append([]byte(nil), raw...)), nil
+}
+
+func decodeAs[T Payload](raw json.RawMessage) (Payload, error) {
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 type phaseKey struct{}
@@ -73,21 +196,33 @@ type phaseKey struct{}
 // withPhase tags ctx with the phase its work belongs to. Phases 4, 5 and 6
 // run side by side, so the phase entered last does not say which one an LLM
 // call or a review belongs to.
-func withPhase(ctx context.Context, phase string) context.Context {
+func withPhase(ctx context.Context, phase Phase) context.Context {
 	return context.WithValue(ctx, phaseKey{}, phase)
 }
 
-// Observer receives every event as it is emitted (progress views, --json).
+// Observer receives every event of a run as it is emitted. Every consumer
+// of a run's events is one: the CLI's progress view, its --json stream and
+// its log, compare's per-contender call tally, a user's own code.
 // Observers are called one event at a time, in seq order; they must return
-// quickly and must not start a run of their own.
-type Observer func(Event)
+// quickly, must not start a run of their own and must not keep e.Data's
+// slices beyond the call without copying them.
+type Observer interface {
+	Observe(e Event)
+}
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(Event)
+
+// Observe calls f(e).
+func (f ObserverFunc) Observe(e Event) { f(e) }
 
 // eventLog streams events: each is written to events.jsonl (each line
 // flushed, so an interrupted run leaves a readable log) and handed to the
 // observers, then dropped, so a run's memory does not grow with its events.
 // Whatever needs aggregates keeps its own (the run's usage accounting, the
-// sandbox bridge) or reads events.jsonl (compare). Only with keep (tests and
-// audits: Options.KeepEvents) are the events also kept for Result.Events.
+// sandbox bridge) or observes the stream (compare). Only with keep (tests
+// and audits: Options.KeepEvents) are the events also kept for
+// Result.Events.
 type eventLog struct {
 	mu        sync.Mutex
 	f         *os.File
@@ -100,7 +235,7 @@ type eventLog struct {
 }
 
 func newEventLog(path string, now func() time.Time, keep bool, obs ...Observer) (*eventLog, error) {
-	f, err := openLog(path, 0o644)
+	f, err := rundir.OpenLog(path, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -128,32 +263,41 @@ func (l *eventLog) emit(e Event) {
 	// Deliver under the lock so observers (the --json stream, the progress
 	// view) see events in seq order.
 	for _, o := range l.observers {
-		o(e)
+		o.Observe(e)
 	}
 	l.mu.Unlock()
 }
 
 // redactEvent scrubs secrets (configured keys, bearer tokens) from an
-// event's message and string data before it is written or observed: the
-// registry and the recorder scrub provider errors already, this covers any
-// other text that reaches an event.
+// event's message and the string fields of its payload before it is
+// written or observed: the registry and the recorder scrub provider errors
+// already, this covers any other text that reaches an event.
 func redactEvent(e Event) Event {
 	e.Message = providers.Redact(e.Message)
-	var data map[string]any
-	for k, v := range e.Data {
-		s, ok := v.(string)
-		if !ok {
+	if e.Data == nil {
+		return e
+	}
+	v := reflect.ValueOf(e.Data)
+	if v.Kind() != reflect.Struct {
+		return e
+	}
+	var c reflect.Value // a copy, made when a field changes
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if f.Kind() != reflect.String {
 			continue
 		}
+		s := f.String()
 		if r := providers.Redact(s); r != s {
-			if data == nil {
-				data = maps.Clone(e.Data)
+			if !c.IsValid() {
+				c = reflect.New(v.Type()).Elem()
+				c.Set(v)
 			}
-			data[k] = r
+			c.Field(i).SetString(r)
 		}
 	}
-	if data != nil {
-		e.Data = data
+	if c.IsValid() {
+		e.Data = c.Interface().(Payload)
 	}
 	return e
 }
@@ -177,16 +321,10 @@ func (l *eventLog) close() error {
 	return err
 }
 
-// CommittedHash returns the sealed hash that a run recorded in its events
-// (the "sealed" event of Phase 1.5, written before any commander started).
-// ok is false when the run directory has no such event.
-func CommittedHash(runDir string) (hash string, ok bool, err error) {
-	sealed, _, ok, err := CommittedHashes(runDir)
-	return sealed, ok, err
-}
-
 // CommittedHashes returns the sealed hash and the task hash (of the
-// decomposition) that the run recorded in its "sealed" event.
+// decomposition) that a run recorded in its events (the "sealed" event of
+// Phase 1.5, written before any commander started). ok is false when the
+// run directory has no such event.
 func CommittedHashes(runDir string) (sealed, task string, ok bool, err error) {
 	f, err := os.Open(filepath.Join(runDir, "events.jsonl"))
 	if err != nil {
@@ -200,9 +338,8 @@ func CommittedHashes(runDir string) (sealed, task string, ok bool, err error) {
 		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Kind != EvSealed {
 			continue
 		}
-		if h, _ := e.Data["sealed_hash"].(string); h != "" {
-			t, _ := e.Data["task_hash"].(string)
-			return h, t, true, nil
+		if d, _ := e.Data.(SealedData); d.SealedHash != "" {
+			return d.SealedHash, d.TaskHash, true, nil
 		}
 	}
 	return "", "", false, sc.Err()

@@ -18,11 +18,12 @@ func TestEventsNeverCarryASecret(t *testing.T) {
 	providers.AddSecrets(key)
 	path := filepath.Join(t.TempDir(), "events.jsonl")
 	var seen []Event
-	l, err := newEventLog(path, time.Now, false, func(e Event) { seen = append(seen, e) })
+	l, err := newEventLog(path, time.Now, false, ObserverFunc(func(e Event) { seen = append(seen, e) }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := map[string]any{"reason": "upstream said: key " + key, "auth": "Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345", "n": 3}
+	score := 3.0
+	data := GateData{Reason: "upstream said: key " + key, Action: "Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345", ShadowScore: &score}
 	l.emit(Event{Kind: EvFailure, Message: "judging b1: denied for " + key, Data: data})
 	if err := l.close(); err != nil {
 		t.Fatal(err)
@@ -31,8 +32,12 @@ func TestEventsNeverCarryASecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	got, ok := seen[0].Data.(GateData)
+	if !ok {
+		t.Fatalf("observer data is a %T, want GateData", seen[0].Data)
+	}
 	for name, text := range map[string]string{"events.jsonl": string(b), "observer message": seen[0].Message,
-		"observer data": seen[0].Data["reason"].(string) + seen[0].Data["auth"].(string)} {
+		"observer data": got.Reason + got.Action} {
 		if strings.Contains(text, key) || strings.Contains(text, "abcdefghijklmnopqrstuvwxyz012345") {
 			t.Errorf("%s carries a secret: %s", name, text)
 		}
@@ -40,10 +45,10 @@ func TestEventsNeverCarryASecret(t *testing.T) {
 			t.Errorf("%s does not show where it was scrubbed: %s", name, text)
 		}
 	}
-	if data["reason"] != "upstream said: key "+key {
-		t.Errorf("the caller's data map was changed in place: %v", data["reason"])
+	if data.Reason != "upstream said: key "+key {
+		t.Errorf("the caller's data was changed in place: %v", data.Reason)
 	}
-	if seen[0].Data["n"] != 3 {
-		t.Errorf("non-string data lost: %v", seen[0].Data)
+	if got.ShadowScore == nil || *got.ShadowScore != 3 || got.BundleID != "" {
+		t.Errorf("non-secret data changed: %+v", got)
 	}
 }

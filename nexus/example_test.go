@@ -147,3 +147,51 @@ func ExampleMission_RunSealed() {
 	// mock:honest: complete, 2 of 2 bundles scored, shared envelope true
 	// mock:sloppy: complete, 2 of 2 bundles scored, shared envelope true
 }
+
+// An Observer sees every event of a run as it happens, typed: switch on
+// Event.Data's type for the payload of each kind. Here: the gate decisions
+// and the calls' cost as they stream by.
+func ExampleObserverFunc() {
+	cfg, err := nexus.LoadConfig("", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	reg := &providers.Registry{}
+	mock.Register(reg, mock.Options{})
+	dir, err := os.MkdirTemp("", "swarm-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	m, err := nexus.Prepare(nexus.Options{
+		Config: cfg, Registry: reg, Scale: "ss-50", Provider: providers.Ref{Kind: "mock", Model: "honest"}, OutDir: filepath.Join(dir, "run"),
+		Mission: "# Test-gap hunt\n\nFind the untested error handling and edge cases in the billing service and plan the regression tests.",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	calls := 0 // observers are called one event at a time
+	var sealed string
+	m.Observe(nexus.ObserverFunc(func(e nexus.Event) {
+		switch d := e.Data.(type) {
+		case nexus.CallData:
+			calls++
+		case nexus.SealedData:
+			sealed = d.SealedHash
+		case nexus.GateData:
+			fmt.Printf("phase %s gate: %s %s (shadow %.1f%%)\n", e.Phase, d.BundleID, d.Action, *d.ShadowScore)
+		}
+	}))
+	res, err := m.Run(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("calls observed = calls made:", calls == res.Telemetry.Calls)
+	fmt.Println("sealed before any commander:", sealed == res.SealedHash)
+	// Unordered output:
+	// phase 6 gate: architecture proceed (shadow 0.0%)
+	// phase 6 gate: testing proceed (shadow 0.0%)
+	// calls observed = calls made: true
+	// sealed before any commander: true
+}

@@ -169,11 +169,11 @@ func TestEarlyEndingStillWritesResultJSON(t *testing.T) {
 				OutDir: filepath.Join(t.TempDir(), "run")}
 			withScript(t, tc.script)(&o)
 			if tc.cancelAt != "" {
-				o.Observers = []nexus.Observer{func(e nexus.Event) {
-					if e.Kind == nexus.EvPhaseStart && e.Phase == tc.cancelAt {
+				o.Observers = []nexus.Observer{nexus.ObserverFunc(func(e nexus.Event) {
+					if e.Kind == nexus.EvPhaseStart && string(e.Phase) == tc.cancelAt {
 						cancel()
 					}
-				}}
+				})}
 			}
 			res, err := nexus.Run(ctx, o)
 			if err == nil || errors.Is(err, nexus.ErrInterrupted) != tc.interrupt {
@@ -197,13 +197,13 @@ func TestEarlyEndingStillWritesResultJSON(t *testing.T) {
 func TestTamperingMakesTheRunInvalid(t *testing.T) {
 	res, err := runMission(t, loadMission(t, "incident-runbook.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
 		dir := o.OutDir
-		o.Observers = append(o.Observers, func(e nexus.Event) {
+		o.Observers = append(o.Observers, nexus.ObserverFunc(func(e nexus.Event) {
 			if e.Kind == nexus.EvSealed {
 				path := filepath.Join(dir, "sealed", "envelope.json")
 				b, _ := os.ReadFile(path)
 				_ = os.WriteFile(path, []byte(strings.Replace(string(b), `"sc-01"`, `"sc-1"`, 1)), 0o600)
 			}
-		})
+		}))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -366,13 +366,13 @@ func TestInterruptedBundlesAreCancelled(t *testing.T) {
 	n := 0 // observers are called one event at a time
 	o := nexus.Options{Config: defaultConfig(t), Registry: mockRegistry(mock.Options{}), Mission: loadMission(t, "api-design.md"),
 		Scale: "ss-100", Provider: providers.Ref{Kind: "mock", Model: "honest"}, OutDir: filepath.Join(t.TempDir(), "run")}
-	o.Observers = []nexus.Observer{func(e nexus.Event) {
+	o.Observers = []nexus.Observer{nexus.ObserverFunc(func(e nexus.Event) {
 		if e.Kind == nexus.EvLLMCall && e.Phase == "4" {
 			if n++; n == 20 {
 				cancel()
 			}
 		}
-	}}
+	})}
 	res, err := nexus.Run(ctx, o)
 	if !errors.Is(err, nexus.ErrInterrupted) {
 		t.Fatalf("err = %v, want ErrInterrupted", err)

@@ -49,8 +49,9 @@ func newMeter(prices map[string]providers.KindConfig, ceiling float64, rec *reco
 }
 
 // account records a call's usage, enforces the cost ceiling and returns the
-// call's cost.
-func (m *meter) account(ref providers.Ref, role string, u providers.Usage, lat time.Duration, err error) float64 {
+// call's cost. phase is the phase the call belongs to (its context's: see
+// withPhase), which the ceiling's events carry.
+func (m *meter) account(phase Phase, ref providers.Ref, role string, u providers.Usage, lat time.Duration, err error) float64 {
 	kc := m.prices[ref.Kind]
 	cost := (float64(u.InputTokens)*kc.InputPerMTok + float64(u.OutputTokens)*kc.OutputPerMTok) / 1e6
 	m.mu.Lock()
@@ -70,7 +71,7 @@ func (m *meter) account(ref providers.Ref, role string, u providers.Usage, lat t
 	}
 	m.cost += cost
 	m.mu.Unlock()
-	m.enforceCeiling()
+	m.enforceCeiling(phase)
 	return cost
 }
 
@@ -90,13 +91,16 @@ func (m *meter) armStop(stop context.CancelFunc) {
 	m.stopAll = stop
 	m.mu.Unlock()
 	if stop != nil {
-		m.enforceCeiling()
+		// Armed between phases (nothing runs beside the caller), so the
+		// phase entered last is the one the run is in.
+		m.enforceCeiling(m.rec.phase())
 	}
 }
 
 // enforceCeiling applies the cost ceiling to the cost so far: warn at 80%,
-// stop launching at 90%, stop the commanders and synthesise at 100%.
-func (m *meter) enforceCeiling() {
+// stop launching at 90%, stop the commanders and synthesise at 100%. Its
+// events carry phase: that of the call that crossed a mark.
+func (m *meter) enforceCeiling(phase Phase) {
 	m.mu.Lock()
 	total, ceiling := m.cost, m.ceiling
 	var warn, stopLaunch, stopAll bool
@@ -117,16 +121,16 @@ func (m *meter) enforceCeiling() {
 	}
 	m.mu.Unlock()
 	if warn {
-		m.rec.emit(Event{Phase: m.rec.phase(), Kind: EvCostWarning, Message: fmt.Sprintf("cost $%.4f reached 80%% of the $%.2f ceiling", total, ceiling)})
+		m.rec.emit(Event{Phase: phase, Kind: EvCostWarning, Message: fmt.Sprintf("cost $%.4f reached 80%% of the $%.2f ceiling", total, ceiling)})
 	}
 	if stopLaunch {
-		m.rec.emit(Event{Phase: m.rec.phase(), Kind: EvCostStop, Message: fmt.Sprintf("cost $%.4f reached 90%% of the ceiling: no new agents are launched", total), Data: map[string]any{"level": 0.9}})
+		m.rec.emit(Event{Phase: phase, Kind: EvCostStop, Message: fmt.Sprintf("cost $%.4f reached 90%% of the ceiling: no new agents are launched", total), Data: CostStopData{Level: 0.9}})
 	}
 	if stopAll && cancel != nil {
 		m.mu.Lock()
 		m.ceilingStopped = true
 		m.mu.Unlock()
-		m.rec.emit(Event{Phase: m.rec.phase(), Kind: EvCostStop, Message: fmt.Sprintf("cost $%.4f reached the $%.2f ceiling: stopping and synthesising what exists", total, ceiling), Data: map[string]any{"level": 1.0}})
+		m.rec.emit(Event{Phase: phase, Kind: EvCostStop, Message: fmt.Sprintf("cost $%.4f reached the $%.2f ceiling: stopping and synthesising what exists", total, ceiling), Data: CostStopData{Level: 1.0}})
 		cancel()
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
 )
@@ -246,7 +247,10 @@ func (m *Mission) open() error {
 	if dirPath == "" {
 		dirPath = o.Config.Run.OutDir + string(os.PathSeparator) + plan.RunID
 	}
-	dir, err := prepareDir(dirPath, o.Force)
+	if err := checkOutDir(dirPath, o.Force); err != nil {
+		return err
+	}
+	dir, err := rundir.Create(dirPath, o.Force)
 	if err != nil {
 		return err
 	}
@@ -310,11 +314,8 @@ func (m *Mission) end(ctx context.Context, err error) {
 	}
 	res.Events = r.rec.events.events()
 	res.Transcripts = r.rec.transcripts.prompts
-	end := map[string]any{"ok": res.OK, "status": res.Status, "phase": res.Phase, "dir": r.dir.Path,
-		"bundles_planned": res.Aggregate.Planned, "bundles_scored": res.Aggregate.Scored}
-	if res.FailureClass != "" {
-		end["failure_class"] = string(res.FailureClass)
-	}
+	end := RunEndData{OK: res.OK, Status: res.Status, Phase: res.Phase, Dir: r.dir.Path,
+		BundlesPlanned: res.Aggregate.Planned, BundlesScored: res.Aggregate.Scored, FailureClass: string(res.FailureClass)}
 	m.err = err
 	if err != nil {
 		r.rec.emit(Event{Kind: EvRunEnd, Message: err.Error(), Data: end})
@@ -337,4 +338,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	return m.Run(ctx)
+}
+
+// checkOutDir says whether a run may write to path (rundir.Check); a refusal
+// is bad input.
+func checkOutDir(path string, force bool) error {
+	if err := rundir.Check(path, force); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	return nil
 }

@@ -92,7 +92,7 @@ func phasesInOrder(events []nexus.Event) []string {
 	var out []string
 	for _, e := range events {
 		if e.Kind == nexus.EvPhaseStart {
-			out = append(out, e.Phase)
+			out = append(out, string(e.Phase))
 		}
 	}
 	return out
@@ -126,7 +126,7 @@ func TestMissionAtEveryScale(t *testing.T) {
 			if got := phasesInOrder(res.Events); strings.Join(got, ",") != strings.Join(want, ",") {
 				t.Errorf("phases = %v, want %v", got, want)
 			}
-			ended, start7 := map[string]int{}, -1
+			ended, start7 := map[nexus.Phase]int{}, -1
 			for i, e := range res.Events {
 				if e.Kind == nexus.EvPhaseEnd {
 					ended[e.Phase] = i
@@ -192,8 +192,8 @@ func TestMissionAtEveryScale(t *testing.T) {
 			for i, e := range res.Events {
 				if e.Kind == nexus.EvSealed && sealedAt < 0 {
 					sealedAt = i
-					if e.Data["sealed_hash"] != res.SealedHash {
-						t.Errorf("sealed event hash %v, run %s", e.Data["sealed_hash"], res.SealedHash)
+					if d, _ := e.Data.(nexus.SealedData); d.SealedHash != res.SealedHash {
+						t.Errorf("sealed event hash %v, run %s", d.SealedHash, res.SealedHash)
 					}
 				}
 				if e.Kind == nexus.EvAgentStart && e.Role == "commander" && firstCommander < 0 {
@@ -399,7 +399,7 @@ func TestShadowGateBandsAndEvents(t *testing.T) {
 		gateEvents := map[string]nexus.Event{}
 		for _, e := range res.Events {
 			if e.Kind == nexus.EvGate {
-				id, _ := e.Data["bundle_id"].(string)
+				id := e.Data.(nexus.GateData).BundleID
 				if _, dup := gateEvents[id]; dup {
 					t.Errorf("%s: two gate events for %s", m, id)
 				}
@@ -417,7 +417,8 @@ func TestShadowGateBandsAndEvents(t *testing.T) {
 				t.Errorf("%s/%s: score %v gated %s, want %s", m, b.ID, *b.ShadowScore, b.Gate.Action, want)
 			}
 			e, ok := gateEvents[b.ID]
-			if !ok || e.Data["action"] != want || e.Data["reason"] == "" || e.Data["shadow_score"] != *b.ShadowScore {
+			g, _ := e.Data.(nexus.GateData)
+			if !ok || g.Action != want || g.Reason == "" || g.ShadowScore == nil || *g.ShadowScore != *b.ShadowScore {
 				t.Errorf("%s/%s: gate event %+v", m, b.ID, e)
 			}
 			switch want {
@@ -452,7 +453,7 @@ func TestShadowGateBandsAndEvents(t *testing.T) {
 func TestTamperedEnvelopeIsDetectedInPhase6(t *testing.T) {
 	res, err := runMission(t, loadMission(t, "incident-runbook.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
 		dir := o.OutDir
-		o.Observers = append(o.Observers, func(e nexus.Event) {
+		o.Observers = append(o.Observers, nexus.ObserverFunc(func(e nexus.Event) {
 			if e.Kind != nexus.EvSealed {
 				return
 			}
@@ -468,7 +469,7 @@ func TestTamperedEnvelopeIsDetectedInPhase6(t *testing.T) {
 			crit[0].(map[string]any)["expected"] = "anything at all"
 			b, _ = json.Marshal(doc)
 			_ = os.WriteFile(path, b, 0o600)
-		})
+		}))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -500,7 +501,7 @@ func TestTamperedEnvelopeIsDetectedInPhase6(t *testing.T) {
 		}
 		if e.Kind == nexus.EvEnvelopeCheck {
 			checks++
-			if e.Data["ok"] != false || !strings.Contains(fmt.Sprint(e.Data["reason"]), "hash mismatch") {
+			if d, ok := e.Data.(nexus.EnvelopeCheckData); !ok || d.OK || !strings.Contains(d.Reason, "hash mismatch") {
 				t.Errorf("envelope check event %+v", e)
 			}
 		}
@@ -524,11 +525,11 @@ func TestCancelledRunLeavesPartialDirectory(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	o := nexus.Options{Config: defaultConfig(t), Registry: mockRegistry(mock.Options{}), Mission: loadMission(t, "api-design.md"),
 		Scale: "ss-100", Provider: providers.Ref{Kind: "mock", Model: "honest"}, OutDir: filepath.Join(t.TempDir(), "run")}
-	o.Observers = []nexus.Observer{func(e nexus.Event) {
+	o.Observers = []nexus.Observer{nexus.ObserverFunc(func(e nexus.Event) {
 		if e.Kind == nexus.EvPhaseStart && e.Phase == "4" {
 			cancel()
 		}
-	}}
+	})}
 	res, err := nexus.Run(ctx, o)
 	if !errors.Is(err, nexus.ErrInterrupted) {
 		t.Fatalf("err = %v, want ErrInterrupted", err)
@@ -832,7 +833,7 @@ func TestCostCeilingWarnsStopsAndStillSynthesises(t *testing.T) {
 			warned = true
 		}
 		if e.Kind == nexus.EvCostStop {
-			if e.Data["level"] == 0.9 {
+			if e.Data.(nexus.CostStopData).Level == 0.9 {
 				stopLaunch = true
 			} else {
 				stopAll = true
@@ -900,7 +901,7 @@ func TestCallsCutOffByCtrlCAreCancelledNotFailures(t *testing.T) {
 	}
 	cancelled := 0
 	for _, e := range res.Events {
-		if e.Kind == nexus.EvLLMCall && e.Data["outcome"] == "cancelled" {
+		if e.Kind == nexus.EvLLMCall && e.Data.(nexus.CallData).Outcome == "cancelled" {
 			cancelled++
 		}
 	}

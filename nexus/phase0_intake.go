@@ -141,7 +141,7 @@ func intake(o Options) (Plan, error) {
 	p := Plan{Scale: scaleName, Personality: pname, Seed: seed, Roster: roster,
 		Criteria: scale.SealedCriteria, CostCeilingUSD: scale.CostCeilingUSD, Reviewers: scale.Reviewers,
 		Hardening: o.Config.ShadowFor(scaleName)}
-	p.Domains = SelectDomains(mission, scale.Commanders, max(1, scale.MinCommanders))
+	p.Domains = selectDomains(mission, scale.Commanders, max(1, scale.MinCommanders))
 	p.Commanders = len(p.Domains)
 	factor := pers.WorkerFactor
 	if factor <= 0 {
@@ -198,10 +198,10 @@ func sortedKeys[V any](m map[string]V) []string {
 func (r *runState) briefing() error {
 	p := r.plan
 	r.rec.enter(Phase0, "intake")
-	r.rec.emit(Event{Phase: Phase0, Kind: EvBriefing, Message: p.MissionTitle, Data: map[string]any{
-		"run_id": p.RunID, "scale": p.Scale, "personality": p.Personality, "agents": p.Agents, "domains": p.Domains,
-		"commanders": p.Commanders, "squad_leads": p.SquadLeads, "workers": p.Workers, "reviewers": p.Reviewers,
-		"criteria": p.Criteria, "cost_ceiling_usd": p.CostCeilingUSD, "models": p.Roster, "seed": p.Seed,
+	r.rec.emit(Event{Phase: Phase0, Kind: EvBriefing, Message: p.MissionTitle, Data: BriefingData{
+		RunID: p.RunID, Scale: p.Scale, Personality: p.Personality, Agents: p.Agents, Domains: p.Domains,
+		Commanders: p.Commanders, SquadLeads: p.SquadLeads, Workers: p.Workers, Reviewers: p.Reviewers,
+		Criteria: p.Criteria, CostCeilingUSD: p.CostCeilingUSD, Models: p.Roster, Seed: p.Seed,
 	}})
 	for _, ref := range p.Roster.Refs() {
 		if _, err := r.pool.provider(ref); err != nil {

@@ -45,7 +45,7 @@ func (r *runState) sealPhase(ctx context.Context, dec Decomposition) (*shadow.En
 		return nil, fmt.Errorf("phase 1.5 seal: %w", err)
 	}
 	r.rec.emit(Event{Phase: Phase15, Kind: EvSealed, Message: "criteria sealed before any commander starts",
-		Data: map[string]any{"sealed_hash": env.SealedHash, "task_hash": env.TaskHash, "criteria_count": env.CriteriaCount}})
+		Data: SealedData{SealedHash: env.SealedHash, TaskHash: env.TaskHash, CriteriaCount: env.CriteriaCount}})
 	r.rec.leave(Phase15, nil)
 	return env, nil
 }

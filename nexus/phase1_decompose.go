@@ -104,10 +104,10 @@ var domainKeywords = map[string][]string{
 	"integration":    {"integrat", "deploy", "rollout", "rollback", "pipeline", "release", "compatib", "client", "third-party", "vendor", "monitor"},
 }
 
-// SelectDomains picks the n most relevant domains for a mission (by keyword
+// selectDomains picks the n most relevant domains for a mission (by keyword
 // hits, ties in canonical order), at least min of them; domains with no hit
 // beyond min are dropped. For n ≥ 5 all domains are returned in canonical order.
-func SelectDomains(mission string, n, min int) []string {
+func selectDomains(mission string, n, min int) []string {
 	all := commanders.Domains()
 	if n >= len(all) {
 		return all
@@ -230,6 +230,6 @@ func (r *runState) decompose(ctx context.Context) (Decomposition, error) {
 		return Decomposition{}, fmt.Errorf("phase 1 decomposition: %w", err)
 	}
 	_ = r.dir.WriteJSON("decomposition.json", dec)
-	r.rec.leave(Phase1, map[string]any{"domains": len(dec.Domains), "aspects": len(dec.Aspects)})
+	r.rec.leave(Phase1, Phase1End{Domains: len(dec.Domains), Aspects: len(dec.Aspects)})
 	return dec, nil
 }

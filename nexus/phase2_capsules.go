@@ -49,6 +49,6 @@ func (r *runState) capsules(dec Decomposition, scale Scale) ([]commanders.Capsul
 		capsules = append(capsules, c)
 		_ = r.dir.WriteJSON("capsules/"+dom.Name+".json", c)
 	}
-	r.rec.leave(Phase2, map[string]any{"capsules": len(capsules)})
+	r.rec.leave(Phase2, Phase2End{Capsules: len(capsules)})
 	return capsules, nil
 }

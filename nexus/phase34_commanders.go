@@ -20,7 +20,7 @@ import (
 func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, dec Decomposition, s commanders.Settings, scale Scale, onBundle func(*BundleOutcome)) ([]*BundleOutcome, []ReviewRecord, error) {
 	p := r.plan
 	r.rec.enter(Phase3, "commander deployment")
-	conc := EffectiveConcurrency(r.cfg, p, scale)
+	conc := effectiveConcurrency(r.cfg, p, scale)
 	sem := semaphore.NewWeighted(int64(conc.N))
 	outs := make([]*BundleOutcome, len(capsules))
 	workerIdx := 0
@@ -34,12 +34,7 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 			Limits: commanders.Limits{Children: p.ChildrenPerCmd, WorkersPerLead: p.WorkersPerLead,
 				SquadLeadTimeout: r.scaled(scale.Timeouts.SquadLead), WorkerTimeout: r.scaled(scale.Timeouts.Worker),
 				SquadLeadMaxTokens: r.cfg.Run.MaxTokens[commanders.RoleSquadLead], WorkerMaxTokens: r.cfg.Run.MaxTokens[commanders.RoleWorker]},
-			Hooks: r.hooks(),
-		}
-		if r.sb != nil {
-			parent := ca.ID
-			cmd.Hooks.MayAssign = r.sb.mayAssign
-			cmd.Hooks.AtomDone = func(a commanders.AtomResult) { r.sb.atomDone(parent, a) }
+			Hooks: r.hooks(ca.ID),
 		}
 		base := workerIdx
 		domain := c.Domain
@@ -64,7 +59,7 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 		}
 		outs[i] = &BundleOutcome{ID: c.Domain, Domain: c.Domain, Commander: ca.ID, Model: cref.String(), ref: cref, commander: cmd}
 	}
-	r.rec.leave(Phase3, map[string]any{"commanders": len(outs), "concurrency": conc.N, "concurrency_rule": conc.Rule, "concurrency_detail": conc.Detail})
+	r.rec.leave(Phase3, Phase3End{Commanders: len(outs), Concurrency: conc.N, ConcurrencyRule: conc.Rule, ConcurrencyDetail: conc.Detail})
 
 	r.rec.enter(Phase4, "execution and monitoring")
 	done := make(chan int, len(outs))
@@ -89,9 +84,9 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 	go func() { reviewsCh <- r.crossReview(ctx, outs, done, dec.Aspects, s, onBundle) }()
 	_ = g.Wait()
 	close(done)
-	r.rec.leave(Phase4, map[string]any{"bundles": countOK(outs)})
+	r.rec.leave(Phase4, Phase4End{Bundles: countOK(outs)})
 	reviews := <-reviewsCh
-	r.rec.leave(Phase5, map[string]any{"reviews": len(reviews)})
+	r.rec.leave(Phase5, Phase5End{Reviews: len(reviews)})
 	return outs, reviews, nil
 }
 
@@ -105,35 +100,46 @@ func countOK(outs []*BundleOutcome) int {
 	return n
 }
 
-// hooks are the commanders' callbacks. Their events belong to Phase 4, the
-// commanders' execution, whichever phase was entered last (5 and 6 run beside
-// it).
-func (r *runState) hooks() commanders.Hooks {
-	return commanders.Hooks{
-		Event:     r.agentEvent,
+// hooks are the callbacks of the commander whose agent id is commander.
+// Their events belong to Phase 4, the commanders' execution, whichever phase
+// was entered last (5 and 6 run beside it).
+//
+// The commander's one stream of what happened (Event) feeds the run's
+// events and, with each worker's atom, the sandbox bridge. MayLaunch and
+// MayAssign are questions asked before an agent starts (the cost ceiling;
+// the sandbox breaker), not events, so they stay direct calls.
+func (r *runState) hooks(commander string) commanders.Hooks {
+	h := commanders.Hooks{
+		Event:     func(e commanders.AgentEvent) { r.agentEvent(commander, e) },
 		MayLaunch: r.meter.mayLaunch,
 		Redact:    redactLeaks,
 	}
+	if r.sb != nil {
+		h.MayAssign = r.sb.mayAssign
+	}
+	return h
 }
 
-// agentEvent turns what the commanders report into the run's events (Phase
-// 4) and counts the agents that started.
-func (r *runState) agentEvent(e commanders.AgentEvent) {
+// agentEvent turns what a commander reports into the run's events (Phase
+// 4), counts the agents that started and hands each worker's atom to the
+// sandbox bridge (before the worker's agent_finish event: the leakage and
+// breaker events it may emit come first).
+func (r *runState) agentEvent(commander string, e commanders.AgentEvent) {
 	a := e.Agent
+	if e.Kind == commanders.AgentFinished && e.Atom != nil && r.sb != nil {
+		r.sb.atomDone(commander, *e.Atom)
+	}
 	switch e.Kind {
 	case commanders.AgentStarted:
 		r.meter.noteLaunch(a.Role, a.ID)
 		r.rec.emit(Event{Phase: Phase4, Kind: EvAgentStart, Role: a.Role, AgentID: a.ID, Model: a.Ref.String()})
 	case commanders.AgentFinished:
-		d := map[string]any{"status": e.Status}
-		if e.Class != "" {
-			d["failure_class"] = string(e.Class)
-		}
-		r.rec.emit(Event{Phase: Phase4, Kind: EvAgentFinish, Role: a.Role, AgentID: a.ID, Model: a.Ref.String(), Data: d})
+		r.rec.emit(Event{Phase: Phase4, Kind: EvAgentFinish, Role: a.Role, AgentID: a.ID, Model: a.Ref.String(),
+			Data: AgentFinishData{Status: e.Status, FailureClass: string(e.Class)}})
 	case commanders.AgentRefused:
 		r.rec.emit(Event{Phase: Phase4, Kind: EvDepthGuard, AgentID: a.ID,
 			Message: fmt.Sprintf("plan asked for %d children; config allows %d", e.Asked, e.Allowed),
-			Data:    map[string]any{"asked": e.Asked, "allowed": e.Allowed}})
+			Data:    DepthGuardData{Asked: e.Asked, Allowed: e.Allowed}})
 	}
 }
 
@@ -156,7 +162,7 @@ func (r *runState) absorb(ctx context.Context, o *BundleOutcome, res commanders.
 	r.cutOff(ctx, o, res)
 	if o.Failed {
 		r.rec.emit(Event{Phase: Phase4, Kind: EvFailure, Role: commanders.RoleCommander, AgentID: res.CommanderID, Model: res.Model,
-			Message: o.Error, Data: map[string]any{"failure_class": string(o.FailureClass), "domain": res.Domain}})
+			Message: o.Error, Data: FailureData{FailureClass: string(o.FailureClass), Domain: res.Domain}})
 	}
 	_ = r.dir.WriteJSON("bundles/"+o.ID+".json", map[string]any{
 		"id": o.ID, "domain": o.Domain, "commander": o.Commander, "model": o.Model, "failed": o.Failed,

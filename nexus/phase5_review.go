@@ -27,7 +27,7 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 		started bool
 		texts   = make([]string, len(outs)) // each bundle as it arrived
 	)
-	pairs := ReviewerPairs(r.reviewers())
+	pairs := reviewerPairs(r.reviewers())
 	ctx = withPhase(ctx, Phase5)
 	launch := func(a, b int) {
 		if len(pairs) == 0 || ctx.Err() != nil {
@@ -81,7 +81,7 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 	return records
 }
 
-// ReviewerPairs forms the reviewer pairs that score bundle pairs (used in
+// reviewerPairs forms the reviewer pairs that score bundle pairs (used in
 // turn). Going through the reviewers in order, each one not yet paired takes
 // as partner the next unpaired reviewer (in ring order) of a different model
 // family, or the next unpaired one when none is of another family. An odd
@@ -89,7 +89,7 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 // (already paired, so it works twice). So reviewers work in pairs of
 // different families wherever the roster allows, and every reviewer works.
 // A single reviewer forms a pair of one.
-func ReviewerPairs(rs []commanders.Reviewer) [][]commanders.Reviewer {
+func reviewerPairs(rs []commanders.Reviewer) [][]commanders.Reviewer {
 	n := len(rs)
 	if n == 0 {
 		return nil
@@ -153,19 +153,19 @@ func (r *runState) review(ctx context.Context, rv commanders.Reviewer, aspects [
 	if err != nil {
 		class := string(providers.ClassOf(err))
 		r.rec.emit(Event{Phase: phase, Kind: EvFailure, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
-			Message: err.Error(), Data: map[string]any{"failure_class": class}})
+			Message: err.Error(), Data: FailureData{FailureClass: class}})
 		r.rec.emit(Event{Phase: phase, Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
-			Data: map[string]any{"status": "failed", "failure_class": class}})
+			Data: AgentFinishData{Status: "failed", FailureClass: class}})
 		return nil
 	}
 	r.rec.emit(Event{Phase: phase, Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
-		Data: map[string]any{"status": "complete"}})
+		Data: AgentFinishData{Status: "complete"}})
 	var out []ReviewRecord
 	for _, c := range cards.Reviews {
 		rec := ReviewRecord{Reviewer: rv.Agent.ID, Model: model, BundleID: c.BundleID, Card: c, Total: c.Total()}
 		out = append(out, rec)
 		r.rec.emit(Event{Phase: phase, Kind: EvReview, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
-			Data: map[string]any{"bundle_id": c.BundleID, "total": c.Total(), "conflicts": len(c.Conflicts), "quarantine": feedback != ""}})
+			Data: ReviewData{BundleID: c.BundleID, Total: c.Total(), Conflicts: len(c.Conflicts), Quarantine: feedback != ""}})
 	}
 	var name string
 	if feedback != "" {

@@ -62,10 +62,10 @@ func (j *shadowJudging) start() {
 	}
 	if err != nil {
 		j.invalid, j.tampered = err.Error(), true
-		r.rec.emit(Event{Phase: Phase6, Kind: EvEnvelopeCheck, Message: "envelope verification failed: shadow scoring aborted", Data: map[string]any{"ok": false, "reason": err.Error()}})
+		r.rec.emit(Event{Phase: Phase6, Kind: EvEnvelopeCheck, Message: "envelope verification failed: shadow scoring aborted", Data: EnvelopeCheckData{OK: false, Reason: err.Error()}})
 		return
 	}
-	r.rec.emit(Event{Phase: Phase6, Kind: EvEnvelopeCheck, Message: "envelope hash verified", Data: map[string]any{"ok": true, "sealed_hash": env.SealedHash}})
+	r.rec.emit(Event{Phase: Phase6, Kind: EvEnvelopeCheck, Message: "envelope hash verified", Data: EnvelopeCheckData{OK: true, SealedHash: env.SealedHash}})
 	jp, err := r.pool.provider(r.plan.Roster.Judge)
 	if err != nil {
 		j.invalid = err.Error()
@@ -106,7 +106,7 @@ func (j *shadowJudging) finish(res *Result) {
 	r := j.r
 	j.start() // no bundle arrived: the phase still runs (and checks the envelope)
 	j.wg.Wait()
-	defer func() { r.rec.leave(Phase6, map[string]any{"valid": res.ShadowValid}) }()
+	defer func() { r.rec.leave(Phase6, Phase6End{Valid: res.ShadowValid}) }()
 	if j.invalid != "" {
 		res.ShadowValid, res.ShadowReason = false, j.invalid
 		if j.tampered {
@@ -127,12 +127,12 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 	ev, err := judge.Evaluate(ctx, env, in)
 	if err != nil {
 		r.rec.emit(Event{Phase: Phase6, Kind: EvFailure, Role: commanders.RoleJudge, Message: fmt.Sprintf("judging %s: %v", o.ID, err),
-			Data: map[string]any{"failure_class": string(providers.ClassOf(err)), "bundle_id": o.ID}})
+			Data: FailureData{FailureClass: string(providers.ClassOf(err)), BundleID: o.ID}})
 		return
 	}
 	o.Initial, o.Final = &ev, &ev
-	r.rec.emit(Event{Phase: Phase6, Kind: EvJudged, Role: commanders.RoleJudge, Data: map[string]any{
-		"bundle_id": o.ID, "shadow_score": ev.Score, "level": string(ev.Level), "passed": ev.Passed, "failed": ev.Failed, "disagreement": ev.Disagreement}})
+	r.rec.emit(Event{Phase: Phase6, Kind: EvJudged, Role: commanders.RoleJudge, Data: JudgedData{
+		BundleID: o.ID, ShadowScore: ev.Score, Level: string(ev.Level), Passed: ev.Passed, Failed: ev.Failed, Disagreement: ev.Disagreement}})
 	if hcfg.Enabled && ev.Score > hcfg.Threshold {
 		cmd := o.commander
 		// Every revision is kept by its rendered text, so the bundle that
@@ -154,15 +154,15 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 		hr, err := shadow.Harden(ctx, shadow.HardeningConfig{Enabled: true, MaxCycles: hcfg.MaxCycles, Threshold: hcfg.Threshold}, judge, env, in, ev, revise)
 		if err != nil {
 			r.rec.emit(Event{Phase: Phase6, Kind: EvFailure, Role: commanders.RoleCommander, AgentID: o.Commander, Message: "hardening: " + err.Error(),
-				Data: map[string]any{"failure_class": string(providers.ClassOf(err)), "bundle_id": o.ID}})
+				Data: FailureData{FailureClass: string(providers.ClassOf(err)), BundleID: o.ID}})
 		} else {
 			o.Hardening = &hr
 			o.Final = &hr.Final
 			if b, ok := revisions[hr.FinalBundle.Content]; ok {
 				o.Bundle = b
 			}
-			r.rec.emit(Event{Phase: Phase6, Kind: EvHardening, Role: commanders.RoleCommander, AgentID: o.Commander, Data: map[string]any{
-				"bundle_id": o.ID, "cycles": hr.Cycles, "initial": hr.InitialScore, "final": hr.FinalScore, "velocity": hr.Velocity}})
+			r.rec.emit(Event{Phase: Phase6, Kind: EvHardening, Role: commanders.RoleCommander, AgentID: o.Commander, Data: HardeningData{
+				BundleID: o.ID, Cycles: hr.Cycles, Initial: hr.InitialScore, Final: hr.FinalScore, Velocity: hr.Velocity}})
 		}
 	}
 	score := o.Final.Score
@@ -172,7 +172,7 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 	o.Gate = r.leakGate(o, &g)
 	g = *o.Gate
 	r.rec.emit(Event{Phase: Phase6, Kind: EvGate, Message: o.ID + ": " + g.Action + " (" + g.Reason + ")",
-		Data: map[string]any{"bundle_id": o.ID, "shadow_score": score, "action": g.Action, "reason": g.Reason, "report": "reports/" + o.ID + ".json"}})
+		Data: GateData{BundleID: o.ID, ShadowScore: &score, Action: g.Action, Reason: g.Reason, Report: "reports/" + o.ID + ".json"}})
 }
 
 // quarantineReviews re-reviews quarantined bundles with their failure messages.
@@ -226,7 +226,7 @@ func (r *runState) gateUnscored(res *Result) {
 		if g := r.leakGate(o, nil); g != nil {
 			o.Gate = g
 			r.rec.emit(Event{Phase: Phase6, Kind: EvGate, Message: o.ID + ": " + g.Action + " (" + g.Reason + ")",
-				Data: map[string]any{"bundle_id": o.ID, "action": g.Action, "reason": g.Reason}})
+				Data: GateData{BundleID: o.ID, Action: g.Action, Reason: g.Reason}})
 		}
 	}
 }

@@ -12,11 +12,11 @@ import (
 
 // consensus runs the meta-review and scores every bundle (Phase 7).
 func (r *runState) consensus(res *Result, reviews []ReviewRecord, dec Decomposition) {
-	meta, recs, corr := MetaReviewAll(reviews)
+	meta, recs, corr := metaReviewAll(reviews)
 	res.Reviews, res.Corrections = recs, corr
 	for _, c := range corr {
 		r.rec.emit(Event{Phase: Phase7, Kind: EvScoreCorrection, AgentID: c.Reviewer, Message: c.Reason,
-			Data: map[string]any{"kind": c.Kind, "bundle_id": c.BundleID, "delta": c.Delta}})
+			Data: ScoreCorrectionData{Kind: c.Kind, BundleID: c.BundleID, Delta: c.Delta}})
 	}
 	cc := r.cfg.Consensus
 	for _, o := range res.Bundles {
@@ -26,9 +26,9 @@ func (r *runState) consensus(res *Result, reviews []ReviewRecord, dec Decomposit
 		}
 		m := meta[o.ID]
 		o.Review = m
-		o.Tier = Tier(m.Score, m.Reviews, cc)
-		o.Formula = FormulaFromAtoms(o.result.Atoms, o.Bundle, dec.Aspects, m.Conflicts, m.Reviews, cc)
-		o.FormulaScore = Formula(o.Formula, cc)
+		o.Tier = tier(m.Score, m.Reviews, cc)
+		o.Formula = formulaFromAtoms(o.result.Atoms, o.Bundle, dec.Aspects, m.Conflicts, m.Reviews, cc)
+		o.FormulaScore = formula(o.Formula, cc)
 		o.InSynthesis = inSynthesis(o, cc)
 	}
 }

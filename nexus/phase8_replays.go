@@ -45,7 +45,7 @@ func (r *runState) replayIncoherence(ctx context.Context, res *Result, k int) (*
 		sub.Seed = &seed
 		sub.OutDir = r.dir.Join("replays", fmt.Sprint(i))
 		sub.Replays, sub.Observers, sub.KeepPrompts = 0, nil, false
-		r.rec.emit(Event{Phase: Phase8, Kind: "replay", Message: fmt.Sprintf("replay %d of %d (seed %d)", i, k-1, seed)})
+		r.rec.emit(Event{Phase: Phase8, Kind: EvReplay, Message: fmt.Sprintf("replay %d of %d (seed %d)", i, k-1, seed)})
 		m, err := Prepare(sub, WithProviderWrap(r.pool.wrap), WithLimits(r.pool.limits))
 		if err != nil {
 			return nil, "", fmt.Errorf("replay %d: %w", i, err)

@@ -83,7 +83,7 @@ type CallStats struct {
 }
 
 // CriticalPath is the longest chain of dependent LLM calls the run made
-// (see CriticalPathCalls).
+// (see criticalPathCalls).
 type CriticalPath struct {
 	Calls int `json:"calls"`
 }
@@ -115,13 +115,13 @@ func (r *runState) telemetry(res *Result) Telemetry {
 		}
 	}
 	t.ShadowMedian, t.BundlesPlanned, t.BundlesScored = res.Aggregate.Median, res.Aggregate.Planned, res.Aggregate.Scored
-	t.Critical = CriticalPath{Calls: CriticalPathCalls(p, r.pathShape(res))}
+	t.Critical = CriticalPath{Calls: criticalPathCalls(p, r.pathShape(res))}
 	return t
 }
 
-// PathShape is what a run's chain of dependent LLM calls depends on
+// pathShape is what a run's chain of dependent LLM calls depends on
 // besides its plan.
-type PathShape struct {
+type pathShape struct {
 	// HardeningCycles is the number of hardening cycles on the path (each
 	// a revision and a re-judgement).
 	HardeningCycles int
@@ -136,14 +136,14 @@ type PathShape struct {
 	Quarantine bool
 }
 
-// CriticalPathCalls is the longest chain of dependent LLM calls of a run:
+// criticalPathCalls is the longest chain of dependent LLM calls of a run:
 // decomposition, seal, the commander's plan, (the squad lead's micro
 // briefs), worker, bundle; then, beside each other, the cross-review's last
 // pair (it needs the last bundle) and the judgement of the last bundle with
 // its hardening cycles (revise + re-judge each); then the quarantine
 // re-review when there is one (it follows the gate), and the synthesis
 // (Phase 7 needs both branches). Everything else runs beside this chain.
-func CriticalPathCalls(p Plan, s PathShape) int {
+func criticalPathCalls(p Plan, s pathShape) int {
 	n := 0
 	if !s.Preset {
 		n += 2 // decomposition, seal
@@ -183,16 +183,16 @@ func (r *runState) judgeCalls() int {
 
 // pathShape is the shape of a finished run: its judgements, whether it was
 // preset, and what its bundles went through (bundleShape).
-func (r *runState) pathShape(res *Result) PathShape {
+func (r *runState) pathShape(res *Result) pathShape {
 	s := bundleShape(res.Bundles)
 	s.JudgeCalls, s.Preset = r.judgeCalls(), r.preset != nil
 	return s
 }
 
-// bundleShape is the part of a run's PathShape its bundles decide: the most
+// bundleShape is the part of a run's pathShape its bundles decide: the most
 // hardening cycles a bundle went through and whether any was quarantined.
-func bundleShape(bundles []*BundleOutcome) PathShape {
-	var s PathShape
+func bundleShape(bundles []*BundleOutcome) pathShape {
+	var s pathShape
 	for _, o := range bundles {
 		if o.Hardening != nil {
 			s.HardeningCycles = max(s.HardeningCycles, o.Hardening.Cycles)

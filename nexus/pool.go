@@ -53,9 +53,9 @@ func (pp *providerPool) provider(ref providers.Ref) (providers.Provider, error) 
 	// The role's token ceiling applies before the cache looks the call up.
 	p = pp.recorded(ref, pp.tokenCeiling(p))
 	if pp.cfg.CircuitBreaker.Enabled {
-		b := &breaker{threshold: pp.cfg.CircuitBreaker.FailureThreshold, cooldown: pp.cfg.CircuitBreaker.Cooldown, onTrip: func(open bool) {
+		b := &breaker{threshold: pp.cfg.CircuitBreaker.FailureThreshold, cooldown: pp.cfg.CircuitBreaker.Cooldown, onTrip: func(ctx context.Context) {
 			pp.meter.noteTrip()
-			pp.rec.emit(Event{Phase: pp.rec.phase(), Kind: EvBreakerTrip, Model: ref.String(), Message: "provider circuit breaker opened after consecutive failures"})
+			pp.rec.emit(Event{Phase: pp.rec.phaseOf(ctx), Kind: EvBreakerTrip, Model: ref.String(), Message: "provider circuit breaker opened after consecutive failures"})
 		}}
 		pp.breakers[ref.String()] = b
 		p = b.wrap(p)

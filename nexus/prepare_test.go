@@ -126,8 +126,7 @@ func callsBySchema(r *nexus.Result) map[string]int {
 	out := map[string]int{}
 	for _, e := range r.Events {
 		if e.Kind == nexus.EvLLMCall {
-			s, _ := e.Data["schema"].(string)
-			out[s]++
+			out[e.Data.(nexus.CallData).Schema]++
 		}
 	}
 	return out

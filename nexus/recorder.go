@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -21,15 +22,16 @@ type recorder struct {
 	transcripts *transcriptLog
 
 	mu            sync.Mutex
-	cur           string
-	interruptedIn string
+	cur           Phase
+	open          []Phase // entered and not yet left (4, 5 and 6 overlap)
+	interruptedIn Phase
 	done          <-chan struct{} // the context of the call under way (Seal, Run)
 }
 
 func (r *recorder) emit(e Event) { r.events.emit(e) }
 
 // phase is the phase entered last.
-func (r *recorder) phase() string {
+func (r *recorder) phase() Phase {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.cur
@@ -37,44 +39,72 @@ func (r *recorder) phase() string {
 
 // phaseOf is the phase ctx was tagged with (withPhase), else the phase
 // entered last.
-func (r *recorder) phaseOf(ctx context.Context) string {
-	if p, ok := ctx.Value(phaseKey{}).(string); ok {
+func (r *recorder) phaseOf(ctx context.Context) Phase {
+	if p, ok := ctx.Value(phaseKey{}).(Phase); ok {
 		return p
 	}
 	return r.phase()
 }
 
 // watch makes the recorder note the phase the run is in when done closes
-// (an interruption): the first phase change after it records it.
+// (an interruption): the first phase change after it (or the run's end)
+// records the earliest phase still open then. While 4, 5 and 6 overlap,
+// that is the phase whose work was cut off first, whichever was entered
+// last.
 func (r *recorder) watch(done <-chan struct{}) {
 	r.mu.Lock()
 	r.done = done
 	r.mu.Unlock()
 }
 
-func (r *recorder) enter(phase, msg string) {
+func (r *recorder) enter(phase Phase, msg string) {
 	r.mu.Lock()
-	select {
-	case <-r.done:
-		if r.interruptedIn == "" {
-			r.interruptedIn = r.cur
-		}
-	default:
-	}
+	r.noteInterruption()
 	r.cur = phase
+	r.open = append(r.open, phase)
 	r.mu.Unlock()
 	r.emit(Event{Phase: phase, Kind: EvPhaseStart, Message: msg})
 }
 
-func (r *recorder) leave(phase string, data map[string]any) {
+// leave ends phase; data is its phase_end payload (nil for none).
+func (r *recorder) leave(phase Phase, data Payload) {
+	r.mu.Lock()
+	r.noteInterruption()
+	r.open = slices.DeleteFunc(r.open, func(p Phase) bool { return p == phase })
+	r.mu.Unlock()
 	r.emit(Event{Phase: phase, Kind: EvPhaseEnd, Data: data})
+}
+
+// noteInterruption records, once done has closed, the earliest phase open
+// (else the phase entered last). r.mu is held.
+func (r *recorder) noteInterruption() {
+	if r.interruptedIn != "" {
+		return
+	}
+	select {
+	case <-r.done:
+	default:
+		return
+	}
+	r.interruptedIn = r.cur
+	for _, p := range r.open {
+		if phaseRank(p) < phaseRank(r.interruptedIn) {
+			r.interruptedIn = p
+		}
+	}
+}
+
+// phaseRank orders phases as the pipeline runs them.
+func phaseRank(p Phase) int {
+	return slices.Index([]Phase{Phase0, Phase1, Phase15, Phase2, Phase3, Phase4, Phase5, Phase6, Phase7, Phase8}, p)
 }
 
 // ended returns the phase the run is in and the one it was interrupted in
 // ("" when it was not).
-func (r *recorder) ended() (phase, interruptedIn string) {
+func (r *recorder) ended() (phase, interruptedIn Phase) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.noteInterruption()
 	return r.cur, r.interruptedIn
 }
 
@@ -108,7 +138,7 @@ type transcriptLog struct {
 }
 
 func newTranscriptLog(path string, keep bool) (*transcriptLog, error) {
-	f, err := openLog(path, 0o600)
+	f, err := rundir.OpenLog(path, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -187,28 +217,21 @@ func (pp *providerPool) recorded(ref providers.Ref, p providers.Provider) provid
 			// to reuses the outcome.
 			resp, cerr = providers.CheckOutput(req, resp)
 		}
-		cost := pp.meter.account(ref, req.Caller.Role, resp.Usage, lat, cerr)
-		data := map[string]any{
-			"input_tokens": resp.Usage.InputTokens, "output_tokens": resp.Usage.OutputTokens,
-			"latency_ms": float64(lat.Microseconds()) / 1000, "cost_usd": cost, "transcript": seq,
+		cost := pp.meter.account(pp.rec.phaseOf(ctx), ref, req.Caller.Role, resp.Usage, lat, cerr)
+		data := CallData{
+			InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
+			LatencyMS: float64(lat.Microseconds()) / 1000, CostUSD: cost, Transcript: seq,
+			Outcome: "ok", Cached: resp.Cached, Schema: tr.Schema,
 		}
-		outcome := "ok"
 		switch {
 		case cancelled:
-			outcome = "cancelled"
+			data.Outcome = "cancelled"
 		case err != nil:
-			outcome = "error"
-			data["failure_class"] = string(providers.ClassOf(err))
+			data.Outcome = "error"
+			data.FailureClass = string(providers.ClassOf(err))
 		case cerr != nil:
-			outcome = "invalid_output"
-			data["failure_class"] = string(providers.ClassOf(cerr))
-		}
-		data["outcome"] = outcome
-		if resp.Cached {
-			data["cached"] = true
-		}
-		if tr.Schema != "" {
-			data["schema"] = tr.Schema
+			data.Outcome = "invalid_output"
+			data.FailureClass = string(providers.ClassOf(cerr))
 		}
 		pp.rec.emit(Event{Phase: pp.rec.phaseOf(ctx), Kind: EvLLMCall, Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Data: data})
 		return resp, err

@@ -133,7 +133,7 @@ func newReportView(p Plan, res *Result, sandbox string) reportView {
 	}
 	switch res.Status {
 	case StatusInterrupted, StatusFailed, StatusInvalid, StatusPartial, StatusIncomplete:
-		v.Banner = &bannerView{Status: res.Status, Phase: res.Phase, FailureClass: res.FailureClass, Error: res.Error,
+		v.Banner = &bannerView{Status: res.Status, Phase: string(res.Phase), FailureClass: res.FailureClass, Error: res.Error,
 			Counts: a.counts(), ShadowReason: res.ShadowReason, Planned: a.Planned}
 		if res.Status == StatusFailed {
 			v.Banner.Error = oneLine(res.Error)

@@ -58,7 +58,7 @@ type Result struct {
 	// Phase is the phase the run ended in.
 	Error        string          `json:"error,omitempty"`
 	FailureClass providers.Class `json:"failure_class,omitempty"`
-	Phase        string          `json:"phase"`
+	Phase        Phase           `json:"phase"`
 
 	Plan          Plan             `json:"plan"`
 	Dir           string           `json:"dir"`

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
@@ -19,7 +20,7 @@ type runState struct {
 	opts   Options
 	cfg    *Config
 	plan   Plan
-	dir    RunDir
+	dir    rundir.Dir
 	rec    *recorder
 	meter  *meter
 	pool   *providerPool
@@ -111,7 +112,7 @@ func (r *runState) execute(ctx context.Context, res *Result, sealed *Sealed) err
 	r.rec.enter(Phase7, "consensus and synthesis")
 	r.consensus(res, reviews, dec)
 	if err := r.synthesise(ctx, res, settings); err != nil {
-		r.rec.emit(Event{Phase: Phase7, Kind: EvFailure, Role: commanders.RoleSynthesizer, Message: err.Error(), Data: map[string]any{"failure_class": string(providers.ClassOf(err))}})
+		r.rec.emit(Event{Phase: Phase7, Kind: EvFailure, Role: commanders.RoleSynthesizer, Message: err.Error(), Data: FailureData{FailureClass: string(providers.ClassOf(err))}})
 	}
 	r.rec.leave(Phase7, nil)
 
@@ -130,7 +131,7 @@ func (r *runState) execute(ctx context.Context, res *Result, sealed *Sealed) err
 	}
 	r.conclude(res, nil)
 	r.writeFinal(res)
-	r.rec.leave(Phase8, map[string]any{"status": res.Status})
+	r.rec.leave(Phase8, Phase8End{Status: res.Status})
 	return nil
 }
 

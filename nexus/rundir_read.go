@@ -8,13 +8,14 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
 // This file reads a finished run directory: what `swarm shadow verify` and
 // `swarm shadow report` check and print.
 
-// ErrNoReports is returned by RunDir.Reports for a directory without
+// ErrNoReports is returned by ReadReports for a directory without
 // reports/*.json.
 var ErrNoReports = errors.New("no reports (is it a run directory?)")
 
@@ -23,7 +24,8 @@ var ErrNoReports = errors.New("no reports (is it a run directory?)")
 // started, and the decomposition the task hash was computed over. A file
 // the check needs that is missing or unreadable fails the check (what
 // cannot be verified is not valid). Every error wraps shadow.ErrTampered.
-func (d RunDir) VerifyCommitment(env *shadow.Envelope) error {
+func VerifyCommitment(runDir string, env *shadow.Envelope) error {
+	d := rundir.Dir{Path: runDir}
 	sealed, task, ok, err := CommittedHashes(d.Path)
 	switch {
 	case err != nil:
@@ -45,10 +47,14 @@ func (d RunDir) VerifyCommitment(env *shadow.Envelope) error {
 	return nil
 }
 
-// Reports reads the run's Shadow Reports (reports/*.json), ordered by file
+// EnvelopePath is where a run directory keeps its sealed envelope.
+func EnvelopePath(runDir string) string { return rundir.Dir{Path: runDir}.EnvelopePath() }
+
+// ReadReports reads the run's Shadow Reports (reports/*.json), ordered by file
 // name. A directory without any is ErrNoReports (wrapped, naming the
 // directory); a report that is not JSON names its file.
-func (d RunDir) Reports() ([]shadow.Report, error) {
+func ReadReports(runDir string) ([]shadow.Report, error) {
+	d := rundir.Dir{Path: runDir}
 	files, _ := filepath.Glob(d.Join("reports", "*.json"))
 	if len(files) == 0 {
 		return nil, fmt.Errorf("%s: %w", d.Path, ErrNoReports)

@@ -12,8 +12,7 @@ import (
 
 func TestRunDirReportsAndCommitmentNameWhatIsWrong(t *testing.T) {
 	dir := t.TempDir()
-	d := RunDir{Path: dir}
-	if _, err := d.Reports(); !errors.Is(err, ErrNoReports) || !strings.HasPrefix(err.Error(), dir+": ") {
+	if _, err := ReadReports(dir); !errors.Is(err, ErrNoReports) || !strings.HasPrefix(err.Error(), dir+": ") {
 		t.Errorf("no reports: %v, want %s: %v", err, dir, ErrNoReports)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "reports"), 0o755); err != nil {
@@ -23,12 +22,12 @@ func TestRunDirReportsAndCommitmentNameWhatIsWrong(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Reports(); err == nil || !strings.HasPrefix(err.Error(), bad+": ") {
+	if _, err := ReadReports(dir); err == nil || !strings.HasPrefix(err.Error(), bad+": ") {
 		t.Errorf("bad report: %v, want an error naming %s", err, bad)
 	}
 	// A run directory without events.jsonl cannot show what it committed:
 	// that is tampering, never a pass.
-	if err := d.VerifyCommitment(&shadow.Envelope{SealedHash: "sha256:x"}); !errors.Is(err, shadow.ErrTampered) {
+	if err := VerifyCommitment(dir, &shadow.Envelope{SealedHash: "sha256:x"}); !errors.Is(err, shadow.ErrTampered) {
 		t.Errorf("no events: %v, want %v", err, shadow.ErrTampered)
 	}
 }

@@ -39,11 +39,11 @@ func TestJudgingDoesNotWaitForCrossReview(t *testing.T) {
 	})
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "held:honest", func(o *nexus.Options) {
 		o.Registry = reg
-		o.Observers = append(o.Observers, func(e nexus.Event) {
+		o.Observers = append(o.Observers, nexus.ObserverFunc(func(e nexus.Event) {
 			if e.Kind == nexus.EvJudged {
 				once.Do(func() { close(judged) })
 			}
-		})
+		}))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -241,10 +241,10 @@ func TestLLMCallsCarryTheirOwnPhase(t *testing.T) {
 		if got[e.Role] == nil {
 			got[e.Role] = map[string]int{}
 		}
-		got[e.Role][e.Phase]++
+		got[e.Role][string(e.Phase)]++
 		ok := false
 		for _, p := range allowed[e.Role] {
-			ok = ok || p == e.Phase
+			ok = ok || p == string(e.Phase)
 		}
 		if !ok {
 			t.Errorf("%s call by %s tagged phase %q, want one of %v", e.Role, e.AgentID, e.Phase, allowed[e.Role])

@@ -35,8 +35,8 @@ func TestAnswersAreCheckedTheWayTheyAreRead(t *testing.T) {
 			continue
 		}
 		workers++
-		if e.Data["outcome"] != "ok" {
-			t.Errorf("worker call %s: outcome %v", e.AgentID, e.Data["outcome"])
+		if d := e.Data.(nexus.CallData); d.Outcome != "ok" {
+			t.Errorf("worker call %s: outcome %v", e.AgentID, d.Outcome)
 		}
 	}
 	if workers == 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -13,11 +14,6 @@ import (
 	"github.com/swarm-dev/swarm/nexus"
 )
 
-var phaseNames = map[string]string{
-	"0": "intake", "1": "decomposition", "1.5": "seal", "2": "capsules", "3": "deployment",
-	"4": "execution", "5": "cross-review", "6": "shadow validation", "7": "consensus", "8": "output",
-}
-
 // progressView shows a run's progress: on a terminal a live block redrawn in
 // place (phase, a bar per commander, calls and cost so far); in a pipe or CI
 // plain lines, one per phase and per finished commander.
@@ -26,7 +22,7 @@ type progressView struct {
 	tty    bool
 	plan   nexus.Plan
 	mu     sync.Mutex
-	phase  string
+	phase  nexus.Phase
 	calls  int
 	cost   float64
 	perCmd map[string]*cmdProgress
@@ -49,7 +45,8 @@ func newProgressView(w io.Writer, p nexus.Plan, tty bool) *progressView {
 	return v
 }
 
-func (v *progressView) observe(e nexus.Event) {
+// Observe implements nexus.Observer.
+func (v *progressView) Observe(e nexus.Event) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	switch e.Kind {
@@ -60,8 +57,8 @@ func (v *progressView) observe(e nexus.Event) {
 		}
 	case nexus.EvLLMCall:
 		v.calls++
-		if c, ok := e.Data["cost_usd"].(float64); ok {
-			v.cost += c
+		if c, ok := e.Data.(nexus.CallData); ok {
+			v.cost += c.CostUSD
 		}
 	case nexus.EvAgentStart:
 		if d := domainOf(e.AgentID); d != "" && e.Role == "commander" {
@@ -75,7 +72,10 @@ func (v *progressView) observe(e nexus.Event) {
 		if c == nil {
 			break
 		}
-		status, _ := e.Data["status"].(string)
+		var status string
+		if f, ok := e.Data.(nexus.AgentFinishData); ok {
+			status = f.Status
+		}
 		if e.Role == "commander" {
 			c.status = status
 			if !v.tty {
@@ -101,9 +101,15 @@ func describe(e nexus.Event) string {
 	if e.Message != "" {
 		return e.Message
 	}
+	// The payload's fields as events.jsonl writes them, key=value.
+	b, err := json.Marshal(e.Data)
+	var fields map[string]any
+	if err != nil || json.Unmarshal(b, &fields) != nil {
+		return ""
+	}
 	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(e.Data)) {
-		parts = append(parts, fmt.Sprintf("%s=%v", k, e.Data[k]))
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		parts = append(parts, fmt.Sprintf("%s=%v", k, fields[k]))
 	}
 	return strings.Join(parts, " ")
 }
@@ -124,7 +130,7 @@ func (v *progressView) redraw() {
 	if v.lines > 0 {
 		fmt.Fprintf(&b, "\033[%dA", v.lines)
 	}
-	fmt.Fprintf(&b, "\033[2Kphase %s %-18s  calls %d  cost $%.4f  %s\n", v.phase, phaseNames[v.phase], v.calls, v.cost, time.Since(v.start).Round(100*time.Millisecond))
+	fmt.Fprintf(&b, "\033[2Kphase %s %-18s  calls %d  cost $%.4f  %s\n", v.phase, v.phase.Name(), v.calls, v.cost, time.Since(v.start).Round(100*time.Millisecond))
 	n := 1
 	for _, d := range v.plan.Domains {
 		c := v.perCmd[d]

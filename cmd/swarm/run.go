@@ -188,7 +188,7 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 		}
 		models[strings.TrimSpace(role)] = refs
 	}
-	opts := nexus.Options{Config: cfg, Registry: newRegistry(), Mission: mission, MissionName: name, Scale: o.Scale,
+	opts := nexus.Options{Config: cfg, Registry: app.NewRegistry(), Mission: mission, MissionName: name, Scale: o.Scale,
 		Personality: o.Personality, Provider: provider, Models: models, OutDir: o.Out, Force: o.Force, Replays: o.Replays, FileScope: o.FileScope}
 	if o.SeedSet {
 		opts.Seed = &o.Seed
@@ -220,14 +220,14 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 	case o.JSON:
 		enc := json.NewEncoder(app.Out)
 		var mu sync.Mutex
-		m.Observe(func(e nexus.Event) {
+		m.Observe(nexus.ObserverFunc(func(e nexus.Event) {
 			mu.Lock()
 			defer mu.Unlock()
 			_ = enc.Encode(e)
-		})
+		}))
 	case !o.Quiet:
 		view = newProgressView(app.Err, plan, isTerminal(app.Err))
-		m.Observe(view.observe)
+		m.Observe(view)
 	}
 	res, err := m.Run(ctx)
 	if view != nil {
@@ -271,9 +271,9 @@ func runExit(res *nexus.Result) error {
 // stops at warn, everything else at info. Prompts and answers never go to
 // the log; they are in transcripts.jsonl.
 func logEvent(l *slog.Logger) nexus.Observer {
-	return func(e nexus.Event) {
-		attrs := []any{"kind", e.Kind}
-		for _, kv := range [][2]string{{"phase", e.Phase}, {"role", e.Role}, {"agent", e.AgentID}, {"model", e.Model}} {
+	return nexus.ObserverFunc(func(e nexus.Event) {
+		attrs := []any{"kind", string(e.Kind)}
+		for _, kv := range [][2]string{{"phase", string(e.Phase)}, {"role", e.Role}, {"agent", e.AgentID}, {"model", e.Model}} {
 			if kv[1] != "" {
 				attrs = append(attrs, kv[0], kv[1])
 			}
@@ -281,12 +281,16 @@ func logEvent(l *slog.Logger) nexus.Observer {
 		lvl, msg := slog.LevelInfo, e.Message
 		if e.Kind == nexus.EvLLMCall {
 			lvl, msg = slog.LevelDebug, "llm call"
-			for _, k := range []string{"schema", "outcome", "failure_class", "input_tokens", "output_tokens", "latency_ms", "cost_usd"} {
-				if v, ok := e.Data[k]; ok {
-					attrs = append(attrs, k, v)
-				}
+			c, _ := e.Data.(nexus.CallData)
+			if c.Schema != "" {
+				attrs = append(attrs, "schema", c.Schema)
 			}
-			if e.Data["outcome"] != "ok" && e.Data["outcome"] != "cancelled" {
+			attrs = append(attrs, "outcome", c.Outcome)
+			if c.FailureClass != "" {
+				attrs = append(attrs, "failure_class", c.FailureClass)
+			}
+			attrs = append(attrs, "input_tokens", c.InputTokens, "output_tokens", c.OutputTokens, "latency_ms", c.LatencyMS, "cost_usd", c.CostUSD)
+			if c.Outcome != "ok" && c.Outcome != "cancelled" {
 				lvl = slog.LevelInfo // retried and repaired calls are routine
 			}
 		}
@@ -294,10 +298,10 @@ func logEvent(l *slog.Logger) nexus.Observer {
 			lvl = slog.LevelWarn
 		}
 		if msg == "" {
-			msg = strings.ReplaceAll(e.Kind, "_", " ")
+			msg = strings.ReplaceAll(string(e.Kind), "_", " ")
 		}
 		l.Log(context.Background(), lvl, msg, attrs...)
-	}
+	})
 }
 
 func configName(path string) string {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/internal/yamlx"
-	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/sandbox/importer"
 )
 
@@ -88,7 +88,7 @@ func runSandboxImport(app *App, o SandboxImportOptions) error {
 		return err
 	}
 	// Atomically (temp file + rename): a failure leaves any earlier file whole.
-	if err := (nexus.RunDir{Path: filepath.Dir(o.Out)}).WriteFile(filepath.Base(o.Out), res.YAML, 0o600); err != nil {
+	if err := (rundir.Dir{Path: filepath.Dir(o.Out)}).WriteFile(filepath.Base(o.Out), res.YAML, 0o600); err != nil {
 		return err
 	}
 	fmt.Fprintf(app.Err, "wrote %s (%d keys not mapped)\n", o.Out, len(res.Warnings))

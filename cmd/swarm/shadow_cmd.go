@@ -172,7 +172,7 @@ func runShadowVerify(app *App, o ShadowVerifyOptions) error {
 	target := o.Target
 	path, runDir := target, ""
 	if fi, err := os.Stat(target); err == nil && fi.IsDir() {
-		path, runDir = nexus.RunDir{Path: target}.EnvelopePath(), target
+		path, runDir = nexus.EnvelopePath(target), target
 	}
 	shown := textsafe.Printable(path)
 	env, err := shadow.LoadSealed(path)
@@ -187,7 +187,7 @@ func runShadowVerify(app *App, o ShadowVerifyOptions) error {
 		return tampered(err)
 	}
 	if runDir != "" {
-		if err := (nexus.RunDir{Path: runDir}).VerifyCommitment(env); err != nil {
+		if err := nexus.VerifyCommitment(runDir, env); err != nil {
 			return tampered(err)
 		}
 		fmt.Fprintf(app.Out, "%s: ok %s (%d criteria), task %s\n", shown, env.SealedHash, env.CriteriaCount, env.TaskHash)
@@ -229,7 +229,7 @@ func runShadowReport(app *App, o ShadowReportOptions) error {
 	if format != "json" && format != "md" {
 		return usageError(fmt.Errorf("--format %q: want json or md", format))
 	}
-	all, err := nexus.RunDir{Path: dir}.Reports()
+	all, err := nexus.ReadReports(dir)
 	if err != nil {
 		return usageError(err)
 	}

@@ -365,7 +365,7 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sea
 		return RunSummary{}, false, err
 	}
 	calls := newCallTally(ref, comparedRoles(o.Roles))
-	m.Observe(calls.observe)
+	m.Observe(calls)
 	res, err := m.RunSealed(ctx, sealed)
 	if err != nil {
 		return RunSummary{}, false, err
@@ -467,33 +467,22 @@ func newCallTally(ref providers.Ref, roles map[string]bool) *callTally {
 	return &callTally{model: ref.String(), roles: roles, failures: map[string]int{}} // as the events write it
 }
 
-func (t *callTally) observe(e nexus.Event) {
-	if e.Kind != nexus.EvLLMCall || e.Model != t.model || !t.roles[e.Role] {
+// Observe implements nexus.Observer.
+func (t *callTally) Observe(e nexus.Event) {
+	c, ok := e.Data.(nexus.CallData)
+	if !ok || e.Model != t.model || !t.roles[e.Role] {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.calls++
-	t.in += intOf(e.Data["input_tokens"])
-	t.out += intOf(e.Data["output_tokens"])
-	cost, _ := e.Data["cost_usd"].(float64)
-	t.cost += cost
-	if c, ok := e.Data["failure_class"].(string); ok && c != "" {
-		t.failures[c]++
+	t.in += c.InputTokens
+	t.out += c.OutputTokens
+	t.cost += c.CostUSD
+	if c.FailureClass != "" {
+		t.failures[c.FailureClass]++
 	}
-	if l, ok := e.Data["latency_ms"].(float64); ok {
-		t.latencies = append(t.latencies, l)
-	}
-}
-
-func intOf(v any) int {
-	switch x := v.(type) {
-	case int:
-		return x
-	case float64:
-		return int(x)
-	}
-	return 0
+	t.latencies = append(t.latencies, c.LatencyMS)
 }
 
 // addTo adds the tally to s.

@@ -1,4 +1,4 @@
-package nexus
+package rundir
 
 import (
 	"os"
@@ -18,14 +18,14 @@ func TestOpenLogRefusesSymbolicLinks(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	if f, err := openLog(link, 0o644); err == nil {
+	if f, err := OpenLog(link, 0o644); err == nil {
 		f.Close()
-		t.Fatal("openLog followed a symbolic link")
+		t.Fatal("OpenLog followed a symbolic link")
 	}
 	if b, _ := os.ReadFile(target); string(b) != "x" {
 		t.Errorf("target changed: %q", b)
 	}
-	f, err := openLog(filepath.Join(dir, "new.jsonl"), 0o600)
+	f, err := OpenLog(filepath.Join(dir, "new.jsonl"), 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}

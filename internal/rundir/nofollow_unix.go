@@ -1,6 +1,6 @@
 //go:build unix
 
-package nexus
+package rundir
 
 import "syscall"
 

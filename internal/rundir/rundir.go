@@ -1,4 +1,8 @@
-package nexus
+// Package rundir writes a run's directory: it creates it (refusing a
+// directory that is not new or empty unless forced), opens its logs without
+// following symbolic links and replaces its other files atomically. It is
+// nexus's machinery, not an API: users read a run directory's files.
+package rundir
 
 import (
 	"encoding/json"
@@ -9,7 +13,7 @@ import (
 	"path/filepath"
 )
 
-// RunDir is a run's directory:
+// Dir is a run's directory:
 //
 //	mission.md, config.effective.yml, events.jsonl, transcripts.jsonl,
 //	capsules/, bundles/, reviews/, sealed/ (0700; envelope 0600), reports/,
@@ -17,62 +21,74 @@ import (
 //
 // Files are never written through a symbolic link inside it: logs are
 // opened with O_NOFOLLOW and other files are replaced by rename.
-type RunDir struct{ Path string }
+type Dir struct{ Path string }
 
-// runEntries are the names a run writes at the top of its directory.
-var runEntries = []string{"mission.md", "config.effective.yml", "events.jsonl", "transcripts.jsonl", "decomposition.json",
+// entries are the names a run writes at the top of its directory.
+var entries = []string{"mission.md", "config.effective.yml", "events.jsonl", "transcripts.jsonl", "decomposition.json",
 	"capsules", "bundles", "reviews", "sealed", "reports", "replays", "sandbox.json", "report.md", "telemetry.json", "result.json"}
 
-// checkOutDir says whether a run may write to path: it must not exist, or
-// be an empty directory, or (with force) any directory. It writes nothing.
-func checkOutDir(path string, force bool) error {
+// Check says whether a run may write to path: it must not exist, or be an
+// empty directory, or (with force) any directory. It writes nothing. Its
+// errors name path as --out (the flag a user gave it with).
+func Check(path string, force bool) error {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil
 	case err != nil:
-		return fmt.Errorf("%w: --out %s: %v", ErrBadInput, path, err)
+		return fmt.Errorf("--out %s: %v", path, err)
 	case !fi.IsDir():
-		return fmt.Errorf("%w: --out %s exists and is not a directory: give a new or empty directory", ErrBadInput, path)
+		return fmt.Errorf("--out %s exists and is not a directory: give a new or empty directory", path)
 	case force:
 		return nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("%w: --out %s: %v", ErrBadInput, path, err)
+		return fmt.Errorf("--out %s: %v", path, err)
 	}
 	defer f.Close()
 	if _, err := f.Readdirnames(1); !errors.Is(err, io.EOF) {
 		if err != nil {
-			return fmt.Errorf("%w: --out %s: %v", ErrBadInput, path, err)
+			return fmt.Errorf("--out %s: %v", path, err)
 		}
-		return fmt.Errorf("%w: --out %s is not empty: choose a new directory, or pass --force to replace the run files in it", ErrBadInput, path)
+		return fmt.Errorf("--out %s is not empty: choose a new directory, or pass --force to replace the run files in it", path)
 	}
 	return nil
 }
 
-// prepareDir checks path (see checkOutDir) and creates the run directory.
-// With force, the entries an earlier run left are removed first (a symbolic
-// link is removed, never followed); other files stay.
-func prepareDir(path string, force bool) (RunDir, error) {
-	if err := checkOutDir(path, force); err != nil {
-		return RunDir{}, err
-	}
+// Create creates the run directory at path, which Check accepted. With
+// force, the entries an earlier run left are removed first (a symbolic link
+// is removed, never followed); other files stay.
+func Create(path string, force bool) (Dir, error) {
 	if force {
-		for _, name := range runEntries {
+		for _, name := range entries {
 			if err := os.RemoveAll(filepath.Join(path, name)); err != nil {
-				return RunDir{}, fmt.Errorf("--out %s --force: %w", path, err)
+				return Dir{}, fmt.Errorf("--out %s --force: %w", path, err)
 			}
 		}
 	}
-	return createRunDir(path)
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return Dir{}, fmt.Errorf("create run directory: %w", err)
+	}
+	for _, sub := range []string{"capsules", "bundles", "reviews", "reports", "sealed"} {
+		perm := os.FileMode(0o755)
+		if sub == "sealed" {
+			perm = 0o700
+		}
+		// Mkdir, not MkdirAll: an existing entry (say, a symbolic link to
+		// a directory elsewhere) is an error, never written through.
+		if err := os.Mkdir(filepath.Join(path, sub), perm); err != nil {
+			return Dir{}, fmt.Errorf("create run directory: %w", err)
+		}
+	}
+	return Dir{Path: path}, nil
 }
 
-// openLog opens a run directory's log for appending, creating it with perm;
+// OpenLog opens a run directory's log for appending, creating it with perm;
 // it refuses a symbolic link or anything but a regular file. On Unix
 // O_NOFOLLOW refuses a link as the file is opened; elsewhere a link found
 // before opening is refused, and the opened file must be the one at path.
-func openLog(path string, perm os.FileMode) (*os.File, error) {
+func OpenLog(path string, perm os.FileMode) (*os.File, error) {
 	notRegular := fmt.Errorf("open %s: not a regular file", path)
 	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
 		return nil, notRegular
@@ -90,35 +106,17 @@ func openLog(path string, perm os.FileMode) (*os.File, error) {
 	return f, nil
 }
 
-func createRunDir(path string) (RunDir, error) {
-	if err := os.MkdirAll(path, 0o755); err != nil {
-		return RunDir{}, fmt.Errorf("create run directory: %w", err)
-	}
-	for _, sub := range []string{"capsules", "bundles", "reviews", "reports", "sealed"} {
-		perm := os.FileMode(0o755)
-		if sub == "sealed" {
-			perm = 0o700
-		}
-		// Mkdir, not MkdirAll: an existing entry (say, a symbolic link to
-		// a directory elsewhere) is an error, never written through.
-		if err := os.Mkdir(filepath.Join(path, sub), perm); err != nil {
-			return RunDir{}, fmt.Errorf("create run directory: %w", err)
-		}
-	}
-	return RunDir{Path: path}, nil
-}
-
 // Join returns a path inside the run directory.
-func (d RunDir) Join(elem ...string) string {
+func (d Dir) Join(elem ...string) string {
 	return filepath.Join(append([]string{d.Path}, elem...)...)
 }
 
 // EnvelopePath is where the sealed envelope lives.
-func (d RunDir) EnvelopePath() string { return d.Join("sealed", "envelope.json") }
+func (d Dir) EnvelopePath() string { return d.Join("sealed", "envelope.json") }
 
 // WriteFile writes atomically (temp file + rename) so readers never see a
 // half-written file.
-func (d RunDir) WriteFile(name string, data []byte, perm os.FileMode) error {
+func (d Dir) WriteFile(name string, data []byte, perm os.FileMode) error {
 	path := d.Join(name)
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
@@ -141,7 +139,7 @@ func (d RunDir) WriteFile(name string, data []byte, perm os.FileMode) error {
 }
 
 // WriteJSON writes v as indented JSON.
-func (d RunDir) WriteJSON(name string, v any) error {
+func (d Dir) WriteJSON(name string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err

@@ -1,0 +1,229 @@
+package nexus
+
+import "encoding/json"
+
+// The payloads of events (Event.Data), one type per kind. Their fields are
+// declared in the order of their JSON names, the order events.jsonl has
+// always written the keys in (TestPayloadFieldOrder keeps it so).
+
+// BriefingData is the plan a run starts with (briefing, Phase 0).
+type BriefingData struct {
+	Agents         int      `json:"agents"`
+	Commanders     int      `json:"commanders"`
+	CostCeilingUSD float64  `json:"cost_ceiling_usd"`
+	Criteria       int      `json:"criteria"`
+	Domains        []string `json:"domains"`
+	Models         Roster   `json:"models"`
+	Personality    string   `json:"personality"`
+	Reviewers      int      `json:"reviewers"`
+	RunID          string   `json:"run_id"`
+	Scale          string   `json:"scale"`
+	Seed           int64    `json:"seed"`
+	SquadLeads     int      `json:"squad_leads"`
+	Workers        int      `json:"workers"`
+}
+
+// CallData is one LLM call (llm_call); its prompt and answer are line
+// Transcript of transcripts.jsonl.
+type CallData struct {
+	Cached       bool    `json:"cached,omitempty"` // answered from a cache
+	CostUSD      float64 `json:"cost_usd"`
+	FailureClass string  `json:"failure_class,omitempty"` // outcome error or invalid_output
+	InputTokens  int     `json:"input_tokens"`
+	LatencyMS    float64 `json:"latency_ms"`
+	// Outcome is "ok", "error", "invalid_output" (answered, but not valid
+	// for its schema) or "cancelled" (the run's own cancellation).
+	Outcome      string `json:"outcome"`
+	OutputTokens int    `json:"output_tokens"`
+	Schema       string `json:"schema,omitempty"` // the output schema's name
+	Transcript   int64  `json:"transcript"`       // the transcript line's seq
+}
+
+// AgentFinishData is how an agent ended (agent_finish).
+type AgentFinishData struct {
+	FailureClass string `json:"failure_class,omitempty"`
+	Status       string `json:"status"`
+}
+
+// DepthGuardData is a depth-guard refusal (depth_guard_refusal): the agent
+// planned Asked children, Allowed were run.
+type DepthGuardData struct {
+	Allowed int `json:"allowed"`
+	Asked   int `json:"asked"`
+}
+
+// FailureData is a failure's class and what it hit (failure).
+type FailureData struct {
+	BundleID     string `json:"bundle_id,omitempty"`
+	Domain       string `json:"domain,omitempty"`
+	FailureClass string `json:"failure_class"`
+}
+
+// LeakageData is the leakage found in an agent's output (leakage).
+type LeakageData struct {
+	Hits        int    `json:"hits"`
+	MaxSeverity string `json:"max_severity"`
+}
+
+// AuditData is a sandbox audit: a bundle re-judged with a fresh seed (audit).
+type AuditData struct {
+	Agreement float64 `json:"agreement"` // share of verdicts that agree
+	Audited   float64 `json:"audited"`   // the audit's shadow score
+	BundleID  string  `json:"bundle_id"`
+	Original  float64 `json:"original"` // the run's shadow score
+}
+
+// ScoreCorrectionData is a consensus correction of reviewers' scores
+// (score_correction); BundleID is empty for a reviewer-wide correction.
+type ScoreCorrectionData struct {
+	BundleID string  `json:"bundle_id"`
+	Delta    float64 `json:"delta"`
+	Kind     string  `json:"kind"` // inflation, deflation, rubber_stamp, herding
+}
+
+// CostStopData is the share of the cost ceiling reached (cost_stop): 0.9
+// stops launching agents, 1 stops the run.
+type CostStopData struct {
+	Level float64 `json:"level"`
+}
+
+// ReviewData is one reviewer's score card of one bundle (review).
+type ReviewData struct {
+	BundleID   string  `json:"bundle_id"`
+	Conflicts  int     `json:"conflicts"`
+	Quarantine bool    `json:"quarantine"` // a re-review of a quarantined bundle
+	Total      float64 `json:"total"`
+}
+
+// SealedData is the commitment made before any commander starts (sealed).
+type SealedData struct {
+	CriteriaCount int    `json:"criteria_count"`
+	SealedHash    string `json:"sealed_hash"`
+	TaskHash      string `json:"task_hash"`
+}
+
+// EnvelopeCheckData is the envelope's verification before judging
+// (envelope_check): Reason when it failed, SealedHash when it held.
+type EnvelopeCheckData struct {
+	OK         bool   `json:"ok"`
+	Reason     string `json:"reason,omitempty"`
+	SealedHash string `json:"sealed_hash,omitempty"`
+}
+
+// JudgedData is a bundle's first judgement against the sealed criteria
+// (judged).
+type JudgedData struct {
+	BundleID     string  `json:"bundle_id"`
+	Disagreement float64 `json:"disagreement"`
+	Failed       int     `json:"failed"`
+	Level        string  `json:"level"`
+	Passed       int     `json:"passed"`
+	ShadowScore  float64 `json:"shadow_score"`
+}
+
+// HardeningData is a bundle's hardening (hardening).
+type HardeningData struct {
+	BundleID string  `json:"bundle_id"`
+	Cycles   int     `json:"cycles"`
+	Final    float64 `json:"final"`
+	Initial  float64 `json:"initial"`
+	Velocity float64 `json:"velocity"`
+}
+
+// GateData is a Shadow Gate decision (gate). ShadowScore and Report are
+// absent for a bundle gated without a score (its leaks alone decided).
+type GateData struct {
+	Action      string   `json:"action"`
+	BundleID    string   `json:"bundle_id"`
+	Reason      string   `json:"reason"`
+	Report      string   `json:"report,omitempty"`
+	ShadowScore *float64 `json:"shadow_score,omitempty"`
+}
+
+// RunEndData is how a run ended (run_end), as Result says it.
+type RunEndData struct {
+	BundlesPlanned int    `json:"bundles_planned"`
+	BundlesScored  int    `json:"bundles_scored"`
+	Dir            string `json:"dir"`
+	FailureClass   string `json:"failure_class,omitempty"`
+	OK             bool   `json:"ok"`
+	Phase          Phase  `json:"phase"`
+	Status         string `json:"status"`
+}
+
+// Phase1End ends the decomposition (phase_end of Phase 1).
+type Phase1End struct {
+	Aspects int `json:"aspects"`
+	Domains int `json:"domains"`
+}
+
+// Phase2End ends the capsules (phase_end of Phase 2).
+type Phase2End struct {
+	Capsules int `json:"capsules"`
+}
+
+// Phase3End ends the deployment (phase_end of Phase 3): the commanders and
+// how many run at once, and why.
+type Phase3End struct {
+	Commanders        int    `json:"commanders"`
+	Concurrency       int    `json:"concurrency"`
+	ConcurrencyDetail string `json:"concurrency_detail"`
+	ConcurrencyRule   string `json:"concurrency_rule"`
+}
+
+// Phase4End ends the execution (phase_end of Phase 4): bundles delivered.
+type Phase4End struct {
+	Bundles int `json:"bundles"`
+}
+
+// Phase5End ends the cross-review (phase_end of Phase 5).
+type Phase5End struct {
+	Reviews int `json:"reviews"`
+}
+
+// Phase6End ends shadow validation (phase_end of Phase 6).
+type Phase6End struct {
+	Valid bool `json:"valid"`
+}
+
+// Phase8End ends the run's output (phase_end of Phase 8).
+type Phase8End struct {
+	Status string `json:"status"`
+}
+
+// RawData is the data of an event kind this version does not know, kept as
+// it was read.
+type RawData json.RawMessage
+
+// MarshalJSON writes the data as it was read.
+func (d RawData) MarshalJSON() ([]byte, error) {
+	if len(d) == 0 {
+		return []byte("null"), nil
+	}
+	return d, nil
+}
+
+func (BriefingData) payload()        {}
+func (CallData) payload()            {}
+func (AgentFinishData) payload()     {}
+func (DepthGuardData) payload()      {}
+func (FailureData) payload()         {}
+func (LeakageData) payload()         {}
+func (AuditData) payload()           {}
+func (ScoreCorrectionData) payload() {}
+func (CostStopData) payload()        {}
+func (ReviewData) payload()          {}
+func (SealedData) payload()          {}
+func (EnvelopeCheckData) payload()   {}
+func (JudgedData) payload()          {}
+func (HardeningData) payload()       {}
+func (GateData) payload()            {}
+func (RunEndData) payload()          {}
+func (Phase1End) payload()           {}
+func (Phase2End) payload()           {}
+func (Phase3End) payload()           {}
+func (Phase4End) payload()           {}
+func (Phase5End) payload()           {}
+func (Phase6End) payload()           {}
+func (Phase8End) payload()           {}
+func (RawData) payload()             {}

@@ -1,0 +1,70 @@
+package nexus
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/swarm-dev/swarm/providers"
+)
+
+// The cost ceiling's and the provider breaker's events carry the phase of
+// the call that crossed the mark or tripped the breaker (its context's), not
+// whichever phase was entered last: phases 4, 5 and 6 overlap, so the phase
+// entered last is a race. Here phase 6 was entered last and a phase-4 call
+// trips both.
+func TestCeilingAndBreakerEventsCarryTheCallsPhase(t *testing.T) {
+	dir := t.TempDir()
+	var got []Event // the event log calls observers one at a time
+	events, err := newEventLog(filepath.Join(dir, "events.jsonl"), time.Now, false, ObserverFunc(func(e Event) {
+		if e.Kind == EvCostWarning || e.Kind == EvCostStop || e.Kind == EvBreakerTrip {
+			got = append(got, Event{Phase: e.Phase, Kind: e.Kind, Data: e.Data})
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	transcripts, err := newTranscriptLog(filepath.Join(dir, "transcripts.jsonl"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{events: events, transcripts: transcripts}
+	defer rec.close()
+
+	// Every call costs $2 (one input token at $2M per million) and fails
+	// permanently: the $1 ceiling and the one-failure breaker both go.
+	prices := map[string]providers.KindConfig{"fake": {InputPerMTok: 2e6}}
+	reg := &providers.Registry{}
+	reg.Register(providers.KindInfo{Kind: "fake", Description: "test"}, func(providers.Ref, providers.KindConfig) (providers.Provider, error) {
+		return providers.ProviderFunc(func(context.Context, providers.Request) (providers.Response, error) {
+			return providers.Response{Usage: providers.Usage{InputTokens: 1}}, providers.NewError(providers.ClassPermanent, "no", nil)
+		}), nil
+	})
+	cfg := &Config{Providers: prices, CircuitBreaker: CircuitBreakerConfig{Enabled: true, FailureThreshold: 1, Cooldown: time.Hour}}
+	m := newMeter(prices, 1, rec)
+	_, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	m.armStop(cancel)
+	pp := &providerPool{cfg: cfg, reg: reg, limits: &providers.LimitSet{}, rec: rec, meter: m,
+		provs: map[string]providers.Provider{}, breakers: map[string]*breaker{}}
+	p, err := pp.provider(providers.Ref{Kind: "fake", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.enter(Phase4, "execution")
+	rec.enter(Phase6, "shadow validation") // entered last
+	_, _ = p.Complete(withPhase(t.Context(), Phase4), providers.Request{Caller: providers.Caller{Role: "worker", AgentID: "w"}})
+
+	want := []Event{
+		{Phase: Phase4, Kind: EvCostWarning},
+		{Phase: Phase4, Kind: EvCostStop, Data: CostStopData{Level: 0.9}},
+		{Phase: Phase4, Kind: EvCostStop, Data: CostStopData{Level: 1}},
+		{Phase: Phase4, Kind: EvBreakerTrip},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
