@@ -26,7 +26,7 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 	workerIdx := 0
 	for i, c := range capsules {
 		cref := p.Roster.Commanders[i%len(p.Roster.Commanders)]
-		ca, err := r.agent(commanders.RoleCommander, "commander-"+c.Domain, cref)
+		ca, err := r.agent(commanders.RoleCommander, commanderID(c.Domain), cref)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -39,14 +39,14 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 		base := workerIdx
 		domain := c.Domain
 		cmd.SquadLead = func(j int) commanders.Agent {
-			a, _ := r.agent(commanders.RoleSquadLead, fmt.Sprintf("squadlead-%s-%02d", domain, j+1), p.Roster.SquadLead)
+			a, _ := r.agent(commanders.RoleSquadLead, squadLeadID(domain, j), p.Roster.SquadLead)
 			return a
 		}
 		cmd.Worker = func(lead, j int) commanders.Agent {
 			n := base + lead*max(1, p.WorkersPerLead) + j
-			id := fmt.Sprintf("worker-%s-%02d", domain, j+1)
+			id := workerID(domain, -1, j)
 			if p.WorkersPerLead > 0 {
-				id = fmt.Sprintf("worker-%s-%02d-%02d", domain, lead+1, j+1)
+				id = workerID(domain, lead, j)
 			}
 			// Providers were built in Phase 0, so this cannot fail here.
 			a, _ := r.agent(commanders.RoleWorker, id, p.Roster.Workers[n%len(p.Roster.Workers)])
@@ -219,4 +219,45 @@ func salvageAtoms(domain string, atoms []commanders.AtomResult) (b commanders.Bu
 	b.Content = strings.TrimSpace(content.String())
 	b.Confidence = min(0.5, conf/float64(n))
 	return b, n
+}
+
+// The agent IDs of a domain's team. The domain is part of each ID so that
+// events name it; Plan.DomainOf reads it back, so no consumer parses IDs.
+const (
+	commanderPrefix = "commander-"
+	squadLeadPrefix = "squadlead-"
+	workerPrefix    = "worker-"
+)
+
+func commanderID(domain string) string { return commanderPrefix + domain }
+
+// squadLeadID is the j-th (from 0) squad lead of domain.
+func squadLeadID(domain string, j int) string {
+	return fmt.Sprintf("%s%s-%02d", squadLeadPrefix, domain, j+1)
+}
+
+// workerID is the j-th (from 0) worker of a domain's squad lead lead (from
+// 0), or of the commander itself when lead < 0.
+func workerID(domain string, lead, j int) string {
+	if lead < 0 {
+		return fmt.Sprintf("%s%s-%02d", workerPrefix, domain, j+1)
+	}
+	return fmt.Sprintf("%s%s-%02d-%02d", workerPrefix, domain, lead+1, j+1)
+}
+
+// DomainOf returns the domain of the plan whose team (commander, squad
+// leads, workers) agentID belongs to, and false for an agent of no domain
+// (nexus, seal author, judge, reviewers, synthesizer).
+func (p Plan) DomainOf(agentID string) (string, bool) {
+	for _, d := range p.Domains {
+		if agentID == commanderID(d) {
+			return d, true
+		}
+		for _, prefix := range []string{squadLeadPrefix, workerPrefix} {
+			if rest, ok := strings.CutPrefix(agentID, prefix+d+"-"); ok && rest != "" {
+				return d, true
+			}
+		}
+	}
+	return "", false
 }

@@ -61,13 +61,13 @@ func (v *progressView) Observe(e nexus.Event) {
 			v.cost += c.CostUSD
 		}
 	case nexus.EvAgentStart:
-		if d := domainOf(e.AgentID); d != "" && e.Role == "commander" {
+		if d, ok := v.plan.DomainOf(e.AgentID); ok && e.Role == "commander" {
 			if c := v.perCmd[d]; c != nil {
 				c.status = "running"
 			}
 		}
 	case nexus.EvAgentFinish:
-		d := domainOf(e.AgentID)
+		d, _ := v.plan.DomainOf(e.AgentID)
 		c := v.perCmd[d]
 		if c == nil {
 			break
@@ -115,14 +115,6 @@ func describe(e nexus.Event) string {
 }
 
 func sortStrings(xs []string) []string { sort.Strings(xs); return xs }
-
-func domainOf(agentID string) string {
-	parts := strings.Split(agentID, "-")
-	if len(parts) >= 2 {
-		return parts[1]
-	}
-	return ""
-}
 
 func (v *progressView) redraw() {
 	v.last = time.Now()
