@@ -84,6 +84,15 @@ func (c KindConfig) APIKey() string {
 	return os.Getenv(c.APIKeyEnv)
 }
 
+// Redacted returns a copy whose base URL carries no password
+// (https://user:secret@host becomes https://user:xxxxx@host).
+func (c KindConfig) Redacted() KindConfig {
+	if u, err := url.Parse(c.BaseURL); err == nil && u.User != nil {
+		c.BaseURL = u.Redacted()
+	}
+	return c
+}
+
 // Factory builds a provider for a model of one kind.
 type Factory func(ref Ref, cfg KindConfig) (Provider, error)
 
@@ -102,6 +111,18 @@ type KindInfo struct {
 	// filled in, see Registry.Status) in the environment getenv, and why;
 	// nil: CheckServer.
 	Check func(kind string, cfg KindConfig, getenv func(string) string) Status
+}
+
+// withDefaults fills the kind's default base URL and key variable into
+// what cfg leaves empty.
+func (k KindInfo) withDefaults(cfg KindConfig) KindConfig {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = k.DefaultBaseURL
+	}
+	if cfg.APIKeyEnv == "" {
+		cfg.APIKeyEnv = k.DefaultKeyEnv
+	}
+	return cfg
 }
 
 // Status says whether a kind can be used, and what is missing or found
@@ -192,12 +213,7 @@ func (r *Registry) New(ref Ref, cfg KindConfig) (Provider, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownKind, ref.Kind, strings.Join(r.kindNames(), ", "))
 	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = k.info.DefaultBaseURL
-	}
-	if cfg.APIKeyEnv == "" {
-		cfg.APIKeyEnv = k.info.DefaultKeyEnv
-	}
+	cfg = k.info.withDefaults(cfg)
 	// The key is scrubbed from every error of this process from now on,
 	// and every error of the provider passes through Redacting.
 	AddSecrets(cfg.APIKey())
@@ -216,20 +232,11 @@ func (r *Registry) Status(kind string, cfg KindConfig, getenv func(string) strin
 	if !ok {
 		return Status{Text: "not available in this build"}
 	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = info.DefaultBaseURL
-	}
-	if cfg.APIKeyEnv == "" {
-		cfg.APIKeyEnv = info.DefaultKeyEnv
-	}
-	if u, err := url.Parse(cfg.BaseURL); err == nil && u.User != nil {
-		cfg.BaseURL = u.Redacted()
-	}
 	check := info.Check
 	if check == nil {
 		check = CheckServer
 	}
-	return check(kind, cfg, getenv)
+	return check(kind, info.withDefaults(cfg).Redacted(), getenv)
 }
 
 func (r *Registry) kindNames() []string {

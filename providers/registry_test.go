@@ -42,3 +42,18 @@ func TestRegistryStatus(t *testing.T) {
 		})
 	}
 }
+
+// KindConfig.Redacted hides only a base URL's password; the receiver keeps it.
+func TestKindConfigRedacted(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://u:hunter2@h.example/v1": "https://u:xxxxx@h.example/v1",
+		"https://u@h.example/v1":         "https://u@h.example/v1",
+		"http://localhost:11434":         "http://localhost:11434",
+		"":                               "",
+	} {
+		kc := KindConfig{BaseURL: in, APIKeyEnv: "K"}
+		if got := kc.Redacted(); got.BaseURL != want || got.APIKeyEnv != "K" || kc.BaseURL != in {
+			t.Errorf("Redacted(%q) = %+v (receiver %q), want base URL %q", in, got, kc.BaseURL, want)
+		}
+	}
+}
