@@ -297,11 +297,33 @@ func (d *Doc) Decode(data []byte, v any) error {
 
 var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 
-// textError walks the document along the Go type t and returns, as an
-// *Error with the value's position and key, the first scalar whose type
-// decodes through encoding.TextUnmarshaler and refuses its text; nil when
-// there is none.
+// textError returns, as an *Error with the value's position and key, the
+// first scalar of the document whose Go type (along t) decodes through
+// encoding.TextUnmarshaler and refuses its text; nil when there is none.
 func (d *Doc) textError(t reflect.Type) error {
+	return d.WalkScalars(t, func(n ast.ScalarNode, t reflect.Type, key string) error {
+		if !reflect.PointerTo(t).Implements(textUnmarshaler) {
+			return nil
+		}
+		text := n.GetToken().Value
+		if sn, ok := n.(*ast.StringNode); ok {
+			text = sn.Value
+		}
+		if err := reflect.New(t).Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(text)); err != nil {
+			tk := n.GetToken()
+			return &Error{File: d.Name, Line: tk.Position.Line, Col: tk.Position.Column, Key: key, Msg: err.Error(), Err: ErrType}
+		}
+		return nil
+	})
+}
+
+// WalkScalars visits, in document order, every scalar value of the document
+// along t, the Go type decoding it fills: fn gets the scalar, the Go type
+// it decodes into (pointers removed) and its dotted key
+// ("scales.ss-10.reviewers", "rules[2]"). Not visited: keys t has no field
+// or map for, a list where t is no slice or array, nulls, aliases and
+// comments. The first error fn returns ends the walk and is returned.
+func (d *Doc) WalkScalars(t reflect.Type, fn func(n ast.ScalarNode, t reflect.Type, key string) error) error {
 	if d == nil || d.File == nil || t == nil {
 		return nil
 	}
@@ -346,17 +368,7 @@ func (d *Doc) textError(t reflect.Type) error {
 			}
 		case *ast.NullNode, *ast.AliasNode, *ast.CommentGroupNode, *ast.CommentNode:
 		case ast.ScalarNode:
-			if !reflect.PointerTo(t).Implements(textUnmarshaler) {
-				return nil
-			}
-			text := v.GetToken().Value
-			if sn, ok := v.(*ast.StringNode); ok {
-				text = sn.Value
-			}
-			if err := reflect.New(t).Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(text)); err != nil {
-				tk := v.GetToken()
-				return &Error{File: d.Name, Line: tk.Position.Line, Col: tk.Position.Column, Key: path, Msg: err.Error(), Err: ErrType}
-			}
+			return fn(v, t, path)
 		}
 		return nil
 	}

@@ -2,12 +2,15 @@ package yamlx
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/goccy/go-yaml/ast"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -335,5 +338,43 @@ func TestMergeNamesTheFileOfAWrongType(t *testing.T) {
 	var ye *Error
 	if !errors.As(err, &ye) || ye.File != "over.yml" || ye.Line != 1 || !errors.Is(err, ErrType) {
 		t.Errorf("err = %v, want an *Error of type at over.yml:1", err)
+	}
+}
+
+// WalkScalars follows the Go type through fields, maps, lists and pointers,
+// giving each scalar's type and key, and skips what the type does not hold.
+func TestWalkScalarsFollowsTheGoType(t *testing.T) {
+	type leaf struct {
+		N *int `yaml:"n"`
+	}
+	type doc struct {
+		Name  string          `yaml:"name"`
+		Wait  time.Duration   `yaml:"wait"`
+		Items []leaf          `yaml:"items"`
+		Map   map[string]leaf `yaml:"map"`
+		Pair  [2]float64      `yaml:"pair"`
+	}
+	data := "name: x\nwait: 5s\nitems:\n  - {n: 1}\n  - n: 2\nmap: {a: {n: 3, other: 4}, b: {n: null}}\npair: [0.5, 1]\nunknown: {n: 5}\n"
+	d, err := Check("f.yaml", []byte(data), DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	err = d.WalkScalars(reflect.TypeFor[*doc](), func(n ast.ScalarNode, t reflect.Type, key string) error {
+		got = append(got, fmt.Sprintf("%s %s %s %d:%d", key, t, n.GetToken().Value, n.GetToken().Position.Line, n.GetToken().Position.Column))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"name string x 1:7", "wait time.Duration 5s 2:7", "items[0].n int 1 4:9", "items[1].n int 2 5:8",
+		"map.a.n int 3 6:14", "pair[0] float64 0.5 7:8", "pair[1] float64 1 7:13"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("visited (-want +got)\n%s", d)
+	}
+	stop := errors.New("stop")
+	n := 0
+	if err := d.WalkScalars(reflect.TypeFor[doc](), func(ast.ScalarNode, reflect.Type, string) error { n++; return stop }); err != stop || n != 1 {
+		t.Errorf("after an error: err %v, %d visits; want stop, 1", err, n)
 	}
 }
