@@ -336,9 +336,7 @@ func (c *Commander) plan(ctx context.Context, childRole string, res *Result) ([]
 	if len(shards) > n {
 		// Depth guard: the plan asked for more children than config allows.
 		res.Refusals++
-		if c.Hooks.Event != nil {
-			c.Hooks.Event(AgentEvent{Kind: AgentRefused, Agent: c.Agent, Asked: len(shards), Allowed: n})
-		}
+		c.emit(AgentEvent{Kind: AgentRefused, Agent: c.Agent, Asked: len(shards), Allowed: n})
 		shards = shards[:n]
 	}
 	// Fewer shards than seats: spread the capsule's aspects over the rest so
@@ -390,9 +388,7 @@ func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i
 			if r.Failed {
 				status = "failed"
 			}
-			if c.Hooks.Event != nil {
-				c.Hooks.Event(AgentEvent{Kind: AgentFinished, Agent: a, Status: status, Class: r.Class, Atom: &r})
-			}
+			c.emit(AgentEvent{Kind: AgentFinished, Agent: a, Status: status, Class: r.Class, Atom: &r})
 			out[i] = r
 			return nil
 		})
@@ -463,9 +459,7 @@ func (l squadLead) run(ctx context.Context, c *Commander, idx int) ([]AtomResult
 	refused := 0
 	if len(mb.Briefs) > l.workers {
 		refused = 1
-		if c.Hooks.Event != nil {
-			c.Hooks.Event(AgentEvent{Kind: AgentRefused, Agent: l.agent, Asked: len(mb.Briefs), Allowed: l.workers})
-		}
+		c.emit(AgentEvent{Kind: AgentRefused, Agent: l.agent, Asked: len(mb.Briefs), Allowed: l.workers})
 		mb.Briefs = mb.Briefs[:l.workers]
 	}
 	briefs := make([]Shard, l.workers)
@@ -589,14 +583,15 @@ func (c *Commander) release() {
 	}
 }
 
-func (c *Commander) started(a Agent) {
+// emit hands e to Hooks.Event, when set.
+func (c *Commander) emit(e AgentEvent) {
 	if c.Hooks.Event != nil {
-		c.Hooks.Event(AgentEvent{Kind: AgentStarted, Agent: a})
+		c.Hooks.Event(e)
 	}
 }
 
+func (c *Commander) started(a Agent) { c.emit(AgentEvent{Kind: AgentStarted, Agent: a}) }
+
 func (c *Commander) finished(a Agent, status string, class providers.Class) {
-	if c.Hooks.Event != nil {
-		c.Hooks.Event(AgentEvent{Kind: AgentFinished, Agent: a, Status: status, Class: class})
-	}
+	c.emit(AgentEvent{Kind: AgentFinished, Agent: a, Status: status, Class: class})
 }
