@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -115,12 +114,7 @@ func EpochTable(w io.Writer, scenarioID string, seed int64) func(EpochRow) {
 func WriteSummary(w io.Writer, res *Result, outDir string) {
 	r := res.Summary
 	fmt.Fprintf(w, "\n%d interactions · toxicity %.3f · quality gap %.3f · welfare %.2f · output in %s\n", r.N, r.Toxicity, r.QualityGap, r.TotalWelfare, outDir)
-	var types []string
-	for t := range res.MeanPType {
-		types = append(types, t)
-	}
-	sort.Strings(types)
-	for _, t := range types {
+	for _, t := range slices.Sorted(maps.Keys(res.MeanPType)) {
 		fmt.Fprintf(w, "  mean p %-16s %.3f\n", t, res.MeanPType[t])
 	}
 	if c := res.Collusion; c != nil {
