@@ -65,7 +65,7 @@ type LineError struct {
 func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Name, e.Line, e.Err) }
 func (e *LineError) Unwrap() error { return e.Err }
 
-// maxRecordBytes bounds one line of an interactions file.
+// maxRecordBytes bounds one line of a JSONL input (interactions, decisions).
 const maxRecordBytes = 16 << 20
 
 // ReadInteractions reads an interactions JSONL file from r (name names it in
@@ -75,8 +75,27 @@ const maxRecordBytes = 16 << 20
 // reading with a *LineError naming the line; an error of fn stops it too and
 // is returned as is.
 func ReadInteractions(name string, r io.Reader, proxy *Proxy, fn func(line int, in Interaction) error) error {
+	return readJSONLines(name, r, func(n int, rec metricsLine) error {
+		in, err := rec.interaction(proxy)
+		if err != nil {
+			return &LineError{Name: name, Line: n, Err: err}
+		}
+		return fn(n, in)
+	}, func(_ int, err error) error {
+		return fmt.Errorf("%s: %w", name, err)
+	})
+}
+
+// readJSONLines reads r line by line (name names it in errors; a line may
+// be up to maxRecordBytes long) and calls fn with the number of each
+// non-blank line and the line decoded strictly (unknown fields are errors)
+// into a T. A line that is not a T stops the reading with a *LineError; an
+// error of fn stops it too and is returned as is. A read error (a line too
+// long: bufio.ErrTooLong) is returned through readErr with the number of
+// the line being read.
+func readJSONLines[T any](name string, r io.Reader, fn func(line int, rec T) error, readErr func(line int, err error) error) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), maxRecordBytes)
+	sc.Buffer(make([]byte, 64<<10), maxRecordBytes)
 	n := 0
 	for sc.Scan() {
 		n++
@@ -84,22 +103,18 @@ func ReadInteractions(name string, r io.Reader, proxy *Proxy, fn func(line int, 
 		if len(raw) == 0 {
 			continue
 		}
-		var rec metricsLine
+		var rec T
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&rec); err != nil {
 			return &LineError{Name: name, Line: n, Err: err}
 		}
-		in, err := rec.interaction(proxy)
-		if err != nil {
-			return &LineError{Name: name, Line: n, Err: err}
-		}
-		if err := fn(n, in); err != nil {
+		if err := fn(n, rec); err != nil {
 			return err
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return readErr(n+1, err)
 	}
 	return nil
 }
@@ -116,33 +131,15 @@ var ErrLineTooLong = errors.New("line too long")
 // *LineError naming the line; an error of fn stops it too and is returned
 // as is.
 func ReadDecisions(name string, r io.Reader, fn func(line int, d Decision) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxRecordBytes)
-	n := 0
-	for sc.Scan() {
-		n++
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
-		var d Decision
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&d); err != nil {
-			return &LineError{Name: name, Line: n, Err: err}
-		}
+	return readJSONLines(name, r, func(n int, d Decision) error {
 		if d.DecisionID == "" {
 			return &LineError{Name: name, Line: n, Err: errors.New("missing decision_id")}
 		}
-		if err := fn(n, d); err != nil {
-			return err
+		return fn(n, d)
+	}, func(n int, err error) error {
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = fmt.Errorf("%w: over %d bytes", ErrLineTooLong, maxRecordBytes)
 		}
-	}
-	switch err := sc.Err(); {
-	case errors.Is(err, bufio.ErrTooLong):
-		return &LineError{Name: name, Line: n + 1, Err: fmt.Errorf("%w: over %d bytes", ErrLineTooLong, maxRecordBytes)}
-	case err != nil:
-		return &LineError{Name: name, Line: n + 1, Err: err}
-	}
-	return nil
+		return &LineError{Name: name, Line: n, Err: err}
+	})
 }

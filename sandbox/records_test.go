@@ -49,12 +49,7 @@ func TestReadInteractions(t *testing.T) {
 				seen = append(seen, got{Line: line, ID: in.ID, Accepted: in.Accepted, P: in.P, Truth: in.GroundTruth})
 				return nil
 			})
-			switch {
-			case tc.wantErr == "" && err != nil:
-				t.Fatalf("err = %v", err)
-			case tc.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.wantErr)):
-				t.Fatalf("err = %v, want %q", err, tc.wantErr)
-			}
+			wantErrPrefix(t, err, tc.wantErr)
 			if d := cmp.Diff(tc.want, seen); d != "" {
 				t.Errorf("interactions (-want +got):\n%s", d)
 			}
@@ -108,15 +103,22 @@ func TestReadDecisions(t *testing.T) {
 				seen = append(seen, got{line, d.DecisionID, d.Action})
 				return nil
 			})
-			switch {
-			case tc.wantErr == "" && err != nil:
-				t.Fatalf("err = %v", err)
-			case tc.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.wantErr)):
-				t.Fatalf("err = %v, want %q", err, tc.wantErr)
-			}
+			wantErrPrefix(t, err, tc.wantErr)
 			if d := cmp.Diff(tc.want, seen); d != "" {
 				t.Errorf("records (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// wantErrPrefix stops the test unless err is nil (want "") or its text
+// starts with want.
+func wantErrPrefix(t *testing.T, err error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Fatalf("err = %v", err)
+	case want != "" && (err == nil || !strings.HasPrefix(err.Error(), want)):
+		t.Fatalf("err = %v, want %q", err, want)
 	}
 }

@@ -233,11 +233,22 @@ func (f *IdentityInput) Evaluate() (*IdentityReport, error) {
 		}
 		ids = append(ids, id)
 	}
+	// An epoch listed twice is one key, in its first place: the keys are
+	// made once here, not looked up again for every identity.
+	var epochs []int
+	var keys []string
+	seen := map[int]bool{}
+	for _, e := range f.Epochs {
+		if !seen[e] {
+			seen[e] = true
+			epochs, keys = append(epochs, e), append(keys, strconv.Itoa(e))
+		}
+	}
 	out := &IdentityReport{Trust: Ordered[Ordered[float64]]{}}
 	for _, id := range ids {
-		per := Ordered[float64]{}
-		for _, e := range f.Epochs {
-			per.Set(strconv.Itoa(e), id.TrustScore(e))
+		per := make(Ordered[float64], len(epochs))
+		for i, e := range epochs {
+			per[i] = KeyValue[float64]{keys[i], id.TrustScore(e)}
 		}
 		out.Trust.Set(id.Agent, per)
 	}

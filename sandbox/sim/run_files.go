@@ -2,7 +2,6 @@ package sim
 
 import (
 	"bufio"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -116,12 +114,7 @@ func EpochTable(w io.Writer, scenarioID string, seed int64) func(EpochRow) {
 func WriteSummary(w io.Writer, res *Result, outDir string) {
 	r := res.Summary
 	fmt.Fprintf(w, "\n%d interactions · toxicity %.3f · quality gap %.3f · welfare %.2f · output in %s\n", r.N, r.Toxicity, r.QualityGap, r.TotalWelfare, outDir)
-	var types []string
-	for t := range res.MeanPType {
-		types = append(types, t)
-	}
-	sort.Strings(types)
-	for _, t := range types {
+	for _, t := range slices.Sorted(maps.Keys(res.MeanPType)) {
 		fmt.Fprintf(w, "  mean p %-16s %.3f\n", t, res.MeanPType[t])
 	}
 	if c := res.Collusion; c != nil {
@@ -169,19 +162,16 @@ type ReplayStats struct {
 // WriteReplays writes dir/replays.csv (one row per replay) and returns the
 // mean and spread of toxicity and welfare.
 func WriteReplays(dir string, rs []*Result) (ReplayStats, error) {
-	f, err := os.Create(filepath.Join(dir, "replays.csv"))
+	var tox, wel []float64
+	err := writeCSV(filepath.Join(dir, "replays.csv"), []string{"seed", "interactions", "toxicity", "quality_gap", "welfare", "passed"}, func(w func([]string)) {
+		for _, r := range rs {
+			w([]string{fmt.Sprint(r.Seed), fmt.Sprint(r.Interactions), ftoa(r.Summary.Toxicity), ftoa(r.Summary.QualityGap), ftoa(r.Summary.TotalWelfare), fmt.Sprint(r.Passed)})
+			tox, wel = append(tox, r.Summary.Toxicity), append(wel, r.Summary.TotalWelfare)
+		}
+	})
 	if err != nil {
 		return ReplayStats{}, err
 	}
-	w := csv.NewWriter(f)
-	_ = w.Write([]string{"seed", "interactions", "toxicity", "quality_gap", "welfare", "passed"})
-	var tox, wel []float64
-	for _, r := range rs {
-		_ = w.Write([]string{fmt.Sprint(r.Seed), fmt.Sprint(r.Interactions), fmt.Sprintf("%.6f", r.Summary.Toxicity), fmt.Sprintf("%.6f", r.Summary.QualityGap), fmt.Sprintf("%.6f", r.Summary.TotalWelfare), fmt.Sprint(r.Passed)})
-		tox, wel = append(tox, r.Summary.Toxicity), append(wel, r.Summary.TotalWelfare)
-	}
-	w.Flush()
-	f.Close()
 	var st ReplayStats
 	st.Toxicity, st.ToxicitySD = sandbox.MeanSD(tox)
 	st.Welfare, st.WelfareSD = sandbox.MeanSD(wel)
