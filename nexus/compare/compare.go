@@ -353,24 +353,24 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sea
 	}
 	os.RemoveAll(dir) // an unfinished run is redone from scratch
 	seed := o.Seed + int64(rep)
-	models := map[string][]providers.Ref{"commander": {ref}}
-	if o.Roles == RolesAll {
-		for _, r := range []string{"commander", "squad_lead", "worker", "reviewer", "synthesizer"} {
-			models[r] = []providers.Ref{ref}
-		}
+	// The contender serves every role it is compared in.
+	roles := comparedRoles(o.Roles)
+	models := map[string][]providers.Ref{}
+	for r := range roles {
+		models[r] = []providers.Ref{ref}
 	}
 	m, err := nexus.Prepare(nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName,
 		Scale: o.Scale, Models: models, OutDir: dir, Seed: &seed}, nexus.WithProviderWrap(wrap), nexus.WithLimits(limits))
 	if err != nil {
 		return RunSummary{}, false, err
 	}
-	calls := newCallTally(ref, comparedRoles(o.Roles))
+	calls := newCallTally(ref, roles)
 	m.Observe(calls)
 	res, err := m.RunSealed(ctx, sealed)
 	if err != nil {
 		return RunSummary{}, false, err
 	}
-	s := summarise(res, model, o.Roles, rep, seed)
+	s := summarise(res, model, rep, seed)
 	calls.addTo(&s)
 	s.Criteria = sealedCriteria(sealed)
 	b, _ := json.MarshalIndent(s, "", "  ")
@@ -393,7 +393,7 @@ func comparedRoles(roles string) map[string]bool {
 	return map[string]bool{"commander": true}
 }
 
-func summarise(res *nexus.Result, model string, roles string, rep int, seed int64) RunSummary {
+func summarise(res *nexus.Result, model string, rep int, seed int64) RunSummary {
 	s := RunSummary{Contender: model, Repeat: rep, Seed: seed, Dir: res.Dir, SealedHash: res.SealedHash, Bundles: map[string]BundleSummary{},
 		Unscored:       map[string]UnscoredBundle{},
 		RunInputTokens: res.Telemetry.InputTokens, RunOutputTokens: res.Telemetry.OutputTokens, RunCostUSD: res.Telemetry.CostUSD,
