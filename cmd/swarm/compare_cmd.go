@@ -12,27 +12,10 @@ import (
 	"github.com/swarm-dev/swarm/nexus/compare"
 )
 
-// CompareOptions are the flags of `swarm compare`: a compare.Request
-// (NewPlan merges them with the compare file and checks them).
-type CompareOptions struct {
-	Mission      string
-	File         string // compare YAML
-	Models       []string
-	Judge        string
-	SealAuthor   string
-	Repeats      int
-	Scale        string
-	Roles        string
-	JudgeSamples int
-	Out          string
-	CacheDir     string
-	Resume       bool
-	Seed         int64
-	Parallel     int
-	// Changed holds the flags given on the command line; they win over
-	// the compare file.
-	Changed map[string]bool
-}
+// CompareOptions are the flags of `swarm compare`: they are the
+// compare.Request NewPlan merges with the compare file and checks (Changed
+// holds the flags given on the command line; they win over the file).
+type CompareOptions = compare.Request
 
 // newCompareCmd builds `swarm compare`; runF runs the parsed options (nil:
 // runCompare).
@@ -93,7 +76,7 @@ and the reports written all the same); 2 bad input; 1 a run failed;
 }
 
 func runCompare(ctx context.Context, app *App, o CompareOptions) error {
-	plan, err := compare.NewPlan(compare.Request(o), app.LoadConfig)
+	plan, err := compare.NewPlan(o, app.LoadConfig)
 	if err != nil {
 		return usageError(err)
 	}
