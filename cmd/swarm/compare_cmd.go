@@ -85,7 +85,7 @@ func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 		start := time.Now()
 		fmt.Fprintf(app.Err, "compare %s: %d contenders × %d repeats at %s (roles: %s) → %s\n", m.Name, len(plan.Models), plan.Repeats, plan.Scale, plan.Roles, m.Out)
 		opts := plan.Options(m)
-		opts.Registry = app.NewRegistry()
+		opts.Registry = app.Registry()
 		opts.Progress = func(p compare.Progress) { fmt.Fprint(app.Err, progressLine(p)) }
 		rep, err := compare.Run(ctx, opts)
 		if err != nil {

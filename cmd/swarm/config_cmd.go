@@ -82,7 +82,7 @@ name of its key variable and whether it is set.`,
 
 func runConfigValidate(app *App, o ConfigValidateOptions) error {
 	path := o.File
-	_, err := nexus.LoadConfig(path, app.NewRegistry())
+	_, err := nexus.LoadConfig(path, app.Registry())
 	name := path
 	if name == "" {
 		name = "config.yml (embedded)"
@@ -193,7 +193,7 @@ func runProvidersList(app *App, o ProvidersListOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
-	rows := providerStatuses(cfg, app.NewRegistry(), os.Getenv)
+	rows := providerStatuses(cfg, app.Registry(), os.Getenv)
 	switch format {
 	case "json":
 		return json.NewEncoder(app.Out).Encode(rows)
