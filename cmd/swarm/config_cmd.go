@@ -120,9 +120,7 @@ func runConfigShow(app *App, o ConfigShowOptions) error {
 	}
 	switch format {
 	case "json":
-		enc := json.NewEncoder(app.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"config": cfg.Redacted(), "api_keys": keys})
+		return app.printJSON(map[string]any{"config": cfg.Redacted(), "api_keys": keys})
 	case "yaml":
 		b, err := cfg.Effective()
 		if err != nil {

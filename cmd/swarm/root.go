@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -45,6 +46,14 @@ func (a *App) Registry() *providers.Registry {
 		a.registry = a.NewRegistry()
 	}
 	return a.registry
+}
+
+// printJSON writes v to standard output as JSON indented by two spaces
+// (config show, sandbox metrics/incoherence/econ, shadow score/report).
+func (a *App) printJSON(v any) error {
+	enc := json.NewEncoder(a.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // LoadConfig loads the --config file (default: the embedded config.yml).

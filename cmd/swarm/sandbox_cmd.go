@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -148,9 +147,7 @@ func runSandboxMetrics(app *App, o SandboxMetricsOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
-	enc := json.NewEncoder(app.Out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return app.printJSON(out)
 }
 
 func mergePayoff(file, flags sandbox.PayoffConfig, set map[string]bool) sandbox.PayoffConfig {
@@ -233,7 +230,5 @@ func runSandboxIncoherence(app *App, o SandboxIncoherenceOptions) error {
 		fmt.Fprintf(tw, "overall\t\t\t\t%.3f\t%.3f\t%.3f\n", r.MeanD, r.MeanE, r.MeanI)
 		return tw.Flush()
 	}
-	enc := json.NewEncoder(app.Out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return app.printJSON(r)
 }
