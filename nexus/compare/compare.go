@@ -31,6 +31,13 @@ const (
 	RolesAll        = "all"        // contenders run every agent role
 )
 
+// Defaults of a comparison left unset (Options, Request and the command's
+// flags).
+const (
+	DefaultScale   = "ss-50"
+	DefaultRepeats = 3
+)
+
 // Options configure a comparison.
 type Options struct {
 	Config       *nexus.Config
@@ -40,8 +47,8 @@ type Options struct {
 	Models       []string // contenders, kind:model
 	Judge        string   // default: config models.judge
 	SealAuthor   string   // default: config models.seal_author
-	Repeats      int      // default 3
-	Scale        string   // default ss-50
+	Repeats      int      // default DefaultRepeats
+	Scale        string   // default DefaultScale
 	Roles        string   // commanders (default) or all
 	JudgeSamples int
 	Seed         int64
@@ -161,10 +168,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("%w: %w", nexus.ErrBadInput, ErrNoContenders)
 	}
 	if o.Repeats <= 0 {
-		o.Repeats = 3
+		o.Repeats = DefaultRepeats
 	}
 	if o.Scale == "" {
-		o.Scale = "ss-50"
+		o.Scale = DefaultScale
 	}
 	if o.Roles == "" {
 		o.Roles = RolesCommanders
