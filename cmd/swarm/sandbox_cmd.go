@@ -111,18 +111,16 @@ func runSandboxMetrics(app *App, o SandboxMetricsOptions) error {
 	if o.ConfigFile != "" {
 		pay, px := sandbox.DefaultPayoffConfig(), sandbox.DefaultProxyConfig()
 		mc := metricsConfig{Payoff: &pay, Proxy: &px}
-		_, err := yamlx.DecodeFile(o.ConfigFile, &mc, yamlx.DefaultLimits)
-		switch {
-		case err != nil:
+		if _, err := yamlx.DecodeFile(o.ConfigFile, &mc, yamlx.DefaultLimits); err != nil {
 			return usageError(err)
-		default: // an empty file leaves the defaults
-			pay, px = sandbox.DefaultPayoffConfig(), sandbox.DefaultProxyConfig() // for an empty "payoff:" or "proxy:"
-			if mc.Payoff != nil {
-				pay = *mc.Payoff
-			}
-			if mc.Proxy != nil {
-				px = *mc.Proxy
-			}
+		}
+		// An empty file leaves the defaults.
+		pay, px = sandbox.DefaultPayoffConfig(), sandbox.DefaultProxyConfig() // for an empty "payoff:" or "proxy:"
+		if mc.Payoff != nil {
+			pay = *mc.Payoff
+		}
+		if mc.Proxy != nil {
+			px = *mc.Proxy
 		}
 		// Flags given explicitly win over the file.
 		o.Payoff = mergePayoff(pay, o.Payoff, o.Set)
