@@ -12,27 +12,10 @@ import (
 	"github.com/swarm-dev/swarm/nexus/compare"
 )
 
-// CompareOptions are the flags of `swarm compare`: a compare.Request
-// (NewPlan merges them with the compare file and checks them).
-type CompareOptions struct {
-	Mission      string
-	File         string // compare YAML
-	Models       []string
-	Judge        string
-	SealAuthor   string
-	Repeats      int
-	Scale        string
-	Roles        string
-	JudgeSamples int
-	Out          string
-	CacheDir     string
-	Resume       bool
-	Seed         int64
-	Parallel     int
-	// Changed holds the flags given on the command line; they win over
-	// the compare file.
-	Changed map[string]bool
-}
+// CompareOptions are the flags of `swarm compare`: they are the
+// compare.Request NewPlan merges with the compare file and checks (Changed
+// holds the flags given on the command line; they win over the file).
+type CompareOptions = compare.Request
 
 // newCompareCmd builds `swarm compare`; runF runs the parsed options (nil:
 // runCompare).
@@ -80,9 +63,9 @@ and the reports written all the same); 2 bad input; 1 a run failed;
 	f.StringSliceVar(&o.Models, "models", nil, "contenders, comma-separated kind:model")
 	f.StringVar(&o.Judge, "judge", "", "judge model (default from config)")
 	f.StringVar(&o.SealAuthor, "seal-author", "", "seal author model (default from config)")
-	f.IntVar(&o.Repeats, "repeats", 3, "repeats per contender (different seeds)")
-	f.StringVar(&o.Scale, "scale", "ss-50", "scale")
-	f.StringVar(&o.Roles, "roles", "commanders", "roles the contenders play: commanders or all")
+	f.IntVar(&o.Repeats, "repeats", compare.DefaultRepeats, "repeats per contender (different seeds)")
+	f.StringVar(&o.Scale, "scale", compare.DefaultScale, "scale")
+	f.StringVar(&o.Roles, "roles", compare.RolesCommanders, "roles the contenders play: commanders or all")
 	f.IntVar(&o.JudgeSamples, "judge-samples", 0, "sample the judge k times per verdict (majority vote; disagreement reported)")
 	f.StringVar(&o.Out, "out", "", "output directory (default runs/compare-<mission>)")
 	f.StringVar(&o.CacheDir, "cache-dir", "", "content-addressed cache of LLM calls (off by default)")
@@ -93,7 +76,7 @@ and the reports written all the same); 2 bad input; 1 a run failed;
 }
 
 func runCompare(ctx context.Context, app *App, o CompareOptions) error {
-	plan, err := compare.NewPlan(compare.Request(o), app.LoadConfig)
+	plan, err := compare.NewPlan(o, app.LoadConfig)
 	if err != nil {
 		return usageError(err)
 	}
@@ -102,7 +85,7 @@ func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 		start := time.Now()
 		fmt.Fprintf(app.Err, "compare %s: %d contenders × %d repeats at %s (roles: %s) → %s\n", m.Name, len(plan.Models), plan.Repeats, plan.Scale, plan.Roles, m.Out)
 		opts := plan.Options(m)
-		opts.Registry = app.NewRegistry()
+		opts.Registry = app.Registry()
 		opts.Progress = func(p compare.Progress) { fmt.Fprint(app.Err, progressLine(p)) }
 		rep, err := compare.Run(ctx, opts)
 		if err != nil {

@@ -82,7 +82,7 @@ name of its key variable and whether it is set.`,
 
 func runConfigValidate(app *App, o ConfigValidateOptions) error {
 	path := o.File
-	_, err := nexus.LoadConfig(path, app.NewRegistry())
+	_, err := nexus.LoadConfig(path, app.Registry())
 	name := path
 	if name == "" {
 		name = "config.yml (embedded)"
@@ -120,9 +120,7 @@ func runConfigShow(app *App, o ConfigShowOptions) error {
 	}
 	switch format {
 	case "json":
-		enc := json.NewEncoder(app.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"config": cfg.Redacted(), "api_keys": keys})
+		return app.printJSON(map[string]any{"config": cfg.Redacted(), "api_keys": keys})
 	case "yaml":
 		b, err := cfg.Effective()
 		if err != nil {
@@ -193,7 +191,7 @@ func runProvidersList(app *App, o ProvidersListOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
-	rows := providerStatuses(cfg, app.NewRegistry(), os.Getenv)
+	rows := providerStatuses(cfg, app.Registry(), os.Getenv)
 	switch format {
 	case "json":
 		return json.NewEncoder(app.Out).Encode(rows)

@@ -30,18 +30,15 @@ func run(ctx context.Context, args []string) int {
 func runCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, scrubbed(stderr))
 	err := execute(ctx, app, args)
-	if err == nil {
-		return 0
-	}
 	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil && !ee.silent {
-			fmt.Fprintln(app.Err, "error:", ee.err)
-		}
-		return ee.code
+	switch {
+	case err == nil:
+	case !errors.As(err, &ee):
+		fmt.Fprintln(app.Err, "error:", err)
+	case ee.err != nil && !ee.silent:
+		fmt.Fprintln(app.Err, "error:", ee.err)
 	}
-	fmt.Fprintln(app.Err, "error:", err)
-	return 1
+	return exitCodeOf(err)
 }
 
 // execute builds the command tree and runs the command args name. Every

@@ -37,6 +37,18 @@ func parse(t *testing.T, cmd *cobra.Command, args ...string) {
 
 func ptr[T any](v T) *T { return &v }
 
+// checkParse builds a command with newCmd around a capturing run function,
+// parses args with it and compares the options captured with want.
+func checkParse[O any](t *testing.T, newCmd func(*App, func(context.Context, *O) error) *cobra.Command, want O, args ...string) {
+	t.Helper()
+	app, _, _ := testApp()
+	var got O
+	parse(t, newCmd(app, capture(&got)), args...)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("%T (-want +got):\n%s", got, d)
+	}
+}
+
 // TestRunFlagsParse: `swarm run` flags land in RunOptions, and nothing runs.
 func TestRunFlagsParse(t *testing.T) {
 	for _, tc := range []struct {
@@ -57,14 +69,7 @@ func TestRunFlagsParse(t *testing.T) {
 		{"--mission instead of a file", []string{"--mission", "Plan the rollout"},
 			RunOptions{MissionText: "Plan the rollout"}},
 	} {
-		t.Run(tc.why, func(t *testing.T) {
-			app, _, _ := testApp()
-			var got RunOptions
-			parse(t, newRunCmd(app, capture(&got)), tc.args...)
-			if d := cmp.Diff(tc.want, got); d != "" {
-				t.Errorf("RunOptions (-want +got):\n%s", d)
-			}
-		})
+		t.Run(tc.why, func(t *testing.T) { checkParse(t, newRunCmd, tc.want, tc.args...) })
 	}
 }
 
@@ -97,14 +102,7 @@ func TestCompareFlagsParse(t *testing.T) {
 						"judge-samples": true, "out": true, "cache-dir": true, "resume": true, "seed": true, "parallel": true}}
 			}},
 	} {
-		t.Run(tc.why, func(t *testing.T) {
-			app, _, _ := testApp()
-			var got CompareOptions
-			parse(t, newCompareCmd(app, capture(&got)), tc.args...)
-			if d := cmp.Diff(tc.want(defaults), got); d != "" {
-				t.Errorf("CompareOptions (-want +got):\n%s", d)
-			}
-		})
+		t.Run(tc.why, func(t *testing.T) { checkParse(t, newCompareCmd, tc.want(defaults), tc.args...) })
 	}
 }
 
@@ -123,14 +121,7 @@ func TestShadowScoreFlagsParse(t *testing.T) {
 		{"every flag", []string{"--sealed", "s.json", "--open", "o.json", "--threshold", "15.5", "--format", "summary", "--allow-empty"},
 			ShadowScoreOptions{Sealed: "s.json", Open: "o.json", Threshold: ptr(15.5), Format: "summary", AllowEmpty: true}},
 	} {
-		t.Run(tc.why, func(t *testing.T) {
-			app, _, _ := testApp()
-			var got ShadowScoreOptions
-			parse(t, newShadowScoreCmd(app, capture(&got)), tc.args...)
-			if d := cmp.Diff(tc.want, got); d != "" {
-				t.Errorf("ShadowScoreOptions (-want +got):\n%s", d)
-			}
-		})
+		t.Run(tc.why, func(t *testing.T) { checkParse(t, newShadowScoreCmd, tc.want, tc.args...) })
 	}
 }
 
@@ -147,29 +138,17 @@ func TestSandboxRunFlagsParse(t *testing.T) {
 		{"every flag", []string{"s.yaml", "--seed", "3", "--epochs", "50", "--out", "/tmp/x", "--replays", "4", "--memory-budget-mb", "8192"},
 			SandboxRunOptions{Scenario: "s.yaml", Seed: 3, SeedSet: true, Epochs: 50, Out: "/tmp/x", Replays: 4, MemoryBudgetMB: 8192}},
 	} {
-		t.Run(tc.why, func(t *testing.T) {
-			app, _, _ := testApp()
-			var got SandboxRunOptions
-			parse(t, newSandboxRunCmd(app, capture(&got)), tc.args...)
-			if d := cmp.Diff(tc.want, got); d != "" {
-				t.Errorf("SandboxRunOptions (-want +got):\n%s", d)
-			}
-		})
+		t.Run(tc.why, func(t *testing.T) { checkParse(t, newSandboxRunCmd, tc.want, tc.args...) })
 	}
 }
 
 // TestSandboxMetricsFlagsParse: payoff and proxy flags start from the
 // sandbox defaults, and Set names the flags given (they win over --config).
 func TestSandboxMetricsFlagsParse(t *testing.T) {
-	app, _, _ := testApp()
-	var got SandboxMetricsOptions
-	parse(t, newSandboxMetricsCmd(app, capture(&got)), "f.jsonl", "--s-plus", "3", "--k", "4", "--config", "p.yaml", "--per-interaction")
 	want := SandboxMetricsOptions{File: "f.jsonl", PerInteraction: true, ConfigFile: "p.yaml", Payoff: sandbox.DefaultPayoffConfig(), Proxy: sandbox.DefaultProxyConfig(),
 		Set: map[string]bool{"s-plus": true, "k": true, "config": true, "per-interaction": true}}
 	want.Payoff.SPlus, want.Proxy.K = 3, 4
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("SandboxMetricsOptions (-want +got):\n%s", d)
-	}
+	checkParse(t, newSandboxMetricsCmd, want, "f.jsonl", "--s-plus", "3", "--k", "4", "--config", "p.yaml", "--per-interaction")
 }
 
 // TestMockServeFlagsParse: defaults and every flag of `swarm mock serve`,
@@ -185,14 +164,7 @@ func TestMockServeFlagsParse(t *testing.T) {
 			"--max-body", "1024", "--read-timeout", "2s"},
 			MockServeOptions{Addr: ":0", Persona: "sloppy", Faults: "f.yaml", Script: "s.yaml", Seed: 5, Latency: 20 * time.Millisecond, MaxBody: 1024, ReadTimeout: 2 * time.Second}},
 	} {
-		t.Run(tc.why, func(t *testing.T) {
-			app, _, _ := testApp()
-			var got MockServeOptions
-			parse(t, newMockServeCmd(app, capture(&got)), tc.args...)
-			if d := cmp.Diff(tc.want, got); d != "" {
-				t.Errorf("MockServeOptions (-want +got):\n%s", d)
-			}
-		})
+		t.Run(tc.why, func(t *testing.T) { checkParse(t, newMockServeCmd, tc.want, tc.args...) })
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,17 +28,37 @@ type App struct {
 	LogLevel   string
 	LogFormat  string
 
-	// NewRegistry returns a registry of every provider kind swarm ships.
+	// NewRegistry returns a registry of every provider kind swarm ships;
+	// Registry calls it once.
 	NewRegistry func() *providers.Registry
+	registry    *providers.Registry
 }
 
 func newApp(in io.Reader, out, errw io.Writer) *App {
 	return &App{In: in, Out: out, Err: errw, Logger: slog.New(slog.NewTextHandler(errw, nil)), NewRegistry: newRegistry}
 }
 
+// Registry is the provider registry of the command being run, built with
+// NewRegistry on first use: the configuration is checked against the same
+// registry the command then runs with.
+func (a *App) Registry() *providers.Registry {
+	if a.registry == nil {
+		a.registry = a.NewRegistry()
+	}
+	return a.registry
+}
+
+// printJSON writes v to standard output as JSON indented by two spaces
+// (config show, sandbox metrics/incoherence/econ, shadow score/report).
+func (a *App) printJSON(v any) error {
+	enc := json.NewEncoder(a.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
 // LoadConfig loads the --config file (default: the embedded config.yml).
 func (a *App) LoadConfig() (*nexus.Config, error) {
-	return nexus.LoadConfig(a.ConfigPath, a.NewRegistry())
+	return nexus.LoadConfig(a.ConfigPath, a.Registry())
 }
 
 func newRootCmd(app *App) *cobra.Command {

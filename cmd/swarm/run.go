@@ -188,7 +188,7 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 		}
 		models[strings.TrimSpace(role)] = refs
 	}
-	opts := nexus.Options{Config: cfg, Registry: app.NewRegistry(), Mission: mission, MissionName: name, Scale: o.Scale,
+	opts := nexus.Options{Config: cfg, Registry: app.Registry(), Mission: mission, MissionName: name, Scale: o.Scale,
 		Personality: o.Personality, Provider: provider, Models: models, OutDir: o.Out, Force: o.Force, Replays: o.Replays, FileScope: o.FileScope}
 	if o.SeedSet {
 		opts.Seed = &o.Seed

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -112,18 +111,16 @@ func runSandboxMetrics(app *App, o SandboxMetricsOptions) error {
 	if o.ConfigFile != "" {
 		pay, px := sandbox.DefaultPayoffConfig(), sandbox.DefaultProxyConfig()
 		mc := metricsConfig{Payoff: &pay, Proxy: &px}
-		_, err := yamlx.DecodeFile(o.ConfigFile, &mc, yamlx.DefaultLimits)
-		switch {
-		case err != nil:
+		if _, err := yamlx.DecodeFile(o.ConfigFile, &mc, yamlx.DefaultLimits); err != nil {
 			return usageError(err)
-		default: // an empty file leaves the defaults
-			pay, px = sandbox.DefaultPayoffConfig(), sandbox.DefaultProxyConfig() // for an empty "payoff:" or "proxy:"
-			if mc.Payoff != nil {
-				pay = *mc.Payoff
-			}
-			if mc.Proxy != nil {
-				px = *mc.Proxy
-			}
+		}
+		// An empty file leaves the defaults.
+		pay, px = sandbox.DefaultPayoffConfig(), sandbox.DefaultProxyConfig() // for an empty "payoff:" or "proxy:"
+		if mc.Payoff != nil {
+			pay = *mc.Payoff
+		}
+		if mc.Proxy != nil {
+			px = *mc.Proxy
 		}
 		// Flags given explicitly win over the file.
 		o.Payoff = mergePayoff(pay, o.Payoff, o.Set)
@@ -148,9 +145,7 @@ func runSandboxMetrics(app *App, o SandboxMetricsOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
-	enc := json.NewEncoder(app.Out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return app.printJSON(out)
 }
 
 func mergePayoff(file, flags sandbox.PayoffConfig, set map[string]bool) sandbox.PayoffConfig {
@@ -233,7 +228,5 @@ func runSandboxIncoherence(app *App, o SandboxIncoherenceOptions) error {
 		fmt.Fprintf(tw, "overall\t\t\t\t%.3f\t%.3f\t%.3f\n", r.MeanD, r.MeanE, r.MeanI)
 		return tw.Flush()
 	}
-	enc := json.NewEncoder(app.Out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return app.printJSON(r)
 }

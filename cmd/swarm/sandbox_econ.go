@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"strings"
 
@@ -112,7 +111,5 @@ func runSandboxEcon(app *App, file string, eval func(name string, r io.Reader) (
 	if err != nil {
 		return usageError(err)
 	}
-	enc := json.NewEncoder(app.Out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return app.printJSON(out)
 }

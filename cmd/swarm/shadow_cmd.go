@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -124,9 +123,7 @@ func runShadowScore(app *App, o ShadowScoreOptions) error {
 	if o.Format == "summary" {
 		fmt.Fprint(app.Out, out.Summary())
 	} else {
-		enc := json.NewEncoder(app.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := app.printJSON(out); err != nil {
 			return err
 		}
 	}
@@ -239,7 +236,5 @@ func runShadowReport(app *App, o ShadowReportOptions) error {
 		}
 		return nil
 	}
-	enc := json.NewEncoder(app.Out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(all)
+	return app.printJSON(all)
 }

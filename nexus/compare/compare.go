@@ -31,6 +31,13 @@ const (
 	RolesAll        = "all"        // contenders run every agent role
 )
 
+// Defaults of a comparison left unset (Options, Request and the command's
+// flags).
+const (
+	DefaultScale   = "ss-50"
+	DefaultRepeats = 3
+)
+
 // Options configure a comparison.
 type Options struct {
 	Config       *nexus.Config
@@ -40,8 +47,8 @@ type Options struct {
 	Models       []string // contenders, kind:model
 	Judge        string   // default: config models.judge
 	SealAuthor   string   // default: config models.seal_author
-	Repeats      int      // default 3
-	Scale        string   // default ss-50
+	Repeats      int      // default DefaultRepeats
+	Scale        string   // default DefaultScale
 	Roles        string   // commanders (default) or all
 	JudgeSamples int
 	Seed         int64
@@ -161,10 +168,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("%w: %w", nexus.ErrBadInput, ErrNoContenders)
 	}
 	if o.Repeats <= 0 {
-		o.Repeats = 3
+		o.Repeats = DefaultRepeats
 	}
 	if o.Scale == "" {
-		o.Scale = "ss-50"
+		o.Scale = DefaultScale
 	}
 	if o.Roles == "" {
 		o.Roles = RolesCommanders
@@ -353,24 +360,24 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sea
 	}
 	os.RemoveAll(dir) // an unfinished run is redone from scratch
 	seed := o.Seed + int64(rep)
-	models := map[string][]providers.Ref{"commander": {ref}}
-	if o.Roles == RolesAll {
-		for _, r := range []string{"commander", "squad_lead", "worker", "reviewer", "synthesizer"} {
-			models[r] = []providers.Ref{ref}
-		}
+	// The contender serves every role it is compared in.
+	roles := comparedRoles(o.Roles)
+	models := map[string][]providers.Ref{}
+	for r := range roles {
+		models[r] = []providers.Ref{ref}
 	}
 	m, err := nexus.Prepare(nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName,
 		Scale: o.Scale, Models: models, OutDir: dir, Seed: &seed}, nexus.WithProviderWrap(wrap), nexus.WithLimits(limits))
 	if err != nil {
 		return RunSummary{}, false, err
 	}
-	calls := newCallTally(ref, comparedRoles(o.Roles))
+	calls := newCallTally(ref, roles)
 	m.Observe(calls)
 	res, err := m.RunSealed(ctx, sealed)
 	if err != nil {
 		return RunSummary{}, false, err
 	}
-	s := summarise(res, model, o.Roles, rep, seed)
+	s := summarise(res, model, rep, seed)
 	calls.addTo(&s)
 	s.Criteria = sealedCriteria(sealed)
 	b, _ := json.MarshalIndent(s, "", "  ")
@@ -393,7 +400,7 @@ func comparedRoles(roles string) map[string]bool {
 	return map[string]bool{"commander": true}
 }
 
-func summarise(res *nexus.Result, model string, roles string, rep int, seed int64) RunSummary {
+func summarise(res *nexus.Result, model string, rep int, seed int64) RunSummary {
 	s := RunSummary{Contender: model, Repeat: rep, Seed: seed, Dir: res.Dir, SealedHash: res.SealedHash, Bundles: map[string]BundleSummary{},
 		Unscored:       map[string]UnscoredBundle{},
 		RunInputTokens: res.Telemetry.InputTokens, RunOutputTokens: res.Telemetry.OutputTokens, RunCostUSD: res.Telemetry.CostUSD,

@@ -130,10 +130,10 @@ func NewPlan(r Request, loadConfig func() (*nexus.Config, error)) (*Plan, error)
 		r.Roles = RolesCommanders
 	}
 	if r.Scale == "" {
-		r.Scale = "ss-50"
+		r.Scale = DefaultScale
 	}
 	if r.Repeats == 0 {
-		r.Repeats = 3
+		r.Repeats = DefaultRepeats
 	}
 	if r.Parallel < 0 {
 		return nil, fmt.Errorf("%s %d: want 0 (all contenders at once) or more", where("parallel", "parallel"), r.Parallel)
