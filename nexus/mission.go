@@ -268,7 +268,7 @@ func (m *Mission) open() error {
 	r := &runState{opts: o, cfg: cfg, plan: plan, dir: dir, rec: rec, factor: timeoutFactor(cfg, plan.Personality), start: now(),
 		meter: newMeter(cfg.Providers, plan.CostCeilingUSD, rec)}
 	r.pool = &providerPool{cfg: cfg, reg: o.Registry, built: built, wrap: m.wrap, limits: m.limits, personality: plan.Personality,
-		factor: r.factor, rec: rec, meter: r.meter, provs: map[string]providers.Provider{}, breakers: map[string]*breaker{}}
+		factor: r.factor, rec: rec, meter: r.meter, provs: map[string]providers.Provider{}}
 	if scale, err := cfg.ScaleFor(plan.Scale); err == nil {
 		r.pool.scaleCall = scale.Timeouts.Call
 	}
