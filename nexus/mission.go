@@ -188,7 +188,7 @@ func (m *Mission) sealLocked(ctx context.Context, preset *Sealed) error {
 	}
 	m.r.rec.watch(ctx.Done())
 	m.r.preset = preset
-	err := m.r.sealPhases(ctx, m.res)
+	sealed, err := m.r.sealPhases(ctx, m.res)
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -196,7 +196,7 @@ func (m *Mission) sealLocked(ctx context.Context, preset *Sealed) error {
 		m.end(ctx, err)
 		return m.err
 	}
-	m.sealed = &Sealed{Decomposition: m.res.Decomposition, Envelope: m.r.env}
+	m.sealed = sealed
 	return nil
 }
 
