@@ -54,7 +54,7 @@ func (s *Sealed) Hash() string { return s.Envelope.SealedHash }
 // mission can be reused after the process that sealed it ended (compare
 // --resume).
 func LoadSealed(runDir string) (*Sealed, error) {
-	envPath := filepath.Join(runDir, "sealed", "envelope.json")
+	envPath := EnvelopePath(runDir)
 	env, err := shadow.LoadSealed(envPath)
 	if err != nil {
 		return nil, err
@@ -63,12 +63,13 @@ func LoadSealed(runDir string) (*Sealed, error) {
 		return nil, fmt.Errorf("stored envelope %s: %w", envPath, err)
 	}
 	var dec Decomposition
-	b, err := os.ReadFile(filepath.Join(runDir, "decomposition.json"))
+	decPath := filepath.Join(runDir, "decomposition.json")
+	b, err := os.ReadFile(decPath)
 	if err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal(b, &dec); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(runDir, "decomposition.json"), err)
+		return nil, fmt.Errorf("%s: %w", decPath, err)
 	}
 	return &Sealed{Decomposition: dec, Envelope: env}, nil
 }
