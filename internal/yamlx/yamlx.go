@@ -302,7 +302,33 @@ var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 // decodes through encoding.TextUnmarshaler and refuses its text; nil when
 // there is none.
 func (d *Doc) textError(t reflect.Type) error {
-	if d == nil || d.File == nil || t == nil {
+	if t == nil {
+		return nil
+	}
+	return d.WalkScalars(t, func(n ast.ScalarNode, t reflect.Type, key string) error {
+		if !reflect.PointerTo(t).Implements(textUnmarshaler) {
+			return nil
+		}
+		text := n.GetToken().Value
+		if sn, ok := n.(*ast.StringNode); ok {
+			text = sn.Value
+		}
+		if err := reflect.New(t).Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(text)); err != nil {
+			tk := n.GetToken()
+			return &Error{File: d.Name, Line: tk.Position.Line, Col: tk.Position.Column, Key: key, Msg: err.Error(), Err: ErrType}
+		}
+		return nil
+	})
+}
+
+// WalkScalars walks the document along the Go type t it decodes into and
+// calls visit with every scalar value (not nulls) whose key t has a field,
+// map entry or slice element for, the Go type that value decodes into
+// (pointers removed) and its dotted key ("scales.ss-10.reviewers",
+// "models.workers[0]"). It stops at the first error visit returns and
+// returns it.
+func (d *Doc) WalkScalars(t reflect.Type, visit func(n ast.ScalarNode, t reflect.Type, key string) error) error {
+	if d == nil || d.File == nil {
 		return nil
 	}
 	var walk func(n ast.Node, t reflect.Type, path string) error
@@ -346,17 +372,7 @@ func (d *Doc) textError(t reflect.Type) error {
 			}
 		case *ast.NullNode, *ast.AliasNode, *ast.CommentGroupNode, *ast.CommentNode:
 		case ast.ScalarNode:
-			if !reflect.PointerTo(t).Implements(textUnmarshaler) {
-				return nil
-			}
-			text := v.GetToken().Value
-			if sn, ok := v.(*ast.StringNode); ok {
-				text = sn.Value
-			}
-			if err := reflect.New(t).Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(text)); err != nil {
-				tk := v.GetToken()
-				return &Error{File: d.Name, Line: tk.Position.Line, Col: tk.Position.Column, Key: path, Msg: err.Error(), Err: ErrType}
-			}
+			return visit(v, t, path)
 		}
 		return nil
 	}
