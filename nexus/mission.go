@@ -318,12 +318,11 @@ func (m *Mission) end(ctx context.Context, err error) {
 	end := RunEndData{OK: res.OK, Status: res.Status, Phase: res.Phase, Dir: r.dir.Path,
 		BundlesPlanned: res.Aggregate.Planned, BundlesScored: res.Aggregate.Scored, FailureClass: string(res.FailureClass)}
 	m.err = err
-	if err != nil {
-		r.rec.emit(Event{Kind: EvRunEnd, Message: err.Error(), Data: end})
-		return
-	}
 	msg := "run complete"
-	if !res.OK {
+	switch {
+	case err != nil:
+		msg = err.Error()
+	case !res.OK:
 		msg = "run " + res.Status + ": " + res.Error
 	}
 	r.rec.emit(Event{Kind: EvRunEnd, Message: msg, Data: end})
