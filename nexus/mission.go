@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/internal/rundir"
@@ -240,10 +239,7 @@ func (m *Mission) open() error {
 	if len(unusable) > 0 {
 		return fmt.Errorf("%w: %s", ErrBadInput, strings.Join(unusable, "; "))
 	}
-	now := time.Now
-	if o.Now != nil {
-		now = o.Now
-	}
+	now := o.clock()
 	dirPath := o.OutDir
 	if dirPath == "" {
 		dirPath = o.Config.Run.OutDir + string(os.PathSeparator) + plan.RunID
