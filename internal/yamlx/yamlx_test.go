@@ -4,10 +4,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/goccy/go-yaml/ast"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -335,5 +337,33 @@ func TestMergeNamesTheFileOfAWrongType(t *testing.T) {
 	var ye *Error
 	if !errors.As(err, &ye) || ye.File != "over.yml" || ye.Line != 1 || !errors.Is(err, ErrType) {
 		t.Errorf("err = %v, want an *Error of type at over.yml:1", err)
+	}
+}
+
+// WalkScalars visits every scalar the Go type has a place for, with that
+// place's type (pointers removed) and dotted key, in document order; keys
+// the type does not know and nulls are skipped.
+func TestWalkScalars(t *testing.T) {
+	data := "name: x\nitems:\n  - {count: 1, wait: 5s}\nnested:\n  a: {count: 2}\nunknown: 3\nany: ~\n"
+	doc, err := Check("f.yaml", []byte(data), DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	err = doc.WalkScalars(reflect.TypeFor[*target](), func(n ast.ScalarNode, typ reflect.Type, key string) error {
+		got = append(got, key+" "+typ.String()+" "+n.GetToken().Value)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"name string x", "items[0].count int 1", "items[0].wait time.Duration 5s", "nested.a.count int 2"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got)\n%s", d)
+	}
+	stop := errors.New("stop")
+	n := 0
+	if err := doc.WalkScalars(reflect.TypeFor[target](), func(ast.ScalarNode, reflect.Type, string) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+		t.Errorf("visit's error: got %v after %d visits, want it returned after the first", err, n)
 	}
 }
