@@ -38,10 +38,7 @@ type runConcurrency struct {
 // layer, as the shipped defaults are.
 func effectiveConcurrency(cfg *Config, p Plan, scale Scale) runConcurrency {
 	ceiling := max(1, scale.Concurrency)
-	workerTimeout := scale.Timeouts.Worker
-	if f := cfg.Personalities[p.Personality].TimeoutFactor; f > 0 {
-		workerTimeout = time.Duration(float64(workerTimeout) * f)
-	}
+	workerTimeout := time.Duration(float64(scale.Timeouts.Worker) * timeoutFactor(cfg, p.Personality))
 	sum, bounded := 0, true
 	var parts []string
 	for _, kind := range rosterKinds(p.Roster) {

@@ -64,7 +64,7 @@ func ParseConfig(name string, data, base []byte, reg *providers.Registry) (*Conf
 	if err != nil {
 		return nil, configErrors(err)
 	}
-	if errs := checkScalars(name, doc.File); len(errs) > 0 {
+	if errs := checkScalars(name, doc); len(errs) > 0 {
 		return nil, errs
 	}
 	var probe Config
@@ -558,48 +558,14 @@ var durationType = reflect.TypeFor[time.Duration]()
 // checkScalars reports, with line and key, two things the YAML decoder would
 // let through silently or without a position: a fractional number where an
 // integer belongs (it would be truncated) and a duration that does not parse.
-func checkScalars(name string, f *ast.File) ConfigErrors {
-	if f == nil {
-		return nil
-	}
+func checkScalars(name string, doc *yamlx.Doc) ConfigErrors {
 	var errs ConfigErrors
 	bad := func(n ast.Node, key, format string, args ...any) {
 		pos := n.GetToken().Position
 		errs = append(errs, ConfigError{File: name, Line: pos.Line, Col: pos.Column, Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
-	var walk func(n ast.Node, t reflect.Type, path string)
-	walk = func(n ast.Node, t reflect.Type, path string) {
-		for t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
+	_ = doc.WalkScalars(reflect.TypeFor[Config](), func(n ast.ScalarNode, t reflect.Type, path string) error {
 		switch v := n.(type) {
-		case *ast.DocumentNode:
-			walk(v.Body, t, path)
-		case *ast.AnchorNode:
-			walk(v.Value, t, path)
-		case *ast.TagNode:
-			walk(v.Value, t, path)
-		case *ast.MappingNode:
-			for _, mv := range v.Values {
-				walk(mv, t, path)
-			}
-		case *ast.MappingValueNode:
-			k := v.Key.GetToken().Value
-			p := strings.TrimPrefix(path+"."+k, ".")
-			switch t.Kind() {
-			case reflect.Map:
-				walk(v.Value, t.Elem(), p)
-			case reflect.Struct:
-				if ft, ok := yamlField(t, k); ok {
-					walk(v.Value, ft, p)
-				}
-			}
-		case *ast.SequenceNode:
-			if t.Kind() == reflect.Slice {
-				for i, x := range v.Values {
-					walk(x, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
-				}
-			}
 		case *ast.FloatNode:
 			switch t.Kind() {
 			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
@@ -615,24 +581,7 @@ func checkScalars(name string, f *ast.File) ConfigErrors {
 				}
 			}
 		}
-	}
-	for _, d := range f.Docs {
-		walk(d, reflect.TypeFor[Config](), "")
-	}
+		return nil // every problem is reported, not only the first
+	})
 	return errs
-}
-
-// yamlField returns the type of t's field whose yaml tag (or name) is key.
-func yamlField(t reflect.Type, key string) (reflect.Type, bool) {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		if name == key {
-			return f.Type, true
-		}
-	}
-	return nil, false
 }

@@ -49,7 +49,7 @@ func TestCeilingAndBreakerEventsCarryTheCallsPhase(t *testing.T) {
 	defer cancel()
 	m.armStop(cancel)
 	pp := &providerPool{cfg: cfg, reg: reg, limits: &providers.LimitSet{}, rec: rec, meter: m,
-		provs: map[string]providers.Provider{}, breakers: map[string]*breaker{}}
+		provs: map[string]providers.Provider{}}
 	p, err := pp.provider(providers.Ref{Kind: "fake", Model: "m"})
 	if err != nil {
 		t.Fatal(err)

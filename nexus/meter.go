@@ -33,7 +33,6 @@ type meter struct {
 	mu             sync.Mutex
 	byRole         map[string]*usageStats
 	byModel        map[string]*usageStats
-	classes        map[providers.Class]int
 	cost           float64
 	warned         bool
 	stopLaunch     bool
@@ -45,7 +44,7 @@ type meter struct {
 
 func newMeter(prices map[string]providers.KindConfig, ceiling float64, rec *recorder) *meter {
 	return &meter{prices: prices, ceiling: ceiling, rec: rec, byRole: map[string]*usageStats{}, byModel: map[string]*usageStats{},
-		classes: map[providers.Class]int{}, launched: map[string]map[string]bool{}}
+		launched: map[string]map[string]bool{}}
 }
 
 // account records a call's usage, enforces the cost ceiling and returns the
@@ -65,9 +64,6 @@ func (m *meter) account(phase Phase, ref providers.Ref, role string, u providers
 			s.Errors++
 			s.Classes[providers.ClassOf(err)]++
 		}
-	}
-	if err != nil {
-		m.classes[providers.ClassOf(err)]++
 	}
 	m.cost += cost
 	m.mu.Unlock()
@@ -179,12 +175,12 @@ func (m *meter) fill(t *Telemetry) {
 		t.Calls += s.Calls
 		t.InputTokens += s.InputTokens
 		t.OutputTokens += s.OutputTokens
+		for c, n := range s.Classes { // every call is accounted to exactly one role
+			t.FailureClasses[string(c)] += n
+		}
 	}
 	for k, s := range m.byModel {
 		t.ByModel[k] = callStats(s)
-	}
-	for c, n := range m.classes {
-		t.FailureClasses[string(c)] += n
 	}
 	l := m.launched
 	t.AgentsLaunched = AgentTally{Nexus: len(l[commanders.RoleNexus]), Commanders: len(l[commanders.RoleCommander]),

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/internal/rundir"
@@ -54,7 +53,7 @@ func (s *Sealed) Hash() string { return s.Envelope.SealedHash }
 // mission can be reused after the process that sealed it ended (compare
 // --resume).
 func LoadSealed(runDir string) (*Sealed, error) {
-	envPath := filepath.Join(runDir, "sealed", "envelope.json")
+	envPath := EnvelopePath(runDir)
 	env, err := shadow.LoadSealed(envPath)
 	if err != nil {
 		return nil, err
@@ -63,12 +62,13 @@ func LoadSealed(runDir string) (*Sealed, error) {
 		return nil, fmt.Errorf("stored envelope %s: %w", envPath, err)
 	}
 	var dec Decomposition
-	b, err := os.ReadFile(filepath.Join(runDir, "decomposition.json"))
+	decPath := filepath.Join(runDir, "decomposition.json")
+	b, err := os.ReadFile(decPath)
 	if err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal(b, &dec); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(runDir, "decomposition.json"), err)
+		return nil, fmt.Errorf("%s: %w", decPath, err)
 	}
 	return &Sealed{Decomposition: dec, Envelope: env}, nil
 }
@@ -188,7 +188,7 @@ func (m *Mission) sealLocked(ctx context.Context, preset *Sealed) error {
 	}
 	m.r.rec.watch(ctx.Done())
 	m.r.preset = preset
-	err := m.r.sealPhases(ctx, m.res)
+	sealed, err := m.r.sealPhases(ctx, m.res)
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -196,7 +196,7 @@ func (m *Mission) sealLocked(ctx context.Context, preset *Sealed) error {
 		m.end(ctx, err)
 		return m.err
 	}
-	m.sealed = &Sealed{Decomposition: m.res.Decomposition, Envelope: m.r.env}
+	m.sealed = sealed
 	return nil
 }
 
@@ -239,10 +239,7 @@ func (m *Mission) open() error {
 	if len(unusable) > 0 {
 		return fmt.Errorf("%w: %s", ErrBadInput, strings.Join(unusable, "; "))
 	}
-	now := time.Now
-	if o.Now != nil {
-		now = o.Now
-	}
+	now := o.clock()
 	dirPath := o.OutDir
 	if dirPath == "" {
 		dirPath = o.Config.Run.OutDir + string(os.PathSeparator) + plan.RunID
@@ -268,7 +265,7 @@ func (m *Mission) open() error {
 	r := &runState{opts: o, cfg: cfg, plan: plan, dir: dir, rec: rec, factor: timeoutFactor(cfg, plan.Personality), start: now(),
 		meter: newMeter(cfg.Providers, plan.CostCeilingUSD, rec)}
 	r.pool = &providerPool{cfg: cfg, reg: o.Registry, built: built, wrap: m.wrap, limits: m.limits, personality: plan.Personality,
-		factor: r.factor, rec: rec, meter: r.meter, provs: map[string]providers.Provider{}, breakers: map[string]*breaker{}}
+		factor: r.factor, rec: rec, meter: r.meter, provs: map[string]providers.Provider{}}
 	if scale, err := cfg.ScaleFor(plan.Scale); err == nil {
 		r.pool.scaleCall = scale.Timeouts.Call
 	}
@@ -317,12 +314,11 @@ func (m *Mission) end(ctx context.Context, err error) {
 	end := RunEndData{OK: res.OK, Status: res.Status, Phase: res.Phase, Dir: r.dir.Path,
 		BundlesPlanned: res.Aggregate.Planned, BundlesScored: res.Aggregate.Scored, FailureClass: string(res.FailureClass)}
 	m.err = err
-	if err != nil {
-		r.rec.emit(Event{Kind: EvRunEnd, Message: err.Error(), Data: end})
-		return
-	}
 	msg := "run complete"
-	if !res.OK {
+	switch {
+	case err != nil:
+		msg = err.Error()
+	case !res.OK:
 		msg = "run " + res.Status + ": " + res.Error
 	}
 	r.rec.emit(Event{Kind: EvRunEnd, Message: msg, Data: end})

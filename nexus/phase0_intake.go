@@ -166,12 +166,16 @@ func intake(o Options) (Plan, error) {
 	if len(slug) > 40 {
 		slug = slug[:40]
 	}
-	now := time.Now
-	if o.Now != nil {
-		now = o.Now
-	}
-	p.RunID = fmt.Sprintf("%s-%s-%s", now().UTC().Format("20060102-150405"), slug, scaleName)
+	p.RunID = fmt.Sprintf("%s-%s-%s", o.clock()().UTC().Format("20060102-150405"), slug, scaleName)
 	return p, nil
+}
+
+// clock is Options.Now, else time.Now.
+func (o Options) clock() func() time.Time {
+	if o.Now != nil {
+		return o.Now
+	}
+	return time.Now
 }
 
 func missionTitle(m string) string {

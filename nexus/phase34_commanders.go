@@ -126,14 +126,14 @@ func (r *runState) hooks(commander string) commanders.Hooks {
 // breaker events it may emit come first).
 func (r *runState) agentEvent(commander string, e commanders.AgentEvent) {
 	a := e.Agent
-	if e.Kind == commanders.AgentFinished && e.Atom != nil && r.sb != nil {
-		r.sb.atomDone(commander, *e.Atom)
-	}
 	switch e.Kind {
 	case commanders.AgentStarted:
 		r.meter.noteLaunch(a.Role, a.ID)
 		r.rec.emit(Event{Phase: Phase4, Kind: EvAgentStart, Role: a.Role, AgentID: a.ID, Model: a.Ref.String()})
 	case commanders.AgentFinished:
+		if e.Atom != nil && r.sb != nil {
+			r.sb.atomDone(commander, *e.Atom)
+		}
 		r.rec.emit(Event{Phase: Phase4, Kind: EvAgentFinish, Role: a.Role, AgentID: a.ID, Model: a.Ref.String(),
 			Data: AgentFinishData{Status: e.Status, FailureClass: string(e.Class)}})
 	case commanders.AgentRefused:

@@ -169,10 +169,7 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 	o.ShadowScore = &score
 	o.Level = string(o.Final.Level)
 	g := shadow.Gate(score)
-	o.Gate = r.leakGate(o, &g)
-	g = *o.Gate
-	r.rec.emit(Event{Phase: Phase6, Kind: EvGate, Message: o.ID + ": " + g.Action + " (" + g.Reason + ")",
-		Data: GateData{BundleID: o.ID, ShadowScore: &score, Action: g.Action, Reason: g.Reason, Report: "reports/" + o.ID + ".json"}})
+	r.gate(o, &g)
 }
 
 // quarantineReviews re-reviews quarantined bundles with their failure messages.
@@ -209,11 +206,20 @@ func (r *runState) quarantineReviews(ctx context.Context, res *Result, s command
 	return out
 }
 
-// leakGate folds a bundle's critical leaks into its gate decision
-// (shadow_scoring.gate.on_critical_leak) and emits the gate event when the
-// leaks decided it.
-func (r *runState) leakGate(o *BundleOutcome, g *shadow.GateDecision) *shadow.GateDecision {
-	return shadow.GateLeaks(g, commanders.Critical(o.LeakReport), r.cfg.ShadowScoring.Gate.OnCriticalLeak)
+// gate sets o's gate decision: the score's decision g (nil for a bundle
+// not judged) with o's critical leaks folded in
+// (shadow_scoring.gate.on_critical_leak), and emits the gate event when
+// there is a decision. A judged bundle's event carries its score and report.
+func (r *runState) gate(o *BundleOutcome, g *shadow.GateDecision) {
+	o.Gate = shadow.GateLeaks(g, commanders.Critical(o.LeakReport), r.cfg.ShadowScoring.Gate.OnCriticalLeak)
+	if o.Gate == nil {
+		return
+	}
+	d := GateData{BundleID: o.ID, Action: o.Gate.Action, Reason: o.Gate.Reason}
+	if g != nil {
+		d.ShadowScore, d.Report = o.ShadowScore, "reports/"+o.ID+".json"
+	}
+	r.rec.emit(Event{Phase: Phase6, Kind: EvGate, Message: o.ID + ": " + d.Action + " (" + d.Reason + ")", Data: d})
 }
 
 // gateUnscored applies the leak policy to bundles that have no gate decision
@@ -223,11 +229,7 @@ func (r *runState) gateUnscored(res *Result) {
 		if o.Failed || o.Gate != nil {
 			continue
 		}
-		if g := r.leakGate(o, nil); g != nil {
-			o.Gate = g
-			r.rec.emit(Event{Phase: Phase6, Kind: EvGate, Message: o.ID + ": " + g.Action + " (" + g.Reason + ")",
-				Data: GateData{BundleID: o.ID, Action: g.Action, Reason: g.Reason}})
-		}
+		r.gate(o, nil)
 	}
 }
 

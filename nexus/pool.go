@@ -25,9 +25,8 @@ type providerPool struct {
 	rec         *recorder
 	meter       *meter
 
-	mu       sync.Mutex
-	provs    map[string]providers.Provider
-	breakers map[string]*breaker
+	mu    sync.Mutex
+	provs map[string]providers.Provider
 }
 
 // provider returns the (cached) provider for ref.
@@ -57,7 +56,6 @@ func (pp *providerPool) provider(ref providers.Ref) (providers.Provider, error) 
 			pp.meter.noteTrip()
 			pp.rec.emit(Event{Phase: pp.rec.phaseOf(ctx), Kind: EvBreakerTrip, Model: ref.String(), Message: "provider circuit breaker opened after consecutive failures"})
 		}}
-		pp.breakers[ref.String()] = b
 		p = b.wrap(p)
 	}
 	ck := kc

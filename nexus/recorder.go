@@ -217,7 +217,8 @@ func (pp *providerPool) recorded(ref providers.Ref, p providers.Provider) provid
 			// to reuses the outcome.
 			resp, cerr = providers.CheckOutput(req, resp)
 		}
-		cost := pp.meter.account(pp.rec.phaseOf(ctx), ref, req.Caller.Role, resp.Usage, lat, cerr)
+		phase := pp.rec.phaseOf(ctx) // the call's event and any ceiling event it causes say the same phase
+		cost := pp.meter.account(phase, ref, req.Caller.Role, resp.Usage, lat, cerr)
 		data := CallData{
 			InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
 			LatencyMS: float64(lat.Microseconds()) / 1000, CostUSD: cost, Transcript: seq,
@@ -233,7 +234,7 @@ func (pp *providerPool) recorded(ref providers.Ref, p providers.Provider) provid
 			data.Outcome = "invalid_output"
 			data.FailureClass = string(providers.ClassOf(cerr))
 		}
-		pp.rec.emit(Event{Phase: pp.rec.phaseOf(ctx), Kind: EvLLMCall, Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Data: data})
+		pp.rec.emit(Event{Phase: phase, Kind: EvLLMCall, Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Data: data})
 		return resp, err
 	})
 }

@@ -22,10 +22,8 @@ var reportTemplate = template.Must(template.ParseFS(reportTemplateFS, "templates
 // own Markdown, when the run had a sandbox.
 func (r *runState) actionReport(res *Result) string {
 	var sandbox string
-	if r.opts.Config != nil && res.Sandbox != nil {
-		if s, ok := res.Sandbox.(interface{ Markdown() string }); ok {
-			sandbox = s.Markdown()
-		}
+	if s, ok := res.Sandbox.(interface{ Markdown() string }); ok {
+		sandbox = s.Markdown()
 	}
 	return renderActionReport(r.plan, res, sandbox)
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
-	"github.com/swarm-dev/swarm/shadow"
 )
 
 // runState is one run under way: what it was given (options, config,
@@ -30,9 +29,8 @@ type runState struct {
 	sb     *missionSandbox
 	sbDone bool
 
-	preset   *Sealed          // Phases 1 and 1.5 reuse it (RunSealed)
-	env      *shadow.Envelope // sealed in Phase 1.5
-	sealOnly bool             // the mission was closed after sealing
+	preset   *Sealed // Phases 1 and 1.5 reuse it (RunSealed)
+	sealOnly bool    // the mission was closed after sealing
 }
 
 // timeoutFactor is the personality's timeout factor (1 when unset): every
@@ -46,23 +44,22 @@ func timeoutFactor(cfg *Config, personality string) float64 {
 }
 
 // sealPhases runs Phase 0's briefing and Phases 1 and 1.5 (with r.preset,
-// without LLM calls).
-func (r *runState) sealPhases(ctx context.Context, res *Result) error {
+// without LLM calls) and returns what they sealed.
+func (r *runState) sealPhases(ctx context.Context, res *Result) (*Sealed, error) {
 	if err := r.briefing(); err != nil {
-		return err
+		return nil, err
 	}
 	dec, err := r.decompose(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	res.Decomposition = dec
 	env, err := r.sealPhase(ctx, dec)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	res.SealedHash, res.TaskHash = env.SealedHash, env.TaskHash
-	r.env = env
-	return nil
+	return &Sealed{Decomposition: dec, Envelope: env}, nil
 }
 
 // execute runs Phases 2 to 8 against the sealed envelope.
