@@ -468,10 +468,7 @@ func (c *Config) Redacted() *Config {
 	out := *c
 	out.Providers = make(map[string]providers.KindConfig, len(c.Providers))
 	for k, p := range c.Providers {
-		if u, err := url.Parse(p.BaseURL); err == nil && u.User != nil {
-			p.BaseURL = u.Redacted()
-		}
-		out.Providers[k] = p
+		out.Providers[k] = p.Redacted()
 	}
 	return &out
 }

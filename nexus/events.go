@@ -61,6 +61,9 @@ const (
 	Phase8  Phase = "8"   // action report and telemetry
 )
 
+// phaseOrder lists the phases as the pipeline runs them.
+var phaseOrder = [...]Phase{Phase0, Phase1, Phase15, Phase2, Phase3, Phase4, Phase5, Phase6, Phase7, Phase8}
+
 var phaseNames = map[Phase]string{
 	Phase0: "intake", Phase1: "decomposition", Phase15: "seal", Phase2: "capsules", Phase3: "deployment",
 	Phase4: "execution", Phase5: "cross-review", Phase6: "shadow validation", Phase7: "consensus", Phase8: "output",

@@ -66,12 +66,11 @@ func (r *runState) benchmark(ctx context.Context, env *shadow.Envelope, res *Res
 	if ref.IsZero() {
 		return nil, "no benchmark: set models.reference to a reference judge model"
 	}
-	rf := ref
-	p, err := r.pool.provider(rf)
+	p, err := r.pool.provider(ref)
 	if err != nil {
 		return nil, err.Error()
 	}
-	j := shadow.NewJudge(shadow.JudgeConfig{Provider: p, Ref: rf, Seed: providers.Int64(commanders.SeedFor(r.plan.Seed, "reference"))})
+	j := shadow.NewJudge(shadow.JudgeConfig{Provider: p, Ref: ref, Seed: providers.Int64(commanders.SeedFor(r.plan.Seed, "reference"))})
 	out := map[[2]string]string{}
 	for _, b := range res.Bundles {
 		if b.Failed {

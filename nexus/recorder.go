@@ -96,7 +96,7 @@ func (r *recorder) noteInterruption() {
 
 // phaseRank orders phases as the pipeline runs them.
 func phaseRank(p Phase) int {
-	return slices.Index([]Phase{Phase0, Phase1, Phase15, Phase2, Phase3, Phase4, Phase5, Phase6, Phase7, Phase8}, p)
+	return slices.Index(phaseOrder[:], p)
 }
 
 // ended returns the phase the run is in and the one it was interrupted in

@@ -470,7 +470,7 @@ func contenderStats(m string, runs []RunSummary, crit map[string]string) Contend
 	c.ReviewScore, c.Toxicity, c.QualityGap, c.JudgeDisagreement = stats.Mean(rev), stats.Mean(tox), stats.Mean(gap), stats.Mean(dis)
 	sort.Float64s(c.latencies)
 	if len(c.latencies) > 0 {
-		c.LatencyP50MS, c.LatencyP95MS = stats.Quantile(c.latencies, 0.5), stats.Quantile(c.latencies, 0.95)
+		c.LatencyP50MS, c.LatencyP95MS = stats.QuantileSorted(c.latencies, 0.5), stats.QuantileSorted(c.latencies, 0.95)
 	}
 	return c
 }
