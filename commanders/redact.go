@@ -33,7 +33,7 @@ func RedactAtom(a *AtomResult, redact Redactor) {
 	field := fieldRedactor(redact, "atom:"+a.BriefID, a.AgentID, &leaks)
 	field("content", &a.Atom.Content)
 	for i := range a.Atom.Evidence {
-		field(fmt.Sprintf("evidence[%d]", i), &a.Atom.Evidence[i])
+		field(fmt.Sprintf("evidence[%d].quote", i), &a.Atom.Evidence[i].Quote)
 	}
 	field("error", &a.Error)
 	a.Leaks = append(a.Leaks, leaks...)
@@ -52,9 +52,12 @@ func RedactBundle(b *Bundle, agent string, redact Redactor) []Leak {
 	for i := range b.Findings {
 		field(fmt.Sprintf("findings[%d].title", i), &b.Findings[i].Title)
 		field(fmt.Sprintf("findings[%d].detail", i), &b.Findings[i].Detail)
+		for j := range b.Findings[i].Evidence {
+			field(fmt.Sprintf("findings[%d].evidence[%d].quote", i, j), &b.Findings[i].Evidence[j].Quote)
+		}
 	}
 	for i := range b.Evidence {
-		field(fmt.Sprintf("evidence[%d]", i), &b.Evidence[i])
+		field(fmt.Sprintf("evidence[%d].quote", i), &b.Evidence[i].Quote)
 	}
 	for i := range b.CoveredAspects {
 		field(fmt.Sprintf("covered_aspects[%d]", i), &b.CoveredAspects[i])

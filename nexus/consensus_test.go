@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/workspace"
 )
 
 var defaultConsensus = ConsensusConfig{ConsensusThreshold: 0.70, MajorityThreshold: 0.50,
@@ -56,8 +57,13 @@ func TestFormula(t *testing.T) {
 	}
 }
 
+// atom builds an atom result citing one line of a file per evidence name.
 func atom(content string, conf float64, status string, evidence ...string) commanders.AtomResult {
-	return commanders.AtomResult{Atom: commanders.Atom{Status: status, Content: content, Confidence: conf, Evidence: evidence}}
+	var cites []workspace.Citation
+	for _, e := range evidence {
+		cites = append(cites, workspace.Citation{Path: e, StartLine: 1, EndLine: 1, Quote: e})
+	}
+	return commanders.AtomResult{Atom: commanders.Atom{Status: status, Content: content, Confidence: conf, Evidence: cites}}
 }
 
 func TestFormulaFromAtoms(t *testing.T) {

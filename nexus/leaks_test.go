@@ -31,7 +31,7 @@ func leakyWorkers(t *testing.T) *mock.Script {
 	atom, err := json.Marshal(map[string]any{"status": "complete", "confidence": 0.9, "self_score": 8,
 		"content": "Token rotation and session store done. Debug creds: aws_access_key_id = " + leakedKeyID +
 			"\n-----BEGIN RSA PRIVATE KEY-----\n" + leakedKeyBody + "\n-----END RSA PRIVATE KEY-----\n",
-		"evidence": []string{"used key " + leakedKeyID}})
+		"evidence": []map[string]any{{"path": "config/dev.env", "start_line": 1, "end_line": 1, "quote": "used key " + leakedKeyID}}})
 	if err != nil {
 		t.Fatal(err)
 	}

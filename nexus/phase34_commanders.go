@@ -8,6 +8,7 @@ import (
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/workspace"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
 )
@@ -196,7 +197,7 @@ func (r *runState) cutOff(ctx context.Context, o *BundleOutcome, res commanders.
 func salvageAtoms(domain string, atoms []commanders.AtomResult) (b commanders.Bundle, n int) {
 	var content strings.Builder
 	var conf float64
-	seen := map[string]bool{}
+	seen := map[workspace.Citation]bool{}
 	for _, a := range atoms {
 		if a.Failed || strings.TrimSpace(a.Atom.Content) == "" {
 			continue

@@ -74,7 +74,8 @@ func CacheKey(ref Ref, endpoint string, req Request) string {
 		Seed        *int64    `json:"seed,omitempty"`
 		Temperature *float64  `json:"temperature,omitempty"`
 		MaxTokens   int       `json:"max_tokens,omitempty"`
-	}{Ref: ref.String(), Endpoint: endpoint, Messages: req.Messages, Seed: req.Seed, Temperature: req.Temperature, MaxTokens: req.MaxTokens}
+		Tools       []Tool    `json:"tools,omitempty"`
+	}{Ref: ref.String(), Endpoint: endpoint, Messages: req.Messages, Seed: req.Seed, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Tools: req.Tools}
 	if req.Schema != nil {
 		id.Schema, id.SchemaHash = req.Schema.Name, req.Schema.Hash()
 	}

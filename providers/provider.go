@@ -31,12 +31,23 @@ const (
 	RoleSystem    = "system"
 	RoleUser      = "user"
 	RoleAssistant = "assistant"
+	// RoleTool carries one tool result back to the model (ToolCallID says
+	// which call it answers).
+	RoleTool = "tool"
 )
 
 // Message is one chat message.
+//
+// An assistant message may carry the tool calls the model made (ToolCalls,
+// Content then often empty); each is answered by one RoleTool message whose
+// ToolCallID is the call's ID and whose ToolName is the tool's name (some
+// wire formats, e.g. Gemini's, key results by name). See tools.go.
 type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	ToolName   string     `json:"tool_name,omitempty"`
 }
 
 // Schema asks the provider for output that validates against a JSON schema.
@@ -67,6 +78,9 @@ type Request struct {
 	// provider is fully determined by (messages, schema, seed, persona).
 	Seed   *int64 `json:"seed,omitempty"`
 	Caller Caller `json:"caller"`
+	// Tools the model may call instead of answering (see tools.go). With
+	// none, the model must answer (in Schema, when set).
+	Tools []Tool `json:"tools,omitempty"`
 }
 
 // Usage is token usage, normalised across backends.
@@ -89,6 +103,8 @@ const (
 	FinishLength  = "length"
 	FinishRefusal = "refusal"
 	FinishFilter  = "content_filter"
+	// FinishToolCalls: the model stopped to call tools (Response.ToolCalls).
+	FinishToolCalls = "tool_calls"
 )
 
 // Response is one completion.
@@ -98,6 +114,11 @@ type Response struct {
 	Model        string        `json:"model"`
 	FinishReason string        `json:"finish_reason"`
 	Latency      time.Duration `json:"latency"`
+	// ToolCalls the model made instead of (or besides) answering; only when
+	// the request offered Tools. The caller runs them and asks again with
+	// the results appended (an assistant message carrying these calls, then
+	// one RoleTool message per call).
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// Cached is set when the answer came from a Cache rather than the
 	// provider; Latency is then the original call's.
 	Cached bool `json:"-"`

@@ -262,10 +262,8 @@ func (m *Mock) atom(req providers.Request, rng *rand.Rand) any {
 	if m.p.leaks {
 		content += m.leakText()
 	}
-	ev := []string{}
-	if len(covered) > 0 {
-		ev = append(ev, "checked against the brief: "+covered[0])
-	}
+	// Evidence cites workspace lines; without a workspace there is none.
+	ev := []any{}
 	return map[string]any{"status": status, "content": content, "confidence": jitter(rng, m.p.confidence, 0.05),
 		"evidence": ev, "self_score": math.Min(10, jitter(rng, m.p.selfScore, 0.5))}
 }
@@ -290,6 +288,7 @@ func (m *Mock) bundle(req providers.Request, rng *rand.Rand) any {
 		Detail   string `json:"detail"`
 		Priority string `json:"priority"`
 		Effort   string `json:"effort"`
+		Evidence []any  `json:"evidence"`
 	}
 	findings := []finding{}
 	prios := []string{"high", "medium", "low"}
@@ -300,7 +299,7 @@ func (m *Mock) bundle(req providers.Request, rng *rand.Rand) any {
 			if i%2 == 1 {
 				effort = "deep"
 			}
-			findings = append(findings, finding{Title: "Act on " + t, Detail: fmt.Sprintf("Give %s in %s an owner and a check that shows it is done.", t, domain), Priority: prios[i%3], Effort: effort})
+			findings = append(findings, finding{Title: "Act on " + t, Detail: fmt.Sprintf("Give %s in %s an owner and a check that shows it is done.", t, domain), Priority: prios[i%3], Effort: effort, Evidence: []any{}})
 		}
 	}
 	content := b.String()
@@ -317,12 +316,8 @@ func (m *Mock) bundle(req providers.Request, rng *rand.Rand) any {
 	if claimed == nil {
 		claimed = []string{}
 	}
-	ev := []string{}
-	for _, t := range covered {
-		if len(ev) < 3 {
-			ev = append(ev, "worker result on "+t)
-		}
-	}
+	// Evidence cites workspace lines; without a workspace there is none.
+	ev := []any{}
 	return map[string]any{"domain": domain, "status": status, "summary": fmt.Sprintf("%s covering %d of %d aspects", domain, len(claimed), len(all)),
 		"content": content, "findings": findings, "confidence": jitter(rng, m.p.confidence, 0.03), "evidence": ev, "covered_aspects": claimed}
 }

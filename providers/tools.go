@@ -1,0 +1,33 @@
+package providers
+
+import "encoding/json"
+
+// Tool is a function the model may call. Parameters is the JSON schema of
+// its arguments (an object schema).
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// ToolCall is one call the model made. Arguments is the JSON text the model
+// wrote for the tool's parameters, as it wrote it: it may be invalid, and
+// the tool (not the adapter) answers that with an error the model can read.
+// ID is the wire format's call id (made up by the adapter when the format
+// has none); the result message quotes it back.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// AssistantToolCalls is the assistant message that records resp's tool
+// calls in the conversation, ahead of their results.
+func AssistantToolCalls(resp Response) Message {
+	return Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls}
+}
+
+// ToolResult is the message answering call with content.
+func ToolResult(call ToolCall, content string) Message {
+	return Message{Role: RoleTool, Content: content, ToolCallID: call.ID, ToolName: call.Name}
+}
