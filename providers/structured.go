@@ -423,10 +423,11 @@ func check(v *Validator, text string) (doc string, perr *Error) {
 // dropped) and remembers the outcome on the response it returns, so that a
 // Structured call further out validates the same answer only once. The
 // error is the answer's failure (class unparseable or schema_invalid); it
-// is nil when the answer is valid, when the request has no schema and when
-// the schema does not compile (Structured reports that).
+// is nil when the answer is valid, when the request has no schema, when
+// the schema does not compile (Structured reports that) and when resp is a
+// turn of tool calls (not an answer yet).
 func CheckOutput(req Request, resp Response) (Response, error) {
-	if req.Schema == nil {
+	if req.Schema == nil || len(resp.ToolCalls) > 0 {
 		return resp, nil
 	}
 	v, err := validatorFor(req.Schema)

@@ -74,6 +74,22 @@ func TestCheckOutputDropsNullsLikeStructured(t *testing.T) {
 	}
 }
 
+// A turn of tool calls is not an answer yet: it is not checked against the
+// schema (its empty text would read as unparseable output).
+func TestCheckOutputPassesToolCallTurns(t *testing.T) {
+	s, err := SchemaFor[testOut]("test_out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := Response{FinishReason: FinishToolCalls, ToolCalls: []ToolCall{{ID: "c1", Name: "read_file", Arguments: `{}`}}}
+	if _, err := CheckOutput(Request{Schema: s}, turn); err != nil {
+		t.Errorf("tool-call turn: %v, want no check", err)
+	}
+	if _, err := CheckOutput(Request{Schema: s}, Response{}); ClassOf(err) != ClassUnparseable {
+		t.Errorf("empty answer without tool calls: class %q, want %q", ClassOf(err), ClassUnparseable)
+	}
+}
+
 // Finding the compiled validator of a schema does not copy the schema.
 func TestSchemaLookupDoesNotCopyTheSchema(t *testing.T) {
 	raw, err := SchemaOf[testOut]()
