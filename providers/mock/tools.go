@@ -321,8 +321,12 @@ func (m *Mock) honestPlan(req providers.Request, s *toolState) []plannedCall {
 // Guesses the adversarial persona tries besides what it sees listed.
 var hostilePaths = []string{"../../etc/passwd", "/etc/passwd", ".env", ".git/config", "id_rsa", "server.pem"}
 
+// maxListDepth bounds how deep the adversarial persona lists directories
+// (a path of at most maxListDepth slashes).
+const maxListDepth = 2
+
 // adversarialPlan: escapes and denied files first, then every symlink and
-// (one level of) directory it sees listed, until nothing new turns up.
+// directory (to maxListDepth) it sees listed, until nothing new turns up.
 func (m *Mock) adversarialPlan(s *toolState) []plannedCall {
 	if !s.used() {
 		plan := []plannedCall{{toolListDir, toolArgs{Path: "."}}, {toolListDir, toolArgs{Path: ".."}}}
@@ -336,7 +340,7 @@ func (m *Mock) adversarialPlan(s *toolState) []plannedCall {
 		switch {
 		case e.typ == "symlink" && !s.tried[toolReadFile+"\x00"+e.path+"\x00"]:
 			plan = append(plan, plannedCall{toolReadFile, toolArgs{Path: e.path}})
-		case e.typ == "dir" && !strings.Contains(e.path, "/") && !s.tried[toolListDir+"\x00"+e.path+"\x00"]:
+		case e.typ == "dir" && strings.Count(e.path, "/") < maxListDepth && !s.tried[toolListDir+"\x00"+e.path+"\x00"]:
 			plan = append(plan, plannedCall{toolListDir, toolArgs{Path: e.path}})
 		}
 	}
@@ -510,7 +514,10 @@ func (m *Mock) sloppy(req providers.Request, s *toolState) []citation {
 		if i == maxReads {
 			break
 		}
-		approx := max(1, int(f.size/40)) // about forty bytes a line
+		approx := 40 // lines, when the listing gave no size
+		if f.size > 0 {
+			approx = max(1, int(f.size/40)) // about forty bytes a line
+		}
 		start := 1 + int(h(f.path)%uint64(approx))
 		t := terms[i%len(terms)]
 		out = append(out, citation{Path: f.path, StartLine: start, EndLine: start + 2, Quote: fmt.Sprintf("// %s is handled here", t)})
