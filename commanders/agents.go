@@ -17,6 +17,7 @@ import (
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/vocab"
+	"github.com/swarm-dev/swarm/workspace"
 )
 
 // Roles.
@@ -479,6 +480,9 @@ type AtomView struct {
 	Status     string
 	Confidence float64
 	Content    string
+	// Evidence is the atom's citations, shown to the commander in an
+	// evidence block (none without a workspace).
+	Evidence []workspace.Citation
 }
 
 const maxAtomChars = 1200
@@ -493,7 +497,7 @@ func (c *Commander) assemble(ctx context.Context, atoms []AtomResult, previous, 
 		if len(content) > maxAtomChars {
 			content = content[:maxAtomChars] + " [...]"
 		}
-		views = append(views, AtomView{BriefID: a.BriefID, Status: a.Atom.Status, Confidence: a.Atom.Confidence, Content: content})
+		views = append(views, AtomView{BriefID: a.BriefID, Status: a.Atom.Status, Confidence: a.Atom.Confidence, Content: content, Evidence: a.Atom.Evidence})
 	}
 	user, err := prompts.Render("bundle", map[string]any{"Capsule": c.Capsule, "Atoms": views, "Feedback": feedback, "Previous": previous})
 	if err != nil {

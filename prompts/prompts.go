@@ -31,11 +31,12 @@ var (
 
 // Funcs available in every template. Every piece of model- or user-written
 // text goes through one of the block functions (untrusted, mission, brief,
-// aspects, scope), which all write an untrusted block (Untrusted).
+// aspects, scope, evidence), which all write an untrusted block (Untrusted).
 var funcs = template.FuncMap{
 	"untrusted": Untrusted,
 	"aspects":   AspectsBlock,
 	"scope":     ScopeBlock,
+	"evidence":  EvidenceBlock,
 	"join":      strings.Join,
 	"json":      jsonString,
 	"mission":   func(s string) string { return Untrusted(vocab.BlockMission, "", strings.TrimSpace(s)) },

@@ -80,6 +80,10 @@ const (
 	// FindingPrefix starts one finding line of a bundle's text:
 	// "- [high/quick] title: detail" (priority/effort in the brackets).
 	FindingPrefix = "- ["
+	// EvidenceItemPrefix starts one citation line of an evidence block:
+	// `- internal/auth/session.go:40-52 "quote"` (the lines "40" when one;
+	// the quote JSON-encoded, so it stays on one line).
+	EvidenceItemPrefix = "- "
 )
 
 // Kinds of untrusted blocks (the kind="..." attribute).
@@ -94,4 +98,5 @@ const (
 	BlockFeedback      = "feedback"        // hardening or quarantine feedback
 	BlockCriteria      = "criteria"        // the sealed criteria shown to the judge, one CriterionPrefix line each
 	BlockDecomposition = "decomposition"   // the Nexus's decomposition shown to the seal author
+	BlockEvidence      = "evidence"        // a worker atom's citations shown to its commander (id: its brief id), one EvidenceItemPrefix line each
 )

@@ -17,7 +17,7 @@ import (
 // server_error → transient (500), timeout → timeout (504), malformed_json →
 // unparseable (text that is not JSON), schema_invalid_json → schema_invalid
 // (JSON that breaks the schema), truncated → unparseable (finish_reason
-// "length", ErrTruncated).
+// "length", ErrTruncated). On a tool-call turn only the first three apply.
 type FaultConfig struct {
 	RateLimit         float64       `yaml:"rate_limit" json:"rate_limit"`
 	RetryAfter        time.Duration `yaml:"retry_after" json:"retry_after"`
@@ -89,6 +89,11 @@ func (f *FaultConfig) apply(resp providers.Response, req providers.Request, rng 
 		return resp, providers.ClassTransient, &providers.Error{Class: providers.ClassTransient, Provider: "mock", StatusCode: 500, Msg: "injected server error"}
 	case step(f.Timeout):
 		return resp, providers.ClassTimeout, &providers.Error{Class: providers.ClassTimeout, Provider: "mock", StatusCode: 504, Msg: "injected timeout", Err: context.DeadlineExceeded}
+	case len(resp.ToolCalls) > 0:
+		// A tool turn: the transport faults above apply; the content faults
+		// below do not (the mock's tool calls are always well formed), and
+		// their share of draws passes without a fault.
+		return resp, "", nil
 	case step(f.MalformedJSON):
 		resp.Text = "Sure! Here is the answer: {not json"
 		return resp, providers.ClassUnparseable, nil

@@ -170,6 +170,19 @@ func requestKey(req providers.Request, persona string, seed int64) [32]byte {
 	}
 	for _, msg := range req.Messages {
 		fmt.Fprintf(h, "%s\x00%s\x00", msg.Role, msg.Content)
+		// Tool calls and results: written only when present, so the key of
+		// a request without tools is what it always was.
+		for _, c := range msg.ToolCalls {
+			fmt.Fprintf(h, "\x01call\x00%s\x00%s\x00%s\x00", c.ID, c.Name, c.Arguments)
+		}
+		if msg.ToolCallID != "" || msg.ToolName != "" {
+			fmt.Fprintf(h, "\x01result\x00%s\x00%s\x00", msg.ToolCallID, msg.ToolName)
+		}
+	}
+	// Tools offered: a tool turn and the final turn (the same messages,
+	// no tools) never share a key.
+	for _, t := range req.Tools {
+		fmt.Fprintf(h, "\x01tool\x00%s\x00", t.Name)
 	}
 	var k [32]byte
 	copy(k[:], h.Sum(nil))
@@ -202,11 +215,16 @@ func (m *Mock) Complete(ctx context.Context, req providers.Request) (providers.R
 		resp.Latency = time.Since(start)
 		return m.limitTokens(req, resp)
 	}
-	text, err := m.answer(req, key)
-	if err != nil {
-		return providers.Response{}, err
+	calls := m.toolCalls(req)
+	if len(calls) > 0 {
+		resp.ToolCalls, resp.FinishReason = calls, providers.FinishToolCalls
+	} else {
+		text, err := m.answer(req, key)
+		if err != nil {
+			return providers.Response{}, err
+		}
+		resp.Text = text
 	}
-	resp.Text = text
 	if f := m.opts.Faults; f != nil {
 		var (
 			class providers.Class
@@ -220,9 +238,22 @@ func (m *Mock) Complete(ctx context.Context, req providers.Request) (providers.R
 			return providers.Response{}, ferr
 		}
 	}
-	resp.Usage = providers.Usage{InputTokens: tokens(req), OutputTokens: max(1, len(resp.Text)/4)}
+	resp.Usage = providers.Usage{InputTokens: tokens(req), OutputTokens: max(1, (len(resp.Text)+callsSize(resp.ToolCalls))/4)}
 	resp.Latency = time.Since(start)
+	if len(resp.ToolCalls) > 0 {
+		return resp, nil
+	}
 	return m.limitTokens(req, resp)
+}
+
+// callsSize is the bytes of tool calls as a model writes them (name and
+// arguments), counted like text.
+func callsSize(calls []providers.ToolCall) int {
+	n := 0
+	for _, c := range calls {
+		n += len(c.Name) + len(c.Arguments)
+	}
+	return n
 }
 
 // limitTokens honours req.MaxTokens the way a model does: an answer of more
@@ -246,7 +277,10 @@ func (m *Mock) limitTokens(req providers.Request, resp providers.Response) (prov
 func tokens(req providers.Request) int {
 	n := 0
 	for _, m := range req.Messages {
-		n += len(m.Content)
+		n += len(m.Content) + callsSize(m.ToolCalls)
+	}
+	for _, t := range req.Tools {
+		n += len(t.Name) + len(t.Description) + len(t.Parameters)
 	}
 	if req.Schema != nil {
 		n += schemaSize(req.Schema.JSON)

@@ -263,7 +263,7 @@ func (m *Mock) atom(req providers.Request, rng *rand.Rand) any {
 		content += m.leakText()
 	}
 	// Evidence cites workspace lines; without a workspace there is none.
-	ev := []any{}
+	ev := m.citations(req)
 	return map[string]any{"status": status, "content": content, "confidence": jitter(rng, m.p.confidence, 0.05),
 		"evidence": ev, "self_score": math.Min(10, jitter(rng, m.p.selfScore, 0.5))}
 }
@@ -284,12 +284,14 @@ func (m *Mock) bundle(req providers.Request, rng *rand.Rand) any {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The %s plan.\n", domain)
 	type finding struct {
-		Title    string `json:"title"`
-		Detail   string `json:"detail"`
-		Priority string `json:"priority"`
-		Effort   string `json:"effort"`
-		Evidence []any  `json:"evidence"`
+		Title    string     `json:"title"`
+		Detail   string     `json:"detail"`
+		Priority string     `json:"priority"`
+		Effort   string     `json:"effort"`
+		Evidence []citation `json:"evidence"`
 	}
+	// Evidence cites workspace lines; without a workspace there is none.
+	ev := m.citations(req)
 	findings := []finding{}
 	prios := []string{"high", "medium", "low"}
 	for i, t := range covered {
@@ -299,7 +301,7 @@ func (m *Mock) bundle(req providers.Request, rng *rand.Rand) any {
 			if i%2 == 1 {
 				effort = "deep"
 			}
-			findings = append(findings, finding{Title: "Act on " + t, Detail: fmt.Sprintf("Give %s in %s an owner and a check that shows it is done.", t, domain), Priority: prios[i%3], Effort: effort, Evidence: []any{}})
+			findings = append(findings, finding{Title: "Act on " + t, Detail: fmt.Sprintf("Give %s in %s an owner and a check that shows it is done.", t, domain), Priority: prios[i%3], Effort: effort, Evidence: forFinding(ev, t, i)})
 		}
 	}
 	content := b.String()
@@ -316,8 +318,6 @@ func (m *Mock) bundle(req providers.Request, rng *rand.Rand) any {
 	if claimed == nil {
 		claimed = []string{}
 	}
-	// Evidence cites workspace lines; without a workspace there is none.
-	ev := []any{}
 	return map[string]any{"domain": domain, "status": status, "summary": fmt.Sprintf("%s covering %d of %d aspects", domain, len(claimed), len(all)),
 		"content": content, "findings": findings, "confidence": jitter(rng, m.p.confidence, 0.03), "evidence": ev, "covered_aspects": claimed}
 }
