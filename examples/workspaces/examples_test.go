@@ -19,6 +19,8 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/swarm-dev/swarm/nexus"
 )
 
 // truth is the ground-truth format of docs/workspace.md (TOOLS11 §5). It is
@@ -280,5 +282,42 @@ func TestTinynotesWorkspaceShape(t *testing.T) {
 	}
 	if rel, err := filepath.Rel(rootAbs, abs); err != nil || !strings.HasPrefix(rel, "..") {
 		t.Errorf("the truth file %s is inside the workspace %s", abs, rootAbs)
+	}
+}
+
+// TestTinynotesMissions: the missions over tinynotes are valid missions, name
+// at least five aspects, and do not leak the ground truth (its file name, or
+// a defect's path:line).
+func TestTinynotesMissions(t *testing.T) {
+	tr := loadTruth(t, "tinynotes.truth.yaml")
+	for _, name := range []string{"security-review-tinynotes.md", "test-gap-hunt-tinynotes.md", "migration-plan-tinynotes.md"} {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join("..", "missions", name)
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := string(data)
+			if err := nexus.CheckMission(file, text, 0); err != nil {
+				t.Fatal(err)
+			}
+			bullets := 0
+			for _, l := range strings.Split(text, "\n") {
+				if strings.HasPrefix(l, "- ") {
+					bullets++
+				}
+			}
+			if bullets < 5 {
+				t.Errorf("%d aspects (bullet lines), want at least 5", bullets)
+			}
+			if strings.Contains(text, "truth") {
+				t.Errorf("the mission mentions the ground truth")
+			}
+			for _, d := range tr.Defects {
+				if ref := fmt.Sprintf("%s:%d", path.Base(d.Path), d.StartLine); strings.Contains(text, ref) {
+					t.Errorf("the mission gives away defect %s (%s)", d.ID, ref)
+				}
+			}
+		})
 	}
 }
