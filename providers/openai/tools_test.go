@@ -276,6 +276,9 @@ func TestToolTurnsUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(r1.ToolCalls) != 1 {
+		t.Fatalf("first turn %+v, want one tool call", r1)
+	}
 	req.Messages = append(req.Messages, providers.AssistantToolCalls(r1), providers.ToolResult(r1.ToolCalls[0], `{"ok":true,"matches":[]}`))
 	r2, err := p.Complete(t.Context(), req)
 	if err != nil {
