@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Point the official OpenAI Node SDK (from npm) at `swarm mock serve` and
-# check a json_schema completion, a streamed completion with usage, and
-# /v1/models. Needs node and npm; not part of CI (CI reaches only the Go
+# check a json_schema completion, a streamed completion with usage,
+# /v1/models, and a tool-calling loop (tools offered, the returned
+# tool_calls run against an in-memory stub workspace, tool results sent
+# back, a final answer in the atom schema whose citations are checked
+# against the stub's lines). Needs node and npm; not part of CI (CI reaches only the Go
 # module proxy). Usage: scripts/sdk-check-node.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -61,7 +61,12 @@ does not compile, or asks for more than the mock generates (minItems above
 ` + fmt.Sprint(mock.MaxGenItems) + `, minLength above ` + fmt.Sprint(mock.MaxGenStringLen) + `, more than ` + fmt.Sprint(mock.MaxGenValues) + ` values in one
 answer), is answered 400. max_tokens (or max_completion_tokens) cuts the
 answer at that many tokens (4 bytes each) with finish_reason "length".
-Every error, 404 and 405 included, is an OpenAI-shaped JSON error.`,
+Every error, 404 and 405 included, is an OpenAI-shaped JSON error.
+
+Tool calling follows OpenAI's chat format: a request's tools, assistant
+tool_calls and tool messages (tool_call_id) reach the persona; its tool
+calls come back as message.tool_calls (content null, finish_reason
+"tool_calls"), so a client runs the tools and sends their results.`,
 		Example: `  swarm mock serve --addr 127.0.0.1:8080
   swarm mock serve --persona flaky --faults examples/mock/faults-20.yaml
   swarm mock serve --max-body 1048576 --read-timeout 10s

@@ -36,7 +36,20 @@ var routes = map[string]string{"/v1/chat/completions": http.MethodPost, "/v1/mod
 // ("honest", "mock-honest" or "mock:honest") uses that persona. Every error
 // is an OpenAI-shaped JSON error ({"error":{"message","type","code"}}),
 // including 404 for an unknown path and 405 for a wrong method.
+//
+// Tool calling follows OpenAI's chat format: the request's tools (type
+// function) become Request.Tools, an assistant message's tool_calls and a
+// tool message's tool_call_id become Message.ToolCalls and ToolCallID (with
+// ToolName taken from the assistant call it answers), and a Response with
+// ToolCalls is answered with message.tool_calls, content null and
+// finish_reason "tool_calls" (streamed as one delta when stream is set).
 func NewServer(o ServerOptions) (http.Handler, error) {
+	return newServer(o, nil)
+}
+
+// newServer is NewServer answering every request with p when p is not nil
+// (tests use it to put a provider other than a persona behind the wire).
+func newServer(o ServerOptions, p providers.Provider) (http.Handler, error) {
 	if o.Persona == "" {
 		o.Persona = Honest
 	}
@@ -46,7 +59,7 @@ func NewServer(o ServerOptions) (http.Handler, error) {
 	if _, err := New(o.Persona, o.Options); err != nil {
 		return nil, err
 	}
-	s := &server{opts: o, mocks: map[string]*Mock{}}
+	s := &server{opts: o, mocks: map[string]*Mock{}, provider: p}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.models)
@@ -65,9 +78,11 @@ func NewServer(o ServerOptions) (http.Handler, error) {
 }
 
 type server struct {
-	opts  ServerOptions
-	mu    sync.Mutex
-	mocks map[string]*Mock
+	opts ServerOptions
+	// provider, when set, answers instead of the personas (newServer).
+	provider providers.Provider
+	mu       sync.Mutex
+	mocks    map[string]*Mock
 }
 
 func (s *server) mock(model string) (*Mock, string) {
@@ -105,13 +120,104 @@ type chatRequest struct {
 			Strict bool            `json:"strict"`
 		} `json:"json_schema,omitempty"`
 	} `json:"response_format,omitempty"`
+	Tools []chatTool `json:"tools,omitempty"`
+	// ToolChoice "none" withholds the tools from the mock; any other
+	// choice ("auto", "required", a named function) leaves the decision
+	// to the persona. parallel_tool_calls is accepted and ignored: a
+	// persona may call several tools in one answer.
+	ToolChoice json.RawMessage `json:"tool_choice,omitempty"`
+}
+
+// chatTool is one entry of a request's tools.
+type chatTool struct {
+	Type     string `json:"type"`
+	Function *struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+// wireToolCall is a tool call as OpenAI's chat format writes it.
+type wireToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// tools maps the request's tools to providers.Tool; an error names the field.
+func (cr chatRequest) tools() ([]providers.Tool, error) {
+	if c := bytes.TrimSpace(cr.ToolChoice); string(c) == `"none"` {
+		return nil, nil
+	}
+	var out []providers.Tool
+	for i, t := range cr.Tools {
+		if t.Type != "function" {
+			return nil, fmt.Errorf("tools[%d].type %q: want function", i, t.Type)
+		}
+		if t.Function == nil || t.Function.Name == "" {
+			return nil, fmt.Errorf("tools[%d].function.name is required", i)
+		}
+		if p := bytes.TrimSpace(t.Function.Parameters); len(p) > 0 && string(p) != "null" {
+			if p[0] != '{' {
+				return nil, fmt.Errorf("tools[%d].function.parameters must be a JSON schema object", i)
+			}
+			if _, err := providers.CompileSchema(p); err != nil {
+				return nil, fmt.Errorf("tools[%d].function.parameters: %w", i, err)
+			}
+		}
+		out = append(out, providers.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
+	}
+	return out, nil
 }
 
 // chatMessage is a request message. Its content is a string or, as some
 // SDKs send it, an array of content parts whose text parts are joined.
 type chatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCalls  []wireToolCall  `json:"tool_calls,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+}
+
+// messages maps the request's messages. A tool message must answer a call
+// of an earlier assistant message (as OpenAI requires), whose function name
+// becomes its ToolName. An error names the field; code is the OpenAI error
+// code to answer it with.
+func (cr chatRequest) messages() (msgs []providers.Message, code string, err error) {
+	msgs = make([]providers.Message, len(cr.Messages))
+	names := map[string]string{} // tool call id -> function name
+	for i, cm := range cr.Messages {
+		m, err := cm.message()
+		if err != nil {
+			return nil, "invalid_content", fmt.Errorf("messages[%d].content: %w", i, err)
+		}
+		for j, tc := range cm.ToolCalls {
+			if cm.Role != providers.RoleAssistant {
+				return nil, "invalid_tool_calls", fmt.Errorf("messages[%d].tool_calls: only assistant messages carry tool calls", i)
+			}
+			if tc.ID == "" || tc.Function.Name == "" {
+				return nil, "invalid_tool_calls", fmt.Errorf("messages[%d].tool_calls[%d]: id and function.name are required", i, j)
+			}
+			if tc.Type != "" && tc.Type != "function" {
+				return nil, "invalid_tool_calls", fmt.Errorf("messages[%d].tool_calls[%d].type %q: want function", i, j, tc.Type)
+			}
+			names[tc.ID] = tc.Function.Name
+			m.ToolCalls = append(m.ToolCalls, providers.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		}
+		if cm.Role == providers.RoleTool {
+			name, ok := names[cm.ToolCallID]
+			if !ok {
+				return nil, "invalid_tool_calls", fmt.Errorf("messages[%d].tool_call_id %q answers no tool call of an earlier assistant message", i, cm.ToolCallID)
+			}
+			m.ToolCallID, m.ToolName = cm.ToolCallID, name
+		}
+		msgs[i] = m
+	}
+	return msgs, "", nil
 }
 
 func (m chatMessage) message() (providers.Message, error) {
@@ -170,16 +276,22 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "missing_messages", "messages must not be empty")
 		return
 	}
-	msgs := make([]providers.Message, len(cr.Messages))
-	for i, cm := range cr.Messages {
-		var err error
-		if msgs[i], err = cm.message(); err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_content", fmt.Sprintf("messages[%d].content: %v", i, err))
-			return
-		}
+	msgs, code, err := cr.messages()
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", code, err.Error())
+		return
+	}
+	tools, err := cr.tools()
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_tools", err.Error())
+		return
 	}
 	m, persona := s.mock(cr.Model)
-	req := providers.Request{Messages: msgs, Temperature: cr.Temperature, MaxTokens: cmp.Or(cr.MaxCompletionTokens, cr.MaxTokens), Seed: cr.Seed}
+	var p providers.Provider = m
+	if s.provider != nil {
+		p = s.provider
+	}
+	req := providers.Request{Messages: msgs, Temperature: cr.Temperature, MaxTokens: cmp.Or(cr.MaxCompletionTokens, cr.MaxTokens), Seed: cr.Seed, Tools: tools}
 	if role, agent, ok := strings.Cut(cr.User, "/"); ok {
 		req.Caller = providers.Caller{Role: role, AgentID: agent}
 	}
@@ -203,7 +315,7 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	resp, err := m.Complete(r.Context(), req)
+	resp, err := p.Complete(r.Context(), req)
 	finish := "stop"
 	if err != nil {
 		var pe *providers.Error
@@ -236,31 +348,54 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	var calls []wireToolCall
+	for i, tc := range resp.ToolCalls {
+		c := wireToolCall{ID: tc.ID, Type: "function"}
+		if c.ID == "" {
+			c.ID = fmt.Sprintf("call_%d", i)
+		}
+		c.Function.Name, c.Function.Arguments = tc.Name, tc.Arguments
+		calls = append(calls, c)
+	}
+	if len(calls) > 0 && finish == "stop" {
+		finish = "tool_calls"
+	}
+	outLen := len(resp.Text)
+	for _, c := range calls {
+		outLen += len(c.Function.Name) + len(c.Function.Arguments)
+	}
 	inTok := tokens(req)
-	outTok := max(1, len(resp.Text)/4)
+	outTok := max(1, outLen/4)
 	if resp.Usage.OutputTokens > 0 {
 		outTok = resp.Usage.OutputTokens
 	}
 	id, created, model := fmt.Sprintf("chatcmpl-mock-%d", time.Now().UnixNano()), time.Now().Unix(), "mock-"+persona
 	usage := map[string]any{"prompt_tokens": inTok, "completion_tokens": outTok, "total_tokens": inTok + outTok}
 	if cr.Stream {
-		writeStream(w, id, created, model, resp.Text, finish, usage, cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage)
+		writeStream(w, id, created, model, resp.Text, calls, finish, usage, cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage)
 		return
+	}
+	msg := map[string]any{"role": "assistant", "content": resp.Text}
+	if len(calls) > 0 {
+		msg["tool_calls"] = calls
+		if resp.Text == "" {
+			msg["content"] = nil
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"id": id, "object": "chat.completion", "created": created,
 		"model": model, "system_fingerprint": "mock",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": finish,
-			"message": map[string]any{"role": "assistant", "content": resp.Text}}},
-		"usage": usage,
+		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
+		"usage":   usage,
 	})
 }
 
 // writeStream answers a "stream": true request as server-sent events the
-// way OpenAI does: the content in one delta, then the finish reason, then
-// (when asked for) the usage, then [DONE].
-func writeStream(w http.ResponseWriter, id string, created int64, model, text, finish string, usage map[string]any, withUsage bool) {
+// way OpenAI does: the content (or the tool calls, each with its index) in
+// one delta, then the finish reason, then (when asked for) the usage, then
+// [DONE].
+func writeStream(w http.ResponseWriter, id string, created int64, model, text string, calls []wireToolCall, finish string, usage map[string]any, withUsage bool) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	chunk := func(choices []any, usage any) {
@@ -268,7 +403,18 @@ func writeStream(w http.ResponseWriter, id string, created int64, model, text, f
 			"model": model, "system_fingerprint": "mock", "choices": choices, "usage": usage})
 		fmt.Fprintf(w, "data: %s\n\n", b)
 	}
-	chunk([]any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": text}, "finish_reason": nil}}, nil)
+	delta := map[string]any{"role": "assistant", "content": text}
+	if len(calls) > 0 {
+		if text == "" {
+			delta["content"] = nil
+		}
+		var tcs []any
+		for i, c := range calls {
+			tcs = append(tcs, map[string]any{"index": i, "id": c.ID, "type": c.Type, "function": c.Function})
+		}
+		delta["tool_calls"] = tcs
+	}
+	chunk([]any{map[string]any{"index": 0, "delta": delta, "finish_reason": nil}}, nil)
 	chunk([]any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}, nil)
 	if withUsage {
 		chunk([]any{}, usage)

@@ -188,8 +188,16 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 		//lint:ignore SA1019 servers that predate max_completion_tokens (token_limit_param: max_tokens) read only this field
 		cr.MaxTokens = req.MaxTokens
 	}
-	for _, m := range req.Messages {
-		cr.Messages = append(cr.Messages, goopenai.ChatCompletionMessage{Role: m.Role, Content: m.Content})
+	cr.Messages = chatMessages(req.Messages)
+	if len(req.Tools) > 0 {
+		tools, err := chatTools(req.Tools)
+		if err != nil {
+			return providers.Response{}, providers.NewError(providers.ClassPermanent, "tools", err)
+		}
+		// parallel_tool_calls is left unset: OpenAI's default allows
+		// several calls in one answer, and some models and servers reject
+		// the parameter itself.
+		cr.Tools = tools
 	}
 	if req.Temperature != nil && !p.reasoning {
 		// go-openai omits a zero temperature (omitempty), which would leave
@@ -232,6 +240,18 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 	ch := out.Choices[0]
 	resp.Text = ch.Message.Content
 	resp.FinishReason = string(ch.FinishReason)
+	for i, tc := range ch.Message.ToolCalls {
+		id := tc.ID
+		if id == "" {
+			id = fmt.Sprintf("call_%d", i)
+		}
+		resp.ToolCalls = append(resp.ToolCalls, providers.ToolCall{ID: id, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	if len(resp.ToolCalls) > 0 && (ch.FinishReason == goopenai.FinishReasonStop || ch.FinishReason == "" || ch.FinishReason == goopenai.FinishReasonNull) {
+		// Some OpenAI-compatible servers (older Ollama, some vLLM parsers)
+		// say "stop" although the answer is tool calls.
+		resp.FinishReason = providers.FinishToolCalls
+	}
 	switch {
 	case ch.Message.Refusal != "":
 		resp.FinishReason = providers.FinishRefusal
