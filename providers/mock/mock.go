@@ -280,7 +280,10 @@ func tokens(req providers.Request) int {
 		n += len(m.Content) + callsSize(m.ToolCalls)
 	}
 	for _, t := range req.Tools {
-		n += len(t.Name) + len(t.Description) + len(t.Parameters)
+		// Parameters in strict form, as for the output schema: the same
+		// size in-process and behind the server (the OpenAI adapter
+		// rewrites them).
+		n += len(t.Name) + len(t.Description) + schemaSize(t.Parameters)
 	}
 	if req.Schema != nil {
 		n += schemaSize(req.Schema.JSON)

@@ -2,10 +2,12 @@ package mock_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http/httptest"
 	"os"
 	"path"
 	"path/filepath"
@@ -22,6 +24,7 @@ import (
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/providers/openai"
 	"github.com/swarm-dev/swarm/vocab"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -611,7 +614,11 @@ func TestToolTurnsCostTokens(t *testing.T) {
 	}
 	defs := 0
 	for _, d := range tools.defs() {
-		defs += len(d.Name) + len(d.Description) + len(d.Parameters)
+		strict, err := providers.StrictSchema(d.Parameters)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defs += len(d.Name) + len(d.Description) + len(strict)
 	}
 	if diff := b.Usage.InputTokens - a.Usage.InputTokens; diff < defs/4-1 || diff > defs/4+1 {
 		t.Errorf("tools added %d input tokens, want about %d (their definitions)", diff, defs/4)
@@ -698,5 +705,43 @@ func TestBundlePromptShowsWorkerEvidence(t *testing.T) {
 	}
 	if !bytes.Contains([]byte(blocks[0].Content), []byte(`- z.go:7 "z"`)) {
 		t.Errorf("citation line format:\n%s", blocks[0].Content)
+	}
+}
+
+// A tool loop gives the same calls, answers and usage in-process and
+// behind `swarm mock serve` through the OpenAI adapter (which rewrites the
+// tools' parameters to strict form on the way).
+func TestToolLoopSameOverHTTP(t *testing.T) {
+	h, err := mock.NewServer(mock.ServerOptions{Persona: mock.Honest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	_, tools := newWorkspace(t)
+	for _, persona := range []string{mock.Honest, mock.Sloppy, mock.Deceptive, mock.Adversarial} {
+		remote, err := openai.New(providers.Ref{Kind: "openai-compatible", Model: persona}, providers.KindConfig{BaseURL: srv.URL + "/v1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var usage [2]providers.Usage
+		run := func(i int, p providers.Provider) transcript {
+			counted := providers.ProviderFunc(func(ctx context.Context, r providers.Request) (providers.Response, error) {
+				resp, err := p.Complete(ctx, r)
+				usage[i] = usage[i].Add(resp.Usage)
+				return resp, err
+			})
+			return runLoop(t, counted, atomRequest(t, true), tools, 4)
+		}
+		local, remoteTr := run(0, mustMock(t, persona)), run(1, remote)
+		if d := cmp.Diff(local.Turns, remoteTr.Turns); d != "" {
+			t.Errorf("%s: tool turns differ (-in-process +http):\n%s", persona, d)
+		}
+		if local.Final.Text != remoteTr.Final.Text {
+			t.Errorf("%s: final answers differ:\n%s\n%s", persona, local.Final.Text, remoteTr.Final.Text)
+		}
+		if usage[0] != usage[1] {
+			t.Errorf("%s: usage in-process %+v, over HTTP %+v", persona, usage[0], usage[1])
+		}
 	}
 }
