@@ -4,6 +4,11 @@
 // langchaingo cannot enforce a JSON schema on these backends, so structured
 // output works by putting the schema in the prompt; providers.Structured then
 // extracts the JSON from the answer, validates it and repairs it once.
+//
+// Tool calling goes through langchaingo's llms.WithTools, llms.ToolCall and
+// llms.ToolCallResponse where the backend's adapter has them (anthropic,
+// google, bedrock with Anthropic models); tools.go says which kinds cannot
+// and why.
 package langchain
 
 import (
@@ -41,11 +46,11 @@ import (
 )
 
 var kinds = []providers.KindInfo{
-	{Kind: "anthropic", Description: "Anthropic Messages API (langchaingo; options.max_tokens, default 4096)", DefaultKeyEnv: "ANTHROPIC_API_KEY", Options: []string{"max_tokens"}, Check: providers.CheckKeyedServer},
-	{Kind: "google", Description: "Google Gemini API (langchaingo)", DefaultKeyEnv: "GOOGLE_API_KEY", Check: providers.CheckKeyedServer},
-	{Kind: "mistral", Description: "Mistral (langchaingo)", DefaultKeyEnv: "MISTRAL_API_KEY", Check: providers.CheckKeyedServer},
-	{Kind: "bedrock", Description: "AWS Bedrock InvokeModel (langchaingo; AWS credentials from the environment or profile; options.region, else AWS_REGION)", Options: []string{"region"}, Check: checkBedrock},
-	{Kind: "ollama-native", Description: "Ollama native /api/chat (langchaingo; no key)", DefaultBaseURL: "http://localhost:11434"},
+	{Kind: "anthropic", Description: "Anthropic Messages API (langchaingo; tool calling; options.max_tokens, default 4096)", DefaultKeyEnv: "ANTHROPIC_API_KEY", Options: []string{"max_tokens"}, Check: providers.CheckKeyedServer},
+	{Kind: "google", Description: "Google Gemini API (langchaingo; tool calling)", DefaultKeyEnv: "GOOGLE_API_KEY", Check: providers.CheckKeyedServer},
+	{Kind: "mistral", Description: "Mistral (langchaingo; no tool calling: use openai-compatible)", DefaultKeyEnv: "MISTRAL_API_KEY", Check: providers.CheckKeyedServer},
+	{Kind: "bedrock", Description: "AWS Bedrock InvokeModel (langchaingo; tool calling for Anthropic models; AWS credentials from the environment or profile; options.region, else AWS_REGION)", Options: []string{"region"}, Check: checkBedrock},
+	{Kind: "ollama-native", Description: "Ollama native /api/chat (langchaingo; no key; no tool calling: use kind ollama)", DefaultBaseURL: "http://localhost:11434"},
 }
 
 // checkBedrock: Bedrock needs AWS credentials and a region, from the

@@ -23,7 +23,10 @@ import (
 //     each call and each result goes as its own message and mergeTurns
 //     joins consecutive messages of one role on the wire.
 //   - google: functionDeclarations, functionCall and functionResponse are
-//     supported; Gemini has no call ids, so calls get call_<index>.
+//     supported; Gemini has no call ids, so calls get call_<index>. Gemini 3
+//     models also want each call's thoughtSignature sent back, which the
+//     genai client under langchaingo (v0.15.1) has no field for: their
+//     second tool turn gets HTTP 400 (a permanent error quoting Gemini).
 //   - bedrock: Anthropic models only (InvokeModel with the Anthropic body:
 //     tools[].input_schema, tool_use, tool_result); langchaingo sends no
 //     tools for Bedrock's other model families.
