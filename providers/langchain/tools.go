@@ -112,7 +112,14 @@ func (p *Provider) toolDefs(tools []providers.Tool) ([]llms.Tool, error) {
 // anyway. langchaingo's Anthropic adapter reads only a message's first
 // part, so there every call and every result is a message of its own (and
 // mergeTurns joins them on the wire).
+//
+// A request without tools (the tool loop's last turn, which must answer)
+// gets its earlier tool calls and results as text: Anthropic and Bedrock
+// refuse tool_use and tool_result blocks in a request that defines no tools.
 func (p *Provider) toMessages(req providers.Request) []llms.MessageContent {
+	if len(req.Tools) == 0 {
+		return toolsAsText(req.Messages)
+	}
 	onePart := p.ref.Kind == "anthropic"
 	var msgs []llms.MessageContent
 	for _, m := range req.Messages {
@@ -149,6 +156,42 @@ func (p *Provider) toMessages(req providers.Request) []llms.MessageContent {
 		default:
 			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, m.Content))
 		}
+	}
+	return msgs
+}
+
+// toolsAsText maps the conversation with tool calls written into the
+// assistant's text and the results that follow one another as one user
+// message.
+func toolsAsText(in []providers.Message) []llms.MessageContent {
+	var msgs []llms.MessageContent
+	lastTool := false
+	for _, m := range in {
+		role, text := llms.ChatMessageTypeHuman, m.Content
+		switch m.Role {
+		case providers.RoleSystem:
+			role = llms.ChatMessageTypeSystem
+		case providers.RoleAssistant:
+			role = llms.ChatMessageTypeAI
+			var b strings.Builder
+			b.WriteString(m.Content)
+			for _, c := range m.ToolCalls {
+				if b.Len() > 0 {
+					b.WriteByte('\n')
+				}
+				fmt.Fprintf(&b, "[tool call %s (id %s): %s]", c.Name, c.ID, c.Arguments)
+			}
+			text = b.String()
+		case providers.RoleTool:
+			text = fmt.Sprintf("[tool result of %s (id %s)]\n%s", m.ToolName, m.ToolCallID, m.Content)
+			if lastTool {
+				prev := msgs[len(msgs)-1].Parts[0].(llms.TextContent)
+				msgs[len(msgs)-1] = llms.TextParts(role, prev.Text+"\n\n"+text)
+				continue
+			}
+		}
+		lastTool = m.Role == providers.RoleTool
+		msgs = append(msgs, llms.TextParts(role, text))
 	}
 	return msgs
 }

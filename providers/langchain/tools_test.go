@@ -294,3 +294,27 @@ func TestJoinTurns(t *testing.T) {
 		})
 	}
 }
+
+// The tool loop's last turn offers no tools but carries the earlier calls
+// and results: they go as text (Anthropic and Bedrock refuse tool_use and
+// tool_result blocks in a request without tools), the results of one turn
+// in one user message.
+func TestToolHistoryWithoutTools(t *testing.T) {
+	f := newFake(t, anthropicCheck, reply{body: anthropicMsg("end_turn", 50, 10, `{"name":"x","score":1}`)})
+	req := toolTurn()
+	req.Tools = nil
+	if _, err := newAnthropic(t, f, nil).Complete(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	b := f.last().body
+	if _, ok := b["tools"]; ok {
+		t.Errorf("tools sent: %v", b["tools"])
+	}
+	want := jsonOf(t, `[
+		{"role":"user","content":[{"type":"text","text":"Find the bug."}]},
+		{"role":"assistant","content":[{"type":"text","text":"Looking.\n[tool call list_dir (id t1): {\"path\":\".\"}]\n[tool call grep (id t2): {\"pattern\":\"token\"}]"}]},
+		{"role":"user","content":[{"type":"text","text":"[tool result of list_dir (id t1)]\n{\"ok\":true,\"entries\":[]}\n\n[tool result of grep (id t2)]\n{\"ok\":true,\"matches\":[]}"}]}]`)
+	if d := cmp.Diff(want, b["messages"]); d != "" {
+		t.Errorf("messages (-want +got):\n%s", d)
+	}
+}
