@@ -4,6 +4,11 @@
 // langchaingo cannot enforce a JSON schema on these backends, so structured
 // output works by putting the schema in the prompt; providers.Structured then
 // extracts the JSON from the answer, validates it and repairs it once.
+//
+// Tool calling goes through langchaingo's llms.WithTools, llms.ToolCall and
+// llms.ToolCallResponse where the backend's adapter has them (anthropic,
+// google, bedrock with Anthropic models); tools.go says which kinds cannot
+// and why.
 package langchain
 
 import (
@@ -41,11 +46,11 @@ import (
 )
 
 var kinds = []providers.KindInfo{
-	{Kind: "anthropic", Description: "Anthropic Messages API (langchaingo; options.max_tokens, default 4096)", DefaultKeyEnv: "ANTHROPIC_API_KEY", Options: []string{"max_tokens"}, Check: providers.CheckKeyedServer},
-	{Kind: "google", Description: "Google Gemini API (langchaingo)", DefaultKeyEnv: "GOOGLE_API_KEY", Check: providers.CheckKeyedServer},
-	{Kind: "mistral", Description: "Mistral (langchaingo)", DefaultKeyEnv: "MISTRAL_API_KEY", Check: providers.CheckKeyedServer},
-	{Kind: "bedrock", Description: "AWS Bedrock InvokeModel (langchaingo; AWS credentials from the environment or profile; options.region, else AWS_REGION)", Options: []string{"region"}, Check: checkBedrock},
-	{Kind: "ollama-native", Description: "Ollama native /api/chat (langchaingo; no key)", DefaultBaseURL: "http://localhost:11434"},
+	{Kind: "anthropic", Description: "Anthropic Messages API (langchaingo; tool calling; options.max_tokens, default 4096)", DefaultKeyEnv: "ANTHROPIC_API_KEY", Options: []string{"max_tokens"}, Check: providers.CheckKeyedServer},
+	{Kind: "google", Description: "Google Gemini API (langchaingo; tool calling)", DefaultKeyEnv: "GOOGLE_API_KEY", Check: providers.CheckKeyedServer},
+	{Kind: "mistral", Description: "Mistral (langchaingo; no tool calling: use openai-compatible)", DefaultKeyEnv: "MISTRAL_API_KEY", Check: providers.CheckKeyedServer},
+	{Kind: "bedrock", Description: "AWS Bedrock InvokeModel (langchaingo; tool calling for Anthropic models; AWS credentials from the environment or profile; options.region, else AWS_REGION)", Options: []string{"region"}, Check: checkBedrock},
+	{Kind: "ollama-native", Description: "Ollama native /api/chat (langchaingo; no key; no tool calling: use kind ollama)", DefaultBaseURL: "http://localhost:11434"},
 }
 
 // checkBedrock: Bedrock needs AWS credentials and a region, from the
@@ -117,7 +122,9 @@ func New(ref providers.Ref, cfg providers.KindConfig) (providers.Provider, error
 		if p.defaultMaxTokens == 0 {
 			p.defaultMaxTokens = DefaultAnthropicMaxTokens
 		}
-		opts := []anthropic.Option{anthropic.WithToken(key), anthropic.WithModel(ref.Model), anthropic.WithHTTPClient(hc)}
+		// mergeTurns: one message per turn on the wire (see tools.go).
+		ahc := &http.Client{Transport: capture{base: mergeTurns{base: http.DefaultTransport}}}
+		opts := []anthropic.Option{anthropic.WithToken(key), anthropic.WithModel(ref.Model), anthropic.WithHTTPClient(ahc)}
 		if cfg.BaseURL != "" {
 			opts = append(opts, anthropic.WithBaseURL(strings.TrimRight(cfg.BaseURL, "/")))
 		}
@@ -372,19 +379,23 @@ func SchemaInstruction(s *providers.Schema) string {
 
 // Complete sends one request.
 func (p *Provider) Complete(ctx context.Context, req providers.Request) (providers.Response, error) {
-	var msgs []llms.MessageContent
-	for _, m := range req.Messages {
-		role := llms.ChatMessageTypeHuman
-		switch m.Role {
-		case providers.RoleSystem:
-			role = llms.ChatMessageTypeSystem
-		case providers.RoleAssistant:
-			role = llms.ChatMessageTypeAI
+	if len(req.Tools) > 0 {
+		if why := p.toolsUnsupported(); why != "" {
+			return providers.Response{}, &providers.Error{Class: providers.ClassPermanent, Provider: p.ref.Kind, Model: p.ref.Model,
+				Msg: fmt.Sprintf("kind %s does not support tool calling: %s", p.ref.Kind, why), Err: ErrToolsUnsupported}
 		}
-		msgs = append(msgs, llms.TextParts(role, m.Content))
 	}
+	msgs := p.toMessages(req)
 	if req.Schema != nil {
-		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, SchemaInstruction(req.Schema)))
+		// The schema stays in the prompt when tools are offered too (these
+		// backends have no schema mode that coexists with tools); one more
+		// line tells the model the instruction is about its final answer,
+		// so it may call tools first.
+		instr := SchemaInstruction(req.Schema)
+		if len(req.Tools) > 0 {
+			instr += "\n" + toolsInstruction
+		}
+		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, instr))
 	}
 	// One system prompt, first: Anthropic glues several together without a
 	// separator and Gemini keeps only the last.
@@ -400,7 +411,16 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 		opts = append(opts, llms.WithSeed(int(*req.Seed)))
 	}
 	if req.Schema != nil && p.ref.Kind == "ollama-native" {
+		// JSON mode would forbid tool calls, but ollama-native refuses
+		// tools above, so the two never meet.
 		opts = append(opts, llms.WithJSONMode())
+	}
+	if len(req.Tools) > 0 {
+		defs, err := p.toolDefs(req.Tools)
+		if err != nil {
+			return providers.Response{}, &providers.Error{Class: providers.ClassPermanent, Provider: p.ref.Kind, Model: p.ref.Model, Msg: "bad tool definition", Err: err}
+		}
+		opts = append(opts, llms.WithTools(defs))
 	}
 	c := &call{}
 	cctx := context.WithValue(ctx, callKey{}, c)
@@ -443,6 +463,16 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 		}
 	}
 	resp := providers.Response{Text: text.String(), Usage: usage, Model: p.ref.Model, FinishReason: normaliseStop(stop), Latency: lat}
+	if len(req.Tools) > 0 {
+		// Calls only when tools were offered (a model calling unoffered
+		// tools gets its text taken as the answer). The model stopped for
+		// them when it stopped normally with calls: Anthropic and Bedrock
+		// say "tool_use", Gemini says STOP.
+		resp.ToolCalls = toolCalls(out.Choices)
+		if len(resp.ToolCalls) > 0 && resp.FinishReason == providers.FinishStop {
+			resp.FinishReason = providers.FinishToolCalls
+		}
+	}
 	switch resp.FinishReason {
 	case providers.FinishLength:
 		return resp, &providers.Error{Class: providers.ClassUnparseable, Provider: p.ref.Kind, Model: p.ref.Model, Raw: resp.Text, Msg: "cut off at the token limit", Err: providers.ErrTruncated}
