@@ -369,7 +369,7 @@ func (s *Session) readFile(o Outcome, p string, start, end *int) Outcome {
 	if end != nil && *end < last {
 		last = *end
 	}
-	if first > len(lines) {
+	if first > len(lines) && (first > 1 || len(lines) > 0) {
 		return o.refused(refuse(RefusalBadArguments, "start_line: %d is past the end of %s (%d lines)", first, t.rel, len(lines)))
 	}
 	var sb strings.Builder
