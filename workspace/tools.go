@@ -454,6 +454,13 @@ func (s *Session) grep(ctx context.Context, o Outcome, pattern, pathGlob string,
 	if err != nil {
 		return o.refused(refuse(RefusalBadArguments, "pattern: not a valid RE2 regular expression: %v", err))
 	}
+	// A file with no match of the pattern in multi-line mode has no
+	// matching line: one pass over the file instead of one per line.
+	// (\A and \z anchor the whole text, so they need the per-line pass.)
+	var pre *regexp.Regexp
+	if !strings.Contains(pattern, `\A`) && !strings.Contains(pattern, `\z`) {
+		pre, _ = regexp.Compile("(?m:" + pattern + ")")
+	}
 	if pathGlob != "" && !doublestar.ValidatePattern(strings.TrimPrefix(pathGlob, "./")) {
 		return o.refused(refuse(RefusalBadArguments, "path_glob: not a valid glob: %q", pathGlob))
 	}
@@ -480,6 +487,9 @@ scan:
 		b, r := f.readText(t)
 		if r != nil {
 			continue
+		}
+		if pre != nil && bytes.IndexByte(b, '\r') < 0 && !pre.Match(b) {
+			continue // no line of the file can match
 		}
 		lines := splitLines(b)
 		for i, line := range lines {

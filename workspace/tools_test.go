@@ -400,3 +400,42 @@ func TestDefinitions(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
+
+// TestGrepAnchors: grep skips files with no match in one pass; anchors
+// must still mean the start and end of each line.
+func TestGrepAnchors(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"a.txt": "x\nfoo\nbar foo\n", "crlf.txt": "one\r\nfoo\r\n"})
+	s := open(t, dir, Options{}).Session(nil)
+	cases := []struct {
+		name, pattern string
+		want          []string // path:line
+	}{
+		{"^ is a line start", "^foo", []string{"a.txt:2", "crlf.txt:2"}},
+		{"$ is a line end, also before CRLF", "foo$", []string{"a.txt:2", "a.txt:3", "crlf.txt:2"}},
+		{`\A is each line's start`, `\Afoo`, []string{"a.txt:2", "crlf.txt:2"}},
+		{`\z is each line's end`, `bar foo\z`, []string{"a.txt:3"}},
+		{"case-insensitive flag", "(?i)^FOO$", []string{"a.txt:2", "crlf.txt:2"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := call(t, s, ToolGrep, map[string]any{"pattern": tc.pattern})
+			var a struct {
+				Matches []struct {
+					Path string
+					Line int
+				}
+			}
+			if err := json.Unmarshal([]byte(o.Result), &a); err != nil || !o.OK {
+				t.Fatalf("%v %s", err, o.Result)
+			}
+			got := []string{}
+			for _, m := range a.Matches {
+				got = append(got, fmt.Sprintf("%s:%d", m.Path, m.Line))
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
