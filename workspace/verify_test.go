@@ -131,6 +131,12 @@ func TestFingerprintGit(t *testing.T) {
 	if fp := f.Fingerprint(); fp.GitHead != head {
 		t.Errorf("packed refs: head %q, want %s", fp.GitHead, head)
 	}
+	// A linked worktree: its .git is a file naming the git directory.
+	wt := filepath.Join(t.TempDir(), "wt")
+	git(t, dir, "worktree", "add", "-q", "-b", "side", wt)
+	if fp := open(t, wt, Options{}).Fingerprint(); fp.Kind != "git" || fp.GitHead != head || fp.Dirty == nil || *fp.Dirty {
+		t.Errorf("worktree: %+v, want head %s, clean", fp, head)
+	}
 	// A detached HEAD holds the hash itself.
 	git(t, dir, "checkout", "-q", "--detach")
 	if fp := f.Fingerprint(); fp.GitHead != head {
