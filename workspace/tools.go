@@ -210,10 +210,12 @@ func decodeArgs(args string, v any) *refusal {
 		switch {
 		case errors.As(err, &te) && te.Field != "":
 			return refuse(RefusalBadArguments, "%s: must be %s, got %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		case errors.As(err, &te):
+			return refuse(RefusalBadArguments, "arguments: must be a JSON object, got %s", te.Value)
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			return refuse(RefusalBadArguments, "%s: not an argument of this tool", strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`))
 		}
-		return refuse(RefusalBadArguments, "arguments are not a JSON object: %v", err)
+		return refuse(RefusalBadArguments, "arguments: not a JSON object (%s)", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if dec.More() {
 		return refuse(RefusalBadArguments, "arguments: more than one JSON value")

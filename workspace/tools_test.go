@@ -95,6 +95,8 @@ func TestBadArguments(t *testing.T) {
 		{"missing path", ToolListDir, `{}`, "path"},
 		{"missing pattern", ToolGrep, `{"path_glob":"**"}`, "pattern"},
 		{"not JSON", ToolGlob, `{"pattern":`, "JSON"},
+		{"an array, not an object", ToolReadFile, `[1]`, "arguments: must be a JSON object, got array"},
+		{"two values", ToolReadFile, `{"path":"a.go"} {}`, "more than one JSON value"},
 		{"bad regexp", ToolGrep, `{"pattern":"(unclosed"}`, "pattern"},
 		{"bad path_glob", ToolGrep, `{"pattern":"x","path_glob":"[a"}`, "path_glob"},
 		{"context too large", ToolGrep, `{"pattern":"x","context":9}`, "context"},
@@ -107,6 +109,9 @@ func TestBadArguments(t *testing.T) {
 			m := decode(t, o)
 			if m["ok"] != false || m["refusal"] != RefusalBadArguments || !strings.Contains(fmt.Sprint(m["error"]), tc.field) {
 				t.Errorf("want bad_arguments naming %q, got %s", tc.field, o.Result)
+			}
+			if strings.Contains(o.Result, "Go value") || strings.Contains(o.Result, "struct {") {
+				t.Errorf("the error shows Go internals to the model: %s", o.Result)
 			}
 		})
 	}
