@@ -1,0 +1,133 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/swarm-dev/swarm/internal/yamlx"
+)
+
+// ErrGroundTruth is wrapped by every validation error LoadGroundTruth returns.
+var ErrGroundTruth = errors.New("invalid ground truth")
+
+// Defect categories.
+var defectCategories = []string{"security", "tests", "error_handling", "docs"}
+
+// Defect is one planted defect: lines of a workspace file.
+type Defect struct {
+	ID        string `yaml:"id" json:"id"`
+	Path      string `yaml:"path" json:"path"`
+	StartLine int    `yaml:"start_line" json:"start_line"`
+	EndLine   int    `yaml:"end_line" json:"end_line"`
+	Category  string `yaml:"category" json:"category"`
+	Title     string `yaml:"title" json:"title"`
+}
+
+// GroundTruth is the documented defects of a workspace, kept outside it.
+type GroundTruth struct {
+	Workspace string   `yaml:"workspace" json:"workspace"`
+	Defects   []Defect `yaml:"defects" json:"defects"`
+}
+
+// LoadGroundTruth reads and checks a ground-truth file; errors name
+// file:line:col.
+func LoadGroundTruth(file string) (GroundTruth, error) {
+	var gt GroundTruth
+	doc, err := yamlx.DecodeFile(file, &gt, yamlx.DefaultLimits)
+	if err != nil {
+		return GroundTruth{}, err
+	}
+	fail := func(key, format string, args ...any) error {
+		e := &yamlx.Error{File: file, Key: key, Msg: fmt.Sprintf(format, args...), Err: ErrGroundTruth}
+		if p, k, ok := doc.PosOrParent(key); ok {
+			e.Line, e.Col, e.Key = p.Line, p.Col, k
+		}
+		return e
+	}
+	if len(gt.Defects) == 0 {
+		return GroundTruth{}, fail("defects", "no defects: a ground truth lists at least one")
+	}
+	seen := map[string]bool{}
+	for i, d := range gt.Defects {
+		key := func(f string) string { return fmt.Sprintf("defects[%d].%s", i, f) }
+		switch {
+		case strings.TrimSpace(d.ID) == "":
+			return GroundTruth{}, fail(key("id"), "id is required")
+		case seen[d.ID]:
+			return GroundTruth{}, fail(key("id"), "duplicate id %q", d.ID)
+		case d.Path == "":
+			return GroundTruth{}, fail(key("path"), "path is required")
+		case strings.Contains(d.Path, `\`) || path.IsAbs(d.Path) || path.Clean(d.Path) != d.Path || d.Path == "." || d.Path == ".." || strings.HasPrefix(d.Path, "../"):
+			return GroundTruth{}, fail(key("path"), "path %q must be relative to the workspace root, clean, with forward slashes", d.Path)
+		case d.StartLine < 1:
+			return GroundTruth{}, fail(key("start_line"), "start_line must be at least 1 (got %d)", d.StartLine)
+		case d.EndLine < d.StartLine:
+			return GroundTruth{}, fail(key("end_line"), "end_line %d is before start_line %d", d.EndLine, d.StartLine)
+		}
+		if d.Category != "" {
+			ok := false
+			for _, c := range defectCategories {
+				ok = ok || d.Category == c
+			}
+			if !ok {
+				return GroundTruth{}, fail(key("category"), "category %q is not one of %s", d.Category, strings.Join(defectCategories, ", "))
+			}
+		}
+		seen[d.ID] = true
+	}
+	return gt, nil
+}
+
+// Match is how a run's findings compare with the ground truth.
+type Match struct {
+	Defects   int      `json:"defects"`
+	Found     int      `json:"found"`     // defects matched by at least one finding
+	Findings  int      `json:"findings"`  // every finding, with or without citations
+	Matching  int      `json:"matching"`  // findings that match at least one defect
+	Recall    *float64 `json:"recall"`    // Found/Defects; nil when there are no defects
+	Precision *float64 `json:"precision"` // Matching/Findings; nil when there are no findings
+	Missed    []string `json:"missed"`    // ids of the defects no finding matched
+}
+
+// Match compares findings (each one its checked citations) with the
+// defects: a finding matches a defect when one of its verified citations
+// has the defect's path and lines overlapping the defect's.
+func (g GroundTruth) Match(findings [][]Check) Match {
+	m := Match{Defects: len(g.Defects), Findings: len(findings), Missed: []string{}}
+	found := make([]bool, len(g.Defects))
+	for _, cs := range findings {
+		matching := false
+		for _, c := range cs {
+			if c.State != Verified {
+				continue
+			}
+			for i, d := range g.Defects {
+				if path.Clean(c.Path) == d.Path && c.StartLine <= d.EndLine && c.EndLine >= d.StartLine {
+					found[i] = true
+					matching = true
+				}
+			}
+		}
+		if matching {
+			m.Matching++
+		}
+	}
+	for i, ok := range found {
+		if ok {
+			m.Found++
+		} else {
+			m.Missed = append(m.Missed, g.Defects[i].ID)
+		}
+	}
+	if m.Defects > 0 {
+		r := float64(m.Found) / float64(m.Defects)
+		m.Recall = &r
+	}
+	if m.Findings > 0 {
+		p := float64(m.Matching) / float64(m.Findings)
+		m.Precision = &p
+	}
+	return m
+}
