@@ -43,6 +43,16 @@ type Options struct {
 	// the commanders and workers.
 	FileScope []string
 
+	// Workspace is the directory the mission is about ("" = none): the
+	// agents of the configured roles read it through read-only tools and
+	// every citation is checked against it. It overrides the mission's
+	// front matter and the config's workspace.dir.
+	Workspace string
+	// GroundTruth is a file of planted defects (workspace.LoadGroundTruth)
+	// the run's findings are matched against (recall and precision). It
+	// needs a Workspace.
+	GroundTruth string
+
 	OutDir string // the run directory; default <run.out_dir>/<run-id>
 	// Force lets a run write into a non-empty OutDir: the entries an earlier
 	// run left there (events.jsonl, bundles/, ...) are removed first; other
