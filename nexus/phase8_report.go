@@ -112,6 +112,7 @@ func (r *runState) telemetry(res *Result) Telemetry {
 		ByRole: map[string]CallStats{}, ByModel: map[string]CallStats{}, FailureClasses: map[string]int{},
 		ShadowScores: map[string]float64{}, Tiers: map[string]int{}, Gates: map[string]int{}, ShadowValid: res.ShadowValid}
 	r.meter.fill(&t)
+	t.Tools = r.meter.toolStats()
 	t.WallMS = time.Since(r.start).Milliseconds()
 	for _, o := range res.Bundles {
 		if o.Failed {

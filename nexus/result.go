@@ -198,6 +198,7 @@ func aggregate(bundles []*BundleOutcome, planned int) ShadowAggregate {
 // from how it ended (runErr) and what it judged.
 func (r *runState) conclude(res *Result, runErr error) {
 	res.Aggregate = aggregate(res.Bundles, r.plan.Commanders)
+	res.Workspace = r.workspaceInfo()
 	res.Error, res.FailureClass = "", ""
 	phase, interruptedIn := r.rec.ended()
 	ceiling := r.meter.stoppedByCeiling()
