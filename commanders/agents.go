@@ -84,6 +84,7 @@ type worker struct {
 	brief   string
 	aspects []string
 	cons    Constraints // already tightened by every layer above
+	tools   ToolSet     // what it may read (nil: nothing)
 }
 
 // AtomResult is one worker's outcome.
@@ -109,12 +110,13 @@ type AtomResult struct {
 
 func (w worker) do(ctx context.Context, s Settings) AtomResult {
 	res := AtomResult{AgentID: w.agent.ID, Model: w.agent.Ref.String(), BriefID: w.briefID, Constraints: w.cons}
-	user, err := prompts.Render("atom", map[string]any{"Domain": w.domain, "BriefID": w.briefID, "Brief": w.brief, "Aspects": w.aspects, "FileScope": w.cons.FileScope})
+	user, err := prompts.Render("atom", map[string]any{"Domain": w.domain, "BriefID": w.briefID, "Brief": w.brief, "Aspects": w.aspects, "FileScope": w.cons.FileScope,
+		"Workspace": w.tools != nil})
 	if err != nil {
 		res.Failed, res.Class, res.Error = true, providers.ClassPermanent, err.Error()
 		return res
 	}
-	atom, sr, err := providers.Structured[Atom](ctx, w.agent.Provider, w.agent.request(s.within(w.cons), user, w.briefID))
+	atom, sr, err := providers.Structured[Atom](ctx, WithTools(w.agent.Provider, w.tools), w.agent.request(s.within(w.cons), user, w.briefID))
 	res.Usage = sr.Usage()
 	if sr.Repaired {
 		res.Retries = 1
@@ -184,6 +186,17 @@ type Hooks struct {
 	// every bundle the commander writes; what it removed is kept in
 	// AtomResult.Leaks and Result.Leaks.
 	Redact Redactor
+	// Tools, when set, gives an agent working under cons the tools it may
+	// use (nil: none); the calls it makes go through WithTools.
+	Tools func(a Agent, cons Constraints) ToolSet
+}
+
+// toolsFor is the tool set of a working under cons (nil without one).
+func (c *Commander) toolsFor(a Agent, cons Constraints) ToolSet {
+	if c.Hooks.Tools == nil {
+		return nil
+	}
+	return c.Hooks.Tools(a, cons)
 }
 
 // AgentEventKind says what an AgentEvent reports.
@@ -322,7 +335,7 @@ func (c *Commander) plan(ctx context.Context, childRole string, res *Result) ([]
 		return nil, err
 	}
 	plan, sr, err := call(ctx, c, func(ctx context.Context) (ShardPlan, providers.StructuredResult, error) {
-		return providers.Structured[ShardPlan](ctx, c.Agent.Provider, c.Agent.request(c.Settings.within(c.Capsule.Constraints), user, "plan"))
+		return providers.Structured[ShardPlan](ctx, WithTools(c.Agent.Provider, c.toolsFor(c.Agent, c.Capsule.Constraints)), c.Agent.request(c.Settings.within(c.Capsule.Constraints), user, "plan"))
 	})
 	if sr.Repaired {
 		res.Repairs++
@@ -365,7 +378,7 @@ func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i
 		if ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch()) {
 			continue
 		}
-		w := worker{agent: a, domain: c.Capsule.Domain, briefID: sh.BriefID, brief: sh.Brief, aspects: sh.Aspects, cons: cons}
+		w := worker{agent: a, domain: c.Capsule.Domain, briefID: sh.BriefID, brief: sh.Brief, aspects: sh.Aspects, cons: cons, tools: c.toolsFor(a, cons)}
 		g.Go(func() error {
 			if err := c.acquire(ctx); err != nil {
 				out[i].Class, out[i].Error = providers.ClassOf(err), err.Error()
@@ -446,7 +459,7 @@ func (l squadLead) run(ctx context.Context, c *Commander, idx int) ([]AtomResult
 	var mb MicroBriefs
 	if err == nil {
 		mb, _, err = call(ctx, c, func(ctx context.Context) (MicroBriefs, providers.StructuredResult, error) {
-			return providers.Structured[MicroBriefs](ctx, l.agent.Provider, l.agent.request(c.Settings.within(l.cons), user, l.shard.BriefID))
+			return providers.Structured[MicroBriefs](ctx, WithTools(l.agent.Provider, c.toolsFor(l.agent, l.cons)), l.agent.request(c.Settings.within(l.cons), user, l.shard.BriefID))
 		})
 	}
 	if err != nil {
@@ -499,7 +512,9 @@ func (c *Commander) assemble(ctx context.Context, atoms []AtomResult, previous, 
 		}
 		views = append(views, AtomView{BriefID: a.BriefID, Status: a.Atom.Status, Confidence: a.Atom.Confidence, Content: content, Evidence: a.Atom.Evidence})
 	}
-	user, err := prompts.Render("bundle", map[string]any{"Capsule": c.Capsule, "Atoms": views, "Feedback": feedback, "Previous": previous})
+	tools := c.toolsFor(c.Agent, c.Capsule.Constraints)
+	user, err := prompts.Render("bundle", map[string]any{"Capsule": c.Capsule, "Atoms": views, "Feedback": feedback, "Previous": previous,
+		"Workspace": tools != nil})
 	if err != nil {
 		return Bundle{}, false, err
 	}
@@ -508,7 +523,7 @@ func (c *Commander) assemble(ctx context.Context, atoms []AtomResult, previous, 
 		tag = "revise:" + feedback
 	}
 	b, sr, err := call(ctx, c, func(ctx context.Context) (Bundle, providers.StructuredResult, error) {
-		return providers.Structured[Bundle](ctx, c.Agent.Provider, c.Agent.request(c.Settings.within(c.Capsule.Constraints), user, tag))
+		return providers.Structured[Bundle](ctx, WithTools(c.Agent.Provider, tools), c.Agent.request(c.Settings.within(c.Capsule.Constraints), user, tag))
 	})
 	if sr.Repaired {
 		res.Repairs++

@@ -80,16 +80,32 @@ func redactText(text string) string {
 }
 
 // redactTranscript returns a copy of tr with secrets redacted from every
-// message, the answer and the error.
+// message (and tool call), the answer and the error.
 func redactTranscript(tr Transcript) Transcript {
 	msgs := make([]providers.Message, len(tr.Messages))
 	for i, m := range tr.Messages {
 		m.Content = redactText(m.Content)
+		m.ToolCalls = redactCallArgs(m.ToolCalls)
 		msgs[i] = m
 	}
 	tr.Messages = msgs
 	tr.Answer, tr.Error = redactText(tr.Answer), redactText(tr.Error)
+	tr.ToolCalls = redactCallArgs(tr.ToolCalls)
 	return tr
+}
+
+// redactCallArgs returns a copy of calls with secrets redacted from their
+// arguments (a model may grep for a credential it saw).
+func redactCallArgs(calls []providers.ToolCall) []providers.ToolCall {
+	if len(calls) == 0 {
+		return calls
+	}
+	out := make([]providers.ToolCall, len(calls))
+	for i, c := range calls {
+		c.Arguments = redactText(c.Arguments)
+		out[i] = c
+	}
+	return out
 }
 
 // scan records leakage in an agent's output, already redacted: the hits

@@ -1,10 +1,12 @@
 package nexus
 
 import (
+	"slices"
 	"time"
 
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
+	"github.com/swarm-dev/swarm/workspace"
 )
 
 // Config is the whole configuration (config.yml). The embedded default is
@@ -20,7 +22,29 @@ type Config struct {
 	Sandbox        SandboxConfig                   `yaml:"sandbox" json:"sandbox"`
 	Models         ModelsConfig                    `yaml:"models" json:"models"`
 	Providers      map[string]providers.KindConfig `yaml:"providers" json:"providers"`
+	Workspace      WorkspaceConfig                 `yaml:"workspace" json:"workspace"`
 }
+
+// WorkspaceConfig is how a mission's agents read the workspace it is about
+// (see package workspace and docs/workspace.md).
+type WorkspaceConfig struct {
+	// Dir is the workspace directory ("" = none). --workspace and the
+	// mission's front matter override it.
+	Dir string `yaml:"dir" json:"dir"`
+	// Roles get the read tools: worker and commander by default; squad_lead,
+	// judge (to check claims against the code) and seal_author (so criteria
+	// can name real files) may be added.
+	Roles []string `yaml:"roles" json:"roles"`
+	// Deny adds patterns (gitignore syntax) to the default deny list.
+	Deny   []string         `yaml:"deny" json:"deny"`
+	Limits workspace.Limits `yaml:"limits" json:"limits"`
+}
+
+// workspaceRoles are the roles that may be given the read tools.
+var workspaceRoles = []string{"worker", "commander", "squad_lead", "judge", "seal_author"}
+
+// reads reports whether role gets the read tools.
+func (w WorkspaceConfig) reads(role string) bool { return slices.Contains(w.Roles, role) }
 
 // Scale is one mission scale (ss-50, ss-100, ss-250).
 type Scale struct {

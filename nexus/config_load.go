@@ -198,6 +198,7 @@ func (c *Config) validate(name string, doc *yamlx.Doc, reg *providers.Registry) 
 	}
 	c.validateRanges(add)
 	c.validateModels(add, reg)
+	c.validateWorkspace(add)
 	if len(errs) > 0 {
 		sort.SliceStable(errs, func(i, j int) bool {
 			if errs[i].Line != errs[j].Line {
@@ -208,6 +209,30 @@ func (c *Config) validate(name string, doc *yamlx.Doc, reg *providers.Registry) 
 		return errs
 	}
 	return nil
+}
+
+// validateWorkspace checks the workspace section: known roles, positive
+// limits.
+func (c *Config) validateWorkspace(add func(key, format string, args ...any)) {
+	w := c.Workspace
+	for i, r := range w.Roles {
+		if !slices.Contains(workspaceRoles, r) {
+			add(fmt.Sprintf("workspace.roles[%d]", i), "unknown role %q (roles that may read: %s)", r, strings.Join(workspaceRoles, ", "))
+		}
+	}
+	l := w.Limits
+	for _, f := range []struct {
+		key string
+		v   int64
+	}{{"max_read_bytes", int64(l.MaxReadBytes)}, {"max_file_bytes", l.MaxFileBytes}, {"max_grep_matches", int64(l.MaxGrepMatches)},
+		{"max_list_entries", int64(l.MaxListEntries)}, {"max_tool_turns", int64(l.MaxToolTurns)}, {"max_tool_calls", int64(l.MaxToolCalls)}} {
+		if f.v < 1 {
+			add("workspace.limits."+f.key, "%d must be at least 1", f.v)
+		}
+	}
+	if err := l.Validate(); err != nil {
+		add("workspace.limits", "%v", err)
+	}
 }
 
 // validateRanges checks the numeric settings that have a meaningful range.

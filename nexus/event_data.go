@@ -21,6 +21,7 @@ type BriefingData struct {
 	Seed           int64    `json:"seed"`
 	SquadLeads     int      `json:"squad_leads"`
 	Workers        int      `json:"workers"`
+	Workspace      string   `json:"workspace,omitempty"` // the directory the agents read
 }
 
 // CallData is one LLM call (llm_call); its prompt and answer are line
@@ -36,7 +37,23 @@ type CallData struct {
 	Outcome      string `json:"outcome"`
 	OutputTokens int    `json:"output_tokens"`
 	Schema       string `json:"schema,omitempty"` // the output schema's name
-	Transcript   int64  `json:"transcript"`       // the transcript line's seq
+	// ToolCalls is how many tool calls the answer made (a turn of the
+	// agent's tool loop); 0 for a final answer.
+	ToolCalls  int   `json:"tool_calls,omitempty"`
+	Transcript int64 `json:"transcript"` // the transcript line's seq
+}
+
+// ToolCallData is one read-tool call of an agent (tool_call): what it asked
+// for, whether it got it, and why not. The event's Role, AgentID and Model
+// say who asked.
+type ToolCallData struct {
+	Bytes   int    `json:"bytes"` // file content returned to the model
+	OK      bool   `json:"ok"`
+	Path    string `json:"path,omitempty"`    // list_dir, read_file: the path asked for
+	Pattern string `json:"pattern,omitempty"` // grep, glob: the pattern
+	Reason  string `json:"reason,omitempty"`  // why it was refused
+	Refusal string `json:"refusal,omitempty"` // the refusal's kind (escape, denied, scope, limit, ...)
+	Tool    string `json:"tool"`
 }
 
 // AgentFinishData is how an agent ended (agent_finish).
@@ -205,6 +222,7 @@ func (d RawData) MarshalJSON() ([]byte, error) {
 
 func (BriefingData) payload()        {}
 func (CallData) payload()            {}
+func (ToolCallData) payload()        {}
 func (AgentFinishData) payload()     {}
 func (DepthGuardData) payload()      {}
 func (FailureData) payload()         {}

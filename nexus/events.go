@@ -42,6 +42,7 @@ const (
 	EvLeakage         Kind = "leakage"
 	EvReplay          Kind = "replay"
 	EvRunEnd          Kind = "run_end"
+	EvToolCall        Kind = "tool_call"
 )
 
 // Phase names a pipeline phase, as events.jsonl and Result.Phase write it.
@@ -165,6 +166,8 @@ func decodePayload(k Kind, ph Phase, raw json.RawMessage) (Payload, error) {
 		return decodeAs[GateData](raw)
 	case EvRunEnd:
 		return decodeAs[RunEndData](raw)
+	case EvToolCall:
+		return decodeAs[ToolCallData](raw)
 	case EvPhaseEnd:
 		switch ph {
 		case Phase1:

@@ -3,11 +3,13 @@ package nexus
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/workspace"
 )
 
 // usage accounting per role and model.
@@ -40,6 +42,49 @@ type meter struct {
 	ceilingStopped bool                       // the ceiling kept an agent from launching or stopped commanders
 	launched       map[string]map[string]bool // per role, the agents that really started
 	trips          int
+	tools          map[string]*ToolStats // per role; nil until a tool is called
+}
+
+// noteTool counts one read-tool call of an agent of role.
+func (m *meter) noteTool(role string, out workspace.Outcome) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tools == nil {
+		m.tools = map[string]*ToolStats{}
+	}
+	s := m.tools[role]
+	if s == nil {
+		s = &ToolStats{ByTool: map[string]int{}}
+		m.tools[role] = s
+	}
+	s.Calls++
+	s.ByTool[out.Tool]++
+	s.Bytes += out.Bytes
+	if !out.OK {
+		s.Refused++
+		if s.Refusals == nil {
+			s.Refusals = map[string]int{}
+		}
+		s.Refusals[out.Refusal]++
+	}
+}
+
+// toolStats returns a copy of the per-role tool counts (nil when no tool
+// was called).
+func (m *meter) toolStats() map[string]ToolStats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tools == nil {
+		return nil
+	}
+	out := make(map[string]ToolStats, len(m.tools))
+	for role, s := range m.tools {
+		c := *s
+		c.ByTool = maps.Clone(s.ByTool)
+		c.Refusals = maps.Clone(s.Refusals)
+		out[role] = c
+	}
+	return out
 }
 
 func newMeter(prices map[string]providers.KindConfig, ceiling float64, rec *recorder) *meter {

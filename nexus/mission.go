@@ -94,6 +94,10 @@ func WithLimits(ls *providers.LimitSet) Option {
 // plan (Plan: what a briefing shows). It makes no LLM call and writes
 // nothing.
 func Prepare(o Options, opts ...Option) (*Mission, error) {
+	o, err := resolveWorkspace(o)
+	if err != nil {
+		return nil, err
+	}
 	plan, err := intake(o)
 	if err != nil {
 		return nil, err
@@ -247,23 +251,30 @@ func (m *Mission) open() error {
 	if err := checkOutDir(dirPath, o.Force); err != nil {
 		return err
 	}
+	ws, err := openWorkspace(o)
+	if err != nil {
+		return err
+	}
 	dir, err := rundir.Create(dirPath, o.Force)
 	if err != nil {
+		closeWorkspace(ws)
 		return err
 	}
 	events, err := newEventLog(dir.Join("events.jsonl"), now, o.KeepEvents, m.observers...)
 	if err != nil {
+		closeWorkspace(ws)
 		return err
 	}
 	transcripts, err := newTranscriptLog(dir.Join("transcripts.jsonl"), o.KeepPrompts)
 	if err != nil {
 		events.close()
+		closeWorkspace(ws)
 		return err
 	}
 	rec := &recorder{events: events, transcripts: transcripts}
 	cfg := o.Config
 	r := &runState{opts: o, cfg: cfg, plan: plan, dir: dir, rec: rec, factor: timeoutFactor(cfg, plan.Personality), start: now(),
-		meter: newMeter(cfg.Providers, plan.CostCeilingUSD, rec)}
+		meter: newMeter(cfg.Providers, plan.CostCeilingUSD, rec), ws: ws}
 	r.pool = &providerPool{cfg: cfg, reg: o.Registry, built: built, wrap: m.wrap, limits: m.limits, personality: plan.Personality,
 		factor: r.factor, rec: rec, meter: r.meter, provs: map[string]providers.Provider{}}
 	if scale, err := cfg.ScaleFor(plan.Scale); err == nil {
@@ -294,6 +305,7 @@ func (m *Mission) open() error {
 func (m *Mission) end(ctx context.Context, err error) {
 	r, res := m.r, m.res
 	defer r.rec.close()
+	defer closeWorkspace(r.ws)
 	m.ended = true
 	if ctx.Err() != nil && err == nil {
 		err = ErrInterrupted

@@ -25,8 +25,12 @@ type Options struct {
 	Config   *Config
 	Registry *providers.Registry
 
-	Mission     string // the mission text
+	Mission     string // the mission text (its front matter, if any, is split off: SplitFrontMatter)
 	MissionName string // used in the run id (e.g. the file name)
+	// MissionDir is the directory the relative paths of the mission's front
+	// matter are resolved against: the mission file's. Empty: the working
+	// directory.
+	MissionDir  string
 	Scale       string // default: config default_scale
 	Personality string // default: config run.personality
 
@@ -42,6 +46,16 @@ type Options struct {
 	// which only narrows going down (squad leads, workers) and is shown to
 	// the commanders and workers.
 	FileScope []string
+
+	// Workspace is the directory the mission is about ("" = none): the
+	// agents of the configured roles read it through read-only tools and
+	// every citation is checked against it. It overrides the mission's
+	// front matter and the config's workspace.dir.
+	Workspace string
+	// GroundTruth is a file of planted defects (workspace.LoadGroundTruth)
+	// the run's findings are matched against (recall and precision). It
+	// needs a Workspace.
+	GroundTruth string
 
 	OutDir string // the run directory; default <run.out_dir>/<run-id>
 	// Force lets a run write into a non-empty OutDir: the entries an earlier
@@ -84,6 +98,8 @@ type Plan struct {
 	ChildrenPerCmd int             `json:"children_per_commander"`
 	WorkersPerLead int             `json:"workers_per_squad_lead"`
 	Hardening      HardeningConfig `json:"hardening"`
+	// Workspace is the directory the agents read ("" = none).
+	Workspace string `json:"workspace,omitempty"`
 }
 
 // intake is Phase 0: it validates the mission and options and computes the
@@ -140,7 +156,7 @@ func intake(o Options) (Plan, error) {
 	}
 	p := Plan{Scale: scaleName, Personality: pname, Seed: seed, Roster: roster,
 		Criteria: scale.SealedCriteria, CostCeilingUSD: scale.CostCeilingUSD, Reviewers: scale.Reviewers,
-		Hardening: o.Config.ShadowFor(scaleName)}
+		Hardening: o.Config.ShadowFor(scaleName), Workspace: o.Workspace}
 	p.Domains = selectDomains(mission, scale.Commanders, max(1, scale.MinCommanders))
 	p.Commanders = len(p.Domains)
 	factor := pers.WorkerFactor
@@ -205,7 +221,7 @@ func (r *runState) briefing() error {
 	r.rec.emit(Event{Phase: Phase0, Kind: EvBriefing, Message: p.MissionTitle, Data: BriefingData{
 		RunID: p.RunID, Scale: p.Scale, Personality: p.Personality, Agents: p.Agents, Domains: p.Domains,
 		Commanders: p.Commanders, SquadLeads: p.SquadLeads, Workers: p.Workers, Reviewers: p.Reviewers,
-		Criteria: p.Criteria, CostCeilingUSD: p.CostCeilingUSD, Models: p.Roster, Seed: p.Seed,
+		Criteria: p.Criteria, CostCeilingUSD: p.CostCeilingUSD, Models: p.Roster, Seed: p.Seed, Workspace: p.Workspace,
 	}})
 	for _, ref := range p.Roster.Refs() {
 		if _, err := r.pool.provider(ref); err != nil {

@@ -24,6 +24,9 @@ func (r *runState) seal(ctx context.Context, dec Decomposition) (*shadow.Envelop
 	if err != nil {
 		return nil, err
 	}
+	// With seal_author in workspace.roles the author reads the workspace,
+	// so its criteria can name real files.
+	p = r.withTools(p, commanders.Agent{ID: "seal-author", Role: commanders.RoleSealAuthor, Ref: ref})
 	env, err := shadow.Seal(ctx, shadow.SealConfig{
 		Provider: p, Ref: ref, Count: r.plan.Criteria, Categories: r.cfg.ShadowScoring.Categories,
 		Seed: providers.Int64(commanders.SeedFor(r.plan.Seed, "seal_author")),

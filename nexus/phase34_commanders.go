@@ -115,6 +115,11 @@ func (r *runState) hooks(commander string) commanders.Hooks {
 		MayLaunch: r.meter.mayLaunch,
 		Redact:    redactLeaks,
 	}
+	if r.ws != nil {
+		h.Tools = func(a commanders.Agent, cons commanders.Constraints) commanders.ToolSet {
+			return r.toolsFor(a, cons.FileScope)
+		}
+	}
 	if r.sb != nil {
 		h.MayAssign = r.sb.mayAssign
 	}

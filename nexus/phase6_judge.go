@@ -76,6 +76,9 @@ func (j *shadowJudging) start() {
 		mode = shadow.PerCriterion
 	}
 	j.env = env
+	// With judge in workspace.roles the judge reads the workspace to check
+	// the bundles' claims against it.
+	jp = r.withTools(jp, commanders.Agent{ID: "judge", Role: commanders.RoleJudge, Ref: r.plan.Roster.Judge})
 	j.judge = shadow.NewJudge(shadow.JudgeConfig{Provider: jp, Ref: r.plan.Roster.Judge, Mode: mode,
 		Samples: max(1, r.cfg.ShadowScoring.JudgeSamples), Seed: providers.Int64(commanders.SeedFor(r.plan.Seed, "judge"))})
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/swarm-dev/swarm/internal/stats"
 	"github.com/swarm-dev/swarm/shadow"
+	"github.com/swarm-dev/swarm/workspace"
 )
 
 // writeFinal computes the telemetry and writes sandbox.json, report.md,
@@ -58,6 +59,22 @@ type Telemetry struct {
 	AtomsFailed    int                  `json:"atoms_failed"`
 	Salvaged       int                  `json:"bundles_salvaged"`
 	Critical       CriticalPath         `json:"critical_path"`
+	// Evidence tallies the run's citations by state; nil without a
+	// workspace.
+	Evidence *workspace.Counts `json:"evidence,omitempty"`
+	// Tools counts the read-tool calls per role; absent without a
+	// workspace.
+	Tools map[string]ToolStats `json:"tools,omitempty"`
+}
+
+// ToolStats counts one role's read-tool calls.
+type ToolStats struct {
+	Calls   int            `json:"calls"`
+	Refused int            `json:"refused"`
+	ByTool  map[string]int `json:"by_tool"`
+	// Refusals counts refused calls by kind (escape, denied, scope, limit, ...).
+	Refusals map[string]int `json:"refusals,omitempty"`
+	Bytes    int            `json:"bytes"` // file content returned to the models
 }
 
 // AgentTally counts agents by role.
@@ -95,6 +112,7 @@ func (r *runState) telemetry(res *Result) Telemetry {
 		ByRole: map[string]CallStats{}, ByModel: map[string]CallStats{}, FailureClasses: map[string]int{},
 		ShadowScores: map[string]float64{}, Tiers: map[string]int{}, Gates: map[string]int{}, ShadowValid: res.ShadowValid}
 	r.meter.fill(&t)
+	t.Tools = r.meter.toolStats()
 	t.WallMS = time.Since(r.start).Milliseconds()
 	for _, o := range res.Bundles {
 		if o.Failed {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/internal/rundir"
+	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -123,8 +124,17 @@ type Transcript struct {
 	Schema   string              `json:"schema,omitempty"`
 	Messages []providers.Message `json:"messages"`
 	Answer   string              `json:"answer,omitempty"`
-	Error    string              `json:"error,omitempty"`
+	// ToolCalls are the tool calls the answer made (a turn of the agent's
+	// tool loop); their results are the tool messages of the next call's
+	// Messages, cut at maxTranscriptToolResult bytes.
+	ToolCalls []providers.ToolCall `json:"tool_calls,omitempty"`
+	Error     string               `json:"error,omitempty"`
 }
+
+// maxTranscriptToolResult caps a tool result as transcripts.jsonl keeps it:
+// the model saw all of it, the record keeps its start (a file's content is
+// in the workspace, not worth copying into every later turn's transcript).
+const maxTranscriptToolResult = 2048
 
 type transcriptLog struct {
 	mu  sync.Mutex
@@ -196,7 +206,8 @@ func (pp *providerPool) recorded(ref providers.Ref, p providers.Provider) provid
 			// whatever wraps the provider.
 			lat = resp.Latency
 		}
-		tr := Transcript{Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Messages: redactMessages(req.Messages), Answer: providers.Redact(resp.Text)}
+		tr := Transcript{Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Messages: redactMessages(req.Messages), Answer: providers.Redact(resp.Text),
+			ToolCalls: redactToolCalls(resp.ToolCalls)}
 		if req.Schema != nil {
 			tr.Schema = req.Schema.Name
 		}
@@ -222,7 +233,7 @@ func (pp *providerPool) recorded(ref providers.Ref, p providers.Provider) provid
 		data := CallData{
 			InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
 			LatencyMS: float64(lat.Microseconds()) / 1000, CostUSD: cost, Transcript: seq,
-			Outcome: "ok", Cached: resp.Cached, Schema: tr.Schema,
+			Outcome: "ok", Cached: resp.Cached, Schema: tr.Schema, ToolCalls: len(resp.ToolCalls),
 		}
 		switch {
 		case cancelled:
@@ -264,14 +275,38 @@ func configuredSecrets(cfg *Config, reg *providers.Registry) []string {
 
 // redactMessages returns msgs with secrets scrubbed, copying only when
 // something changed.
+// redactToolCalls returns calls with secrets removed from their arguments
+// (calls itself when there were none).
+func redactToolCalls(calls []providers.ToolCall) []providers.ToolCall {
+	var out []providers.ToolCall
+	for i, c := range calls {
+		if a := providers.Redact(c.Arguments); a != c.Arguments {
+			if out == nil {
+				out = slices.Clone(calls)
+			}
+			out[i].Arguments = a
+		}
+	}
+	if out == nil {
+		return calls
+	}
+	return out
+}
+
 func redactMessages(msgs []providers.Message) []providers.Message {
 	var out []providers.Message
 	for i, m := range msgs {
-		if c := providers.Redact(m.Content); c != m.Content {
+		c := m.Content
+		if m.Role == providers.RoleTool {
+			c = textsafe.Truncate(c, maxTranscriptToolResult)
+		}
+		c = providers.Redact(c)
+		calls := redactToolCalls(m.ToolCalls)
+		if c != m.Content || (len(calls) > 0 && &calls[0] != &m.ToolCalls[0]) {
 			if out == nil {
 				out = slices.Clone(msgs)
 			}
-			out[i].Content = c
+			out[i].Content, out[i].ToolCalls = c, calls
 		}
 	}
 	if out == nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
+	"github.com/swarm-dev/swarm/workspace"
 )
 
 // BundleOutcome is everything a run learned about one domain's bundle.
@@ -40,6 +41,10 @@ type BundleOutcome struct {
 	// LeakReport lists every secret redacted from the bundle, its revisions
 	// and its workers' results: kind and place, never the secret.
 	LeakReport []commanders.Leak `json:"leaks,omitempty"`
+	// Evidence tallies the bundle's citations (its own, its findings' and
+	// its workers' atoms') by state; nil when the run had no workspace
+	// (evidence was not measured).
+	Evidence *workspace.Counts `json:"evidence,omitempty"`
 
 	result    commanders.Result
 	commander *commanders.Commander
@@ -74,9 +79,34 @@ type Result struct {
 	Aggregate     ShadowAggregate  `json:"shadow_aggregate"`
 	Telemetry     Telemetry        `json:"telemetry"`
 	Interrupted   bool             `json:"interrupted"`
-	Transcripts   []Transcript     `json:"-"`
-	Events        []Event          `json:"-"` // only with Options.KeepEvents
-	Sandbox       any              `json:"-"`
+	// Workspace is the directory the run read and what it looked like;
+	// nil when the run had none.
+	Workspace *WorkspaceInfo `json:"workspace,omitempty"`
+	// Evidence tallies every citation of the run (atoms and bundles) by
+	// state, and per model and per agent; nil without a workspace.
+	Evidence        *workspace.Counts           `json:"evidence,omitempty"`
+	EvidenceByModel map[string]workspace.Counts `json:"evidence_by_model,omitempty"`
+	EvidenceByAgent map[string]workspace.Counts `json:"evidence_by_agent,omitempty"`
+	// GroundTruth is how the findings matched the planted defects of
+	// Options.GroundTruth; nil without one.
+	GroundTruth *GroundTruthResult `json:"ground_truth,omitempty"`
+	Transcripts []Transcript       `json:"-"`
+	Events      []Event            `json:"-"` // only with Options.KeepEvents
+	Sandbox     any                `json:"-"`
+}
+
+// WorkspaceInfo is the directory a run read and its fingerprint, so its
+// evidence can be re-checked later.
+type WorkspaceInfo struct {
+	Dir         string                `json:"dir"`
+	Fingerprint workspace.Fingerprint `json:"fingerprint"`
+}
+
+// GroundTruthResult is a run's findings matched against a ground-truth
+// file of planted defects.
+type GroundTruthResult struct {
+	File string `json:"file"`
+	workspace.Match
 }
 
 // ShadowAggregate summarises per-bundle Shadow Scores against the bundles
@@ -168,6 +198,7 @@ func aggregate(bundles []*BundleOutcome, planned int) ShadowAggregate {
 // from how it ended (runErr) and what it judged.
 func (r *runState) conclude(res *Result, runErr error) {
 	res.Aggregate = aggregate(res.Bundles, r.plan.Commanders)
+	res.Workspace = r.workspaceInfo()
 	res.Error, res.FailureClass = "", ""
 	phase, interruptedIn := r.rec.ended()
 	ceiling := r.meter.stoppedByCeiling()

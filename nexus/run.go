@@ -8,6 +8,7 @@ import (
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/workspace"
 )
 
 // runState is one run under way: what it was given (options, config,
@@ -28,6 +29,8 @@ type runState struct {
 
 	sb     *missionSandbox
 	sbDone bool
+
+	ws *workspace.FS // the workspace the agents read; nil without one
 
 	preset   *Sealed // Phases 1 and 1.5 reuse it (RunSealed)
 	sealOnly bool    // the mission was closed after sealing

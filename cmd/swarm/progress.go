@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/nexus"
 )
 
@@ -25,6 +26,8 @@ type progressView struct {
 	phase  nexus.Phase
 	calls  int
 	cost   float64
+	tools  int // read-tool calls
+	denied int // of them, refused
 	perCmd map[string]*cmdProgress
 	lines  int
 	last   time.Time
@@ -59,6 +62,16 @@ func (v *progressView) Observe(e nexus.Event) {
 		v.calls++
 		if c, ok := e.Data.(nexus.CallData); ok {
 			v.cost += c.CostUSD
+		}
+	case nexus.EvToolCall:
+		v.tools++
+		if c, ok := e.Data.(nexus.ToolCallData); ok && !c.OK {
+			v.denied++
+			// An attempt to leave the workspace or read a denied file is
+			// worth a line of its own; other refusals are counted.
+			if !v.tty && (c.Refusal == "escape" || c.Refusal == "denied") {
+				fmt.Fprintf(v.w, "[%6.1fs]   refused %s %s %s (%s)\n", time.Since(v.start).Seconds(), e.AgentID, c.Tool, textsafe.Printable(c.Path+c.Pattern), c.Refusal)
+			}
 		}
 	case nexus.EvAgentStart:
 		if d, ok := v.plan.DomainOf(e.AgentID); ok && e.Role == "commander" {
@@ -122,7 +135,11 @@ func (v *progressView) redraw() {
 	if v.lines > 0 {
 		fmt.Fprintf(&b, "\033[%dA", v.lines)
 	}
-	fmt.Fprintf(&b, "\033[2Kphase %s %-18s  calls %d  cost $%.4f  %s\n", v.phase, v.phase.Name(), v.calls, v.cost, time.Since(v.start).Round(100*time.Millisecond))
+	tools := ""
+	if v.tools > 0 {
+		tools = fmt.Sprintf("  tools %d (%d refused)", v.tools, v.denied)
+	}
+	fmt.Fprintf(&b, "\033[2Kphase %s %-18s  calls %d%s  cost $%.4f  %s\n", v.phase, v.phase.Name(), v.calls, tools, v.cost, time.Since(v.start).Round(100*time.Millisecond))
 	n := 1
 	for _, d := range v.plan.Domains {
 		c := v.perCmd[d]

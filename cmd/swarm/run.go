@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
@@ -39,6 +41,7 @@ type RunOptions struct {
 	Replays     int
 	Spec        string // Shadow Score Spec version of the reports; "" = from config
 	FileScope   []string
+	Workspace   string // the directory the mission is about
 }
 
 // newRunCmd builds `swarm run`; runF runs the parsed options (nil: runRun).
@@ -74,7 +77,8 @@ Exit codes:
   swarm run examples/missions/api-design.md --out /tmp/run1 --force   # reuse /tmp/run1
   swarm run mission.md --provider openai:gpt-4.1 --model judge=anthropic:claude-sonnet-4
   swarm run examples/missions/auth-migration.md --spec 1.0.0   # v1 Gap Reports
-  echo "Plan the rollout of feature flags" | swarm run - --scale ss-50 --json`,
+  echo "Plan the rollout of feature flags" | swarm run - --scale ss-50 --json
+  swarm run examples/missions/workspace-security-review.md --workspace examples/workspaces/notes-service`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -97,6 +101,7 @@ Exit codes:
 	f.BoolVar(&o.Interactive, "interactive", false, "show the briefing and ask to confirm before spending")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only the final summary")
 	f.IntVar(&o.Replays, "replays", 0, "run the mission K times in all (K ≥ 2; same sealed criteria) to measure incoherence; 0 runs it once")
+	f.StringVar(&o.Workspace, "workspace", "", "directory the mission is about: agents read it through read-only tools and every citation is checked (overrides the mission's front matter and workspace.dir; see docs/workspace.md)")
 	f.StringArrayVar(&o.FileScope, "file-scope", nil, "limit the files the agents may touch to this path or directory (repeatable; a constraint of every capsule)")
 	f.StringVar(&o.Spec, "spec", "", "Shadow Score Spec version of the reports: 2.0.0 (Shadow Report) or 1.0.0 (Gap Report) (default from config)")
 	return cmd
@@ -130,6 +135,16 @@ func readMission(app *App, o RunOptions) (text, name string, err error) {
 		return "", "", usageError(fmt.Errorf("mission %s is empty", name))
 	}
 	return text, name, nil
+}
+
+// missionDir is the directory the mission's front matter paths are
+// relative to: the mission file's ("" for stdin and --mission: the working
+// directory).
+func missionDir(o RunOptions) string {
+	if o.MissionText != "" || o.MissionArg == "" || o.MissionArg == "-" {
+		return ""
+	}
+	return filepath.Dir(o.MissionArg)
 }
 
 // readMissionFile reads a mission file, at most nexus.MaxMissionBytesLimit
@@ -189,7 +204,8 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 		models[strings.TrimSpace(role)] = refs
 	}
 	opts := nexus.Options{Config: cfg, Registry: app.Registry(), Mission: mission, MissionName: name, Scale: o.Scale,
-		Personality: o.Personality, Provider: provider, Models: models, OutDir: o.Out, Force: o.Force, Replays: o.Replays, FileScope: o.FileScope}
+		Personality: o.Personality, Provider: provider, Models: models, OutDir: o.Out, Force: o.Force, Replays: o.Replays, FileScope: o.FileScope,
+		Workspace: o.Workspace, MissionDir: missionDir(o)}
 	if o.SeedSet {
 		opts.Seed = &o.Seed
 	}
@@ -340,6 +356,9 @@ func printBriefing(w io.Writer, p nexus.Plan) {
 		squad = " · squad leads " + p.Roster.SquadLead.String()
 	}
 	fmt.Fprintf(w, "          workers %s%s · reviewers %s · synthesizer %s\n", strings.Join(wk, ","), squad, strings.Join(rv, ","), p.Roster.Synthesizer)
+	if p.Workspace != "" {
+		fmt.Fprintf(w, "Workspace: %s (read-only tools; every citation checked)\n", textsafe.Printable(p.Workspace))
+	}
 	fmt.Fprintf(w, "Budget:   cost ceiling $%.2f · seed %d\n\n", p.CostCeilingUSD, p.Seed)
 }
 

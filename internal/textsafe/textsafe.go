@@ -56,3 +56,16 @@ func unsafeRune(r rune) bool {
 	}
 	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
 }
+
+// Truncate returns s cut to at most max bytes at a rune boundary, with a
+// note of how many bytes were cut; s itself when it fits.
+func Truncate(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf(" [... %d bytes cut]", len(s)-cut)
+}

@@ -39,3 +39,20 @@ func TestPrintable(t *testing.T) {
 		}
 	}
 }
+
+func TestTruncate(t *testing.T) {
+	tests := []struct {
+		name, in string
+		max      int
+		want     string
+	}{
+		{"fits: unchanged", "abc", 3, "abc"},
+		{"cut with a note of the bytes cut", "abcdef", 4, "abcd [... 2 bytes cut]"},
+		{"never splits a rune (é is two bytes)", "aé", 2, "a [... 2 bytes cut]"},
+	}
+	for _, tc := range tests {
+		if got := Truncate(tc.in, tc.max); got != tc.want {
+			t.Errorf("%s: Truncate(%q, %d) = %q, want %q", tc.name, tc.in, tc.max, got, tc.want)
+		}
+	}
+}

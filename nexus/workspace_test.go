@@ -1,0 +1,105 @@
+package nexus_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/swarm-dev/swarm/nexus"
+)
+
+func TestSplitFrontMatter(t *testing.T) {
+	tests := []struct {
+		name     string
+		mission  string
+		wantWS   string
+		wantBody string
+		wantErr  string // substring; "" = no error
+	}{
+		{"no front matter: all body", "# Title\n\nDo it.\n", "", "# Title\n\nDo it.\n", ""},
+		{"a --- later in the text is not front matter", "# Title\n---\nworkspace: x\n---\n", "", "# Title\n---\nworkspace: x\n---\n", ""},
+		{"workspace key, body after the closing fence", "---\nworkspace: ../workspaces/svc\n---\n# Title\nDo it.\n", "../workspaces/svc", "# Title\nDo it.\n", ""},
+		{"CRLF fences", "---\r\nworkspace: ws\r\n---\r\nbody\r\n", "ws", "body\r\n", ""},
+		{"an empty front matter", "---\n---\nbody", "", "body", ""},
+		{"an unknown key names its line (line 3 of the file)", "---\nworkspace: ws\ncolour: blue\n---\nbody", "", "", "m.md (front matter):3:1"},
+		{"a wrong type", "---\nworkspace: [a, b]\n---\nbody", "", "", "m.md (front matter):2"},
+		{"never closed", "---\nworkspace: ws\nbody\n", "", "", "never closed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fm, body, err := nexus.SplitFrontMatter("m.md", tc.mission)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, nexus.ErrBadInput) {
+					t.Fatalf("err = %v, want bad input containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fm.Workspace != tc.wantWS || body != tc.wantBody {
+				t.Errorf("got workspace %q body %q, want %q and %q", fm.Workspace, body, tc.wantWS, tc.wantBody)
+			}
+		})
+	}
+}
+
+// Where the workspace comes from: --workspace, else the mission's front
+// matter (relative to the mission file), else the config; the agents never
+// see the front matter.
+func TestWorkspaceResolution(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"flag", "missions/fm", "cfg"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "file"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	body := "# Review the service\n\nFind the security defects of the session handling and the storage layer.\n"
+	withFM := "---\nworkspace: fm\n---\n" + body
+	tests := []struct {
+		name      string
+		flag      string
+		mission   string
+		cfgDir    string
+		want      string
+		wantErr   string
+		wantInErr string
+	}{
+		{"none anywhere", "", body, "", "", "", ""},
+		{"the flag wins over front matter and config", filepath.Join(root, "flag"), withFM, filepath.Join(root, "cfg"), filepath.Join(root, "flag"), "", ""},
+		{"front matter, relative to the mission's directory, wins over config", "", withFM, filepath.Join(root, "cfg"), filepath.Join(root, "missions", "fm"), "", ""},
+		{"config when nothing else says", "", body, filepath.Join(root, "cfg"), filepath.Join(root, "cfg"), "", ""},
+		{"a missing directory names where it came from", "", body, filepath.Join(root, "nope"), "", "workspace.dir", "nope"},
+		{"a file is not a workspace", filepath.Join(root, "file"), body, "", "", "not a directory", "--workspace"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := missionOptions(t, filepath.Join(t.TempDir(), "run"))
+			o.Mission, o.Workspace, o.MissionDir = tc.mission, tc.flag, filepath.Join(root, "missions")
+			o.Config.Workspace.Dir = tc.cfgDir
+			m, err := nexus.Prepare(o)
+			if tc.wantErr != "" {
+				if err == nil || !errors.Is(err, nexus.ErrBadInput) || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), tc.wantInErr) {
+					t.Fatalf("err = %v, want bad input naming %q and %q", err, tc.wantErr, tc.wantInErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := m.Plan().Workspace; got != tc.want {
+				t.Errorf("workspace = %q, want %q", got, tc.want)
+			}
+			if diff := cmp.Diff("Review the service", m.Plan().MissionTitle); diff != "" {
+				t.Errorf("mission title (front matter must not reach it) (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
