@@ -159,6 +159,19 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
+// Zero limits mean the defaults (a library user's Options{}), not a
+// workspace that can read nothing.
+func TestOpenZeroLimitsAreTheDefaults(t *testing.T) {
+	f, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if f.Limits() != DefaultLimits() {
+		t.Errorf("limits %+v, want the defaults %+v", f.Limits(), DefaultLimits())
+	}
+}
+
 func TestExtraDeny(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"a.go": "x\n", "vendor/v.go": "v\n"})

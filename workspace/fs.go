@@ -70,9 +70,13 @@ type FS struct {
 	read    map[string]string // path → hex sha256 of the content read
 }
 
-// Open opens dir read-only. opts.Limits must be valid (see Limits.Validate);
-// a .swarmignore at the root adds its patterns to the deny list.
+// Open opens dir read-only. opts.Limits must be valid (see Limits.Validate)
+// or zero (DefaultLimits); a .swarmignore at the root adds its patterns to
+// the deny list.
 func Open(dir string, opts Options) (*FS, error) {
+	if opts.Limits == (Limits{}) {
+		opts.Limits = DefaultLimits()
+	}
 	if err := opts.Limits.Validate(); err != nil {
 		return nil, fmt.Errorf("%w %s: %w", ErrOpen, dir, err)
 	}

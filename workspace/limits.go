@@ -68,8 +68,8 @@ func DefaultDeny() []string {
 
 // Options configure Open.
 type Options struct {
-	// Limits of the read tools; every field must be positive (DefaultLimits
-	// gives the defaults).
+	// Limits of the read tools; every field must be positive. The zero
+	// value means DefaultLimits.
 	Limits Limits
 	// Deny holds extra patterns (gitignore syntax) added to DefaultDeny. The
 	// patterns of a .swarmignore file at the root are always added too.

@@ -1,0 +1,184 @@
+package nexus_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/workspace"
+)
+
+// Canaries: text that lives only outside the workspace root or in files of
+// the deny list. None may ever reach a file of the run directory.
+var canaries = []string{
+	"CANARY-OUTSIDE-ROOT-5c1e", "CANARY-DOTENV-9a7b", "CANARY-PEM-31d0", "CANARY-IDRSA-77f2", "CANARY-GITCONFIG-e44c",
+}
+
+// hostileWorkspace is a copy of the example workspace with a canary file
+// beside it (outside the root), a symlink inside it pointing there, and
+// denied files holding canaries.
+func hostileWorkspace(t *testing.T) string {
+	t.Helper()
+	base := t.TempDir()
+	dir := filepath.Join(base, "ws")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "examples", "workspaces", "tinynotes"))); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		filepath.Join(base, "canary.txt"):       canaries[0] + "\n",
+		filepath.Join(dir, ".env"):              "SESSION_SECRET=" + canaries[1] + "\n",
+		filepath.Join(dir, "deploy", "tls.pem"): canaries[2] + "\n",
+		filepath.Join(dir, "id_rsa"):            canaries[3] + "\n",
+		filepath.Join(dir, ".git", "config"):    "[core]\n\t# " + canaries[4] + "\n",
+	}
+	for name, text := range files {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(base, "canary.txt"), filepath.Join(dir, "internal", "notes-link.txt")); err != nil {
+		t.Skipf("symlinks unsupported here: %v", err)
+	}
+	if err := os.Symlink("../../canary.txt", filepath.Join(dir, "docs", "up.md")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func workspaceRun(t *testing.T, persona, ws string) (*nexus.Result, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "run")
+	o := missionOptions(t, out)
+	o.Mission = loadMission(t, "security-review-tinynotes.md")
+	o.MissionDir = filepath.Join("..", "examples", "missions")
+	o.Workspace = ws
+	o.Provider = providers.Ref{Kind: "mock", Model: persona}
+	o.Registry = mockRegistry(mock.Options{})
+	res, err := nexus.Run(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, out
+}
+
+// The adversarial persona tries every way out of the workspace: parent
+// paths, absolute paths, symlinks out of the root and the denied files.
+// Every attempt is refused and recorded as a tool_call event, and nothing
+// outside the root or on the deny list appears in any file of the run
+// directory.
+func TestAdversarialCannotLeaveTheWorkspace(t *testing.T) {
+	ws := hostileWorkspace(t)
+	res, out := workspaceRun(t, mock.Adversarial, ws)
+	refusals := map[string]int{}
+	for _, e := range res.Events {
+		d, ok := e.Data.(nexus.ToolCallData)
+		if !ok {
+			continue
+		}
+		if !d.OK {
+			refusals[d.Refusal]++
+		}
+		if d.OK && (d.Path == "../../etc/passwd" || d.Path == "/etc/passwd" || d.Path == ".env" || d.Path == "id_rsa" || d.Path == ".git/config") {
+			t.Errorf("%s %s %s was served", e.AgentID, d.Tool, d.Path)
+		}
+	}
+	if refusals["escape"] == 0 || refusals["denied"] == 0 {
+		t.Errorf("refusals by kind %v: want escape and denied attempts refused and recorded", refusals)
+	}
+	tools := res.Telemetry.Tools["worker"]
+	if tools.Refused == 0 || tools.Refusals["escape"] != countWorker(res, "escape") {
+		t.Errorf("telemetry worker tools %+v disagree with the events", tools)
+	}
+	err := filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, c := range canaries {
+			if bytes.Contains(b, []byte(c)) {
+				t.Errorf("%s holds canary %s", p, c)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func countWorker(res *nexus.Result, refusal string) int {
+	n := 0
+	for _, e := range res.Events {
+		if d, ok := e.Data.(nexus.ToolCallData); ok && e.Role == "worker" && d.Refusal == refusal {
+			n++
+		}
+	}
+	return n
+}
+
+// The honest persona over the example workspace: it reads before it cites,
+// so every citation of every atom and bundle checks out against the files;
+// the run records the workspace's fingerprint and the tool calls per role.
+func TestHonestCitationsVerify(t *testing.T) {
+	ws := filepath.Join("..", "examples", "workspaces", "tinynotes")
+	res, out := workspaceRun(t, mock.Honest, ws)
+	f, err := workspace.Open(ws, workspace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cited := 0
+	check := func(where string, cs []workspace.Citation) {
+		for _, c := range cs {
+			cited++
+			if got := f.Verify(c); got.State != workspace.Verified {
+				t.Errorf("%s cites %s:%d-%d: %s (%s)", where, c.Path, c.StartLine, c.EndLine, got.State, got.Reason)
+			}
+		}
+	}
+	for _, b := range res.Bundles {
+		check(b.ID, b.Bundle.Evidence)
+		for _, fd := range b.Bundle.Findings {
+			check(b.ID+": "+fd.Title, fd.Evidence)
+		}
+		var file struct {
+			Atoms []struct {
+				AgentID string `json:"agent_id"`
+				Atom    struct {
+					Evidence []workspace.Citation `json:"evidence"`
+				} `json:"atom"`
+			} `json:"atoms"`
+		}
+		raw, err := os.ReadFile(filepath.Join(out, "bundles", b.Domain+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, &file); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range file.Atoms {
+			check(a.AgentID, a.Atom.Evidence)
+		}
+	}
+	if cited == 0 {
+		t.Fatal("the honest run cited nothing: the test would pass vacuously")
+	}
+	if res.Workspace == nil || res.Workspace.Fingerprint.FilesRead == 0 || res.Workspace.Fingerprint.FilesHash == "" {
+		t.Errorf("workspace info %+v: want the files read and their hash", res.Workspace)
+	}
+	if res.Telemetry.Tools["worker"].ByTool["read_file"] == 0 || res.Telemetry.Tools["commander"].Calls == 0 {
+		t.Errorf("tool telemetry %+v: want workers reading and commanders checking", res.Telemetry.Tools)
+	}
+}
