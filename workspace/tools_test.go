@@ -81,6 +81,22 @@ func TestReadFileRanges(t *testing.T) {
 	}
 }
 
+// OpenAI strict mode makes optional arguments nullable, so a model may
+// send null for them: that is the argument left out, not a bad argument.
+func TestNullOptionalArguments(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"a.go": "package a\n\nfunc A() {}\n"})
+	s := open(t, dir, Options{}).Session(nil)
+	for _, tc := range []struct{ tool, args string }{
+		{ToolReadFile, `{"path":"a.go","start_line":null,"end_line":null}`},
+		{ToolGrep, `{"pattern":"func","path_glob":null,"context":null}`},
+	} {
+		if o := callRaw(t.Context(), s, tc.tool, tc.args); !o.OK {
+			t.Errorf("%s %s: %s, want it served", tc.tool, tc.args, o.Result)
+		}
+	}
+}
+
 func TestBadArguments(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"a.go": "package a\n"})
