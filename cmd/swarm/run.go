@@ -78,7 +78,7 @@ Exit codes:
   swarm run mission.md --provider openai:gpt-4.1 --model judge=anthropic:claude-sonnet-4
   swarm run examples/missions/auth-migration.md --spec 1.0.0   # v1 Gap Reports
   echo "Plan the rollout of feature flags" | swarm run - --scale ss-50 --json
-  swarm run examples/missions/workspace-security-review.md --workspace examples/workspaces/notes-service`,
+  swarm run examples/missions/security-review-tinynotes.md --workspace examples/workspaces/tinynotes`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
