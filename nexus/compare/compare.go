@@ -61,6 +61,12 @@ type Options struct {
 	// (default: all of them; 1 runs them one after another). Each provider
 	// kind's rate limit and concurrency cap hold across all of them.
 	Parallel int
+	// Workspace is the directory every contender's run reads through the
+	// read-only tools ("" = none); the seal author gets it too. GroundTruth
+	// is the planted-defects file each run's findings are matched against
+	// (needs Workspace).
+	Workspace   string
+	GroundTruth string
 	// Progress receives one line per finished run (called one at a time).
 	Progress func(Progress)
 }
@@ -322,7 +328,7 @@ func sealOnce(ctx context.Context, o Options, cfg *nexus.Config, wrap func(provi
 	os.RemoveAll(dir)
 	seed := o.Seed
 	m, err := nexus.Prepare(nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName,
-		Scale: o.Scale, OutDir: dir, Seed: &seed}, nexus.WithProviderWrap(wrap))
+		Scale: o.Scale, OutDir: dir, Seed: &seed, Workspace: o.Workspace}, nexus.WithProviderWrap(wrap))
 	if err != nil {
 		return nil, fmt.Errorf("seal: %w", err)
 	}
@@ -367,7 +373,8 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sea
 		models[r] = []providers.Ref{ref}
 	}
 	m, err := nexus.Prepare(nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName,
-		Scale: o.Scale, Models: models, OutDir: dir, Seed: &seed}, nexus.WithProviderWrap(wrap), nexus.WithLimits(limits))
+		Scale: o.Scale, Models: models, OutDir: dir, Seed: &seed, Workspace: o.Workspace, GroundTruth: o.GroundTruth},
+		nexus.WithProviderWrap(wrap), nexus.WithLimits(limits))
 	if err != nil {
 		return RunSummary{}, false, err
 	}
