@@ -23,6 +23,7 @@ import (
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/shadow"
+	"github.com/swarm-dev/swarm/workspace"
 )
 
 // Roles being compared.
@@ -126,6 +127,14 @@ type RunSummary struct {
 	Disagreement    float64           `json:"judge_disagreement"`
 	Advisory        bool              `json:"advisory"`
 	AdvisoryWhy     string            `json:"advisory_reason,omitempty"`
+	// Evidence tallies the contender's own citations (the run's
+	// EvidenceByModel of its model; zero when it cited nothing) and
+	// RunEvidence the whole run's; both nil when the run had no workspace.
+	Evidence    *workspace.Counts `json:"evidence,omitempty"`
+	RunEvidence *workspace.Counts `json:"run_evidence,omitempty"`
+	// GroundTruth is the run's findings matched against the planted
+	// defects; nil without a ground truth.
+	GroundTruth *workspace.Match `json:"ground_truth,omitempty"`
 }
 
 // BundleSummary is one bundle of a run.
@@ -184,6 +193,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	if o.Roles != RolesCommanders && o.Roles != RolesAll {
 		return nil, fmt.Errorf("%w: --roles %q: want commanders or all", nexus.ErrBadInput, o.Roles)
+	}
+	if o.GroundTruth != "" && o.Workspace == "" {
+		return nil, fmt.Errorf("%w: --ground-truth %s: needs a workspace", nexus.ErrBadInput, o.GroundTruth)
 	}
 	// A model listed twice becomes two contenders ("m" and "m#2") with their
 	// own run directories; under the paired design (same seeds per repeat)
@@ -385,6 +397,7 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sea
 		return RunSummary{}, false, err
 	}
 	s := summarise(res, model, rep, seed)
+	evidenceOf(&s, res, ref.String()) // the model as the run's events name it
 	calls.addTo(&s)
 	s.Criteria = sealedCriteria(sealed)
 	b, _ := json.MarshalIndent(s, "", "  ")
