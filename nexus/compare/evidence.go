@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/swarm-dev/swarm/internal/stats"
 	"github.com/swarm-dev/swarm/nexus"
@@ -169,4 +170,98 @@ func shadowRecallCorrelation(runs []RunSummary) *Correlation {
 		c.Note = fmt.Sprintf("not enough data: over %d runs the Shadow Score or the recall never varied, so r is undefined", c.N)
 	}
 	return c
+}
+
+// evidenceRow is one contender's evidence and ground-truth cells, every
+// number formatted ("—" where nothing was measured); compare.md, compare.html
+// and the terminal table show the same strings.
+type evidenceRow struct {
+	Rank                                      int
+	Model                                     string
+	NoResult                                  bool
+	Cited, Verified, Unverifiable, Fabricated int
+	Rate, CI                                  string
+	Recall, Precision                         string
+}
+
+// evidenceView is the evidence section of a report: nil rows without a
+// workspace.
+type evidenceView struct {
+	Workspace, GroundTruth string
+	Rows                   []evidenceRow
+	HasTruth               bool
+	Correlation            string // the figure, or why there is none
+	Reading                string
+}
+
+func pct1(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+// measuredMean is a mean over the n of total repeats that measured it.
+func measuredMean(m *float64, n, total int) string {
+	if m == nil {
+		return fmt.Sprintf("— (0 of %d repeats measured)", total)
+	}
+	return fmt.Sprintf("%s (%d of %d repeats)", pct1(*m), n, total)
+}
+
+func (r *Report) evidenceView() evidenceView {
+	v := evidenceView{Workspace: r.Workspace, GroundTruth: r.GroundTruth, HasTruth: r.Correlation != nil, Reading: correlationReading}
+	for _, c := range r.Contenders {
+		if c.Evidence == nil && c.GroundTruth == nil {
+			continue
+		}
+		row := evidenceRow{Rank: c.Rank, Model: c.Model, NoResult: c.NoResult, Rate: "—", CI: "—", Recall: "—", Precision: "—"}
+		if e := c.Evidence; e != nil {
+			row.Cited, row.Verified, row.Unverifiable, row.Fabricated = e.Cited, e.Verified, e.Unverifiable, e.Fabricated
+			if e.FabricationRate != nil {
+				row.Rate = fmt.Sprintf("%s (%d of %d)", pct1(*e.FabricationRate), e.Fabricated, e.Cited)
+				row.CI = fmt.Sprintf("[%s, %s]", pct1(e.FabricationCI95.Lo), pct1(e.FabricationCI95.Hi))
+			} else {
+				row.Rate = "— (nothing cited)"
+			}
+		}
+		if g := c.GroundTruth; g != nil {
+			row.Recall = measuredMean(g.Recall, g.RecallRepeats, len(c.Scores))
+			row.Precision = measuredMean(g.Precision, g.PrecisionRepeats, len(c.Scores))
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	if k := r.Correlation; k != nil {
+		switch {
+		case k.R != nil:
+			v.Correlation = fmt.Sprintf("r = %+.2f over n = %d runs", *k.R, k.N)
+		default:
+			v.Correlation = k.Note
+		}
+		if k.Excluded > 0 {
+			v.Correlation += fmt.Sprintf(" (%d run(s) with a failed or unjudged bundle left out)", k.Excluded)
+		}
+	}
+	return v
+}
+
+// evidenceTable is the terminal lines of the evidence section ("" without
+// a workspace).
+func (r *Report) evidenceTable() string {
+	v := r.evidenceView()
+	if v.Rows == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "evidence (workspace %s): fabricated / cited over every repeat, 95%% Wilson interval; — when nothing was cited\n", v.Workspace)
+	for _, row := range v.Rows {
+		name := row.Model
+		if row.NoResult {
+			name += " (no result)"
+		}
+		fmt.Fprintf(&b, "  %-4d %-26s cited %4d  verified %4d  unverifiable %4d  fabricated %4d  rate %s %s", row.Rank, name, row.Cited, row.Verified, row.Unverifiable, row.Fabricated, row.Rate, row.CI)
+		if v.HasTruth {
+			fmt.Fprintf(&b, "  recall %s  precision %s", row.Recall, row.Precision)
+		}
+		b.WriteString("\n")
+	}
+	if v.HasTruth {
+		fmt.Fprintf(&b, "Shadow Score vs recall: %s. A lower Shadow Score going with higher recall shows as a negative r.\n", v.Correlation)
+	}
+	return b.String()
 }

@@ -241,3 +241,37 @@ func TestEvidenceOfResult(t *testing.T) {
 		})
 	}
 }
+
+// TestEvidenceInTableAndHTML: the terminal table and compare.html show the
+// same evidence cells as compare.md, and neither shows any without a
+// workspace.
+func TestEvidenceInTableAndHTML(t *testing.T) {
+	withWS := evidenceReport(true)
+	without := richReport()
+	for _, tc := range []struct {
+		why  string
+		r    *Report
+		want []string
+		none bool
+	}{
+		{"a workspace and a ground truth", withWS, []string{"0.0% (0 of 30)", "[46.8%, 91.1%]", "— (nothing cited)", "75.0% (2 of 2 repeats)", "r = -0.85 over n = 4 runs", "negative"}, false},
+		{"no workspace", without, nil, true},
+	} {
+		t.Run(tc.why, func(t *testing.T) {
+			h, err := tc.r.HTML()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, out := range map[string]string{"table": tc.r.Table(), "html": h} {
+				for _, s := range tc.want {
+					if !strings.Contains(out, s) {
+						t.Errorf("%s lacks %q", name, s)
+					}
+				}
+				if tc.none && (strings.Contains(out, "abricat") || strings.Contains(out, "Wilson")) {
+					t.Errorf("%s shows evidence without a workspace", name)
+				}
+			}
+		})
+	}
+}
