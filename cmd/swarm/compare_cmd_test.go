@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,6 +55,38 @@ func TestCompareExitCodeSaysWhetherEveryBundleWasJudged(t *testing.T) {
 			}
 			if tc.wantCode == 3 && (!strings.Contains(stderr, "incomplete") || !strings.Contains(stderr, "no result: 0 of")) {
 				t.Errorf("stderr does not say the comparison is incomplete:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// TestCompareWorkspaceBadInputIsUsage: a ground truth needs a workspace,
+// and a workspace must be a directory: exit 2 naming the flag or the
+// compare file's line, before any run (nothing is written under --out).
+func TestCompareWorkspaceBadInputIsUsage(t *testing.T) {
+	mission, err := filepath.Abs("../../examples/missions/api-design.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := writeFile(t, "truth.yaml", "defects: []\n")
+	cmpFile := writeFile(t, "cmp.yaml", "missions: ["+mission+"]\nmodels: [mock:honest]\nground_truth: "+truth+"\n")
+	for _, tc := range []struct {
+		why  string
+		args []string
+		want string
+	}{
+		{"--ground-truth without --workspace", []string{"compare", mission, "--models", "mock:honest", "--ground-truth", truth}, "--ground-truth " + truth + ": needs a workspace"},
+		{"the compare file's ground_truth without a workspace", []string{"compare", "--file", cmpFile}, cmpFile + ":3: ground_truth"},
+		{"--workspace that is a file", []string{"compare", mission, "--models", "mock:honest", "--workspace", truth}, "--workspace " + truth + ": not a directory"},
+	} {
+		t.Run(tc.why, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "cmp")
+			c, _, stderr := execCLIWithError(t, append(tc.args, "--out", out)...)
+			if c != 2 || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("exit %d, stderr %q: want exit 2 and %q", c, stderr, tc.want)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("bad input wrote %s (stat: %v)", out, err)
 			}
 		})
 	}

@@ -101,6 +101,12 @@ func TestCompareFlagsParse(t *testing.T) {
 					Changed: map[string]bool{"file": true, "models": true, "judge": true, "seal-author": true, "repeats": true, "scale": true, "roles": true,
 						"judge-samples": true, "out": true, "cache-dir": true, "resume": true, "seed": true, "parallel": true}}
 			}},
+		{"--workspace and --ground-truth", []string{"m.md", "--models", "mock:honest", "--workspace", "ws", "--ground-truth", "ws.truth.yaml"},
+			func(o CompareOptions) CompareOptions {
+				o.Mission, o.Models, o.Workspace, o.GroundTruth = "m.md", []string{"mock:honest"}, "ws", "ws.truth.yaml"
+				o.Changed = map[string]bool{"models": true, "workspace": true, "ground-truth": true}
+				return o
+			}},
 	} {
 		t.Run(tc.why, func(t *testing.T) { checkParse(t, newCompareCmd, tc.want(defaults), tc.args...) })
 	}

@@ -103,3 +103,56 @@ func NearestRankSorted(sorted []float64, q float64) float64 {
 	i := int(q*float64(len(sorted))+0.999999) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
+
+// z95 is the standard normal quantile of 0.975: the z of a two-sided 95%
+// interval.
+const z95 = 1.959963984540054
+
+// Wilson95 is the 95% Wilson score interval of a proportion: k successes
+// in n trials. ok is false for n < 1 or k outside 0..n (nothing to
+// estimate). Unlike the normal (Wald) interval it stays inside [0, 1] and
+// is not degenerate at k = 0 or k = n.
+func Wilson95(k, n int) (lo, hi float64, ok bool) {
+	if n < 1 || k < 0 || k > n {
+		return 0, 0, false
+	}
+	nf := float64(n)
+	p := float64(k) / nf
+	z2 := z95 * z95
+	den := 1 + z2/nf
+	centre := (p + z2/(2*nf)) / den
+	half := z95 / den * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
+	return max(0, centre-half), min(1, centre+half), true
+}
+
+// Pearson is Pearson's correlation coefficient r of the paired values xs
+// and ys (summed in order, two-pass). ok is false when the slices differ
+// in length, hold fewer than three pairs, or either has no variance: r is
+// then not a measurement.
+func Pearson(xs, ys []float64) (r float64, ok bool) {
+	if len(xs) != len(ys) || len(xs) < 3 || constant(xs) || constant(ys) {
+		return 0, false
+	}
+	mx, my := Mean(xs), Mean(ys)
+	var sxy, sxx, syy float64
+	for i := range xs {
+		dx, dy := xs[i]-mx, ys[i]-my
+		sxy += dx * dy
+		sxx += dx * dx
+		syy += dy * dy
+	}
+	r = sxy / math.Sqrt(sxx*syy)
+	return max(-1, min(1, r)), true
+}
+
+// constant reports whether every value of xs is the same. (A mean of equal
+// values may differ from them in the last bit, so a sum of squared
+// deviations is no test for "no variance".)
+func constant(xs []float64) bool {
+	for _, x := range xs[1:] {
+		if x != xs[0] {
+			return false
+		}
+	}
+	return true
+}

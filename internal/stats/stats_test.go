@@ -71,3 +71,63 @@ func TestQuantiles(t *testing.T) {
 		t.Errorf("Quantile sorted its input (-want +got)\n%s", d)
 	}
 }
+
+// TestWilson95 checks the interval against the published values of
+// Newcombe (1998), "Two-sided confidence intervals for the single
+// proportion", Table I, method 3 (Wilson score, no continuity correction),
+// given there to four decimals.
+func TestWilson95(t *testing.T) {
+	tests := []struct {
+		why    string
+		k, n   int
+		lo, hi float64
+		ok     bool
+	}{
+		{"Newcombe's 81/263: an interior proportion", 81, 263, 0.2553, 0.3662, true},
+		{"Newcombe's 15/148: a small proportion", 15, 148, 0.0624, 0.1605, true},
+		{"Newcombe's 0/20: zero successes still get an upper bound", 0, 20, 0, 0.1611, true},
+		{"Newcombe's 1/29: one success", 1, 29, 0.0061, 0.1718, true},
+		{"n/n mirrors 0/n: the bound stays below 1 only in the lower end", 20, 20, 1 - 0.1611, 1, true},
+		{"no trials: nothing to estimate", 0, 0, 0, 0, false},
+		{"k above n: not a proportion", 3, 2, 0, 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.why, func(t *testing.T) {
+			lo, hi, ok := Wilson95(tc.k, tc.n)
+			if ok != tc.ok {
+				t.Fatalf("ok = %v, want %v", ok, tc.ok)
+			}
+			if math.Abs(lo-tc.lo) > 5e-5 || math.Abs(hi-tc.hi) > 5e-5 {
+				t.Errorf("Wilson95(%d, %d) = [%.5f, %.5f], want [%.4f, %.4f]", tc.k, tc.n, lo, hi, tc.lo, tc.hi)
+			}
+		})
+	}
+}
+
+// TestPearson checks r against a hand computation and the cases where r
+// is not a measurement.
+func TestPearson(t *testing.T) {
+	tests := []struct {
+		why    string
+		xs, ys []float64
+		r      float64
+		ok     bool
+	}{
+		// By hand: means 2.5 and 3.75; Σdxdy = 3.5, Σdx² = 5, Σdy² = 4.75;
+		// r = 3.5 / √23.75 = 0.718184...
+		{"four points by hand", []float64{1, 2, 3, 4}, []float64{2, 4, 5, 4}, 3.5 / math.Sqrt(23.75), true},
+		{"a falling line is −1", []float64{0, 10, 20}, []float64{1, 0.5, 0}, -1, true},
+		{"two points always lie on a line: not enough data", []float64{1, 2}, []float64{3, 1}, 0, false},
+		{"no variance in x: undefined", []float64{5, 5, 5}, []float64{1, 2, 3}, 0, false},
+		{"no variance in y: undefined", []float64{1, 2, 3}, []float64{0.4, 0.4, 0.4}, 0, false},
+		{"unpaired lengths", []float64{1, 2, 3}, []float64{1, 2}, 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.why, func(t *testing.T) {
+			r, ok := Pearson(tc.xs, tc.ys)
+			if ok != tc.ok || math.Abs(r-tc.r) > 1e-12 {
+				t.Errorf("Pearson = (%v, %v), want (%v, %v)", r, ok, tc.r, tc.ok)
+			}
+		})
+	}
+}

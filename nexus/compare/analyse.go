@@ -27,6 +27,14 @@ type Report struct {
 	Pairwise     []PairResult     `json:"pairwise"`
 	Runs         []RunSummary     `json:"runs"`
 	Categories   []string         `json:"categories"`
+	// Workspace is the directory every contender read and GroundTruth the
+	// planted-defects file; absent without them, and so are the
+	// contenders' evidence and ground_truth and the correlation.
+	Workspace   string `json:"workspace,omitempty"`
+	GroundTruth string `json:"ground_truth,omitempty"`
+	// Correlation is Pearson's r between Shadow Score and recall over
+	// contenders × repeats (only with a ground truth).
+	Correlation *Correlation `json:"shadow_recall_correlation,omitempty"`
 }
 
 // ContenderStats summarises one contender over its repeats. Tokens, cost,
@@ -95,7 +103,12 @@ type ContenderStats struct {
 	// apart from (not only its neighbours: the relation is not transitive).
 	NotDistinguishable []string `json:"not_distinguishable_from"`
 	TiedWithNext       bool     `json:"not_distinguishable_from_next"`
-	latencies          []float64
+	// Evidence is the contender's citations and fabrication rate (only with
+	// a workspace); GroundTruth its recall and precision (only with a
+	// ground truth).
+	Evidence    *EvidenceStats    `json:"evidence,omitempty"`
+	GroundTruth *GroundTruthStats `json:"ground_truth,omitempty"`
+	latencies   []float64
 }
 
 // MarshalJSON writes a contender without a result with null median, mean,
@@ -169,6 +182,8 @@ func Analyse(o Options, hash, judge, seal string, runs []RunSummary) *Report {
 	for rep := 0; rep < o.Repeats; rep++ {
 		r.Seeds = append(r.Seeds, o.Seed+int64(rep))
 	}
+	ws, gt := hasWorkspace(o, runs), hasGroundTruth(o, runs)
+	r.Workspace, r.GroundTruth = o.Workspace, o.GroundTruth
 	crit := criteriaOf(runs)
 	by := map[string][]RunSummary{}
 	for i := range runs {
@@ -179,7 +194,17 @@ func Analyse(o Options, hash, judge, seal string, runs []RunSummary) *Report {
 		if _, dup := findStats(r.Contenders, m); dup {
 			continue
 		}
-		r.Contenders = append(r.Contenders, contenderStats(m, by[m], crit))
+		c := contenderStats(m, by[m], crit)
+		if ws {
+			c.Evidence = evidenceStats(by[m])
+		}
+		if gt {
+			c.GroundTruth = groundTruthStats(by[m])
+		}
+		r.Contenders = append(r.Contenders, c)
+	}
+	if gt {
+		r.Correlation = shadowRecallCorrelation(runs)
 	}
 	// Pairs in the order given, Holm-adjusted together.
 	for i := range r.Contenders {

@@ -23,6 +23,7 @@ import (
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/shadow"
+	"github.com/swarm-dev/swarm/workspace"
 )
 
 // Roles being compared.
@@ -61,6 +62,12 @@ type Options struct {
 	// (default: all of them; 1 runs them one after another). Each provider
 	// kind's rate limit and concurrency cap hold across all of them.
 	Parallel int
+	// Workspace is the directory every contender's run reads through the
+	// read-only tools ("" = none); the seal author gets it too. GroundTruth
+	// is the planted-defects file each run's findings are matched against
+	// (needs Workspace).
+	Workspace   string
+	GroundTruth string
 	// Progress receives one line per finished run (called one at a time).
 	Progress func(Progress)
 }
@@ -120,6 +127,14 @@ type RunSummary struct {
 	Disagreement    float64           `json:"judge_disagreement"`
 	Advisory        bool              `json:"advisory"`
 	AdvisoryWhy     string            `json:"advisory_reason,omitempty"`
+	// Evidence tallies the contender's own citations (the run's
+	// EvidenceByModel of its model; zero when it cited nothing) and
+	// RunEvidence the whole run's; both nil when the run had no workspace.
+	Evidence    *workspace.Counts `json:"evidence,omitempty"`
+	RunEvidence *workspace.Counts `json:"run_evidence,omitempty"`
+	// GroundTruth is the run's findings matched against the planted
+	// defects; nil without a ground truth.
+	GroundTruth *workspace.Match `json:"ground_truth,omitempty"`
 }
 
 // BundleSummary is one bundle of a run.
@@ -178,6 +193,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	if o.Roles != RolesCommanders && o.Roles != RolesAll {
 		return nil, fmt.Errorf("%w: --roles %q: want commanders or all", nexus.ErrBadInput, o.Roles)
+	}
+	if o.GroundTruth != "" && o.Workspace == "" {
+		return nil, fmt.Errorf("%w: --ground-truth %s: needs a workspace", nexus.ErrBadInput, o.GroundTruth)
 	}
 	// A model listed twice becomes two contenders ("m" and "m#2") with their
 	// own run directories; under the paired design (same seeds per repeat)
@@ -322,7 +340,7 @@ func sealOnce(ctx context.Context, o Options, cfg *nexus.Config, wrap func(provi
 	os.RemoveAll(dir)
 	seed := o.Seed
 	m, err := nexus.Prepare(nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName,
-		Scale: o.Scale, OutDir: dir, Seed: &seed}, nexus.WithProviderWrap(wrap))
+		Scale: o.Scale, OutDir: dir, Seed: &seed, Workspace: o.Workspace}, nexus.WithProviderWrap(wrap))
 	if err != nil {
 		return nil, fmt.Errorf("seal: %w", err)
 	}
@@ -367,7 +385,8 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sea
 		models[r] = []providers.Ref{ref}
 	}
 	m, err := nexus.Prepare(nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName,
-		Scale: o.Scale, Models: models, OutDir: dir, Seed: &seed}, nexus.WithProviderWrap(wrap), nexus.WithLimits(limits))
+		Scale: o.Scale, Models: models, OutDir: dir, Seed: &seed, Workspace: o.Workspace, GroundTruth: o.GroundTruth},
+		nexus.WithProviderWrap(wrap), nexus.WithLimits(limits))
 	if err != nil {
 		return RunSummary{}, false, err
 	}
@@ -378,6 +397,7 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sea
 		return RunSummary{}, false, err
 	}
 	s := summarise(res, model, rep, seed)
+	evidenceOf(&s, res, ref.String()) // the model as the run's events name it
 	calls.addTo(&s)
 	s.Criteria = sealedCriteria(sealed)
 	b, _ := json.MarshalIndent(s, "", "  ")

@@ -20,6 +20,11 @@ type File struct {
 	JudgeSamples int      `yaml:"judge_samples"`
 	Seed         int64    `yaml:"seed"`
 	Parallel     int      `yaml:"parallel"`
+	// Workspace is the directory every contender reads; GroundTruth the
+	// planted-defects file its findings are matched against (needs
+	// Workspace). Relative paths are relative to the file.
+	Workspace   string `yaml:"workspace"`
+	GroundTruth string `yaml:"ground_truth"`
 
 	path string
 	doc  *yamlx.Doc
@@ -27,7 +32,7 @@ type File struct {
 
 // fileKeys are the keys of a compare file, in the order the error for an
 // unknown key lists them.
-const fileKeys = "missions, models, judge, seal_author, repeats, scale, roles, judge_samples, seed, parallel"
+const fileKeys = "missions, models, judge, seal_author, repeats, scale, roles, judge_samples, seed, parallel, workspace, ground_truth"
 
 // LoadFile reads a compare file strictly (internal/yamlx: size, depth and
 // alias caps; unknown keys and type errors as FILE:LINE:COL: KEY: MESSAGE,

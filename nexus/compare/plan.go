@@ -30,6 +30,10 @@ type Request struct {
 	Resume       bool
 	Seed         int64
 	Parallel     int
+	// Workspace is the directory every contender reads (""= none);
+	// GroundTruth the planted-defects file (needs Workspace).
+	Workspace   string
+	GroundTruth string
 	// Changed holds the names of the flags given on the command line
 	// (--judge-samples: "judge-samples"); they win over the compare file.
 	Changed map[string]bool
@@ -54,6 +58,8 @@ type Plan struct {
 	Resume       bool
 	Seed         int64
 	Parallel     int
+	Workspace    string
+	GroundTruth  string
 }
 
 // PlannedMission is one mission of a plan, read and given its output
@@ -114,6 +120,14 @@ func NewPlan(r Request, loadConfig func() (*nexus.Config, error)) (*Plan, error)
 		fromFile("judge-samples", "judge_samples", cf.JudgeSamples != 0, func() { r.JudgeSamples = cf.JudgeSamples })
 		fromFile("seed", "seed", cf.Seed != 0, func() { r.Seed = cf.Seed })
 		fromFile("parallel", "parallel", cf.Parallel != 0, func() { r.Parallel = cf.Parallel })
+		rel := func(p string) string {
+			if filepath.IsAbs(p) {
+				return p
+			}
+			return filepath.Join(filepath.Dir(r.File), p)
+		}
+		fromFile("workspace", "workspace", cf.Workspace != "", func() { r.Workspace = rel(cf.Workspace) })
+		fromFile("ground-truth", "ground_truth", cf.GroundTruth != "", func() { r.GroundTruth = rel(cf.GroundTruth) })
 	}
 	if r.Mission != "" {
 		missions = append(missions, r.Mission)
@@ -160,8 +174,26 @@ func NewPlan(r Request, loadConfig func() (*nexus.Config, error)) (*Plan, error)
 			return nil, fmt.Errorf("%s: %v", where(c.flag, c.key), err)
 		}
 	}
+	if r.GroundTruth != "" && r.Workspace == "" {
+		return nil, fmt.Errorf("%s %s: needs a workspace (--workspace DIR or the compare file's workspace:): the defects are matched against cited workspace lines", where("ground-truth", "ground_truth"), r.GroundTruth)
+	}
+	if r.Workspace != "" {
+		if fi, err := os.Stat(r.Workspace); err != nil {
+			return nil, fmt.Errorf("%s: %w", where("workspace", "workspace"), err)
+		} else if !fi.IsDir() {
+			return nil, fmt.Errorf("%s %s: not a directory", where("workspace", "workspace"), r.Workspace)
+		}
+	}
+	if r.GroundTruth != "" {
+		if fi, err := os.Stat(r.GroundTruth); err != nil {
+			return nil, fmt.Errorf("%s: %w", where("ground-truth", "ground_truth"), err)
+		} else if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s %s: not a regular file", where("ground-truth", "ground_truth"), r.GroundTruth)
+		}
+	}
 	p := &Plan{Models: r.Models, Judge: r.Judge, SealAuthor: r.SealAuthor, Repeats: r.Repeats, Scale: r.Scale, Roles: r.Roles,
-		JudgeSamples: r.JudgeSamples, CacheDir: r.CacheDir, Resume: r.Resume, Seed: r.Seed, Parallel: r.Parallel}
+		JudgeSamples: r.JudgeSamples, CacheDir: r.CacheDir, Resume: r.Resume, Seed: r.Seed, Parallel: r.Parallel,
+		Workspace: r.Workspace, GroundTruth: r.GroundTruth}
 	names := map[string]string{}
 	for _, mpath := range missions {
 		name := strings.TrimSuffix(filepath.Base(mpath), filepath.Ext(mpath))
@@ -205,5 +237,5 @@ func NewPlan(r Request, loadConfig func() (*nexus.Config, error)) (*Plan, error)
 func (p *Plan) Options(m PlannedMission) Options {
 	return Options{Config: p.Config, Mission: m.Text, MissionName: m.Name, Models: p.Models, Judge: p.Judge, SealAuthor: p.SealAuthor,
 		Repeats: p.Repeats, Scale: p.Scale, Roles: p.Roles, JudgeSamples: p.JudgeSamples, Seed: p.Seed, Out: m.Out,
-		CacheDir: p.CacheDir, Resume: p.Resume, Parallel: p.Parallel}
+		CacheDir: p.CacheDir, Resume: p.Resume, Parallel: p.Parallel, Workspace: p.Workspace, GroundTruth: p.GroundTruth}
 }

@@ -45,6 +45,10 @@ func TestNewPlanMergesFileAndFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	runs := cfg.Run.OutDir // SWARM_OUT_DIR or the config's
+	writeTemp(t, dir, "ws/main.go", "package main\n")
+	writeTemp(t, dir, "ws2/main.go", "package main\n")
+	writeTemp(t, dir, "ws.truth.yaml", "workspace: ws\ndefects: []\n")
+	wsFile := writeTemp(t, dir, "ws.yaml", "missions: [b.md]\nmodels: [mock:honest]\nworkspace: ws\nground_truth: ws.truth.yaml\n")
 	file := writeTemp(t, dir, "cmp.yaml", "missions: [missions/a.md]\nmodels: [mock:honest, mock:sloppy]\njudge: mock:honest\nrepeats: 5\nscale: ss-100\nroles: all\nseed: 7\nparallel: 2\n")
 	for _, tc := range []struct {
 		why  string
@@ -73,6 +77,20 @@ func TestNewPlanMergesFileAndFlags(t *testing.T) {
 			},
 			compare.Plan{Models: []string{"mock:honest"}, Repeats: 3, Scale: "ss-50", Roles: compare.RolesCommanders, Seed: 42,
 				Missions: []compare.PlannedMission{{Path: filepath.Join(dir, "b.md"), Name: "b", Text: "# Plan B\n", Out: "o"}}}},
+		{"the file's workspace and ground truth are relative to the file, like its missions",
+			func(r compare.Request) compare.Request { r.File = wsFile; return r },
+			compare.Plan{Models: []string{"mock:honest"}, Repeats: 3, Scale: "ss-50", Roles: compare.RolesCommanders, Seed: 42,
+				Workspace: filepath.Join(dir, "ws"), GroundTruth: filepath.Join(dir, "ws.truth.yaml"),
+				Missions: []compare.PlannedMission{{Path: filepath.Join(dir, "b.md"), Name: "b", Text: "# Plan B\n", Out: filepath.Join(runs, "compare-b")}}}},
+		{"--workspace and --ground-truth given explicitly win over the file's",
+			func(r compare.Request) compare.Request {
+				r.File, r.Workspace, r.GroundTruth = wsFile, filepath.Join(dir, "ws2"), filepath.Join(dir, "b.md")
+				r.Changed = map[string]bool{"workspace": true, "ground-truth": true}
+				return r
+			},
+			compare.Plan{Models: []string{"mock:honest"}, Repeats: 3, Scale: "ss-50", Roles: compare.RolesCommanders, Seed: 42,
+				Workspace: filepath.Join(dir, "ws2"), GroundTruth: filepath.Join(dir, "b.md"),
+				Missions: []compare.PlannedMission{{Path: filepath.Join(dir, "b.md"), Name: "b", Text: "# Plan B\n", Out: filepath.Join(runs, "compare-b")}}}},
 		{"a caller without the command line's defaults gets compare's",
 			func(compare.Request) compare.Request {
 				return compare.Request{Mission: filepath.Join(dir, "b.md"), Models: []string{"mock:honest"}}
@@ -92,7 +110,8 @@ func TestNewPlanMergesFileAndFlags(t *testing.T) {
 				t.Errorf("Plan (-want +got):\n%s", d)
 			}
 			o := got.Options(got.Missions[0])
-			if o.Mission != got.Missions[0].Text || o.Out != got.Missions[0].Out || o.Repeats != got.Repeats || o.Config != got.Config {
+			if o.Mission != got.Missions[0].Text || o.Out != got.Missions[0].Out || o.Repeats != got.Repeats || o.Config != got.Config ||
+				o.Workspace != got.Workspace || o.GroundTruth != got.GroundTruth {
 				t.Errorf("Options(%s) = %+v: not the plan's", got.Missions[0].Name, o)
 			}
 		})
@@ -107,6 +126,8 @@ func TestNewPlanRefusesBadInputBeforeAnyRun(t *testing.T) {
 	good := writeTemp(t, dir, "good.md", "# Plan\n")
 	writeTemp(t, dir, "x/good.md", "# Plan again\n")
 	writeTemp(t, dir, "empty.md", " \n")
+	writeTemp(t, dir, "ws/a.go", "package a\n")
+	truth := writeTemp(t, dir, "truth.yaml", "defects: []\n")
 	badConfig := errors.New("bad config")
 	for _, tc := range []struct {
 		why    string
@@ -130,7 +151,15 @@ func TestNewPlanRefusesBadInputBeforeAnyRun(t *testing.T) {
 		{"a missing mission is named before a bad configuration", "", compare.Request{Mission: filepath.Join(dir, "nope.md"), Models: []string{"mock:honest"}}, badConfig, "read mission"},
 		{"a bad configuration", "", compare.Request{Mission: good, Models: []string{"mock:honest"}}, badConfig, "bad config"},
 		{"an unknown key in the file lists the known ones", "missions: [good.md]\nmodel: [mock:honest]\n", compare.Request{}, nil,
-			`cmp.yaml:2:1: model: unknown key "model" (known: missions, models, judge, seal_author, repeats, scale, roles, judge_samples, seed, parallel)`},
+			`cmp.yaml:2:1: model: unknown key "model" (known: missions, models, judge, seal_author, repeats, scale, roles, judge_samples, seed, parallel, workspace, ground_truth)`},
+		{"--ground-truth without a workspace: recall needs cited workspace lines", "", compare.Request{Mission: good, Models: []string{"mock:honest"}, GroundTruth: truth}, nil,
+			"--ground-truth " + truth + ": needs a workspace"},
+		{"the file's ground_truth without a workspace names its line", "missions: [good.md]\nmodels: [mock:honest]\nground_truth: truth.yaml\n", compare.Request{}, nil,
+			"cmp.yaml:3: ground_truth " + truth + ": needs a workspace"},
+		{"a workspace that does not exist", "", compare.Request{Mission: good, Models: []string{"mock:honest"}, Workspace: filepath.Join(dir, "nope")}, nil, "--workspace: stat "},
+		{"a workspace that is a file", "missions: [good.md]\nmodels: [mock:honest]\nworkspace: good.md\n", compare.Request{}, nil, "cmp.yaml:3: workspace " + good + ": not a directory"},
+		{"a ground truth that does not exist", "", compare.Request{Mission: good, Models: []string{"mock:honest"}, Workspace: filepath.Join(dir, "ws"), GroundTruth: filepath.Join(dir, "nope.yaml")}, nil, "--ground-truth: stat "},
+		{"a ground truth that is a directory", "", compare.Request{Mission: good, Models: []string{"mock:honest"}, Workspace: filepath.Join(dir, "ws"), GroundTruth: filepath.Join(dir, "ws")}, nil, "--ground-truth " + filepath.Join(dir, "ws") + ": not a regular file"},
 	} {
 		t.Run(tc.why, func(t *testing.T) {
 			r := tc.req

@@ -121,6 +121,7 @@ func (r *Report) Table() string {
 	b.WriteString("≈: not distinguishable (paired bootstrap CI of the difference contains 0, or Holm-adjusted exact McNemar p ≥ 0.05).\n")
 	b.WriteString("failed: planned bundles (all repeats) that failed or were not judged. " + failureRule + "\n")
 	b.WriteString("Calls, tokens, cost and latency are the contender's own calls in the roles compared (" + r.Roles + ").\n")
+	b.WriteString(r.evidenceTable())
 	for _, c := range r.Failing() {
 		b.WriteString("[failed] " + failureLine(c) + "\n")
 	}
@@ -445,7 +446,8 @@ func (r *Report) HTML() (string, error) {
 		return "", err
 	}
 	var b bytes.Buffer
-	if err := page.Execute(&b, map[string]any{"R": r, "C": c, "Adv": r.Advisories(), "Failing": r.Failing(), "FailureRule": failureRule, "Domains": r.domains(), "Criteria": r.criteria(), "Seeds": seedList(r.Seeds)}); err != nil {
+	if err := page.Execute(&b, map[string]any{"R": r, "C": c, "Adv": r.Advisories(), "Failing": r.Failing(), "FailureRule": failureRule, "Domains": r.domains(), "Criteria": r.criteria(), "Seeds": seedList(r.Seeds),
+		"Ev": r.evidenceView()}); err != nil {
 		return "", err
 	}
 	return b.String(), nil

@@ -48,6 +48,7 @@ type markdownView struct {
 	FailRates                     []cellRow
 	Pairs                         []pairRow
 	PerCriterion                  []criterionRow
+	Evidence                      evidenceView
 }
 
 // failingNote says why a contender's bundles failed (without its name).
@@ -120,6 +121,7 @@ func (r *Report) markdownView() markdownView {
 		Judge: r.Judge, SealAuthor: r.SealAuthor, SealedHash: r.SealedHash, JudgeSamples: r.JudgeSamples,
 		Advisories: r.Advisories(), FailureRule: failureRule,
 		Domains: r.domains(), Criteria: r.criteria(), Categories: r.Categories,
+		Evidence: r.evidenceView(),
 	}
 	for _, c := range r.Failing() {
 		v.Failing = append(v.Failing, failingNote{Model: c.Model, Line: strings.TrimPrefix(failureLine(c), c.Model+": ")})

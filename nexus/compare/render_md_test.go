@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/swarm-dev/swarm/workspace"
 )
 
 // The files under testdata/markdown pin compare.md for the contender and
@@ -65,6 +67,37 @@ func richReport() *Report {
 	}
 }
 
+// evidenceReport is richReport over a workspace with a ground truth: a
+// contender with a rate and recall, one that cited nothing and measured no
+// precision, and the one without a result (its citations shown, its rank
+// last).
+func evidenceReport(truth bool) *Report {
+	r := richReport()
+	r.Workspace = "examples/workspaces/shop"
+	ev := []*EvidenceStats{
+		{Counts: workspace.Counts{Cited: 30, Verified: 29, Unverifiable: 1}, Repeats: 2, FabricationRate: fp(0), FabricationCI95: &Interval{Lo: 0, Hi: 0.1135}},
+		{Counts: workspace.Counts{}, Repeats: 2},
+		{Counts: workspace.Counts{Cited: 12, Verified: 3, Fabricated: 9}, Repeats: 2, FabricationRate: fp(0.75), FabricationCI95: &Interval{Lo: 0.4677, Hi: 0.9111}},
+	}
+	gt := []*GroundTruthStats{
+		{Recall: fp(0.75), RecallRepeats: 2, Precision: fp(0.6), PrecisionRepeats: 2},
+		{Recall: fp(0.25), RecallRepeats: 2},
+		{},
+	}
+	for i := range r.Contenders {
+		r.Contenders[i].Scores = make([]float64, 2)
+		r.Contenders[i].Evidence = ev[i]
+		if truth {
+			r.Contenders[i].GroundTruth = gt[i]
+		}
+	}
+	if truth {
+		r.GroundTruth = "examples/workspaces/shop.truth.yaml"
+		r.Correlation = &Correlation{R: fp(-0.8485), N: 4, Excluded: 2}
+	}
+	return r
+}
+
 func TestMarkdownVariants(t *testing.T) {
 	cases := []struct {
 		name, why string
@@ -73,6 +106,13 @@ func TestMarkdownVariants(t *testing.T) {
 		{"rich", "every cell kind: advisory, no result, ties, velocity, judge D with k > 1, missing criteria and categories, pairs decided each way", richReport()},
 		{"failing", "the failing contenders of render_test.go through Analyse: k = 1 (judge D n/a), failed-bundle banners", failingReport()},
 		{"empty", "no contender, pair, bundle, criterion or category: every table keeps its header", &Report{Mission: "m", Scale: "ss-50", Roles: RolesAll, JudgeSamples: 1}},
+		{"evidence", "a workspace and a ground truth: fabrication rate with interval, nothing cited (—), recall and precision means, r with runs left out", evidenceReport(true)},
+		{"evidence-without-ground-truth", "a workspace only: the evidence table without recall, precision or correlation", evidenceReport(false)},
+		{"evidence-not-enough-data", "a ground truth but fewer than 3 runs to correlate", func() *Report {
+			r := evidenceReport(true)
+			r.Correlation = shadowRecallCorrelation([]RunSummary{withTruth(run("a", 0, 10, "pp"), fp(0.5), nil), withTruth(run("b", 0, 20, "pp"), fp(0.25), nil)})
+			return r
+		}()},
 		{"table-breaking-text", "names with pipes and newlines go in as they are: pins today's lack of escaping", func() *Report {
 			r := richReport()
 			r.Mission = "Title | with\nnewline"
