@@ -41,10 +41,13 @@ const (
 
 // Options configure a comparison.
 type Options struct {
-	Config       *nexus.Config
-	Registry     *providers.Registry
-	Mission      string
-	MissionName  string
+	Config      *nexus.Config
+	Registry    *providers.Registry
+	Mission     string
+	MissionName string
+	// MissionDir is the directory the mission's front-matter paths are
+	// relative to (nexus.Options.MissionDir): the mission file's.
+	MissionDir   string
 	Models       []string // contenders, kind:model
 	Judge        string   // default: config models.judge
 	SealAuthor   string   // default: config models.seal_author
@@ -339,7 +342,7 @@ func sealOnce(ctx context.Context, o Options, cfg *nexus.Config, wrap func(provi
 	}
 	os.RemoveAll(dir)
 	seed := o.Seed
-	m, err := nexus.Prepare(nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName,
+	m, err := nexus.Prepare(nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName, MissionDir: o.MissionDir,
 		Scale: o.Scale, OutDir: dir, Seed: &seed, Workspace: o.Workspace}, nexus.WithProviderWrap(wrap))
 	if err != nil {
 		return nil, fmt.Errorf("seal: %w", err)
@@ -384,7 +387,7 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sea
 	for r := range roles {
 		models[r] = []providers.Ref{ref}
 	}
-	m, err := nexus.Prepare(nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName,
+	m, err := nexus.Prepare(nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName, MissionDir: o.MissionDir,
 		Scale: o.Scale, Models: models, OutDir: dir, Seed: &seed, Workspace: o.Workspace, GroundTruth: o.GroundTruth},
 		nexus.WithProviderWrap(wrap), nexus.WithLimits(limits))
 	if err != nil {

@@ -235,7 +235,7 @@ func NewPlan(r Request, loadConfig func() (*nexus.Config, error)) (*Plan, error)
 // Options are the options of running one mission of the plan; the caller
 // adds the Registry and, if it wants them, Progress reports.
 func (p *Plan) Options(m PlannedMission) Options {
-	return Options{Config: p.Config, Mission: m.Text, MissionName: m.Name, Models: p.Models, Judge: p.Judge, SealAuthor: p.SealAuthor,
+	return Options{Config: p.Config, Mission: m.Text, MissionName: m.Name, MissionDir: filepath.Dir(m.Path), Models: p.Models, Judge: p.Judge, SealAuthor: p.SealAuthor,
 		Repeats: p.Repeats, Scale: p.Scale, Roles: p.Roles, JudgeSamples: p.JudgeSamples, Seed: p.Seed, Out: m.Out,
 		CacheDir: p.CacheDir, Resume: p.Resume, Parallel: p.Parallel, Workspace: p.Workspace, GroundTruth: p.GroundTruth}
 }

@@ -201,3 +201,17 @@ func TestLoadFileIsStrict(t *testing.T) {
 		t.Errorf("File = %+v, line of repeats %d, of judge %d; want 2, 3, 0", f, f.Line("repeats"), f.Line("judge"))
 	}
 }
+
+// A mission's front-matter paths are relative to the mission file, so the
+// options of a planned mission carry the file's directory.
+func TestPlanOptionsCarryTheMissionDir(t *testing.T) {
+	dir := t.TempDir()
+	m := writeTemp(t, dir, "missions/a.md", "---\nworkspace: ../ws\n---\n# Plan A\n")
+	p, err := compare.NewPlan(compare.Request{Mission: m, Models: []string{"mock:honest"}, Repeats: 1}, loadDefaultConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Options(p.Missions[0]).MissionDir; got != filepath.Join(dir, "missions") {
+		t.Errorf("MissionDir = %q, want the mission file's directory", got)
+	}
+}
