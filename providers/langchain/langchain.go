@@ -7,8 +7,9 @@
 //
 // Tool calling goes through langchaingo's llms.WithTools, llms.ToolCall and
 // llms.ToolCallResponse where the backend's adapter has them (anthropic,
-// google, bedrock with Anthropic models); tools.go says which kinds cannot
-// and why.
+// google, bedrock with Anthropic models); mistral and ollama-native call
+// tools over the OpenAI wire format through providers/openai (wire.go);
+// tools.go says which cannot and why.
 package langchain
 
 import (
@@ -48,9 +49,9 @@ import (
 var kinds = []providers.KindInfo{
 	{Kind: "anthropic", Description: "Anthropic Messages API (langchaingo; tool calling; options.max_tokens, default 4096)", DefaultKeyEnv: "ANTHROPIC_API_KEY", Options: []string{"max_tokens"}, Check: providers.CheckKeyedServer},
 	{Kind: "google", Description: "Google Gemini API (langchaingo; tool calling)", DefaultKeyEnv: "GOOGLE_API_KEY", Check: providers.CheckKeyedServer},
-	{Kind: "mistral", Description: "Mistral (langchaingo; no tool calling: use openai-compatible)", DefaultKeyEnv: "MISTRAL_API_KEY", Check: providers.CheckKeyedServer},
+	{Kind: "mistral", Description: "Mistral (langchaingo; tool calling over Mistral's OpenAI-style API at base_url/v1; base_url default " + DefaultMistralBaseURL + ")", DefaultKeyEnv: "MISTRAL_API_KEY", Check: providers.CheckKeyedServer},
 	{Kind: "bedrock", Description: "AWS Bedrock InvokeModel (langchaingo; tool calling for Anthropic models; AWS credentials from the environment or profile; options.region, else AWS_REGION)", Options: []string{"region"}, Check: checkBedrock},
-	{Kind: "ollama-native", Description: "Ollama native /api/chat (langchaingo; no key; no tool calling: use kind ollama)", DefaultBaseURL: "http://localhost:11434"},
+	{Kind: "ollama-native", Description: "Ollama native /api/chat (langchaingo; no key; tool calling over Ollama's OpenAI-compatible base_url/v1)", DefaultBaseURL: "http://localhost:11434"},
 }
 
 // checkBedrock: Bedrock needs AWS credentials and a region, from the
@@ -91,6 +92,9 @@ type Provider struct {
 	detached bool
 	// keyEnv names the API-key variable, for the hint on a 401 or 403.
 	keyEnv string
+	// wire is the OpenAI-wire delegate that calls tools for kinds whose
+	// langchaingo backend cannot (mistral, ollama-native; see wire.go).
+	wire providers.Provider
 }
 
 // New builds the provider for ref. It does not call the network.
@@ -163,6 +167,9 @@ func New(ref providers.Ref, cfg providers.KindConfig) (providers.Provider, error
 		}
 		p.llm, err = mistral.New(opts...)
 		p.detached = true
+		if err == nil {
+			p.wire, err = newWire(ref, cfg, cmp.Or(cfg.BaseURL, DefaultMistralBaseURL), cfg.APIKeyEnv)
+		}
 	case "bedrock":
 		var client *bedrockruntime.Client
 		client, err = bedrockClient(cfg)
@@ -175,6 +182,10 @@ func New(ref providers.Ref, cfg providers.KindConfig) (providers.Provider, error
 			opts = append(opts, ollama.WithServerURL(strings.TrimRight(cfg.BaseURL, "/")))
 		}
 		p.llm, err = ollama.New(opts...)
+		if err == nil {
+			// Ollama needs no key; none is sent (as on the native path).
+			p.wire, err = newWire(ref, cfg, cmp.Or(cfg.BaseURL, "http://localhost:11434"), "")
+		}
 	default:
 		return nil, fmt.Errorf("%w %q", providers.ErrUnknownKind, ref.Kind)
 	}
@@ -379,6 +390,9 @@ func SchemaInstruction(s *providers.Schema) string {
 
 // Complete sends one request.
 func (p *Provider) Complete(ctx context.Context, req providers.Request) (providers.Response, error) {
+	if p.usesWire(req) {
+		return p.completeWire(ctx, req)
+	}
 	if len(req.Tools) > 0 {
 		if why := p.toolsUnsupported(); why != "" {
 			return providers.Response{}, &providers.Error{Class: providers.ClassPermanent, Provider: p.ref.Kind, Model: p.ref.Model,
@@ -411,8 +425,8 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 		opts = append(opts, llms.WithSeed(int(*req.Seed)))
 	}
 	if req.Schema != nil && p.ref.Kind == "ollama-native" {
-		// JSON mode would forbid tool calls, but ollama-native refuses
-		// tools above, so the two never meet.
+		// JSON mode would forbid tool calls, but ollama-native sends a
+		// request with tools through the OpenAI wire, so the two never meet.
 		opts = append(opts, llms.WithJSONMode())
 	}
 	if len(req.Tools) > 0 {

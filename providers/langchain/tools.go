@@ -30,28 +30,24 @@ import (
 //   - bedrock: Anthropic models only (InvokeModel with the Anthropic body:
 //     tools[].input_schema, tool_use, tool_result); langchaingo sends no
 //     tools for Bedrock's other model families.
-//   - mistral: not supported. langchaingo's Mistral SDK
+//   - mistral: not through langchaingo: its Mistral SDK
 //     (gage-technologies/mistral-go v1.1.0, the newest) has no tool_call_id
-//     on a message, and Mistral refuses a tool result without one
-//     ("Tool call id has to be defined").
-//   - ollama-native: not supported. langchaingo's Ollama client sends no
-//     tools and reads no tool_calls.
+//     on a message, and Mistral refuses a tool result without one ("Tool
+//     call id has to be defined"). Requests with tools or tool history go
+//     over Mistral's OpenAI-style API instead (wire.go).
+//   - ollama-native: not through langchaingo: its Ollama client sends no
+//     tools and reads no tool_calls. Requests with tools or tool history go
+//     over Ollama's OpenAI-compatible endpoint instead (wire.go).
 //
-// The unsupported ones fail with ErrToolsUnsupported (ClassPermanent) as
-// soon as a request offers tools, naming the kind that can: kind ollama for
-// Ollama, openai-compatible for Mistral (both APIs speak the OpenAI format).
+// Bedrock's other model families fail with ErrToolsUnsupported
+// (ClassPermanent) as soon as a request offers tools.
 
 // ErrToolsUnsupported: the kind cannot call tools through langchaingo.
 var ErrToolsUnsupported = errors.New("tool calling not supported")
 
 // toolsUnsupported says why p cannot offer tools ("" when it can).
 func (p *Provider) toolsUnsupported() string {
-	switch p.ref.Kind {
-	case "mistral":
-		return "langchaingo's Mistral SDK cannot send a tool result's tool_call_id, which Mistral requires; use kind openai-compatible with base_url https://api.mistral.ai/v1, which calls tools"
-	case "ollama-native":
-		return "langchaingo's Ollama client sends no tools; use kind ollama (Ollama's OpenAI-compatible API), which calls tools"
-	case "bedrock":
+	if p.ref.Kind == "bedrock" {
 		if f := bedrockFamily(p.ref.Model); f != "anthropic" {
 			return fmt.Sprintf("langchaingo calls tools on Bedrock for Anthropic models only, not for %q models", f)
 		}

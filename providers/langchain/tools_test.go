@@ -222,8 +222,9 @@ func TestBedrockToolCalling(t *testing.T) {
 	}
 }
 
-// Kinds (and Bedrock model families) whose langchaingo adapter cannot call
-// tools refuse a request that offers them, before any request is made.
+// Bedrock model families whose langchaingo adapter cannot call tools refuse
+// a request that offers them, before any request is made. (mistral and
+// ollama-native call tools over the OpenAI wire: wire_tools_test.go.)
 func TestToolsUnsupported(t *testing.T) {
 	bedrockEnv(t)
 	tests := []struct {
@@ -231,8 +232,6 @@ func TestToolsUnsupported(t *testing.T) {
 		build func(t *testing.T, f *fake) providers.Provider
 		hint  string
 	}{
-		{"mistral: its SDK cannot send tool_call_id", newMistral, "openai-compatible"},
-		{"ollama-native: its client sends no tools", newOllama, "kind ollama"},
 		{"bedrock meta model: only Anthropic models get tools", func(t *testing.T, f *fake) providers.Provider {
 			p, err := New(providers.Ref{Kind: "bedrock", Model: "meta.llama3-70b-instruct-v1:0"}, providers.KindConfig{BaseURL: f.srv.URL, Options: map[string]string{"region": "us-west-2"}})
 			if err != nil {
