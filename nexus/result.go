@@ -49,6 +49,7 @@ type BundleOutcome struct {
 	result    commanders.Result
 	commander *commanders.Commander
 	ref       providers.Ref // the commander's model (Model is its text)
+	checks    *bundleChecks // its checked citations; nil when evidence was not measured
 }
 
 // Result is a finished (or interrupted) run. Its Status says how the run
