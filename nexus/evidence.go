@@ -1,8 +1,6 @@
 package nexus
 
 import (
-	"fmt"
-	"os"
 	"sort"
 
 	"github.com/swarm-dev/swarm/workspace"
@@ -28,12 +26,6 @@ type workspaceVerifier interface {
 	Fingerprint() workspace.Fingerprint
 }
 
-// truthMatcher matches findings' checked citations against planted
-// defects: workspace.GroundTruth.
-type truthMatcher interface {
-	Match(findings [][]workspace.Check) workspace.Match
-}
-
 // evidenceSetup is what Prepare resolved for the evidence part of a run:
 // the ground truth (loaded, so a bad file fails before any LLM call) and,
 // for tests, a verifier standing in for the workspace.
@@ -41,32 +33,6 @@ type evidenceSetup struct {
 	gt     truthMatcher // nil without Options.GroundTruth
 	gtFile string
 	verify workspaceVerifier // a test's fake; nil: the run's workspace (runState.ws)
-}
-
-// prepareEvidence loads Options.GroundTruth. A ground truth needs a
-// workspace (Options.Workspace): without one it is a usage error. wsDir is
-// the run's workspace directory as resolved from the options, the
-// mission's front matter and the config ("" = none).
-func prepareEvidence(o Options, wsDir string) (evidenceSetup, error) {
-	var s evidenceSetup
-	if o.GroundTruth == "" {
-		return s, nil
-	}
-	if wsDir == "" {
-		return s, fmt.Errorf("%w: --ground-truth %s needs a workspace (--workspace DIR): its defects are lines of the workspace's files", ErrBadInput, o.GroundTruth)
-	}
-	// The stat names the file even for a loader that would not.
-	if fi, err := os.Stat(o.GroundTruth); err != nil {
-		return s, fmt.Errorf("%w: ground truth: %v", ErrBadInput, err)
-	} else if fi.IsDir() {
-		return s, fmt.Errorf("%w: ground truth %s: is a directory, want a YAML file", ErrBadInput, o.GroundTruth)
-	}
-	gt, err := workspace.LoadGroundTruth(o.GroundTruth)
-	if err != nil {
-		return s, fmt.Errorf("%w: ground truth %s: %v", ErrBadInput, o.GroundTruth, err)
-	}
-	s.gt, s.gtFile = gt, o.GroundTruth
-	return s, nil
 }
 
 // evidenceVerifier is the run's verifier: a test's fake, else the opened

@@ -145,9 +145,13 @@ func formulaNote(res *Result) string {
 	if res.Evidence != nil {
 		return ""
 	}
+	why := "no workspace"
+	if res.Workspace != nil {
+		why = "the run ended before its citations were checked"
+	}
 	for _, o := range res.Bundles {
 		if !o.Failed && o.Tier != "" {
-			return "formula: evidence not measured (no workspace); its weight is spread over confidence, scope and coverage"
+			return "formula: evidence not measured (" + why + "); its weight is spread over confidence, scope and coverage"
 		}
 	}
 	return ""
