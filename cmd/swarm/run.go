@@ -39,6 +39,7 @@ type RunOptions struct {
 	Replays     int
 	Spec        string // Shadow Score Spec version of the reports; "" = from config
 	FileScope   []string
+	GroundTruth string // planted defects to match the findings against (needs a workspace)
 }
 
 // newRunCmd builds `swarm run`; runF runs the parsed options (nil: runRun).
@@ -98,6 +99,7 @@ Exit codes:
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only the final summary")
 	f.IntVar(&o.Replays, "replays", 0, "run the mission K times in all (K ≥ 2; same sealed criteria) to measure incoherence; 0 runs it once")
 	f.StringArrayVar(&o.FileScope, "file-scope", nil, "limit the files the agents may touch to this path or directory (repeatable; a constraint of every capsule)")
+	f.StringVar(&o.GroundTruth, "ground-truth", "", "YAML file of planted defects (outside the workspace) to match the findings against: recall and precision in result.json and report.md; needs a workspace")
 	f.StringVar(&o.Spec, "spec", "", "Shadow Score Spec version of the reports: 2.0.0 (Shadow Report) or 1.0.0 (Gap Report) (default from config)")
 	return cmd
 }
@@ -189,7 +191,8 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 		models[strings.TrimSpace(role)] = refs
 	}
 	opts := nexus.Options{Config: cfg, Registry: app.Registry(), Mission: mission, MissionName: name, Scale: o.Scale,
-		Personality: o.Personality, Provider: provider, Models: models, OutDir: o.Out, Force: o.Force, Replays: o.Replays, FileScope: o.FileScope}
+		Personality: o.Personality, Provider: provider, Models: models, OutDir: o.Out, Force: o.Force, Replays: o.Replays, FileScope: o.FileScope,
+		GroundTruth: o.GroundTruth}
 	if o.SeedSet {
 		opts.Seed = &o.Seed
 	}

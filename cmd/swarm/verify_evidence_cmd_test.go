@@ -141,3 +141,17 @@ func TestVerifyEvidenceDetectsAnEditedFile(t *testing.T) {
 		t.Errorf("edited app.go: exit %d (want 1)\nstdout: %s\nstderr: %s", got, out, errb)
 	}
 }
+
+// `swarm run --ground-truth FILE` reaches the options, and without a
+// workspace it is a usage error naming the file, before anything runs.
+func TestRunGroundTruthFlag(t *testing.T) {
+	checkParse(t, newRunCmd, RunOptions{MissionArg: "m.md", GroundTruth: "shop.truth.yaml"}, "m.md", "--ground-truth", "shop.truth.yaml")
+	out := filepath.Join(t.TempDir(), "run")
+	got, stdout, errb := execCLIWithError(t, "run", "../../examples/missions/auth-migration.md", "--ground-truth", "shop.truth.yaml", "--out", out, "-q")
+	if got != 2 || !strings.Contains(errb, "shop.truth.yaml") || !strings.Contains(errb, "needs a workspace") {
+		t.Errorf("exit %d (want 2)\nstdout: %s\nstderr: %s", got, stdout, errb)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a run directory exists after a usage error (stat: %v)", err)
+	}
+}
