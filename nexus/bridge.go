@@ -161,7 +161,7 @@ func (m *missionSandbox) atomDone(parent string, a commanders.AtomResult) {
 	}
 }
 
-// lowerForFabrication lowers an atom interaction's observables for the
+// lowerForFabrication lowers an atom's or bundle's interaction's observables for the
 // fabricated citations n counts (only with a workspace): each fabricated
 // citation is one verifier rejection (the mechanical check rejected it),
 // and the task progress drops by twice the fabricated share of the atom's
@@ -208,8 +208,18 @@ func (m *missionSandbox) finish(res *Result, th float64, phase Phase) sandbox.Mi
 		if o.Hardening != nil {
 			mb.HardeningCycles = o.Hardening.Cycles
 		}
+		in := sandbox.BundleInteraction(m.bridge.Proxy(), mb)
+		if c := o.checks; c != nil && !o.Failed {
+			// The bundle's own and its findings' citations (its atoms'
+			// lowered their own interactions).
+			n := countChecks(c.own)
+			for _, f := range c.findings {
+				n = n.Plus(countChecks(f))
+			}
+			lowerForFabrication(m.bridge.Proxy(), &in, n)
+		}
 		m.mu.Lock()
-		m.bridge.Add(sandbox.BundleInteraction(m.bridge.Proxy(), mb), o.Model)
+		m.bridge.Add(in, o.Model)
 		m.mu.Unlock()
 	}
 	return m.bridge.Report()

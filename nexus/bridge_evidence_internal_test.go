@@ -66,3 +66,39 @@ func TestBridgeLowersAtomsCitingFabricatedEvidence(t *testing.T) {
 		})
 	}
 }
+
+// A bundle citing fabricated lines (its own or its findings') is lowered
+// the same way when the sandbox bridges it; without checks it is not.
+func TestBridgeLowersBundlesCitingFabricatedEvidence(t *testing.T) {
+	bridged := func(checked bool) sandbox.Interaction {
+		ms, err := newMissionSandbox(SandboxConfig{}, CircuitBreakerConfig{}, func(Event) {}, func() {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := evidenceBundles()[0]
+		o.Formula.Coverage, o.InSynthesis = 1, true
+		if checked {
+			checkBundle(evidenceFake, o)
+		}
+		rep := ms.finish(&Result{Bundles: []*BundleOutcome{o}}, 15, Phase8)
+		for _, in := range rep.Interactions {
+			if in.Kind != "atom" {
+				return in
+			}
+		}
+		t.Fatal("no bundle interaction")
+		return sandbox.Interaction{}
+	}
+	plain, lowered := bridged(false), bridged(true)
+	// security cites ok.go (own), ok.go and ghost.go (a finding): 1 of 3
+	// fabricated.
+	want := *plain.Observables
+	want.VerifierRejections++
+	want.TaskProgress -= 2.0 / 3
+	if d := cmp.Diff(want, *lowered.Observables, cmp.Comparer(func(a, b float64) bool { return a-b < 1e-12 && b-a < 1e-12 })); d != "" {
+		t.Errorf("observables (-want +got)\n%s", d)
+	}
+	if lowered.P >= plain.P {
+		t.Errorf("p = %v, not below %v", lowered.P, plain.P)
+	}
+}
