@@ -30,11 +30,11 @@ type runState struct {
 	sb     *missionSandbox
 	sbDone bool
 
-	preset *Sealed // Phases 1 and 1.5 reuse it (RunSealed)
+	preset   *Sealed // Phases 1 and 1.5 reuse it (RunSealed)
+	sealOnly bool    // the mission was closed after sealing
 
-	ws       *workspace.FS // issue 11: the opened workspace (nil without one); the lead's part opens it
-	ev       evidenceSetup // issue 11: ground truth and a test's verifier (evidence.go, armEvidence)
-	sealOnly bool          // the mission was closed after sealing
+	ws *workspace.FS // issue 11: the opened workspace (nil without one); the lead's part opens it
+	ev evidenceSetup // issue 11: ground truth and a test's verifier (evidence.go, armEvidence)
 }
 
 // timeoutFactor is the personality's timeout factor (1 when unset): every
