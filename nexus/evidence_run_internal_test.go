@@ -278,12 +278,12 @@ defects:
 	}
 	reg := &providers.Registry{}
 	mock.Register(reg, mock.Options{})
-	o := Options{Config: cfg, Registry: reg, Mission: "# Review\n\nReview the code.", Provider: providers.Ref{Kind: "mock", Model: "honest"}, Workspace: tmp, GroundTruth: bad}
+	o := Options{Config: cfg, Registry: reg, Mission: "# Review\n\nReview the code.", Provider: providers.Ref{Kind: "mock", Model: "honest"}, Workspace: t.TempDir(), GroundTruth: bad}
 	if _, err := Prepare(o); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), bad) {
 		t.Errorf("malformed ground truth: err = %v, want ErrBadInput naming %s", err, bad)
 	}
 	o.GroundTruth = truth
-	s, err := prepareEvidence(o, tmp)
+	s, err := prepareEvidence(o, o.Workspace)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package nexus
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/swarm-dev/swarm/workspace"
@@ -37,6 +38,9 @@ func prepareEvidence(o Options, wsDir string) (evidenceSetup, error) {
 	} else if fi.IsDir() {
 		return s, fmt.Errorf("%w: ground truth %s: is a directory, want a YAML file", ErrBadInput, o.GroundTruth)
 	}
+	if inside(wsDir, o.GroundTruth) {
+		return s, fmt.Errorf("%w: ground truth %s is inside the workspace %s, where the agents could read the answers: keep it outside (e.g. beside the directory)", ErrBadInput, o.GroundTruth, wsDir)
+	}
 	gt, err := workspace.LoadGroundTruth(o.GroundTruth)
 	if err != nil {
 		if strings.Contains(err.Error(), o.GroundTruth) { // file:line:col already
@@ -46,4 +50,20 @@ func prepareEvidence(o Options, wsDir string) (evidenceSetup, error) {
 	}
 	s.gt, s.gtFile = gt, o.GroundTruth
 	return s, nil
+}
+
+// inside reports whether path is dir or under it, symbolic links resolved
+// (an unresolvable path is compared as given, made absolute).
+func inside(dir, path string) bool {
+	resolve := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		if a, err := filepath.Abs(p); err == nil {
+			p = a
+		}
+		return p
+	}
+	rel, err := filepath.Rel(resolve(dir), resolve(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

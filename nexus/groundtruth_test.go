@@ -13,8 +13,15 @@ import (
 // A ground truth is checked in Prepare, before a run directory or any
 // LLM call exists: a bad one is bad input naming the file.
 func TestPrepareChecksTheGroundTruth(t *testing.T) {
-	tmp := t.TempDir()
+	tmp, ws := t.TempDir(), t.TempDir()
 	truth := filepath.Join(tmp, "truth.yaml")
+	planted := filepath.Join(ws, "internal", "truth.yaml")
+	if err := os.MkdirAll(filepath.Dir(planted), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(planted, []byte("workspace: x\ndefects: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(truth, []byte("workspace: x\ndefects: []\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -25,8 +32,9 @@ func TestPrepareChecksTheGroundTruth(t *testing.T) {
 		wantIn    []string
 	}{
 		{"a ground truth needs a workspace", "", truth, []string{truth, "needs a workspace"}},
-		{"a missing file is named", tmp, filepath.Join(tmp, "nope.yaml"), []string{"nope.yaml"}},
-		{"a directory is not a ground truth", tmp, tmp, []string{tmp, "is a directory"}},
+		{"a missing file is named", ws, filepath.Join(tmp, "nope.yaml"), []string{"nope.yaml"}},
+		{"a directory is not a ground truth", ws, tmp, []string{tmp, "is a directory"}},
+		{"a ground truth the agents could read is refused", ws, planted, []string{planted, "inside the workspace"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
