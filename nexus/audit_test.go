@@ -401,6 +401,7 @@ func TestEveryExampleMissionEmitsSpecConformingReports(t *testing.T) {
 	for _, tc := range runs {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := runMission(t, loadMission(t, tc.mission), tc.scale, "mock:honest", func(o *nexus.Options) {
+				o.MissionDir = filepath.Join("..", "examples", "missions") // front matter: the tinynotes missions' workspace
 				o.Models = models(t, map[string]string{"commander": tc.commander})
 				if tc.spec != "" {
 					o.Config.ShadowScoring.SpecVersion = tc.spec

@@ -3,6 +3,7 @@ package nexus
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/swarm-dev/swarm/sandbox/boundary"
 	"github.com/swarm-dev/swarm/sandbox/governance"
 	"github.com/swarm-dev/swarm/shadow"
+	"github.com/swarm-dev/swarm/workspace"
 )
 
 // missionSandbox connects a run to the sandbox: leakage scanning, the
@@ -26,8 +28,11 @@ type missionSandbox struct {
 	tripped  map[string]bool
 	models   map[string]string // agent -> model
 
-	emit   func(Event) // the run's events
-	onTrip func()      // counts a breaker trip in the run's telemetry
+	emit func(Event) // the run's events
+	// verify returns the run's citation verifier, nil without a workspace
+	// (set by armEvidence; nil func: no workspace either).
+	verify func() verifier
+	onTrip func() // counts a breaker trip in the run's telemetry
 }
 
 // newMissionSandbox builds the run's sandbox from its config; emit receives
@@ -151,6 +156,11 @@ func (m *missionSandbox) atomDone(parent string, a commanders.AtomResult) {
 	}
 	in := sandbox.AtomInteraction(m.bridge.Proxy(), sandbox.MissionAtom{Agent: a.AgentID, Parent: parent, Model: a.Model, Status: status,
 		Confidence: a.Atom.Confidence, SelfScore: a.Atom.SelfScore, Repairs: a.Retries, SchemaViolations: schema, LeakHits: leaks})
+	if m.verify != nil && !a.Failed {
+		if v := m.verify(); v != nil {
+			lowerForFabrication(m.bridge.Proxy(), &in, countChecks(checkAll(v, a.Atom.Evidence)))
+		}
+	}
 	m.mu.Lock()
 	m.bridge.Add(in, a.Model)
 	m.models[a.AgentID] = a.Model
@@ -165,6 +175,24 @@ func (m *missionSandbox) atomDone(parent string, a commanders.AtomResult) {
 		m.emit(Event{Phase: Phase4, Kind: EvBreakerTrip, Model: a.Model,
 			Message: fmt.Sprintf("sandbox circuit breaker: rolling toxicity of %s crossed the threshold; no more work for it in this run", a.Model)})
 	}
+}
+
+// lowerForFabrication lowers an atom's or bundle's interaction's observables for the
+// fabricated citations n counts (only with a workspace): each fabricated
+// citation is one verifier rejection (the mechanical check rejected it),
+// and the task progress drops by twice the fabricated share of the atom's
+// citations (an atom whose every citation is fabricated loses the whole
+// [-1, 1] range), floored at -1. v̂ and p are recomputed. Verified and
+// unverifiable citations change nothing.
+func lowerForFabrication(p *sandbox.Proxy, in *sandbox.Interaction, n workspace.Counts) {
+	if n.Fabricated == 0 || in.Observables == nil {
+		return
+	}
+	o := *in.Observables
+	o.VerifierRejections += float64(n.Fabricated)
+	o.TaskProgress = math.Max(-1, o.TaskProgress-2*float64(n.Fabricated)/float64(n.Cited))
+	in.Observables = &o
+	in.VHat, in.P = p.VHat(o), p.P(o)
 }
 
 func (m *missionSandbox) mayAssign(a commanders.Agent) bool {
@@ -196,8 +224,18 @@ func (m *missionSandbox) finish(res *Result, th float64, phase Phase) sandbox.Mi
 		if o.Hardening != nil {
 			mb.HardeningCycles = o.Hardening.Cycles
 		}
+		in := sandbox.BundleInteraction(m.bridge.Proxy(), mb)
+		if c := o.checks; c != nil && !o.Failed {
+			// The bundle's own and its findings' citations (its atoms'
+			// lowered their own interactions).
+			n := countChecks(c.own)
+			for _, f := range c.findings {
+				n = n.Plus(countChecks(f))
+			}
+			lowerForFabrication(m.bridge.Proxy(), &in, n)
+		}
 		m.mu.Lock()
-		m.bridge.Add(sandbox.BundleInteraction(m.bridge.Proxy(), mb), o.Model)
+		m.bridge.Add(in, o.Model)
 		m.mu.Unlock()
 	}
 	return m.bridge.Report()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/internal/stats"
+	"github.com/swarm-dev/swarm/workspace"
 )
 
 // Consensus tiers.
@@ -35,35 +36,82 @@ func tier(score float64, reviews int, c ConsensusConfig) string {
 
 // FormulaInputs are the bundle-level consensus formula's terms, each in [0,1].
 type FormulaInputs struct {
-	Confidence   float64 `json:"confidence"`    // geometric mean of atom confidences (+ unanimity boost)
-	Evidence     float64 `json:"evidence"`      // share of atoms with evidence
-	Scope        float64 `json:"scope"`         // share of seats that delivered a complete atom
-	Coverage     float64 `json:"coverage"`      // share of mission aspects the bundle covers
-	ConflictRate float64 `json:"conflict_rate"` // conflicts reported per review
-	UniqueAtoms  int     `json:"unique_atoms"`  // after content-hash de-duplication
-	Atoms        int     `json:"atoms"`
+	Confidence float64 `json:"confidence"` // geometric mean of atom confidences (+ unanimity boost)
+	// Evidence is the grounding of the bundle's unique atoms (evidenceTerm);
+	// nil when the run had no workspace: evidence was not measured, the
+	// term drops out and the other weights are renormalised (formula).
+	Evidence     *float64 `json:"evidence"`
+	Scope        float64  `json:"scope"`         // share of seats that delivered a complete atom
+	Coverage     float64  `json:"coverage"`      // share of mission aspects the bundle covers
+	ConflictRate float64  `json:"conflict_rate"` // conflicts reported per review
+	UniqueAtoms  int      `json:"unique_atoms"`  // after content-hash de-duplication
+	Atoms        int      `json:"atoms"`
 }
 
 // formula computes max(0, wc·confidence + we·evidence + ws·scope + wv·coverage
-// − min(cap, cap·conflict_rate)).
+// − min(cap, cap·conflict_rate)). When evidence was not measured (no
+// workspace) its term drops out and the other three weights are scaled by
+// W/(W−we), W = wc+we+ws+wv, so they keep the full weights' sum: a missing
+// measurement neither counts as zero nor as perfect.
 func formula(in FormulaInputs, c ConsensusConfig) float64 {
 	w := c.Weights
-	v := w.Confidence*in.Confidence + w.Evidence*in.Evidence + w.Scope*in.Scope + w.Coverage*in.Coverage -
-		math.Min(c.ConflictCap, c.ConflictCap*in.ConflictRate)
+	penalty := math.Min(c.ConflictCap, c.ConflictCap*in.ConflictRate)
+	if in.Evidence != nil {
+		v := w.Confidence*in.Confidence + w.Evidence**in.Evidence + w.Scope*in.Scope + w.Coverage*in.Coverage - penalty
+		return math.Max(0, v)
+	}
+	total := w.Confidence + w.Evidence + w.Scope + w.Coverage
+	rest := total - w.Evidence
+	if rest <= 0 {
+		return 0 // every weight was on evidence, which was not measured
+	}
+	k := total / rest
+	v := k*(w.Confidence*in.Confidence+w.Scope*in.Scope+w.Coverage*in.Coverage) - penalty
 	return math.Max(0, v)
+}
+
+// evidenceTerm is the consensus formula's evidence input over a bundle's
+// unique finished atoms, given each one's checked citations:
+//
+//	max(0, (grounded − fabricating) / atoms)
+//
+// where grounded counts the atoms with at least one citation, every one
+// verified, and fabricating the atoms with at least one fabricated
+// citation. An atom citing nothing, or only unverifiable lines, is neither:
+// it adds to the denominator only. Callers pass at least one atom (a
+// bundle without a finished atom has no evidence term: nil).
+func evidenceTerm(checks [][]workspace.Check) float64 {
+	if len(checks) == 0 {
+		return 0
+	}
+	grounded, fabricating := 0, 0
+	for _, cs := range checks {
+		n := countChecks(cs)
+		if n.Cited > 0 && n.Verified == n.Cited {
+			grounded++
+		}
+		if n.Fabricated > 0 {
+			fabricating++
+		}
+	}
+	return math.Max(0, float64(grounded-fabricating)/float64(len(checks)))
 }
 
 // formulaFromAtoms derives the formula's terms from a commander's atoms and
 // bundle. Atoms with identical content (by SHA-256) count once; when every
 // unique atom is complete and their confidences are within 0.1 of each other
-// the confidence gets the unanimity boost (capped at 1).
-func formulaFromAtoms(atoms []commanders.AtomResult, b commanders.Bundle, aspects []string, conflicts, reviews int, c ConsensusConfig) FormulaInputs {
+// the confidence gets the unanimity boost (capped at 1). checks are the
+// atoms' checked citations (aligned with atoms), nil when the run had no
+// workspace: then Evidence is nil (not measured), as it is for a bundle
+// without a finished atom.
+func formulaFromAtoms(atoms []commanders.AtomResult, checks [][]workspace.Check, b commanders.Bundle, aspects []string, conflicts, reviews int, c ConsensusConfig) FormulaInputs {
 	in := FormulaInputs{Atoms: len(atoms)}
 	seen := map[[32]byte]bool{}
 	var logSum float64
 	var confs []float64
-	withEvidence, complete := 0, 0
-	for _, a := range atoms {
+	var unique [][]workspace.Check
+	complete := 0
+	for i, a := range atoms {
 		if a.Failed {
 			continue
 		}
@@ -78,14 +126,13 @@ func formulaFromAtoms(atoms []commanders.AtomResult, b commanders.Bundle, aspect
 		conf := math.Max(a.Atom.Confidence, 1e-6)
 		logSum += math.Log(conf)
 		confs = append(confs, conf)
-		if len(a.Atom.Evidence) > 0 {
-			withEvidence++
+		if checks != nil {
+			unique = append(unique, append([]workspace.Check{}, checks[i]...))
 		}
 	}
 	in.UniqueAtoms = len(confs)
 	if len(confs) > 0 {
 		in.Confidence = math.Exp(logSum / float64(len(confs)))
-		in.Evidence = float64(withEvidence) / float64(len(confs))
 		lo, hi := confs[0], confs[0]
 		for _, x := range confs {
 			lo, hi = math.Min(lo, x), math.Max(hi, x)
@@ -98,6 +145,10 @@ func formulaFromAtoms(atoms []commanders.AtomResult, b commanders.Bundle, aspect
 	}
 	if len(atoms) > 0 {
 		in.Scope = float64(complete) / float64(len(atoms))
+	}
+	if checks != nil && len(unique) > 0 {
+		e := evidenceTerm(unique)
+		in.Evidence = &e
 	}
 	in.Coverage = coverage(b.Text(), aspects)
 	if reviews > 0 {

@@ -42,11 +42,18 @@ func TestFormula(t *testing.T) {
 		in   FormulaInputs
 		want float64
 	}{
-		{"all ones and no conflict gives the weight sum", FormulaInputs{Confidence: 1, Evidence: 1, Scope: 1, Coverage: 1}, 1.0},
-		{"weights apply per term", FormulaInputs{Confidence: 0.5, Evidence: 0.5, Scope: 0, Coverage: 1}, 0.40*0.5 + 0.30*0.5 + 0.15},
-		{"conflict penalty is 0.30 x rate", FormulaInputs{Confidence: 1, Evidence: 1, Scope: 1, Coverage: 1, ConflictRate: 0.5}, 1 - 0.15},
-		{"conflict penalty is capped at 0.30", FormulaInputs{Confidence: 1, Evidence: 1, Scope: 1, Coverage: 1, ConflictRate: 3}, 0.70},
-		{"never below zero", FormulaInputs{ConflictRate: 1}, 0},
+		{"all ones and no conflict gives the weight sum", FormulaInputs{Confidence: 1, Evidence: ptr(1.0), Scope: 1, Coverage: 1}, 1.0},
+		{"weights apply per term", FormulaInputs{Confidence: 0.5, Evidence: ptr(0.5), Scope: 0, Coverage: 1}, 0.40*0.5 + 0.30*0.5 + 0.15},
+		{"measured evidence of 0 is a zero term, not a dropped one", FormulaInputs{Confidence: 1, Evidence: ptr(0.0), Scope: 1, Coverage: 1}, 0.70},
+		{"conflict penalty is 0.30 x rate", FormulaInputs{Confidence: 1, Evidence: ptr(1.0), Scope: 1, Coverage: 1, ConflictRate: 0.5}, 1 - 0.15},
+		{"conflict penalty is capped at 0.30", FormulaInputs{Confidence: 1, Evidence: ptr(1.0), Scope: 1, Coverage: 1, ConflictRate: 3}, 0.70},
+		{"never below zero", FormulaInputs{Evidence: ptr(0.0), ConflictRate: 1}, 0},
+		// Without a workspace evidence is not measured: the other weights
+		// (0.40, 0.15, 0.15) are scaled by 1/0.70 so they sum to 1 again.
+		{"unmeasured evidence: all other terms at one still give the weight sum", FormulaInputs{Confidence: 1, Scope: 1, Coverage: 1}, 1.0},
+		{"unmeasured evidence: weights renormalised exactly", FormulaInputs{Confidence: 0.5, Scope: 0, Coverage: 1}, (0.40*0.5 + 0.15) / 0.70},
+		{"unmeasured evidence: the conflict penalty is not rescaled", FormulaInputs{Confidence: 1, Scope: 1, Coverage: 1, ConflictRate: 0.5}, 1 - 0.15},
+		{"unmeasured evidence: never below zero", FormulaInputs{ConflictRate: 1}, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,15 +83,41 @@ func TestFormulaFromAtoms(t *testing.T) {
 			atom("b", 0.4, commanders.StatusPartial),
 			{Failed: true},
 		}
-		got := formulaFromAtoms(atoms, b, aspects, 1, 4, defaultConsensus)
-		want := FormulaInputs{Confidence: math.Sqrt(0.9 * 0.4), Evidence: 0.5, Scope: 0.5, Coverage: 2.0 / 3, ConflictRate: 0.25, UniqueAtoms: 2, Atoms: 4}
+		got := formulaFromAtoms(atoms, nil, b, aspects, 1, 4, defaultConsensus)
+		// No workspace: evidence is not measured (nil), whatever the atoms cite.
+		want := FormulaInputs{Confidence: math.Sqrt(0.9 * 0.4), Evidence: nil, Scope: 0.5, Coverage: 2.0 / 3, ConflictRate: 0.25, UniqueAtoms: 2, Atoms: 4}
 		if d := cmp.Diff(want, got, cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) < 1e-12 })); d != "" {
 			t.Errorf("(-want +got)\n%s", d)
 		}
 	})
+	t.Run("evidence term with a workspace", func(t *testing.T) {
+		v := fakeVerifier{states: map[string]workspace.State{"ok": workspace.Verified, "ok2": workspace.Verified, "bad": workspace.Fabricated, "deny": workspace.Unverifiable}}
+		tests := []struct {
+			name  string
+			atoms []commanders.AtomResult
+			want  *float64
+		}{
+			{"every atom grounded", []commanders.AtomResult{atom("a", 0.5, "complete", "ok"), atom("b", 0.5, "complete", "ok", "ok2")}, ptr(1.0)},
+			{"an atom citing nothing is not grounded", []commanders.AtomResult{atom("a", 0.5, "complete", "ok"), atom("b", 0.5, "complete")}, ptr(0.5)},
+			{"one fabricated citation spoils an otherwise verified atom and counts against", []commanders.AtomResult{
+				atom("a", 0.5, "complete", "ok"), atom("b", 0.5, "complete", "ok", "bad"), atom("c", 0.5, "complete"), atom("d", 0.5, "complete", "ok2")}, ptr((2.0 - 1) / 4)},
+			{"unverifiable is neither grounded nor fabricated", []commanders.AtomResult{atom("a", 0.5, "complete", "deny"), atom("b", 0.5, "complete", "ok")}, ptr(0.5)},
+			{"more fabricating than grounded atoms floors at 0", []commanders.AtomResult{atom("a", 0.5, "complete", "bad"), atom("b", 0.5, "complete", "bad"), atom("c", 0.5, "complete", "ok")}, ptr(0.0)},
+			{"duplicate atoms count once", []commanders.AtomResult{atom("a", 0.5, "complete", "ok"), atom("a", 0.5, "complete", "ok"), atom("b", 0.5, "complete", "bad")}, ptr(0.0)},
+			{"no finished atom: not measured", []commanders.AtomResult{{Failed: true}}, nil},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				got := formulaFromAtoms(tc.atoms, atomChecks(v, tc.atoms), b, aspects, 0, 2, defaultConsensus)
+				if d := cmp.Diff(tc.want, got.Evidence); d != "" {
+					t.Errorf("evidence (-want +got)\n%s", d)
+				}
+			})
+		}
+	})
 	t.Run("unanimous complete atoms get the boost", func(t *testing.T) {
 		atoms := []commanders.AtomResult{atom("a", 0.8, commanders.StatusComplete, "e"), atom("b", 0.85, commanders.StatusComplete, "e")}
-		got := formulaFromAtoms(atoms, b, aspects, 0, 2, defaultConsensus)
+		got := formulaFromAtoms(atoms, nil, b, aspects, 0, 2, defaultConsensus)
 		if want := math.Sqrt(0.8*0.85) + 0.05; math.Abs(got.Confidence-want) > 1e-12 {
 			t.Errorf("confidence = %v, want %v", got.Confidence, want)
 		}
@@ -159,9 +192,10 @@ func TestConsensusByHand(t *testing.T) {
 		// 4 seats: two identical complete atoms (one counted), one partial,
 		// one failed. Confidence = geomean(0.9, 0.4) = 0.6; evidence 1 of 2
 		// unique; scope 2 complete of 4 seats; coverage 2 of 3 aspects;
-		// conflict rate 1/4.
+		// conflict rate 1/4; e1 verifies.
 		// 0.40·0.6 + 0.30·0.5 + 0.15·0.5 + 0.15·(2/3) − min(0.30, 0.30·0.25)
 		// = 0.24 + 0.15 + 0.075 + 0.10 − 0.075 = 0.49
+		// Without a workspace: (0.24 + 0.075 + 0.10)/0.70 − 0.075.
 		b := commanders.Bundle{Content: "covers token rotation and audit logging"}
 		atoms := []commanders.AtomResult{
 			atom("a", 0.9, commanders.StatusComplete, "e1"),
@@ -169,9 +203,12 @@ func TestConsensusByHand(t *testing.T) {
 			atom("b", 0.4, commanders.StatusPartial),
 			{Failed: true},
 		}
-		in := formulaFromAtoms(atoms, b, []string{"token rotation", "audit logging", "rollback"}, 1, 4, defaultConsensus)
+		v := fakeVerifier{states: map[string]workspace.State{"e1": workspace.Verified}}
+		in := formulaFromAtoms(atoms, atomChecks(v, atoms), b, []string{"token rotation", "audit logging", "rollback"}, 1, 4, defaultConsensus)
 		near("confidence", in.Confidence, 0.6)
 		near("formula", formula(in, defaultConsensus), 0.49)
+		in = formulaFromAtoms(atoms, nil, b, []string{"token rotation", "audit logging", "rollback"}, 1, 4, defaultConsensus)
+		near("formula without a workspace", formula(in, defaultConsensus), (0.24+0.075+0.10)/0.70-0.075)
 		if in.UniqueAtoms != 2 {
 			t.Errorf("unique atoms = %d, want 2", in.UniqueAtoms)
 		}
@@ -183,14 +220,15 @@ func TestConsensusByHand(t *testing.T) {
 		atoms := []commanders.AtomResult{
 			atom("x", 0.8, commanders.StatusComplete, "e"), atom("y", 0.8, commanders.StatusComplete, "e"), atom("z", 0.85, commanders.StatusComplete, "e"),
 		}
-		in := formulaFromAtoms(atoms, commanders.Bundle{Content: "rollback"}, []string{"rollback"}, 5, 2, defaultConsensus)
+		v := fakeVerifier{states: map[string]workspace.State{"e": workspace.Verified}}
+		in := formulaFromAtoms(atoms, atomChecks(v, atoms), commanders.Bundle{Content: "rollback"}, []string{"rollback"}, 5, 2, defaultConsensus)
 		conf := math.Cbrt(0.8*0.8*0.85) + 0.05
 		near("confidence", in.Confidence, conf)
 		near("formula", formula(in, defaultConsensus), 0.40*conf+0.30+0.15+0.15-0.30)
 	})
 	t.Run("no boost when an atom failed", func(t *testing.T) {
 		atoms := []commanders.AtomResult{atom("x", 0.8, commanders.StatusComplete, "e"), atom("y", 0.8, commanders.StatusComplete, "e"), {Failed: true}}
-		in := formulaFromAtoms(atoms, commanders.Bundle{}, []string{"rollback"}, 0, 2, defaultConsensus)
+		in := formulaFromAtoms(atoms, nil, commanders.Bundle{}, []string{"rollback"}, 0, 2, defaultConsensus)
 		near("confidence", in.Confidence, 0.8)
 		near("scope", in.Scope, 2.0/3)
 	})

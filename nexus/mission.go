@@ -28,6 +28,7 @@ type Mission struct {
 	wrap      func(providers.Ref, providers.Provider) providers.Provider
 	limits    *providers.LimitSet
 	observers []Observer
+	ev        evidenceSetup // issue 11: the loaded ground truth (evidence.go)
 
 	mu     sync.Mutex
 	r      *runState // nil until the run directory exists
@@ -103,6 +104,9 @@ func Prepare(o Options, opts ...Option) (*Mission, error) {
 		return nil, err
 	}
 	m := &Mission{opts: o, plan: plan, observers: append([]Observer(nil), o.Observers...)}
+	if m.ev, err = prepareEvidence(o, o.Workspace); err != nil { // o.Workspace is resolved (flag, front matter, config)
+		return nil, err
+	}
 	for _, f := range opts {
 		f(m)
 	}
@@ -294,6 +298,7 @@ func (m *Mission) open() error {
 			return err
 		}
 	}
+	r.armEvidence(m.ev)
 	m.r = r
 	m.res = &Result{Plan: plan, Dir: dir.Path, ShadowValid: true}
 	return nil

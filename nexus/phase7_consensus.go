@@ -12,6 +12,9 @@ import (
 
 // consensus runs the meta-review and scores every bundle (Phase 7).
 func (r *runState) consensus(res *Result, reviews []ReviewRecord, dec Decomposition) {
+	// The bundles are final (hardening has revised them): check their
+	// citations, and their atoms', before they are weighed.
+	r.verifyEvidence(res)
 	meta, recs, corr := metaReviewAll(reviews)
 	res.Reviews, res.Corrections = recs, corr
 	for _, c := range corr {
@@ -27,7 +30,7 @@ func (r *runState) consensus(res *Result, reviews []ReviewRecord, dec Decomposit
 		m := meta[o.ID]
 		o.Review = m
 		o.Tier = tier(m.Score, m.Reviews, cc)
-		o.Formula = formulaFromAtoms(o.result.Atoms, o.Bundle, dec.Aspects, m.Conflicts, m.Reviews, cc)
+		o.Formula = formulaFromAtoms(o.result.Atoms, atomChecksOf(o), o.Bundle, dec.Aspects, m.Conflicts, m.Reviews, cc)
 		o.FormulaScore = formula(o.Formula, cc)
 		o.InSynthesis = inSynthesis(o, cc)
 	}

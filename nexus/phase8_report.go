@@ -13,6 +13,7 @@ import (
 // telemetry.json and result.json (safe to call on a partial or failed run,
 // and more than once). A run stopped after sealing writes only the last two.
 func (r *runState) writeFinal(res *Result) {
+	res.Workspace = r.workspaceInfo()
 	res.Telemetry = r.telemetry(res)
 	defer func() {
 		_ = r.dir.WriteJSON("telemetry.json", res.Telemetry)
@@ -27,6 +28,7 @@ func (r *runState) writeFinal(res *Result) {
 		res.Sandbox = rep
 		_ = r.dir.WriteJSON("sandbox.json", rep)
 	}
+	r.writeEvidence(res)
 	_ = r.dir.WriteFile("report.md", []byte(r.actionReport(res)), 0o644)
 }
 
@@ -131,6 +133,10 @@ func (r *runState) telemetry(res *Result) Telemetry {
 		if o.Gate != nil {
 			t.Gates[o.Gate.Action]++
 		}
+	}
+	if res.Evidence != nil {
+		e := *res.Evidence
+		t.Evidence = &e
 	}
 	t.ShadowMedian, t.BundlesPlanned, t.BundlesScored = res.Aggregate.Median, res.Aggregate.Planned, res.Aggregate.Scored
 	t.Critical = CriticalPath{Calls: criticalPathCalls(p, r.pathShape(res))}

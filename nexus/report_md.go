@@ -62,6 +62,9 @@ type reportView struct {
 	ShadowReason  string
 	Bundles       []bundleRow
 	Warnings      []gateWarning
+	FormulaNote   string           // why the consensus formula lacks its evidence term ("" when it has it)
+	Evidence      *evidenceView    // nil without a workspace
+	GroundTruth   *groundTruthView // nil without a ground truth
 	Sandbox       string
 	Failures      []classCount
 }
@@ -161,6 +164,7 @@ func newReportView(p Plan, res *Result, sandbox string) reportView {
 			v.Warnings = append(v.Warnings, gateWarning{ID: o.ID, Score: fmt.Sprintf("%.1f", *o.ShadowScore), Level: o.Level})
 		}
 	}
+	v.FormulaNote, v.Evidence, v.GroundTruth = formulaNote(res), newEvidenceView(res), newGroundTruthView(res.GroundTruth)
 	for _, k := range sortedKeys(t.FailureClasses) {
 		v.Failures = append(v.Failures, classCount{Class: k, Count: t.FailureClasses[k]})
 	}

@@ -8,7 +8,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/shadow"
+	"github.com/swarm-dev/swarm/workspace"
 )
 
 // The files under testdata/report pin report.md for the run endings and
@@ -156,6 +159,12 @@ func TestActionReportVariants(t *testing.T) {
 				QuickWins: []string{"x | y"}, Conflicts: []Conflict{{Topic: "t|1", Resolution: "r\nr"}}, Gaps: []string{" "}},
 			Bundles:   []*BundleOutcome{judged("sec|urity", "mock:hon|est", 0, 0, shadow.ActionProceed, 0, true)},
 			Telemetry: reportTelemetry(map[string]int{"a|b": 1})},
+	}, {
+		name: "workspace-evidence",
+		why: "a run with a workspace: every finding with its checked citations (verified plain, fabricated struck and named with its quote, unverifiable marked), " +
+			"paths, quotes and reasons with pipes, newlines and backticks escaped, the per-model counts, the ground truth with a missed defect and no formula note",
+		res:     workspaceResult(),
+		sandbox: "",
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -183,4 +192,35 @@ func TestActionReportVariants(t *testing.T) {
 			}
 		})
 	}
+}
+
+// workspaceResult is a complete run with a workspace: its bundle's
+// findings cite verified, fabricated and unverifiable lines.
+func workspaceResult() *Result {
+	o := judged("security", "mock:honest", 10, 0, shadow.ActionProceed, 0, true)
+	o.Bundle.Findings = []commanders.Finding{
+		{Title: "Compare tokens in\nconstant time", Priority: "high", Effort: "quick"},
+		{Title: "Document the | API", Priority: "low", Effort: "deep"},
+	}
+	check := func(path string, start, end int, quote string, st workspace.State, reason string) workspace.Check {
+		return workspace.Check{Citation: workspace.Citation{Path: path, StartLine: start, EndLine: end, Quote: quote}, State: st, Reason: reason}
+	}
+	o.checks = &bundleChecks{
+		own: []workspace.Check{check("README.md", 3, 3, "x", workspace.Verified, "")},
+		findings: [][]workspace.Check{
+			{check("internal/auth/session.go", 40, 52, "if a == b {", workspace.Verified, ""),
+				check("internal/a|b`x`.go", 7, 9, "return \"ok\" |\n nil", workspace.Fabricated, "no such file"),
+				check(".env", 1, 1, "SECRET", workspace.Unverifiable, "denied: *deny list*")},
+			nil,
+		},
+	}
+	c := workspace.Counts{Cited: 4, Verified: 2, Unverifiable: 1, Fabricated: 1}
+	o.Evidence = &c
+	return &Result{Status: StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
+		Aggregate: ShadowAggregate{Median: fp(0), Mean: fp(0), Level: string(shadow.LevelPerfect), Planned: 1, Scored: 1},
+		Bundles:   []*BundleOutcome{o},
+		Workspace: &WorkspaceInfo{Dir: "examples/workspaces/shop"},
+		Evidence:  &c, EvidenceByModel: map[string]workspace.Counts{"mock:honest": c, "odd|model": {}},
+		GroundTruth: &GroundTruthResult{File: "examples/workspaces/shop.truth.yaml", Match: workspace.Match{Defects: 2, Found: 1, Findings: 0, Recall: fp(0.5), Missed: []string{"D2"}}},
+		Telemetry:   reportTelemetry(nil)}
 }

@@ -49,6 +49,7 @@ type BundleOutcome struct {
 	result    commanders.Result
 	commander *commanders.Commander
 	ref       providers.Ref // the commander's model (Model is its text)
+	checks    *bundleChecks // its checked citations; nil when evidence was not measured
 }
 
 // Result is a finished (or interrupted) run. Its Status says how the run
@@ -198,7 +199,6 @@ func aggregate(bundles []*BundleOutcome, planned int) ShadowAggregate {
 // from how it ended (runErr) and what it judged.
 func (r *runState) conclude(res *Result, runErr error) {
 	res.Aggregate = aggregate(res.Bundles, r.plan.Commanders)
-	res.Workspace = r.workspaceInfo()
 	res.Error, res.FailureClass = "", ""
 	phase, interruptedIn := r.rec.ended()
 	ceiling := r.meter.stoppedByCeiling()

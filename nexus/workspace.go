@@ -150,12 +150,3 @@ func closeWorkspace(ws *workspace.FS) {
 		_ = ws.Close()
 	}
 }
-
-// workspaceInfo is the run's workspace and what was read of it so far (nil
-// without a workspace).
-func (r *runState) workspaceInfo() *WorkspaceInfo {
-	if r.ws == nil {
-		return nil
-	}
-	return &WorkspaceInfo{Dir: r.opts.Workspace, Fingerprint: r.ws.Fingerprint()}
-}

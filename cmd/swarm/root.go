@@ -96,6 +96,7 @@ into a distributional safety sandbox.`,
 		newConfigCmd(app),
 		newProvidersCmd(app),
 		newBenchCmd(app, nil),
+		newVerifyEvidenceCmd(app, nil),
 		newVersionCmd(app),
 	)
 	addBuiltinExamples(root)

@@ -42,6 +42,7 @@ type RunOptions struct {
 	Spec        string // Shadow Score Spec version of the reports; "" = from config
 	FileScope   []string
 	Workspace   string // the directory the mission is about
+	GroundTruth string // planted defects to match the findings against (needs a workspace)
 }
 
 // newRunCmd builds `swarm run`; runF runs the parsed options (nil: runRun).
@@ -103,6 +104,7 @@ Exit codes:
 	f.IntVar(&o.Replays, "replays", 0, "run the mission K times in all (K ≥ 2; same sealed criteria) to measure incoherence; 0 runs it once")
 	f.StringVar(&o.Workspace, "workspace", "", "directory the mission is about: agents read it through read-only tools and every citation is checked (overrides the mission's front matter and workspace.dir; see docs/workspace.md)")
 	f.StringArrayVar(&o.FileScope, "file-scope", nil, "limit the files the agents may touch to this path or directory (repeatable; a constraint of every capsule)")
+	f.StringVar(&o.GroundTruth, "ground-truth", "", "YAML file of planted defects (outside the workspace) to match the findings against: recall and precision in result.json and report.md; needs a workspace")
 	f.StringVar(&o.Spec, "spec", "", "Shadow Score Spec version of the reports: 2.0.0 (Shadow Report) or 1.0.0 (Gap Report) (default from config)")
 	return cmd
 }
@@ -205,7 +207,7 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 	}
 	opts := nexus.Options{Config: cfg, Registry: app.Registry(), Mission: mission, MissionName: name, Scale: o.Scale,
 		Personality: o.Personality, Provider: provider, Models: models, OutDir: o.Out, Force: o.Force, Replays: o.Replays, FileScope: o.FileScope,
-		Workspace: o.Workspace, MissionDir: missionDir(o)}
+		Workspace: o.Workspace, MissionDir: missionDir(o), GroundTruth: o.GroundTruth}
 	if o.SeedSet {
 		opts.Seed = &o.Seed
 	}

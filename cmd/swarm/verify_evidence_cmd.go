@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/swarm-dev/swarm/internal/textsafe"
+	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/workspace"
+)
+
+// VerifyEvidenceOptions are the arguments and flags of `swarm
+// verify-evidence`.
+type VerifyEvidenceOptions struct {
+	RunDir    string
+	Workspace string
+	Deny      []string // extra deny patterns, as the run's workspace.deny
+	JSON      bool
+}
+
+// newVerifyEvidenceCmd builds `swarm verify-evidence`; runF runs the
+// parsed options (nil: runVerifyEvidence with nexus.VerifyEvidence).
+func newVerifyEvidenceCmd(app *App, runF func(context.Context, *VerifyEvidenceOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = func(_ context.Context, o *VerifyEvidenceOptions) error {
+			return runVerifyEvidence(app, *o, nexus.VerifyEvidence)
+		}
+	}
+	var o VerifyEvidenceOptions
+	cmd := &cobra.Command{
+		Use:   "verify-evidence RUN_DIR --workspace DIR [--deny PATTERN]... [--json]",
+		Short: "Re-check a finished run's citations against a workspace",
+		Long: `Check every citation a finished run recorded (each atom's, each final
+bundle's and each finding's, read from RUN_DIR/bundles/*.json) against the
+workspace DIR again, and compare the states with RUN_DIR/evidence.json.
+A citation is verified (the file exists inside the root, the lines exist
+and the quote matches them, whitespace-normalised), unverifiable (denied,
+binary, too large) or fabricated (no such file, lines out of range, quote
+mismatch). Use it to see whether a run's evidence still holds after the
+code changed, or to check a run directory someone handed you.
+
+The deny list is the default one plus the workspace's .swarmignore; pass
+the run's extra workspace.deny patterns with --deny so that denied files
+stay unverifiable rather than becoming verified.
+
+Exit 0 when no citation changed state, 1 when at least one did (each is
+listed), 2 on bad usage or a run directory that cannot be read (the file
+is named), including one without evidence.json (a run without a
+workspace records no evidence).`,
+		Example: `  swarm verify-evidence runs/20261123-120000-security-review-ss-50 --workspace examples/workspaces/shop
+  swarm verify-evidence runs/<run-id> --workspace . --deny 'testdata/' --json`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.RunDir = args[0]
+			return runF(cmd.Context(), &o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Workspace, "workspace", "", "the workspace directory the run read (required)")
+	cmd.Flags().StringArrayVar(&o.Deny, "deny", nil, "an extra deny pattern (gitignore syntax), as the run's workspace.deny; repeatable")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+// runVerifyEvidence opens the workspace, re-checks the run with check
+// (nexus.VerifyEvidence) and prints the report.
+func runVerifyEvidence(app *App, o VerifyEvidenceOptions, check func(string, *workspace.FS) (*nexus.EvidenceReport, error)) error {
+	if o.Workspace == "" {
+		return usageError(errors.New("--workspace DIR is required: the directory the run read"))
+	}
+	if fi, err := os.Stat(o.RunDir); err != nil {
+		return usageError(fmt.Errorf("run directory: %w", err))
+	} else if !fi.IsDir() {
+		return usageError(fmt.Errorf("%s: not a run directory", textsafe.Printable(o.RunDir)))
+	}
+	fs, err := workspace.Open(o.Workspace, workspace.Options{Limits: workspace.DefaultLimits(), Deny: o.Deny})
+	if err != nil {
+		return usageError(fmt.Errorf("--workspace: %w", err))
+	}
+	defer fs.Close()
+	rep, err := check(o.RunDir, fs)
+	if err != nil {
+		return usageError(err)
+	}
+	if o.JSON {
+		if err := app.printJSON(rep); err != nil {
+			return err
+		}
+	} else {
+		printEvidenceReport(app, rep)
+	}
+	if rep.Changed() {
+		return exitCode(1)
+	}
+	return nil
+}
+
+func printEvidenceReport(app *App, rep *nexus.EvidenceReport) {
+	p := textsafe.Printable
+	n, r := rep.Counts, rep.RecordedCounts
+	fmt.Fprintf(app.Out, "%s: %d citations re-checked against %s\n", p(rep.RunDir), n.Cited, p(rep.Workspace.Dir))
+	fmt.Fprintf(app.Out, "  now:      %d verified, %d unverifiable, %d fabricated\n", n.Verified, n.Unverifiable, n.Fabricated)
+	fmt.Fprintf(app.Out, "  recorded: %d verified, %d unverifiable, %d fabricated (of %d)\n", r.Verified, r.Unverifiable, r.Fabricated, r.Cited)
+	if !rep.Changed() {
+		fmt.Fprintln(app.Out, "no citation changed state")
+		return
+	}
+	fmt.Fprintf(app.Out, "%d citations changed state:\n", len(rep.Changes))
+	state := func(s workspace.State, none string) string {
+		if s == "" {
+			return none
+		}
+		return string(s)
+	}
+	for _, c := range rep.Changes {
+		line := fmt.Sprintf("  %s: %s:%d-%d %s -> %s", c.Where, c.Citation.Path, c.Citation.StartLine, c.Citation.EndLine,
+			state(c.Was, "(not recorded)"), state(c.Now, "(gone)"))
+		if c.Reason != "" {
+			line += " (" + c.Reason + ")"
+		}
+		fmt.Fprintln(app.Out, p(line))
+	}
+}

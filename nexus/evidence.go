@@ -1,0 +1,305 @@
+package nexus
+
+import (
+	"sort"
+
+	"github.com/swarm-dev/swarm/workspace"
+)
+
+// This file checks a run's evidence: every citation of every atom, of
+// every (final) bundle and of every finding, against the workspace. The
+// counts reach the bundles, result.json, telemetry.json, evidence.json and
+// report.md only when the run had a workspace; without one evidence was
+// not measured and every one of them is absent (nil), never zero.
+
+// verifier checks one citation against a workspace (*workspace.FS; tests
+// use a fake with known states).
+type verifier interface {
+	Verify(workspace.Citation) workspace.Check
+}
+
+// workspaceVerifier is a verifier that can also say what it checked
+// against: *workspace.FS.
+type workspaceVerifier interface {
+	verifier
+	Dir() string
+	Fingerprint() workspace.Fingerprint
+}
+
+// evidenceSetup is what Prepare resolved for the evidence part of a run:
+// the ground truth (loaded, so a bad file fails before any LLM call) and,
+// for tests, a verifier standing in for the workspace.
+type evidenceSetup struct {
+	gt     truthMatcher // nil without Options.GroundTruth
+	gtFile string
+	verify workspaceVerifier // a test's fake; nil: the run's workspace (runState.ws)
+}
+
+// evidenceVerifier is the run's verifier: a test's fake, else the opened
+// workspace, else nil (the run has no workspace: nothing is measured).
+func (r *runState) evidenceVerifier() workspaceVerifier {
+	if r.ev.verify != nil {
+		return r.ev.verify
+	}
+	if r.ws != nil {
+		return r.ws
+	}
+	return nil
+}
+
+// armEvidence hands a mission's evidence setup to its run and lets the
+// sandbox bridge check atoms' citations as they arrive. Called once when
+// the run directory opens (Mission.open).
+func (r *runState) armEvidence(s evidenceSetup) {
+	r.ev = s
+	if r.sb != nil {
+		// Read when an atom arrives: the workspace is open by then.
+		r.sb.verify = func() verifier { return r.evidenceVerifier() }
+	}
+}
+
+// AtomEvidence is one atom's checked citations (evidence.json "atoms").
+type AtomEvidence struct {
+	AgentID string            `json:"agent_id"`
+	Model   string            `json:"model"`
+	BriefID string            `json:"brief_id"`
+	Checks  []workspace.Check `json:"checks"`
+}
+
+// BundleEvidence is one final bundle's checked citations: its own and
+// each finding's (evidence.json "bundles").
+type BundleEvidence struct {
+	Domain    string            `json:"domain"`
+	Commander string            `json:"commander"`
+	Model     string            `json:"model"`
+	Evidence  []workspace.Check `json:"evidence"`
+	Findings  []FindingEvidence `json:"findings"`
+}
+
+// FindingEvidence is one finding's checked citations; Index is its place
+// in the bundle's findings (from 0).
+type FindingEvidence struct {
+	Index  int               `json:"index"`
+	Title  string            `json:"title"`
+	Checks []workspace.Check `json:"checks"`
+}
+
+// EvidenceFile is evidence.json: every checked citation of a run with a
+// workspace, and their counts.
+type EvidenceFile struct {
+	Workspace WorkspaceInfo               `json:"workspace"`
+	Atoms     []AtomEvidence              `json:"atoms"`
+	Bundles   []BundleEvidence            `json:"bundles"`
+	Counts    workspace.Counts            `json:"counts"`
+	ByModel   map[string]workspace.Counts `json:"by_model"`
+	ByAgent   map[string]workspace.Counts `json:"by_agent"`
+}
+
+// bundleChecks are a bundle's checked citations, kept on its outcome for
+// the consensus formula (per atom), the report (per finding) and the
+// ground truth.
+type bundleChecks struct {
+	atoms    [][]workspace.Check // aligned with result.Atoms; nil for a failed atom
+	own      []workspace.Check   // the final bundle's evidence
+	findings [][]workspace.Check // aligned with Bundle.Findings
+}
+
+// checkAll verifies every citation.
+func checkAll(v verifier, cs []workspace.Citation) []workspace.Check {
+	out := make([]workspace.Check, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, v.Verify(c))
+	}
+	return out
+}
+
+func countChecks(cs []workspace.Check) workspace.Counts {
+	var n workspace.Counts
+	for _, c := range cs {
+		n.Add(c.State)
+	}
+	return n
+}
+
+// checkBundle verifies the citations of a bundle's atoms and of its final
+// bundle (a failed bundle has none of its own) and sets o.Evidence: its
+// own, its findings' and its atoms' citations.
+func checkBundle(v verifier, o *BundleOutcome) {
+	bc := &bundleChecks{atoms: make([][]workspace.Check, len(o.result.Atoms))}
+	var n workspace.Counts
+	for i, a := range o.result.Atoms {
+		if a.Failed {
+			continue
+		}
+		bc.atoms[i] = checkAll(v, a.Atom.Evidence)
+		n = n.Plus(countChecks(bc.atoms[i]))
+	}
+	if !o.Failed {
+		bc.own = checkAll(v, o.Bundle.Evidence)
+		n = n.Plus(countChecks(bc.own))
+		for _, f := range o.Bundle.Findings {
+			fc := checkAll(v, f.Evidence)
+			bc.findings = append(bc.findings, fc)
+			n = n.Plus(countChecks(fc))
+		}
+	}
+	o.checks, o.Evidence = bc, &n
+}
+
+// verifyEvidence checks every citation of the run's atoms and final
+// bundles (Phase 7, before consensus: hardening has revised what it
+// would) and fills the Result's evidence fields and its ground-truth match.
+// Without a workspace it does nothing: evidence is not measured.
+func (r *runState) verifyEvidence(res *Result) {
+	v := r.evidenceVerifier()
+	if v == nil {
+		return
+	}
+	for _, o := range res.Bundles {
+		checkBundle(v, o)
+	}
+	f := evidenceFile(res.Bundles)
+	res.Evidence, res.EvidenceByModel, res.EvidenceByAgent = &f.Counts, f.ByModel, f.ByAgent
+	if r.ev.gt != nil {
+		res.GroundTruth = &GroundTruthResult{File: r.ev.gtFile, Match: r.ev.gt.Match(findingChecks(res.Bundles))}
+	}
+}
+
+// findingChecks are the checked citations of every finding of every
+// bundle, in bundle then finding order: what a ground truth is matched
+// against.
+func findingChecks(bundles []*BundleOutcome) [][]workspace.Check {
+	out := [][]workspace.Check{}
+	for _, o := range bundles {
+		if o.checks == nil {
+			continue
+		}
+		out = append(out, o.checks.findings...)
+	}
+	return out
+}
+
+// evidenceFile assembles evidence.json (without its workspace) from the
+// bundles' checks: the atoms count for their worker and its model, a
+// bundle's own and findings' citations for its commander and its model.
+func evidenceFile(bundles []*BundleOutcome) EvidenceFile {
+	f := EvidenceFile{Atoms: []AtomEvidence{}, Bundles: []BundleEvidence{},
+		ByModel: map[string]workspace.Counts{}, ByAgent: map[string]workspace.Counts{}}
+	add := func(agent, model string, cs []workspace.Check) {
+		n := countChecks(cs)
+		f.Counts = f.Counts.Plus(n)
+		f.ByAgent[agent] = f.ByAgent[agent].Plus(n)
+		f.ByModel[model] = f.ByModel[model].Plus(n)
+	}
+	for _, o := range bundles {
+		bc := o.checks
+		if bc == nil {
+			continue
+		}
+		for i, a := range o.result.Atoms {
+			if bc.atoms[i] == nil {
+				continue
+			}
+			f.Atoms = append(f.Atoms, AtomEvidence{AgentID: a.AgentID, Model: a.Model, BriefID: a.BriefID, Checks: bc.atoms[i]})
+			add(a.AgentID, a.Model, bc.atoms[i])
+		}
+		if o.Failed {
+			continue
+		}
+		be := BundleEvidence{Domain: o.Domain, Commander: o.Commander, Model: o.Model, Evidence: bc.own, Findings: []FindingEvidence{}}
+		add(o.Commander, o.Model, bc.own)
+		for i, fc := range bc.findings {
+			be.Findings = append(be.Findings, FindingEvidence{Index: i, Title: o.Bundle.Findings[i].Title, Checks: fc})
+			add(o.Commander, o.Model, fc)
+		}
+		f.Bundles = append(f.Bundles, be)
+	}
+	return f
+}
+
+// workspaceInfo is what the run's workspace looked like, nil without one.
+// Dir is as given when it was given, else the root's absolute path.
+func (r *runState) workspaceInfo() *WorkspaceInfo {
+	v := r.evidenceVerifier()
+	if v == nil {
+		return nil
+	}
+	dir := r.opts.Workspace
+	if dir == "" {
+		dir = v.Dir()
+	}
+	return &WorkspaceInfo{Dir: dir, Fingerprint: v.Fingerprint()}
+}
+
+// writeEvidence writes evidence.json and rewrites each bundle file with
+// its final bundle and its counts (only when the run measured evidence).
+func (r *runState) writeEvidence(res *Result) {
+	if res.Evidence == nil || res.Workspace == nil {
+		return
+	}
+	f := evidenceFile(res.Bundles)
+	f.Workspace = *res.Workspace
+	_ = r.dir.WriteJSON("evidence.json", f)
+	for _, o := range res.Bundles {
+		if o.checks == nil {
+			continue
+		}
+		_ = r.dir.WriteJSON("bundles/"+o.ID+".json", bundleRecord(o))
+	}
+}
+
+// atomCounts is one atom's counts in a bundle file.
+type atomCounts struct {
+	AgentID  string           `json:"agent_id"`
+	Model    string           `json:"model"`
+	BriefID  string           `json:"brief_id"`
+	Evidence workspace.Counts `json:"evidence"`
+}
+
+// bundleRecord is bundles/<id>.json of a run with a workspace: what
+// absorb writes, with the final (hardened) bundle and the evidence counts
+// of the bundle and of each atom that finished.
+func bundleRecord(o *BundleOutcome) map[string]any {
+	res := o.result
+	var ac []atomCounts
+	for i, a := range res.Atoms {
+		if o.checks.atoms[i] == nil {
+			continue
+		}
+		ac = append(ac, atomCounts{AgentID: a.AgentID, Model: a.Model, BriefID: a.BriefID, Evidence: countChecks(o.checks.atoms[i])})
+	}
+	return map[string]any{
+		"id": o.ID, "domain": o.Domain, "commander": o.Commander, "model": o.Model, "failed": o.Failed,
+		"salvaged": o.Salvaged, "failure_class": o.FailureClass, "error": o.Error, "bundle": o.Bundle,
+		"plan": res.Plan, "atoms": res.Atoms, "leaks": o.LeakReport,
+		"evidence": o.Evidence, "atom_evidence": ac,
+	}
+}
+
+// atomChecksOf returns the bundle's per-atom checks aligned with its
+// atoms, nil when evidence was not measured.
+func atomChecksOf(o *BundleOutcome) [][]workspace.Check {
+	if o.checks == nil {
+		return nil
+	}
+	return o.checks.atoms
+}
+
+// sortedCounts lists a map of counts by key.
+func sortedCounts(m map[string]workspace.Counts) []namedCounts {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]namedCounts, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, namedCounts{Name: k, Counts: m[k]})
+	}
+	return out
+}
+
+type namedCounts struct {
+	Name string
+	workspace.Counts
+}
