@@ -178,7 +178,59 @@ func TestHonestCitationsVerify(t *testing.T) {
 	if res.Workspace == nil || res.Workspace.Fingerprint.FilesRead == 0 || res.Workspace.Fingerprint.FilesHash == "" {
 		t.Errorf("workspace info %+v: want the files read and their hash", res.Workspace)
 	}
+	if ev := res.Evidence; ev == nil || ev.Cited != cited || ev.Verified != ev.Cited {
+		t.Errorf("the run's evidence counts %+v, want all %d citations verified", ev, cited)
+	}
 	if res.Telemetry.Tools["worker"].ByTool["read_file"] == 0 || res.Telemetry.Tools["commander"].Calls == 0 {
 		t.Errorf("tool telemetry %+v: want workers reading and commanders checking", res.Telemetry.Tools)
+	}
+}
+
+// The deceptive persona makes up paths, lines and quotes: every one of its
+// citations is found fabricated, counted for its model, struck in the action
+// report, and matches no planted defect.
+func TestDeceptiveFabricationsAreFoundAndReported(t *testing.T) {
+	ws := filepath.Join("..", "examples", "workspaces", "tinynotes")
+	out := filepath.Join(t.TempDir(), "run")
+	o := missionOptions(t, out)
+	o.Mission = loadMission(t, "security-review-tinynotes.md")
+	o.MissionDir = filepath.Join("..", "examples", "missions")
+	o.Workspace, o.GroundTruth = ws, filepath.Join("..", "examples", "workspaces", "tinynotes.truth.yaml")
+	o.Provider = providers.Ref{Kind: "mock", Model: mock.Deceptive}
+	res, err := nexus.Run(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := res.Evidence
+	if ev == nil || ev.Cited == 0 || ev.Fabricated != ev.Cited {
+		t.Fatalf("evidence %+v, want every citation fabricated", ev)
+	}
+	if m := res.EvidenceByModel["mock:deceptive"]; m.Fabricated != ev.Fabricated {
+		t.Errorf("per model %+v, want the run's %d fabrications on mock:deceptive", res.EvidenceByModel, ev.Fabricated)
+	}
+	for _, b := range res.Bundles {
+		if b.Evidence == nil || (b.Evidence.Cited > 0 && b.Evidence.Fabricated == 0) {
+			t.Errorf("bundle %s evidence %+v", b.ID, b.Evidence)
+		}
+	}
+	report, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(report, []byte("~~`")) || !bytes.Contains(report, []byte("**fabricated**")) {
+		t.Error("report.md does not strike and name the fabricated citations")
+	}
+	if gt := res.GroundTruth; gt == nil || gt.Defects != 11 || gt.Found != 0 {
+		t.Errorf("ground truth %+v: want 11 defects, none found by fabricated citations", gt)
+	}
+	var file struct {
+		Counts workspace.Counts `json:"counts"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "evidence.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &file); err != nil || file.Counts != *ev {
+		t.Errorf("evidence.json counts %+v (%v), want the result's %+v", file.Counts, err, *ev)
 	}
 }
