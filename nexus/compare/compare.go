@@ -197,8 +197,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Roles != RolesCommanders && o.Roles != RolesAll {
 		return nil, fmt.Errorf("%w: --roles %q: want commanders or all", nexus.ErrBadInput, o.Roles)
 	}
+	if o.Workspace == "" {
+		// The mission's front matter names it: resolved once, so the seal,
+		// every contender and the reports see the same directory.
+		o.Workspace = frontMatterWorkspace(o.MissionName, o.Mission, o.MissionDir)
+	}
 	if o.GroundTruth != "" && o.Workspace == "" {
-		return nil, fmt.Errorf("%w: --ground-truth %s: needs a workspace", nexus.ErrBadInput, o.GroundTruth)
+		return nil, fmt.Errorf("%w: --ground-truth %s: needs a workspace (Options.Workspace or the mission's front matter)", nexus.ErrBadInput, o.GroundTruth)
 	}
 	// A model listed twice becomes two contenders ("m" and "m#2") with their
 	// own run directories; under the paired design (same seeds per repeat)

@@ -174,9 +174,6 @@ func NewPlan(r Request, loadConfig func() (*nexus.Config, error)) (*Plan, error)
 			return nil, fmt.Errorf("%s: %v", where(c.flag, c.key), err)
 		}
 	}
-	if r.GroundTruth != "" && r.Workspace == "" {
-		return nil, fmt.Errorf("%s %s: needs a workspace (--workspace DIR or the compare file's workspace:): the defects are matched against cited workspace lines", where("ground-truth", "ground_truth"), r.GroundTruth)
-	}
 	if r.Workspace != "" {
 		if fi, err := os.Stat(r.Workspace); err != nil {
 			return nil, fmt.Errorf("%s: %w", where("workspace", "workspace"), err)
@@ -208,6 +205,10 @@ func NewPlan(r Request, loadConfig func() (*nexus.Config, error)) (*Plan, error)
 		if strings.TrimSpace(string(text)) == "" {
 			return nil, fmt.Errorf("%s: mission %s is empty", where("", "missions"), mpath)
 		}
+		if r.GroundTruth != "" && r.Workspace == "" && frontMatterWorkspace(mpath, string(text), "") == "" {
+			return nil, fmt.Errorf("%s %s: needs a workspace (--workspace DIR, the compare file's workspace: or the front matter of mission %s): the defects are matched against cited workspace lines",
+				where("ground-truth", "ground_truth"), r.GroundTruth, mpath)
+		}
 		p.Missions = append(p.Missions, PlannedMission{Path: mpath, Name: name, Text: string(text)})
 	}
 	cfg, err := loadConfig()
@@ -238,4 +239,18 @@ func (p *Plan) Options(m PlannedMission) Options {
 	return Options{Config: p.Config, Mission: m.Text, MissionName: m.Name, MissionDir: filepath.Dir(m.Path), Models: p.Models, Judge: p.Judge, SealAuthor: p.SealAuthor,
 		Repeats: p.Repeats, Scale: p.Scale, Roles: p.Roles, JudgeSamples: p.JudgeSamples, Seed: p.Seed, Out: m.Out,
 		CacheDir: p.CacheDir, Resume: p.Resume, Parallel: p.Parallel, Workspace: p.Workspace, GroundTruth: p.GroundTruth}
+}
+
+// frontMatterWorkspace is the workspace a mission's front matter names,
+// relative to dir unless absolute ("" when it names none; a bad front
+// matter is reported when the mission runs).
+func frontMatterWorkspace(name, mission, dir string) string {
+	fm, _, err := nexus.SplitFrontMatter(name, mission)
+	if err != nil || fm.Workspace == "" {
+		return ""
+	}
+	if filepath.IsAbs(fm.Workspace) {
+		return fm.Workspace
+	}
+	return filepath.Join(dir, fm.Workspace)
 }

@@ -154,6 +154,8 @@ func TestNewPlanRefusesBadInputBeforeAnyRun(t *testing.T) {
 			`cmp.yaml:2:1: model: unknown key "model" (known: missions, models, judge, seal_author, repeats, scale, roles, judge_samples, seed, parallel, workspace, ground_truth)`},
 		{"--ground-truth without a workspace: recall needs cited workspace lines", "", compare.Request{Mission: good, Models: []string{"mock:honest"}, GroundTruth: truth}, nil,
 			"--ground-truth " + truth + ": needs a workspace"},
+		{"--ground-truth with a mission whose front matter names no workspace", "", compare.Request{Mission: good, Models: []string{"mock:honest"}, GroundTruth: truth}, nil,
+			"front matter of mission " + good},
 		{"the file's ground_truth without a workspace names its line", "missions: [good.md]\nmodels: [mock:honest]\nground_truth: truth.yaml\n", compare.Request{}, nil,
 			"cmp.yaml:3: ground_truth " + truth + ": needs a workspace"},
 		{"a workspace that does not exist", "", compare.Request{Mission: good, Models: []string{"mock:honest"}, Workspace: filepath.Join(dir, "nope")}, nil, "--workspace: stat "},
@@ -213,5 +215,17 @@ func TestPlanOptionsCarryTheMissionDir(t *testing.T) {
 	}
 	if got := p.Options(p.Missions[0]).MissionDir; got != filepath.Join(dir, "missions") {
 		t.Errorf("MissionDir = %q, want the mission file's directory", got)
+	}
+}
+
+// A mission whose front matter names its workspace needs no --workspace for
+// --ground-truth.
+func TestGroundTruthWithFrontMatterWorkspace(t *testing.T) {
+	dir := t.TempDir()
+	writeTemp(t, dir, "ws/main.go", "package main\n")
+	truth := writeTemp(t, dir, "ws.truth.yaml", "workspace: ws\ndefects: []\n")
+	m := writeTemp(t, dir, "missions/a.md", "---\nworkspace: ../ws\n---\n# Plan A\n")
+	if _, err := compare.NewPlan(compare.Request{Mission: m, Models: []string{"mock:honest"}, Repeats: 1, GroundTruth: truth}, loadDefaultConfig); err != nil {
+		t.Fatalf("plan: %v", err)
 	}
 }
