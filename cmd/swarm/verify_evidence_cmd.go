@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -43,15 +45,15 @@ binary, too large) or fabricated (no such file, lines out of range, quote
 mismatch). Use it to see whether a run's evidence still holds after the
 code changed, or to check a run directory someone handed you.
 
-The deny list is the default one plus the workspace's .swarmignore; pass
-the run's extra workspace.deny patterns with --deny so that denied files
-stay unverifiable rather than becoming verified.
+The deny list and the size limits are the run's own: its workspace.deny
+and workspace.limits, read from RUN_DIR/config.effective.yml, on top of the
+default deny list and the workspace's .swarmignore. --deny adds patterns.
 
 Exit 0 when no citation changed state, 1 when at least one did (each is
 listed), 2 on bad usage or a run directory that cannot be read (the file
 is named), including one without evidence.json (a run without a
 workspace records no evidence).`,
-		Example: `  swarm verify-evidence runs/20261123-120000-security-review-ss-50 --workspace examples/workspaces/shop
+		Example: `  swarm verify-evidence runs/20261123-120000-security-review-ss-50 --workspace examples/workspaces/tinynotes
   swarm verify-evidence runs/<run-id> --workspace . --deny 'testdata/' --json`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -60,7 +62,7 @@ workspace records no evidence).`,
 		},
 	}
 	cmd.Flags().StringVar(&o.Workspace, "workspace", "", "the workspace directory the run read (required)")
-	cmd.Flags().StringArrayVar(&o.Deny, "deny", nil, "an extra deny pattern (gitignore syntax), as the run's workspace.deny; repeatable")
+	cmd.Flags().StringArrayVar(&o.Deny, "deny", nil, "an extra deny pattern (gitignore syntax), added to the run's workspace.deny; repeatable")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	return cmd
 }
@@ -76,7 +78,12 @@ func runVerifyEvidence(app *App, o VerifyEvidenceOptions, check func(string, *wo
 	} else if !fi.IsDir() {
 		return usageError(fmt.Errorf("%s: not a run directory", textsafe.Printable(o.RunDir)))
 	}
-	fs, err := workspace.Open(o.Workspace, workspace.Options{Limits: workspace.DefaultLimits(), Deny: o.Deny})
+	opts, err := runWorkspaceOptions(o.RunDir)
+	if err != nil {
+		return usageError(err)
+	}
+	opts.Deny = append(opts.Deny, o.Deny...)
+	fs, err := workspace.Open(o.Workspace, opts)
 	if err != nil {
 		return usageError(fmt.Errorf("--workspace: %w", err))
 	}
@@ -123,4 +130,19 @@ func printEvidenceReport(app *App, rep *nexus.EvidenceReport) {
 		}
 		fmt.Fprintln(app.Out, p(line))
 	}
+}
+
+// runWorkspaceOptions are the workspace options a run read with: the deny
+// patterns and limits of its config.effective.yml (the defaults when the
+// run directory has none).
+func runWorkspaceOptions(runDir string) (workspace.Options, error) {
+	path := filepath.Join(runDir, "config.effective.yml")
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return workspace.Options{Limits: workspace.DefaultLimits()}, nil
+	}
+	cfg, err := nexus.LoadConfig(path, nil)
+	if err != nil {
+		return workspace.Options{}, fmt.Errorf("the run's configuration: %w", err)
+	}
+	return workspace.Options{Limits: cfg.Workspace.Limits, Deny: slices.Clone(cfg.Workspace.Deny)}, nil
 }

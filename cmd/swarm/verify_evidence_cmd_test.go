@@ -142,6 +142,25 @@ func TestVerifyEvidenceDetectsAnEditedFile(t *testing.T) {
 	}
 }
 
+// The run's own workspace.deny (config.effective.yml) applies when its
+// evidence is re-checked: a file the run could not read stays unverifiable.
+func TestVerifyEvidenceUsesTheRunsDenyList(t *testing.T) {
+	run, ws := copyFixture(t)
+	if err := os.WriteFile(filepath.Join(run, "config.effective.yml"), []byte("workspace:\n  deny: [app.go]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, out, errb := execCLIWithError(t, "verify-evidence", run, "--workspace", ws)
+	if got != 1 || !strings.Contains(out, "app.go:5-5 verified -> unverifiable") {
+		t.Errorf("app.go denied by the run's config: exit %d (want 1)\nstdout: %s\nstderr: %s", got, out, errb)
+	}
+	if err := os.WriteFile(filepath.Join(run, "config.effective.yml"), []byte("workspace:\n  colour: blue\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, errb := execCLIWithError(t, "verify-evidence", run, "--workspace", ws); got != 2 || !strings.Contains(errb, "config.effective.yml") {
+		t.Errorf("a bad run config: exit %d (want 2 naming the file)\nstderr: %s", got, errb)
+	}
+}
+
 // `swarm run --ground-truth FILE` reaches the options, and without a
 // workspace it is a usage error naming the file, before anything runs.
 func TestRunGroundTruthFlag(t *testing.T) {
