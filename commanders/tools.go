@@ -2,10 +2,12 @@ package commanders
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
 // ToolSet is what an agent may call while it works: the tools offered to
@@ -36,6 +38,9 @@ func WithTools(p providers.Provider, ts ToolSet) providers.Provider {
 	return toolLoop{p: p, ts: ts}
 }
 
+// turnLimitNote tells a model its tool turns are spent.
+const turnLimitNote = vocab.ToolLimitNote + " (%d tool turns per answer). Answer now, in the required format, with what you have read."
+
 type toolLoop struct {
 	p  providers.Provider
 	ts ToolSet
@@ -53,6 +58,10 @@ func (l toolLoop) Complete(ctx context.Context, req providers.Request) (provider
 		r.Tools = nil
 		if turn < l.ts.Turns() {
 			r.Tools = l.ts.Definitions()
+		} else if turn > 0 {
+			// The model wanted more tools than it may use: tell it, so it
+			// answers rather than asking again (an answer, never a crash).
+			r.Messages = append(msgs, providers.Message{Role: providers.RoleUser, Content: fmt.Sprintf(turnLimitNote, l.ts.Turns())})
 		}
 		resp, err := l.p.Complete(ctx, r)
 		usage, latency = usage.Add(resp.Usage), latency+resp.Latency

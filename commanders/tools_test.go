@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -123,6 +124,26 @@ func TestWithToolsAppendsCallsAndResults(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, p.reqs[1].Messages); diff != "" {
 		t.Errorf("second turn's messages (-want +got):\n%s", diff)
+	}
+}
+
+// A model that used every tool turn is told so on the last request, which
+// offers no tools; a model that never called a tool gets no such note.
+func TestWithToolsTellsTheModelTheLimit(t *testing.T) {
+	p := &scripted{answers: []providers.Response{toolTurn("a"), {Text: "done"}}}
+	if _, err := WithTools(p, &fakeTools{turns: 1}).Complete(t.Context(), providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: "go"}}}); err != nil {
+		t.Fatal(err)
+	}
+	last := p.reqs[1].Messages[len(p.reqs[1].Messages)-1]
+	if last.Role != providers.RoleUser || !strings.HasPrefix(last.Content, "Limit reached: no more tool calls (1 tool turns") {
+		t.Errorf("last message of the final request = %+v, want the limit note", last)
+	}
+	p = &scripted{answers: []providers.Response{{Text: "done"}}}
+	if _, err := WithTools(p, &fakeTools{turns: 0}).Complete(t.Context(), providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: "go"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(p.reqs[0].Messages); n != 1 {
+		t.Errorf("no tools at all: %d messages sent, want the caller's one", n)
 	}
 }
 

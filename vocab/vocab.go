@@ -100,3 +100,8 @@ const (
 	BlockDecomposition = "decomposition"   // the Nexus's decomposition shown to the seal author
 	BlockEvidence      = "evidence"        // a worker atom's citations shown to its commander (id: its brief id), one EvidenceItemPrefix line each
 )
+
+// ToolLimitNote starts the message that tells a model its tool turns are
+// spent and it must answer now (commanders.WithTools). It is not the task:
+// the mock reads the task from the user message before it.
+const ToolLimitNote = "Limit reached: no more tool calls"

@@ -28,7 +28,7 @@ func allText(req providers.Request) string {
 // lastUser is the last user message (the one being answered).
 func lastUser(req providers.Request) string {
 	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == providers.RoleUser {
+		if req.Messages[i].Role == providers.RoleUser && !strings.HasPrefix(req.Messages[i].Content, vocab.ToolLimitNote) {
 			return req.Messages[i].Content
 		}
 	}

@@ -745,3 +745,41 @@ func TestToolLoopSameOverHTTP(t *testing.T) {
 		}
 	}
 }
+
+// The tool loop's note that the turns are spent (vocab.ToolLimitNote) is
+// not the task: a persona answers the brief it was given, with the
+// citations it gathered, whether or not the note follows.
+func TestToolLimitNoteIsNotTheTask(t *testing.T) {
+	_, tools := newWorkspace(t)
+	m := mustMock(t, mock.Honest)
+	req := atomRequest(t, true)
+	req.Tools = tools.defs()
+	for range 3 { // list and grep, then read
+		resp, err := m.Complete(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.ToolCalls) == 0 {
+			break
+		}
+		req.Messages = append(req.Messages, providers.AssistantToolCalls(resp))
+		for _, c := range resp.ToolCalls {
+			req.Messages = append(req.Messages, providers.ToolResult(c, tools.call(c)))
+		}
+	}
+	req.Tools = nil
+	plain := req
+	noted := req
+	noted.Messages = append(slices.Clone(req.Messages), providers.Message{Role: providers.RoleUser, Content: vocab.ToolLimitNote + " (2 tool turns per answer). Answer now."})
+	var atoms [2]commanders.Atom
+	for i, r := range []providers.Request{plain, noted} {
+		a, _, err := providers.Structured[commanders.Atom](t.Context(), m, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		atoms[i] = a
+	}
+	if atoms[0].Content != atoms[1].Content || !cmp.Equal(atoms[0].Evidence, atoms[1].Evidence) || len(atoms[0].Evidence) == 0 {
+		t.Errorf("with the note the answer changed:\nwithout: %q %v\nwith:    %q %v", atoms[0].Content, atoms[0].Evidence, atoms[1].Content, atoms[1].Evidence)
+	}
+}
