@@ -350,10 +350,7 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	var calls []wireToolCall
 	for i, tc := range resp.ToolCalls {
-		c := wireToolCall{ID: tc.ID, Type: "function"}
-		if c.ID == "" {
-			c.ID = fmt.Sprintf("call_%d", i)
-		}
+		c := wireToolCall{ID: providers.CallID(tc.ID, i), Type: "function"}
 		c.Function.Name, c.Function.Arguments = tc.Name, tc.Arguments
 		calls = append(calls, c)
 	}
