@@ -357,12 +357,8 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 	if len(calls) > 0 && finish == "stop" {
 		finish = "tool_calls"
 	}
-	outLen := len(resp.Text)
-	for _, c := range calls {
-		outLen += len(c.Function.Name) + len(c.Function.Arguments)
-	}
 	inTok := tokens(req)
-	outTok := max(1, outLen/4)
+	outTok := max(1, (len(resp.Text)+callsSize(resp.ToolCalls))/4)
 	if resp.Usage.OutputTokens > 0 {
 		outTok = resp.Usage.OutputTokens
 	}
