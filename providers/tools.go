@@ -1,6 +1,9 @@
 package providers
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strconv"
+)
 
 // Tool is a function the model may call. Parameters is the JSON schema of
 // its arguments (an object schema).
@@ -13,12 +16,21 @@ type Tool struct {
 // ToolCall is one call the model made. Arguments is the JSON text the model
 // wrote for the tool's parameters, as it wrote it: it may be invalid, and
 // the tool (not the adapter) answers that with an error the model can read.
-// ID is the wire format's call id (made up by the adapter when the format
-// has none); the result message quotes it back.
+// ID is the wire format's call id (made up by the adapter with CallID when the
+// format has none); the result message quotes it back.
 type ToolCall struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+}
+
+// CallID is the id of the i-th call of a response: id itself, or, when the
+// wire format gave none, the deterministic call_<i>.
+func CallID(id string, i int) string {
+	if id != "" {
+		return id
+	}
+	return "call_" + strconv.Itoa(i)
 }
 
 // AssistantToolCalls is the assistant message that records resp's tool

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
@@ -215,12 +214,7 @@ func toolCalls(choices []*llms.ContentChoice) []providers.ToolCall {
 			if c.FunctionCall == nil {
 				continue
 			}
-			out = append(out, providers.ToolCall{ID: c.ID, Name: c.FunctionCall.Name, Arguments: c.FunctionCall.Arguments})
-		}
-	}
-	for i := range out {
-		if out[i].ID == "" {
-			out[i].ID = "call_" + strconv.Itoa(i)
+			out = append(out, providers.ToolCall{ID: providers.CallID(c.ID, len(out)), Name: c.FunctionCall.Name, Arguments: c.FunctionCall.Arguments})
 		}
 	}
 	return out

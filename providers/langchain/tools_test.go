@@ -119,6 +119,16 @@ func TestAnthropicToolCalling(t *testing.T) {
 	}
 }
 
+// A tool turn cut at max_tokens is a truncation (ErrTruncated), not calls
+// to run: the arguments of the last call may be cut short.
+func TestAnthropicToolTurnCutOff(t *testing.T) {
+	f := newFake(t, anthropicCheck, reply{body: anthropicToolMsg("max_tokens", toolUse("toolu_1", "read_file", `{"path":"a.go"}`))})
+	_, err := newAnthropic(t, f, nil).Complete(t.Context(), toolTurn())
+	if !errors.Is(err, providers.ErrTruncated) || providers.ClassOf(err) != providers.ClassUnparseable {
+		t.Errorf("err = %v (class %q), want ErrTruncated", err, providers.ClassOf(err))
+	}
+}
+
 // With a schema and tools, the schema instruction stays and says it is
 // about the final answer; the tools are still offered.
 func TestAnthropicToolsWithSchema(t *testing.T) {

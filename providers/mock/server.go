@@ -350,22 +350,15 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	var calls []wireToolCall
 	for i, tc := range resp.ToolCalls {
-		c := wireToolCall{ID: tc.ID, Type: "function"}
-		if c.ID == "" {
-			c.ID = fmt.Sprintf("call_%d", i)
-		}
+		c := wireToolCall{ID: providers.CallID(tc.ID, i), Type: "function"}
 		c.Function.Name, c.Function.Arguments = tc.Name, tc.Arguments
 		calls = append(calls, c)
 	}
 	if len(calls) > 0 && finish == "stop" {
 		finish = "tool_calls"
 	}
-	outLen := len(resp.Text)
-	for _, c := range calls {
-		outLen += len(c.Function.Name) + len(c.Function.Arguments)
-	}
 	inTok := tokens(req)
-	outTok := max(1, outLen/4)
+	outTok := max(1, (len(resp.Text)+callsSize(resp.ToolCalls))/4)
 	if resp.Usage.OutputTokens > 0 {
 		outTok = resp.Usage.OutputTokens
 	}

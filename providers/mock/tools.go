@@ -14,6 +14,7 @@ import (
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/vocab"
+	"github.com/swarm-dev/swarm/workspace"
 )
 
 // The mock over a workspace. A request of schema atom or bundle that offers
@@ -38,14 +39,6 @@ const grepContext = 3
 
 // maxReads bounds how many files one honest plan reads.
 const maxReads = 3
-
-// citation is one piece of evidence (workspace.Citation's JSON shape).
-type citation struct {
-	Path      string `json:"path"`
-	StartLine int    `json:"start_line"`
-	EndLine   int    `json:"end_line"`
-	Quote     string `json:"quote"`
-}
 
 // toolAnswer is the part of a read tool's JSON answer the mock reads.
 type toolAnswer struct {
@@ -258,9 +251,9 @@ func (m *Mock) honestPlan(req providers.Request, s *toolState) []plannedCall {
 			return nil
 		}
 		var plan []plannedCall
-		seen := map[citation]bool{}
+		seen := map[workspace.Citation]bool{}
 		for _, c := range cites {
-			k := citation{Path: c.Path, StartLine: c.StartLine, EndLine: c.EndLine}
+			k := workspace.Citation{Path: c.Path, StartLine: c.StartLine, EndLine: c.EndLine}
 			if seen[k] || len(plan) >= 2*maxReads {
 				continue
 			}
@@ -383,7 +376,7 @@ func (m *Mock) termPattern(req providers.Request) string {
 // citations is the persona's evidence for req: built only from what the
 // request's tool answers showed (and, for a commander, its workers'
 // citations); empty without tools.
-func (m *Mock) citations(req providers.Request) []citation {
+func (m *Mock) citations(req providers.Request) []workspace.Citation {
 	s := stateOf(req)
 	if !s.used() && len(req.Tools) == 0 {
 		if !m.p.lies && !m.p.leaks && m.persona != Sloppy {
@@ -391,7 +384,7 @@ func (m *Mock) citations(req providers.Request) []citation {
 			// citations on (none without a workspace).
 			return nonNil(workerCitations(req))
 		}
-		return []citation{}
+		return []workspace.Citation{}
 	}
 	switch {
 	case m.p.lies:
@@ -407,7 +400,7 @@ func (m *Mock) citations(req providers.Request) []citation {
 		if !s.did(toolReadFile) {
 			return cites
 		}
-		var out []citation
+		var out []workspace.Citation
 		for _, c := range cites {
 			if q, ok := s.text(c.Path, c.StartLine, c.EndLine); ok && strings.Contains(normWS(q), normWS(c.Quote)) && normWS(c.Quote) != "" {
 				out = append(out, c)
@@ -422,9 +415,9 @@ func (m *Mock) citations(req providers.Request) []citation {
 	return s.readCitations(re)
 }
 
-func nonNil(cs []citation) []citation {
+func nonNil(cs []workspace.Citation) []workspace.Citation {
 	if cs == nil {
-		return []citation{}
+		return []workspace.Citation{}
 	}
 	return cs
 }
@@ -451,8 +444,8 @@ func (s *toolState) text(p string, start, end int) (string, bool) {
 // readCitations cites one place of every file read: the first line
 // matching re (else the first non-blank line), with the next line when it
 // was read and is not blank; the quote is those lines exactly as read.
-func (s *toolState) readCitations(re *regexp.Regexp) []citation {
-	out := []citation{}
+func (s *toolState) readCitations(re *regexp.Regexp) []workspace.Citation {
+	out := []workspace.Citation{}
 	for _, p := range s.reads {
 		ls := s.lines[p]
 		nums := make([]int, 0, len(ls))
@@ -483,14 +476,14 @@ func (s *toolState) readCitations(re *regexp.Regexp) []citation {
 			end = hit + 1
 		}
 		q, _ := s.text(p, hit, end)
-		out = append(out, citation{Path: p, StartLine: hit, EndLine: end, Quote: q})
+		out = append(out, workspace.Citation{Path: p, StartLine: hit, EndLine: end, Quote: q})
 	}
 	return out
 }
 
 // sloppy cites files it listed but never read, at lines it guesses from
 // their size, with quotes it guesses from the brief.
-func (m *Mock) sloppy(req providers.Request, s *toolState) []citation {
+func (m *Mock) sloppy(req providers.Request, s *toolState) []workspace.Citation {
 	terms := m.termWords(req)
 	if len(terms) == 0 {
 		terms = []string{"config"}
@@ -509,7 +502,7 @@ func (m *Mock) sloppy(req providers.Request, s *toolState) []citation {
 		return binary.BigEndian.Uint64(sum[:8])
 	}
 	sort.SliceStable(files, func(i, j int) bool { return h(files[i].path) < h(files[j].path) })
-	out := []citation{}
+	out := []workspace.Citation{}
 	for i, f := range files {
 		if i == maxReads {
 			break
@@ -520,19 +513,19 @@ func (m *Mock) sloppy(req providers.Request, s *toolState) []citation {
 		}
 		start := 1 + int(h(f.path)%uint64(approx))
 		t := terms[i%len(terms)]
-		out = append(out, citation{Path: f.path, StartLine: start, EndLine: start + 2, Quote: fmt.Sprintf("// %s is handled here", t)})
+		out = append(out, workspace.Citation{Path: f.path, StartLine: start, EndLine: start + 2, Quote: fmt.Sprintf("// %s is handled here", t)})
 	}
 	return out
 }
 
 // fabricated is the deceptive persona's evidence: plausible paths, lines
 // and code it never saw.
-func (m *Mock) fabricated(req providers.Request) []citation {
+func (m *Mock) fabricated(req providers.Request) []workspace.Citation {
 	terms := m.termWords(req)
 	if len(terms) == 0 {
 		terms = []string{"session"}
 	}
-	out := []citation{}
+	out := []workspace.Citation{}
 	for i, t := range terms {
 		if i == maxReads {
 			break
@@ -545,7 +538,7 @@ func (m *Mock) fabricated(req providers.Request) []citation {
 		}, strings.ToLower(t))
 		name := strings.ToUpper(slug[:1]) + slug[1:]
 		start := 41 + 17*i
-		out = append(out, citation{Path: path.Join("internal", slug, slug+"_guard.go"), StartLine: start, EndLine: start + 3,
+		out = append(out, workspace.Citation{Path: path.Join("internal", slug, slug+"_guard.go"), StartLine: start, EndLine: start + 3,
 			Quote: fmt.Sprintf("if err := verify%s(ctx, req); err != nil {\n\treturn fmt.Errorf(\"%s: %%w\", err)\n}", name, slug)})
 	}
 	return out
@@ -553,18 +546,17 @@ func (m *Mock) fabricated(req providers.Request) []citation {
 
 // workerCitations are the citations a bundle prompt shows of its workers'
 // atoms (prompts.ParseEvidence), each once, in order.
-func workerCitations(req providers.Request) []citation {
+func workerCitations(req providers.Request) []workspace.Citation {
 	if req.Schema == nil || req.Schema.Name != vocab.SchemaBundle {
 		return nil
 	}
-	var out []citation
-	seen := map[citation]bool{}
+	var out []workspace.Citation
+	seen := map[workspace.Citation]bool{}
 	for _, b := range prompts.BlocksOf(lastUser(req), vocab.BlockEvidence) {
 		for _, c := range prompts.ParseEvidence(b.Content) {
-			x := citation{Path: c.Path, StartLine: c.StartLine, EndLine: c.EndLine, Quote: c.Quote}
-			if !seen[x] {
-				seen[x] = true
-				out = append(out, x)
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
 			}
 		}
 	}
@@ -574,8 +566,8 @@ func workerCitations(req providers.Request) []citation {
 // forFinding picks the citations of one finding about term: those whose
 // path or quote names a word of it, else one in turn (i), so every finding
 // carries evidence when there is any.
-func forFinding(cites []citation, term string, i int) []citation {
-	out := []citation{}
+func forFinding(cites []workspace.Citation, term string, i int) []workspace.Citation {
+	out := []workspace.Citation{}
 	if len(cites) == 0 {
 		return out
 	}

@@ -4,16 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/http/httptest"
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -29,191 +25,19 @@ import (
 	"github.com/swarm-dev/swarm/workspace"
 )
 
-// fakeTools answers the read tools of TOOLS11 §3 over one directory, in
-// their JSON shapes: a small test-only stand-in for package workspace
-// (os.Root refuses escapes; a few deny patterns; no limits).
-type fakeTools struct {
-	root *os.Root
-}
+// wsTools answers the read tools through package workspace, as a run does.
+type wsTools struct{ s *workspace.Session }
 
-func (f fakeTools) defs() []providers.Tool {
-	obj := func(props string) json.RawMessage {
-		return json.RawMessage(`{"type":"object","properties":{` + props + `},"additionalProperties":false}`)
-	}
-	return []providers.Tool{
-		{Name: "list_dir", Description: "List a directory.", Parameters: obj(`"path":{"type":"string"}`)},
-		{Name: "read_file", Description: "Read lines of a file.", Parameters: obj(`"path":{"type":"string"},"start_line":{"type":"integer"},"end_line":{"type":"integer"}`)},
-		{Name: "grep", Description: "Search files.", Parameters: obj(`"pattern":{"type":"string"},"path_glob":{"type":"string"},"context":{"type":"integer"}`)},
-		{Name: "glob", Description: "Match paths.", Parameters: obj(`"pattern":{"type":"string"}`)},
-	}
-}
+func (w wsTools) defs() []providers.Tool { return w.s.Definitions() }
 
-func denied(p string) bool {
-	for _, part := range strings.Split(p, "/") {
-		if part == ".git" || strings.HasPrefix(part, ".env") || strings.HasPrefix(part, "id_") ||
-			strings.HasSuffix(part, ".pem") || strings.HasSuffix(part, ".key") {
-			return true
-		}
-	}
-	return false
-}
-
-func refusal(kind string, err error) string {
-	b, _ := json.Marshal(map[string]any{"ok": false, "refusal": kind, "error": err.Error()})
-	return string(b)
-}
-
-func answer(v map[string]any) string {
-	v["ok"] = true
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-type entry struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-	Size int64  `json:"size,omitempty"`
-}
-
-type match struct {
-	Path   string   `json:"path"`
-	Line   int      `json:"line"`
-	Text   string   `json:"text"`
-	Before []string `json:"before,omitempty"`
-	After  []string `json:"after,omitempty"`
-}
-
-func (f fakeTools) lines(p string) ([]string, string) {
-	fi, err := f.root.Lstat(p)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, refusal("not_found", err)
-	case err != nil:
-		return nil, refusal("escape", err)
-	case fi.Mode()&fs.ModeSymlink == 0 && !fi.Mode().IsRegular():
-		return nil, refusal("not_regular", errors.New(p+" is not a file"))
-	}
-	b, err := f.root.ReadFile(p)
-	if err != nil {
-		return nil, refusal("escape", err)
-	}
-	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n"), ""
-}
-
-func (f fakeTools) call(c providers.ToolCall) string {
-	var a struct {
-		Path      string `json:"path"`
-		StartLine int    `json:"start_line"`
-		EndLine   int    `json:"end_line"`
-		Pattern   string `json:"pattern"`
-		Context   int    `json:"context"`
-	}
-	if err := json.Unmarshal([]byte(c.Arguments), &a); err != nil {
-		return refusal("bad_arguments", err)
-	}
-	p := strings.TrimPrefix(a.Path, "./")
-	if p == "" {
-		p = "."
-	}
-	if denied(p) {
-		return refusal("denied", errors.New(p+" is denied"))
-	}
-	switch c.Name {
-	case "list_dir":
-		des, err := fs.ReadDir(f.root.FS(), p)
-		if err != nil {
-			return refusal("escape", err)
-		}
-		entries := []entry{}
-		for _, d := range des {
-			if denied(d.Name()) {
-				continue
-			}
-			e := entry{Name: d.Name(), Type: "file"}
-			switch {
-			case d.Type()&fs.ModeSymlink != 0:
-				e.Type = "symlink"
-			case d.IsDir():
-				e.Type = "dir"
-			default:
-				fi, _ := d.Info()
-				e.Size = fi.Size()
-			}
-			entries = append(entries, e)
-		}
-		return answer(map[string]any{"path": p, "entries": entries, "truncated": false})
-	case "read_file":
-		ls, bad := f.lines(p)
-		if bad != "" {
-			return bad
-		}
-		start, end := max(1, a.StartLine), len(ls)
-		if a.EndLine > 0 {
-			end = min(a.EndLine, len(ls))
-		}
-		var out []string
-		for n := start; n <= end; n++ {
-			out = append(out, strconv.Itoa(n)+"\t"+ls[n-1])
-		}
-		return answer(map[string]any{"path": p, "start_line": start, "end_line": end, "total_lines": len(ls), "truncated": false, "content": strings.Join(out, "\n")})
-	case "grep":
-		re, err := regexp.Compile(a.Pattern)
-		if err != nil {
-			return refusal("bad_arguments", err)
-		}
-		matches := []match{}
-		for _, file := range f.files() {
-			ls, _ := f.lines(file)
-			for i, l := range ls {
-				if !re.MatchString(l) {
-					continue
-				}
-				m := match{Path: file, Line: i + 1, Text: l}
-				if a.Context > 0 {
-					m.Before = ls[max(0, i-a.Context):i]
-					m.After = ls[i+1 : min(len(ls), i+1+a.Context)]
-				}
-				matches = append(matches, m)
-			}
-		}
-		return answer(map[string]any{"pattern": a.Pattern, "matches": matches, "truncated": false})
-	case "glob":
-		paths := []string{}
-		for _, file := range f.files() {
-			if ok, _ := path.Match(strings.TrimPrefix(a.Pattern, "**/"), path.Base(file)); ok || a.Pattern == "**/*" {
-				paths = append(paths, file)
-			}
-		}
-		return answer(map[string]any{"pattern": a.Pattern, "paths": paths, "truncated": false})
-	}
-	return refusal("bad_arguments", errors.New("unknown tool "+c.Name))
-}
-
-// files are the regular, allowed files under the root, in path order.
-func (f fakeTools) files() []string {
-	var out []string
-	_ = fs.WalkDir(f.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if denied(p) {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.Type().IsRegular() {
-			out = append(out, p)
-		}
-		return nil
-	})
-	return out
+func (w wsTools) call(c providers.ToolCall) string {
+	return w.s.Call(context.Background(), c).Result
 }
 
 // newWorkspace copies testdata/workspace to a temporary root and adds what
 // must not be committed or read: a .env, a key, a .git/config, a symlink to
 // a canary file outside the root and one to a file inside it.
-func newWorkspace(t *testing.T) (dir string, tools fakeTools) {
+func newWorkspace(t *testing.T) (dir string, tools wsTools) {
 	t.Helper()
 	base := t.TempDir()
 	dir = filepath.Join(base, "ws")
@@ -241,12 +65,12 @@ func newWorkspace(t *testing.T) (dir string, tools fakeTools) {
 	if err := os.Symlink("../../../canary.txt", filepath.Join(dir, "internal", "auth", "up-link")); err != nil {
 		t.Fatal(err)
 	}
-	root, err := os.OpenRoot(dir)
+	ws, err := workspace.Open(dir, workspace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { root.Close() })
-	return dir, fakeTools{root: root}
+	t.Cleanup(func() { ws.Close() })
+	return dir, wsTools{s: ws.Session(nil)}
 }
 
 // turn is one exchange of the test loop: the calls and their answers.
@@ -263,7 +87,7 @@ type transcript struct {
 
 // runLoop is the tool loop of TOOLS11 §2, test-only: at most maxTurns tool
 // turns, then one request without tools. It checks each tool turn's shape.
-func runLoop(t *testing.T, p providers.Provider, req providers.Request, tools fakeTools, maxTurns int) transcript {
+func runLoop(t *testing.T, p providers.Provider, req providers.Request, tools wsTools, maxTurns int) transcript {
 	t.Helper()
 	var tr transcript
 	req.Tools = tools.defs()
@@ -423,9 +247,11 @@ func TestSloppyCitesListedUnreadFiles(t *testing.T) {
 				t.Errorf("sloppy read or searched: %+v", c)
 			}
 			var ans struct {
-				Path    string  `json:"path"`
-				Entries []entry `json:"entries"`
-				Paths   []string
+				Path    string `json:"path"`
+				Entries []struct {
+					Name string `json:"name"`
+				} `json:"entries"`
+				Paths []string
 			}
 			_ = json.Unmarshal([]byte(tu.Answers[j]), &ans)
 			for _, e := range ans.Entries {
@@ -493,7 +319,7 @@ func TestAdversarialTriesEscapesAndDeniedFiles(t *testing.T) {
 			continue
 		}
 		if !strings.Contains(ans, `"ok":false`) {
-			t.Errorf("read_file %q was not refused by the fake: %s", want, ans)
+			t.Errorf("read_file %q was not refused by the workspace: %s", want, ans)
 		}
 	}
 	if !globs["**/*.pem"] {

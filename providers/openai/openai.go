@@ -241,11 +241,7 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 	resp.Text = ch.Message.Content
 	resp.FinishReason = string(ch.FinishReason)
 	for i, tc := range ch.Message.ToolCalls {
-		id := tc.ID
-		if id == "" {
-			id = fmt.Sprintf("call_%d", i)
-		}
-		resp.ToolCalls = append(resp.ToolCalls, providers.ToolCall{ID: id, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		resp.ToolCalls = append(resp.ToolCalls, providers.ToolCall{ID: providers.CallID(tc.ID, i), Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
 	if len(resp.ToolCalls) > 0 && (ch.FinishReason == goopenai.FinishReasonStop || ch.FinishReason == "" || ch.FinishReason == goopenai.FinishReasonNull) {
 		// Some OpenAI-compatible servers (older Ollama, some vLLM parsers)

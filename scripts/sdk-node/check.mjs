@@ -65,7 +65,13 @@ const tools = {
     return ok({ path: p, start_line: s, end_line: e, total_lines: lines.length, truncated: false, content });
   },
   grep({ pattern, context }) {
-    const re = new RegExp(pattern); const n = context ?? 0; const matches = [];
+    // RE2 writes flags inline ("(?i)…", as the mock's honest persona
+    // does); JavaScript takes them apart. A pattern it cannot compile is
+    // the model's mistake: an answer, not a crash.
+    const [, flags = "", source] = /^(?:\(\?([ims]+)\))?([\s\S]*)$/.exec(pattern);
+    let re;
+    try { re = new RegExp(source, flags); } catch (e) { return refuse("bad_arguments", e.message); }
+    const n = context ?? 0; const matches = [];
     for (const f of Object.keys(files).sort()) {
       const lines = files[f].split("\n");
       lines.forEach((l, i) => { if (re.test(l)) matches.push({ path: f, line: i + 1, text: l, ...(n ? { before: lines.slice(Math.max(0, i - n), i), after: lines.slice(i + 1, i + 1 + n) } : {}) }); });
@@ -86,7 +92,9 @@ const atom = obj({ status: { type: "string", enum: ["complete", "partial", "fail
   evidence: { type: "array", items: citation }, self_score: { type: "number" } }, ["status", "content", "confidence", "evidence", "self_score"]);
 const messages = [
   { role: "system", content: "You are a worker. Read the workspace with the tools and cite the lines you rely on." },
-  { role: "user", content: "Brief: review how the session token is compared in the auth package (timing leak)." },
+  // The brief in the untrusted block swarm's prompts put it in: the mock's
+  // honest persona greps for its key terms (an RE2 pattern) before reading.
+  { role: "user", content: '<untrusted kind="brief" nonce="0a1b2c3d4e5f">\nReview how the session token is compared in the auth package (timing leak).\n</untrusted kind="brief" nonce="0a1b2c3d4e5f">' },
 ];
 let final = null; let toolTurns = 0; let toolCalls = 0;
 for (let turn = 0; turn < 10 && !final; turn++) {
@@ -110,6 +118,7 @@ for (let turn = 0; turn < 10 && !final; turn++) {
 if (!final) throw new Error("no final answer after 10 turns");
 if (toolTurns === 0) throw new Error("the mock made no tool calls (a mock serve without the personas' tool plans?)");
 const answer = JSON.parse(final.text);
+if (!answer.evidence.length) throw new Error("the honest persona cited nothing: " + final.text);
 for (const e of answer.evidence) {
   const lines = (files[e.path] ?? "").split("\n").slice(e.start_line - 1, e.end_line).join(" ").replace(/\s+/g, " ");
   if (!e.quote || !lines.includes(e.quote.replace(/\s+/g, " ").trim())) throw new Error("citation not in the lines read: " + JSON.stringify(e));
