@@ -296,7 +296,7 @@ func (s *Session) listDir(o Outcome, p string) Outcome {
 	}
 	sort.Slice(des, func(i, j int) bool { return des[i].Name() < des[j].Name() })
 	entries := []dirEntry{}
-	truncated := false
+	limit := ""
 	for _, de := range des {
 		child := path.Join(t.real, de.Name())
 		isDir := de.IsDir()
@@ -325,7 +325,7 @@ func (s *Session) listDir(o Outcome, p string) Outcome {
 			continue // devices, pipes, sockets: nothing to read
 		}
 		if len(entries) == f.limits.MaxListEntries {
-			truncated = true
+			limit = fmt.Sprintf("limit reached: max_list_entries (%d): list a subdirectory or use glob with a narrower pattern", f.limits.MaxListEntries)
 			break
 		}
 		entries = append(entries, e)
@@ -335,7 +335,8 @@ func (s *Session) listDir(o Outcome, p string) Outcome {
 		Path      string     `json:"path"`
 		Entries   []dirEntry `json:"entries"`
 		Truncated bool       `json:"truncated"`
-	}{true, t.rel, entries, truncated}, 0)
+		Limit     string     `json:"limit,omitempty"`
+	}{true, t.rel, entries, limit != "", limit}, 0)
 }
 
 func (s *Session) readFile(o Outcome, p string, start, end *int) Outcome {
@@ -396,6 +397,10 @@ func (s *Session) readFile(o Outcome, p string, start, end *int) Outcome {
 	if truncated && n < first {
 		return o.refused(refuse(RefusalLimit, "limit reached: max_read_bytes (%d): line %d alone is longer", f.limits.MaxReadBytes, first))
 	}
+	limit := ""
+	if truncated {
+		limit = fmt.Sprintf("limit reached: max_read_bytes (%d): lines %d-%d returned; call again with start_line %d", f.limits.MaxReadBytes, first, n, n+1)
+	}
 	return o.ok(struct {
 		OK         bool   `json:"ok"`
 		Path       string `json:"path"`
@@ -403,8 +408,9 @@ func (s *Session) readFile(o Outcome, p string, start, end *int) Outcome {
 		EndLine    int    `json:"end_line"`
 		TotalLines int    `json:"total_lines"`
 		Truncated  bool   `json:"truncated"`
+		Limit      string `json:"limit,omitempty"`
 		Content    string `json:"content"`
-	}{true, t.rel, first, n, len(lines), truncated, sb.String()}, sb.Len())
+	}{true, t.rel, first, n, len(lines), truncated, limit, sb.String()}, sb.Len())
 }
 
 // files returns the regular files of the workspace the session may see
@@ -471,7 +477,7 @@ func (s *Session) grep(ctx context.Context, o Outcome, pattern, pathGlob string,
 	}
 	pathGlob = strings.TrimPrefix(pathGlob, "./")
 	matches := []grepMatch{}
-	truncated := false
+	limit := ""
 	size := 0
 scan:
 	for _, p := range s.files(ctx) {
@@ -510,23 +516,25 @@ scan:
 					add += len(c)
 				}
 			}
-			if len(matches) == f.limits.MaxGrepMatches || size+add > f.limits.MaxReadBytes {
-				truncated = true
+			switch {
+			case len(matches) == f.limits.MaxGrepMatches:
+				limit = fmt.Sprintf("limit reached: max_grep_matches (%d): narrow the pattern or path_glob", f.limits.MaxGrepMatches)
+				break scan
+			case size+add > f.limits.MaxReadBytes:
+				limit = fmt.Sprintf("limit reached: max_read_bytes (%d): the matched lines and their context fill it; narrow the pattern or path_glob, or ask for less context", f.limits.MaxReadBytes)
 				break scan
 			}
 			size += add
 			matches = append(matches, m)
 		}
 	}
-	if ctx.Err() != nil {
-		truncated = true
-	}
 	return o.ok(struct {
 		OK        bool        `json:"ok"`
 		Pattern   string      `json:"pattern"`
 		Matches   []grepMatch `json:"matches"`
 		Truncated bool        `json:"truncated"`
-	}{true, pattern, matches, truncated}, size)
+		Limit     string      `json:"limit,omitempty"`
+	}{true, pattern, matches, limit != "" || ctx.Err() != nil, limit}, size)
 }
 
 func (s *Session) glob(ctx context.Context, o Outcome, pattern string) Outcome {
@@ -536,13 +544,13 @@ func (s *Session) glob(ctx context.Context, o Outcome, pattern string) Outcome {
 		return o.refused(refuse(RefusalBadArguments, "pattern: not a valid glob: %q", pattern))
 	}
 	paths := []string{}
-	truncated := false
+	limit := ""
 	for _, p := range s.files(ctx) {
 		if ok, _ := doublestar.Match(pat, p); !ok {
 			continue
 		}
 		if len(paths) == f.limits.MaxListEntries {
-			truncated = true
+			limit = fmt.Sprintf("limit reached: max_list_entries (%d): narrow the pattern", f.limits.MaxListEntries)
 			break
 		}
 		paths = append(paths, p)
@@ -552,5 +560,6 @@ func (s *Session) glob(ctx context.Context, o Outcome, pattern string) Outcome {
 		Pattern   string   `json:"pattern"`
 		Paths     []string `json:"paths"`
 		Truncated bool     `json:"truncated"`
-	}{true, pattern, paths, truncated}, 0)
+		Limit     string   `json:"limit,omitempty"`
+	}{true, pattern, paths, limit != "" || ctx.Err() != nil, limit}, 0)
 }
