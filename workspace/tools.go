@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -201,26 +202,53 @@ func (s *Session) Call(ctx context.Context, call providers.ToolCall) Outcome {
 	return o.refused(refuse(RefusalBadArguments, "unknown tool %q: the tools are list_dir, read_file, grep and glob", call.Name))
 }
 
-// decodeArgs decodes a call's JSON arguments strictly, naming the field at fault.
+// decodeArgs decodes a call's JSON arguments strictly, naming the field at
+// fault. Unknown arguments are found by comparing the object's keys with
+// v's json tags (encoding/json reports them only as untyped error text).
 func decodeArgs(args string, v any) *refusal {
 	dec := json.NewDecoder(strings.NewReader(args))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	var obj map[string]json.RawMessage
+	if err := dec.Decode(&obj); err != nil {
 		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &te) && te.Field != "":
-			return refuse(RefusalBadArguments, "%s: must be %s, got %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
-		case errors.As(err, &te):
+		if errors.As(err, &te) {
 			return refuse(RefusalBadArguments, "arguments: must be a JSON object, got %s", te.Value)
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			return refuse(RefusalBadArguments, "%s: not an argument of this tool", strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`))
 		}
 		return refuse(RefusalBadArguments, "arguments: not a JSON object (%s)", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if dec.More() {
 		return refuse(RefusalBadArguments, "arguments: more than one JSON value")
 	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !isArgument(v, k) {
+			return refuse(RefusalBadArguments, "%s: not an argument of this tool", k)
+		}
+	}
+	if err := json.Unmarshal([]byte(args), v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return refuse(RefusalBadArguments, "%s: must be %s, got %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		}
+		return refuse(RefusalBadArguments, "arguments: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
 	return nil
+}
+
+// isArgument reports whether key names a field of the struct v points to,
+// matched as encoding/json matches keys (the json tag, case-insensitively).
+func isArgument(v any, key string) bool {
+	t := reflect.TypeOf(v).Elem()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if strings.EqualFold(name, key) {
+			return true
+		}
+	}
+	return false
 }
 
 func jsonKind(k string) string {

@@ -111,7 +111,8 @@ func TestBadArguments(t *testing.T) {
 	}{
 		{"path of the wrong type", ToolReadFile, `{"path":3}`, "path"},
 		{"line of the wrong type", ToolReadFile, `{"path":"a.go","start_line":"one"}`, "start_line"},
-		{"unknown argument", ToolReadFile, `{"path":"a.go","mode":"w"}`, "mode"},
+		{"unknown argument", ToolReadFile, `{"path":"a.go","mode":"w"}`, "mode: not an argument of this tool"},
+		{"unknown argument beside a wrong type", ToolGrep, `{"pattern":1,"flags":"i"}`, "flags: not an argument of this tool"},
 		{"missing path", ToolListDir, `{}`, "path"},
 		{"missing pattern", ToolGrep, `{"path_glob":"**"}`, "pattern"},
 		{"not JSON", ToolGlob, `{"pattern":`, "JSON"},
