@@ -215,3 +215,29 @@ func TestGitFileDenied(t *testing.T) {
 		}
 	}
 }
+
+// TestDenyIgnoresCase: on a case-insensitive file system (macOS, Windows)
+// ".ENV.local" opens .env.local, so the deny list must match names in any
+// case. Here the files are made with those names, which works on every
+// file system.
+func TestDenyIgnoresCase(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{".ENV.local": canary, "ID_RSA": canary, "tls/Server.PEM": canary, "Private/notes.txt": canary,
+		".swarmignore": "private/\n", "a.go": "package a\n"})
+	f := open(t, dir, Options{})
+	s := f.Session(nil)
+	for _, p := range []string{".ENV.local", "ID_RSA", "tls/Server.PEM", "Private/notes.txt"} {
+		if o := call(t, s, ToolReadFile, map[string]any{"path": p}); o.Refusal != RefusalDenied {
+			t.Errorf("read_file %s: %s, want denied", p, o.Result)
+		}
+		if ck := f.Verify(Citation{Path: p, StartLine: 1, EndLine: 1, Quote: canary}); ck.State != Unverifiable {
+			t.Errorf("Verify %s: %+v, want unverifiable", p, ck)
+		}
+	}
+	o := callRaw(t.Context(), s, ToolGrep, `{"pattern":"CANARY"}`)
+	noCanary(t, "grep", o.Result)
+	o = callRaw(t.Context(), s, ToolGlob, `{"pattern":"**"}`)
+	if d := cmp.Diff(`{"ok":true,"pattern":"**","paths":[".swarmignore","a.go"],"truncated":false}`, o.Result); d != "" {
+		t.Errorf("glob shows denied files in another case (-want +got):\n%s", d)
+	}
+}
