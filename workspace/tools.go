@@ -94,9 +94,10 @@ func (s *Session) inScope(rel string) bool {
 	return false
 }
 
-// leadsInto reports whether the directory dir holds part of the scope.
-func (s *Session) leadsInto(dir string) bool {
-	if len(s.scope) == 0 || dir == "." {
+// reaches reports whether the directory dir is inside the scope or holds
+// part of it: whether it may be listed and walked.
+func (s *Session) reaches(dir string) bool {
+	if len(s.scope) == 0 || dir == "." || s.inScope(dir) {
 		return true
 	}
 	for _, e := range s.scope {
@@ -307,7 +308,7 @@ func (s *Session) listDir(o Outcome, p string) Outcome {
 	if !t.info.IsDir() {
 		return o.refused(refuse(RefusalNotRegular, "%s: not a directory (use read_file)", t.rel))
 	}
-	if !(s.inScope(t.rel) || s.leadsInto(t.rel)) || !(s.inScope(t.real) || s.leadsInto(t.real)) {
+	if !s.reaches(t.rel) || !s.reaches(t.real) {
 		return o.refused(refuse(RefusalScope, "%s: outside your file scope", t.rel))
 	}
 	if t.rel != "." && f.ignored(t.real, true) {
@@ -332,7 +333,7 @@ func (s *Session) listDir(o Outcome, p string) Outcome {
 			continue
 		}
 		if isDir {
-			if !s.inScope(child) && !s.leadsInto(child) {
+			if !s.reaches(child) {
 				continue
 			}
 		} else if !s.inScope(child) {
@@ -461,7 +462,7 @@ func (s *Session) files(ctx context.Context) []string {
 			return nil
 		}
 		if d.IsDir() {
-			if f.denied(p, true) || f.ignoredSelf(p, true) || (!s.inScope(p) && !s.leadsInto(p)) {
+			if f.denied(p, true) || f.ignoredSelf(p, true) || !s.reaches(p) {
 				return fs.SkipDir
 			}
 			return nil
