@@ -10,6 +10,7 @@ import (
 	"path"
 	"reflect"
 	"regexp"
+	"regexp/syntax"
 	"sort"
 	"strings"
 
@@ -493,9 +494,10 @@ func (s *Session) grep(ctx context.Context, o Outcome, pattern, pathGlob string,
 	}
 	// A file with no match of the pattern in multi-line mode has no
 	// matching line: one pass over the file instead of one per line.
-	// (\A and \z anchor the whole text, so they need the per-line pass.)
+	// Anchors of the whole text (\A, \z, and ^ or $ where the pattern
+	// turns multi-line mode off) need the per-line pass.
 	var pre *regexp.Regexp
-	if !strings.Contains(pattern, `\A`) && !strings.Contains(pattern, `\z`) {
+	if ml, err := syntax.Parse("(?m:"+pattern+")", syntax.Perl); err == nil && !anchorsText(ml) {
 		pre, _ = regexp.Compile("(?m:" + pattern + ")")
 	}
 	if pathGlob != "" && !doublestar.ValidatePattern(strings.TrimPrefix(pathGlob, "./")) {
@@ -564,6 +566,19 @@ scan:
 		Truncated bool        `json:"truncated"`
 		Limit     string      `json:"limit,omitempty"`
 	}{true, pattern, matches, limit != "" || ctx.Err() != nil, limit}, size)
+}
+
+// anchorsText reports whether re holds an anchor of the whole text.
+func anchorsText(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpBeginText || re.Op == syntax.OpEndText {
+		return true
+	}
+	for _, sub := range re.Sub {
+		if anchorsText(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Session) glob(ctx context.Context, o Outcome, pattern string) Outcome {

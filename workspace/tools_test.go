@@ -475,6 +475,8 @@ func TestGrepAnchors(t *testing.T) {
 		{`\A is each line's start`, `\Afoo`, []string{"a.txt:2", "crlf.txt:2"}},
 		{`\z is each line's end`, `bar foo\z`, []string{"a.txt:3"}},
 		{"case-insensitive flag", "(?i)^FOO$", []string{"a.txt:2", "crlf.txt:2"}},
+		{"^ with multi-line mode turned off is still a line start", "(?-m)^foo", []string{"a.txt:2", "crlf.txt:2"}},
+		{"$ with multi-line mode turned off is still a line end", "(?-m:foo$)", []string{"a.txt:2", "a.txt:3", "crlf.txt:2"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
