@@ -4,7 +4,7 @@
 // All file access goes through one type built on os.Root, so paths that
 // escape the root (.., absolute paths, symlinks resolving outside it) are
 // refused by the standard library, not by string checks. A deny list
-// (.git/, .env*, *.pem, *.key, id_* and the patterns of a .swarmignore)
+// (.git, .env*, *.pem, *.key, id_* and the patterns of a .swarmignore)
 // and size limits apply on top; .gitignore is honoured for listing and
 // grep. The read tools (list_dir, read_file, grep, glob) are offered to the
 // models as providers.Tool definitions; each call answers the model in

@@ -184,3 +184,60 @@ func TestExtraDeny(t *testing.T) {
 		t.Errorf("a.go: %s", o.Result)
 	}
 }
+
+// TestGitFileDenied: in a linked worktree or a submodule .git is a file
+// naming the git directory, often by an absolute path outside the root;
+// it is git metadata like the .git directory and must not reach a model.
+func TestGitFileDenied(t *testing.T) {
+	dir := t.TempDir()
+	const hostPath = "/home/someone/" + canary + "/.git/worktrees/wt"
+	write(t, dir, map[string]string{".git": "gitdir: " + hostPath + "\n", "sub/.git": "gitdir: ../" + canary + "/modules/sub\n", "a.go": "package a\n"})
+	f := open(t, dir, Options{})
+	s := f.Session(nil)
+	for _, p := range []string{".git", "sub/.git"} {
+		if o := call(t, s, ToolReadFile, map[string]any{"path": p}); o.Refusal != RefusalDenied {
+			t.Errorf("read_file %s: %s, want denied", p, o.Result)
+		}
+		if ck := f.Verify(Citation{Path: p, StartLine: 1, EndLine: 1, Quote: "gitdir"}); ck.State != Unverifiable {
+			t.Errorf("Verify %s: %+v, want unverifiable", p, ck)
+		}
+	}
+	for _, c := range []struct{ tool, args string }{
+		{ToolListDir, `{"path":"."}`},
+		{ToolListDir, `{"path":"sub"}`},
+		{ToolGrep, `{"pattern":"gitdir"}`},
+		{ToolGlob, `{"pattern":"**"}`},
+	} {
+		o := callRaw(t.Context(), s, c.tool, c.args)
+		noCanary(t, c.tool+" "+c.args, o.Result)
+		if !o.OK || strings.Contains(o.Result, `.git"`) {
+			t.Errorf("%s %s shows the .git file: %s", c.tool, c.args, o.Result)
+		}
+	}
+}
+
+// TestDenyIgnoresCase: on a case-insensitive file system (macOS, Windows)
+// ".ENV.local" opens .env.local, so the deny list must match names in any
+// case. Here the files are made with those names, which works on every
+// file system.
+func TestDenyIgnoresCase(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{".ENV.local": canary, "ID_RSA": canary, "tls/Server.PEM": canary, "Private/notes.txt": canary,
+		".swarmignore": "private/\n", "a.go": "package a\n"})
+	f := open(t, dir, Options{})
+	s := f.Session(nil)
+	for _, p := range []string{".ENV.local", "ID_RSA", "tls/Server.PEM", "Private/notes.txt"} {
+		if o := call(t, s, ToolReadFile, map[string]any{"path": p}); o.Refusal != RefusalDenied {
+			t.Errorf("read_file %s: %s, want denied", p, o.Result)
+		}
+		if ck := f.Verify(Citation{Path: p, StartLine: 1, EndLine: 1, Quote: canary}); ck.State != Unverifiable {
+			t.Errorf("Verify %s: %+v, want unverifiable", p, ck)
+		}
+	}
+	o := callRaw(t.Context(), s, ToolGrep, `{"pattern":"CANARY"}`)
+	noCanary(t, "grep", o.Result)
+	o = callRaw(t.Context(), s, ToolGlob, `{"pattern":"**"}`)
+	if d := cmp.Diff(`{"ok":true,"pattern":"**","paths":[".swarmignore","a.go"],"truncated":false}`, o.Result); d != "" {
+		t.Errorf("glob shows denied files in another case (-want +got):\n%s", d)
+	}
+}

@@ -114,7 +114,7 @@ func Open(dir string, opts Options) (*FS, error) {
 		return nil, fmt.Errorf("%w %s: reading .swarmignore: %w", ErrOpen, dir, err)
 	}
 	for _, p := range patterns {
-		f.deny = append(f.deny, gitignore.ParsePattern(p, nil))
+		f.deny = append(f.deny, gitignore.ParsePattern(strings.ToLower(p), nil))
 	}
 	return f, nil
 }
@@ -187,9 +187,11 @@ func splitRel(p string) []string {
 }
 
 // denied reports whether rel (clean, relative) or any of its parent
-// directories matches the deny list.
+// directories matches the deny list. Names and patterns are compared in
+// lower case: on a case-insensitive file system (macOS, Windows) ".ENV"
+// opens .env, and must be denied like it.
 func (f *FS) denied(rel string, isDir bool) bool {
-	parts := splitRel(rel)
+	parts := splitRel(strings.ToLower(rel))
 	m := gitignore.NewMatcher(f.deny)
 	for i := 1; i <= len(parts); i++ {
 		if m.Match(parts[:i], i < len(parts) || isDir) {

@@ -100,16 +100,10 @@ func newFixture(t *testing.T) fixture {
 	return fx
 }
 
-func testLimits() Limits {
-	l := DefaultLimits()
-	return l
-}
-
+// open opens dir (zero Options.Limits are the defaults, as in Open) and
+// closes it when the test ends.
 func open(t *testing.T, dir string, opts Options) *FS {
 	t.Helper()
-	if opts.Limits == (Limits{}) {
-		opts.Limits = testLimits()
-	}
 	f, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)

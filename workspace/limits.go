@@ -60,10 +60,11 @@ func (l Limits) Validate() error {
 }
 
 // DefaultDeny returns the patterns (gitignore syntax) denied to every tool
-// and to evidence verification: git metadata, environment files, keys and
-// certificates.
+// and to evidence verification: git metadata (.git, a directory or, in
+// linked worktrees and submodules, a file naming the git directory by its
+// absolute path), environment files, keys and certificates.
 func DefaultDeny() []string {
-	return []string{".git/", ".env*", "*.pem", "*.key", "id_*"}
+	return []string{".git", ".env*", "*.pem", "*.key", "id_*"}
 }
 
 // Options configure Open.

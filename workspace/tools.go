@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"reflect"
 	"regexp"
+	"regexp/syntax"
 	"sort"
 	"strings"
 
@@ -93,9 +95,10 @@ func (s *Session) inScope(rel string) bool {
 	return false
 }
 
-// leadsInto reports whether the directory dir holds part of the scope.
-func (s *Session) leadsInto(dir string) bool {
-	if len(s.scope) == 0 || dir == "." {
+// reaches reports whether the directory dir is inside the scope or holds
+// part of it: whether it may be listed and walked.
+func (s *Session) reaches(dir string) bool {
+	if len(s.scope) == 0 || dir == "." || s.inScope(dir) {
 		return true
 	}
 	for _, e := range s.scope {
@@ -120,7 +123,7 @@ func (s *Session) Turns() int { return s.fs.limits.MaxToolTurns }
 func (s *Session) Definitions() []providers.Tool {
 	l := s.fs.limits
 	return []providers.Tool{
-		{Name: ToolListDir, Description: fmt.Sprintf("List one directory of the workspace (read-only). Entries are sorted by name, each with type file, dir or symlink (and size for files). Denied files (.git/, .env*, keys) and .gitignored entries are left out; at most %d entries. Paths are relative to the workspace root, with forward slashes; \".\" is the root.", l.MaxListEntries),
+		{Name: ToolListDir, Description: fmt.Sprintf("List one directory of the workspace (read-only). Entries are sorted by name, each with type file, dir or symlink (and size for files). Denied files (.git, .env*, keys) and .gitignored entries are left out; at most %d entries. Paths are relative to the workspace root, with forward slashes; \".\" is the root.", l.MaxListEntries),
 			Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"Directory relative to the workspace root; \".\" is the root."}},"required":["path"],"additionalProperties":false}`)},
 		{Name: ToolReadFile, Description: fmt.Sprintf("Read a text file of the workspace (read-only), optionally only lines start_line..end_line (1-based, inclusive). Each returned line is prefixed with its number and a tab; cite those numbers. At most %d bytes are returned per call, cut at whole lines (truncated:true, end_line is the last line returned: call again from the next line). Binary files, files over %d bytes and denied files are refused.", l.MaxReadBytes, l.MaxFileBytes),
 			Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"File relative to the workspace root, e.g. internal/auth/session.go."},"start_line":{"type":"integer","minimum":1,"description":"First line to return (1-based). Default 1."},"end_line":{"type":"integer","minimum":1,"description":"Last line to return (inclusive). Default: the end of the file."}},"required":["path"],"additionalProperties":false}`)},
@@ -201,26 +204,53 @@ func (s *Session) Call(ctx context.Context, call providers.ToolCall) Outcome {
 	return o.refused(refuse(RefusalBadArguments, "unknown tool %q: the tools are list_dir, read_file, grep and glob", call.Name))
 }
 
-// decodeArgs decodes a call's JSON arguments strictly, naming the field at fault.
+// decodeArgs decodes a call's JSON arguments strictly, naming the field at
+// fault. Unknown arguments are found by comparing the object's keys with
+// v's json tags (encoding/json reports them only as untyped error text).
 func decodeArgs(args string, v any) *refusal {
 	dec := json.NewDecoder(strings.NewReader(args))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	var obj map[string]json.RawMessage
+	if err := dec.Decode(&obj); err != nil {
 		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &te) && te.Field != "":
-			return refuse(RefusalBadArguments, "%s: must be %s, got %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
-		case errors.As(err, &te):
+		if errors.As(err, &te) {
 			return refuse(RefusalBadArguments, "arguments: must be a JSON object, got %s", te.Value)
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			return refuse(RefusalBadArguments, "%s: not an argument of this tool", strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`))
 		}
 		return refuse(RefusalBadArguments, "arguments: not a JSON object (%s)", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if dec.More() {
 		return refuse(RefusalBadArguments, "arguments: more than one JSON value")
 	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !isArgument(v, k) {
+			return refuse(RefusalBadArguments, "%s: not an argument of this tool", k)
+		}
+	}
+	if err := json.Unmarshal([]byte(args), v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return refuse(RefusalBadArguments, "%s: must be %s, got %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		}
+		return refuse(RefusalBadArguments, "arguments: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
 	return nil
+}
+
+// isArgument reports whether key names a field of the struct v points to,
+// matched as encoding/json matches keys (the json tag, case-insensitively).
+func isArgument(v any, key string) bool {
+	t := reflect.TypeOf(v).Elem()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if strings.EqualFold(name, key) {
+			return true
+		}
+	}
+	return false
 }
 
 func jsonKind(k string) string {
@@ -279,7 +309,7 @@ func (s *Session) listDir(o Outcome, p string) Outcome {
 	if !t.info.IsDir() {
 		return o.refused(refuse(RefusalNotRegular, "%s: not a directory (use read_file)", t.rel))
 	}
-	if !(s.inScope(t.rel) || s.leadsInto(t.rel)) || !(s.inScope(t.real) || s.leadsInto(t.real)) {
+	if !s.reaches(t.rel) || !s.reaches(t.real) {
 		return o.refused(refuse(RefusalScope, "%s: outside your file scope", t.rel))
 	}
 	if t.rel != "." && f.ignored(t.real, true) {
@@ -296,7 +326,7 @@ func (s *Session) listDir(o Outcome, p string) Outcome {
 	}
 	sort.Slice(des, func(i, j int) bool { return des[i].Name() < des[j].Name() })
 	entries := []dirEntry{}
-	truncated := false
+	limit := ""
 	for _, de := range des {
 		child := path.Join(t.real, de.Name())
 		isDir := de.IsDir()
@@ -304,7 +334,7 @@ func (s *Session) listDir(o Outcome, p string) Outcome {
 			continue
 		}
 		if isDir {
-			if !s.inScope(child) && !s.leadsInto(child) {
+			if !s.reaches(child) {
 				continue
 			}
 		} else if !s.inScope(child) {
@@ -325,7 +355,7 @@ func (s *Session) listDir(o Outcome, p string) Outcome {
 			continue // devices, pipes, sockets: nothing to read
 		}
 		if len(entries) == f.limits.MaxListEntries {
-			truncated = true
+			limit = fmt.Sprintf("limit reached: max_list_entries (%d): list a subdirectory or use glob with a narrower pattern", f.limits.MaxListEntries)
 			break
 		}
 		entries = append(entries, e)
@@ -335,7 +365,8 @@ func (s *Session) listDir(o Outcome, p string) Outcome {
 		Path      string     `json:"path"`
 		Entries   []dirEntry `json:"entries"`
 		Truncated bool       `json:"truncated"`
-	}{true, t.rel, entries, truncated}, 0)
+		Limit     string     `json:"limit,omitempty"`
+	}{true, t.rel, entries, limit != "", limit}, 0)
 }
 
 func (s *Session) readFile(o Outcome, p string, start, end *int) Outcome {
@@ -396,6 +427,10 @@ func (s *Session) readFile(o Outcome, p string, start, end *int) Outcome {
 	if truncated && n < first {
 		return o.refused(refuse(RefusalLimit, "limit reached: max_read_bytes (%d): line %d alone is longer", f.limits.MaxReadBytes, first))
 	}
+	limit := ""
+	if truncated {
+		limit = fmt.Sprintf("limit reached: max_read_bytes (%d): lines %d-%d returned; call again with start_line %d", f.limits.MaxReadBytes, first, n, n+1)
+	}
 	return o.ok(struct {
 		OK         bool   `json:"ok"`
 		Path       string `json:"path"`
@@ -403,8 +438,9 @@ func (s *Session) readFile(o Outcome, p string, start, end *int) Outcome {
 		EndLine    int    `json:"end_line"`
 		TotalLines int    `json:"total_lines"`
 		Truncated  bool   `json:"truncated"`
+		Limit      string `json:"limit,omitempty"`
 		Content    string `json:"content"`
-	}{true, t.rel, first, n, len(lines), truncated, sb.String()}, sb.Len())
+	}{true, t.rel, first, n, len(lines), truncated, limit, sb.String()}, sb.Len())
 }
 
 // files returns the regular files of the workspace the session may see
@@ -427,7 +463,7 @@ func (s *Session) files(ctx context.Context) []string {
 			return nil
 		}
 		if d.IsDir() {
-			if f.denied(p, true) || f.ignoredSelf(p, true) || (!s.inScope(p) && !s.leadsInto(p)) {
+			if f.denied(p, true) || f.ignoredSelf(p, true) || !s.reaches(p) {
 				return fs.SkipDir
 			}
 			return nil
@@ -458,9 +494,10 @@ func (s *Session) grep(ctx context.Context, o Outcome, pattern, pathGlob string,
 	}
 	// A file with no match of the pattern in multi-line mode has no
 	// matching line: one pass over the file instead of one per line.
-	// (\A and \z anchor the whole text, so they need the per-line pass.)
+	// Anchors of the whole text (\A, \z, and ^ or $ where the pattern
+	// turns multi-line mode off) need the per-line pass.
 	var pre *regexp.Regexp
-	if !strings.Contains(pattern, `\A`) && !strings.Contains(pattern, `\z`) {
+	if ml, err := syntax.Parse("(?m:"+pattern+")", syntax.Perl); err == nil && !anchorsText(ml) {
 		pre, _ = regexp.Compile("(?m:" + pattern + ")")
 	}
 	if pathGlob != "" && !doublestar.ValidatePattern(strings.TrimPrefix(pathGlob, "./")) {
@@ -471,7 +508,7 @@ func (s *Session) grep(ctx context.Context, o Outcome, pattern, pathGlob string,
 	}
 	pathGlob = strings.TrimPrefix(pathGlob, "./")
 	matches := []grepMatch{}
-	truncated := false
+	limit := ""
 	size := 0
 scan:
 	for _, p := range s.files(ctx) {
@@ -510,23 +547,38 @@ scan:
 					add += len(c)
 				}
 			}
-			if len(matches) == f.limits.MaxGrepMatches || size+add > f.limits.MaxReadBytes {
-				truncated = true
+			switch {
+			case len(matches) == f.limits.MaxGrepMatches:
+				limit = fmt.Sprintf("limit reached: max_grep_matches (%d): narrow the pattern or path_glob", f.limits.MaxGrepMatches)
+				break scan
+			case size+add > f.limits.MaxReadBytes:
+				limit = fmt.Sprintf("limit reached: max_read_bytes (%d): the matched lines and their context fill it; narrow the pattern or path_glob, or ask for less context", f.limits.MaxReadBytes)
 				break scan
 			}
 			size += add
 			matches = append(matches, m)
 		}
 	}
-	if ctx.Err() != nil {
-		truncated = true
-	}
 	return o.ok(struct {
 		OK        bool        `json:"ok"`
 		Pattern   string      `json:"pattern"`
 		Matches   []grepMatch `json:"matches"`
 		Truncated bool        `json:"truncated"`
-	}{true, pattern, matches, truncated}, size)
+		Limit     string      `json:"limit,omitempty"`
+	}{true, pattern, matches, limit != "" || ctx.Err() != nil, limit}, size)
+}
+
+// anchorsText reports whether re holds an anchor of the whole text.
+func anchorsText(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpBeginText || re.Op == syntax.OpEndText {
+		return true
+	}
+	for _, sub := range re.Sub {
+		if anchorsText(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Session) glob(ctx context.Context, o Outcome, pattern string) Outcome {
@@ -536,13 +588,13 @@ func (s *Session) glob(ctx context.Context, o Outcome, pattern string) Outcome {
 		return o.refused(refuse(RefusalBadArguments, "pattern: not a valid glob: %q", pattern))
 	}
 	paths := []string{}
-	truncated := false
+	limit := ""
 	for _, p := range s.files(ctx) {
 		if ok, _ := doublestar.Match(pat, p); !ok {
 			continue
 		}
 		if len(paths) == f.limits.MaxListEntries {
-			truncated = true
+			limit = fmt.Sprintf("limit reached: max_list_entries (%d): narrow the pattern", f.limits.MaxListEntries)
 			break
 		}
 		paths = append(paths, p)
@@ -552,5 +604,6 @@ func (s *Session) glob(ctx context.Context, o Outcome, pattern string) Outcome {
 		Pattern   string   `json:"pattern"`
 		Paths     []string `json:"paths"`
 		Truncated bool     `json:"truncated"`
-	}{true, pattern, paths, truncated}, 0)
+		Limit     string   `json:"limit,omitempty"`
+	}{true, pattern, paths, limit != "" || ctx.Err() != nil, limit}, 0)
 }

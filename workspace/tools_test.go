@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -25,6 +26,7 @@ type readAnswer struct {
 	EndLine    int    `json:"end_line"`
 	TotalLines int    `json:"total_lines"`
 	Truncated  bool   `json:"truncated"`
+	Limit      string `json:"limit"`
 	Content    string `json:"content"`
 	Refusal    string `json:"refusal"`
 }
@@ -48,9 +50,11 @@ func TestReadFileRanges(t *testing.T) {
 		{"end past the file is clamped", `{"path":"./ten.txt","start_line":9,"end_line":50}`,
 			readAnswer{OK: true, Path: "ten.txt", StartLine: 9, EndLine: 10, TotalLines: 10, Content: "9\tline 09\n10\tline 10"}},
 		{"truncated at whole lines: 4 lines fit in 40 bytes", `{"path":"ten.txt"}`,
-			readAnswer{OK: true, Path: "ten.txt", StartLine: 1, EndLine: 4, TotalLines: 10, Truncated: true, Content: "1\tline 01\n2\tline 02\n3\tline 03\n4\tline 04"}},
+			readAnswer{OK: true, Path: "ten.txt", StartLine: 1, EndLine: 4, TotalLines: 10, Truncated: true,
+				Limit: "limit reached: max_read_bytes (40): lines 1-4 returned; call again with start_line 5", Content: "1\tline 01\n2\tline 02\n3\tline 03\n4\tline 04"}},
 		{"the model continues from the next line", `{"path":"ten.txt","start_line":5}`,
-			readAnswer{OK: true, Path: "ten.txt", StartLine: 5, EndLine: 8, TotalLines: 10, Truncated: true, Content: "5\tline 05\n6\tline 06\n7\tline 07\n8\tline 08"}},
+			readAnswer{OK: true, Path: "ten.txt", StartLine: 5, EndLine: 8, TotalLines: 10, Truncated: true,
+				Limit: "limit reached: max_read_bytes (40): lines 5-8 returned; call again with start_line 9", Content: "5\tline 05\n6\tline 06\n7\tline 07\n8\tline 08"}},
 		{"carriage returns dropped", `{"path":"crlf.txt"}`,
 			readAnswer{OK: true, Path: "crlf.txt", StartLine: 1, EndLine: 2, TotalLines: 2, Content: "1\ta\n2\tb"}},
 		{"empty file", `{"path":"empty.txt"}`,
@@ -107,7 +111,8 @@ func TestBadArguments(t *testing.T) {
 	}{
 		{"path of the wrong type", ToolReadFile, `{"path":3}`, "path"},
 		{"line of the wrong type", ToolReadFile, `{"path":"a.go","start_line":"one"}`, "start_line"},
-		{"unknown argument", ToolReadFile, `{"path":"a.go","mode":"w"}`, "mode"},
+		{"unknown argument", ToolReadFile, `{"path":"a.go","mode":"w"}`, "mode: not an argument of this tool"},
+		{"unknown argument beside a wrong type", ToolGrep, `{"pattern":1,"flags":"i"}`, "flags: not an argument of this tool"},
 		{"missing path", ToolListDir, `{}`, "path"},
 		{"missing pattern", ToolGrep, `{"path_glob":"**"}`, "pattern"},
 		{"not JSON", ToolGlob, `{"pattern":`, "JSON"},
@@ -184,6 +189,7 @@ func TestLimitsTruncate(t *testing.T) {
 	lim.MaxGrepMatches = 5
 	lim.MaxListEntries = 4
 	lim.MaxToolTurns = 3
+	lim.MaxReadBytes = 30 // three "var x = 1" lines (9 bytes each), not four
 	s := open(t, dir, Options{Limits: lim}).Session(nil)
 	if s.Turns() != 3 {
 		t.Errorf("Turns() = %d, want max_tool_turns 3", s.Turns())
@@ -196,10 +202,11 @@ func TestLimitsTruncate(t *testing.T) {
 		Paths     []string                `json:"paths"`
 		Entries   []struct{ Name string } `json:"entries"`
 		Truncated bool                    `json:"truncated"`
+		Limit     *string                 `json:"limit"`
 	}
-	get := func(tool, args string) ans {
+	getCtx := func(ctx context.Context, tool, args string) ans {
 		var a ans
-		o := callRaw(t.Context(), s, tool, args)
+		o := callRaw(ctx, s, tool, args)
 		if !o.OK {
 			t.Fatalf("%s: %s", tool, o.Result)
 		}
@@ -208,18 +215,49 @@ func TestLimitsTruncate(t *testing.T) {
 		}
 		return a
 	}
-	g := get(ToolGrep, `{"pattern":"= 1"}`)
-	if len(g.Matches) != 5 || !g.Truncated || g.Matches[4].Path != "f02.go" || g.Matches[4].Line != 2 {
+	get := func(tool, args string) ans { return getCtx(t.Context(), tool, args) }
+	// limitIs reports whether the answer names the limit it reached, in
+	// the form the model is told ("limit reached: <key> (<value>): ...").
+	limitIs := func(a ans, want string) bool {
+		return a.Truncated && a.Limit != nil && strings.HasPrefix(*a.Limit, "limit reached: "+want+": ")
+	}
+	g := get(ToolGrep, `{"pattern":"= 1","path_glob":"f0[0-5].go"}`)
+	if len(g.Matches) != 3 || !limitIs(g, "max_read_bytes (30)") {
+		t.Errorf("grep over max_read_bytes of matched text: %+v", g)
+	}
+	lim.MaxReadBytes = DefaultLimits().MaxReadBytes
+	s = open(t, dir, Options{Limits: lim}).Session(nil)
+	g = get(ToolGrep, `{"pattern":"= 1"}`)
+	if len(g.Matches) != 5 || !limitIs(g, "max_grep_matches (5)") || g.Matches[4].Path != "f02.go" || g.Matches[4].Line != 2 {
 		t.Errorf("grep over max_grep_matches: %+v", g)
 	}
-	if g := get(ToolGrep, `{"pattern":"= 1","path_glob":"f0[01].go"}`); len(g.Matches) != 4 || g.Truncated {
+	if g := get(ToolGrep, `{"pattern":"= 1","path_glob":"f0[01].go"}`); len(g.Matches) != 4 || g.Truncated || g.Limit != nil {
 		t.Errorf("grep under the limit: %+v", g)
 	}
-	if l := get(ToolListDir, `{"path":"."}`); len(l.Entries) != 4 || !l.Truncated || l.Entries[3].Name != "f03.go" {
+	if l := get(ToolListDir, `{"path":"."}`); len(l.Entries) != 4 || !limitIs(l, "max_list_entries (4)") || l.Entries[3].Name != "f03.go" {
 		t.Errorf("list_dir over max_list_entries: %+v", l)
 	}
-	if gl := get(ToolGlob, `{"pattern":"*.go"}`); len(gl.Paths) != 4 || !gl.Truncated {
+	if l := get(ToolListDir, `{"path":"."}`); l.Limit == nil || !strings.Contains(*l.Limit, "glob") {
+		t.Errorf("list_dir over max_list_entries must say how to see the rest: %+v", l)
+	}
+	if gl := get(ToolGlob, `{"pattern":"*.go"}`); len(gl.Paths) != 4 || !limitIs(gl, "max_list_entries (4)") {
 		t.Errorf("glob over max_list_entries: %+v", gl)
+	}
+	if gl := get(ToolGlob, `{"pattern":"f0[0-3].go"}`); len(gl.Paths) != 4 || gl.Truncated || gl.Limit != nil {
+		t.Errorf("glob of exactly max_list_entries paths is complete: %+v", gl)
+	}
+	// A cancelled call stops walking: its answer is partial, so it says
+	// truncated (no limit was reached, so it names none).
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, tool := range []string{ToolGrep, ToolGlob} {
+		args := `{"pattern":"= 1"}`
+		if tool == ToolGlob {
+			args = `{"pattern":"*.go"}`
+		}
+		if a := getCtx(ctx, tool, args); !a.Truncated || a.Limit != nil {
+			t.Errorf("%s with a cancelled context: %+v, want truncated:true and no limit", tool, a)
+		}
 	}
 }
 
@@ -437,6 +475,8 @@ func TestGrepAnchors(t *testing.T) {
 		{`\A is each line's start`, `\Afoo`, []string{"a.txt:2", "crlf.txt:2"}},
 		{`\z is each line's end`, `bar foo\z`, []string{"a.txt:3"}},
 		{"case-insensitive flag", "(?i)^FOO$", []string{"a.txt:2", "crlf.txt:2"}},
+		{"^ with multi-line mode turned off is still a line start", "(?-m)^foo", []string{"a.txt:2", "crlf.txt:2"}},
+		{"$ with multi-line mode turned off is still a line end", "(?-m:foo$)", []string{"a.txt:2", "a.txt:3", "crlf.txt:2"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/swarm-dev/swarm/internal/yamlx"
@@ -66,14 +67,8 @@ func LoadGroundTruth(file string) (GroundTruth, error) {
 		case d.EndLine < d.StartLine:
 			return GroundTruth{}, fail(key("end_line"), "end_line %d is before start_line %d", d.EndLine, d.StartLine)
 		}
-		if d.Category != "" {
-			ok := false
-			for _, c := range defectCategories {
-				ok = ok || d.Category == c
-			}
-			if !ok {
-				return GroundTruth{}, fail(key("category"), "category %q is not one of %s", d.Category, strings.Join(defectCategories, ", "))
-			}
+		if d.Category != "" && !slices.Contains(defectCategories, d.Category) {
+			return GroundTruth{}, fail(key("category"), "category %q is not one of %s", d.Category, strings.Join(defectCategories, ", "))
 		}
 		seen[d.ID] = true
 	}

@@ -184,7 +184,8 @@ func isHash(s string) bool {
 }
 
 // gitDirty asks git for the working tree's state; nil when git is not on
-// PATH or fails.
+// PATH or fails. core.fsmonitor is switched off: the workspace's own
+// .git/config may name a program there, and git status would run it.
 func (f *FS) gitDirty() *bool {
 	bin, err := exec.LookPath("git")
 	if err != nil {
@@ -192,7 +193,7 @@ func (f *FS) gitDirty() *bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-C", f.dir, "status", "--porcelain")
+	cmd := exec.CommandContext(ctx, bin, "-C", f.dir, "-c", "core.fsmonitor=false", "status", "--porcelain")
 	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
 	out, err := cmd.Output()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -141,6 +142,35 @@ func TestFingerprintGit(t *testing.T) {
 	git(t, dir, "checkout", "-q", "--detach")
 	if fp := f.Fingerprint(); fp.GitHead != head {
 		t.Errorf("detached: head %q, want %s", fp.GitHead, head)
+	}
+}
+
+// TestFingerprintRunsNoWorkspaceProgram: the dirty check must not run a
+// program the workspace's .git/config names (core.fsmonitor).
+func TestFingerprintRunsNoWorkspaceProgram(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("the hook is a shell script")
+	}
+	dir, hooks := t.TempDir(), t.TempDir()
+	write(t, dir, map[string]string{"a.go": "package a\n"})
+	git(t, dir, "init", "-q")
+	git(t, dir, "add", "a.go")
+	git(t, dir, "commit", "-q", "-m", "one")
+	marker := filepath.Join(hooks, "ran")
+	hook := filepath.Join(hooks, "fsmonitor.sh")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\ntouch '"+marker+"'\necho\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "config", "core.fsmonitor", hook)
+	fp := open(t, dir, Options{}).Fingerprint()
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("Fingerprint ran the core.fsmonitor program of the workspace's .git/config")
+	}
+	if fp.Kind != "git" || fp.Dirty == nil || *fp.Dirty {
+		t.Errorf("fingerprint %+v, want a clean git checkout", fp)
 	}
 }
 
