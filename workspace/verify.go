@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"os"
 	"os/exec"
 	"path"
@@ -184,8 +185,11 @@ func isHash(s string) bool {
 }
 
 // gitDirty asks git for the working tree's state; nil when git is not on
-// PATH or fails. core.fsmonitor is switched off: the workspace's own
-// .git/config may name a program there, and git status would run it.
+// PATH, fails, or could only tell by running a program the workspace's own
+// repository configuration names. git status runs such programs: an
+// fsmonitor (switched off here), the clean filters of .gitattributes'
+// drivers (when the repository's config defines any, the state is not
+// asked for: nil) and submodules' own settings (not recursed into).
 func (f *FS) gitDirty() *bool {
 	bin, err := exec.LookPath("git")
 	if err != nil {
@@ -193,9 +197,18 @@ func (f *FS) gitDirty() *bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-C", f.dir, "-c", "core.fsmonitor=false", "status", "--porcelain")
-	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
-	out, err := cmd.Output()
+	git := func(args ...string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, bin, append([]string{"-C", f.dir, "-c", "core.fsmonitor=false"}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+		return cmd
+	}
+	// Reading config runs nothing. Exit 1: no such key (the answer wanted).
+	out, err := git("config", "--local", "--get-regexp", `^filter\.`).Output()
+	var ee *exec.ExitError
+	if len(bytes.TrimSpace(out)) > 0 || (err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1)) {
+		return nil
+	}
+	out, err = git("status", "--porcelain", "--ignore-submodules=all").Output()
 	if err != nil {
 		return nil
 	}

@@ -174,6 +174,39 @@ func TestFingerprintRunsNoWorkspaceProgram(t *testing.T) {
 	}
 }
 
+// A clean filter driver defined in the workspace's own .git/config (with
+// .gitattributes using it) would run under git status: the fingerprint
+// does not ask, and says it cannot tell (Dirty nil) rather than run it.
+func TestFingerprintRunsNoFilterDriver(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("the driver is a shell script")
+	}
+	dir, drivers := t.TempDir(), t.TempDir()
+	write(t, dir, map[string]string{"a.go": "package a\n", ".gitattributes": "*.go filter=evil\n"})
+	git(t, dir, "init", "-q")
+	git(t, dir, "add", "a.go", ".gitattributes")
+	git(t, dir, "commit", "-q", "-m", "one")
+	marker := filepath.Join(drivers, "ran")
+	driver := filepath.Join(drivers, "clean.sh")
+	if err := os.WriteFile(driver, []byte("#!/bin/sh\ntouch '"+marker+"'\ncat\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "config", "filter.evil.clean", driver)
+	// A changed a.go. Whether git status would run the filter depends on
+	// its index; the rule is not to ask at all, so Dirty is nil.
+	write(t, dir, map[string]string{"a.go": "package a\n\n// changed\n"})
+	fp := open(t, dir, Options{}).Fingerprint()
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("Fingerprint ran the clean filter of the workspace's .git/config")
+	}
+	if fp.Kind != "git" || fp.GitHead == "" || fp.Dirty != nil {
+		t.Errorf("fingerprint %+v, want the head and no dirty state (cannot tell without the filter)", fp)
+	}
+}
+
 func TestFingerprintGitWithoutBinary(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".git/refs/heads/main": strings.Repeat("ab", 20) + "\n", "a.go": "package a\n"})
