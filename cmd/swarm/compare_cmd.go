@@ -34,14 +34,15 @@ cost, tokens and latency. Writes compare.json, compare.md and a self-contained
 compare.html (inline SVG charts) and keeps every contender's run directory.
 --resume skips finished runs and reuses cached LLM calls.
 
-With --workspace DIR every contender (and the seal author) reads the same
-directory through the read-only tools, and every citation is checked: the
-reports gain an evidence section with each contender's fabrication rate
-(fabricated / cited over all its repeats, 95% Wilson interval; "—" when it
-cited nothing). With --ground-truth FILE (needs --workspace) they also give
-each contender's recall and precision of the planted defects and the
-correlation (Pearson r) between Shadow Score and recall across every run: a
-lower Shadow Score going with higher recall shows as a negative r.
+With --workspace DIR (or a mission whose front matter names its workspace)
+every contender reads the same directory through the read-only tools, and
+every citation is checked: the reports gain an evidence section with each
+contender's fabrication rate (fabricated / cited over all its repeats, 95%
+Wilson interval; "—" when it cited nothing). With --ground-truth FILE (needs
+that workspace) they also give each contender's recall and precision of the
+planted defects and the correlation (Pearson r) between Shadow Score and
+recall across every run: a lower Shadow Score going with higher recall shows
+as a negative r.
 
 Every planned bundle of every repeat counts. A bundle that failed (e.g. the
 model answered prose instead of JSON) or was not judged counts as Shadow
@@ -57,7 +58,8 @@ and the reports written all the same); 2 bad input; 1 a run failed;
 		Example: `  swarm compare examples/missions/api-design.md --models mock:honest,mock:sloppy,mock:deceptive --repeats 5
   swarm compare mission.md --models openai:gpt-4.1,anthropic:claude-sonnet-4 --judge google:gemini-2.5-pro --out cmp
   swarm compare --file examples/compare/personas.yaml --resume
-  swarm compare mission.md --models mock:honest,mock:deceptive --workspace ./repo --ground-truth ./repo.truth.yaml`,
+  swarm compare mission.md --models mock:honest,mock:deceptive --workspace ./repo --ground-truth ./repo.truth.yaml
+  swarm compare examples/missions/security-review-tinynotes.md --models mock:honest,mock:deceptive --ground-truth examples/workspaces/tinynotes.truth.yaml`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -82,7 +84,7 @@ and the reports written all the same); 2 bad input; 1 a run failed;
 	f.BoolVar(&o.Resume, "resume", false, "skip finished contender runs and reuse cached calls (cache under OUT/cache)")
 	f.Int64Var(&o.Seed, "seed", 42, "base seed; repeat i uses seed+i")
 	f.StringVar(&o.Workspace, "workspace", "", "directory every contender reads through read-only tools; citations are checked against it")
-	f.StringVar(&o.GroundTruth, "ground-truth", "", "planted-defects YAML (kept outside the workspace): recall, precision and their correlation with Shadow Score; needs --workspace")
+	f.StringVar(&o.GroundTruth, "ground-truth", "", "planted-defects YAML (kept outside the workspace): recall, precision and their correlation with Shadow Score; needs a workspace (--workspace or the mission's front matter)")
 	f.IntVar(&o.Parallel, "parallel", 0, "contender runs of one repeat at once (default: all; 1 = one after another); provider rate limits are shared")
 	return cmd
 }

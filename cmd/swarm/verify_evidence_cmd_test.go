@@ -114,8 +114,7 @@ func TestVerifyEvidenceExitCodeAndOutput(t *testing.T) {
 
 // End to end over the fixture with the real workspace package: the run's
 // evidence holds (exit 0) until the cited line is edited (exit 1, the
-// citation named). It needs the real package's Verify; the temporary
-// contract stub (which verifies nothing) is detected and skipped.
+// citation named). It uses the real workspace package's Verify.
 func TestVerifyEvidenceDetectsAnEditedFile(t *testing.T) {
 	run, ws := copyFixture(t)
 	fs, err := workspace.Open(ws, workspace.Options{Limits: workspace.DefaultLimits()})

@@ -17,28 +17,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goccy/go-yaml"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/workspace"
 )
-
-// truth is the ground-truth format of docs/workspace.md (TOOLS11 §5). It is
-// decoded here with goccy/go-yaml directly, strict (unknown keys refused),
-// so this test does not depend on the workspace package's loader.
-type truth struct {
-	Workspace string   `yaml:"workspace"`
-	Defects   []defect `yaml:"defects"`
-}
-
-type defect struct {
-	ID        string `yaml:"id"`
-	Path      string `yaml:"path"`
-	StartLine int    `yaml:"start_line"`
-	EndLine   int    `yaml:"end_line"`
-	Category  string `yaml:"category"`
-	Title     string `yaml:"title"`
-}
 
 // pin is what a defect's lines must hold: the trimmed text of its first and
 // last line (so a shift of even one line fails) and a marker, the substring
@@ -66,15 +49,13 @@ var tinynotesPins = map[string]pin{
 
 var categories = []string{"security", "tests", "error_handling", "docs"}
 
-func loadTruth(t *testing.T, file string) truth {
+// loadTruth reads a truth file with the loader swarm run and compare use
+// (strict: unknown keys, missing ids, bad paths and categories refused).
+func loadTruth(t *testing.T, file string) workspace.GroundTruth {
 	t.Helper()
-	data, err := os.ReadFile(file)
+	tr, err := workspace.LoadGroundTruth(file)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var tr truth
-	if err := yaml.UnmarshalWithOptions(data, &tr, yaml.Strict()); err != nil {
-		t.Fatalf("%s: %v", file, err)
 	}
 	return tr
 }
@@ -91,7 +72,7 @@ func countLines(s string) int {
 
 // checkDefect returns why d does not hold in the workspace at root (nil when
 // it holds).
-func checkDefect(root string, d defect, p pin) error {
+func checkDefect(root string, d workspace.Defect, p pin) error {
 	if d.Path == "" || path.IsAbs(d.Path) || path.Clean(d.Path) != d.Path || strings.HasPrefix(d.Path, "../") || d.Path == ".." {
 		return fmt.Errorf("path %q is not a clean slash path relative to the workspace root", d.Path)
 	}
@@ -177,27 +158,27 @@ func TestTinynotesGroundTruth(t *testing.T) {
 // TestCheckDefectRefuses shows each check of checkDefect can fail, on the
 // real workspace: a truth file that drifted is caught, not waved through.
 func TestCheckDefectRefuses(t *testing.T) {
-	good := defect{ID: "D1", Path: "internal/auth/session.go", StartLine: 79, EndLine: 81, Category: "security", Title: "t"}
+	good := workspace.Defect{ID: "D1", Path: "internal/auth/session.go", StartLine: 79, EndLine: 81, Category: "security", Title: "t"}
 	p := tinynotesPins["D1"]
 	if err := checkDefect("tinynotes", good, p); err != nil {
 		t.Fatalf("the reference defect does not hold: %v", err)
 	}
 	tests := []struct {
 		name   string
-		mutate func(*defect, *pin)
+		mutate func(*workspace.Defect, *pin)
 		want   string
 	}{
-		{"a path climbing out of the workspace", func(d *defect, _ *pin) { d.Path = "../tinynotes.truth.yaml" }, "not a clean slash path"},
-		{"an absolute path", func(d *defect, _ *pin) { d.Path = "/etc/passwd" }, "not a clean slash path"},
-		{"a path that does not exist", func(d *defect, _ *pin) { d.Path = "internal/auth/missing.go" }, "no such file"},
-		{"a directory instead of a file", func(d *defect, _ *pin) { d.Path = "internal/auth" }, "not a regular file"},
-		{"an end line past the end of the file", func(d *defect, _ *pin) { d.EndLine = 100000 }, "are not within"},
-		{"a start line after the end line", func(d *defect, _ *pin) { d.StartLine, d.EndLine = 81, 79 }, "are not within"},
-		{"a range shifted by one line", func(d *defect, _ *pin) { d.StartLine, d.EndLine = 80, 82 }, "want \"if sig != m.sign(id) {\""},
-		{"a range cut short at the end", func(d *defect, _ *pin) { d.EndLine = 80 }, "want \"}\""},
-		{"a marker no longer in the range", func(_ *defect, p *pin) { p.marker = "hmac.Equal" }, "does not contain the marker"},
-		{"an unknown category", func(d *defect, _ *pin) { d.Category = "style" }, "is not one of"},
-		{"an empty title", func(d *defect, _ *pin) { d.Title = " " }, "title is empty"},
+		{"a path climbing out of the workspace", func(d *workspace.Defect, _ *pin) { d.Path = "../tinynotes.truth.yaml" }, "not a clean slash path"},
+		{"an absolute path", func(d *workspace.Defect, _ *pin) { d.Path = "/etc/passwd" }, "not a clean slash path"},
+		{"a path that does not exist", func(d *workspace.Defect, _ *pin) { d.Path = "internal/auth/missing.go" }, "no such file"},
+		{"a directory instead of a file", func(d *workspace.Defect, _ *pin) { d.Path = "internal/auth" }, "not a regular file"},
+		{"an end line past the end of the file", func(d *workspace.Defect, _ *pin) { d.EndLine = 100000 }, "are not within"},
+		{"a start line after the end line", func(d *workspace.Defect, _ *pin) { d.StartLine, d.EndLine = 81, 79 }, "are not within"},
+		{"a range shifted by one line", func(d *workspace.Defect, _ *pin) { d.StartLine, d.EndLine = 80, 82 }, "want \"if sig != m.sign(id) {\""},
+		{"a range cut short at the end", func(d *workspace.Defect, _ *pin) { d.EndLine = 80 }, "want \"}\""},
+		{"a marker no longer in the range", func(_ *workspace.Defect, p *pin) { p.marker = "hmac.Equal" }, "does not contain the marker"},
+		{"an unknown category", func(d *workspace.Defect, _ *pin) { d.Category = "style" }, "is not one of"},
+		{"an empty title", func(d *workspace.Defect, _ *pin) { d.Title = " " }, "title is empty"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

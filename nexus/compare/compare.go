@@ -380,11 +380,11 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sea
 	sumPath := filepath.Join(dir, "run-summary.json")
 	if b, err := os.ReadFile(sumPath); err == nil {
 		var s RunSummary
-		if json.Unmarshal(b, &s) == nil {
+		if json.Unmarshal(b, &s) == nil && measuredAsAsked(s, o) {
 			return s, true, nil
 		}
 	}
-	os.RemoveAll(dir) // an unfinished run is redone from scratch
+	os.RemoveAll(dir) // an unfinished run (or one made without this workspace or ground truth) is redone from scratch
 	seed := o.Seed + int64(rep)
 	// The contender serves every role it is compared in.
 	roles := comparedRoles(o.Roles)
@@ -413,6 +413,15 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sea
 		return s, false, err
 	}
 	return s, false, nil
+}
+
+// measuredAsAsked reports whether a finished run's summary measured what
+// o asks for: evidence exactly when o has a workspace, a ground-truth match
+// exactly when o has a ground truth. A run finished before --workspace or
+// --ground-truth was added (or dropped) is not reused on --resume: its
+// missing evidence would read as a contender that cited nothing.
+func measuredAsAsked(s RunSummary, o Options) bool {
+	return (s.RunEvidence != nil) == (o.Workspace != "") && (s.GroundTruth != nil) == (o.GroundTruth != "")
 }
 
 // sealedCriteria is the sealed envelope's criteria, id -> category.

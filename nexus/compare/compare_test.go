@@ -431,3 +431,32 @@ func TestContenderThatProducesNothingIsRankedLastAndCounted(t *testing.T) {
 		t.Errorf("compare.json's last contender: %+v", last)
 	}
 }
+
+// A run finished without a workspace is not reused on --resume once
+// --workspace is given: it measured no evidence, and reusing it would show
+// the contender as having cited nothing.
+func TestResumeRedoesRunsMadeWithoutTheWorkspace(t *testing.T) {
+	o := options(t, "mock:honest")
+	o.Repeats, o.Resume = 1, true
+	if _, err := compare.Run(t.Context(), o); err != nil {
+		t.Fatal(err)
+	}
+	o.Workspace = "../../examples/workspaces/tinynotes"
+	cached := 0
+	o.Progress = func(p compare.Progress) {
+		if p.Cached {
+			cached++
+		}
+	}
+	r, err := compare.Run(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cached != 0 {
+		t.Errorf("%d run(s) made without the workspace were reused", cached)
+	}
+	e := stats(r, "mock:honest").Evidence
+	if e == nil || e.Repeats != 1 || e.Cited == 0 {
+		t.Errorf("evidence = %+v, want one repeat's citations", e)
+	}
+}
