@@ -244,7 +244,7 @@ func (r *runState) writeEvidence(res *Result) {
 		if o.checks == nil {
 			continue
 		}
-		_ = r.dir.WriteJSON("bundles/"+o.ID+".json", bundleRecord(o))
+		r.writeBundle(o)
 	}
 }
 
@@ -256,24 +256,17 @@ type atomCounts struct {
 	Evidence workspace.Counts `json:"evidence"`
 }
 
-// bundleRecord is bundles/<id>.json of a run with a workspace: what
-// absorb writes, with the final (hardened) bundle and the evidence counts
-// of the bundle and of each atom that finished.
-func bundleRecord(o *BundleOutcome) map[string]any {
-	res := o.result
+// atomCountsOf are the counts of each atom of o that finished, in atom
+// order (bundles/<id>.json "atom_evidence"); o.checks is set.
+func atomCountsOf(o *BundleOutcome) []atomCounts {
 	var ac []atomCounts
-	for i, a := range res.Atoms {
+	for i, a := range o.result.Atoms {
 		if o.checks.atoms[i] == nil {
 			continue
 		}
 		ac = append(ac, atomCounts{AgentID: a.AgentID, Model: a.Model, BriefID: a.BriefID, Evidence: countChecks(o.checks.atoms[i])})
 	}
-	return map[string]any{
-		"id": o.ID, "domain": o.Domain, "commander": o.Commander, "model": o.Model, "failed": o.Failed,
-		"salvaged": o.Salvaged, "failure_class": o.FailureClass, "error": o.Error, "bundle": o.Bundle,
-		"plan": res.Plan, "atoms": res.Atoms, "leaks": o.LeakReport,
-		"evidence": o.Evidence, "atom_evidence": ac,
-	}
+	return ac
 }
 
 // atomChecksOf returns the bundle's per-atom checks aligned with its

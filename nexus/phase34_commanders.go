@@ -170,11 +170,22 @@ func (r *runState) absorb(ctx context.Context, o *BundleOutcome, res commanders.
 		r.rec.emit(Event{Phase: Phase4, Kind: EvFailure, Role: commanders.RoleCommander, AgentID: res.CommanderID, Model: res.Model,
 			Message: o.Error, Data: FailureData{FailureClass: string(o.FailureClass), Domain: res.Domain}})
 	}
-	_ = r.dir.WriteJSON("bundles/"+o.ID+".json", map[string]any{
+	r.writeBundle(o)
+}
+
+// writeBundle writes bundles/<id>.json: the outcome, its plan and atoms
+// and, once evidence was measured (o.checks, Phase 7 with a workspace),
+// the counts of the bundle and of each atom that finished.
+func (r *runState) writeBundle(o *BundleOutcome) {
+	rec := map[string]any{
 		"id": o.ID, "domain": o.Domain, "commander": o.Commander, "model": o.Model, "failed": o.Failed,
 		"salvaged": o.Salvaged, "failure_class": o.FailureClass, "error": o.Error, "bundle": o.Bundle,
-		"plan": res.Plan, "atoms": res.Atoms, "leaks": o.LeakReport,
-	})
+		"plan": o.result.Plan, "atoms": o.result.Atoms, "leaks": o.LeakReport,
+	}
+	if o.checks != nil {
+		rec["evidence"], rec["atom_evidence"] = o.Evidence, atomCountsOf(o)
+	}
+	_ = r.dir.WriteJSON("bundles/"+o.ID+".json", rec)
 }
 
 // cutOff reclassifies a commander that failed because the run's execution
