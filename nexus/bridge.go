@@ -28,11 +28,8 @@ type missionSandbox struct {
 	tripped  map[string]bool
 	models   map[string]string // agent -> model
 
-	emit func(Event) // the run's events
-	// verify returns the run's citation verifier, nil without a workspace
-	// (set by armEvidence; nil func: no workspace either).
-	verify func() verifier
-	onTrip func() // counts a breaker trip in the run's telemetry
+	emit   func(Event) // the run's events
+	onTrip func()      // counts a breaker trip in the run's telemetry
 }
 
 // newMissionSandbox builds the run's sandbox from its config; emit receives
@@ -143,8 +140,9 @@ func (m *missionSandbox) scan(phase Phase, role, agent, model, text string, reda
 	return len(hits)
 }
 
-// atomDone bridges a worker's atom and feeds the breaker keyed by model.
-func (m *missionSandbox) atomDone(parent string, a commanders.AtomResult) {
+// atomDone bridges a worker's atom and feeds the breaker keyed by model;
+// checks are its citations' verdicts (nil without a workspace).
+func (m *missionSandbox) atomDone(parent string, a commanders.AtomResult, checks []workspace.Check) {
 	leaks := m.scan(Phase4, commanders.RoleWorker, a.AgentID, a.Model, a.Atom.Content, a.Leaks)
 	schema := 0
 	if a.Class == providers.ClassSchemaInvalid || a.Class == providers.ClassUnparseable {
@@ -156,10 +154,8 @@ func (m *missionSandbox) atomDone(parent string, a commanders.AtomResult) {
 	}
 	in := sandbox.AtomInteraction(m.bridge.Proxy(), sandbox.MissionAtom{Agent: a.AgentID, Parent: parent, Model: a.Model, Status: status,
 		Confidence: a.Atom.Confidence, SelfScore: a.Atom.SelfScore, Repairs: a.Retries, SchemaViolations: schema, LeakHits: leaks})
-	if m.verify != nil && !a.Failed {
-		if v := m.verify(); v != nil {
-			lowerForFabrication(m.bridge.Proxy(), &in, countChecks(checkAll(v, a.Atom.Evidence)))
-		}
+	if checks != nil {
+		lowerForFabrication(m.bridge.Proxy(), &in, countChecks(checks))
 	}
 	m.mu.Lock()
 	m.bridge.Add(in, a.Model)

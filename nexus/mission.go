@@ -298,7 +298,7 @@ func (m *Mission) open() error {
 			return err
 		}
 	}
-	r.armEvidence(m.ev)
+	r.ev = m.ev
 	m.r = r
 	m.res = &Result{Plan: plan, Dir: dir.Path, ShadowValid: true}
 	return nil

@@ -127,7 +127,8 @@ func (r *runState) hooks(commander string) commanders.Hooks {
 }
 
 // agentEvent turns what a commander reports into the run's events (Phase
-// 4), counts the agents that started and hands each worker's atom to the
+// 4), counts the agents that started, checks each worker's atom's
+// citations (checkArrived) and hands the atom and its checks to the
 // sandbox bridge (before the worker's agent_finish event: the leakage and
 // breaker events it may emit come first).
 func (r *runState) agentEvent(commander string, e commanders.AgentEvent) {
@@ -137,8 +138,11 @@ func (r *runState) agentEvent(commander string, e commanders.AgentEvent) {
 		r.meter.noteLaunch(a.Role, a.ID)
 		r.rec.emit(Event{Phase: Phase4, Kind: EvAgentStart, Role: a.Role, AgentID: a.ID, Model: a.Ref.String()})
 	case commanders.AgentFinished:
-		if e.Atom != nil && r.sb != nil {
-			r.sb.atomDone(commander, *e.Atom)
+		if e.Atom != nil {
+			checks := r.checkArrived(*e.Atom)
+			if r.sb != nil {
+				r.sb.atomDone(commander, *e.Atom, checks)
+			}
 		}
 		r.rec.emit(Event{Phase: Phase4, Kind: EvAgentFinish, Role: a.Role, AgentID: a.ID, Model: a.Ref.String(),
 			Data: AgentFinishData{Status: e.Status, FailureClass: string(e.Class)}})
