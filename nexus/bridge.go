@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/sandbox/boundary"
@@ -81,12 +82,18 @@ func redactText(text string) string {
 	return out
 }
 
-// redactTranscript returns a copy of tr with secrets redacted from every
-// message (and tool call), the answer and the error.
+// redactTranscript returns tr as transcripts.jsonl keeps it: a copy with
+// secrets redacted from every message (and tool call), the answer and the
+// error, and each tool result cut at maxTranscriptToolResult bytes. The cut
+// comes after every redaction (providers.Redact's in recorded, then this
+// one): a secret across the cut would keep its start and match no pattern.
 func redactTranscript(tr Transcript) Transcript {
 	msgs := make([]providers.Message, len(tr.Messages))
 	for i, m := range tr.Messages {
 		m.Content = redactText(m.Content)
+		if m.Role == providers.RoleTool {
+			m.Content = textsafe.Truncate(m.Content, maxTranscriptToolResult)
+		}
 		m.ToolCalls = redactCallArgs(m.ToolCalls)
 		msgs[i] = m
 	}

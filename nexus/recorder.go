@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/internal/rundir"
-	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -126,7 +125,7 @@ type Transcript struct {
 	Answer   string              `json:"answer,omitempty"`
 	// ToolCalls are the tool calls the answer made (a turn of the agent's
 	// tool loop); their results are the tool messages of the next call's
-	// Messages, cut at maxTranscriptToolResult bytes.
+	// Messages, cut on disk at maxTranscriptToolResult bytes (redactTranscript).
 	ToolCalls []providers.ToolCall `json:"tool_calls,omitempty"`
 	Error     string               `json:"error,omitempty"`
 }
@@ -296,11 +295,7 @@ func redactToolCalls(calls []providers.ToolCall) []providers.ToolCall {
 func redactMessages(msgs []providers.Message) []providers.Message {
 	var out []providers.Message
 	for i, m := range msgs {
-		c := m.Content
-		if m.Role == providers.RoleTool {
-			c = textsafe.Truncate(c, maxTranscriptToolResult)
-		}
-		c = providers.Redact(c)
+		c := providers.Redact(m.Content)
 		calls := redactToolCalls(m.ToolCalls)
 		if c != m.Content || (len(calls) > 0 && &calls[0] != &m.ToolCalls[0]) {
 			if out == nil {
