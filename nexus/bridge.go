@@ -94,27 +94,13 @@ func redactTranscript(tr Transcript) Transcript {
 		if m.Role == providers.RoleTool {
 			m.Content = textsafe.Truncate(m.Content, maxTranscriptToolResult)
 		}
-		m.ToolCalls = redactCallArgs(m.ToolCalls)
+		m.ToolCalls, _ = redactArgs(m.ToolCalls, redactText)
 		msgs[i] = m
 	}
 	tr.Messages = msgs
 	tr.Answer, tr.Error = redactText(tr.Answer), redactText(tr.Error)
-	tr.ToolCalls = redactCallArgs(tr.ToolCalls)
+	tr.ToolCalls, _ = redactArgs(tr.ToolCalls, redactText)
 	return tr
-}
-
-// redactCallArgs returns a copy of calls with secrets redacted from their
-// arguments (a model may grep for a credential it saw).
-func redactCallArgs(calls []providers.ToolCall) []providers.ToolCall {
-	if len(calls) == 0 {
-		return calls
-	}
-	out := make([]providers.ToolCall, len(calls))
-	for i, c := range calls {
-		c.Arguments = redactText(c.Arguments)
-		out[i] = c
-	}
-	return out
 }
 
 // scan records leakage in an agent's output, already redacted: the hits

@@ -272,14 +272,13 @@ func configuredSecrets(cfg *Config, reg *providers.Registry) []string {
 	return out
 }
 
-// redactMessages returns msgs with secrets scrubbed, copying only when
-// something changed.
-// redactToolCalls returns calls with secrets removed from their arguments
-// (calls itself when there were none).
-func redactToolCalls(calls []providers.ToolCall) []providers.ToolCall {
+// redactArgs returns calls with redact applied to their arguments (a model
+// may grep for a credential it saw), copying only when something changed,
+// and whether it did.
+func redactArgs(calls []providers.ToolCall, redact func(string) string) ([]providers.ToolCall, bool) {
 	var out []providers.ToolCall
 	for i, c := range calls {
-		if a := providers.Redact(c.Arguments); a != c.Arguments {
+		if a := redact(c.Arguments); a != c.Arguments {
 			if out == nil {
 				out = slices.Clone(calls)
 			}
@@ -287,17 +286,26 @@ func redactToolCalls(calls []providers.ToolCall) []providers.ToolCall {
 		}
 	}
 	if out == nil {
-		return calls
+		return calls, false
 	}
+	return out, true
+}
+
+// redactToolCalls returns calls with secrets removed from their arguments
+// (calls itself when there were none).
+func redactToolCalls(calls []providers.ToolCall) []providers.ToolCall {
+	out, _ := redactArgs(calls, providers.Redact)
 	return out
 }
 
+// redactMessages returns msgs with secrets scrubbed, copying only when
+// something changed.
 func redactMessages(msgs []providers.Message) []providers.Message {
 	var out []providers.Message
 	for i, m := range msgs {
 		c := providers.Redact(m.Content)
-		calls := redactToolCalls(m.ToolCalls)
-		if c != m.Content || (len(calls) > 0 && &calls[0] != &m.ToolCalls[0]) {
+		calls, changed := redactArgs(m.ToolCalls, providers.Redact)
+		if c != m.Content || changed {
 			if out == nil {
 				out = slices.Clone(msgs)
 			}
