@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/sandbox/boundary"
@@ -28,11 +29,8 @@ type missionSandbox struct {
 	tripped  map[string]bool
 	models   map[string]string // agent -> model
 
-	emit func(Event) // the run's events
-	// verify returns the run's citation verifier, nil without a workspace
-	// (set by armEvidence; nil func: no workspace either).
-	verify func() verifier
-	onTrip func() // counts a breaker trip in the run's telemetry
+	emit   func(Event) // the run's events
+	onTrip func()      // counts a breaker trip in the run's telemetry
 }
 
 // newMissionSandbox builds the run's sandbox from its config; emit receives
@@ -84,33 +82,25 @@ func redactText(text string) string {
 	return out
 }
 
-// redactTranscript returns a copy of tr with secrets redacted from every
-// message (and tool call), the answer and the error.
+// redactTranscript returns tr as transcripts.jsonl keeps it: a copy with
+// secrets redacted from every message (and tool call), the answer and the
+// error, and each tool result cut at maxTranscriptToolResult bytes. The cut
+// comes after every redaction (providers.Redact's in recorded, then this
+// one): a secret across the cut would keep its start and match no pattern.
 func redactTranscript(tr Transcript) Transcript {
 	msgs := make([]providers.Message, len(tr.Messages))
 	for i, m := range tr.Messages {
 		m.Content = redactText(m.Content)
-		m.ToolCalls = redactCallArgs(m.ToolCalls)
+		if m.Role == providers.RoleTool {
+			m.Content = textsafe.Truncate(m.Content, maxTranscriptToolResult)
+		}
+		m.ToolCalls, _ = redactArgs(m.ToolCalls, redactText)
 		msgs[i] = m
 	}
 	tr.Messages = msgs
 	tr.Answer, tr.Error = redactText(tr.Answer), redactText(tr.Error)
-	tr.ToolCalls = redactCallArgs(tr.ToolCalls)
+	tr.ToolCalls, _ = redactArgs(tr.ToolCalls, redactText)
 	return tr
-}
-
-// redactCallArgs returns a copy of calls with secrets redacted from their
-// arguments (a model may grep for a credential it saw).
-func redactCallArgs(calls []providers.ToolCall) []providers.ToolCall {
-	if len(calls) == 0 {
-		return calls
-	}
-	out := make([]providers.ToolCall, len(calls))
-	for i, c := range calls {
-		c.Arguments = redactText(c.Arguments)
-		out[i] = c
-	}
-	return out
 }
 
 // scan records leakage in an agent's output, already redacted: the hits
@@ -143,8 +133,9 @@ func (m *missionSandbox) scan(phase Phase, role, agent, model, text string, reda
 	return len(hits)
 }
 
-// atomDone bridges a worker's atom and feeds the breaker keyed by model.
-func (m *missionSandbox) atomDone(parent string, a commanders.AtomResult) {
+// atomDone bridges a worker's atom and feeds the breaker keyed by model;
+// checks are its citations' verdicts (nil without a workspace).
+func (m *missionSandbox) atomDone(parent string, a commanders.AtomResult, checks []workspace.Check) {
 	leaks := m.scan(Phase4, commanders.RoleWorker, a.AgentID, a.Model, a.Atom.Content, a.Leaks)
 	schema := 0
 	if a.Class == providers.ClassSchemaInvalid || a.Class == providers.ClassUnparseable {
@@ -156,10 +147,8 @@ func (m *missionSandbox) atomDone(parent string, a commanders.AtomResult) {
 	}
 	in := sandbox.AtomInteraction(m.bridge.Proxy(), sandbox.MissionAtom{Agent: a.AgentID, Parent: parent, Model: a.Model, Status: status,
 		Confidence: a.Atom.Confidence, SelfScore: a.Atom.SelfScore, Repairs: a.Retries, SchemaViolations: schema, LeakHits: leaks})
-	if m.verify != nil && !a.Failed {
-		if v := m.verify(); v != nil {
-			lowerForFabrication(m.bridge.Proxy(), &in, countChecks(checkAll(v, a.Atom.Evidence)))
-		}
+	if checks != nil {
+		lowerForFabrication(m.bridge.Proxy(), &in, countChecks(checks))
 	}
 	m.mu.Lock()
 	m.bridge.Add(in, a.Model)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/sandbox"
+	"github.com/swarm-dev/swarm/workspace"
 )
 
 // bridgedAtom bridges one atom through a fresh mission sandbox, with the
@@ -17,10 +18,11 @@ func bridgedAtom(t *testing.T, v verifier, a commanders.AtomResult) sandbox.Inte
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v != nil {
-		ms.verify = func() verifier { return v }
+	var checks []workspace.Check // as checkArrived makes them
+	if v != nil && !a.Failed {
+		checks = checkAll(v, a.Atom.Evidence)
 	}
-	ms.atomDone("commander-security", a)
+	ms.atomDone("commander-security", a, checks)
 	in := ms.bridge.Report().Interactions
 	if len(in) != 1 {
 		t.Fatalf("%d interactions, want 1", len(in))
@@ -78,7 +80,7 @@ func TestBridgeLowersBundlesCitingFabricatedEvidence(t *testing.T) {
 		o := evidenceBundles()[0]
 		o.Formula.Coverage, o.InSynthesis = 1, true
 		if checked {
-			checkBundle(evidenceFake, o)
+			checkBundle(evidenceFake, o, nil)
 		}
 		rep := ms.finish(&Result{Bundles: []*BundleOutcome{o}}, 15, Phase8)
 		for _, in := range rep.Interactions {

@@ -220,7 +220,10 @@ func (c *Config) validateWorkspace(add func(key, format string, args ...any)) {
 			add(fmt.Sprintf("workspace.roles[%d]", i), "unknown role %q (roles that may read: %s)", r, strings.Join(workspaceRoles, ", "))
 		}
 	}
-	l := w.Limits
+	// Each bad limit at its own key (Limits.Validate names only the first),
+	// and Validate only for what this loop does not check: never the same
+	// problem twice.
+	l, bad := w.Limits, false
 	for _, f := range []struct {
 		key string
 		v   int64
@@ -228,9 +231,10 @@ func (c *Config) validateWorkspace(add func(key, format string, args ...any)) {
 		{"max_list_entries", int64(l.MaxListEntries)}, {"max_tool_turns", int64(l.MaxToolTurns)}, {"max_tool_calls", int64(l.MaxToolCalls)}} {
 		if f.v < 1 {
 			add("workspace.limits."+f.key, "%d must be at least 1", f.v)
+			bad = true
 		}
 	}
-	if err := l.Validate(); err != nil {
+	if err := l.Validate(); err != nil && !bad {
 		add("workspace.limits", "%v", err)
 	}
 }

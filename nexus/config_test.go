@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,6 +140,27 @@ func TestConfigRejectsBadInputWithFileLineAndKey(t *testing.T) {
 				t.Errorf("error does not read well: %v", err)
 			}
 		})
+	}
+}
+
+// A workspace limit below 1 is one error, at its own key: it was also
+// reported a second time by workspace.Limits.Validate, at workspace.limits.
+func TestConfigReportsABadWorkspaceLimitOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.yml")
+	if err := os.WriteFile(path, []byte("workspace:\n  limits:\n    max_tool_turns: 0\n    max_grep_matches: -2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadConfig(path, shippedKinds())
+	var ce ConfigErrors
+	if !errors.As(err, &ce) {
+		t.Fatalf("not ConfigErrors: %v", err)
+	}
+	var keys []string
+	for _, e := range ce {
+		keys = append(keys, e.Key)
+	}
+	if want := []string{"workspace.limits.max_tool_turns", "workspace.limits.max_grep_matches"}; !slices.Equal(keys, want) {
+		t.Errorf("errors at %q, want one each at %q:\n%v", keys, want, err)
 	}
 }
 

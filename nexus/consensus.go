@@ -127,7 +127,7 @@ func formulaFromAtoms(atoms []commanders.AtomResult, checks [][]workspace.Check,
 		logSum += math.Log(conf)
 		confs = append(confs, conf)
 		if checks != nil {
-			unique = append(unique, append([]workspace.Check{}, checks[i]...))
+			unique = append(unique, checks[i])
 		}
 	}
 	in.UniqueAtoms = len(confs)

@@ -2,7 +2,9 @@ package nexus
 
 import (
 	"sort"
+	"sync"
 
+	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -47,15 +49,42 @@ func (r *runState) evidenceVerifier() workspaceVerifier {
 	return nil
 }
 
-// armEvidence hands a mission's evidence setup to its run and lets the
-// sandbox bridge check atoms' citations as they arrive. Called once when
-// the run directory opens (Mission.open).
-func (r *runState) armEvidence(s evidenceSetup) {
-	r.ev = s
-	if r.sb != nil {
-		// Read when an atom arrives: the workspace is open by then.
-		r.sb.verify = func() verifier { return r.evidenceVerifier() }
+// arrivedChecks are the checked citations of each atom that finished, by
+// its worker's agent id (checkArrived).
+type arrivedChecks struct {
+	mu sync.Mutex
+	m  map[string][]workspace.Check
+}
+
+// checkArrived verifies the citations of an atom as its worker finishes,
+// the only time an atom is checked in a run: the sandbox bridge lowers the
+// atom's interaction for what is fabricated, and Phase 7 counts the same
+// checks (checkBundle). The atom is judged against the workspace as it was
+// when it arrived, just after its worker read it; a file changed later in
+// the run does not change the atom's verdicts (the final bundles' and
+// findings' citations are checked in Phase 7, when hardening is done). Nil
+// without a workspace or for a failed atom.
+func (r *runState) checkArrived(a commanders.AtomResult) []workspace.Check {
+	v := r.evidenceVerifier()
+	if v == nil || a.Failed {
+		return nil
 	}
+	cs := checkAll(v, a.Atom.Evidence)
+	r.arrived.mu.Lock()
+	defer r.arrived.mu.Unlock()
+	if r.arrived.m == nil {
+		r.arrived.m = map[string][]workspace.Check{}
+	}
+	r.arrived.m[a.AgentID] = cs
+	return cs
+}
+
+// arrivedAtom returns the checks checkArrived made of agent's atom.
+func (r *runState) arrivedAtom(agent string) ([]workspace.Check, bool) {
+	r.arrived.mu.Lock()
+	defer r.arrived.mu.Unlock()
+	cs, ok := r.arrived.m[agent]
+	return cs, ok
 }
 
 // AtomEvidence is one atom's checked citations (evidence.json "atoms").
@@ -123,15 +152,23 @@ func countChecks(cs []workspace.Check) workspace.Counts {
 
 // checkBundle verifies the citations of a bundle's atoms and of its final
 // bundle (a failed bundle has none of its own) and sets o.Evidence: its
-// own, its findings' and its atoms' citations.
-func checkBundle(v verifier, o *BundleOutcome) {
+// own, its findings' and its atoms' citations. An atom arrived has already
+// checked (by agent id; nil arrived: none) is not checked again.
+func checkBundle(v verifier, o *BundleOutcome, arrived func(agent string) ([]workspace.Check, bool)) {
 	bc := &bundleChecks{atoms: make([][]workspace.Check, len(o.result.Atoms))}
 	var n workspace.Counts
 	for i, a := range o.result.Atoms {
 		if a.Failed {
 			continue
 		}
-		bc.atoms[i] = checkAll(v, a.Atom.Evidence)
+		cs, ok := []workspace.Check(nil), false
+		if arrived != nil {
+			cs, ok = arrived(a.AgentID)
+		}
+		if !ok {
+			cs = checkAll(v, a.Atom.Evidence)
+		}
+		bc.atoms[i] = cs
 		n = n.Plus(countChecks(bc.atoms[i]))
 	}
 	if !o.Failed {
@@ -146,9 +183,9 @@ func checkBundle(v verifier, o *BundleOutcome) {
 	o.checks, o.Evidence = bc, &n
 }
 
-// verifyEvidence checks every citation of the run's atoms and final
-// bundles (Phase 7, before consensus: hardening has revised what it
-// would) and fills the Result's evidence fields and its ground-truth match.
+// verifyEvidence checks every citation of the run's final bundles (Phase
+// 7, before consensus: hardening has revised what it would), takes the
+// atoms' checks made as they arrived (checkArrived) and fills the Result's evidence fields and its ground-truth match.
 // Without a workspace it does nothing: evidence is not measured.
 func (r *runState) verifyEvidence(res *Result) {
 	v := r.evidenceVerifier()
@@ -156,7 +193,7 @@ func (r *runState) verifyEvidence(res *Result) {
 		return
 	}
 	for _, o := range res.Bundles {
-		checkBundle(v, o)
+		checkBundle(v, o, r.arrivedAtom)
 	}
 	f := evidenceFile(res.Bundles)
 	res.Evidence, res.EvidenceByModel, res.EvidenceByAgent = &f.Counts, f.ByModel, f.ByAgent
@@ -244,7 +281,7 @@ func (r *runState) writeEvidence(res *Result) {
 		if o.checks == nil {
 			continue
 		}
-		_ = r.dir.WriteJSON("bundles/"+o.ID+".json", bundleRecord(o))
+		r.writeBundle(o)
 	}
 }
 
@@ -256,24 +293,17 @@ type atomCounts struct {
 	Evidence workspace.Counts `json:"evidence"`
 }
 
-// bundleRecord is bundles/<id>.json of a run with a workspace: what
-// absorb writes, with the final (hardened) bundle and the evidence counts
-// of the bundle and of each atom that finished.
-func bundleRecord(o *BundleOutcome) map[string]any {
-	res := o.result
+// atomCountsOf are the counts of each atom of o that finished, in atom
+// order (bundles/<id>.json "atom_evidence"); o.checks is set.
+func atomCountsOf(o *BundleOutcome) []atomCounts {
 	var ac []atomCounts
-	for i, a := range res.Atoms {
+	for i, a := range o.result.Atoms {
 		if o.checks.atoms[i] == nil {
 			continue
 		}
 		ac = append(ac, atomCounts{AgentID: a.AgentID, Model: a.Model, BriefID: a.BriefID, Evidence: countChecks(o.checks.atoms[i])})
 	}
-	return map[string]any{
-		"id": o.ID, "domain": o.Domain, "commander": o.Commander, "model": o.Model, "failed": o.Failed,
-		"salvaged": o.Salvaged, "failure_class": o.FailureClass, "error": o.Error, "bundle": o.Bundle,
-		"plan": res.Plan, "atoms": res.Atoms, "leaks": o.LeakReport,
-		"evidence": o.Evidence, "atom_evidence": ac,
-	}
+	return ac
 }
 
 // atomChecksOf returns the bundle's per-atom checks aligned with its

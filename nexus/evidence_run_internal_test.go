@@ -302,3 +302,32 @@ defects:
 		t.Errorf("match (-want +got)\n%s", d)
 	}
 }
+
+// countingVerifier is evidenceFake counting its calls (from the workers'
+// goroutines, so under a lock).
+type countingVerifier struct {
+	fakeVerifier
+	mu    sync.Mutex
+	calls int
+}
+
+func (c *countingVerifier) Verify(ci workspace.Citation) workspace.Check {
+	c.mu.Lock()
+	c.calls++
+	c.mu.Unlock()
+	return c.fakeVerifier.Verify(ci)
+}
+
+// Each citation of a run is verified once: an atom's as it arrives (the
+// sandbox bridge uses the verdicts), and Phase 7 counts those checks
+// rather than making them again.
+func TestRunVerifiesEachCitationOnce(t *testing.T) {
+	v := &countingVerifier{fakeVerifier: evidenceFake}
+	res, _ := evidenceRun(t, func(m *Mission) { m.ev.verify = v })
+	if res.Evidence == nil || res.Evidence.Cited == 0 {
+		t.Fatalf("evidence = %+v, want citations", res.Evidence)
+	}
+	if v.calls != res.Evidence.Cited {
+		t.Errorf("%d citations verified %d times", res.Evidence.Cited, v.calls)
+	}
+}

@@ -81,7 +81,7 @@ var evidenceFake = fakeVerifier{states: map[string]workspace.State{"ok.go": work
 func TestEvidenceCountsPerAtomBundleAgentAndModel(t *testing.T) {
 	bundles := evidenceBundles()
 	for _, o := range bundles {
-		checkBundle(evidenceFake, o)
+		checkBundle(evidenceFake, o, nil)
 	}
 	c := func(cited, ver, unv, fab int) workspace.Counts {
 		return workspace.Counts{Cited: cited, Verified: ver, Unverifiable: unv, Fabricated: fab}

@@ -104,7 +104,7 @@ func verifyRunEvidence(runDir string, v workspaceVerifier) (*EvidenceReport, err
 		}
 		o := &BundleOutcome{ID: bf.ID, Domain: bf.Domain, Commander: bf.Commander, Model: bf.Model, Failed: bf.Failed,
 			Bundle: bf.Bundle, result: commanders.Result{Atoms: bf.Atoms}}
-		checkBundle(v, o)
+		checkBundle(v, o, nil)
 		outs = append(outs, o)
 	}
 	fresh := evidenceFile(outs)

@@ -259,20 +259,22 @@ func (m *Mission) open() error {
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if m.r == nil { // the run did not open: end will not close it
+			closeWorkspace(ws)
+		}
+	}()
 	dir, err := rundir.Create(dirPath, o.Force)
 	if err != nil {
-		closeWorkspace(ws)
 		return err
 	}
 	events, err := newEventLog(dir.Join("events.jsonl"), now, o.KeepEvents, m.observers...)
 	if err != nil {
-		closeWorkspace(ws)
 		return err
 	}
 	transcripts, err := newTranscriptLog(dir.Join("transcripts.jsonl"), o.KeepPrompts)
 	if err != nil {
 		events.close()
-		closeWorkspace(ws)
 		return err
 	}
 	rec := &recorder{events: events, transcripts: transcripts}
@@ -298,7 +300,7 @@ func (m *Mission) open() error {
 			return err
 		}
 	}
-	r.armEvidence(m.ev)
+	r.ev = m.ev
 	m.r = r
 	m.res = &Result{Plan: plan, Dir: dir.Path, ShadowValid: true}
 	return nil

@@ -127,7 +127,8 @@ func (r *runState) hooks(commander string) commanders.Hooks {
 }
 
 // agentEvent turns what a commander reports into the run's events (Phase
-// 4), counts the agents that started and hands each worker's atom to the
+// 4), counts the agents that started, checks each worker's atom's
+// citations (checkArrived) and hands the atom and its checks to the
 // sandbox bridge (before the worker's agent_finish event: the leakage and
 // breaker events it may emit come first).
 func (r *runState) agentEvent(commander string, e commanders.AgentEvent) {
@@ -137,8 +138,11 @@ func (r *runState) agentEvent(commander string, e commanders.AgentEvent) {
 		r.meter.noteLaunch(a.Role, a.ID)
 		r.rec.emit(Event{Phase: Phase4, Kind: EvAgentStart, Role: a.Role, AgentID: a.ID, Model: a.Ref.String()})
 	case commanders.AgentFinished:
-		if e.Atom != nil && r.sb != nil {
-			r.sb.atomDone(commander, *e.Atom)
+		if e.Atom != nil {
+			checks := r.checkArrived(*e.Atom)
+			if r.sb != nil {
+				r.sb.atomDone(commander, *e.Atom, checks)
+			}
 		}
 		r.rec.emit(Event{Phase: Phase4, Kind: EvAgentFinish, Role: a.Role, AgentID: a.ID, Model: a.Ref.String(),
 			Data: AgentFinishData{Status: e.Status, FailureClass: string(e.Class)}})
@@ -170,11 +174,22 @@ func (r *runState) absorb(ctx context.Context, o *BundleOutcome, res commanders.
 		r.rec.emit(Event{Phase: Phase4, Kind: EvFailure, Role: commanders.RoleCommander, AgentID: res.CommanderID, Model: res.Model,
 			Message: o.Error, Data: FailureData{FailureClass: string(o.FailureClass), Domain: res.Domain}})
 	}
-	_ = r.dir.WriteJSON("bundles/"+o.ID+".json", map[string]any{
+	r.writeBundle(o)
+}
+
+// writeBundle writes bundles/<id>.json: the outcome, its plan and atoms
+// and, once evidence was measured (o.checks, Phase 7 with a workspace),
+// the counts of the bundle and of each atom that finished.
+func (r *runState) writeBundle(o *BundleOutcome) {
+	rec := map[string]any{
 		"id": o.ID, "domain": o.Domain, "commander": o.Commander, "model": o.Model, "failed": o.Failed,
 		"salvaged": o.Salvaged, "failure_class": o.FailureClass, "error": o.Error, "bundle": o.Bundle,
-		"plan": res.Plan, "atoms": res.Atoms, "leaks": o.LeakReport,
-	})
+		"plan": o.result.Plan, "atoms": o.result.Atoms, "leaks": o.LeakReport,
+	}
+	if o.checks != nil {
+		rec["evidence"], rec["atom_evidence"] = o.Evidence, atomCountsOf(o)
+	}
+	_ = r.dir.WriteJSON("bundles/"+o.ID+".json", rec)
 }
 
 // cutOff reclassifies a commander that failed because the run's execution

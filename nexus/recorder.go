@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/internal/rundir"
-	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -126,7 +125,7 @@ type Transcript struct {
 	Answer   string              `json:"answer,omitempty"`
 	// ToolCalls are the tool calls the answer made (a turn of the agent's
 	// tool loop); their results are the tool messages of the next call's
-	// Messages, cut at maxTranscriptToolResult bytes.
+	// Messages, cut on disk at maxTranscriptToolResult bytes (redactTranscript).
 	ToolCalls []providers.ToolCall `json:"tool_calls,omitempty"`
 	Error     string               `json:"error,omitempty"`
 }
@@ -273,14 +272,13 @@ func configuredSecrets(cfg *Config, reg *providers.Registry) []string {
 	return out
 }
 
-// redactMessages returns msgs with secrets scrubbed, copying only when
-// something changed.
-// redactToolCalls returns calls with secrets removed from their arguments
-// (calls itself when there were none).
-func redactToolCalls(calls []providers.ToolCall) []providers.ToolCall {
+// redactArgs returns calls with redact applied to their arguments (a model
+// may grep for a credential it saw), copying only when something changed,
+// and whether it did.
+func redactArgs(calls []providers.ToolCall, redact func(string) string) ([]providers.ToolCall, bool) {
 	var out []providers.ToolCall
 	for i, c := range calls {
-		if a := providers.Redact(c.Arguments); a != c.Arguments {
+		if a := redact(c.Arguments); a != c.Arguments {
 			if out == nil {
 				out = slices.Clone(calls)
 			}
@@ -288,21 +286,26 @@ func redactToolCalls(calls []providers.ToolCall) []providers.ToolCall {
 		}
 	}
 	if out == nil {
-		return calls
+		return calls, false
 	}
+	return out, true
+}
+
+// redactToolCalls returns calls with secrets removed from their arguments
+// (calls itself when there were none).
+func redactToolCalls(calls []providers.ToolCall) []providers.ToolCall {
+	out, _ := redactArgs(calls, providers.Redact)
 	return out
 }
 
+// redactMessages returns msgs with secrets scrubbed, copying only when
+// something changed.
 func redactMessages(msgs []providers.Message) []providers.Message {
 	var out []providers.Message
 	for i, m := range msgs {
-		c := m.Content
-		if m.Role == providers.RoleTool {
-			c = textsafe.Truncate(c, maxTranscriptToolResult)
-		}
-		c = providers.Redact(c)
-		calls := redactToolCalls(m.ToolCalls)
-		if c != m.Content || (len(calls) > 0 && &calls[0] != &m.ToolCalls[0]) {
+		c := providers.Redact(m.Content)
+		calls, changed := redactArgs(m.ToolCalls, providers.Redact)
+		if c != m.Content || changed {
 			if out == nil {
 				out = slices.Clone(msgs)
 			}

@@ -35,7 +35,8 @@ type runState struct {
 	preset   *Sealed // Phases 1 and 1.5 reuse it (RunSealed)
 	sealOnly bool    // the mission was closed after sealing
 
-	ev evidenceSetup // ground truth and a test's verifier (evidence.go, armEvidence)
+	ev      evidenceSetup // ground truth and a test's verifier (evidence.go)
+	arrived arrivedChecks // the atoms' checked citations (checkArrived)
 }
 
 // timeoutFactor is the personality's timeout factor (1 when unset): every

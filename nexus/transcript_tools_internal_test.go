@@ -25,25 +25,9 @@ func TestTranscriptToolMessages(t *testing.T) {
 		{Role: providers.RoleAssistant, ToolCalls: calls},
 		{Role: providers.RoleTool, ToolCallID: "c1", ToolName: "grep", Content: "aws_access_key_id = " + key + " " + big},
 	}
-	path := filepath.Join(t.TempDir(), "transcripts.jsonl")
-	log, err := newTranscriptLog(path, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log.write(Transcript{Role: "worker", Messages: redactMessages(msgs), ToolCalls: redactToolCalls(calls)})
-	if err := log.close(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, got := onDisk(t, Transcript{Role: "worker", Messages: redactMessages(msgs), ToolCalls: redactToolCalls(calls)})
 	if bytes.Contains(b, []byte(key)) {
 		t.Errorf("a secret reached transcripts.jsonl: %s", b)
-	}
-	var got Transcript
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatal(err)
 	}
 	if n := len(got.Messages[2].Content); n > maxTranscriptToolResult+64 || !strings.Contains(got.Messages[2].Content, "bytes cut]") {
 		t.Errorf("tool result kept at %d bytes, want it cut near %d with a note", n, maxTranscriptToolResult)
@@ -87,4 +71,44 @@ func TestMeterToolStats(t *testing.T) {
 
 func workspaceOutcome(tool string, ok bool, refusal string, bytes int) workspace.Outcome {
 	return workspace.Outcome{Tool: tool, OK: ok, Refusal: refusal, Bytes: bytes}
+}
+
+// onDisk writes tr as the recorder does (recorded's redaction already
+// applied by the caller) and returns transcripts.jsonl and its record.
+func onDisk(t *testing.T, tr Transcript) ([]byte, Transcript) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "transcripts.jsonl")
+	log, err := newTranscriptLog(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.write(tr)
+	if err := log.close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Transcript
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	return b, got
+}
+
+// A secret across the cut of a tool result is redacted whole, not cut
+// first and then missed by the patterns: no start of it is kept. Both
+// redactors count: a provider key (providers.Redact) and an AWS key (the
+// leak detector).
+func TestTranscriptToolResultCutAfterRedaction(t *testing.T) {
+	for _, key := range []string{"sk-abcdefghijklmnopqrstuv", "AKIAIOSFODNN7EXAMPLE"} {
+		content := strings.Repeat("x", maxTranscriptToolResult-9) + " " + key + " " + strings.Repeat("y", 100)
+		msgs := []providers.Message{{Role: providers.RoleTool, ToolCallID: "c1", Content: content}}
+		b, got := onDisk(t, Transcript{Role: "worker", Messages: redactMessages(msgs)})
+		if bytes.Contains(b, []byte(key[:8])) || !strings.Contains(got.Messages[0].Content, "bytes cut]") {
+			c := got.Messages[0].Content
+			t.Errorf("tool result kept as %q, want it cut with no part of %s", c[max(0, len(c)-60):], key)
+		}
+	}
 }

@@ -2,14 +2,18 @@ package nexus_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/providers/mock"
 )
 
 func TestSplitFrontMatter(t *testing.T) {
@@ -101,5 +105,47 @@ func TestWorkspaceResolution(t *testing.T) {
 				t.Errorf("mission title (front matter must not reach it) (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// openFDs is how many files the process has open (-1 where /proc is not).
+func openFDs() int {
+	es, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(es)
+}
+
+// A run that fails while its directory opens closes its workspace, however
+// late the failure (here: the sandbox settings, after the logs opened).
+func TestFailedOpenClosesTheWorkspace(t *testing.T) {
+	if openFDs() < 0 {
+		t.Skip("no /proc/self/fd")
+	}
+	cfg, err := nexus.LoadConfig("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Sandbox.Enabled, cfg.Sandbox.Proxy = true, map[string]float64{"bogus": 1}
+	reg := &providers.Registry{}
+	mock.Register(reg, mock.Options{})
+	ws := t.TempDir()
+	const runs = 10
+	// No collection meanwhile: a finalizer would close what was left open.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	before := openFDs()
+	for i := range runs {
+		m, err := nexus.Prepare(nexus.Options{Config: cfg, Registry: reg, Mission: "# Review\n\nReview the code.", MissionName: "t", Scale: "ss-50",
+			Provider: providers.Ref{Kind: "mock", Model: "honest"}, Workspace: ws, OutDir: filepath.Join(t.TempDir(), fmt.Sprint("run", i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Run(t.Context()); err == nil || !strings.Contains(err.Error(), "sandbox.proxy.bogus") {
+			t.Fatalf("run error %v, want the sandbox's", err)
+		}
+	}
+	if leaked := openFDs() - before; leaked >= runs/2 {
+		t.Errorf("%d files left open by %d failed runs", leaked, runs)
 	}
 }
