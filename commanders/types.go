@@ -276,11 +276,7 @@ func (b Bundle) Text() string {
 
 // citationText renders a citation on one line: path:start-end "quote".
 func citationText(c workspace.Citation) string {
-	lines := fmt.Sprintf("%d", c.StartLine)
-	if c.EndLine != c.StartLine {
-		lines = fmt.Sprintf("%d-%d", c.StartLine, c.EndLine)
-	}
-	return fmt.Sprintf("%s:%s %q", c.Path, lines, c.Quote)
+	return fmt.Sprintf("%s %q", c.Ref(), c.Quote)
 }
 
 // ReviewCards is one reviewer's answer about the bundles it was shown.

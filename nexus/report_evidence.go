@@ -91,7 +91,7 @@ func newEvidenceView(res *Result) *evidenceView {
 // fabricated ~~`path:lines`~~ named as such, with the quote it claimed;
 // unverifiable marked, with why.
 func newCiteView(c workspace.Check) citeView {
-	ref := mdCode(citeRef(c.Citation))
+	ref := mdCode(c.Citation.Ref())
 	why := ""
 	if r := oneLine(c.Reason); r != "" {
 		why = ": " + mdText(r)
@@ -111,13 +111,6 @@ func newCiteView(c workspace.Check) citeView {
 }
 
 // citeRef is path:start-end (path:line for one line).
-func citeRef(c workspace.Citation) string {
-	if c.StartLine == c.EndLine {
-		return fmt.Sprintf("%s:%d", c.Path, c.StartLine)
-	}
-	return fmt.Sprintf("%s:%d-%d", c.Path, c.StartLine, c.EndLine)
-}
-
 func newGroundTruthView(g *GroundTruthResult) *groundTruthView {
 	if g == nil {
 		return nil

@@ -24,11 +24,8 @@ func EvidenceBlock(id string, cites []workspace.Citation) string {
 			b.WriteByte('\n')
 		}
 		b.WriteString(vocab.EvidenceItemPrefix)
-		b.WriteString(strings.NewReplacer("\r", " ", "\n", " ").Replace(c.Path))
-		b.WriteString(":" + strconv.Itoa(c.StartLine))
-		if c.EndLine != c.StartLine {
-			b.WriteString("-" + strconv.Itoa(c.EndLine))
-		}
+		c.Path = strings.NewReplacer("\r", " ", "\n", " ").Replace(c.Path)
+		b.WriteString(c.Ref())
 		b.WriteByte(' ')
 		b.WriteString(quoteJSON(c.Quote))
 	}

@@ -1,5 +1,7 @@
 package workspace
 
+import "fmt"
+
 // Citation is one piece of evidence: lines of a file in the workspace and
 // the text the citing agent says they hold. Lines are 1-based and
 // inclusive; Path is slash-separated and relative to the workspace root.
@@ -13,6 +15,15 @@ type Citation struct {
 // SchemaDescription implements providers.Described.
 func (Citation) SchemaDescription() string {
 	return "One piece of evidence: lines of a workspace file and their exact text."
+}
+
+// Ref is where the citation points, as people write it: path:start-end,
+// or path:start for one line.
+func (c Citation) Ref() string {
+	if c.EndLine == c.StartLine {
+		return fmt.Sprintf("%s:%d", c.Path, c.StartLine)
+	}
+	return fmt.Sprintf("%s:%d-%d", c.Path, c.StartLine, c.EndLine)
 }
 
 // State is what checking a citation against the workspace found.

@@ -57,7 +57,7 @@ func (f *FS) Verify(c Citation) Check {
 		return set(Fabricated, refuse("", "empty quote"))
 	}
 	if !strings.Contains(normSpace(strings.Join(lines[c.StartLine-1:c.EndLine], "\n")), q) {
-		return set(Fabricated, refuse("", "%s:%d-%d: the quote is not what those lines say", t.rel, c.StartLine, c.EndLine))
+		return set(Fabricated, refuse("", "%s: the quote is not what those lines say", Citation{Path: t.rel, StartLine: c.StartLine, EndLine: c.EndLine}.Ref()))
 	}
 	ck.State = Verified
 	return ck

@@ -123,7 +123,7 @@ func printEvidenceReport(app *App, rep *nexus.EvidenceReport) {
 		return string(s)
 	}
 	for _, c := range rep.Changes {
-		line := fmt.Sprintf("  %s: %s:%d-%d %s -> %s", c.Where, c.Citation.Path, c.Citation.StartLine, c.Citation.EndLine,
+		line := fmt.Sprintf("  %s: %s %s -> %s", c.Where, c.Citation.Ref(),
 			state(c.Was, "(not recorded)"), state(c.Now, "(gone)"))
 		if c.Reason != "" {
 			line += " (" + c.Reason + ")"

@@ -81,7 +81,7 @@ func TestVerifyEvidenceExitCodeAndOutput(t *testing.T) {
 		wantOut  []string
 	}{
 		{"nothing changed", unchanged, false, 0, []string{"3 citations re-checked", "recorded: 2 verified, 0 unverifiable, 1 fabricated (of 3)", "no citation changed state"}},
-		{"a state changed: listed, control characters escaped", changed, false, 1, []string{"1 citations changed state", "bundle security finding 1 (Compare tokens): app.go:5-5 verified -> fabricated (quote mismatch\\x1b[2J)"}},
+		{"a state changed: listed, control characters escaped", changed, false, 1, []string{"1 citations changed state", "bundle security finding 1 (Compare tokens): app.go:5 verified -> fabricated (quote mismatch\\x1b[2J)"}},
 		{"--json prints the report", changed, true, 1, []string{`"was": "verified"`, `"now": "fabricated"`}},
 	} {
 		t.Run(tc.why, func(t *testing.T) {
@@ -136,7 +136,7 @@ func TestVerifyEvidenceDetectsAnEditedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, out, errb = execCLIWithError(t, "verify-evidence", run, "--workspace", ws)
-	if got != 1 || !strings.Contains(out, "app.go:5-5 verified -> fabricated") || !strings.Contains(out, "app.go:4-5 verified -> fabricated") {
+	if got != 1 || !strings.Contains(out, "app.go:5 verified -> fabricated") || !strings.Contains(out, "app.go:4-5 verified -> fabricated") {
 		t.Errorf("edited app.go: exit %d (want 1)\nstdout: %s\nstderr: %s", got, out, errb)
 	}
 }
@@ -149,7 +149,7 @@ func TestVerifyEvidenceUsesTheRunsDenyList(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, out, errb := execCLIWithError(t, "verify-evidence", run, "--workspace", ws)
-	if got != 1 || !strings.Contains(out, "app.go:5-5 verified -> unverifiable") {
+	if got != 1 || !strings.Contains(out, "app.go:5 verified -> unverifiable") {
 		t.Errorf("app.go denied by the run's config: exit %d (want 1)\nstdout: %s\nstderr: %s", got, out, errb)
 	}
 	if err := os.WriteFile(filepath.Join(run, "config.effective.yml"), []byte("workspace:\n  colour: blue\n"), 0o600); err != nil {
