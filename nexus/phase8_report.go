@@ -64,8 +64,8 @@ type Telemetry struct {
 	// Evidence tallies the run's citations by state; nil without a
 	// workspace.
 	Evidence *workspace.Counts `json:"evidence,omitempty"`
-	// Tools counts the read-tool calls per role; absent without a
-	// workspace.
+	// Tools counts the read-tool calls per role that made any; absent when
+	// no tool was called (always so without a workspace).
 	Tools map[string]ToolStats `json:"tools,omitempty"`
 }
 
