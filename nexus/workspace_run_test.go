@@ -2,10 +2,12 @@ package nexus_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/swarm-dev/swarm/nexus"
@@ -232,5 +234,95 @@ func TestDeceptiveFabricationsAreFoundAndReported(t *testing.T) {
 	}
 	if err := json.Unmarshal(b, &file); err != nil || file.Counts != *ev {
 		t.Errorf("evidence.json counts %+v (%v), want the result's %+v", file.Counts, err, *ev)
+	}
+}
+
+// The capsule's file scope is real: with --file-scope internal/auth every
+// file an agent is served lies inside it, reads outside it are refused
+// (scope) and counted, and the honest persona's citations stay inside it.
+func TestFileScopeBoundsWhatAgentsRead(t *testing.T) {
+	ws := filepath.Join("..", "examples", "workspaces", "tinynotes")
+	for _, persona := range []string{mock.Honest, mock.Sloppy} {
+		out := filepath.Join(t.TempDir(), "run")
+		o := missionOptions(t, out)
+		o.Mission = loadMission(t, "security-review-tinynotes.md")
+		o.MissionDir = filepath.Join("..", "examples", "missions")
+		o.Workspace, o.FileScope = ws, []string{"internal/auth"}
+		o.Provider = providers.Ref{Kind: "mock", Model: persona}
+		res, err := nexus.Run(t.Context(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		served := 0
+		for _, e := range res.Events {
+			d, ok := e.Data.(nexus.ToolCallData)
+			if !ok || d.Tool != "read_file" || !d.OK {
+				continue
+			}
+			served++
+			if !strings.HasPrefix(d.Path, "internal/auth/") {
+				t.Errorf("%s: %s was served %s, outside the scope internal/auth", persona, e.AgentID, d.Path)
+			}
+		}
+		if persona == mock.Honest {
+			if served == 0 {
+				t.Fatal("honest read nothing inside the scope: the test would pass vacuously")
+			}
+			for _, b := range res.Bundles {
+				for _, f := range b.Bundle.Findings {
+					for _, c := range f.Evidence {
+						if !strings.HasPrefix(c.Path, "internal/auth/") {
+							t.Errorf("honest finding %q cites %s, outside the scope", f.Title, c.Ref())
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// A worker that asks for a file outside its scope is refused (scope), and
+// the refusal is recorded as an event and counted in telemetry; the file's
+// content reaches neither the model nor the run directory.
+func TestReadOutsideScopeIsRefusedAndCounted(t *testing.T) {
+	ws := filepath.Join("..", "examples", "workspaces", "tinynotes")
+	// Every worker's first turn asks for cmd/notesd/main.go, outside the
+	// scope; then the honest mock goes on.
+	reg := hookRegistry("scoped", "honest mock whose workers first read outside the scope",
+		func(ctx context.Context, req providers.Request, next providers.Provider) (providers.Response, error) {
+			if req.Caller.Role == "worker" && len(req.Tools) > 0 && len(req.Messages) == 2 {
+				return providers.Response{FinishReason: providers.FinishToolCalls, Usage: providers.Usage{InputTokens: 1, OutputTokens: 1},
+					ToolCalls: []providers.ToolCall{{ID: "out", Name: "read_file", Arguments: `{"path":"cmd/notesd/main.go"}`}}}, nil
+			}
+			return next.Complete(ctx, req)
+		})
+	out := filepath.Join(t.TempDir(), "run")
+	o := missionOptions(t, out)
+	o.Mission = loadMission(t, "security-review-tinynotes.md")
+	o.MissionDir = filepath.Join("..", "examples", "missions")
+	o.Workspace, o.FileScope, o.Registry = ws, []string{"internal/auth"}, reg
+	o.Provider = providers.Ref{Kind: "scoped", Model: mock.Honest}
+	res, err := nexus.Run(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := countWorker(res, "scope")
+	if events == 0 || res.Telemetry.Tools["worker"].Refusals["scope"] != events {
+		t.Errorf("scope refusals: %d events, telemetry %+v; want every worker's attempt refused and counted", events, res.Telemetry.Tools["worker"])
+	}
+	main, err := os.ReadFile(filepath.Join(ws, "cmd", "notesd", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	transcripts, err := os.ReadFile(filepath.Join(out, "transcripts.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A distinctive line of the refused file never reached a model.
+	for _, l := range strings.Split(string(main), "\n") {
+		if len(l) > 40 && bytes.Contains(transcripts, []byte(strings.TrimSpace(l))) {
+			t.Errorf("a line of the out-of-scope file reached the transcripts: %q", l)
+			break
+		}
 	}
 }
