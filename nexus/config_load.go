@@ -220,22 +220,9 @@ func (c *Config) validateWorkspace(add func(key, format string, args ...any)) {
 			add(fmt.Sprintf("workspace.roles[%d]", i), "unknown role %q (roles that may read: %s)", r, strings.Join(workspaceRoles, ", "))
 		}
 	}
-	// Each bad limit at its own key (Limits.Validate names only the first),
-	// and Validate only for what this loop does not check: never the same
-	// problem twice.
-	l, bad := w.Limits, false
-	for _, f := range []struct {
-		key string
-		v   int64
-	}{{"max_read_bytes", int64(l.MaxReadBytes)}, {"max_file_bytes", l.MaxFileBytes}, {"max_grep_matches", int64(l.MaxGrepMatches)},
-		{"max_list_entries", int64(l.MaxListEntries)}, {"max_tool_turns", int64(l.MaxToolTurns)}, {"max_tool_calls", int64(l.MaxToolCalls)}} {
-		if f.v < 1 {
-			add("workspace.limits."+f.key, "%d must be at least 1", f.v)
-			bad = true
-		}
-	}
-	if err := l.Validate(); err != nil && !bad {
-		add("workspace.limits", "%v", err)
+	// Each bad limit at its own key (Limits.Validate names only the first).
+	for _, bad := range w.Limits.Invalid() {
+		add("workspace.limits."+bad.Key, "%d must be at least 1", bad.Value)
 	}
 }
 

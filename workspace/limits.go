@@ -39,12 +39,21 @@ func DefaultLimits() Limits {
 	}
 }
 
-// Validate reports the first field that is not positive, by its key.
-func (l Limits) Validate() error {
-	for _, f := range []struct {
-		key string
-		v   int64
-	}{
+// LimitError is one limit that is not positive: its key and value.
+type LimitError struct {
+	Key   string
+	Value int64
+}
+
+func (e LimitError) Error() string {
+	return fmt.Sprintf("%s must be positive (got %d)", e.Key, e.Value)
+}
+
+// Invalid returns every limit that is not positive, in the order of the
+// fields (nil when all are valid).
+func (l Limits) Invalid() []LimitError {
+	var bad []LimitError
+	for _, f := range []LimitError{
 		{"max_read_bytes", int64(l.MaxReadBytes)},
 		{"max_file_bytes", l.MaxFileBytes},
 		{"max_grep_matches", int64(l.MaxGrepMatches)},
@@ -52,9 +61,17 @@ func (l Limits) Validate() error {
 		{"max_tool_turns", int64(l.MaxToolTurns)},
 		{"max_tool_calls", int64(l.MaxToolCalls)},
 	} {
-		if f.v <= 0 {
-			return fmt.Errorf("%w: %s must be positive (got %d)", ErrLimits, f.key, f.v)
+		if f.Value <= 0 {
+			bad = append(bad, f)
 		}
+	}
+	return bad
+}
+
+// Validate reports the first field that is not positive, by its key.
+func (l Limits) Validate() error {
+	if bad := l.Invalid(); len(bad) > 0 {
+		return fmt.Errorf("%w: %w", ErrLimits, bad[0])
 	}
 	return nil
 }

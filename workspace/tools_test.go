@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -281,6 +282,16 @@ func TestValidateNamesField(t *testing.T) {
 	}
 	if err := DefaultLimits().Validate(); err != nil {
 		t.Errorf("defaults: %v", err)
+	}
+	// Invalid lists every bad limit (the config reports each at its key).
+	l := DefaultLimits()
+	l.MaxReadBytes, l.MaxToolCalls = 0, -3
+	want := []LimitError{{"max_read_bytes", 0}, {"max_tool_calls", -3}}
+	if got := l.Invalid(); !slices.Equal(got, want) {
+		t.Errorf("Invalid() = %v, want %v", got, want)
+	}
+	if got := DefaultLimits().Invalid(); got != nil {
+		t.Errorf("defaults: Invalid() = %v", got)
 	}
 }
 
