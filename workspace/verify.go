@@ -25,6 +25,14 @@ type Check struct {
 // normSpace collapses runs of whitespace to one space and trims.
 func normSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// QuoteMatches is the quote rule of verification: the quote, whitespace-
+// normalised, is not empty and is part of text (the cited lines),
+// whitespace-normalised too.
+func QuoteMatches(text, quote string) bool {
+	q := normSpace(quote)
+	return q != "" && strings.Contains(normSpace(text), q)
+}
+
 // Verify checks c against the workspace (see State). Gitignored files may
 // be cited; denied ones cannot be checked. The session scope does not apply.
 func (f *FS) Verify(c Citation) Check {
@@ -52,11 +60,10 @@ func (f *FS) Verify(c Citation) Check {
 	if c.StartLine < 1 || c.EndLine < c.StartLine || c.EndLine > len(lines) {
 		return set(Fabricated, refuse("", "%s: lines %d-%d do not exist (the file has %d lines)", t.rel, c.StartLine, c.EndLine, len(lines)))
 	}
-	q := normSpace(c.Quote)
-	if q == "" {
+	if normSpace(c.Quote) == "" {
 		return set(Fabricated, refuse("", "empty quote"))
 	}
-	if !strings.Contains(normSpace(strings.Join(lines[c.StartLine-1:c.EndLine], "\n")), q) {
+	if !QuoteMatches(strings.Join(lines[c.StartLine-1:c.EndLine], "\n"), c.Quote) {
 		return set(Fabricated, refuse("", "%s: the quote is not what those lines say", Citation{Path: t.rel, StartLine: c.StartLine, EndLine: c.EndLine}.Ref()))
 	}
 	ck.State = Verified

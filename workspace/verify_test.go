@@ -285,3 +285,21 @@ func BenchmarkGrep(b *testing.B) {
 		}
 	}
 }
+
+// The quote rule shared by Verify and the mock's honest commander.
+func TestQuoteMatches(t *testing.T) {
+	for _, tc := range []struct {
+		name, text, quote string
+		want              bool
+	}{
+		{"exact", "return a == b", "return a == b", true},
+		{"whitespace runs and line breaks are one space", "if a {\n\treturn  b\n}", "if a { return b }", true},
+		{"a part of the lines", "x := 1 // set x", "x := 1", true},
+		{"other text", "return a == b", "return a != b", false},
+		{"an empty quote never matches", "anything", " \t\n", false},
+	} {
+		if got := QuoteMatches(tc.text, tc.quote); got != tc.want {
+			t.Errorf("%s: QuoteMatches(%q, %q) = %v, want %v", tc.name, tc.text, tc.quote, got, tc.want)
+		}
+	}
+}

@@ -402,7 +402,7 @@ func (m *Mock) citations(req providers.Request) []workspace.Citation {
 		}
 		var out []workspace.Citation
 		for _, c := range cites {
-			if q, ok := s.text(c.Path, c.StartLine, c.EndLine); ok && strings.Contains(normWS(q), normWS(c.Quote)) && normWS(c.Quote) != "" {
+			if q, ok := s.text(c.Path, c.StartLine, c.EndLine); ok && workspace.QuoteMatches(q, c.Quote) {
 				out = append(out, c)
 			}
 		}
@@ -421,8 +421,6 @@ func nonNil(cs []workspace.Citation) []workspace.Citation {
 	}
 	return cs
 }
-
-func normWS(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // text is lines start..end of p as read, when every one of them was read.
 func (s *toolState) text(p string, start, end int) (string, bool) {
