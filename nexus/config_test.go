@@ -14,19 +14,12 @@ import (
 
 	swarm "github.com/swarm-dev/swarm"
 	"github.com/swarm-dev/swarm/providers"
-	"github.com/swarm-dev/swarm/providers/langchain"
+	"github.com/swarm-dev/swarm/providers/builtin"
 	"github.com/swarm-dev/swarm/providers/mock"
-	"github.com/swarm-dev/swarm/providers/openai"
 )
 
 // shippedKinds is a registry of every provider kind swarm ships (the CLI's).
-func shippedKinds() *providers.Registry {
-	reg := &providers.Registry{}
-	mock.Register(reg, mock.Options{})
-	openai.Register(reg)
-	langchain.Register(reg)
-	return reg
-}
+func shippedKinds() *providers.Registry { return builtin.Registry(mock.Options{}) }
 
 func TestShippedConfigValidates(t *testing.T) {
 	b, err := os.ReadFile("../config.yml")

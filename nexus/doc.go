@@ -13,7 +13,7 @@
 //	cfg, _ := nexus.LoadConfig("", nil)     // the embedded config.yml; or a file decoded on top of it
 //	                                        // (a registry instead of nil also checks its provider kinds)
 //	reg := &providers.Registry{}
-//	mock.Register(reg, mock.Options{})      // and/or openai.Register(reg), langchain.Register(reg)
+//	mock.Register(reg, mock.Options{})      // or builtin.Registry(mock.Options{}): every kind swarm ships
 //	res, err := nexus.Run(ctx, nexus.Options{
 //		Config: cfg, Registry: reg,
 //		Mission: "Plan the migration of ...", Scale: "ss-50",

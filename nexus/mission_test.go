@@ -19,7 +19,7 @@ import (
 
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
-	"github.com/swarm-dev/swarm/providers/langchain"
+	"github.com/swarm-dev/swarm/providers/builtin"
 	"github.com/swarm-dev/swarm/providers/mock"
 	"github.com/swarm-dev/swarm/shadow"
 )
@@ -856,10 +856,7 @@ func TestMissingAPIKeyIsBadInputBeforeAnyRunDirectory(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "")
 	out := filepath.Join(t.TempDir(), "run")
 	_, err := runMission(t, loadMission(t, "api-design.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
-		reg := mockRegistry(mock.Options{})
-		openai.Register(reg)
-		langchain.Register(reg)
-		o.Registry = reg
+		o.Registry = builtin.Registry(mock.Options{})
 		o.Models = models(t, map[string]string{"judge": "openai:gpt-4.1", "commander": "anthropic:claude-sonnet-4"})
 		o.OutDir = out
 	})

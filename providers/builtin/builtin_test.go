@@ -1,0 +1,18 @@
+package builtin
+
+import (
+	"testing"
+
+	"github.com/swarm-dev/swarm/providers/mock"
+)
+
+// Every kind swarm ships is in the registry, the mock among them.
+func TestRegistryHasEveryShippedKind(t *testing.T) {
+	reg := Registry(mock.Options{})
+	for _, kind := range []string{"mock", "openai", "azure", "ollama", "vllm", "lmstudio", "openai-compatible",
+		"anthropic", "google", "mistral", "bedrock", "ollama-native"} {
+		if !reg.Has(kind) {
+			t.Errorf("kind %s is not registered", kind)
+		}
+	}
+}
