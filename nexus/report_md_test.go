@@ -1,15 +1,12 @@
 package nexus
 
 import (
-	"bytes"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/internal/golden"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -174,21 +171,8 @@ func TestActionReportVariants(t *testing.T) {
 			}
 			got := []byte(renderActionReport(p, c.res, c.sandbox))
 			path := filepath.Join("testdata", "report", c.name+".md.golden")
-			if *updateReports {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(want, got) {
-				t.Errorf("%s (%s): report.md differs (-want +got):\n%s", c.name, c.why, cmp.Diff(string(want), string(got)))
+			if d := golden.Diff(t, path, got, *updateReports); d != "" {
+				t.Errorf("%s (%s): report.md differs (-want +got):\n%s", c.name, c.why, d)
 			}
 		})
 	}

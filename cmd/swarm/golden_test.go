@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/swarm-dev/swarm/internal/golden"
 )
 
 // The golden files pin what a fixed mock run writes (report.md, result.json,
@@ -73,18 +73,8 @@ func readFile(t *testing.T, dir, name string) []byte {
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", "golden", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("%s differs from its golden file (-want +got):\n%s", name, cmp.Diff(string(want), string(got)))
+	if d := golden.Diff(t, path, got, *update); d != "" {
+		t.Errorf("%s differs from its golden file (-want +got):\n%s", name, d)
 	}
 }
 

@@ -1,14 +1,11 @@
 package compare
 
 import (
-	"bytes"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/swarm-dev/swarm/internal/golden"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -125,21 +122,8 @@ func TestMarkdownVariants(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			got := []byte(c.r.Markdown())
 			path := filepath.Join("testdata", "markdown", c.name+".md.golden")
-			if *updateMarkdown {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(want, got) {
-				t.Errorf("%s (%s): compare.md differs (-want +got):\n%s", c.name, c.why, cmp.Diff(string(want), string(got)))
+			if d := golden.Diff(t, path, got, *updateMarkdown); d != "" {
+				t.Errorf("%s (%s): compare.md differs (-want +got):\n%s", c.name, c.why, d)
 			}
 		})
 	}
