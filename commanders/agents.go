@@ -189,6 +189,10 @@ type Hooks struct {
 	// Tools, when set, gives an agent working under cons the tools it may
 	// use (nil: none); the calls it makes go through WithTools.
 	Tools func(a Agent, cons Constraints) ToolSet
+	// Fallback, when set, returns agent a on the n-th (from 0) fallback
+	// model of its role: the recovery ladder's model swap. false: the role
+	// has no n-th fallback (or none at all).
+	Fallback func(a Agent, n int) (Agent, bool)
 }
 
 // toolsFor is the tool set of a working under cons (nil without one).

@@ -23,6 +23,11 @@ type Config struct {
 	Models         ModelsConfig                    `yaml:"models" json:"models"`
 	Providers      map[string]providers.KindConfig `yaml:"providers" json:"providers"`
 	Workspace      WorkspaceConfig                 `yaml:"workspace" json:"workspace"`
+	// Fallbacks are the models a role falls back to, in order, when its
+	// primary model keeps failing (the recovery ladder's model swap; a
+	// breaker open on the primary routes the role to them). Role -> models;
+	// --fallback ROLE=KIND:MODEL adds to them.
+	Fallbacks map[string][]providers.Ref `yaml:"fallbacks" json:"fallbacks,omitempty"`
 }
 
 // WorkspaceConfig is how a mission's agents read the workspace it is about

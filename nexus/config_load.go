@@ -373,6 +373,15 @@ func (c *Config) validateModels(add func(key, format string, args ...any), reg *
 			check(fmt.Sprintf("models.reviewers[%d][%d]", i, j), v)
 		}
 	}
+	for _, role := range sortedKeys(c.Fallbacks) {
+		if indexOf(roles, role) < 0 {
+			add("fallbacks."+role, "unknown role (roles: %s)", strings.Join(roles, ", "))
+			continue
+		}
+		for i, v := range c.Fallbacks[role] {
+			check(fmt.Sprintf("fallbacks.%s[%d]", role, i), v)
+		}
+	}
 	for k, p := range c.Providers {
 		key := "providers." + k
 		var info providers.KindInfo

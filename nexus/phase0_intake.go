@@ -40,6 +40,9 @@ type Options struct {
 	// commander and worker, one or two for reviewer). Roles: nexus,
 	// seal_author, judge, commander, squad_lead, worker, reviewer, synthesizer.
 	Models map[string][]providers.Ref
+	// Fallbacks adds fallback models to a role (role -> models, tried in
+	// order after the config's fallbacks for the role): --fallback.
+	Fallbacks map[string][]providers.Ref
 
 	// FileScope, when set, limits the files the mission's agents may touch
 	// (paths or directories). It is every capsule's file-scope constraint,
@@ -141,6 +144,9 @@ func intake(o Options) (Plan, error) {
 	}
 	roster, err := ResolveRoster(o.Config, o.Provider, o.Models)
 	if err != nil {
+		return Plan{}, err
+	}
+	if roster.Fallbacks, err = resolveFallbacks(o.Config.Fallbacks, o.Fallbacks); err != nil {
 		return Plan{}, err
 	}
 	if o.Registry != nil {

@@ -20,7 +20,7 @@ func (r *runState) seal(ctx context.Context, dec Decomposition) (*shadow.Envelop
 		return pre.Envelope, nil
 	}
 	ref := r.plan.Roster.SealAuthor
-	p, err := r.pool.provider(ref)
+	p, err := r.pool.forRole(commanders.RoleSealAuthor, ref)
 	if err != nil {
 		return nil, err
 	}

@@ -66,7 +66,7 @@ func (j *shadowJudging) start() {
 		return
 	}
 	r.rec.emit(Event{Phase: Phase6, Kind: EvEnvelopeCheck, Message: "envelope hash verified", Data: EnvelopeCheckData{OK: true, SealedHash: env.SealedHash}})
-	jp, err := r.pool.provider(r.plan.Roster.Judge)
+	jp, err := r.pool.forRole(commanders.RoleJudge, r.plan.Roster.Judge)
 	if err != nil {
 		j.invalid = err.Error()
 		return

@@ -29,6 +29,23 @@ type providerPool struct {
 	provs map[string]providers.Provider
 }
 
+// forRole is the provider an agent of role whose model is ref calls: the
+// seam where a run decides who answers a request. The layers, outside in:
+//
+//   - replay (issue 12, resume): a request the run's journal already holds
+//     an answer for is answered from it (recorded as a replayed llm_call),
+//     whichever model answered it then;
+//   - routing: the breaker of (ref, role's layer); while it is open the
+//     role's fallback models (Roster.FallbacksFor) answer instead;
+//   - provider(ref): the model's own stack (retries, rate limit,
+//     concurrency cap, timeout, recording).
+//
+// Today it is provider(ref).
+func (pp *providerPool) forRole(role string, ref providers.Ref) (providers.Provider, error) {
+	_ = role
+	return pp.provider(ref)
+}
+
 // provider returns the (cached) provider for ref.
 func (pp *providerPool) provider(ref providers.Ref) (providers.Provider, error) {
 	pp.mu.Lock()

@@ -19,6 +19,9 @@ type Roster struct {
 	Workers     []providers.Ref    `json:"workers"`
 	Reviewers   [][2]providers.Ref `json:"reviewers"`
 	Synthesizer providers.Ref      `json:"synthesizer"`
+	// Fallbacks are each role's fallback models, in the order they are
+	// tried (config fallbacks, then --fallback); absent for a role without.
+	Fallbacks map[string][]providers.Ref `json:"fallbacks,omitempty"`
 }
 
 // roles lists the roles --model accepts (Roles returns a copy).
@@ -146,15 +149,63 @@ func ResolveRoster(cfg *Config, provider providers.Ref, overrides map[string][]p
 	return r, nil
 }
 
-// Refs lists every distinct model of the roster, in roster order.
+// Refs lists every distinct model of the roster, in roster order, then
+// the fallback models (by role name, in each role's order), so a run
+// builds (and checks) every model it may call before it starts.
 func (r Roster) Refs() []providers.Ref {
 	seen := map[providers.Ref]bool{}
 	var out []providers.Ref
-	for _, x := range r.Seats {
+	add := func(x providers.Ref) {
 		if !seen[x] {
 			seen[x] = true
 			out = append(out, x)
 		}
 	}
+	for _, x := range r.Seats {
+		add(x)
+	}
+	for _, role := range sortedKeys(r.Fallbacks) {
+		for _, x := range r.Fallbacks[role] {
+			add(x)
+		}
+	}
 	return out
+}
+
+// FallbacksFor returns role's fallback models, in the order they are tried
+// (nil: none).
+func (r Roster) FallbacksFor(role string) []providers.Ref { return r.Fallbacks[role] }
+
+// resolveFallbacks joins the config's fallbacks and the options' (added
+// after them, a model once per role) and checks the roles.
+func resolveFallbacks(config, extra map[string][]providers.Ref) (map[string][]providers.Ref, error) {
+	var errs []string
+	out := map[string][]providers.Ref{}
+	for _, src := range []struct {
+		m    map[string][]providers.Ref
+		name string
+	}{{config, "fallbacks"}, {extra, "--fallback"}} {
+		for _, role := range sortedKeys(src.m) {
+			if indexOf(roles, role) < 0 {
+				errs = append(errs, fmt.Sprintf("%s %s: unknown role (roles: %s)", src.name, role, strings.Join(roles, ", ")))
+				continue
+			}
+			for _, x := range src.m[role] {
+				if x.IsZero() {
+					errs = append(errs, fmt.Sprintf("%s %s: model not set", src.name, role))
+					continue
+				}
+				if !slices.Contains(out[role], x) {
+					out[role] = append(out[role], x)
+				}
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrBadInput, strings.Join(errs, "; "))
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
 }

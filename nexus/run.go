@@ -152,7 +152,7 @@ func (r *runState) settings() commanders.Settings {
 }
 
 func (r *runState) agent(role, id string, ref providers.Ref) (commanders.Agent, error) {
-	p, err := r.pool.provider(ref)
+	p, err := r.pool.forRole(role, ref)
 	if err != nil {
 		return commanders.Agent{}, err
 	}

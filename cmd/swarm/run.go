@@ -30,6 +30,7 @@ type RunOptions struct {
 	Scale       string
 	Provider    string
 	Models      []string
+	Fallbacks   []string
 	Personality string
 	Out         string
 	Force       bool
@@ -94,6 +95,7 @@ Exit codes:
 	f.StringVar(&o.Scale, "scale", "", "scale: ss-50, ss-100 or ss-250 (default from config)")
 	f.StringVar(&o.Provider, "provider", "", "kind:model serving every role, e.g. mock:honest or openai:gpt-4.1")
 	f.StringArrayVar(&o.Models, "model", nil, "role=kind:model for one role (repeatable); roles: "+strings.Join(nexus.Roles(), ", "))
+	f.StringArrayVar(&o.Fallbacks, "fallback", nil, "role=kind:model a role falls back to when its model keeps failing (repeatable, tried in order, after the config's fallbacks)")
 	f.StringVar(&o.Personality, "personality", "", "balanced, thorough, fast, creative or cautious")
 	f.StringVar(&o.Out, "out", "", "run directory, new or empty (default runs/<run-id>)")
 	f.BoolVar(&o.Force, "force", false, "write into a non-empty --out directory, replacing the files of an earlier run there")
@@ -149,6 +151,34 @@ func missionDir(o RunOptions) string {
 	return filepath.Dir(o.MissionArg)
 }
 
+// parseRoleRefs parses role=kind:model[,kind:model...] flag values into
+// role -> models. With replace, a role given twice keeps its last value
+// (--model); otherwise the values add up, in order (--fallback).
+func parseRoleRefs(flag string, values []string, replace bool) (map[string][]providers.Ref, error) {
+	out := map[string][]providers.Ref{}
+	for _, v := range values {
+		role, list, ok := strings.Cut(v, "=")
+		if !ok {
+			return nil, usageError(fmt.Errorf("%s %q: want role=kind:model", flag, v))
+		}
+		var refs []providers.Ref
+		for _, x := range strings.Split(list, ",") {
+			ref, err := providers.ParseRef(x)
+			if err != nil {
+				return nil, usageError(fmt.Errorf("%s %s: %v", flag, v, err))
+			}
+			refs = append(refs, ref)
+		}
+		role = strings.TrimSpace(role)
+		if replace {
+			out[role] = refs
+		} else {
+			out[role] = append(out[role], refs...)
+		}
+	}
+	return out, nil
+}
+
 // readMissionFile reads a mission file, at most nexus.MaxMissionBytesLimit
 // bytes of it.
 func readMissionFile(path string) (string, error) {
@@ -189,24 +219,16 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 			return usageError(fmt.Errorf("--provider: %v", err))
 		}
 	}
-	models := map[string][]providers.Ref{}
-	for _, m := range o.Models {
-		role, list, ok := strings.Cut(m, "=")
-		if !ok {
-			return usageError(fmt.Errorf("--model %q: want role=kind:model", m))
-		}
-		var refs []providers.Ref
-		for _, x := range strings.Split(list, ",") {
-			ref, err := providers.ParseRef(x)
-			if err != nil {
-				return usageError(fmt.Errorf("--model %s: %v", m, err))
-			}
-			refs = append(refs, ref)
-		}
-		models[strings.TrimSpace(role)] = refs
+	models, err := parseRoleRefs("--model", o.Models, true)
+	if err != nil {
+		return err
+	}
+	fallbacks, err := parseRoleRefs("--fallback", o.Fallbacks, false)
+	if err != nil {
+		return err
 	}
 	opts := nexus.Options{Config: cfg, Registry: app.Registry(), Mission: mission, MissionName: name, Scale: o.Scale,
-		Personality: o.Personality, Provider: provider, Models: models, OutDir: o.Out, Force: o.Force, Replays: o.Replays, FileScope: o.FileScope,
+		Personality: o.Personality, Provider: provider, Models: models, Fallbacks: fallbacks, OutDir: o.Out, Force: o.Force, Replays: o.Replays, FileScope: o.FileScope,
 		Workspace: o.Workspace, MissionDir: missionDir(o), GroundTruth: o.GroundTruth}
 	if o.SeedSet {
 		opts.Seed = &o.Seed
