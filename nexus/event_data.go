@@ -41,6 +41,9 @@ type CallData struct {
 	// agent's tool loop); 0 for a final answer.
 	ToolCalls  int   `json:"tool_calls,omitempty"`
 	Transcript int64 `json:"transcript"` // the transcript line's seq
+	// Replayed: the answer came from the run's journal (a resumed run),
+	// not from the model; tokens, cost and latency are the original's.
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // ToolCallData is one read-tool call of an agent (tool_call): what it asked

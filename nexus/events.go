@@ -45,6 +45,13 @@ const (
 	EvToolCall        Kind = "tool_call"
 )
 
+// Issue 12, part A (resume).
+const (
+	// EvRunResumed: the run is a resumed one (Phase 0, before any call);
+	// Data: ResumedData.
+	EvRunResumed Kind = "run_resumed"
+)
+
 // Phase names a pipeline phase, as events.jsonl and Result.Phase write it.
 type Phase string
 
@@ -138,6 +145,8 @@ func decodePayload(k Kind, ph Phase, raw json.RawMessage) (Payload, error) {
 		return decodeAs[BriefingData](raw)
 	case EvLLMCall:
 		return decodeAs[CallData](raw)
+	case EvRunResumed:
+		return decodeAs[ResumedData](raw)
 	case EvAgentFinish:
 		return decodeAs[AgentFinishData](raw)
 	case EvDepthGuard:

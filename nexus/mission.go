@@ -29,6 +29,14 @@ type Mission struct {
 	limits    *providers.LimitSet
 	observers []Observer
 	ev        evidenceSetup // issue 11: the loaded ground truth (evidence.go)
+	// missionRaw is the mission text as given (front matter included): its
+	// hash goes to run.json.
+	missionRaw string
+	// resume is set by Resume: the run continues in its directory.
+	resume *resumeState
+	// storedEnv is the envelope a resumed run had sealed (nil when it had
+	// not got that far): the run must seal the same again.
+	storedEnv *shadow.Envelope
 
 	mu     sync.Mutex
 	r      *runState // nil until the run directory exists
@@ -95,6 +103,7 @@ func WithLimits(ls *providers.LimitSet) Option {
 // plan (Plan: what a briefing shows). It makes no LLM call and writes
 // nothing.
 func Prepare(o Options, opts ...Option) (*Mission, error) {
+	raw := o.Mission
 	o, err := resolveWorkspace(o)
 	if err != nil {
 		return nil, err
@@ -103,7 +112,7 @@ func Prepare(o Options, opts ...Option) (*Mission, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Mission{opts: o, plan: plan, observers: append([]Observer(nil), o.Observers...)}
+	m := &Mission{opts: o, plan: plan, observers: append([]Observer(nil), o.Observers...), missionRaw: raw}
 	if m.ev, err = prepareEvidence(o, o.Workspace); err != nil { // o.Workspace is resolved (flag, front matter, config)
 		return nil, err
 	}
@@ -200,6 +209,12 @@ func (m *Mission) sealLocked(ctx context.Context, preset *Sealed) error {
 	if err == nil {
 		err = ctx.Err()
 	}
+	if err == nil && m.storedEnv != nil && sealed.Hash() != m.storedEnv.SealedHash {
+		// The answers were replayed, so the seal must be the same: a
+		// difference means the run is not the one that was interrupted.
+		err = fmt.Errorf("%w: the resumed run sealed %s, but the run directory's envelope is %s (kept as sealed/envelope.attempt-%d.json)",
+			ErrResumeMismatch, sealed.Hash(), m.storedEnv.SealedHash, m.resume.was.Attempts)
+	}
 	if err != nil {
 		m.end(ctx, err)
 		return m.err
@@ -252,8 +267,10 @@ func (m *Mission) open() error {
 	if dirPath == "" {
 		dirPath = o.Config.Run.OutDir + string(os.PathSeparator) + plan.RunID
 	}
-	if err := checkOutDir(dirPath, o.Force); err != nil {
-		return err
+	if m.resume == nil {
+		if err := checkOutDir(dirPath, o.Force); err != nil {
+			return err
+		}
 	}
 	ws, err := openWorkspace(o)
 	if err != nil {
@@ -264,25 +281,52 @@ func (m *Mission) open() error {
 			closeWorkspace(ws)
 		}
 	}()
-	dir, err := rundir.Create(dirPath, o.Force)
+	mf, err := manifestFor(o, m.missionRaw, ws)
 	if err != nil {
+		return err
+	}
+	var dir rundir.Dir
+	var resumed *ResumeInfo
+	if m.resume != nil {
+		if dir, resumed, err = m.reopen(dirPath, mf); err != nil {
+			return err
+		}
+	} else if dir, err = rundir.Create(dirPath, o.Force); err != nil {
+		return err
+	}
+	if err := dir.WriteJSON(ManifestFile, mf); err != nil {
+		return err
+	}
+	jr, load, err := openJournal(dir.Join(JournalFile))
+	if err != nil {
+		if errors.Is(err, ErrJournal) {
+			err = fmt.Errorf("%w: %w", ErrBadInput, err)
+		}
 		return err
 	}
 	events, err := newEventLog(dir.Join("events.jsonl"), now, o.KeepEvents, m.observers...)
 	if err != nil {
+		jr.close()
 		return err
 	}
 	transcripts, err := newTranscriptLog(dir.Join("transcripts.jsonl"), o.KeepPrompts)
 	if err != nil {
+		jr.close()
 		events.close()
 		return err
 	}
-	rec := &recorder{events: events, transcripts: transcripts}
+	rec := &recorder{events: events, transcripts: transcripts, journal: jr}
+	if resumed != nil {
+		resumed.JournalRecords, resumed.TornLineDropped = load.Records, load.Torn
+		rec.emit(Event{Phase: Phase0, Kind: EvRunResumed, Message: resumeMessage(resumed),
+			Data: ResumedData{Attempt: resumed.Attempt, JournalRecords: load.Records, TornLineDropped: load.Torn, EnvelopeStored: m.storedEnv != nil, Changed: resumed.Changed}})
+	}
 	cfg := o.Config
 	r := &runState{opts: o, cfg: cfg, plan: plan, dir: dir, rec: rec, factor: timeoutFactor(cfg, plan.Personality), start: now(),
 		meter: newMeter(cfg.Providers, plan.CostCeilingUSD, rec), ws: ws}
 	r.pool = &providerPool{cfg: cfg, reg: o.Registry, built: built, wrap: m.wrap, limits: m.limits, personality: plan.Personality,
-		factor: r.factor, rec: rec, meter: r.meter, provs: map[string]providers.Provider{}}
+		factor: r.factor, rec: rec, meter: r.meter, provs: map[string]providers.Provider{}, journal: jr}
+	r.resumed = resumed
 	if scale, err := cfg.ScaleFor(plan.Scale); err == nil {
 		r.pool.scaleCall = scale.Timeouts.Call
 	}

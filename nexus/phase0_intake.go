@@ -30,7 +30,13 @@ type Options struct {
 	// MissionDir is the directory the relative paths of the mission's front
 	// matter are resolved against: the mission file's. Empty: the working
 	// directory.
-	MissionDir  string
+	MissionDir string
+	// MissionPath is the mission's file ("" for a mission from stdin or
+	// text), recorded in run.json so that a resume (Resume) reads it again.
+	MissionPath string
+	// ConfigPath is the file Config was loaded from ("" for the embedded
+	// config.yml), recorded in run.json for the same reason.
+	ConfigPath  string
 	Scale       string // default: config default_scale
 	Personality string // default: config run.personality
 

@@ -11,21 +11,25 @@ import (
 	"github.com/swarm-dev/swarm/providers"
 )
 
-// crossReview scores bundle pairs as they arrive: when bundle k (k ≥ 1 in
-// arrival order) exists it is paired with the bundle before it; at the end
-// the last is paired with the first, closing the ring so every bundle gets
-// two pairs. Each pair is scored by one reviewer pair (two models). Each
-// bundle is handed to onBundle as it arrives (Phase 6 judges it meanwhile);
-// reviewers score the bundle as it arrived, never a hardened revision.
+// crossReview scores bundle pairs while the bundles arrive. The pairs
+// depend only on which bundles exist, never on the order they arrived in
+// (a resumed run must ask the same questions): in domain order, each
+// bundle is paired with the next bundle that did not fail, and the last
+// with the first, closing the ring (with three or more bundles) so every
+// bundle gets two pairs. A pair is launched as soon as both bundles exist
+// and every bundle between them is known to have failed. The pair starting
+// at the k-th domain is scored by reviewer pair k (mod the pairs). Each
+// bundle is handed to onBundle as it arrives (Phase 6 judges it
+// meanwhile); reviewers score the bundle as it arrived, never a hardened
+// revision.
 func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done <-chan int, aspects []string, s commanders.Settings, onBundle func(*BundleOutcome)) []ReviewRecord {
 	var (
 		mu      sync.Mutex
 		records []ReviewRecord
 		wg      sync.WaitGroup
-		arrived []int
-		pairN   int
 		started bool
 		texts   = make([]string, len(outs)) // each bundle as it arrived
+		ring    = newReviewRing(len(outs))
 	)
 	pairs := reviewerPairs(r.reviewers())
 	ctx = withPhase(ctx, Phase5)
@@ -33,8 +37,7 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 		if len(pairs) == 0 || ctx.Err() != nil {
 			return
 		}
-		pair := pairs[pairN%len(pairs)]
-		pairN++
+		pair := pairs[a%len(pairs)]
 		views := []commanders.BundleView{{ID: outs[a].ID, Text: texts[a]}, {ID: outs[b].ID, Text: texts[b]}}
 		for _, rv := range pair {
 			wg.Add(1)
@@ -48,37 +51,118 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 		}
 	}
 	for i := range done {
-		if i < 0 || outs[i].Failed {
-			continue
+		ok := i >= 0 && !outs[i].Failed
+		if ok {
+			// Read before Phase 6 gets the bundle: hardening may replace it.
+			texts[i] = outs[i].Bundle.Text()
+			if onBundle != nil {
+				onBundle(outs[i])
+			}
 		}
-		// Read before Phase 6 gets the bundle: hardening may replace it.
-		texts[i] = outs[i].Bundle.Text()
-		if onBundle != nil {
-			onBundle(outs[i])
+		if i < 0 {
+			continue // never launched: the end of the run (close) settles it
 		}
-		arrived = append(arrived, i)
-		if len(arrived) == 2 && !started {
+		ring.known(i, ok)
+		if ring.arrived == 2 && !started {
 			started = true
 			r.rec.enter(Phase5, "cross-review (two bundles exist)")
 		}
-		if len(arrived) >= 2 {
-			launch(arrived[len(arrived)-2], arrived[len(arrived)-1])
+		for _, p := range ring.ready() {
+			launch(p[0], p[1])
 		}
 	}
 	if !started {
 		r.rec.enter(Phase5, "cross-review (fewer than two bundles: nothing to compare)")
 	}
-	if len(arrived) >= 3 {
-		launch(arrived[len(arrived)-1], arrived[0])
+	for _, p := range ring.close() {
+		launch(p[0], p[1])
 	}
 	wg.Wait()
+	sortReviews(records)
+	return records
+}
+
+// sortReviews orders review records by bundle, then reviewer, so what
+// follows (consensus) does not depend on which reviewer finished first.
+func sortReviews(records []ReviewRecord) {
 	sort.SliceStable(records, func(i, j int) bool {
 		if records[i].BundleID != records[j].BundleID {
 			return records[i].BundleID < records[j].BundleID
 		}
 		return records[i].Reviewer < records[j].Reviewer
 	})
-	return records
+}
+
+// reviewRing decides the cross-review pairs from what is known of each
+// bundle (in domain order): exists, failed, or not yet known. It is used
+// from one goroutine.
+type reviewRing struct {
+	state    []int8 // 0 unknown, 1 exists, -1 failed
+	launched []bool // the pair starting at i was handed out
+	arrived  int    // bundles that exist
+}
+
+func newReviewRing(n int) *reviewRing {
+	return &reviewRing{state: make([]int8, n), launched: make([]bool, n)}
+}
+
+// known records bundle i's outcome.
+func (g *reviewRing) known(i int, exists bool) {
+	if exists {
+		g.state[i] = 1
+		g.arrived++
+	} else {
+		g.state[i] = -1
+	}
+}
+
+// ready returns the pairs (i, next existing bundle after i) that can be
+// launched now and were not yet, in domain order.
+func (g *reviewRing) ready() [][2]int {
+	var out [][2]int
+	for i, st := range g.state {
+		if st != 1 || g.launched[i] {
+			continue
+		}
+		for j := i + 1; j < len(g.state); j++ {
+			if g.state[j] == 0 {
+				break // unknown: the pair must wait
+			}
+			if g.state[j] == 1 {
+				g.launched[i] = true
+				out = append(out, [2]int{i, j})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// close settles the ring once no bundle will arrive any more: a bundle
+// never reported (not launched) counts as failed, and it returns the pairs
+// that were waiting on one, then the pair that closes the ring (the last
+// existing bundle with the first) when three or more bundles exist.
+func (g *reviewRing) close() [][2]int {
+	for i, st := range g.state {
+		if st == 0 {
+			g.state[i] = -1
+		}
+	}
+	out := g.ready()
+	first, last := -1, -1
+	for i, st := range g.state {
+		if st == 1 {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if g.arrived >= 3 && !g.launched[last] {
+		g.launched[last] = true
+		out = append(out, [2]int{last, first})
+	}
+	return out
 }
 
 // reviewerPairs forms the reviewer pairs that score bundle pairs (used in

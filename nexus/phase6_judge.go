@@ -206,6 +206,7 @@ func (r *runState) quarantineReviews(ctx context.Context, res *Result, s command
 		}()
 	}
 	wg.Wait()
+	sortReviews(out) // consensus must not depend on which reviewer finished first
 	return out
 }
 

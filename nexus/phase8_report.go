@@ -15,6 +15,7 @@ import (
 func (r *runState) writeFinal(res *Result) {
 	res.Workspace = r.workspaceInfo()
 	res.Telemetry = r.telemetry(res)
+	res.Resumed, res.Telemetry.Resume = r.resumeInfo()
 	defer func() {
 		_ = r.dir.WriteJSON("telemetry.json", res.Telemetry)
 		_ = r.dir.WriteJSON("result.json", res)
@@ -35,6 +36,9 @@ func (r *runState) writeFinal(res *Result) {
 // Telemetry is telemetry.json.
 type Telemetry struct {
 	RunID string `json:"run_id"`
+	// Resume: attempt and replayed/fresh calls of a resumed run (absent
+	// for a run that was not resumed).
+	Resume *ResumeTelemetry `json:"resume,omitempty"`
 	Scale string `json:"scale"`
 	// Agents is what the plan deploys; AgentsLaunched the agents that
 	// really started (fewer when the cost ceiling, a failure or an

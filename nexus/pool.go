@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/swarm-dev/swarm/providers"
@@ -24,6 +25,10 @@ type providerPool struct {
 	factor      float64       // the personality's timeout factor
 	rec         *recorder
 	meter       *meter
+	// journal is the run's journal.jsonl (replay layer, journal.go); the
+	// counters count recorded calls answered from it and by a model.
+	journal                   *journal
+	replayedCalls, freshCalls atomic.Int64
 
 	mu    sync.Mutex
 	provs map[string]providers.Provider
@@ -40,10 +45,14 @@ type providerPool struct {
 //   - provider(ref): the model's own stack (retries, rate limit,
 //     concurrency cap, timeout, recording).
 //
-// Today it is provider(ref).
+// Today routing is provider(ref).
 func (pp *providerPool) forRole(role string, ref providers.Ref) (providers.Provider, error) {
 	_ = role
-	return pp.provider(ref)
+	p, err := pp.provider(ref)
+	if err != nil {
+		return nil, err
+	}
+	return pp.replaying(ref, p), nil
 }
 
 // provider returns the (cached) provider for ref.

@@ -20,6 +20,7 @@ import (
 type recorder struct {
 	events      *eventLog
 	transcripts *transcriptLog
+	journal     *journal // fsync'd at every phase transition; nil in tests that need none
 
 	mu            sync.Mutex
 	cur           Phase
@@ -63,6 +64,7 @@ func (r *recorder) enter(phase Phase, msg string) {
 	r.cur = phase
 	r.open = append(r.open, phase)
 	r.mu.Unlock()
+	r.journal.sync()
 	r.emit(Event{Phase: phase, Kind: EvPhaseStart, Message: msg})
 }
 
@@ -72,6 +74,7 @@ func (r *recorder) leave(phase Phase, data Payload) {
 	r.noteInterruption()
 	r.open = slices.DeleteFunc(r.open, func(p Phase) bool { return p == phase })
 	r.mu.Unlock()
+	r.journal.sync()
 	r.emit(Event{Phase: phase, Kind: EvPhaseEnd, Data: data})
 }
 
@@ -109,6 +112,7 @@ func (r *recorder) ended() (phase, interruptedIn Phase) {
 }
 
 func (r *recorder) close() {
+	_ = r.journal.close()
 	r.transcripts.close()
 	r.events.close()
 }
@@ -205,48 +209,63 @@ func (pp *providerPool) recorded(ref providers.Ref, p providers.Provider) provid
 			// whatever wraps the provider.
 			lat = resp.Latency
 		}
-		tr := Transcript{Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Messages: redactMessages(req.Messages), Answer: providers.Redact(resp.Text),
-			ToolCalls: redactToolCalls(resp.ToolCalls)}
-		if req.Schema != nil {
-			tr.Schema = req.Schema.Name
-		}
-		if err != nil {
-			tr.Error = err.Error()
-		}
-		seq := pp.rec.transcripts.write(tr)
-		cerr := err
-		// net/http reports a cancelled request with the context's cause
-		// ("interrupt signal received"), not context.Canceled, so ask the
-		// context too.
-		cancelled := err != nil && (errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled))
-		switch {
-		case cancelled:
-			cerr = nil // our own cancellation (Ctrl-C, cost ceiling) is not a provider failure
-		case cerr == nil:
-			// Validated once, here: the Structured call this answer returns
-			// to reuses the outcome.
-			resp, cerr = providers.CheckOutput(req, resp)
-		}
-		phase := pp.rec.phaseOf(ctx) // the call's event and any ceiling event it causes say the same phase
-		cost := pp.meter.account(phase, ref, req.Caller.Role, resp.Usage, lat, cerr)
-		data := CallData{
-			InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
-			LatencyMS: float64(lat.Microseconds()) / 1000, CostUSD: cost, Transcript: seq,
-			Outcome: "ok", Cached: resp.Cached, Schema: tr.Schema, ToolCalls: len(resp.ToolCalls),
-		}
-		switch {
-		case cancelled:
-			data.Outcome = "cancelled"
-		case err != nil:
-			data.Outcome = "error"
-			data.FailureClass = string(providers.ClassOf(err))
-		case cerr != nil:
-			data.Outcome = "invalid_output"
-			data.FailureClass = string(providers.ClassOf(cerr))
-		}
-		pp.rec.emit(Event{Phase: phase, Kind: EvLLMCall, Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Data: data})
-		return resp, err
+		noteAnsweredBy(ctx, ref)
+		return pp.record(ctx, ref, req, resp, err, lat, false)
 	})
+}
+
+// record makes one call (req answered by ref with resp or err, in lat) an
+// llm_call event and a transcript line, and feeds the run's usage
+// accounting. A fresh call (recorded) and a replayed one (the journal's
+// answer, replayed) are recorded alike; replayed says which. It returns
+// the answer as checked against req's schema and the call's error.
+func (pp *providerPool) record(ctx context.Context, ref providers.Ref, req providers.Request, resp providers.Response, err error, lat time.Duration, replayed bool) (providers.Response, error) {
+	if replayed {
+		pp.replayedCalls.Add(1)
+	} else {
+		pp.freshCalls.Add(1)
+	}
+	tr := Transcript{Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Messages: redactMessages(req.Messages), Answer: providers.Redact(resp.Text),
+		ToolCalls: redactToolCalls(resp.ToolCalls)}
+	if req.Schema != nil {
+		tr.Schema = req.Schema.Name
+	}
+	if err != nil {
+		tr.Error = err.Error()
+	}
+	seq := pp.rec.transcripts.write(tr)
+	cerr := err
+	// net/http reports a cancelled request with the context's cause
+	// ("interrupt signal received"), not context.Canceled, so ask the
+	// context too.
+	cancelled := err != nil && (errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled))
+	switch {
+	case cancelled:
+		cerr = nil // our own cancellation (Ctrl-C, cost ceiling) is not a provider failure
+	case cerr == nil:
+		// Validated once, here: the Structured call this answer returns
+		// to reuses the outcome.
+		resp, cerr = providers.CheckOutput(req, resp)
+	}
+	phase := pp.rec.phaseOf(ctx) // the call's event and any ceiling event it causes say the same phase
+	cost := pp.meter.account(phase, ref, req.Caller.Role, resp.Usage, lat, cerr)
+	data := CallData{
+		InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
+		LatencyMS: float64(lat.Microseconds()) / 1000, CostUSD: cost, Transcript: seq,
+		Outcome: "ok", Cached: resp.Cached, Schema: tr.Schema, ToolCalls: len(resp.ToolCalls), Replayed: replayed,
+	}
+	switch {
+	case cancelled:
+		data.Outcome = "cancelled"
+	case err != nil:
+		data.Outcome = "error"
+		data.FailureClass = string(providers.ClassOf(err))
+	case cerr != nil:
+		data.Outcome = "invalid_output"
+		data.FailureClass = string(providers.ClassOf(cerr))
+	}
+	pp.rec.emit(Event{Phase: phase, Kind: EvLLMCall, Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Data: data})
+	return resp, err
 }
 
 // configuredSecrets returns the values of every API-key variable the

@@ -80,6 +80,8 @@ type Result struct {
 	Aggregate     ShadowAggregate  `json:"shadow_aggregate"`
 	Telemetry     Telemetry        `json:"telemetry"`
 	Interrupted   bool             `json:"interrupted"`
+	// Resumed says the run was resumed (--resume) and how; nil otherwise.
+	Resumed *ResumeInfo `json:"resumed,omitempty"`
 	// Workspace is the directory the run read and what it looked like;
 	// nil when the run had none.
 	Workspace *WorkspaceInfo `json:"workspace,omitempty"`

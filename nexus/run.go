@@ -35,6 +35,8 @@ type runState struct {
 	preset   *Sealed // Phases 1 and 1.5 reuse it (RunSealed)
 	sealOnly bool    // the mission was closed after sealing
 
+	resumed *ResumeInfo // a resumed run's attempt and journal (journal_resume.go); nil otherwise
+
 	ev      evidenceSetup // ground truth and a test's verifier (evidence.go)
 	arrived arrivedChecks // the atoms' checked citations (checkArrived)
 }

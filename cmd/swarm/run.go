@@ -44,6 +44,7 @@ type RunOptions struct {
 	FileScope   []string
 	Workspace   string // the directory the mission is about
 	GroundTruth string // planted defects to match the findings against (needs a workspace)
+	Resume      string // a run directory to continue (--resume)
 }
 
 // newRunCmd builds `swarm run`; runF runs the parsed options (nil: runRun).
@@ -66,6 +67,14 @@ every role runs on the deterministic mock provider, offline.
 The run directory (--out, default runs/<run-id>) must be new or empty; --force
 writes into a non-empty one, replacing the files of an earlier run there.
 
+--resume RUN_DIR continues an interrupted (Ctrl-C, SIGTERM, SIGKILL, crash) or
+failed run in its directory: the mission, config and options come from its
+run.json, every LLM answer its journal.jsonl recorded is replayed instead of
+asked again, and only what was never answered is asked. A finished run is left
+untouched ("nothing to do", exit 0). A changed mission, config, workspace or
+ground truth is refused (exit 2, listing what changed) unless --force. See
+docs/resume.md.
+
 Exit codes:
   0    every planned bundle was judged (shadow scoring valid)
   1    the run failed (partial results written; result.json says where and why)
@@ -80,13 +89,27 @@ Exit codes:
   swarm run mission.md --provider openai:gpt-4.1 --model judge=anthropic:claude-sonnet-4
   swarm run examples/missions/auth-migration.md --spec 1.0.0   # v1 Gap Reports
   echo "Plan the rollout of feature flags" | swarm run - --scale ss-50 --json
-  swarm run examples/missions/security-review-tinynotes.md --workspace examples/workspaces/tinynotes`,
+  swarm run examples/missions/security-review-tinynotes.md --workspace examples/workspaces/tinynotes
+  swarm run --resume runs/20260101-120000-auth-migration           # continue an interrupted run
+  swarm run --resume /tmp/run1 --force   # resume although the mission or config changed`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.MissionArg = args[0]
 			}
 			o.SeedSet = cmd.Flags().Changed("seed")
+			if o.Resume != "" {
+				// The run is started again as it was: flags that shape a
+				// run would be silently ignored, so they are refused.
+				for _, name := range []string{"mission", "scale", "provider", "model", "fallback", "personality", "out", "seed", "replays", "workspace", "file-scope", "ground-truth", "spec"} {
+					if cmd.Flags().Changed(name) {
+						return usageError(fmt.Errorf("--resume continues the run as it was started (see RUN_DIR/run.json): --%s cannot be given with it", name))
+					}
+				}
+				if o.MissionArg != "" {
+					return usageError(fmt.Errorf("--resume takes the mission from RUN_DIR/run.json: drop the mission argument %q", o.MissionArg))
+				}
+			}
 			return runF(cmd.Context(), &o)
 		},
 	}
@@ -98,7 +121,8 @@ Exit codes:
 	f.StringArrayVar(&o.Fallbacks, "fallback", nil, "role=kind:model a role falls back to when its model keeps failing (repeatable, tried in order, after the config's fallbacks)")
 	f.StringVar(&o.Personality, "personality", "", "balanced, thorough, fast, creative or cautious")
 	f.StringVar(&o.Out, "out", "", "run directory, new or empty (default runs/<run-id>)")
-	f.BoolVar(&o.Force, "force", false, "write into a non-empty --out directory, replacing the files of an earlier run there")
+	f.BoolVar(&o.Force, "force", false, "write into a non-empty --out directory, replacing the files of an earlier run there; with --resume, resume although the mission, config or workspace changed")
+	f.StringVar(&o.Resume, "resume", "", "continue the interrupted or failed run in RUN_DIR, replaying its recorded LLM answers (the mission and options come from RUN_DIR/run.json)")
 	f.Int64Var(&o.Seed, "seed", 0, "seed for every agent's sampling (default from config)")
 	f.BoolVar(&o.JSON, "json", false, "stream events to stdout as JSON lines")
 	f.BoolVar(&o.Interactive, "interactive", false, "show the briefing and ask to confirm before spending")
@@ -191,6 +215,9 @@ func readMissionFile(path string) (string, error) {
 }
 
 func runRun(ctx context.Context, app *App, o RunOptions) error {
+	if o.Resume != "" {
+		return runResume(ctx, app, o)
+	}
 	if o.Replays < 0 {
 		return usageError(fmt.Errorf("--replays %d: want 0 (run once) or the number of runs in all, at least 2", o.Replays))
 	}
@@ -229,7 +256,10 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 	}
 	opts := nexus.Options{Config: cfg, Registry: app.Registry(), Mission: mission, MissionName: name, Scale: o.Scale,
 		Personality: o.Personality, Provider: provider, Models: models, Fallbacks: fallbacks, OutDir: o.Out, Force: o.Force, Replays: o.Replays, FileScope: o.FileScope,
-		Workspace: o.Workspace, MissionDir: missionDir(o), GroundTruth: o.GroundTruth}
+		Workspace: o.Workspace, MissionDir: missionDir(o), GroundTruth: o.GroundTruth, ConfigPath: app.ConfigPath}
+	if o.MissionText == "" && o.MissionArg != "-" {
+		opts.MissionPath = o.MissionArg
+	}
 	if o.SeedSet {
 		opts.Seed = &o.Seed
 	}
@@ -237,6 +267,29 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 	if err != nil {
 		return toExit(err)
 	}
+	return runMission(ctx, app, o, m)
+}
+
+// runResume continues the run in o.Resume (--resume).
+func runResume(ctx context.Context, app *App, o RunOptions) error {
+	m, err := nexus.Resume(o.Resume, nexus.ResumeOptions{Registry: app.Registry(), Force: o.Force})
+	var fin *nexus.FinishedError
+	if errors.As(err, &fin) {
+		fmt.Fprintf(app.Err, "%s: %v\n", o.Resume, fin)
+		return nil
+	}
+	if err != nil {
+		return toExit(err)
+	}
+	if ch := m.ResumeChanges(); len(ch) > 0 {
+		fmt.Fprintf(app.Err, "warning: resuming with --force although these changed since the run started: %s\n", strings.Join(ch, "; "))
+	}
+	return runMission(ctx, app, o, m)
+}
+
+// runMission shows the briefing, runs the prepared mission with the
+// progress view (or JSON events) and prints the summary.
+func runMission(ctx context.Context, app *App, o RunOptions, m *nexus.Mission) error {
 	plan := m.Plan()
 	// The briefing goes to stderr; --interactive always shows it (even
 	// with --json or --quiet): it is what the user confirms.
@@ -402,6 +455,9 @@ func printSummary(w io.Writer, res *nexus.Result) {
 	}
 	fmt.Fprintf(w, "  %s · LLM calls %d · tokens %d in / %d out · cost $%.4f · %s\n",
 		agents, t.Calls, t.InputTokens, t.OutputTokens, t.CostUSD, (time.Duration(t.WallMS) * time.Millisecond).Round(time.Millisecond))
+	if r := res.Resumed; r != nil {
+		fmt.Fprintf(w, "  resumed (attempt %d): %d answers replayed from the journal, %d calls asked\n", r.Attempt, r.ReplayedCalls, r.FreshCalls)
+	}
 	switch {
 	case res.Status == nexus.StatusInvalid:
 		fmt.Fprintf(w, "  Shadow scoring INVALID: %s\n  %s\n", res.ShadowReason, res.Aggregate.Describe())

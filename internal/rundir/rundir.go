@@ -11,20 +11,23 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // Dir is a run's directory:
 //
-//	mission.md, config.effective.yml, events.jsonl, transcripts.jsonl,
-//	capsules/, bundles/, reviews/, sealed/ (0700; envelope 0600), reports/,
-//	report.md, telemetry.json, sandbox.json, result.json (and replays/)
+//	run.json (what the run was started with), journal.jsonl (every LLM
+//	answer, for resume), mission.md, config.effective.yml, events.jsonl,
+//	transcripts.jsonl, capsules/, bundles/, reviews/, sealed/ (0700;
+//	envelope 0600), reports/, report.md, telemetry.json, sandbox.json,
+//	result.json (and replays/, and attempts/N/ after a resume)
 //
 // Files are never written through a symbolic link inside it: logs are
 // opened with O_NOFOLLOW and other files are replaced by rename.
 type Dir struct{ Path string }
 
 // entries are the names a run writes at the top of its directory.
-var entries = []string{"mission.md", "config.effective.yml", "events.jsonl", "transcripts.jsonl", "decomposition.json",
+var entries = []string{"run.json", "journal.jsonl", "attempts", "mission.md", "config.effective.yml", "events.jsonl", "transcripts.jsonl", "decomposition.json",
 	"capsules", "bundles", "reviews", "sealed", "reports", "replays", "sandbox.json", "report.md", "telemetry.json", "result.json"}
 
 // Check says whether a run may write to path: it must not exist, or be an
@@ -89,11 +92,21 @@ func Create(path string, force bool) (Dir, error) {
 // O_NOFOLLOW refuses a link as the file is opened; elsewhere a link found
 // before opening is refused, and the opened file must be the one at path.
 func OpenLog(path string, perm os.FileMode) (*os.File, error) {
+	return openLog(path, os.O_WRONLY, perm)
+}
+
+// OpenLogRW is OpenLog for reading too: the journal is read back (and a
+// torn last line cut off) through the same descriptor it is appended to.
+func OpenLogRW(path string, perm os.FileMode) (*os.File, error) {
+	return openLog(path, os.O_RDWR, perm)
+}
+
+func openLog(path string, mode int, perm os.FileMode) (*os.File, error) {
 	notRegular := fmt.Errorf("open %s: not a regular file", path)
 	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
 		return nil, notRegular
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|oNoFollow, perm)
+	f, err := os.OpenFile(path, os.O_CREATE|mode|os.O_APPEND|oNoFollow, perm)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +117,66 @@ func OpenLog(path string, perm os.FileMode) (*os.File, error) {
 		return nil, notRegular
 	}
 	return f, nil
+}
+
+// Derived are the entries a resumed run writes again from scratch: every
+// entry but run.json, journal.jsonl, attempts/, sealed/ (the stored
+// envelope is checked against the one the resumed run seals) and the logs
+// (events.jsonl and transcripts.jsonl, moved under attempts/N/ by
+// KeepAttempt).
+func Derived() []string {
+	var out []string
+	for _, e := range entries {
+		switch e {
+		case "run.json", "journal.jsonl", "attempts", "sealed", "events.jsonl", "transcripts.jsonl":
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// Reopen prepares the existing run directory at path for a resumed run:
+// the previous attempt's events.jsonl and transcripts.jsonl move to
+// attempts/N/ (N = attempt, from 1), the derived entries (Derived) are
+// removed (a symbolic link is removed, never followed) and the
+// subdirectories a run writes are created again. run.json, journal.jsonl,
+// sealed/ and any file that is not a run entry stay.
+func Reopen(path string, attempt int) (Dir, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return Dir{}, fmt.Errorf("resume %s: %w", path, err)
+	}
+	if !fi.IsDir() {
+		return Dir{}, fmt.Errorf("resume %s: not a directory", path)
+	}
+	d := Dir{Path: path}
+	keep := d.Join("attempts", strconv.Itoa(attempt))
+	if err := os.MkdirAll(keep, 0o755); err != nil {
+		return Dir{}, fmt.Errorf("resume %s: %w", path, err)
+	}
+	for _, name := range []string{"events.jsonl", "transcripts.jsonl"} {
+		if err := os.Rename(d.Join(name), filepath.Join(keep, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return Dir{}, fmt.Errorf("resume %s: keep %s: %w", path, name, err)
+		}
+	}
+	for _, name := range Derived() {
+		if err := os.RemoveAll(d.Join(name)); err != nil {
+			return Dir{}, fmt.Errorf("resume %s: %w", path, err)
+		}
+	}
+	for _, sub := range []string{"capsules", "bundles", "reviews", "reports"} {
+		if err := os.Mkdir(d.Join(sub), 0o755); err != nil {
+			return Dir{}, fmt.Errorf("resume %s: %w", path, err)
+		}
+	}
+	if err := os.Mkdir(d.Join("sealed"), 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return Dir{}, fmt.Errorf("resume %s: %w", path, err)
+	}
+	if fi, err := os.Lstat(d.Join("sealed")); err != nil || !fi.IsDir() {
+		return Dir{}, fmt.Errorf("resume %s: sealed is not a directory", path)
+	}
+	return d, nil
 }
 
 // Join returns a path inside the run directory.

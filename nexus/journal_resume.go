@@ -1,0 +1,620 @@
+package nexus
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/swarm-dev/swarm/internal/rundir"
+	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/shadow"
+	"github.com/swarm-dev/swarm/workspace"
+)
+
+// ManifestFile is the name of the run's manifest in its directory.
+const ManifestFile = "run.json"
+
+// ErrRunFinished is returned by Resume for a run that already finished:
+// there is nothing to do and nothing was touched. It is wrapped in a
+// *FinishedError that says the run's status.
+var ErrRunFinished = errors.New("run already finished")
+
+// ErrResumeChanged marks a refused resume: what the run was started with
+// changed (mission, config, workspace, ground truth). It also wraps
+// ErrBadInput.
+var ErrResumeChanged = errors.New("what the run was started with changed")
+
+// FinishedError says a resumed run had already finished, and how.
+type FinishedError struct{ Status string }
+
+func (e *FinishedError) Error() string {
+	return fmt.Sprintf("run already finished (status %s); nothing to do", e.Status)
+}
+
+func (e *FinishedError) Unwrap() error { return ErrRunFinished }
+
+// finishedStatuses are the result.json statuses of a run that ended on its
+// own: resuming it would only do the same again. A run that was
+// interrupted, or failed (a provider outage, a crash of a phase: the
+// answers it got are replayed and the rest asked again), or has no
+// result.json (killed) is resumable.
+var finishedStatuses = []string{StatusComplete, StatusIncomplete, StatusPartial, StatusInvalid, StatusSealed}
+
+// Manifest is run.json: what a run was started with, so that --resume can
+// start it again the same way and refuse when something changed.
+type Manifest struct {
+	SwarmVersion string `json:"swarm_version"`
+	// Attempts is how many times the run was started (1, then one more per
+	// resume).
+	Attempts int `json:"attempts"`
+
+	Mission ManifestMission `json:"mission"`
+	Config  ManifestConfig  `json:"config"`
+
+	Provider    string              `json:"provider,omitempty"`
+	Models      map[string][]string `json:"models,omitempty"`
+	Fallbacks   map[string][]string `json:"fallbacks,omitempty"`
+	Scale       string              `json:"scale,omitempty"`
+	Personality string              `json:"personality,omitempty"`
+	Seed        *int64              `json:"seed,omitempty"`
+	Replays     int                 `json:"replays,omitempty"`
+	FileScope   []string            `json:"file_scope,omitempty"`
+
+	Workspace   *ManifestWorkspace `json:"workspace,omitempty"`
+	GroundTruth *ManifestFileHash  `json:"ground_truth,omitempty"`
+	// FollowUp is the previous run directory of a follow-up run (issue 12
+	// part D: Options.FollowUp); empty otherwise.
+	FollowUp string `json:"follow_up,omitempty"`
+}
+
+// ManifestMission is the mission a run was started with: its file (Path,
+// absolute) or, for a mission from stdin or --mission, its Text; and the
+// SHA-256 of the text as given (front matter included).
+type ManifestMission struct {
+	Path   string `json:"path,omitempty"`
+	Text   string `json:"text,omitempty"`
+	Name   string `json:"name"`
+	Dir    string `json:"dir,omitempty"` // front matter paths are relative to it
+	SHA256 string `json:"sha256"`
+}
+
+// ManifestConfig is the configuration: its file (absolute path, "" for the
+// embedded config.yml) and file hash, the SHA-256 of the effective
+// configuration (config.effective.yml) and the Shadow Score Spec version
+// (--spec overrides the file's, so resume applies it again).
+type ManifestConfig struct {
+	Path            string `json:"path,omitempty"`
+	FileSHA256      string `json:"file_sha256,omitempty"`
+	EffectiveSHA256 string `json:"effective_sha256"`
+	Spec            string `json:"spec,omitempty"`
+}
+
+// ManifestWorkspace is the workspace: its directory, its fingerprint when
+// the run opened (git HEAD and dirty state when it is a checkout) and the
+// hash of every file in it (TreeHash; "" when it has more than
+// maxTreeFiles files or maxTreeBytes bytes: then the git fingerprint alone
+// tells a change).
+type ManifestWorkspace struct {
+	Dir         string                `json:"dir"`
+	Fingerprint workspace.Fingerprint `json:"fingerprint"`
+	TreeHash    string                `json:"tree_hash,omitempty"`
+	TreeFiles   int                   `json:"tree_files"`
+}
+
+// ManifestFileHash is a file and the SHA-256 of its content.
+type ManifestFileHash struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+const (
+	maxTreeFiles = 50_000
+	maxTreeBytes = 1 << 30
+)
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(s[:])
+}
+
+func fileSHA256(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return sha256Hex(b), nil
+}
+
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// treeHash hashes every regular file under dir (path and content; .git
+// skipped), or returns "" when the tree is over the caps.
+func treeHash(dir string) (string, int, error) {
+	h := sha256.New()
+	n, total := 0, int64(0)
+	over := errors.New("over")
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" && p != dir {
+			return filepath.SkipDir
+		}
+		if !d.Type().IsRegular() {
+			if d.Type()&fs.ModeSymlink != 0 {
+				t, _ := os.Readlink(p)
+				rel, _ := filepath.Rel(dir, p)
+				fmt.Fprintf(h, "link\x00%s\x00%s\n", filepath.ToSlash(rel), t)
+			}
+			return nil
+		}
+		n++
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		total += fi.Size()
+		if n > maxTreeFiles || total > maxTreeBytes {
+			return over
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(h, "file\x00%s\x00%s\n", filepath.ToSlash(rel), sha256Hex(b))
+		return nil
+	})
+	if errors.Is(err, over) {
+		return "", n, nil
+	}
+	if err != nil {
+		return "", n, err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+func swarmVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " (" + s.Value[:12] + ")"
+		}
+	}
+	return v
+}
+
+func refStrings(m map[string][]providers.Ref) map[string][]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string][]string, len(m))
+	for k, refs := range m {
+		for _, r := range refs {
+			out[k] = append(out[k], r.String())
+		}
+	}
+	return out
+}
+
+func parseRefMap(field string, m map[string][]string) (map[string][]providers.Ref, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := make(map[string][]providers.Ref, len(m))
+	for k, list := range m {
+		for i, s := range list {
+			r, err := providers.ParseRef(s)
+			if err != nil {
+				return nil, fmt.Errorf("%s.%s[%d]: %w", field, k, i, err)
+			}
+			out[k] = append(out[k], r)
+		}
+	}
+	return out, nil
+}
+
+// manifestFor is the manifest of a run of o (resolved by Prepare) whose
+// mission text as given hashes to missionSHA, reading ws (nil: none).
+func manifestFor(o Options, missionRaw string, ws *workspace.FS) (*Manifest, error) {
+	mf := &Manifest{SwarmVersion: swarmVersion(), Attempts: 1,
+		Mission: ManifestMission{Path: absPath(o.MissionPath), Name: o.MissionName, Dir: absPath(o.MissionDir), SHA256: sha256Hex([]byte(missionRaw))},
+		Provider: "", Models: refStrings(o.Models), Fallbacks: refStrings(o.Fallbacks), Scale: o.Scale, Personality: o.Personality,
+		Seed: o.Seed, Replays: o.Replays, FileScope: o.FileScope}
+	if !o.Provider.IsZero() {
+		mf.Provider = o.Provider.String()
+	}
+	if mf.Mission.Path == "" {
+		mf.Mission.Text = missionRaw
+	}
+	if o.Config != nil {
+		mf.Config.Spec = o.Config.ShadowScoring.SpecVersion
+		eff, err := o.Config.Effective()
+		if err != nil {
+			return nil, fmt.Errorf("effective configuration: %w", err)
+		}
+		mf.Config.EffectiveSHA256 = sha256Hex(eff)
+	}
+	if o.ConfigPath != "" {
+		mf.Config.Path = absPath(o.ConfigPath)
+		h, err := fileSHA256(o.ConfigPath)
+		if err != nil {
+			return nil, fmt.Errorf("%w: config %s: %w", ErrBadInput, o.ConfigPath, err)
+		}
+		mf.Config.FileSHA256 = h
+	}
+	if o.Workspace != "" {
+		w := &ManifestWorkspace{Dir: absPath(o.Workspace)}
+		if ws != nil {
+			w.Fingerprint = ws.Fingerprint()
+		}
+		h, n, err := treeHash(o.Workspace)
+		if err != nil {
+			return nil, fmt.Errorf("%w: workspace %s: %w", ErrBadInput, o.Workspace, err)
+		}
+		w.TreeHash, w.TreeFiles = h, n
+		mf.Workspace = w
+	}
+	if o.GroundTruth != "" {
+		h, err := fileSHA256(o.GroundTruth)
+		if err != nil {
+			return nil, fmt.Errorf("%w: ground truth %s: %w", ErrBadInput, o.GroundTruth, err)
+		}
+		mf.GroundTruth = &ManifestFileHash{Path: absPath(o.GroundTruth), SHA256: h}
+	}
+	return mf, nil
+}
+
+// changes lists what differs between the manifest a run was started with
+// (was) and the one it would be started with now (now), for a user.
+func (was *Manifest) changes(now *Manifest) []string {
+	var out []string
+	if was.Mission.SHA256 != now.Mission.SHA256 {
+		out = append(out, "mission text ("+orStdin(was.Mission.Path)+")")
+	}
+	switch {
+	case was.Config.FileSHA256 != now.Config.FileSHA256:
+		out = append(out, "config file ("+orEmbedded(was.Config.Path)+")")
+	case was.Config.EffectiveSHA256 != now.Config.EffectiveSHA256:
+		out = append(out, "effective config (config.effective.yml; a different swarm version may change defaults)")
+	}
+	switch {
+	case (was.Workspace == nil) != (now.Workspace == nil):
+		out = append(out, "workspace (given now and not then, or the reverse)")
+	case was.Workspace != nil:
+		w, n := was.Workspace, now.Workspace
+		switch {
+		case w.Dir != n.Dir:
+			out = append(out, "workspace directory ("+w.Dir+" → "+n.Dir+")")
+		case w.Fingerprint.GitHead != n.Fingerprint.GitHead:
+			out = append(out, fmt.Sprintf("workspace %s (git HEAD %s → %s)", w.Dir, w.Fingerprint.GitHead, n.Fingerprint.GitHead))
+		case w.TreeHash != n.TreeHash:
+			out = append(out, fmt.Sprintf("workspace %s (file contents: %d files then, %d now)", w.Dir, w.TreeFiles, n.TreeFiles))
+		}
+	}
+	switch {
+	case (was.GroundTruth == nil) != (now.GroundTruth == nil):
+		out = append(out, "ground truth (given now and not then, or the reverse)")
+	case was.GroundTruth != nil && was.GroundTruth.SHA256 != now.GroundTruth.SHA256:
+		out = append(out, "ground truth ("+was.GroundTruth.Path+")")
+	}
+	if was.FollowUp != now.FollowUp {
+		out = append(out, "follow-up run directory")
+	}
+	return out
+}
+
+func orStdin(p string) string {
+	if p == "" {
+		return "stdin or --mission"
+	}
+	return p
+}
+
+func orEmbedded(p string) string {
+	if p == "" {
+		return "the embedded config.yml"
+	}
+	return p
+}
+
+// ReadManifest reads a run directory's run.json.
+func ReadManifest(dir string) (*Manifest, error) {
+	path := filepath.Join(dir, ManifestFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if _, serr := os.Stat(dir); serr != nil {
+			return nil, fmt.Errorf("%w: --resume %s: %w", ErrBadInput, dir, serr)
+		}
+		return nil, fmt.Errorf("%w: --resume %s: no %s: not a run directory, or one written by a swarm without resume", ErrBadInput, dir, ManifestFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	var mf Manifest
+	if err := json.Unmarshal(b, &mf); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, path, err)
+	}
+	if mf.Attempts < 1 || mf.Mission.SHA256 == "" {
+		return nil, fmt.Errorf("%w: %s: not a run manifest (no attempts or mission hash)", ErrBadInput, path)
+	}
+	return &mf, nil
+}
+
+// finishedStatus reads the status of dir's result.json ("" when there is
+// none) and says whether it is a finished run's.
+func finishedStatus(dir string) (string, bool, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "result.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	var r struct {
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		// A result.json cut short: the run did not end cleanly.
+		return "", false, nil
+	}
+	return r.Status, slices.Contains(finishedStatuses, r.Status), nil
+}
+
+// ResumeOptions configure Resume.
+type ResumeOptions struct {
+	// Registry builds the providers (required).
+	Registry *providers.Registry
+	// Config, when set, is used instead of loading the run's config file
+	// again (the effective configuration must still match).
+	Config *Config
+	// Force resumes even when what the run was started with changed; the
+	// changes are in the run_resumed event and ResumeChanges.
+	Force bool
+	// Observers, KeepPrompts, KeepEvents and Now are as in Options.
+	Observers   []Observer
+	KeepPrompts bool
+	KeepEvents  bool
+}
+
+// resumeState is what a resumed mission carries from Resume to open.
+type resumeState struct {
+	was     *Manifest
+	now     *Manifest
+	changed []string
+}
+
+// Resume prepares the continuation of the run in dir (an interrupted,
+// killed or failed run): the mission, config and options come from its
+// run.json, are checked against what the run was started with, and Run
+// then re-runs the pipeline in dir with every answer of its journal
+// replayed, so only what was never answered is asked. A finished run
+// returns a *FinishedError (ErrRunFinished) and touches nothing; a
+// changed mission, config, workspace or ground truth is refused
+// (ErrResumeChanged, ErrBadInput) unless ro.Force.
+func Resume(dir string, ro ResumeOptions, opts ...Option) (*Mission, error) {
+	mf, err := ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	if status, done, err := finishedStatus(dir); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+	} else if done {
+		return nil, &FinishedError{Status: status}
+	}
+	o, err := mf.options(dir, ro)
+	if err != nil {
+		return nil, err
+	}
+	m, err := Prepare(o, opts...)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := openWorkspace(m.opts)
+	if err != nil {
+		return nil, err
+	}
+	now, err := manifestFor(m.opts, m.missionRaw, ws)
+	closeWorkspace(ws)
+	if err != nil {
+		return nil, err
+	}
+	now.Attempts, now.FollowUp = mf.Attempts, mf.FollowUp
+	changed := mf.changes(now)
+	if len(changed) > 0 && !ro.Force {
+		return nil, fmt.Errorf("%w: %w: resume of %s refused: %s changed since the run started (pass --force to resume anyway)",
+			ErrBadInput, ErrResumeChanged, dir, strings.Join(changed, "; "))
+	}
+	m.resume = &resumeState{was: mf, now: now, changed: changed}
+	return m, nil
+}
+
+// options rebuilds the Options a run was started with.
+func (mf *Manifest) options(dir string, ro ResumeOptions) (Options, error) {
+	if ro.Registry == nil {
+		return Options{}, fmt.Errorf("%w: no provider registry", ErrBadInput)
+	}
+	o := Options{Registry: ro.Registry, MissionName: mf.Mission.Name, MissionDir: mf.Mission.Dir, MissionPath: mf.Mission.Path,
+		Scale: mf.Scale, Personality: mf.Personality, Seed: mf.Seed, Replays: mf.Replays, FileScope: mf.FileScope,
+		GroundTruth: "", OutDir: dir, Force: ro.Force, Observers: ro.Observers, KeepPrompts: ro.KeepPrompts, KeepEvents: ro.KeepEvents,
+		ConfigPath: mf.Config.Path}
+	if mf.Mission.Path != "" {
+		f, err := os.Open(mf.Mission.Path)
+		if err != nil {
+			return o, fmt.Errorf("%w: resume: the mission: %w", ErrBadInput, err)
+		}
+		o.Mission, err = ReadMission(f)
+		f.Close()
+		if err != nil {
+			return o, fmt.Errorf("%w: resume: the mission %s: %w", ErrBadInput, mf.Mission.Path, err)
+		}
+	} else {
+		o.Mission = mf.Mission.Text
+	}
+	var err error
+	if o.Provider.Kind == "" && mf.Provider != "" {
+		if o.Provider, err = providers.ParseRef(mf.Provider); err != nil {
+			return o, fmt.Errorf("%w: %s: provider: %w", ErrBadInput, ManifestFile, err)
+		}
+	}
+	if o.Models, err = parseRefMap("models", mf.Models); err != nil {
+		return o, fmt.Errorf("%w: %s: %w", ErrBadInput, ManifestFile, err)
+	}
+	if o.Fallbacks, err = parseRefMap("fallbacks", mf.Fallbacks); err != nil {
+		return o, fmt.Errorf("%w: %s: %w", ErrBadInput, ManifestFile, err)
+	}
+	if mf.Workspace != nil {
+		o.Workspace = mf.Workspace.Dir
+	}
+	if mf.GroundTruth != nil {
+		o.GroundTruth = mf.GroundTruth.Path
+	}
+	o.Config = ro.Config
+	if o.Config == nil {
+		cfg, err := LoadConfig(mf.Config.Path, ro.Registry)
+		if err != nil {
+			return o, fmt.Errorf("%w: resume: %w", ErrBadInput, err)
+		}
+		if mf.Config.Spec != "" {
+			cfg.ShadowScoring.SpecVersion = mf.Config.Spec
+		}
+		o.Config = cfg
+	}
+	return o, nil
+}
+
+// ResumeChanges is what changed since the run started, when it was resumed
+// with Force (nil otherwise).
+func (m *Mission) ResumeChanges() []string {
+	if m.resume == nil {
+		return nil
+	}
+	return m.resume.changed
+}
+
+// ResumeInfo says a run was resumed (result.json "resumed"): which attempt
+// this is, what the journal held and how many calls were replayed from it
+// versus asked.
+type ResumeInfo struct {
+	Attempt         int      `json:"attempt"`
+	JournalRecords  int      `json:"journal_records"`
+	TornLineDropped bool     `json:"torn_line_dropped,omitempty"`
+	ReplayedCalls   int64    `json:"replayed_calls"`
+	FreshCalls      int64    `json:"fresh_calls"`
+	Changed         []string `json:"changed,omitempty"` // resumed with --force despite these
+}
+
+// ResumeTelemetry is telemetry.json's "resume" key (absent for a run that
+// was not resumed).
+type ResumeTelemetry struct {
+	Attempt       int   `json:"attempt"`
+	ReplayedCalls int64 `json:"replayed_calls"`
+	FreshCalls    int64 `json:"fresh_calls"`
+}
+
+// resumeInfo is the run's resume record, with the call counts so far; nil
+// for a run that was not resumed.
+func (r *runState) resumeInfo() (*ResumeInfo, *ResumeTelemetry) {
+	if r.resumed == nil {
+		return nil, nil
+	}
+	ri := *r.resumed
+	ri.ReplayedCalls, ri.FreshCalls = r.pool.replayedCalls.Load(), r.pool.freshCalls.Load()
+	return &ri, &ResumeTelemetry{Attempt: ri.Attempt, ReplayedCalls: ri.ReplayedCalls, FreshCalls: ri.FreshCalls}
+}
+
+// loadStoredEnvelope reads and verifies the envelope a resumed run sealed
+// before (nil when it never got that far).
+func loadStoredEnvelope(path string) (*shadow.Envelope, []byte, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	env, err := shadow.LoadSealed(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := env.Verify(); err != nil {
+		return nil, nil, fmt.Errorf("stored envelope %s: %w", path, err)
+	}
+	return env, b, nil
+}
+
+// ResumedData is a run_resumed event: the attempt, how many answers the
+// journal holds for replay, whether a torn last line was dropped from it,
+// and what changed since the run started (resumed with --force).
+type ResumedData struct {
+	Attempt         int      `json:"attempt"`
+	JournalRecords  int      `json:"journal_records"`
+	TornLineDropped bool     `json:"torn_line_dropped"`
+	EnvelopeStored  bool     `json:"envelope_stored"` // a sealed envelope was found and verified
+	Changed         []string `json:"changed,omitempty"`
+}
+
+func (ResumedData) payload() {}
+
+// ErrResumeMismatch: a resumed run sealed an envelope other than the one
+// its directory holds; it is never silently continued.
+var ErrResumeMismatch = errors.New("resumed run does not match the stored run")
+
+// reopen readies the directory of a resumed run: it verifies the stored
+// envelope (keeping a copy beside it), moves the previous attempt's logs
+// under attempts/N/, removes the files the run writes again and returns
+// the resume record. mf (what the run is started with now) replaces
+// run.json with the attempt counted.
+func (m *Mission) reopen(path string, mf *Manifest) (rundir.Dir, *ResumeInfo, error) {
+	rs := m.resume
+	envPath := filepath.Join(path, "sealed", "envelope.json")
+	env, raw, err := loadStoredEnvelope(envPath)
+	if err != nil {
+		return rundir.Dir{}, nil, fmt.Errorf("%w: resume: %w", ErrBadInput, err)
+	}
+	prev := rs.was.Attempts
+	dir, err := rundir.Reopen(path, prev)
+	if err != nil {
+		return rundir.Dir{}, nil, err
+	}
+	if env != nil {
+		if err := dir.WriteFile(filepath.Join("sealed", fmt.Sprintf("envelope.attempt-%d.json", prev)), raw, 0o600); err != nil {
+			return rundir.Dir{}, nil, err
+		}
+	}
+	m.storedEnv = env
+	mf.Attempts = prev + 1
+	mf.FollowUp = rs.was.FollowUp
+	return dir, &ResumeInfo{Attempt: mf.Attempts, Changed: rs.changed}, nil
+}
+
+func resumeMessage(ri *ResumeInfo) string {
+	msg := fmt.Sprintf("resumed (attempt %d): %d journaled answers to replay", ri.Attempt, ri.JournalRecords)
+	if ri.TornLineDropped {
+		msg += "; a torn last line of journal.jsonl was dropped"
+	}
+	if len(ri.Changed) > 0 {
+		msg += "; resumed with --force although " + strings.Join(ri.Changed, "; ") + " changed"
+	}
+	return msg
+}
