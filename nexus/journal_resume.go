@@ -238,7 +238,7 @@ func parseRefMap(field string, m map[string][]string) (map[string][]providers.Re
 // mission text as given hashes to missionSHA, reading ws (nil: none).
 func manifestFor(o Options, missionRaw string, ws *workspace.FS) (*Manifest, error) {
 	mf := &Manifest{SwarmVersion: swarmVersion(), Attempts: 1,
-		Mission: ManifestMission{Path: absPath(o.MissionPath), Name: o.MissionName, Dir: absPath(o.MissionDir), SHA256: sha256Hex([]byte(missionRaw))},
+		Mission:  ManifestMission{Path: absPath(o.MissionPath), Name: o.MissionName, Dir: absPath(o.MissionDir), SHA256: sha256Hex([]byte(missionRaw))},
 		Provider: "", Models: refStrings(o.Models), Fallbacks: refStrings(o.Fallbacks), Scale: o.Scale, Personality: o.Personality,
 		Seed: o.Seed, Replays: o.Replays, FileScope: o.FileScope}
 	if !o.Provider.IsZero() {

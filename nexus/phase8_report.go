@@ -39,7 +39,7 @@ type Telemetry struct {
 	// Resume: attempt and replayed/fresh calls of a resumed run (absent
 	// for a run that was not resumed).
 	Resume *ResumeTelemetry `json:"resume,omitempty"`
-	Scale string `json:"scale"`
+	Scale  string           `json:"scale"`
 	// Agents is what the plan deploys; AgentsLaunched the agents that
 	// really started (fewer when the cost ceiling, a failure or an
 	// interruption stopped launches).
