@@ -52,6 +52,7 @@ var finishedStatuses = []string{StatusComplete, StatusIncomplete, StatusPartial,
 // start it again the same way and refuse when something changed.
 type Manifest struct {
 	SwarmVersion string `json:"swarm_version"`
+	RunID        string `json:"run_id"`
 	// Attempts is how many times the run was started (1, then one more per
 	// resume).
 	Attempts int `json:"attempts"`
@@ -426,9 +427,14 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (*Mission, error) {
 	if err != nil {
 		return nil, err
 	}
+	o.OutDir = "" // Prepare refuses a non-empty directory: this one is resumed
 	m, err := Prepare(o, opts...)
 	if err != nil {
 		return nil, err
+	}
+	m.opts.OutDir = dir
+	if mf.RunID != "" {
+		m.plan.RunID = mf.RunID // the run keeps its id
 	}
 	ws, err := openWorkspace(m.opts)
 	if err != nil {
@@ -439,7 +445,7 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (*Mission, error) {
 	if err != nil {
 		return nil, err
 	}
-	now.Attempts, now.FollowUp = mf.Attempts, mf.FollowUp
+	now.Attempts, now.FollowUp, now.RunID = mf.Attempts, mf.FollowUp, mf.RunID
 	changed := mf.changes(now)
 	if len(changed) > 0 && !ro.Force {
 		return nil, fmt.Errorf("%w: %w: resume of %s refused: %s changed since the run started (pass --force to resume anyway)",

@@ -285,6 +285,7 @@ func (m *Mission) open() error {
 	if err != nil {
 		return err
 	}
+	mf.RunID = plan.RunID
 	var dir rundir.Dir
 	var resumed *ResumeInfo
 	if m.resume != nil {
