@@ -1,0 +1,411 @@
+package nexus_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/providers/builtin"
+	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/vocab"
+)
+
+// resumeFixture copies the resume test's mission and config into a fresh
+// directory (so a test may change them) and returns their paths.
+func resumeFixture(t *testing.T) (mission, config string) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{"mission.md", "config.yml"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "resume", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "mission.md"), filepath.Join(dir, "config.yml")
+}
+
+// prepareResumeRun prepares a run of the fixture into out, as swarm run
+// does (mission and config paths recorded).
+func prepareResumeRun(t *testing.T, mission, config, out string, edit func(*nexus.Options), opts ...nexus.Option) *nexus.Mission {
+	t.Helper()
+	reg := builtin.Registry(mock.Options{})
+	cfg, err := nexus.LoadConfig(config, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(mission)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := nexus.Options{Config: cfg, Registry: reg, Mission: string(text), MissionName: mission, MissionPath: mission,
+		MissionDir: filepath.Dir(mission), ConfigPath: config, OutDir: out}
+	if edit != nil {
+		edit(&o)
+	}
+	m, err := nexus.Prepare(o, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func journalKeys(t *testing.T, dir string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, nexus.JournalFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for line := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
+		var r nexus.JournalRecord
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, r.Role+" "+r.AgentID+" "+r.Key)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// orderBundles makes the commanders' bundle calls return in the order of
+// domains: each waits until the one before it returned. It records which
+// commanders it ordered.
+type orderBundles struct {
+	order []string // commander ids
+	mu    sync.Mutex
+	done  map[string]chan struct{}
+	seen  map[string]bool
+}
+
+func newOrderBundles(order ...string) *orderBundles {
+	o := &orderBundles{order: order, done: map[string]chan struct{}{}, seen: map[string]bool{}}
+	for _, id := range order {
+		o.done[id] = make(chan struct{})
+	}
+	return o
+}
+
+func (o *orderBundles) wrap(_ providers.Ref, p providers.Provider) providers.Provider {
+	return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
+		id := req.Caller.AgentID
+		if req.Schema == nil || req.Schema.Name != vocab.SchemaBundle || o.done[id] == nil {
+			return p.Complete(ctx, req)
+		}
+		if i := slices.Index(o.order, id); i > 0 {
+			select {
+			case <-o.done[o.order[i-1]]:
+			case <-ctx.Done():
+				return providers.Response{}, ctx.Err()
+			}
+		}
+		resp, err := p.Complete(ctx, req)
+		o.mu.Lock()
+		if !o.seen[id] {
+			o.seen[id] = true
+			close(o.done[id])
+		}
+		o.mu.Unlock()
+		return resp, err
+	})
+}
+
+// The content of every request depends only on the mission, config, seed
+// and earlier answers, never on which commander finished first: two runs
+// whose bundles arrive in opposite orders ask exactly the same questions
+// (the same multiset of replay keys). Cross-review pairing by arrival
+// order broke this.
+func TestSameSeedSameRequestsWhateverTheArrivalOrder(t *testing.T) {
+	mission, config := resumeFixture(t)
+	ids := []string{"commander-architecture", "commander-implementation", "commander-documentation", "commander-integration"}
+	reversed := slices.Clone(ids)
+	slices.Reverse(reversed)
+	var keys [][]string
+	for _, order := range [][]string{ids, reversed} {
+		ob := newOrderBundles(order...)
+		out := filepath.Join(t.TempDir(), "run")
+		m := prepareResumeRun(t, mission, config, out, nil, nexus.WithProviderWrap(ob.wrap))
+		res, err := m.Run(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != nexus.StatusComplete {
+			t.Fatalf("run %s: %s", res.Status, res.Error)
+		}
+		if len(ob.seen) != len(ids) {
+			t.Fatalf("ordered %d commanders (%v), want %v: the fixture's domains changed", len(ob.seen), ob.seen, ids)
+		}
+		keys = append(keys, journalKeys(t, out))
+	}
+	if diff := cmp.Diff(keys[0], keys[1]); diff != "" {
+		t.Errorf("the requests depend on the bundles' arrival order (-domain order +reverse order):\n%s", diff)
+	}
+}
+
+// snapshot is every file under dir with its bytes and modification time.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			out[rel+"/"] = fi.ModTime().String()
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out[rel] = fi.ModTime().String() + " " + string(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Resuming a finished run says so and touches nothing: every file keeps its
+// bytes and modification time.
+func TestResumeFinishedRunChangesNothing(t *testing.T) {
+	mission, config := resumeFixture(t)
+	out := filepath.Join(t.TempDir(), "run")
+	res, err := prepareResumeRun(t, mission, config, out, nil).Run(t.Context())
+	if err != nil || res.Status != nexus.StatusComplete {
+		t.Fatalf("run: %v %v", err, res)
+	}
+	before := snapshot(t, out)
+	m, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{})})
+	var fin *nexus.FinishedError
+	if !errors.As(err, &fin) || !errors.Is(err, nexus.ErrRunFinished) || fin.Status != nexus.StatusComplete || m != nil {
+		t.Fatalf("Resume = %v, %v; want a FinishedError with status complete", m, err)
+	}
+	if want := "run already finished (status complete); nothing to do"; err.Error() != want {
+		t.Errorf("message %q, want %q", err, want)
+	}
+	if diff := cmp.Diff(before, snapshot(t, out)); diff != "" {
+		t.Errorf("resuming a finished run changed the directory (-before +after):\n%s", diff)
+	}
+}
+
+// A resume whose mission, config, workspace or ground truth changed is
+// refused with what changed (bad input), and nothing is written; --force
+// resumes and says what changed in the run_resumed event.
+func TestResumeRefusesWhatChanged(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(t *testing.T, mission, config, ws, gt string)
+		want   string
+	}{
+		{"mission text edited", func(t *testing.T, mission, _, _, _ string) { appendTo(t, mission, "\nAlso rotate the keys.\n") }, "mission text (" },
+		{"config file edited", func(t *testing.T, _, config, _, _ string) { appendTo(t, config, "\n# a comment only\n") }, "config file ("},
+		{"a workspace file edited", func(t *testing.T, _, _, ws, _ string) { appendTo(t, filepath.Join(ws, "app.py"), "# changed\n") }, "workspace "},
+		{"a workspace file added", func(t *testing.T, _, _, ws, _ string) { appendTo(t, filepath.Join(ws, "new.py"), "x = 1\n") }, "workspace "},
+		{"ground truth edited", func(t *testing.T, _, _, _, gt string) { appendTo(t, gt, "\n") }, "ground truth ("},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mission, config := resumeFixture(t)
+			base := t.TempDir()
+			ws := filepath.Join(base, "ws")
+			if err := os.MkdirAll(ws, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			appendTo(t, filepath.Join(ws, "app.py"), "def login(user):\n    return True\n")
+			gt := filepath.Join(base, "truth.yml")
+			appendTo(t, gt, "defects:\n  - id: D1\n    path: app.py\n    start_line: 1\n    end_line: 2\n    category: security\n    title: login accepts anyone\n")
+			out := filepath.Join(base, "run")
+			res, err := prepareResumeRun(t, mission, config, out, func(o *nexus.Options) { o.Workspace, o.GroundTruth = ws, gt }).Run(t.Context())
+			if err != nil {
+				t.Fatalf("run: %v (%v)", err, res)
+			}
+			// As after a SIGKILL: no result.json.
+			if err := os.Remove(filepath.Join(out, "result.json")); err != nil {
+				t.Fatal(err)
+			}
+			tc.change(t, mission, config, ws, gt)
+			before := snapshot(t, out)
+			_, err = nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{})})
+			if !errors.Is(err, nexus.ErrResumeChanged) || !errors.Is(err, nexus.ErrBadInput) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Resume: %v; want ErrResumeChanged naming %q", err, tc.want)
+			}
+			if strings.Count(err.Error(), " changed since") != 1 || strings.Contains(err.Error(), "; ") {
+				t.Errorf("one change, listed once: %v", err)
+			}
+			if diff := cmp.Diff(before, snapshot(t, out)); diff != "" {
+				t.Errorf("a refused resume changed the directory (-before +after):\n%s", diff)
+			}
+			m, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), Force: true, KeepEvents: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ch := m.ResumeChanges(); len(ch) != 1 || !strings.Contains(ch[0], tc.want) {
+				t.Errorf("ResumeChanges = %q, want one naming %q", ch, tc.want)
+			}
+			res, err = m.Run(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rd *nexus.ResumedData
+			for _, e := range res.Events {
+				if d, ok := e.Data.(nexus.ResumedData); ok {
+					rd = &d
+				}
+			}
+			if rd == nil || len(rd.Changed) != 1 || !strings.Contains(rd.Changed[0], tc.want) || rd.Attempt != 2 {
+				t.Errorf("run_resumed = %+v, want attempt 2 and the change %q", rd, tc.want)
+			}
+		})
+	}
+}
+
+func appendTo(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+	// The tree hash reads content, not times, but make sure a same-size
+	// rewrite in the same second cannot hide behind a cached stat.
+	_ = os.Chtimes(path, time.Now(), time.Now())
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A resumed run replays every journaled answer and asks only for the rest:
+// here the run is interrupted after its first answers (as Ctrl-C would),
+// and the resumed run ends like an uninterrupted one (same seal, same
+// per-bundle scores) with replayed + fresh = the uninterrupted run's calls.
+func TestResumeAfterInterruptionReplaysAndMatches(t *testing.T) {
+	mission, config := resumeFixture(t)
+	full := filepath.Join(t.TempDir(), "full")
+	want, err := prepareResumeRun(t, mission, config, full, nil).Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var mu sync.Mutex
+	calls := 0
+	stopAfter := func(_ providers.Ref, p providers.Provider) providers.Provider {
+		return providers.ProviderFunc(func(c context.Context, req providers.Request) (providers.Response, error) {
+			resp, err := p.Complete(c, req)
+			mu.Lock()
+			calls++
+			if calls == want.Telemetry.Calls/2 {
+				cancel()
+			}
+			mu.Unlock()
+			return resp, err
+		})
+	}
+	got, err := prepareResumeRun(t, mission, config, out, nil, nexus.WithProviderWrap(stopAfter)).Run(ctx)
+	if !errors.Is(err, nexus.ErrInterrupted) || got.Status != nexus.StatusInterrupted {
+		t.Fatalf("interrupted run: %v, status %s", err, got.Status)
+	}
+	journaled := len(journalKeys(t, out))
+	m, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SealedHash != want.SealedHash {
+		t.Errorf("sealed %s, want %s", res.SealedHash, want.SealedHash)
+	}
+	if diff := cmp.Diff(bundleScores(want), bundleScores(res)); diff != "" {
+		t.Errorf("per-bundle scores (-uninterrupted +resumed):\n%s", diff)
+	}
+	r := res.Resumed
+	if r == nil || res.Telemetry.Resume == nil {
+		t.Fatalf("result.json does not say the run was resumed: %+v", r)
+	}
+	if diff := cmp.Diff(nexus.ResumeInfo{Attempt: 2, JournalRecords: journaled, ReplayedCalls: int64(journaled), FreshCalls: int64(want.Telemetry.Calls - journaled)}, *r); diff != "" {
+		t.Errorf("resume record (-want +got):\n%s", diff)
+	}
+	for _, name := range []string{"events.jsonl", "transcripts.jsonl"} {
+		if _, err := os.Stat(filepath.Join(out, "attempts", "1", name)); err != nil {
+			t.Errorf("the first attempt's %s was not kept: %v", name, err)
+		}
+	}
+	if n := len(journalKeys(t, out)); n != want.Telemetry.Calls {
+		t.Errorf("journal holds %d answers after the resume, want %d (appended, never rewritten)", n, want.Telemetry.Calls)
+	}
+}
+
+func bundleScores(res *nexus.Result) map[string]any {
+	out := map[string]any{}
+	for _, b := range res.Bundles {
+		if b.ShadowScore == nil {
+			out[b.ID] = "unscored"
+			continue
+		}
+		out[b.ID] = []any{*b.ShadowScore, b.Bundle.Text()}
+	}
+	return out
+}
+
+// A resumed run that seals another envelope than the one its directory
+// holds is not the run that was interrupted: it fails, never goes on.
+func TestResumeWithAnotherStoredEnvelopeFails(t *testing.T) {
+	mission, config := resumeFixture(t)
+	out := filepath.Join(t.TempDir(), "run")
+	if _, err := prepareResumeRun(t, mission, config, out, nil).Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "other")
+	otherMission, _ := resumeFixture(t)
+	appendTo(t, otherMission, "\nAlso plan the rotation of the signing keys and the audit of refresh tokens.\n")
+	if _, err := prepareResumeRun(t, otherMission, config, other, nil).Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(other, "sealed", "envelope.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "sealed", "envelope.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(out, "result.json")); err != nil {
+		t.Fatal(err)
+	}
+	m, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Run(t.Context())
+	if !errors.Is(err, nexus.ErrResumeMismatch) || res.Status != nexus.StatusFailed {
+		t.Fatalf("Run: %v (status %s), want ErrResumeMismatch and a failed run", err, res.Status)
+	}
+	if _, err := os.Stat(filepath.Join(out, "sealed", "envelope.attempt-1.json")); err != nil {
+		t.Errorf("the stored envelope was not kept: %v", err)
+	}
+}
