@@ -417,7 +417,10 @@ func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i
 
 func (c *Commander) runSquadLeads(ctx context.Context, shards []Shard, res *Result) []AtomResult {
 	var mu sync.Mutex
-	var all []AtomResult
+	// Each lead's atoms in its shard's slot, gathered in shard order: the
+	// bundle request must not depend on which squad lead finished first
+	// (a resumed run replays its answers only if it asks the same).
+	perShard := make([][]AtomResult, len(shards))
 	var g errgroup.Group
 	for i, sh := range shards {
 		if ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch()) {
@@ -434,13 +437,17 @@ func (c *Commander) runSquadLeads(ctx context.Context, shards []Shard, res *Resu
 			}
 			atoms, refused := lead.run(lctx, c, i)
 			mu.Lock()
-			all = append(all, atoms...)
+			perShard[i] = atoms
 			res.Refusals += refused
 			mu.Unlock()
 			return nil
 		})
 	}
 	_ = g.Wait()
+	var all []AtomResult
+	for _, atoms := range perShard {
+		all = append(all, atoms...)
+	}
 	return all
 }
 

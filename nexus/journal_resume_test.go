@@ -82,63 +82,87 @@ func journalKeys(t *testing.T, dir string) []string {
 	return keys
 }
 
-// orderBundles makes the commanders' bundle calls return in the order of
-// domains: each waits until the one before it returned. It records which
-// commanders it ordered.
-type orderBundles struct {
-	order []string // commander ids
+// callOrder holds calls back until others returned: a call of agent id
+// with schema S ("id/S") waits until every call named in waits["id/S"] has
+// returned once. It forces an order of arrival on otherwise concurrent
+// agents, without sleeping.
+type callOrder struct {
+	waits map[string][]string
 	mu    sync.Mutex
 	done  map[string]chan struct{}
 	seen  map[string]bool
 }
 
-func newOrderBundles(order ...string) *orderBundles {
-	o := &orderBundles{order: order, done: map[string]chan struct{}{}, seen: map[string]bool{}}
-	for _, id := range order {
-		o.done[id] = make(chan struct{})
+func newCallOrder(waits map[string][]string) *callOrder {
+	o := &callOrder{waits: waits, done: map[string]chan struct{}{}, seen: map[string]bool{}}
+	for _, deps := range waits {
+		for _, d := range deps {
+			o.done[d] = make(chan struct{})
+		}
 	}
 	return o
 }
 
-func (o *orderBundles) wrap(_ providers.Ref, p providers.Provider) providers.Provider {
+func (o *callOrder) wrap(_ providers.Ref, p providers.Provider) providers.Provider {
 	return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
-		id := req.Caller.AgentID
-		if req.Schema == nil || req.Schema.Name != vocab.SchemaBundle || o.done[id] == nil {
+		if req.Schema == nil {
 			return p.Complete(ctx, req)
 		}
-		if i := slices.Index(o.order, id); i > 0 {
+		key := req.Caller.AgentID + "/" + req.Schema.Name
+		for _, d := range o.waits[key] {
 			select {
-			case <-o.done[o.order[i-1]]:
+			case <-o.done[d]:
 			case <-ctx.Done():
 				return providers.Response{}, ctx.Err()
 			}
 		}
 		resp, err := p.Complete(ctx, req)
 		o.mu.Lock()
-		if !o.seen[id] {
-			o.seen[id] = true
-			close(o.done[id])
+		if ch := o.done[key]; ch != nil && !o.seen[key] {
+			o.seen[key] = true
+			close(ch)
 		}
 		o.mu.Unlock()
 		return resp, err
 	})
 }
 
+// arrivalOrder makes the bundles arrive in the order of domains (or the
+// reverse) and, within each commander, its two squad leads finish in
+// order (or the reverse): the second one plans only once the first one's
+// workers answered.
+func arrivalOrder(domains []string, reverse bool) map[string][]string {
+	ds := slices.Clone(domains)
+	leads := []string{"01", "02"}
+	if reverse {
+		slices.Reverse(ds)
+		slices.Reverse(leads)
+	}
+	waits := map[string][]string{}
+	for i, d := range ds {
+		if i > 0 {
+			waits["commander-"+d+"/"+vocab.SchemaBundle] = []string{"commander-" + ds[i-1] + "/" + vocab.SchemaBundle}
+		}
+		waits["squadlead-"+d+"-"+leads[1]+"/"+vocab.SchemaMicroBriefs] = []string{
+			"worker-" + d + "-" + leads[0] + "-01/" + vocab.SchemaAtom, "worker-" + d + "-" + leads[0] + "-02/" + vocab.SchemaAtom}
+	}
+	return waits
+}
+
 // The content of every request depends only on the mission, config, seed
-// and earlier answers, never on which commander finished first: two runs
-// whose bundles arrive in opposite orders ask exactly the same questions
-// (the same multiset of replay keys). Cross-review pairing by arrival
-// order broke this.
+// and earlier answers, never on which agent finished first: two runs whose
+// bundles (and squad leads' atoms) arrive in opposite orders ask exactly
+// the same questions (the same multiset of replay keys). Cross-review
+// pairing by arrival order, and a commander's atoms gathered in the order
+// its squad leads finished, broke this.
 func TestSameSeedSameRequestsWhateverTheArrivalOrder(t *testing.T) {
 	mission, config := resumeFixture(t)
-	ids := []string{"commander-architecture", "commander-implementation", "commander-documentation", "commander-integration"}
-	reversed := slices.Clone(ids)
-	slices.Reverse(reversed)
+	domains := []string{"architecture", "implementation", "documentation", "integration"}
 	var keys [][]string
-	for _, order := range [][]string{ids, reversed} {
-		ob := newOrderBundles(order...)
+	for _, reverse := range []bool{false, true} {
+		order := newCallOrder(arrivalOrder(domains, reverse))
 		out := filepath.Join(t.TempDir(), "run")
-		m := prepareResumeRun(t, mission, config, out, nil, nexus.WithProviderWrap(ob.wrap))
+		m := prepareResumeRun(t, mission, config, out, nil, nexus.WithProviderWrap(order.wrap))
 		res, err := m.Run(t.Context())
 		if err != nil {
 			t.Fatal(err)
@@ -146,13 +170,13 @@ func TestSameSeedSameRequestsWhateverTheArrivalOrder(t *testing.T) {
 		if res.Status != nexus.StatusComplete {
 			t.Fatalf("run %s: %s", res.Status, res.Error)
 		}
-		if len(ob.seen) != len(ids) {
-			t.Fatalf("ordered %d commanders (%v), want %v: the fixture's domains changed", len(ob.seen), ob.seen, ids)
+		if want := 3*len(domains) - 1; len(order.seen) != want {
+			t.Fatalf("ordered %d calls (%v), want %d: the fixture's domains or team changed", len(order.seen), order.seen, want)
 		}
 		keys = append(keys, journalKeys(t, out))
 	}
 	if diff := cmp.Diff(keys[0], keys[1]); diff != "" {
-		t.Errorf("the requests depend on the bundles' arrival order (-domain order +reverse order):\n%s", diff)
+		t.Errorf("the requests depend on the arrival order (-in order +reversed):\n%s", diff)
 	}
 }
 
