@@ -242,7 +242,7 @@ func TestResumeRefusesWhatChanged(t *testing.T) {
 		change func(t *testing.T, mission, config, ws, gt string)
 		want   string
 	}{
-		{"mission text edited", func(t *testing.T, mission, _, _, _ string) { appendTo(t, mission, "\nAlso rotate the keys.\n") }, "mission text (" },
+		{"mission text edited", func(t *testing.T, mission, _, _, _ string) { appendTo(t, mission, "\nAlso rotate the keys.\n") }, "mission text ("},
 		{"config file edited", func(t *testing.T, _, config, _, _ string) { appendTo(t, config, "\n# a comment only\n") }, "config file ("},
 		{"a workspace file edited", func(t *testing.T, _, _, ws, _ string) { appendTo(t, filepath.Join(ws, "app.py"), "# changed\n") }, "workspace "},
 		{"a workspace file added", func(t *testing.T, _, _, ws, _ string) { appendTo(t, filepath.Join(ws, "new.py"), "x = 1\n") }, "workspace "},
