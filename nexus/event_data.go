@@ -36,14 +36,14 @@ type CallData struct {
 	// for its schema) or "cancelled" (the run's own cancellation).
 	Outcome      string `json:"outcome"`
 	OutputTokens int    `json:"output_tokens"`
-	Schema       string `json:"schema,omitempty"` // the output schema's name
+	// Replayed: the answer came from the run's journal (a resumed run),
+	// not from the model; tokens, cost and latency are the original's.
+	Replayed bool   `json:"replayed,omitempty"`
+	Schema   string `json:"schema,omitempty"` // the output schema's name
 	// ToolCalls is how many tool calls the answer made (a turn of the
 	// agent's tool loop); 0 for a final answer.
 	ToolCalls  int   `json:"tool_calls,omitempty"`
 	Transcript int64 `json:"transcript"` // the transcript line's seq
-	// Replayed: the answer came from the run's journal (a resumed run),
-	// not from the model; tokens, cost and latency are the original's.
-	Replayed bool `json:"replayed,omitempty"`
 }
 
 // ToolCallData is one read-tool call of an agent (tool_call): what it asked

@@ -58,8 +58,9 @@ type JournalRecord struct {
 }
 
 // JournalResponse is an answer as the journal keeps it. Text and tool-call
-// arguments are redacted (providers.Redact): an answer that contained a
-// configured secret replays redacted.
+// arguments are redacted as transcripts.jsonl redacts them (configured
+// secrets, credential shapes and the leakage detector's patterns): an
+// answer that contained a secret replays redacted.
 type JournalResponse struct {
 	Text         string               `json:"text"`
 	ToolCalls    []providers.ToolCall `json:"tool_calls,omitempty"`
@@ -70,7 +71,9 @@ type JournalResponse struct {
 }
 
 func journalResponse(resp providers.Response) JournalResponse {
-	return JournalResponse{Text: providers.Redact(resp.Text), ToolCalls: redactToolCalls(resp.ToolCalls), Usage: resp.Usage,
+	redact := func(s string) string { return redactText(providers.Redact(s)) }
+	calls, _ := redactArgs(resp.ToolCalls, redact)
+	return JournalResponse{Text: redact(resp.Text), ToolCalls: calls, Usage: resp.Usage,
 		Model: resp.Model, FinishReason: resp.FinishReason, LatencyNS: int64(resp.Latency)}
 }
 

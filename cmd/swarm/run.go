@@ -82,7 +82,8 @@ Exit codes:
   3    incomplete: the run judged fewer bundles than planned (or none), or the
        cost ceiling stopped it (run marked partial); the summary says "k of n scored"
   4    shadow scoring invalid: the sealed criteria changed after sealing
-  130  interrupted (Ctrl-C); partial results written`,
+  130  interrupted (Ctrl-C); partial results written (continue with --resume)
+  --resume of a run that already finished prints "nothing to do" and exits 0.`,
 		Example: `  swarm run examples/missions/auth-migration.md
   swarm run examples/missions/api-design.md --scale ss-250 --out /tmp/run1
   swarm run examples/missions/api-design.md --out /tmp/run1 --force   # reuse /tmp/run1
@@ -383,6 +384,9 @@ func logEvent(l *slog.Logger) nexus.Observer {
 				attrs = append(attrs, "failure_class", c.FailureClass)
 			}
 			attrs = append(attrs, "input_tokens", c.InputTokens, "output_tokens", c.OutputTokens, "latency_ms", c.LatencyMS, "cost_usd", c.CostUSD)
+			if c.Replayed {
+				attrs = append(attrs, "replayed", true)
+			}
 			if c.Outcome != "ok" && c.Outcome != "cancelled" {
 				lvl = slog.LevelInfo // retried and repaired calls are routine
 			}
