@@ -423,6 +423,14 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (*Mission, error) {
 	} else if done {
 		return nil, &FinishedError{Status: status}
 	}
+	// A damaged journal is refused before anything in dir is touched.
+	if b, err := os.ReadFile(filepath.Join(dir, JournalFile)); err == nil {
+		if _, _, _, err := parseJournal(JournalFile, b); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, dir, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
 	o, err := mf.options(dir, ro)
 	if err != nil {
 		return nil, err

@@ -433,3 +433,34 @@ func TestResumeWithAnotherStoredEnvelopeFails(t *testing.T) {
 		t.Errorf("the stored envelope was not kept: %v", err)
 	}
 }
+
+// A journal damaged before its last line is refused, naming the file and
+// line, before anything in the run directory is touched.
+func TestResumeRefusesADamagedJournal(t *testing.T) {
+	mission, config := resumeFixture(t)
+	out := filepath.Join(t.TempDir(), "run")
+	if _, err := prepareResumeRun(t, mission, config, out, nil).Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(out, "result.json")); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(out, nexus.JournalFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	lines[2] = "{not json\n"
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, out)
+	_, err = nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{})})
+	if !errors.Is(err, nexus.ErrBadInput) || !errors.Is(err, nexus.ErrJournal) || !strings.Contains(err.Error(), "journal.jsonl line 3") {
+		t.Fatalf("Resume: %v; want bad input naming journal.jsonl line 3", err)
+	}
+	if diff := cmp.Diff(before, snapshot(t, out)); diff != "" {
+		t.Errorf("a refused resume changed the directory (-before +after):\n%s", diff)
+	}
+}
