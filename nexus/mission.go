@@ -29,6 +29,7 @@ type Mission struct {
 	limits    *providers.LimitSet
 	observers []Observer
 	ev        evidenceSetup // issue 11: the loaded ground truth (evidence.go)
+	clock     breakerClock  // the circuit breakers' time (nil: the wall clock; tests inject one)
 
 	mu     sync.Mutex
 	r      *runState // nil until the run directory exists
@@ -282,7 +283,7 @@ func (m *Mission) open() error {
 	r := &runState{opts: o, cfg: cfg, plan: plan, dir: dir, rec: rec, factor: timeoutFactor(cfg, plan.Personality), start: now(),
 		meter: newMeter(cfg.Providers, plan.CostCeilingUSD, rec), ws: ws}
 	r.pool = &providerPool{cfg: cfg, reg: o.Registry, built: built, wrap: m.wrap, limits: m.limits, personality: plan.Personality,
-		factor: r.factor, rec: rec, meter: r.meter, provs: map[string]providers.Provider{}}
+		factor: r.factor, rec: rec, meter: r.meter, provs: map[string]providers.Provider{}, fallbacks: plan.Roster.Fallbacks, clock: m.clock}
 	if scale, err := cfg.ScaleFor(plan.Scale); err == nil {
 		r.pool.scaleCall = scale.Timeouts.Call
 	}
