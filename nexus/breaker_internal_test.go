@@ -374,13 +374,13 @@ func TestNoFallbackWorkersFailFastTheNexusWaitsForTheProbe(t *testing.T) {
 		resp, err := n.Complete(t.Context(), providers.Request{Caller: providers.Caller{Role: "nexus", AgentID: "nexus"}})
 		done <- result{resp, err}
 	}()
-	if d := <-tp.clock.timers; d != 30*time.Second {
-		t.Errorf("the nexus waits %v, want the cooldown's 30s", d)
-	}
 	select {
+	case d := <-tp.clock.timers:
+		if d != 30*time.Second {
+			t.Errorf("the nexus waits %v, want the cooldown's 30s", d)
+		}
 	case r := <-done:
-		t.Fatalf("the nexus call returned before the cooldown ended: %v", r.err)
-	default:
+		t.Fatalf("the nexus call returned without waiting for the probe: %q, %v", r.resp.Text, r.err)
 	}
 	tp.clock.Advance(30 * time.Second)
 	r := <-done
@@ -409,7 +409,11 @@ func TestWaitingForAProbeEndsWithTheContext(t *testing.T) {
 		_, err := ask(t, j, ctx, "judge", "judge")
 		done <- err
 	}()
-	<-tp.clock.timers // waiting
+	select {
+	case <-tp.clock.timers: // waiting
+	case err := <-done:
+		t.Fatalf("the judge's call returned without waiting: %v", err)
+	}
 	cancel()
 	err := <-done
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "layer judge") {
