@@ -118,7 +118,7 @@ const (
 	MaxProviderConcurrency    = 10000
 	MaxTokensPerCall          = 1_000_000
 	MaxBreakerWindow          = 100_000
-	MaxBreakerFailures        = 10_000
+	MaxBreakerProbes          = 10_000
 
 	// DefaultMaxMissionBytes is run.max_mission_bytes when unset;
 	// MaxMissionBytesLimit is the most it may be raised to.
@@ -193,11 +193,23 @@ type ConsensusWeights struct {
 	Coverage   float64 `yaml:"coverage" json:"coverage"`     // 0.15
 }
 
-// CircuitBreakerConfig is the circuit_breaker section (provider/agent level).
+// CircuitBreakerConfig is the circuit_breaker section: the provider
+// breakers, one per model and layer (docs/recovery-breaker.md), and the
+// sandbox's toxicity breaker (ToxicityThreshold, Window).
 type CircuitBreakerConfig struct {
-	Enabled          bool          `yaml:"enabled" json:"enabled"`
-	FailureThreshold int           `yaml:"failure_threshold" json:"failure_threshold"`
-	Cooldown         time.Duration `yaml:"cooldown" json:"cooldown"`
+	Enabled bool `yaml:"enabled" json:"enabled"`
+	// FailureRate opens a closed breaker when the share of failed calls in
+	// its window reaches it (0..1], judged once the window holds MinCalls
+	// calls; CallWindow is how many of a breaker's latest calls the window
+	// holds.
+	FailureRate float64 `yaml:"failure_rate" json:"failure_rate"`
+	CallWindow  int     `yaml:"call_window" json:"call_window"`
+	MinCalls    int     `yaml:"min_calls" json:"min_calls"`
+	// Cooldown is how long an open breaker stays open before it lets
+	// HalfOpenProbes probe calls through (half-open): all of them must
+	// succeed to close it, one failure opens it again.
+	Cooldown       time.Duration `yaml:"cooldown" json:"cooldown"`
+	HalfOpenProbes int           `yaml:"half_open_probes" json:"half_open_probes"`
 	// ToxicityThreshold trips the sandbox breaker on an agent or model whose
 	// rolling toxicity crosses it within a run.
 	ToxicityThreshold float64 `yaml:"toxicity_threshold" json:"toxicity_threshold"`

@@ -103,6 +103,13 @@ func ParseConfig(name string, data, base []byte, reg *providers.Registry) (*Conf
 	return cfg, nil
 }
 
+// removedKeys are keys earlier versions read, with what replaces them: a
+// config that still sets one gets an error saying so.
+var removedKeys = map[string]string{
+	"circuit_breaker.failure_threshold": "removed: the provider breaker now opens on a failure rate, not a count of consecutive failures; " +
+		"use circuit_breaker.failure_rate (with call_window and min_calls) instead (see docs/recovery-breaker.md)",
+}
+
 // configErrors turns an error of yamlx into ConfigErrors (which wrap
 // ErrBadInput).
 func configErrors(err error) error {
@@ -112,6 +119,9 @@ func configErrors(err error) error {
 	}
 	e := ConfigError{File: ye.File, Line: ye.Line, Col: ye.Col, Key: ye.Key, Msg: ye.Msg}
 	if errors.Is(err, yamlx.ErrUnknownKey) {
+		if r, ok := removedKeys[ye.Key]; ok {
+			e.Msg += ": " + r
+		}
 		k := ye.Key[strings.LastIndexAny(ye.Key, ".]")+1:]
 		if secretKeyRe.MatchString(k) {
 			e.Msg += ": secrets never live in config; export the key in an environment variable and name it in api_key_env"
@@ -273,9 +283,19 @@ func (c *Config) validateRanges(add func(key, format string, args ...any)) {
 		within("consensus.weights."+k, v, 0, 1)
 	}
 	cb := c.CircuitBreaker
-	within("circuit_breaker.failure_threshold", float64(cb.FailureThreshold), 0, MaxBreakerFailures)
-	if cb.Cooldown < 0 {
+	if !(cb.FailureRate > 0 && cb.FailureRate <= 1) {
+		add("circuit_breaker.failure_rate", "%s is out of range: must be greater than 0 and at most 1 (the share of failed calls in the window that opens the breaker)", num(cb.FailureRate))
+	}
+	within("circuit_breaker.call_window", float64(cb.CallWindow), 1, MaxBreakerWindow)
+	if cb.MinCalls < 1 || cb.MinCalls > max(cb.CallWindow, 1) {
+		add("circuit_breaker.min_calls", "%d is out of range 1..call_window (%d)", cb.MinCalls, cb.CallWindow)
+	}
+	within("circuit_breaker.half_open_probes", float64(cb.HalfOpenProbes), 1, MaxBreakerProbes)
+	switch {
+	case cb.Cooldown < 0:
 		add("circuit_breaker.cooldown", "negative duration %v", cb.Cooldown)
+	case cb.Cooldown == 0:
+		add("circuit_breaker.cooldown", "must be greater than 0 (how long an open breaker waits before letting probe calls through)")
 	}
 	within("circuit_breaker.toxicity_threshold", cb.ToxicityThreshold, 0, 1)
 	within("circuit_breaker.window", float64(cb.Window), 0, MaxBreakerWindow)

@@ -211,6 +211,37 @@ type Phase8End struct {
 	Status string `json:"status"`
 }
 
+// BreakerData is one transition of the circuit breaker of a model in a
+// layer (breaker). FailureRate and WindowCalls are the measurement that
+// decided it: the sliding window's for closed → open, the probes' for a
+// half-open breaker's verdict; both are absent for open → half_open (the
+// cooldown decided, no calls did).
+type BreakerData struct {
+	FailureRate *float64 `json:"failure_rate,omitempty"`
+	From        string   `json:"from"`
+	Layer       string   `json:"layer"` // workers, squad_leads, commanders, reviewers, judge, nexus
+	Model       string   `json:"model"`
+	// Reason is failure_rate (closed → open), cooldown (open → half_open),
+	// probe_failed (half_open → open) or probes_succeeded (half_open →
+	// closed).
+	Reason      string `json:"reason"`
+	To          string `json:"to"`
+	WindowCalls int    `json:"window_calls,omitempty"`
+}
+
+// ModelSwapData is a request of an agent answered by another model than
+// its role's primary (model_swap): From is the model the request was meant
+// for, To the one that answers. Reason is breaker_open (the breaker of From
+// in the role's layer is open: routing) or ladder (the recovery ladder's
+// model swap).
+type ModelSwapData struct {
+	AgentID string `json:"agent_id"`
+	From    string `json:"from"`
+	Reason  string `json:"reason"`
+	Role    string `json:"role"`
+	To      string `json:"to"`
+}
+
 // RawData is the data of an event kind this version does not know, kept as
 // it was read.
 type RawData json.RawMessage
@@ -248,3 +279,5 @@ func (Phase5End) payload()           {}
 func (Phase6End) payload()           {}
 func (Phase8End) payload()           {}
 func (RawData) payload()             {}
+func (BreakerData) payload()         {}
+func (ModelSwapData) payload()       {}

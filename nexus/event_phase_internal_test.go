@@ -11,7 +11,7 @@ import (
 	"github.com/swarm-dev/swarm/providers"
 )
 
-// The cost ceiling's and the provider breaker's events carry the phase of
+// The cost ceiling's and the provider breakers' events carry the phase of
 // the call that crossed the mark or tripped the breaker (its context's), not
 // whichever phase was entered last: phases 4, 5 and 6 overlap, so the phase
 // entered last is a race. Here phase 6 was entered last and a phase-4 call
@@ -20,7 +20,7 @@ func TestCeilingAndBreakerEventsCarryTheCallsPhase(t *testing.T) {
 	dir := t.TempDir()
 	var got []Event // the event log calls observers one at a time
 	events, err := newEventLog(filepath.Join(dir, "events.jsonl"), time.Now, false, ObserverFunc(func(e Event) {
-		if e.Kind == EvCostWarning || e.Kind == EvCostStop || e.Kind == EvBreakerTrip {
+		if e.Kind == EvCostWarning || e.Kind == EvCostStop || e.Kind == EvBreaker {
 			got = append(got, Event{Phase: e.Phase, Kind: e.Kind, Data: e.Data})
 		}
 	}))
@@ -43,14 +43,14 @@ func TestCeilingAndBreakerEventsCarryTheCallsPhase(t *testing.T) {
 			return providers.Response{Usage: providers.Usage{InputTokens: 1}}, providers.NewError(providers.ClassPermanent, "no", nil)
 		}), nil
 	})
-	cfg := &Config{Providers: prices, CircuitBreaker: CircuitBreakerConfig{Enabled: true, FailureThreshold: 1, Cooldown: time.Hour}}
+	cfg := &Config{Providers: prices, CircuitBreaker: CircuitBreakerConfig{Enabled: true, FailureRate: 1, CallWindow: 1, MinCalls: 1, Cooldown: time.Hour, HalfOpenProbes: 1}}
 	m := newMeter(prices, 1, rec)
 	_, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	m.armStop(cancel)
 	pp := &providerPool{cfg: cfg, reg: reg, limits: &providers.LimitSet{}, rec: rec, meter: m,
 		provs: map[string]providers.Provider{}}
-	p, err := pp.provider(providers.Ref{Kind: "fake", Model: "m"})
+	p, err := pp.forRole("worker", providers.Ref{Kind: "fake", Model: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestCeilingAndBreakerEventsCarryTheCallsPhase(t *testing.T) {
 		{Phase: Phase4, Kind: EvCostWarning},
 		{Phase: Phase4, Kind: EvCostStop, Data: CostStopData{Level: 0.9}},
 		{Phase: Phase4, Kind: EvCostStop, Data: CostStopData{Level: 1}},
-		{Phase: Phase4, Kind: EvBreakerTrip},
+		{Phase: Phase4, Kind: EvBreaker, Data: BreakerData{FailureRate: ptr(1.0), From: "closed", Layer: "workers", Model: "fake:m", Reason: "failure_rate", To: "open", WindowCalls: 1}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)

@@ -52,6 +52,18 @@ const (
 	EvRunResumed Kind = "run_resumed"
 )
 
+// Event kinds of the provider circuit breaker and its routing (issue 12;
+// docs/recovery-breaker.md).
+const (
+	// EvBreaker is a transition of the breaker of one model in one layer
+	// (BreakerData). The sandbox's toxicity breaker keeps EvBreakerTrip.
+	EvBreaker Kind = "breaker"
+	// EvModelSwap is a request answered by another model than its role's
+	// primary (ModelSwapData): reason breaker_open (routing) or ladder (the
+	// recovery ladder's model swap).
+	EvModelSwap Kind = "model_swap"
+)
+
 // Phase names a pipeline phase, as events.jsonl and Result.Phase write it.
 type Phase string
 
@@ -177,6 +189,10 @@ func decodePayload(k Kind, ph Phase, raw json.RawMessage) (Payload, error) {
 		return decodeAs[RunEndData](raw)
 	case EvToolCall:
 		return decodeAs[ToolCallData](raw)
+	case EvBreaker:
+		return decodeAs[BreakerData](raw)
+	case EvModelSwap:
+		return decodeAs[ModelSwapData](raw)
 	case EvPhaseEnd:
 		switch ph {
 		case Phase1:

@@ -25,8 +25,8 @@ type usageStats struct {
 
 // meter is a run's accounting: the usage of every call by role and model,
 // the cost against the ceiling (warn at 80%, stop launching at 90%, stop
-// the commanders at 100%), the agents that really started and the circuit
-// breaker trips.
+// the commanders at 100%), the agents that really started and the sandbox
+// breaker's trips.
 type meter struct {
 	prices  map[string]providers.KindConfig // per kind: the per-token prices
 	ceiling float64
@@ -197,7 +197,8 @@ func (m *meter) noteLaunch(role, id string) {
 	m.launched[role][id] = true
 }
 
-// noteTrip counts a circuit breaker trip (a provider's or the sandbox's).
+// noteTrip counts a trip of the sandbox's toxicity breaker (the provider
+// breakers keep their own record: providerPool.breakerStats).
 func (m *meter) noteTrip() {
 	m.mu.Lock()
 	m.trips++

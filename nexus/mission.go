@@ -37,6 +37,7 @@ type Mission struct {
 	// storedEnv is the envelope a resumed run had sealed (nil when it had
 	// not got that far): the run must seal the same again.
 	storedEnv *shadow.Envelope
+	clock     breakerClock // the circuit breakers' time (nil: the wall clock; tests inject one)
 
 	mu     sync.Mutex
 	r      *runState // nil until the run directory exists
@@ -326,7 +327,8 @@ func (m *Mission) open() error {
 	r := &runState{opts: o, cfg: cfg, plan: plan, dir: dir, rec: rec, factor: timeoutFactor(cfg, plan.Personality), start: now(),
 		meter: newMeter(cfg.Providers, plan.CostCeilingUSD, rec), ws: ws}
 	r.pool = &providerPool{cfg: cfg, reg: o.Registry, built: built, wrap: m.wrap, limits: m.limits, personality: plan.Personality,
-		factor: r.factor, rec: rec, meter: r.meter, provs: map[string]providers.Provider{}, journal: jr}
+		factor: r.factor, rec: rec, meter: r.meter, provs: map[string]providers.Provider{}, journal: jr,
+		fallbacks: plan.Roster.Fallbacks, clock: m.clock}
 	r.resumed = resumed
 	if scale, err := cfg.ScaleFor(plan.Scale); err == nil {
 		r.pool.scaleCall = scale.Timeouts.Call

@@ -52,7 +52,7 @@ type Telemetry struct {
 	WallMS         int64                `json:"wall_ms"`
 	ByRole         map[string]CallStats `json:"by_role"`
 	ByModel        map[string]CallStats `json:"by_model"`
-	BreakerTrips   int                  `json:"breaker_trips"`
+	BreakerTrips   int                  `json:"breaker_trips"` // the sandbox's toxicity breaker (provider breakers: Breakers)
 	FailureClasses map[string]int       `json:"failure_classes"`
 	ShadowScores   map[string]float64   `json:"shadow_scores"`
 	ShadowMedian   *float64             `json:"shadow_median"` // null when no bundle was judged
@@ -71,6 +71,10 @@ type Telemetry struct {
 	// Tools counts the read-tool calls per role that made any; absent when
 	// no tool was called (always so without a workspace).
 	Tools map[string]ToolStats `json:"tools,omitempty"`
+	// Breakers are the provider circuit breakers (per model and layer) that
+	// left the closed state: their transitions, the calls routed to
+	// fallbacks and the time spent open; absent when none did.
+	Breakers []BreakerStats `json:"breakers,omitempty"`
 }
 
 // ToolStats counts one role's read-tool calls.
@@ -119,6 +123,7 @@ func (r *runState) telemetry(res *Result) Telemetry {
 		ShadowScores: map[string]float64{}, Tiers: map[string]int{}, Gates: map[string]int{}, ShadowValid: res.ShadowValid}
 	r.meter.fill(&t)
 	t.Tools = r.meter.toolStats()
+	t.Breakers = r.pool.breakerStats()
 	t.WallMS = time.Since(r.start).Milliseconds()
 	for _, o := range res.Bundles {
 		if o.Failed {

@@ -1,8 +1,12 @@
 package nexus
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,8 +16,9 @@ import (
 
 // providerPool holds a run's providers: each model of the roster built once
 // from the registry with its kind's config, wrapped (WithProviderWrap),
-// recorded, protected by a circuit breaker, and stacked with timeout,
-// retries, rate limit and concurrency cap (the kind's, from limits).
+// recorded, and stacked with timeout, retries, rate limit and concurrency
+// cap (the kind's, from limits); and the circuit breakers, one per model and
+// layer, that route a role to its fallbacks while its model's is open.
 type providerPool struct {
 	cfg         *Config
 	reg         *providers.Registry
@@ -29,9 +34,17 @@ type providerPool struct {
 	// counters count recorded calls answered from it and by a model.
 	journal                   *journal
 	replayedCalls, freshCalls atomic.Int64
+	// fallbacks are each role's fallback models (Roster.Fallbacks).
+	fallbacks map[string][]providers.Ref
+	// clock is the breakers' time (nil: the wall clock).
+	clock breakerClock
 
 	mu    sync.Mutex
 	provs map[string]providers.Provider
+
+	bmu      sync.Mutex
+	circuits map[string]*circuit // per model and layer
+	wake     chan struct{}       // closed (and replaced) when a waiting call may be let through
 }
 
 // forRole is the provider an agent of role whose model is ref calls: the
@@ -40,22 +53,195 @@ type providerPool struct {
 //   - replay (issue 12, resume): a request the run's journal already holds
 //     an answer for is answered from it (recorded as a replayed llm_call),
 //     whichever model answered it then;
-//   - routing: the breaker of (ref, role's layer); while it is open the
-//     role's fallback models (Roster.FallbacksFor) answer instead;
+//   - routing (routed): the breaker of (ref, role's layer); while it is
+//     open the role's fallback models (Roster.FallbacksFor) answer instead;
 //   - provider(ref): the model's own stack (retries, rate limit,
 //     concurrency cap, timeout, recording).
-//
-// Today routing is provider(ref).
 func (pp *providerPool) forRole(role string, ref providers.Ref) (providers.Provider, error) {
-	_ = role
-	p, err := pp.provider(ref)
+	p, err := pp.routed(role, ref)
 	if err != nil {
 		return nil, err
 	}
 	return pp.replaying(ref, p), nil
 }
 
-// provider returns the (cached) provider for ref.
+// routed is the routing layer of forRole: calls go to ref's stack while the
+// breaker of ref in role's layer lets them through; while it does not, to
+// the first of the role's fallbacks whose own breaker (same layer) does,
+// each such call a model_swap event. A call that fails on its model and
+// leaves that model's breaker open (it opened it, or it was a failed probe)
+// is sent on to the next fallback that lets it through. When no breaker
+// lets a call through, a call of a role whose failure ends the run or
+// leaves a bundle unscored (waitsForProbe) waits, bounded by its context,
+// for a probe slot or a fallback; any other fails fast with ErrBreakerOpen
+// (transient), so its commander salvages. See docs/recovery-breaker.md.
+func (pp *providerPool) routed(role string, ref providers.Ref) (providers.Provider, error) {
+	p, err := pp.provider(ref)
+	if err != nil || !pp.cfg.CircuitBreaker.Enabled {
+		return p, err
+	}
+	var fbs []providers.Ref
+	for _, f := range pp.fallbacks[role] {
+		if f == ref || slices.Contains(fbs, f) {
+			continue
+		}
+		if _, err := pp.provider(f); err != nil {
+			return nil, err
+		}
+		fbs = append(fbs, f)
+	}
+	cands := append([]providers.Ref{ref}, fbs...)
+	layer := layerOf(role)
+	return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
+		return pp.route(ctx, req, role, layer, cands)
+	}), nil
+}
+
+// route answers req with the first of cands (the primary, then the role's
+// fallbacks) whose breaker in layer lets it through (see routed).
+func (pp *providerPool) route(ctx context.Context, req providers.Request, role, layer string, cands []providers.Ref) (providers.Response, error) {
+	for {
+		wake := pp.wakeup() // before asking, so a release while we ask is not missed
+		soonest := time.Duration(-1)
+		for i, ref := range cands {
+			c := pp.circuit(ref, layer)
+			perm, ok, retryIn := c.acquire(ctx)
+			if ok {
+				return pp.send(ctx, req, role, layer, cands, i, c, perm)
+			}
+			if retryIn > 0 && (soonest < 0 || retryIn < soonest) {
+				soonest = retryIn
+			}
+		}
+		if !waitsForProbe(role) {
+			return providers.Response{}, breakerOpenError(cands[0], layer, cands[1:])
+		}
+		var timer <-chan time.Time
+		if soonest > 0 {
+			timer = pp.breakerClock().After(soonest)
+		}
+		select {
+		case <-ctx.Done():
+			return providers.Response{}, fmt.Errorf("%s in layer %s: waiting for the circuit breaker to let a probe through: %w", cands[0], layer, ctx.Err())
+		case <-wake:
+		case <-timer:
+		}
+	}
+}
+
+// send makes the call on cands[i], which c (its breaker) let through with
+// perm, and tells c how it went; a failure that leaves c open sends the
+// call on to the next fallback that lets it through.
+func (pp *providerPool) send(ctx context.Context, req providers.Request, role, layer string, cands []providers.Ref, i int, c *circuit, perm permit) (providers.Response, error) {
+	for {
+		ref := cands[i]
+		if i > 0 {
+			pp.circuit(cands[0], layer).noteRouted()
+			pp.rec.emit(Event{Phase: pp.rec.phaseOf(ctx), Kind: EvModelSwap, Role: role, AgentID: req.Caller.AgentID, Model: ref.String(),
+				Message: fmt.Sprintf("%s answers for %s: its breaker in layer %s is open", ref, cands[0], layer),
+				Data:    ModelSwapData{AgentID: req.Caller.AgentID, From: cands[0].String(), Reason: "breaker_open", Role: role, To: ref.String()}})
+		}
+		p, err := pp.provider(ref)
+		if err != nil {
+			c.record(ctx, perm, outcomeIgnored)
+			return providers.Response{}, err
+		}
+		resp, err := p.Complete(ctx, req)
+		o := outcomeOf(ctx, err)
+		if open := c.record(ctx, perm, o); o != outcomeFailed || !open {
+			return resp, err
+		}
+		next := -1
+		for j := i + 1; j < len(cands) && next < 0; j++ {
+			cj := pp.circuit(cands[j], layer)
+			if pj, ok, _ := cj.acquire(ctx); ok {
+				next, c, perm = j, cj, pj
+			}
+		}
+		if next < 0 {
+			return resp, err
+		}
+		i = next
+	}
+}
+
+func (pp *providerPool) breakerClock() breakerClock {
+	if pp.clock == nil {
+		return realClock{}
+	}
+	return pp.clock
+}
+
+// circuit returns the breaker of ref in layer, made on first use.
+func (pp *providerPool) circuit(ref providers.Ref, layer string) *circuit {
+	pp.bmu.Lock()
+	defer pp.bmu.Unlock()
+	k := ref.String() + "\x00" + layer
+	if c, ok := pp.circuits[k]; ok {
+		return c
+	}
+	if pp.circuits == nil {
+		pp.circuits = map[string]*circuit{}
+	}
+	c := newCircuit(ref.String(), layer, settingsOf(pp.cfg.CircuitBreaker), pp.breakerClock())
+	c.onChange = pp.breakerEvent
+	c.onRelease = pp.release
+	pp.circuits[k] = c
+	return c
+}
+
+// wakeup is the channel closed when a waiting call should ask again.
+func (pp *providerPool) wakeup() <-chan struct{} {
+	pp.bmu.Lock()
+	defer pp.bmu.Unlock()
+	if pp.wake == nil {
+		pp.wake = make(chan struct{})
+	}
+	return pp.wake
+}
+
+// release wakes the calls waiting for a breaker (a transition, a probe slot
+// freed).
+func (pp *providerPool) release() {
+	pp.bmu.Lock()
+	defer pp.bmu.Unlock()
+	if pp.wake != nil {
+		close(pp.wake)
+		pp.wake = nil
+	}
+}
+
+// breakerEvent reports a transition as a breaker event, with the phase of
+// the call that caused it.
+func (pp *providerPool) breakerEvent(t transition) {
+	msg := fmt.Sprintf("circuit breaker of %s in layer %s: %s → %s (%s", t.model, t.layer, t.from, t.to, t.reason)
+	if t.rate != nil {
+		msg += fmt.Sprintf(": failure rate %.2f over %d calls", *t.rate, t.calls)
+	}
+	msg += ")"
+	pp.rec.emit(Event{Phase: pp.rec.phaseOf(t.ctx), Kind: EvBreaker, Model: t.model, Message: msg,
+		Data: BreakerData{FailureRate: t.rate, From: t.from, Layer: t.layer, Model: t.model, Reason: t.reason, To: t.to, WindowCalls: t.calls}})
+}
+
+// breakerStats is telemetry.json's breakers: every breaker that left the
+// closed state, by model then layer (nil when none did).
+func (pp *providerPool) breakerStats() []BreakerStats {
+	pp.bmu.Lock()
+	cs := slices.Collect(maps.Values(pp.circuits))
+	pp.bmu.Unlock()
+	var out []BreakerStats
+	for _, c := range cs {
+		if s, ok := c.stats(); ok {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b BreakerStats) int {
+		return cmp.Or(strings.Compare(a.Model, b.Model), strings.Compare(a.Layer, b.Layer))
+	})
+	return out
+}
+
+// provider returns the (cached) provider for ref: the model's own stack.
 func (pp *providerPool) provider(ref providers.Ref) (providers.Provider, error) {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
@@ -77,13 +263,6 @@ func (pp *providerPool) provider(ref providers.Ref) (providers.Provider, error) 
 	}
 	// The role's token ceiling applies before the cache looks the call up.
 	p = pp.recorded(ref, pp.tokenCeiling(p))
-	if pp.cfg.CircuitBreaker.Enabled {
-		b := &breaker{threshold: pp.cfg.CircuitBreaker.FailureThreshold, cooldown: pp.cfg.CircuitBreaker.Cooldown, onTrip: func(ctx context.Context) {
-			pp.meter.noteTrip()
-			pp.rec.emit(Event{Phase: pp.rec.phaseOf(ctx), Kind: EvBreakerTrip, Model: ref.String(), Message: "provider circuit breaker opened after consecutive failures"})
-		}}
-		p = b.wrap(p)
-	}
 	ck := kc
 	ck.Timeout = pp.callTimeout(kc.Timeout)
 	p = stack(p, ck, pp.personality, pp.cfg, pp.limits.For(ref.Kind, kc))

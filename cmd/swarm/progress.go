@@ -29,9 +29,14 @@ type progressView struct {
 	tools  int // read-tool calls
 	denied int // of them, refused
 	perCmd map[string]*cmdProgress
-	lines  int
-	last   time.Time
-	start  time.Time
+	// Provider breakers not closed (model and layer) and the calls a
+	// fallback answered; swapSeen: the role/model pairs already shown.
+	breakersOpen map[string]bool
+	swaps        int
+	swapSeen     map[string]bool
+	lines        int
+	last         time.Time
+	start        time.Time
 }
 
 type cmdProgress struct {
@@ -40,7 +45,7 @@ type cmdProgress struct {
 }
 
 func newProgressView(w io.Writer, p nexus.Plan, tty bool) *progressView {
-	v := &progressView{w: w, tty: tty, plan: p, perCmd: map[string]*cmdProgress{}, start: time.Now()}
+	v := &progressView{w: w, tty: tty, plan: p, perCmd: map[string]*cmdProgress{}, start: time.Now(), breakersOpen: map[string]bool{}, swapSeen: map[string]bool{}}
 	per := p.Workers / max(1, p.Commanders)
 	for _, d := range p.Domains {
 		v.perCmd[d] = &cmdProgress{total: per + p.SquadLeads/max(1, p.Commanders), status: "waiting"}
@@ -100,6 +105,32 @@ func (v *progressView) Observe(e nexus.Event) {
 				c.failed++
 			}
 		}
+	case nexus.EvBreaker:
+		d, ok := e.Data.(nexus.BreakerData)
+		if !ok {
+			break
+		}
+		k := d.Model + " " + d.Layer
+		if d.To == "closed" {
+			delete(v.breakersOpen, k)
+		} else {
+			v.breakersOpen[k] = true
+		}
+		if !v.tty {
+			fmt.Fprintf(v.w, "[%6.1fs]   breaker %s (%s) %s → %s\n", time.Since(v.start).Seconds(), textsafe.Printable(d.Model), d.Layer, d.From, d.To)
+		}
+	case nexus.EvModelSwap:
+		d, ok := e.Data.(nexus.ModelSwapData)
+		if !ok {
+			break
+		}
+		v.swaps++
+		// One line per role and pair of models: every call routed is an
+		// event, not a line.
+		if k := d.Role + " " + d.From + " " + d.To; !v.swapSeen[k] && !v.tty {
+			v.swapSeen[k] = true
+			fmt.Fprintf(v.w, "[%6.1fs]   swap %s: %s → %s (%s)\n", time.Since(v.start).Seconds(), d.Role, textsafe.Printable(d.From), textsafe.Printable(d.To), d.Reason)
+		}
 	case nexus.EvGate, nexus.EvCostWarning, nexus.EvCostStop, nexus.EvBreakerTrip:
 		if !v.tty {
 			fmt.Fprintf(v.w, "[%6.1fs]   %s %s\n", time.Since(v.start).Seconds(), e.Kind, describe(e))
@@ -138,6 +169,9 @@ func (v *progressView) redraw() {
 	tools := ""
 	if v.tools > 0 {
 		tools = fmt.Sprintf("  tools %d (%d refused)", v.tools, v.denied)
+	}
+	if len(v.breakersOpen) > 0 || v.swaps > 0 {
+		tools += fmt.Sprintf("  breakers open %d  swaps %d", len(v.breakersOpen), v.swaps)
 	}
 	fmt.Fprintf(&b, "\033[2Kphase %s %-18s  calls %d%s  cost $%.4f  %s\n", v.phase, v.phase.Name(), v.calls, tools, v.cost, time.Since(v.start).Round(100*time.Millisecond))
 	n := 1

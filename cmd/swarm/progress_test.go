@@ -39,3 +39,45 @@ func TestProgressShowsToolCalls(t *testing.T) {
 		t.Errorf("live view lacks the tool counts:\n%q", tty.String())
 	}
 }
+
+// Provider breakers in the progress view: in a pipe a line per transition
+// and one per role and pair of models swapped (not one per call routed);
+// the live view counts the breakers not closed and the swaps.
+func TestProgressShowsBreakersAndSwaps(t *testing.T) {
+	plan := nexus.Plan{Domains: []string{"testing"}, Commanders: 1, Workers: 2}
+	swap := func(id string) nexus.Event {
+		return nexus.Event{Kind: nexus.EvModelSwap, Role: "worker", AgentID: id,
+			Data: nexus.ModelSwapData{AgentID: id, From: "openai:gpt-4.1", Reason: "breaker_open", Role: "worker", To: "mock:honest"}}
+	}
+	events := []nexus.Event{
+		{Kind: nexus.EvBreaker, Data: nexus.BreakerData{From: "closed", Layer: "workers", Model: "openai:gpt-4.1", Reason: "failure_rate", To: "open"}},
+		swap("worker-testing-01"), swap("worker-testing-02"),
+		{Kind: nexus.EvBreaker, Data: nexus.BreakerData{From: "closed", Layer: "judge", Model: "openai:gpt-4.1", Reason: "failure_rate", To: "open"}},
+		{Kind: nexus.EvBreaker, Data: nexus.BreakerData{From: "open", Layer: "judge", Model: "openai:gpt-4.1", Reason: "cooldown", To: "half_open"}},
+		{Kind: nexus.EvBreaker, Data: nexus.BreakerData{From: "half_open", Layer: "judge", Model: "openai:gpt-4.1", Reason: "probes_succeeded", To: "closed"}},
+	}
+	var pipe bytes.Buffer
+	v := newProgressView(&pipe, plan, false)
+	for _, e := range events {
+		v.Observe(e)
+	}
+	out := pipe.String()
+	for _, want := range []string{"breaker openai:gpt-4.1 (workers) closed → open", "swap worker: openai:gpt-4.1 → mock:honest (breaker_open)",
+		"breaker openai:gpt-4.1 (judge) half_open → closed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no line %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "swap "); n != 1 {
+		t.Errorf("%d swap lines, want 1 (one per role and pair of models):\n%s", n, out)
+	}
+	var tty bytes.Buffer
+	v = newProgressView(&tty, plan, true)
+	for _, e := range events {
+		v.Observe(e)
+	}
+	v.redraw()
+	if !strings.Contains(tty.String(), "breakers open 1  swaps 2") {
+		t.Errorf("live view lacks the breaker counts (the judge's closed again):\n%q", tty.String())
+	}
+}
