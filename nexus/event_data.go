@@ -245,3 +245,37 @@ func (Phase5End) payload()           {}
 func (Phase6End) payload()           {}
 func (Phase8End) payload()           {}
 func (RawData) payload()             {}
+
+// RecoveryData is one attempt of one step of a unit's recovery ladder
+// (recovery): the unit (atom, shard, bundle, verdict) and its id (a brief
+// id, a shard id, a bundle id), the step (retry, simplify, model_swap,
+// scope_reduction, degrade), the attempt within the step (from 1), whether
+// it recovered the unit, and what it did.
+type RecoveryData struct {
+	Unit    string `json:"unit"`
+	UnitID  string `json:"unit_id"`
+	Step    string `json:"step"`
+	Attempt int    `json:"attempt"`
+	OK      bool   `json:"ok"`
+	Detail  string `json:"detail,omitempty"`
+}
+
+// ModelSwapData is a role's work going from its model to a fallback
+// (model_swap). Reason: "ladder" (the recovery ladder's model swap) or
+// "breaker_open" (the breaker of the model is open).
+type ModelSwapData struct {
+	Role    string `json:"role"`
+	AgentID string `json:"agent_id"`
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Reason  string `json:"reason"`
+}
+
+// Model swap reasons.
+const (
+	SwapLadder      = "ladder"
+	SwapBreakerOpen = "breaker_open"
+)
+
+func (RecoveryData) payload()  {}
+func (ModelSwapData) payload() {}

@@ -45,6 +45,16 @@ const (
 	EvToolCall        Kind = "tool_call"
 )
 
+// Event kinds of the recovery ladder (issue 12, part B2).
+const (
+	// EvRecovery is one attempt of one step of a unit's recovery ladder
+	// (RecoveryData).
+	EvRecovery Kind = "recovery"
+	// EvModelSwap is a role's work going to one of its fallback models
+	// (ModelSwapData; reason "ladder" for the ladder's model swap).
+	EvModelSwap Kind = "model_swap"
+)
+
 // Phase names a pipeline phase, as events.jsonl and Result.Phase write it.
 type Phase string
 
@@ -168,6 +178,10 @@ func decodePayload(k Kind, ph Phase, raw json.RawMessage) (Payload, error) {
 		return decodeAs[RunEndData](raw)
 	case EvToolCall:
 		return decodeAs[ToolCallData](raw)
+	case EvRecovery:
+		return decodeAs[RecoveryData](raw)
+	case EvModelSwap:
+		return decodeAs[ModelSwapData](raw)
 	case EvPhaseEnd:
 		switch ph {
 		case Phase1:

@@ -67,6 +67,9 @@ type Telemetry struct {
 	// Tools counts the read-tool calls per role that made any; absent when
 	// no tool was called (always so without a workspace).
 	Tools map[string]ToolStats `json:"tools,omitempty"`
+	// Recovery counts the recovery ladder's steps; absent when no step
+	// beyond the providers' own retry was taken.
+	Recovery *RecoveryStats `json:"recovery,omitempty"`
 }
 
 // ToolStats counts one role's read-tool calls.
@@ -115,6 +118,7 @@ func (r *runState) telemetry(res *Result) Telemetry {
 		ShadowScores: map[string]float64{}, Tiers: map[string]int{}, Gates: map[string]int{}, ShadowValid: res.ShadowValid}
 	r.meter.fill(&t)
 	t.Tools = r.meter.toolStats()
+	t.Recovery = r.meter.recoveryStats()
 	t.WallMS = time.Since(r.start).Milliseconds()
 	for _, o := range res.Bundles {
 		if o.Failed {
