@@ -374,4 +374,3 @@ func TestEssentialBrief(t *testing.T) {
 		t.Errorf("halveAspects (-want +got)\n%s", d)
 	}
 }
-
