@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -106,9 +107,19 @@ type AtomResult struct {
 	// place only.
 	Leaks []Leak                      `json:"leaks,omitempty"`
 	Raw   *providers.StructuredResult `json:"-"`
+	// Degraded: the atom is salvage from an answer that failed its schema
+	// (the recovery ladder's last step): kept, marked, never a success.
+	Degraded bool `json:"degraded,omitempty"`
+	err      error
 }
 
+// do makes the worker's one call, under its own timeout.
 func (w worker) do(ctx context.Context, s Settings) AtomResult {
+	if w.cons.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, w.cons.Timeout)
+		defer cancel()
+	}
 	res := AtomResult{AgentID: w.agent.ID, Model: w.agent.Ref.String(), BriefID: w.briefID, Constraints: w.cons}
 	user, err := prompts.Render("atom", map[string]any{"Domain": w.domain, "BriefID": w.briefID, "Brief": w.brief, "Aspects": w.aspects, "FileScope": w.cons.FileScope,
 		"Workspace": w.tools != nil})
@@ -122,7 +133,7 @@ func (w worker) do(ctx context.Context, s Settings) AtomResult {
 		res.Retries = 1
 	}
 	if err != nil {
-		res.Failed, res.Class, res.Error = true, providers.ClassOf(err), err.Error()
+		res.Failed, res.Class, res.Error, res.err = true, providers.ClassOf(err), err.Error(), err
 		res.Atom = Atom{Status: StatusFailed}
 		return res
 	}
@@ -195,6 +206,14 @@ type Hooks struct {
 	Fallback func(a Agent, n int) (Agent, bool)
 }
 
+// fallback is a on its n-th fallback model (false: none).
+func (c *Commander) fallback(a Agent, n int) (Agent, bool) {
+	if c.Hooks.Fallback == nil {
+		return Agent{}, false
+	}
+	return c.Hooks.Fallback(a, n)
+}
+
 // toolsFor is the tool set of a working under cons (nil without one).
 func (c *Commander) toolsFor(a Agent, cons Constraints) ToolSet {
 	if c.Hooks.Tools == nil {
@@ -216,6 +235,9 @@ const (
 	// AgentRefused: the depth guard refused part of the agent's plan:
 	// it asked for Asked children, Allowed were run.
 	AgentRefused
+	// AgentRecovery: one attempt of one step of the recovery ladder of a
+	// unit the agent works on (Recovery).
+	AgentRecovery
 )
 
 // AgentEvent is one thing that happened to an agent below the commander
@@ -231,6 +253,8 @@ type AgentEvent struct {
 	// Atom (AgentFinished of a worker that ran): what it produced, already
 	// redacted (Hooks.Redact). The receiver must not modify it.
 	Atom *AtomResult
+	// Recovery (AgentRecovery): the ladder's step.
+	Recovery *RecoveryStep
 }
 
 // Commander runs one domain: plans shards, runs its children (squad leads and
@@ -247,6 +271,9 @@ type Commander struct {
 	Worker    func(i, j int) Agent
 	// Sem bounds concurrent LLM calls across the whole run.
 	Sem *semaphore.Weighted
+	// Recovery is the ladder a failing atom, shard or bundle climbs (the
+	// zero value: none).
+	Recovery Recovery
 }
 
 // Result is a commander's outcome.
@@ -267,6 +294,12 @@ type Result struct {
 	// Leaks are the secrets redacted from the bundle itself (its atoms'
 	// are in Atoms[i].Leaks).
 	Leaks []Leak `json:"leaks,omitempty"`
+	// Degraded lists the units of this commander that ended on the
+	// recovery ladder's degrade step (salvage, never a success); Dropped
+	// the shards scope reduction left out because every atom of theirs
+	// failed.
+	Degraded []Degraded `json:"degraded,omitempty"`
+	Dropped  []string   `json:"dropped_shards,omitempty"`
 }
 
 // Run executes the commander. It never returns an error: failures are
@@ -283,19 +316,15 @@ func (c *Commander) Run(ctx context.Context) Result {
 	if c.Limits.WorkersPerLead > 0 {
 		childRole = RoleSquadLead
 	}
-	plan, err := c.plan(ctx, childRole, &res)
+	plan, err := c.planWithLadder(ctx, childRole, &res)
 	if err != nil {
 		res.Failed, res.Class, res.Error = true, providers.ClassOf(err), c.redactText("plan: "+err.Error())
 		c.finished(c.Agent, "failed", res.Class)
 		return res
 	}
 	res.Plan = plan
-	if c.Limits.WorkersPerLead > 0 {
-		res.Atoms = c.runSquadLeads(ctx, plan, &res)
-	} else {
-		res.Atoms = c.runWorkers(ctx, plan, func(i int) Agent { return c.Worker(0, i) }, c.Capsule.Constraints)
-	}
-	b, salvaged, err := c.assemble(ctx, res.Atoms, "", "", &res)
+	res.Atoms = c.reduceScope(ctx, childRole, c.runChildren(ctx, plan, &res), &res)
+	b, salvaged, err := c.assembleWithLadder(ctx, res.Atoms, &res)
 	if err != nil {
 		res.Failed, res.Class, res.Error = true, providers.ClassOf(err), c.redactText("bundle: "+err.Error())
 		c.finished(c.Agent, "failed", res.Class)
@@ -307,27 +336,70 @@ func (c *Commander) Run(ctx context.Context) Result {
 	return res
 }
 
-// redactText removes secrets from a message (an error may quote the
-// model's answer).
-func (c *Commander) redactText(s string) string {
-	if c.Hooks.Redact == nil {
-		return s
+// runChildren runs the plan's children: squad leads (each with its
+// workers) or workers. The atoms are grouped by shard, in plan order.
+func (c *Commander) runChildren(ctx context.Context, plan []Shard, res *Result) [][]AtomResult {
+	if c.Limits.WorkersPerLead > 0 {
+		return c.runSquadLeads(ctx, plan, res)
 	}
-	s, _ = c.Hooks.Redact(s)
-	return s
+	atoms := c.runWorkers(ctx, plan, func(i int) Agent { return c.Worker(0, i) }, c.Capsule.Constraints)
+	out := make([][]AtomResult, len(atoms))
+	for i := range atoms {
+		out[i] = atoms[i : i+1]
+	}
+	return out
 }
 
-// Revise asks the commander to revise its bundle given hardening feedback
-// (only "- [sc-ID] message" lines under a heading). It returns the revision
-// (redacted with Hooks.Redact) and the secrets redacted from it.
-func (c *Commander) Revise(ctx context.Context, prev Bundle, feedback string) (Bundle, []Leak, error) {
-	var r Result
-	b, _, err := c.assemble(ctx, nil, prev.Text(), feedback, &r)
-	return b, r.Leaks, err
+// halted says whether the run itself stops this commander's work: its
+// context is done (cancellation, a deadline, the cost ceiling's stop) or
+// the cost ceiling stopped launches. Such a failure is the run's own and
+// never climbs the recovery ladder.
+func (c *Commander) halted(ctx context.Context) func() bool {
+	return func() bool {
+		return ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch())
+	}
 }
 
-func (c *Commander) plan(ctx context.Context, childRole string, res *Result) ([]Shard, error) {
-	n := c.Limits.Children
+// ladder is the recovery ladder of one unit agent a works on.
+func (c *Commander) ladder(ctx context.Context, a Agent, unit, id string) Ladder {
+	return Ladder{Recovery: c.Recovery, Unit: unit, ID: id, Halted: c.halted(ctx),
+		Report: func(s RecoveryStep) { c.emit(AgentEvent{Kind: AgentRecovery, Agent: a, Recovery: &s}) }}
+}
+
+// swapDetail is a model swap's detail.
+func swapDetail(from, to providers.Ref, err error) string {
+	d := fmt.Sprintf("%s -> %s", from, to)
+	if err != nil {
+		d += ": " + FailureText(err)
+	}
+	return d
+}
+
+// planWithLadder asks for the shard plan; a plan that keeps failing is
+// asked of the commander's fallback models (the bundle's ladder: the plan
+// is the bundle's first call).
+func (c *Commander) planWithLadder(ctx context.Context, childRole string, res *Result) ([]Shard, error) {
+	plan, err := c.plan(ctx, c.Agent, childRole, c.Limits.Children, "plan", res)
+	if err == nil {
+		return plan, nil
+	}
+	c.ladder(ctx, c.Agent, UnitBundle, c.Capsule.Domain).Climb("plan: "+FailureText(err),
+		Rung{Step: StepModelSwap, On: c.Recovery.ModelSwap, Try: func(n int) Attempt {
+			fa, ok := c.fallback(c.Agent, n-1)
+			if !ok {
+				return Attempt{}
+			}
+			var e error
+			plan, e = c.plan(ctx, fa, childRole, c.Limits.Children, "plan", res)
+			if e == nil {
+				err = nil
+			}
+			return Attempt{Made: true, OK: e == nil, Detail: "plan: " + swapDetail(c.Agent.Ref, fa.Ref, e), From: c.Agent.Ref, To: fa.Ref}
+		}})
+	return plan, err
+}
+
+func (c *Commander) plan(ctx context.Context, a Agent, childRole string, n int, tag string, res *Result) ([]Shard, error) {
 	if n <= 0 {
 		return nil, errors.New("commander has no children allowed")
 	}
@@ -339,7 +411,7 @@ func (c *Commander) plan(ctx context.Context, childRole string, res *Result) ([]
 		return nil, err
 	}
 	plan, sr, err := call(ctx, c, func(ctx context.Context) (ShardPlan, providers.StructuredResult, error) {
-		return providers.Structured[ShardPlan](ctx, WithTools(c.Agent.Provider, c.toolsFor(c.Agent, c.Capsule.Constraints)), c.Agent.request(c.Settings.within(c.Capsule.Constraints), user, "plan"))
+		return providers.Structured[ShardPlan](ctx, WithTools(a.Provider, c.toolsFor(a, c.Capsule.Constraints)), a.request(c.Settings.within(c.Capsule.Constraints), user, tag))
 	})
 	if sr.Repaired {
 		res.Repairs++
@@ -354,7 +426,7 @@ func (c *Commander) plan(ctx context.Context, childRole string, res *Result) ([]
 	if len(shards) > n {
 		// Depth guard: the plan asked for more children than config allows.
 		res.Refusals++
-		c.emit(AgentEvent{Kind: AgentRefused, Agent: c.Agent, Asked: len(shards), Allowed: n})
+		c.emit(AgentEvent{Kind: AgentRefused, Agent: a, Asked: len(shards), Allowed: n})
 		shards = shards[:n]
 	}
 	// Fewer shards than seats: spread the capsule's aspects over the rest so
@@ -367,6 +439,74 @@ func (c *Commander) plan(ctx context.Context, childRole string, res *Result) ([]
 		})
 	}
 	return shards, nil
+}
+
+// failedShard says whether every atom of a shard failed after its own
+// ladder. A shard with no atom (not launched) or with an atom skipped by
+// the run itself (cost ceiling, cancellation) has not failed: that is the
+// run's doing.
+func failedShard(atoms []AtomResult) bool {
+	if len(atoms) == 0 {
+		return false
+	}
+	for _, a := range atoms {
+		if !a.Failed || a.Skipped {
+			return false
+		}
+	}
+	return true
+}
+
+// reduceScope is scope reduction, the ladder's step for shards that keep
+// failing: a shard every atom of which failed is dropped and the bundle is
+// assembled from the others; when every shard failed, the commander
+// re-plans with fewer shards (half, then a quarter, ...) and runs them. It
+// returns the atoms to assemble from (every atom run, failed ones
+// included: they are part of the record).
+func (c *Commander) reduceScope(ctx context.Context, childRole string, byShard [][]AtomResult, res *Result) []AtomResult {
+	var atoms []AtomResult
+	var failed []string
+	for i, as := range byShard {
+		atoms = append(atoms, as...)
+		if failedShard(as) {
+			failed = append(failed, res.Plan[i].BriefID)
+		}
+	}
+	if !c.Recovery.Enabled || !c.Recovery.ScopeReduction || len(failed) == 0 || c.halted(ctx)() {
+		return atoms
+	}
+	if len(failed) < len(byShard) {
+		for _, id := range failed {
+			c.emit(AgentEvent{Kind: AgentRecovery, Agent: c.Agent, Recovery: &RecoveryStep{Unit: UnitShard, UnitID: id, Step: StepScopeReduction, Attempt: 1, OK: true,
+				Detail: fmt.Sprintf("dropped: every atom of the shard failed; the bundle is assembled from the other %d shards", len(byShard)-len(failed))}})
+		}
+		res.Dropped = append(res.Dropped, failed...)
+		return atoms
+	}
+	n := len(byShard)
+	c.ladder(ctx, c.Agent, UnitBundle, c.Capsule.Domain).Climb("",
+		Rung{Step: StepScopeReduction, On: true, Try: func(k int) Attempt {
+			m := halved(n, k)
+			if m >= n || (k > 1 && m == halved(n, k-1)) {
+				return Attempt{}
+			}
+			plan, err := c.plan(ctx, c.Agent, childRole, m, fmt.Sprintf("plan-reduced-%d", m), res)
+			if err != nil {
+				return Attempt{Made: true, Detail: fmt.Sprintf("every shard failed; re-plan with %d shards: %s", m, FailureText(err))}
+			}
+			res.Plan = append(res.Plan, plan...)
+			ok := 0
+			for _, as := range c.runChildren(ctx, plan, res) {
+				atoms = append(atoms, as...)
+				for _, a := range as {
+					if !a.Failed {
+						ok++
+					}
+				}
+			}
+			return Attempt{Made: true, OK: ok > 0, Detail: fmt.Sprintf("every shard failed; re-planned with %d shards: %d atoms finished", m, ok)}
+		}})
+	return atoms
 }
 
 // runWorkers runs one worker per brief under parent's constraints (the
@@ -394,13 +534,7 @@ func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i
 				return nil
 			}
 			c.started(a)
-			wctx := ctx
-			if cons.Timeout > 0 {
-				var cancel context.CancelFunc
-				wctx, cancel = context.WithTimeout(ctx, cons.Timeout)
-				defer cancel()
-			}
-			r := w.do(wctx, c.Settings)
+			r := c.runAtom(ctx, w)
 			RedactAtom(&r, c.Hooks.Redact)
 			status := r.Atom.Status
 			if r.Failed {
@@ -415,12 +549,79 @@ func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i
 	return out
 }
 
-func (c *Commander) runSquadLeads(ctx context.Context, shards []Shard, res *Result) []AtomResult {
+// runAtom runs worker w, and climbs the atom's ladder while it fails:
+// simplify (its brief cut to its first lines, its aspects halved), model
+// swap (the worker role's fallbacks, with the simplified brief), degrade
+// (the content of an answer that failed its schema, kept as a partial atom
+// marked degraded). Each attempt has the worker's own timeout.
+func (c *Commander) runAtom(ctx context.Context, w worker) AtomResult {
+	r := w.do(ctx, c.Settings)
+	if !r.Failed {
+		return r
+	}
+	first, cur, lastErr := w, w, r.err
+	try := func(next worker) bool {
+		nr := next.do(ctx, c.Settings)
+		nr.Retries += r.Retries
+		r = nr
+		if r.Failed {
+			lastErr = r.err
+		}
+		return !r.Failed
+	}
+	c.ladder(ctx, w.agent, UnitAtom, w.briefID).Climb(FailureText(r.err),
+		Rung{Step: StepSimplify, On: c.Recovery.Simplify, Try: func(n int) Attempt {
+			next := cur
+			next.brief, next.aspects = essentialBrief(first.brief, n), halveAspects(first.aspects, n)
+			if next.brief == cur.brief && len(next.aspects) == len(cur.aspects) {
+				return Attempt{} // nothing simpler to ask
+			}
+			cur = next
+			ok := try(cur)
+			return Attempt{Made: true, OK: ok, Detail: fmt.Sprintf("brief %d -> %d characters, aspects %d -> %d%s", len(first.brief), len(cur.brief), len(first.aspects), len(cur.aspects), failedSuffix(ok, r))}
+		}},
+		Rung{Step: StepModelSwap, On: c.Recovery.ModelSwap, Try: func(n int) Attempt {
+			fa, ok := c.fallback(first.agent, n-1)
+			if !ok {
+				return Attempt{}
+			}
+			cur.agent, cur.tools = fa, c.toolsFor(fa, cur.cons)
+			ok = try(cur)
+			return Attempt{Made: true, OK: ok, Detail: swapDetail(first.agent.Ref, fa.Ref, errIf(!ok, lastErr)), From: first.agent.Ref, To: fa.Ref}
+		}},
+		Rung{Step: StepDegrade, On: c.Recovery.Degrade, Try: func(n int) Attempt {
+			if n > 1 {
+				return Attempt{}
+			}
+			atom, ok := salvageAtom(lastErr)
+			if !ok {
+				return Attempt{Made: true, Detail: "nothing to salvage: no answer with content (" + FailureText(lastErr) + ")"}
+			}
+			r.Atom, r.Failed, r.Degraded = atom, false, true
+			return Attempt{Made: true, OK: true, Detail: "kept the content of an answer that failed its schema, as a partial atom"}
+		}})
+	return r
+}
+
+// failedSuffix is ": class: error" for a failed attempt.
+func failedSuffix(ok bool, r AtomResult) string {
+	if ok {
+		return ""
+	}
+	return ": " + FailureText(r.err)
+}
+
+// errIf is err when cond, else nil.
+func errIf(cond bool, err error) error {
+	if cond {
+		return err
+	}
+	return nil
+}
+
+func (c *Commander) runSquadLeads(ctx context.Context, shards []Shard, res *Result) [][]AtomResult {
 	var mu sync.Mutex
-	// Each lead's atoms in its shard's slot, gathered in shard order: the
-	// bundle request must not depend on which squad lead finished first
-	// (a resumed run replays its answers only if it asks the same).
-	perShard := make([][]AtomResult, len(shards))
+	byShard := make([][]AtomResult, len(shards)) // in plan order, whatever order the leads finish in
 	var g errgroup.Group
 	for i, sh := range shards {
 		if ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch()) {
@@ -429,26 +630,21 @@ func (c *Commander) runSquadLeads(ctx context.Context, shards []Shard, res *Resu
 		lead := squadLead{agent: c.SquadLead(i), domain: c.Capsule.Domain, shard: sh, workers: c.Limits.WorkersPerLead,
 			cons: c.childConstraints(c.Capsule.Constraints, RoleSquadLead, sh.FileScope)}
 		g.Go(func() error {
-			lctx := ctx
-			if lead.cons.Timeout > 0 {
-				var cancel context.CancelFunc
-				lctx, cancel = context.WithTimeout(ctx, lead.cons.Timeout)
-				defer cancel()
-			}
-			atoms, refused := lead.run(lctx, c, i)
+			atoms, refused, degraded := lead.run(ctx, c, i)
+			byShard[i] = atoms
 			mu.Lock()
-			perShard[i] = atoms
 			res.Refusals += refused
+			if degraded != nil {
+				res.Degraded = append(res.Degraded, *degraded)
+			}
 			mu.Unlock()
 			return nil
 		})
 	}
 	_ = g.Wait()
-	var all []AtomResult
-	for _, atoms := range perShard {
-		all = append(all, atoms...)
-	}
-	return all
+	// Degraded shards in plan order, whatever order the leads finished in.
+	slices.SortStableFunc(res.Degraded, func(a, b Degraded) int { return strings.Compare(a.UnitID, b.UnitID) })
+	return byShard
 }
 
 // squadLead turns a shard into micro-briefs and runs exactly the workers its
@@ -461,18 +657,86 @@ type squadLead struct {
 	cons    Constraints // the commander's, tightened with the squad lead layer's
 }
 
-func (l squadLead) run(ctx context.Context, c *Commander, idx int) ([]AtomResult, int) {
-	c.started(l.agent)
+// microBriefs asks agent a for the split of shard, under the lead's own
+// timeout.
+func (l squadLead) microBriefs(ctx context.Context, c *Commander, a Agent, shard Shard) (MicroBriefs, error) {
+	if l.cons.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, l.cons.Timeout)
+		defer cancel()
+	}
 	user, err := prompts.Render("micro_briefs", map[string]any{
-		"Shard": l.shard, "Workers": l.workers, "Domain": l.domain,
+		"Shard": shard, "Workers": l.workers, "Domain": l.domain,
 		"CountLine": vocab.CountPrefix + fmt.Sprint(l.workers),
 	})
-	var mb MicroBriefs
-	if err == nil {
-		mb, _, err = call(ctx, c, func(ctx context.Context) (MicroBriefs, providers.StructuredResult, error) {
-			return providers.Structured[MicroBriefs](ctx, WithTools(l.agent.Provider, c.toolsFor(l.agent, l.cons)), l.agent.request(c.Settings.within(l.cons), user, l.shard.BriefID))
-		})
+	if err != nil {
+		return MicroBriefs{}, err
 	}
+	mb, _, err := call(ctx, c, func(ctx context.Context) (MicroBriefs, providers.StructuredResult, error) {
+		return providers.Structured[MicroBriefs](ctx, WithTools(a.Provider, c.toolsFor(a, l.cons)), a.request(c.Settings.within(l.cons), user, l.shard.BriefID))
+	})
+	return mb, err
+}
+
+// splitWithLadder asks for the micro-briefs and climbs the shard's ladder
+// while that fails: simplify (the shard's brief cut, its aspects halved),
+// model swap (the squad lead role's fallbacks), degrade (the workers run on
+// the shard itself: what the lead would have split, unsplit). degraded is
+// set when the split ended degraded.
+func (l squadLead) splitWithLadder(ctx context.Context, c *Commander) (mb MicroBriefs, degraded *Degraded, err error) {
+	mb, err = l.microBriefs(ctx, c, l.agent, l.shard)
+	if err == nil {
+		return mb, nil, nil
+	}
+	cur := l.shard
+	attempt := func(a Agent, sh Shard) bool {
+		m, e := l.microBriefs(ctx, c, a, sh)
+		if e == nil {
+			mb, err = m, nil
+			return true
+		}
+		err = e
+		return false
+	}
+	step := c.ladder(ctx, l.agent, UnitShard, l.shard.BriefID).Climb(FailureText(err),
+		Rung{Step: StepSimplify, On: c.Recovery.Simplify, Try: func(n int) Attempt {
+			next := l.shard
+			next.Brief, next.Aspects = essentialBrief(l.shard.Brief, n), halveAspects(l.shard.Aspects, n)
+			if next.Brief == cur.Brief && len(next.Aspects) == len(cur.Aspects) {
+				return Attempt{}
+			}
+			cur = next
+			ok := attempt(l.agent, cur)
+			d := fmt.Sprintf("shard brief %d -> %d characters, aspects %d -> %d", len(l.shard.Brief), len(cur.Brief), len(l.shard.Aspects), len(cur.Aspects))
+			if !ok {
+				d += ": " + FailureText(err)
+			}
+			return Attempt{Made: true, OK: ok, Detail: d}
+		}},
+		Rung{Step: StepModelSwap, On: c.Recovery.ModelSwap, Try: func(n int) Attempt {
+			fa, ok := c.fallback(l.agent, n-1)
+			if !ok {
+				return Attempt{}
+			}
+			ok = attempt(fa, cur)
+			return Attempt{Made: true, OK: ok, Detail: swapDetail(l.agent.Ref, fa.Ref, errIf(!ok, err)), From: l.agent.Ref, To: fa.Ref}
+		}},
+		Rung{Step: StepDegrade, On: c.Recovery.Degrade, Try: func(n int) Attempt {
+			if n > 1 {
+				return Attempt{}
+			}
+			return Attempt{Made: true, OK: true, Detail: "the workers run on the shard itself, unsplit"}
+		}})
+	if step == StepDegrade {
+		degraded = &Degraded{Unit: UnitShard, UnitID: l.shard.BriefID, Detail: "squad lead failed: its workers ran on the shard itself (" + FailureText(err) + ")"}
+		return MicroBriefs{}, degraded, err
+	}
+	return mb, nil, err
+}
+
+func (l squadLead) run(ctx context.Context, c *Commander, idx int) ([]AtomResult, int, *Degraded) {
+	c.started(l.agent)
+	mb, degraded, err := l.splitWithLadder(ctx, c)
 	if err != nil {
 		// The lead failed: its workers run on the shard itself, so the
 		// commander still gets results.
@@ -495,7 +759,14 @@ func (l squadLead) run(ctx context.Context, c *Commander, idx int) ([]AtomResult
 			briefs[j] = Shard{BriefID: fmt.Sprintf("%s-%02d", l.shard.BriefID, j+1), Brief: l.shard.Brief, Aspects: l.shard.Aspects}
 		}
 	}
-	return c.runWorkers(ctx, briefs, func(j int) Agent { return c.Worker(idx, j) }, l.cons), refused
+	// The workers run under the lead's deadline (contexts only tighten
+	// going down).
+	if l.cons.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, l.cons.Timeout)
+		defer cancel()
+	}
+	return c.runWorkers(ctx, briefs, func(j int) Agent { return c.Worker(idx, j) }, l.cons), refused, degraded
 }
 
 // AtomView is what the bundle prompt shows of an atom.
@@ -511,30 +782,139 @@ type AtomView struct {
 
 const maxAtomChars = 1200
 
-func (c *Commander) assemble(ctx context.Context, atoms []AtomResult, previous, feedback string, res *Result) (Bundle, bool, error) {
-	views := make([]AtomView, 0, len(atoms))
-	for _, a := range atoms {
-		if a.Failed {
-			continue
-		}
-		content := a.Atom.Content
-		if len(content) > maxAtomChars {
-			content = content[:maxAtomChars] + " [...]"
-		}
-		views = append(views, AtomView{BriefID: a.BriefID, Status: a.Atom.Status, Confidence: a.Atom.Confidence, Content: content, Evidence: a.Atom.Evidence})
+// assembleWithLadder assembles the bundle and climbs the bundle's ladder
+// while that fails: simplify (shorter atom excerpts: half, then a quarter,
+// ... of maxAtomChars), model swap (the commander role's fallbacks, with
+// the shorter excerpts), degrade (a schema-invalid bundle's content
+// (Salvage), else the atoms that finished, unedited (SalvageAtoms);
+// salvaged and marked degraded). Without the ladder a schema-invalid bundle
+// is salvaged at once, as it always was.
+func (c *Commander) assembleWithLadder(ctx context.Context, atoms []AtomResult, res *Result) (Bundle, bool, error) {
+	b, err := c.assembleOnce(ctx, c.Agent, atoms, maxAtomChars, "", "", "bundle", res)
+	if err == nil {
+		return b, false, nil
 	}
-	tools := c.toolsFor(c.Agent, c.Capsule.Constraints)
-	user, err := prompts.Render("bundle", map[string]any{"Capsule": c.Capsule, "Atoms": views, "Feedback": feedback, "Previous": previous,
-		"Workspace": tools != nil})
+	if !c.Recovery.Enabled {
+		return c.salvage(err, res)
+	}
+	errs := []error{err} // every failed answer, for the degrade step
+	excerpt := maxAtomChars
+	var salvaged bool
+	attempt := func(a Agent, excerpt int) bool {
+		nb, e := c.assembleOnce(ctx, a, atoms, excerpt, "", "", "bundle", res)
+		if e == nil {
+			b, err = nb, nil
+			return true
+		}
+		err = e
+		errs = append(errs, e)
+		return false
+	}
+	c.ladder(ctx, c.Agent, UnitBundle, c.Capsule.Domain).Climb(FailureText(err),
+		Rung{Step: StepSimplify, On: c.Recovery.Simplify, Try: func(n int) Attempt {
+			next := maxAtomChars >> n
+			if !longerThan(atoms, next) {
+				return Attempt{} // no excerpt to shorten
+			}
+			excerpt = next
+			ok := attempt(c.Agent, excerpt)
+			d := fmt.Sprintf("atom excerpts %d -> %d characters", maxAtomChars, excerpt)
+			if !ok {
+				d += ": " + FailureText(err)
+			}
+			return Attempt{Made: true, OK: ok, Detail: d}
+		}},
+		Rung{Step: StepModelSwap, On: c.Recovery.ModelSwap, Try: func(n int) Attempt {
+			fa, ok := c.fallback(c.Agent, n-1)
+			if !ok {
+				return Attempt{}
+			}
+			ok = attempt(fa, excerpt)
+			return Attempt{Made: true, OK: ok, Detail: swapDetail(c.Agent.Ref, fa.Ref, errIf(!ok, err)), From: c.Agent.Ref, To: fa.Ref}
+		}},
+		Rung{Step: StepDegrade, On: c.Recovery.Degrade, Try: func(n int) Attempt {
+			if n > 1 {
+				return Attempt{}
+			}
+			for _, e := range errs {
+				if s, ok := Salvage(e, c.Capsule.Domain); ok {
+					res.Leaks = append(res.Leaks, RedactBundle(&s, c.Agent.ID, c.Hooks.Redact)...)
+					b, err, salvaged = s, nil, true
+					return Attempt{Made: true, OK: true, Detail: "kept the content of a bundle that failed its schema"}
+				}
+			}
+			if s, k := SalvageAtoms(c.Capsule.Domain, atoms, "the commander could not assemble its bundle"); k > 0 {
+				res.Leaks = append(res.Leaks, RedactBundle(&s, c.Agent.ID, c.Hooks.Redact)...)
+				b, err, salvaged = s, nil, true
+				return Attempt{Made: true, OK: true, Detail: fmt.Sprintf("kept the %d atoms that finished, unedited", k)}
+			}
+			return Attempt{Made: true, Detail: "nothing to salvage: no bundle content and no atom finished"}
+		}})
 	if err != nil {
 		return Bundle{}, false, err
 	}
+	if salvaged {
+		res.Degraded = append(res.Degraded, Degraded{Unit: UnitBundle, UnitID: c.Capsule.Domain, Detail: "salvaged after the commander's assembly failed: " + FailureText(errs[len(errs)-1])})
+	}
+	return b, salvaged, nil
+}
+
+// longerThan says whether some atom that finished has content longer than n
+// characters (the bundle prompt shows it cut to n).
+func longerThan(atoms []AtomResult, n int) bool {
+	for _, a := range atoms {
+		if !a.Failed && len(a.Atom.Content) > n {
+			return true
+		}
+	}
+	return false
+}
+
+// salvage is the bundle of a schema-invalid answer (Salvage), or err.
+func (c *Commander) salvage(err error, res *Result) (Bundle, bool, error) {
+	if s, ok := Salvage(err, c.Capsule.Domain); ok {
+		res.Leaks = append(res.Leaks, RedactBundle(&s, c.Agent.ID, c.Hooks.Redact)...)
+		return s, true, nil
+	}
+	return Bundle{}, false, err
+}
+
+// assemble is one assembly (or revision) by the commander, a schema-invalid
+// answer salvaged.
+func (c *Commander) assemble(ctx context.Context, atoms []AtomResult, previous, feedback string, res *Result) (Bundle, bool, error) {
 	tag := "bundle"
 	if feedback != "" {
 		tag = "revise:" + feedback
 	}
+	b, err := c.assembleOnce(ctx, c.Agent, atoms, maxAtomChars, previous, feedback, tag, res)
+	if err != nil {
+		return c.salvage(err, res)
+	}
+	return b, false, nil
+}
+
+// assembleOnce asks agent a for the bundle, showing each atom that
+// finished cut to excerpt characters.
+func (c *Commander) assembleOnce(ctx context.Context, a Agent, atoms []AtomResult, excerpt int, previous, feedback, tag string, res *Result) (Bundle, error) {
+	views := make([]AtomView, 0, len(atoms))
+	for _, at := range atoms {
+		if at.Failed {
+			continue
+		}
+		content := at.Atom.Content
+		if len(content) > excerpt {
+			content = content[:excerpt] + " [...]"
+		}
+		views = append(views, AtomView{BriefID: at.BriefID, Status: at.Atom.Status, Confidence: at.Atom.Confidence, Content: content, Evidence: at.Atom.Evidence})
+	}
+	tools := c.toolsFor(a, c.Capsule.Constraints)
+	user, err := prompts.Render("bundle", map[string]any{"Capsule": c.Capsule, "Atoms": views, "Feedback": feedback, "Previous": previous,
+		"Workspace": tools != nil})
+	if err != nil {
+		return Bundle{}, err
+	}
 	b, sr, err := call(ctx, c, func(ctx context.Context) (Bundle, providers.StructuredResult, error) {
-		return providers.Structured[Bundle](ctx, WithTools(c.Agent.Provider, tools), c.Agent.request(c.Settings.within(c.Capsule.Constraints), user, tag))
+		return providers.Structured[Bundle](ctx, WithTools(a.Provider, tools), a.request(c.Settings.within(c.Capsule.Constraints), user, tag))
 	})
 	if sr.Repaired {
 		res.Repairs++
@@ -542,18 +922,33 @@ func (c *Commander) assemble(ctx context.Context, atoms []AtomResult, previous, 
 	if err != nil {
 		if providers.ClassOf(err) == providers.ClassSchemaInvalid {
 			res.SchemaFails++
-			if s, ok := Salvage(err, c.Capsule.Domain); ok {
-				res.Leaks = append(res.Leaks, RedactBundle(&s, c.Agent.ID, c.Hooks.Redact)...)
-				return s, true, nil
-			}
 		}
-		return Bundle{}, false, err
+		return Bundle{}, err
 	}
 	if b.Domain == "" {
 		b.Domain = c.Capsule.Domain
 	}
 	res.Leaks = append(res.Leaks, RedactBundle(&b, c.Agent.ID, c.Hooks.Redact)...)
-	return b, false, nil
+	return b, nil
+}
+
+// redactText removes secrets from a message (an error may quote the
+// model's answer).
+func (c *Commander) redactText(s string) string {
+	if c.Hooks.Redact == nil {
+		return s
+	}
+	s, _ = c.Hooks.Redact(s)
+	return s
+}
+
+// Revise asks the commander to revise its bundle given hardening feedback
+// (only "- [sc-ID] message" lines under a heading). It returns the revision
+// (redacted with Hooks.Redact) and the secrets redacted from it.
+func (c *Commander) Revise(ctx context.Context, prev Bundle, feedback string) (Bundle, []Leak, error) {
+	var r Result
+	b, _, err := c.assemble(ctx, nil, prev.Text(), feedback, &r)
+	return b, r.Leaks, err
 }
 
 // Salvage recovers a schema-invalid bundle that still has usable content: it

@@ -77,6 +77,7 @@ func TestPersonalityChangesWorkersTimeoutsAndRetries(t *testing.T) {
 				o.Personality = tc.personality
 				o.Config.Providers["mock"] = withRetries(o.Config.Providers["mock"], 0)
 				o.Registry = mockRegistry(mock.Options{Script: s})
+				withoutRecovery(o) // the provider's own attempts only: the ladder's are counted in recovery_test.go
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
@@ -23,11 +24,39 @@ type Config struct {
 	Models         ModelsConfig                    `yaml:"models" json:"models"`
 	Providers      map[string]providers.KindConfig `yaml:"providers" json:"providers"`
 	Workspace      WorkspaceConfig                 `yaml:"workspace" json:"workspace"`
+	Recovery       RecoveryConfig                  `yaml:"recovery" json:"recovery"`
 	// Fallbacks are the models a role falls back to, in order, when its
 	// primary model keeps failing (the recovery ladder's model swap; a
 	// breaker open on the primary routes the role to them). Role -> models;
 	// --fallback ROLE=KIND:MODEL adds to them.
 	Fallbacks map[string][]providers.Ref `yaml:"fallbacks" json:"fallbacks,omitempty"`
+}
+
+// RecoveryConfig is the recovery section: the ladder a unit of work that
+// keeps failing climbs (see docs/recovery-ladder.md). Retry, the first
+// step, is the providers' own and always on.
+type RecoveryConfig struct {
+	Enabled        bool `yaml:"enabled" json:"enabled"`
+	Simplify       bool `yaml:"simplify" json:"simplify"`
+	ModelSwap      bool `yaml:"model_swap" json:"model_swap"`
+	ScopeReduction bool `yaml:"scope_reduction" json:"scope_reduction"`
+	Degrade        bool `yaml:"degrade" json:"degrade"`
+	// MaxAttemptsPerStep bounds each step: simplifications (each halves
+	// again), fallback models tried, re-plans (each halves the shards).
+	MaxAttemptsPerStep int `yaml:"max_attempts_per_step" json:"max_attempts_per_step"`
+}
+
+// MaxRecoveryAttempts bounds recovery.max_attempts_per_step.
+const MaxRecoveryAttempts = 8
+
+// ladder is the commanders' view of the section (the zero value when the
+// ladder is off).
+func (c RecoveryConfig) ladder() commanders.Recovery {
+	if !c.Enabled {
+		return commanders.Recovery{}
+	}
+	return commanders.Recovery{Enabled: true, Simplify: c.Simplify, ModelSwap: c.ModelSwap, ScopeReduction: c.ScopeReduction,
+		Degrade: c.Degrade, Attempts: c.MaxAttemptsPerStep}
 }
 
 // WorkspaceConfig is how a mission's agents read the workspace it is about

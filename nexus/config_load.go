@@ -299,6 +299,7 @@ func (c *Config) validateRanges(add func(key, format string, args ...any)) {
 	}
 	within("circuit_breaker.toxicity_threshold", cb.ToxicityThreshold, 0, 1)
 	within("circuit_breaker.window", float64(cb.Window), 0, MaxBreakerWindow)
+	within("recovery.max_attempts_per_step", float64(c.Recovery.MaxAttemptsPerStep), 1, MaxRecoveryAttempts)
 	within("sandbox.audit_rate", c.Sandbox.AuditRate, 0, 1)
 	if _, _, key, err := sandboxSettings(c.Sandbox); err != nil {
 		add(key, "%v", err)

@@ -102,6 +102,9 @@ func TestConfigRejectsBadInputWithFileLineAndKey(t *testing.T) {
 		{"judge samples without bound", "shadow_scoring:\n  judge_samples: 100000\n", 2, "shadow_scoring.judge_samples", "out of range 0..25"},
 		{"each size in bounds, the product too big for memory",
 			"personalities:\n  wide: {worker_factor: 10, timeout_factor: 1}\nscales:\n  ss-100:\n    workers_per_commander: 1000\n", 4, "scales.ss-100", "above the budget of 2048 MB"},
+		{"recovery: no attempt per step", "recovery:\n  max_attempts_per_step: 0\n", 2, "recovery.max_attempts_per_step", "out of range 1..8"},
+		{"recovery: too many attempts per step", "recovery:\n  enabled: true\n  max_attempts_per_step: 9\n", 3, "recovery.max_attempts_per_step", "out of range 1..8"},
+		{"recovery: a misspelt switch", "recovery:\n  simplfy: false\n", 2, "recovery.simplfy", "unknown"},
 		{"mission cap above its limit", "run:\n  max_mission_bytes: 1000000000\n", 2, "run.max_mission_bytes", "out of range 0..16777216"},
 		// Inputs that cost the YAML library minutes or gigabytes: refused
 		// before decoding, with a position where there is one.

@@ -281,3 +281,25 @@ func (Phase8End) payload()           {}
 func (RawData) payload()             {}
 func (BreakerData) payload()         {}
 func (ModelSwapData) payload()       {}
+
+// RecoveryData is one attempt of one step of a unit's recovery ladder
+// (recovery): the unit (atom, shard, bundle, verdict) and its id (a brief
+// id, a shard id, a bundle id), the step (retry, simplify, model_swap,
+// scope_reduction, degrade), the attempt within the step (from 1), whether
+// it recovered the unit, and what it did.
+type RecoveryData struct {
+	Unit    string `json:"unit"`
+	UnitID  string `json:"unit_id"`
+	Step    string `json:"step"`
+	Attempt int    `json:"attempt"`
+	OK      bool   `json:"ok"`
+	Detail  string `json:"detail,omitempty"`
+}
+
+// Model swap reasons (ModelSwapData.Reason).
+const (
+	SwapLadder      = "ladder"
+	SwapBreakerOpen = "breaker_open"
+)
+
+func (RecoveryData) payload() {}

@@ -64,6 +64,13 @@ const (
 	EvModelSwap Kind = "model_swap"
 )
 
+// Event kinds of the recovery ladder (issue 12, part B2).
+const (
+	// EvRecovery is one attempt of one step of a unit's recovery ladder
+	// (RecoveryData).
+	EvRecovery Kind = "recovery"
+)
+
 // Phase names a pipeline phase, as events.jsonl and Result.Phase write it.
 type Phase string
 
@@ -191,6 +198,8 @@ func decodePayload(k Kind, ph Phase, raw json.RawMessage) (Payload, error) {
 		return decodeAs[ToolCallData](raw)
 	case EvBreaker:
 		return decodeAs[BreakerData](raw)
+	case EvRecovery:
+		return decodeAs[RecoveryData](raw)
 	case EvModelSwap:
 		return decodeAs[ModelSwapData](raw)
 	case EvPhaseEnd:

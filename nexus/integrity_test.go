@@ -112,7 +112,9 @@ func TestRunStatusSaysHowManyBundlesWereJudged(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", withScript(t, tc.script))
+			// Without the recovery ladder, which would salvage the failed
+			// bundles (degraded: TestLadderDegradedBundleIsNeverASuccess).
+			res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", withScript(t, tc.script), withoutRecovery)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -337,7 +339,7 @@ func TestCostCeilingStopsLaunchesAndTelemetrySaysSo(t *testing.T) {
 // Issue 9.6: planned and launched agents are told apart, role by role.
 func TestTelemetryCountsLaunchedAgentsApartFromPlanned(t *testing.T) {
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest",
-		withScript(t, "rules: [{schema: bundle, fault: malformed_json}]\n"))
+		withScript(t, "rules: [{schema: bundle, fault: malformed_json}]\n"), withoutRecovery) // no bundle at all: the ladder would salvage them
 	if err != nil {
 		t.Fatal(err)
 	}

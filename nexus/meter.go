@@ -42,7 +42,69 @@ type meter struct {
 	ceilingStopped bool                       // the ceiling kept an agent from launching or stopped commanders
 	launched       map[string]map[string]bool // per role, the agents that really started
 	trips          int
-	tools          map[string]*ToolStats // per role; nil until a tool is called
+	tools          map[string]*ToolStats            // per role; nil until a tool is called
+	recovery       map[string]map[string]*StepStats // per unit kind and step; nil until a ladder climbs
+}
+
+// RecoveryStats is telemetry's recovery: the recovery ladder's steps, each
+// counted in attempts (used) and attempts that recovered their unit
+// (succeeded), over all units (Steps) and per unit kind (Units: atom,
+// shard, bundle, verdict). A degrade that succeeded is salvage, not a
+// success of its unit.
+type RecoveryStats struct {
+	Steps map[string]StepStats            `json:"steps"`
+	Units map[string]map[string]StepStats `json:"units"`
+}
+
+// StepStats counts one step's attempts.
+type StepStats struct {
+	Used      int `json:"used"`
+	Succeeded int `json:"succeeded"`
+}
+
+// noteRecovery counts one attempt of a ladder's step.
+func (m *meter) noteRecovery(unit, step string, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.recovery == nil {
+		m.recovery = map[string]map[string]*StepStats{}
+	}
+	if m.recovery[unit] == nil {
+		m.recovery[unit] = map[string]*StepStats{}
+	}
+	s := m.recovery[unit][step]
+	if s == nil {
+		s = &StepStats{}
+		m.recovery[unit][step] = s
+	}
+	s.Used++
+	if ok {
+		s.Succeeded++
+	}
+}
+
+// recoveryStats returns the ladder's counts; nil when no step beyond the
+// providers' own retry was taken (the ladder did nothing).
+func (m *meter) recoveryStats() *RecoveryStats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := &RecoveryStats{Steps: map[string]StepStats{}, Units: map[string]map[string]StepStats{}}
+	beyond := false
+	for unit, steps := range m.recovery {
+		out.Units[unit] = map[string]StepStats{}
+		for step, s := range steps {
+			out.Units[unit][step] = *s
+			t := out.Steps[step]
+			t.Used += s.Used
+			t.Succeeded += s.Succeeded
+			out.Steps[step] = t
+			beyond = beyond || step != commanders.StepRetry
+		}
+	}
+	if !beyond {
+		return nil
+	}
+	return out
 }
 
 // noteTool counts one read-tool call of an agent of role.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/providers"
-	"github.com/swarm-dev/swarm/workspace"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
 )
@@ -35,7 +34,7 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 			Limits: commanders.Limits{Children: p.ChildrenPerCmd, WorkersPerLead: p.WorkersPerLead,
 				SquadLeadTimeout: r.scaled(scale.Timeouts.SquadLead), WorkerTimeout: r.scaled(scale.Timeouts.Worker),
 				SquadLeadMaxTokens: r.cfg.Run.MaxTokens[commanders.RoleSquadLead], WorkerMaxTokens: r.cfg.Run.MaxTokens[commanders.RoleWorker]},
-			Hooks: r.hooks(ca.ID),
+			Hooks: r.hooks(ca.ID), Recovery: r.cfg.Recovery.ladder(),
 		}
 		base := workerIdx
 		domain := c.Domain
@@ -123,7 +122,51 @@ func (r *runState) hooks(commander string) commanders.Hooks {
 	if r.sb != nil {
 		h.MayAssign = r.sb.mayAssign
 	}
+	h.Fallback = r.fallback
 	return h
+}
+
+// fallback is agent a on the n-th (from 0) fallback model of its role
+// (Roster.FallbacksFor), its own model left out: the recovery ladder's
+// model swap. The agent keeps its id, so its requests keep their seeds.
+func (r *runState) fallback(a commanders.Agent, n int) (commanders.Agent, bool) {
+	var refs []providers.Ref
+	for _, x := range r.plan.Roster.FallbacksFor(a.Role) {
+		if x != a.Ref {
+			refs = append(refs, x)
+		}
+	}
+	if n < 0 || n >= len(refs) {
+		return commanders.Agent{}, false
+	}
+	fa, err := r.agent(a.Role, a.ID, refs[n])
+	if err != nil { // every fallback was built in Phase 0: not expected
+		return commanders.Agent{}, false
+	}
+	return fa, true
+}
+
+// recovery records one attempt of a recovery ladder's step of a unit agent
+// a works on: a recovery event (a model_swap event first for a model
+// swap) and the telemetry's counts.
+func (r *runState) recovery(ph Phase, a commanders.Agent, s commanders.RecoveryStep) {
+	if s.Step == commanders.StepModelSwap {
+		r.rec.emit(Event{Phase: ph, Kind: EvModelSwap, Role: a.Role, AgentID: a.ID, Model: s.To.String(),
+			Message: fmt.Sprintf("%s %s: %s -> %s (recovery ladder, %s %s)", a.Role, a.ID, s.From, s.To, s.Unit, s.UnitID),
+			Data:    ModelSwapData{Role: a.Role, AgentID: a.ID, From: s.From.String(), To: s.To.String(), Reason: SwapLadder}})
+	}
+	r.meter.noteRecovery(s.Unit, s.Step, s.OK)
+	model := a.Ref
+	if !s.To.IsZero() {
+		model = s.To
+	}
+	outcome := "failed"
+	if s.OK {
+		outcome = "recovered"
+	}
+	r.rec.emit(Event{Phase: ph, Kind: EvRecovery, Role: a.Role, AgentID: a.ID, Model: model.String(),
+		Message: fmt.Sprintf("%s %s: %s #%d %s", s.Unit, s.UnitID, s.Step, s.Attempt, outcome),
+		Data:    RecoveryData{Unit: s.Unit, UnitID: s.UnitID, Step: s.Step, Attempt: s.Attempt, OK: s.OK, Detail: s.Detail}})
 }
 
 // agentEvent turns what a commander reports into the run's events (Phase
@@ -146,6 +189,8 @@ func (r *runState) agentEvent(commander string, e commanders.AgentEvent) {
 		}
 		r.rec.emit(Event{Phase: Phase4, Kind: EvAgentFinish, Role: a.Role, AgentID: a.ID, Model: a.Ref.String(),
 			Data: AgentFinishData{Status: e.Status, FailureClass: string(e.Class)}})
+	case commanders.AgentRecovery:
+		r.recovery(Phase4, a, *e.Recovery)
 	case commanders.AgentRefused:
 		r.rec.emit(Event{Phase: Phase4, Kind: EvDepthGuard, AgentID: a.ID,
 			Message: fmt.Sprintf("plan asked for %d children; config allows %d", e.Asked, e.Allowed),
@@ -161,12 +206,17 @@ func (r *runState) absorb(ctx context.Context, o *BundleOutcome, res commanders.
 	o.Bundle, o.Salvaged, o.Failed = res.Bundle, res.Salvaged, res.Failed
 	o.FailureClass, o.Error = res.Class, res.Error
 	o.Atoms, o.Repairs, o.SchemaFails, o.Refusals = len(res.Atoms), res.Repairs, res.SchemaFails, res.Refusals
+	o.Degraded, o.DroppedShards = nil, res.Dropped
 	for _, a := range res.Atoms {
 		if a.Failed {
 			o.AtomsFailed++
 		}
+		if a.Degraded {
+			o.Degraded = append(o.Degraded, commanders.Degraded{Unit: commanders.UnitAtom, UnitID: a.BriefID, Detail: "salvaged from an answer that failed its schema: " + a.Error})
+		}
 		o.LeakReport = append(o.LeakReport, a.Leaks...)
 	}
+	o.Degraded = append(o.Degraded, res.Degraded...)
 	o.LeakReport = append(o.LeakReport, res.Leaks...)
 	o.Leaks = len(o.LeakReport)
 	r.cutOff(ctx, o, res)
@@ -185,6 +235,12 @@ func (r *runState) writeBundle(o *BundleOutcome) {
 		"id": o.ID, "domain": o.Domain, "commander": o.Commander, "model": o.Model, "failed": o.Failed,
 		"salvaged": o.Salvaged, "failure_class": o.FailureClass, "error": o.Error, "bundle": o.Bundle,
 		"plan": o.result.Plan, "atoms": o.result.Atoms, "leaks": o.LeakReport,
+	}
+	if len(o.Degraded) > 0 {
+		rec["degraded"] = o.Degraded
+	}
+	if len(o.DroppedShards) > 0 {
+		rec["dropped_shards"] = o.DroppedShards
 	}
 	if o.checks != nil {
 		rec["evidence"], rec["atom_evidence"] = o.Evidence, atomCountsOf(o)
@@ -205,41 +261,23 @@ func (r *runState) cutOff(ctx context.Context, o *BundleOutcome, res commanders.
 		o.FailureClass, o.Error = ClassCancelled, "cancelled: the run was interrupted ("+res.Error+")"
 		return
 	}
-	if b, n := salvageAtoms(o.Domain, res.Atoms); n > 0 {
+	if b, n := commanders.SalvageAtoms(o.Domain, res.Atoms, "the cost ceiling stopped the commander before it assembled its bundle"); n > 0 {
 		o.Bundle, o.Salvaged, o.Failed, o.FailureClass, o.Error = b, true, false, providers.ClassNone, ""
 		return
 	}
 	o.FailureClass, o.Error = ClassCancelled, "stopped by the cost ceiling before any worker finished ("+res.Error+")"
 }
 
-// salvageAtoms builds a partial bundle from the atoms that finished, in brief
-// order; n is how many went in.
-func salvageAtoms(domain string, atoms []commanders.AtomResult) (b commanders.Bundle, n int) {
-	var content strings.Builder
-	var conf float64
-	seen := map[workspace.Citation]bool{}
-	for _, a := range atoms {
-		if a.Failed || strings.TrimSpace(a.Atom.Content) == "" {
-			continue
-		}
-		n++
-		conf += a.Atom.Confidence
-		fmt.Fprintf(&content, "### %s\n\n%s\n\n", a.BriefID, strings.TrimSpace(a.Atom.Content))
-		for _, e := range a.Atom.Evidence {
-			if !seen[e] {
-				seen[e] = true
-				b.Evidence = append(b.Evidence, e)
-			}
+// degradedWhole says whether the bundle itself (its assembly) or its
+// verdict ended on the recovery ladder's degrade step; a degraded atom or
+// shard inside it leaves the bundle whole (it is listed in Degraded).
+func (o *BundleOutcome) degradedWhole() bool {
+	for _, d := range o.Degraded {
+		if d.Unit == commanders.UnitBundle || d.Unit == commanders.UnitVerdict {
+			return true
 		}
 	}
-	if n == 0 {
-		return commanders.Bundle{}, 0
-	}
-	b.Domain, b.Status = domain, commanders.StatusPartial
-	b.Summary = fmt.Sprintf("Salvaged: the cost ceiling stopped the commander before it assembled its bundle; this is the work of the %d of %d workers that finished, unedited.", n, len(atoms))
-	b.Content = strings.TrimSpace(content.String())
-	b.Confidence = min(0.5, conf/float64(n))
-	return b, n
+	return false
 }
 
 // The agent IDs of a domain's team. The domain is part of each ID so that

@@ -2,7 +2,10 @@ package nexus
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -127,7 +130,7 @@ func (j *shadowJudging) finish(res *Result) {
 func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, o *BundleOutcome, hcfg HardeningConfig) {
 	impl := o.ref
 	in := shadow.BundleInput{ID: o.ID, Domain: o.Domain, Content: o.Bundle.Text(), Implementer: impl}
-	ev, err := judge.Evaluate(ctx, env, in)
+	ev, err := r.judgeWithLadder(ctx, judge, env, in, o)
 	if err != nil {
 		r.rec.emit(Event{Phase: Phase6, Kind: EvFailure, Role: commanders.RoleJudge, Message: fmt.Sprintf("judging %s: %v", o.ID, err),
 			Data: FailureData{FailureClass: string(providers.ClassOf(err)), BundleID: o.ID}})
@@ -173,6 +176,118 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 	o.Level = string(o.Final.Level)
 	g := shadow.Gate(score)
 	r.gate(o, &g)
+}
+
+// judgeWithLadder judges in, and climbs the verdict's recovery ladder
+// while judging fails (the judge's own call already retried: the
+// providers' stack, and three structured attempts):
+//
+//   - simplify: one call per criterion instead of one per bundle (none
+//     when judge_mode is already per_criterion or there is one criterion);
+//   - model swap: the judge role's fallback models, in order (with the
+//     simplification when it was tried);
+//   - scope reduction: each criterion judged on its own, those whose call
+//     still fails left out;
+//   - degrade: the criteria that could be judged are recorded in the
+//     bundle's degraded verdict; the bundle gets no Shadow Score (an
+//     unjudged criterion is never counted as passed) and the run is not
+//     complete.
+//
+// A tampered envelope, no criteria or the run's own cancellation never
+// climb. The error is the last failure when the verdict did not recover.
+func (r *runState) judgeWithLadder(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, in shadow.BundleInput, o *BundleOutcome) (shadow.Evaluation, error) {
+	ev, err := judge.Evaluate(ctx, env, in)
+	if err == nil || errors.Is(err, shadow.ErrTampered) || errors.Is(err, shadow.ErrNoCriteria) {
+		return ev, err
+	}
+	first := judge.Config()
+	cur := first
+	agent := commanders.Agent{ID: "judge", Role: commanders.RoleJudge, Ref: first.Ref}
+	evaluate := func(c shadow.JudgeConfig) bool {
+		e2, e := shadow.NewJudge(c).Evaluate(ctx, env, in)
+		if e != nil {
+			err = e
+			return false
+		}
+		ev, err = e2, nil
+		return true
+	}
+	detail := func(d string, ok bool) string {
+		if !ok {
+			d += ": " + commanders.FailureText(err)
+		}
+		return d
+	}
+	var fallbacks []providers.Ref
+	for _, x := range r.plan.Roster.FallbacksFor(commanders.RoleJudge) {
+		if x != first.Ref {
+			fallbacks = append(fallbacks, x)
+		}
+	}
+	rec := r.cfg.Recovery.ladder()
+	var partial shadow.Evaluation
+	var unjudged map[string]error
+	step := commanders.Ladder{Recovery: rec, Unit: commanders.UnitVerdict, ID: o.ID,
+		Halted: func() bool { return ctx.Err() != nil },
+		Report: func(s commanders.RecoveryStep) { r.recovery(Phase6, agent, s) },
+	}.Climb(commanders.FailureText(err),
+		commanders.Rung{Step: commanders.StepSimplify, On: rec.Simplify, Try: func(n int) commanders.Attempt {
+			if n > 1 || cur.Mode == shadow.PerCriterion || env.CriteriaCount < 2 {
+				return commanders.Attempt{}
+			}
+			cur.Mode = shadow.PerCriterion
+			ok := evaluate(cur)
+			return commanders.Attempt{Made: true, OK: ok, Detail: detail(fmt.Sprintf("one call per criterion (%d) instead of one per bundle", env.CriteriaCount), ok)}
+		}},
+		commanders.Rung{Step: commanders.StepModelSwap, On: rec.ModelSwap, Try: func(n int) commanders.Attempt {
+			if n > len(fallbacks) {
+				return commanders.Attempt{}
+			}
+			to := fallbacks[n-1]
+			p, e := r.pool.forRole(commanders.RoleJudge, to)
+			if e != nil { // every fallback was built in Phase 0: not expected
+				return commanders.Attempt{}
+			}
+			cur.Provider, cur.Ref = r.withTools(p, commanders.Agent{ID: "judge", Role: commanders.RoleJudge, Ref: to}), to
+			ok := evaluate(cur)
+			return commanders.Attempt{Made: true, OK: ok, Detail: detail(fmt.Sprintf("%s -> %s", first.Ref, to), ok), From: first.Ref, To: to}
+		}},
+		commanders.Rung{Step: commanders.StepScopeReduction, On: rec.ScopeReduction, Try: func(n int) commanders.Attempt {
+			if n > 1 {
+				return commanders.Attempt{}
+			}
+			e2, unj, e := shadow.NewJudge(cur).EvaluateEach(ctx, env, in)
+			if e != nil {
+				err = e
+				return commanders.Attempt{Made: true, Detail: detail("each criterion on its own", false)}
+			}
+			if len(unj) == 0 {
+				ev, err = e2, nil
+				return commanders.Attempt{Made: true, OK: true, Detail: fmt.Sprintf("each criterion on its own: all %d judged", e2.Total)}
+			}
+			partial, unjudged = e2, unj
+			ids := slices.Sorted(maps.Keys(unj))
+			err = unj[ids[0]]
+			return commanders.Attempt{Made: true, Detail: fmt.Sprintf("each criterion on its own: %d of %d judged; not judged: %s", e2.Total, env.CriteriaCount, strings.Join(ids, ", "))}
+		}},
+		commanders.Rung{Step: commanders.StepDegrade, On: rec.Degrade, Try: func(n int) commanders.Attempt {
+			if n > 1 {
+				return commanders.Attempt{}
+			}
+			if partial.Total == 0 {
+				return commanders.Attempt{Made: true, Detail: "nothing to keep: no criterion could be judged"}
+			}
+			return commanders.Attempt{Made: true, OK: true, Detail: fmt.Sprintf("kept the verdicts of %d of %d criteria; the bundle has no Shadow Score", partial.Total, env.CriteriaCount)}
+		}})
+	if step == commanders.StepDegrade {
+		ids := slices.Sorted(maps.Keys(unjudged))
+		o.Degraded = append(o.Degraded, commanders.Degraded{Unit: commanders.UnitVerdict, UnitID: o.ID,
+			Detail: fmt.Sprintf("judged %d of %d criteria (%d passed, %d failed); not judged, never counted as passed: %s; no Shadow Score",
+				partial.Total, env.CriteriaCount, partial.Passed, partial.Failed, strings.Join(ids, ", "))})
+		r.writeBundle(o)
+		return shadow.Evaluation{}, fmt.Errorf("verdict degraded: %d of %d criteria not judged: %w", len(ids), env.CriteriaCount, err)
+	}
+	return ev, err
 }
 
 // quarantineReviews re-reviews quarantined bundles with their failure messages.

@@ -75,6 +75,9 @@ type Telemetry struct {
 	// left the closed state: their transitions, the calls routed to
 	// fallbacks and the time spent open; absent when none did.
 	Breakers []BreakerStats `json:"breakers,omitempty"`
+	// Recovery counts the recovery ladder's steps; absent when no step
+	// beyond the providers' own retry was taken.
+	Recovery *RecoveryStats `json:"recovery,omitempty"`
 }
 
 // ToolStats counts one role's read-tool calls.
@@ -124,6 +127,7 @@ func (r *runState) telemetry(res *Result) Telemetry {
 	r.meter.fill(&t)
 	t.Tools = r.meter.toolStats()
 	t.Breakers = r.pool.breakerStats()
+	t.Recovery = r.meter.recoveryStats()
 	t.WallMS = time.Since(r.start).Milliseconds()
 	for _, o := range res.Bundles {
 		if o.Failed {

@@ -139,7 +139,7 @@ func (pp *providerPool) send(ctx context.Context, req providers.Request, role, l
 			pp.circuit(cands[0], layer).noteRouted()
 			pp.rec.emit(Event{Phase: pp.rec.phaseOf(ctx), Kind: EvModelSwap, Role: role, AgentID: req.Caller.AgentID, Model: ref.String(),
 				Message: fmt.Sprintf("%s answers for %s: its breaker in layer %s is open", ref, cands[0], layer),
-				Data:    ModelSwapData{AgentID: req.Caller.AgentID, From: cands[0].String(), Reason: "breaker_open", Role: role, To: ref.String()}})
+				Data:    ModelSwapData{AgentID: req.Caller.AgentID, From: cands[0].String(), Reason: SwapBreakerOpen, Role: role, To: ref.String()}})
 		}
 		p, err := pp.provider(ref)
 		if err != nil {

@@ -45,6 +45,12 @@ type BundleOutcome struct {
 	// its workers' atoms') by state; nil when the run had no workspace
 	// (evidence was not measured).
 	Evidence *workspace.Counts `json:"evidence,omitempty"`
+	// Degraded lists the units of this bundle (its atoms, shards, its own
+	// assembly, its verdict) that ended on the recovery ladder's degrade
+	// step: salvage, marked, never a success. DroppedShards are the shards
+	// scope reduction left out.
+	Degraded      []commanders.Degraded `json:"degraded,omitempty"`
+	DroppedShards []string              `json:"dropped_shards,omitempty"`
 
 	result    commanders.Result
 	commander *commanders.Commander
@@ -125,6 +131,9 @@ type ShadowAggregate struct {
 	Failed   int    `json:"failed"`   // no bundle to judge (the commander failed or never ran)
 	Unjudged int    `json:"unjudged"` // a bundle exists but was not judged
 	Salvaged int    `json:"salvaged"` // of the bundles, built from finished atoms after the cost ceiling
+	// Degraded counts the bundles whose own assembly or verdict ended on the
+	// recovery ladder's degrade step: a run with one is never complete.
+	Degraded int `json:"degraded,omitempty"`
 }
 
 // Run statuses (result.json "status").
@@ -133,7 +142,8 @@ const (
 	// with valid shadow scoring.
 	StatusComplete = "complete"
 	// StatusIncomplete: the run finished but judged fewer bundles than
-	// planned (possibly none).
+	// planned (possibly none), or some bundle or verdict was degraded
+	// (salvage after the recovery ladder).
 	StatusIncomplete = "incomplete"
 	// StatusPartial: the cost ceiling stopped work; finished work was kept
 	// (bundles built from finished atoms are marked salvaged).
@@ -160,8 +170,11 @@ const ClassCancelled providers.Class = "cancelled"
 // the cost ceiling stops the commanders.
 var errCostCeiling = errors.New("the cost ceiling was reached")
 
-// Complete reports whether every planned bundle was judged.
-func (a ShadowAggregate) Complete() bool { return a.Scored > 0 && a.Scored >= a.Planned }
+// Complete reports whether every planned bundle was judged, none of them
+// degraded (salvage is never a success).
+func (a ShadowAggregate) Complete() bool {
+	return a.Scored > 0 && a.Scored >= a.Planned && a.Degraded == 0
+}
 
 // Describe says in words what was judged: "no bundle was judged: 0 of 5
 // scored", or the median and mean with "k of n scored".
@@ -187,6 +200,9 @@ func aggregate(bundles []*BundleOutcome, planned int) ShadowAggregate {
 		}
 		if o.Salvaged {
 			a.Salvaged++
+		}
+		if o.degradedWhole() {
+			a.Degraded++
 		}
 	}
 	sum := shadow.Summarize(scores, max(planned, len(bundles)))
@@ -227,8 +243,11 @@ func (r *runState) conclude(res *Result, runErr error) {
 	case !a.Complete():
 		res.Status = StatusIncomplete
 		res.Error = a.counts()
-		if a.Scored > 0 {
+		if a.Scored > 0 && a.Scored < a.Planned {
 			res.Error = "fewer bundles judged than planned: " + res.Error
+		}
+		if a.Degraded > 0 {
+			res.Error += fmt.Sprintf("; %d of %d bundles degraded (salvage after the recovery ladder, see bundles/*.json)", a.Degraded, a.Planned)
 		}
 		if !res.ShadowValid {
 			res.Error = res.ShadowReason + ": " + res.Error

@@ -158,6 +158,64 @@ func (j *Judge) Evaluate(ctx context.Context, env *Envelope, b BundleInput) (Eva
 	return ev, nil
 }
 
+// EvaluateEach judges b against each criterion of env in a call of its own
+// (the recovery ladder's scope reduction: judge what can be judged). A
+// criterion whose call fails is left out of the evaluation, its id in
+// unjudged with the failure, and is never counted as passed (nor failed):
+// the evaluation's Total, Passed and Failed count the judged criteria
+// only, so with any criterion unjudged it is not the bundle's Shadow
+// Score. The calls are those of PerCriterion mode (same seeds).
+func (j *Judge) EvaluateEach(ctx context.Context, env *Envelope, b BundleInput) (ev Evaluation, unjudged map[string]error, err error) {
+	if err := env.Verify(); err != nil {
+		return Evaluation{}, nil, err
+	}
+	crit := env.sealedCriteria()
+	if len(crit) == 0 {
+		return Evaluation{}, nil, fmt.Errorf("judge %s: %w", b.ID, ErrNoCriteria)
+	}
+	ev = Evaluation{BundleID: b.ID}
+	disagree := 0
+	for gi, c := range crit {
+		var vs []RawVerdict
+		var cerr error
+		for s := 0; s < j.c.Samples && cerr == nil; s++ {
+			got, u, err := j.call(ctx, []Criterion{c}, b, s, gi)
+			ev.Usage = ev.Usage.Add(u)
+			cerr = err
+			vs = append(vs, got...)
+		}
+		if cerr != nil {
+			if unjudged == nil {
+				unjudged = map[string]error{}
+			}
+			unjudged[c.ID] = cerr
+			continue
+		}
+		v := majority(c, vs, j.c.Samples)
+		if v.Agree < v.Votes {
+			disagree++
+		}
+		if v.Status == "pass" {
+			ev.Passed++
+		} else {
+			ev.Failed++
+		}
+		ev.Total++
+		ev.Verdicts = append(ev.Verdicts, v)
+	}
+	if ev.Total > 0 {
+		ev.Score = Score(ev.Failed, ev.Total)
+		ev.Level = LevelOf(ev.Score)
+		if j.c.Samples > 1 {
+			ev.Disagreement = float64(disagree) / float64(ev.Total)
+		}
+	}
+	return ev, unjudged, nil
+}
+
+// Config is the judge's configuration.
+func (j *Judge) Config() JudgeConfig { return j.c }
+
 // majority combines samples; a tie or a missing verdict counts as a fail
 // (a criterion is passed only when the judge says so).
 func majority(c Criterion, vs []RawVerdict, samples int) Verdict {

@@ -52,7 +52,9 @@ func TestRunExitCodes(t *testing.T) {
 		{name: "every bundle failed", why: "issue 9.1: printed 'median 0.0% (perfect) over 0 bundles' and exited 0",
 			config: func(t *testing.T, _ string) string {
 				s := writeFile(t, "script.yaml", "rules: [{schema: bundle, fault: malformed_json}]\n")
-				return "providers:\n  mock:\n    options:\n      script: " + s + "\n"
+				// Without the recovery ladder, which would salvage every bundle
+				// from its atoms (degraded: still exit 3).
+				return "providers:\n  mock:\n    options:\n      script: " + s + "\nrecovery:\n  enabled: false\n"
 			},
 			o: RunOptions{MissionArg: mission}, want: 3, says: []string{"INCOMPLETE", "no bundle was judged: 0 of 5 scored"},
 			never: []string{"perfect", "0.0%"}, status: "incomplete"},
