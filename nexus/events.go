@@ -45,6 +45,13 @@ const (
 	EvToolCall        Kind = "tool_call"
 )
 
+// Event kinds of commander deployment in waves (issue 12, waves.go): each
+// wave as it launches (the canary is wave 0) and the canary's verdict.
+const (
+	EvWave   Kind = "wave"
+	EvCanary Kind = "canary"
+)
+
 // Phase names a pipeline phase, as events.jsonl and Result.Phase write it.
 type Phase string
 
@@ -168,6 +175,10 @@ func decodePayload(k Kind, ph Phase, raw json.RawMessage) (Payload, error) {
 		return decodeAs[RunEndData](raw)
 	case EvToolCall:
 		return decodeAs[ToolCallData](raw)
+	case EvWave:
+		return decodeAs[WaveData](raw)
+	case EvCanary:
+		return decodeAs[CanaryData](raw)
 	case EvPhaseEnd:
 		switch ph {
 		case Phase1:

@@ -240,6 +240,7 @@ func (pp *providerPool) recorded(ref providers.Ref, p providers.Provider) provid
 		case err != nil:
 			data.Outcome = "error"
 			data.FailureClass = string(providers.ClassOf(err))
+			data.RetryAfterMS = providers.RetryAfterOf(err).Milliseconds()
 		case cerr != nil:
 			data.Outcome = "invalid_output"
 			data.FailureClass = string(providers.ClassOf(cerr))
