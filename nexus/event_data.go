@@ -261,9 +261,9 @@ type WaveData struct {
 	// Retry-After the previous wave saw.
 	DelayMS int64  `json:"delay_ms,omitempty"`
 	Detail  string `json:"detail,omitempty"`
-	// Planned is the number of waves the deployment takes if the remaining
-	// commanders go in waves of this size (an estimate: adaptation may
-	// change it).
+	// Planned is the number of waves after the canary (so the number of
+	// the last wave) if the remaining commanders go in waves of this size:
+	// an estimate, adaptation may change it.
 	Planned int    `json:"planned_waves"`
 	Reason  string `json:"reason"`
 	Size    int    `json:"size"`

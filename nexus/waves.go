@@ -557,7 +557,7 @@ func (r *runState) deployWaves(ctx context.Context, w WavesConfig, outs []*Bundl
 	// The canary and its probe.
 	first := firstWaveSize(w, conc.N, teamWidth(r.plan))
 	emitWave(WaveRecord{Wave: 0, Size: nCanary, Reason: "canary", Commanders: ids(0, nCanary),
-		Detail: fmt.Sprintf("probe: the first %d call outcomes of its team", max(1, w.ProbeCalls))}, 1+ceilDiv(n-nCanary, first))
+		Detail: fmt.Sprintf("probe: the first %d call outcomes of its team", max(1, w.ProbeCalls))}, ceilDiv(n-nCanary, first))
 	start := time.Now()
 	ctl.startWave(nil)
 	launchWave(0, nCanary)
