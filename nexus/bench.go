@@ -23,6 +23,13 @@ type BenchResult struct {
 	Agents           int           `json:"agents"`
 	HardeningCycles  int           `json:"hardening_cycles"`
 	QuarantineReview bool          `json:"quarantine_review"`
+	// Waves is the number of waves the commanders were deployed in (0:
+	// all at once, waves off); CanaryWait the time from the canary's launch
+	// to its verdict, when the rest could launch; WaveChainCalls the calls
+	// the last wave waited for (in CriticalPath).
+	Waves          int           `json:"waves,omitempty"`
+	CanaryWait     time.Duration `json:"canary_wait_ns,omitempty"`
+	WaveChainCalls int           `json:"wave_chain_calls,omitempty"`
 	// CPUPerCall is the orchestrator's CPU per call: the process's CPU
 	// during the run minus the CPU the provider itself spent (the mock's
 	// answer generation), divided by the calls.
@@ -66,6 +73,10 @@ func Bench(ctx context.Context, o Options, latency time.Duration) (BenchResult, 
 	if scale, err := o.Config.ScaleFor(res.Plan.Scale); err == nil {
 		c := effectiveConcurrency(o.Config, res.Plan, scale)
 		b.Concurrency, b.ConcurrencyRule = c.N, c.Rule
+	}
+	if w := res.Telemetry.Waves; w != nil {
+		b.Waves, b.WaveChainCalls = len(w.Waves), w.ChainCalls
+		b.CanaryWait = time.Duration(w.Canary.WaitMS * float64(time.Millisecond))
 	}
 	shape := bundleShape(res.Bundles)
 	b.HardeningCycles, b.QuarantineReview = shape.HardeningCycles, shape.Quarantine

@@ -94,6 +94,10 @@ type Scale struct {
 	CostCeilingUSD         float64  `yaml:"cost_ceiling_usd" json:"cost_ceiling_usd"`
 	Timeouts               Timeouts `yaml:"timeouts" json:"timeouts"`
 	Concurrency            int      `yaml:"concurrency" json:"concurrency"`
+	// Waves is how the commanders are deployed: a canary, a probe, then the
+	// rest in adaptive waves (waves.go, docs/waves.md). Off when the scale
+	// sets none.
+	Waves WavesConfig `yaml:"waves" json:"waves"`
 }
 
 // Timeouts cascade down the layers: a child's timeout never exceeds its parent's.

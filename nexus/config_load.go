@@ -179,6 +179,7 @@ func (c *Config) validate(name string, doc *yamlx.Doc, reg *providers.Registry) 
 		if !(s.CostCeilingUSD >= 0) || math.IsInf(s.CostCeilingUSD, 0) {
 			add(k+".cost_ceiling_usd", "%v is out of range: must be a finite number, not negative", s.CostCeilingUSD)
 		}
+		s.Waves.validate(k+".waves", s.Commanders, add)
 		for tk, d := range map[string]time.Duration{"mission": s.Timeouts.Mission, "commander": s.Timeouts.Commander, "squad_lead": s.Timeouts.SquadLead, "worker": s.Timeouts.Worker, "call": s.Timeouts.Call} {
 			if d < 0 {
 				add(k+".timeouts."+tk, "negative timeout %v", d)

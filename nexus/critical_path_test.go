@@ -30,6 +30,8 @@ func TestCriticalPathCountsWhatIsSerial(t *testing.T) {
 			flat, pathShape{JudgeCalls: 1, Preset: true}, 5},
 		{"quarantine", "the re-review follows the gate",
 			flat, pathShape{JudgeCalls: 1, Quarantine: true}, 8},
+		{"waves", "the last wave of commanders launched after the canary's probe call and one wave's first calls",
+			squads, pathShape{JudgeCalls: 1, WaveChain: 2}, 10},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

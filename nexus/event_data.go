@@ -38,8 +38,11 @@ type CallData struct {
 	OutputTokens int    `json:"output_tokens"`
 	// Replayed: the answer came from the run's journal (a resumed run),
 	// not from the model; tokens, cost and latency are the original's.
-	Replayed bool   `json:"replayed,omitempty"`
-	Schema   string `json:"schema,omitempty"` // the output schema's name
+	Replayed bool `json:"replayed,omitempty"`
+	// RetryAfterMS is the wait the provider asked for (Retry-After) with a
+	// failure, if any: the waves read it (waves.go).
+	RetryAfterMS int64  `json:"retry_after_ms,omitempty"`
+	Schema       string `json:"schema,omitempty"` // the output schema's name
 	// ToolCalls is how many tool calls the answer made (a turn of the
 	// agent's tool loop); 0 for a final answer.
 	ToolCalls  int   `json:"tool_calls,omitempty"`
@@ -303,3 +306,43 @@ const (
 )
 
 func (RecoveryData) payload() {}
+func (WaveData) payload()     {}
+func (CanaryData) payload()   {}
+
+// WaveData is one wave of commanders as it launches (wave): the canary is
+// wave 0. Reason is "canary" (wave 0), "probe" (the first wave after the
+// canary's probe passed, sized from the run's concurrency) or "adapt" (a
+// later wave, sized from what the previous wave saw: Detail says what).
+type WaveData struct {
+	Commanders []string `json:"commanders"` // their agent ids
+	// DelayMS is how long the wave waited after its trigger: the largest
+	// Retry-After the previous wave saw.
+	DelayMS int64  `json:"delay_ms,omitempty"`
+	Detail  string `json:"detail,omitempty"`
+	// Planned is the number of waves after the canary (so the number of
+	// the last wave) if the remaining commanders go in waves of this size:
+	// an estimate, adaptation may change it.
+	Planned int    `json:"planned_waves"`
+	Reason  string `json:"reason"`
+	Size    int    `json:"size"`
+	Wave    int    `json:"wave"`
+}
+
+// CanaryData is the canary's verdict (canary): the probe's calls (the
+// first llm_call outcomes of the canary's team), their errors and latency,
+// and on failure a diagnosis naming the models and failure classes.
+type CanaryData struct {
+	Calls int `json:"calls"`
+	// ChainCalls is the number of dependent calls the rest of the
+	// commanders waited for (the probe's share of the critical path).
+	ChainCalls     int            `json:"chain_calls"`
+	Diagnosis      string         `json:"diagnosis,omitempty"`
+	ErrorRate      float64        `json:"error_rate"`
+	Errors         int            `json:"errors"`
+	FailureClasses map[string]int `json:"failure_classes,omitempty"`
+	LatencyMaxMS   float64        `json:"latency_max_ms"`
+	LatencyP50MS   float64        `json:"latency_p50_ms"`
+	OK             bool           `json:"ok"`
+	// WaitMS is the time from the canary's launch to the verdict.
+	WaitMS float64 `json:"wait_ms"`
+}

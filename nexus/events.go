@@ -71,6 +71,13 @@ const (
 	EvRecovery Kind = "recovery"
 )
 
+// Event kinds of commander deployment in waves (issue 12, waves.go): each
+// wave as it launches (the canary is wave 0) and the canary's verdict.
+const (
+	EvWave   Kind = "wave"
+	EvCanary Kind = "canary"
+)
+
 // Phase names a pipeline phase, as events.jsonl and Result.Phase write it.
 type Phase string
 
@@ -202,6 +209,10 @@ func decodePayload(k Kind, ph Phase, raw json.RawMessage) (Payload, error) {
 		return decodeAs[RecoveryData](raw)
 	case EvModelSwap:
 		return decodeAs[ModelSwapData](raw)
+	case EvWave:
+		return decodeAs[WaveData](raw)
+	case EvCanary:
+		return decodeAs[CanaryData](raw)
 	case EvPhaseEnd:
 		switch ph {
 		case Phase1:

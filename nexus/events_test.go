@@ -109,7 +109,7 @@ func TestPayloadFieldOrder(t *testing.T) {
 		nexus.LeakageData{}, nexus.AuditData{}, nexus.ScoreCorrectionData{}, nexus.CostStopData{}, nexus.ReviewData{},
 		nexus.SealedData{}, nexus.EnvelopeCheckData{}, nexus.JudgedData{}, nexus.HardeningData{}, nexus.GateData{},
 		nexus.RunEndData{}, nexus.ToolCallData{}, nexus.Phase1End{}, nexus.Phase2End{}, nexus.Phase3End{}, nexus.Phase4End{},
-		nexus.Phase5End{}, nexus.Phase6End{}, nexus.Phase8End{}, nexus.BreakerData{}, nexus.ModelSwapData{},
+		nexus.Phase5End{}, nexus.Phase6End{}, nexus.Phase8End{}, nexus.BreakerData{}, nexus.ModelSwapData{}, nexus.WaveData{}, nexus.CanaryData{},
 	}
 	for _, p := range payloads {
 		typ := reflect.TypeOf(p)

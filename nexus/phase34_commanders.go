@@ -62,29 +62,49 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 	r.rec.leave(Phase3, Phase3End{Commanders: len(outs), Concurrency: conc.N, ConcurrencyRule: conc.Rule, ConcurrencyDetail: conc.Detail})
 
 	r.rec.enter(Phase4, "execution and monitoring")
-	done := make(chan int, len(outs))
+	done := make(chan int, len(outs)) // buffered: a commander never waits for the cross-review to start
 	var g errgroup.Group
-	for i, o := range outs {
+	launch := func(i int, finished func(*BundleOutcome)) bool {
+		o := outs[i]
 		if ctx.Err() != nil || !r.meter.mayLaunch() {
 			o.Failed, o.FailureClass, o.Error = true, ClassCancelled, "not launched: the cost ceiling stopped new launches"
 			if ctx.Err() != nil && !errors.Is(context.Cause(ctx), errCostCeiling) {
 				o.Error = "not launched: the run was interrupted"
 			}
 			done <- -1
-			continue
+			return false
 		}
 		g.Go(func() error {
 			res := o.commander.Run(withPhase(ctx, Phase4))
 			r.absorb(ctx, o, res)
+			if finished != nil {
+				finished(o)
+			}
 			done <- i
 			return nil
 		})
+		return true
 	}
 	reviewsCh := make(chan []ReviewRecord, 1)
-	go func() { reviewsCh <- r.crossReview(ctx, outs, done, dec.Aspects, s, onBundle) }()
+	startReview := func() {
+		go func() { reviewsCh <- r.crossReview(ctx, outs, done, dec.Aspects, s, onBundle) }()
+	}
+	var werr error
+	if w := scale.Waves; w.Enabled && len(outs) > 1 {
+		werr = r.deployWaves(ctx, w, outs, conc, launch, startReview)
+	} else {
+		startReview()
+		for i := range outs {
+			launch(i, nil)
+		}
+	}
 	_ = g.Wait()
 	close(done)
 	r.rec.leave(Phase4, Phase4End{Bundles: countOK(outs)})
+	if werr != nil {
+		// The canary failed: no cross-review started, nothing is judged.
+		return outs, nil, werr
+	}
 	reviews := <-reviewsCh
 	r.rec.leave(Phase5, Phase5End{Reviews: len(reviews)})
 	return outs, reviews, nil

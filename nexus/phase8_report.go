@@ -78,6 +78,10 @@ type Telemetry struct {
 	// Recovery counts the recovery ladder's steps; absent when no step
 	// beyond the providers' own retry was taken.
 	Recovery *RecoveryStats `json:"recovery,omitempty"`
+	// Waves is how the commanders were deployed in waves: each wave with
+	// its size and outcome, and the canary's verdict; absent when the scale
+	// deploys them at once (waves.go).
+	Waves *WavesTelemetry `json:"waves,omitempty"`
 }
 
 // ToolStats counts one role's read-tool calls.
@@ -153,6 +157,7 @@ func (r *runState) telemetry(res *Result) Telemetry {
 	}
 	t.ShadowMedian, t.BundlesPlanned, t.BundlesScored = res.Aggregate.Median, res.Aggregate.Planned, res.Aggregate.Scored
 	t.Critical = CriticalPath{Calls: criticalPathCalls(p, r.pathShape(res))}
+	t.Waves = r.waves.telemetry(res.Bundles)
 	return t
 }
 
@@ -171,10 +176,15 @@ type pathShape struct {
 	Preset bool
 	// Quarantine: a quarantine re-review followed the gate.
 	Quarantine bool
+	// WaveChain is the number of dependent calls the last wave of
+	// commanders waited for before it launched (the canary's probe, then
+	// one first call per wave before it); 0 without waves.
+	WaveChain int
 }
 
 // criticalPathCalls is the longest chain of dependent LLM calls of a run:
-// decomposition, seal, the commander's plan, (the squad lead's micro
+// decomposition, seal, (the calls the last wave of commanders waited for:
+// see waves.go), the commander's plan, (the squad lead's micro
 // briefs), worker, bundle; then, beside each other, the cross-review's last
 // pair (it needs the last bundle) and the judgement of the last bundle with
 // its hardening cycles (revise + re-judge each); then the quarantine
@@ -185,6 +195,7 @@ func criticalPathCalls(p Plan, s pathShape) int {
 	if !s.Preset {
 		n += 2 // decomposition, seal
 	}
+	n += s.WaveChain
 	n++ // the commander's plan
 	if p.WorkersPerLead > 0 {
 		n++ // the squad lead's micro briefs
@@ -223,6 +234,9 @@ func (r *runState) judgeCalls() int {
 func (r *runState) pathShape(res *Result) pathShape {
 	s := bundleShape(res.Bundles)
 	s.JudgeCalls, s.Preset = r.judgeCalls(), r.preset != nil
+	if r.waves != nil {
+		s.WaveChain = r.waves.ChainCalls
+	}
 	return s
 }
 

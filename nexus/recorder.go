@@ -260,6 +260,7 @@ func (pp *providerPool) record(ctx context.Context, ref providers.Ref, req provi
 	case err != nil:
 		data.Outcome = "error"
 		data.FailureClass = string(providers.ClassOf(err))
+		data.RetryAfterMS = providers.RetryAfterOf(err).Milliseconds()
 	case cerr != nil:
 		data.Outcome = "invalid_output"
 		data.FailureClass = string(providers.ClassOf(cerr))

@@ -39,6 +39,8 @@ type runState struct {
 
 	ev      evidenceSetup // ground truth and a test's verifier (evidence.go)
 	arrived arrivedChecks // the atoms' checked citations (checkArrived)
+
+	waves *waveLog // how the commanders were deployed in waves; nil when they were not (waves.go)
 }
 
 // timeoutFactor is the personality's timeout factor (1 when unset): every
@@ -97,10 +99,10 @@ func (r *runState) execute(ctx context.Context, res *Result, sealed *Sealed) err
 	// The ceiling stops the commanders only: past this point it no longer
 	// cancels anything (judging and synthesis use what exists).
 	r.meter.armStop(nil)
+	res.Bundles = outcomes // a failed canary's (waves.go) are kept with the error
 	if err != nil {
 		return err
 	}
-	res.Bundles = outcomes
 	if ctx.Err() != nil {
 		judging.wait()
 		return ctx.Err()

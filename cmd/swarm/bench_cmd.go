@@ -37,9 +37,11 @@ func newBenchCmd(app *App, runF func(context.Context, *BenchOptions) error) *cob
 		Short: "Run a mock mission with fixed call latency and report orchestration figures",
 		Long: `Run a mission on the mock provider where every LLM call takes --latency, and
 report wall time, LLM calls, the critical path (the longest chain of dependent
-calls), the ratio wall / (critical path × latency) (1.0 is ideal: everything
-off the critical path ran in parallel), the run's concurrency and the
-orchestrator's CPU per call.
+calls, including those the last wave of commanders waited for), the ratio
+wall / (critical path × latency) (1.0 is ideal: everything off the critical
+path ran in parallel), the run's concurrency, the commanders' waves (how many,
+and how long the canary's probe held the rest) and the orchestrator's CPU per
+call.
 
 The mock runs in-process. Its own CPU (generating answers) is measured on the
 OS thread of each call and subtracted from the process's CPU, so the
@@ -101,6 +103,11 @@ func runBench(ctx context.Context, app *App, o BenchOptions) error {
 	fmt.Fprintf(app.Out, "concurrency        %d (from the %s)\n", r.Concurrency, r.ConcurrencyRule)
 	fmt.Fprintf(app.Out, "wall time          %s\n", r.Wall.Round(time.Millisecond))
 	fmt.Fprintf(app.Out, "LLM calls          %d\n", r.Calls)
+	if r.Waves > 0 {
+		fmt.Fprintf(app.Out, "waves              %d (canary wait %s; the last wave waited for %d calls)\n", r.Waves, r.CanaryWait.Round(time.Millisecond), r.WaveChainCalls)
+	} else {
+		fmt.Fprintf(app.Out, "waves              off (every commander launched at once)\n")
+	}
 	fmt.Fprintf(app.Out, "critical path      %d calls (%s)\n", r.CriticalPath, time.Duration(r.CriticalPath)*r.Latency)
 	if r.Ratio > 0 {
 		fmt.Fprintf(app.Out, "wall / (path × latency)  %.2f\n", r.Ratio)

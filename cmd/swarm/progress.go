@@ -34,6 +34,7 @@ type progressView struct {
 	breakersOpen map[string]bool
 	swaps        int
 	swapSeen     map[string]bool
+	wave         string // the wave launched last: "wave 2/4: 6 commanders"; "" without waves
 	lines        int
 	last         time.Time
 	start        time.Time
@@ -131,6 +132,24 @@ func (v *progressView) Observe(e nexus.Event) {
 			v.swapSeen[k] = true
 			fmt.Fprintf(v.w, "[%6.1fs]   swap %s: %s → %s (%s)\n", time.Since(v.start).Seconds(), d.Role, textsafe.Printable(d.From), textsafe.Printable(d.To), d.Reason)
 		}
+	case nexus.EvWave:
+		if d, ok := e.Data.(nexus.WaveData); ok {
+			what := "commanders"
+			if d.Size == 1 {
+				what = "commander"
+			}
+			if d.Wave == 0 {
+				what = "canary " + what
+			}
+			v.wave = fmt.Sprintf("wave %d/%d: %d %s", d.Wave, d.Planned, d.Size, what)
+			if !v.tty {
+				fmt.Fprintf(v.w, "[%6.1fs]   %s (%s)\n", time.Since(v.start).Seconds(), v.wave, d.Reason)
+			}
+		}
+	case nexus.EvCanary:
+		if !v.tty {
+			fmt.Fprintf(v.w, "[%6.1fs]   %s\n", time.Since(v.start).Seconds(), textsafe.Printable(e.Message))
+		}
 	case nexus.EvGate, nexus.EvCostWarning, nexus.EvCostStop, nexus.EvBreakerTrip:
 		if !v.tty {
 			fmt.Fprintf(v.w, "[%6.1fs]   %s %s\n", time.Since(v.start).Seconds(), e.Kind, describe(e))
@@ -173,7 +192,11 @@ func (v *progressView) redraw() {
 	if len(v.breakersOpen) > 0 || v.swaps > 0 {
 		tools += fmt.Sprintf("  breakers open %d  swaps %d", len(v.breakersOpen), v.swaps)
 	}
-	fmt.Fprintf(&b, "\033[2Kphase %s %-18s  calls %d%s  cost $%.4f  %s\n", v.phase, v.phase.Name(), v.calls, tools, v.cost, time.Since(v.start).Round(100*time.Millisecond))
+	wave := ""
+	if v.wave != "" {
+		wave = "  " + v.wave
+	}
+	fmt.Fprintf(&b, "\033[2Kphase %s %-18s  calls %d%s  cost $%.4f  %s%s\n", v.phase, v.phase.Name(), v.calls, tools, v.cost, time.Since(v.start).Round(100*time.Millisecond), wave)
 	n := 1
 	for _, d := range v.plan.Domains {
 		c := v.perCmd[d]

@@ -40,6 +40,37 @@ func TestProgressShowsToolCalls(t *testing.T) {
 	}
 }
 
+// Waves in the progress view: a line per wave and for the canary's verdict
+// in a pipe; the live view shows the wave launched last.
+func TestProgressShowsWaves(t *testing.T) {
+	plan := nexus.Plan{Domains: []string{"a", "b", "c"}, Commanders: 3, Workers: 3}
+	events := []nexus.Event{
+		{Kind: nexus.EvWave, Data: nexus.WaveData{Wave: 0, Planned: 2, Size: 1, Reason: "canary", Commanders: []string{"commander-a"}}},
+		{Kind: nexus.EvCanary, Message: "canary passed: 0 of 1 probe calls failed", Data: nexus.CanaryData{OK: true, Calls: 1}},
+		{Kind: nexus.EvWave, Data: nexus.WaveData{Wave: 1, Planned: 2, Size: 1, Reason: "probe", Commanders: []string{"commander-b"}}},
+		{Kind: nexus.EvWave, Data: nexus.WaveData{Wave: 2, Planned: 2, Size: 1, Reason: "adapt", Commanders: []string{"commander-c"}}},
+	}
+	var pipe bytes.Buffer
+	v := newProgressView(&pipe, plan, false)
+	for _, e := range events {
+		v.Observe(e)
+	}
+	for _, want := range []string{"wave 0/2: 1 canary commander (canary)", "canary passed: 0 of 1 probe calls failed", "wave 1/2: 1 commander (probe)", "wave 2/2: 1 commander (adapt)"} {
+		if !strings.Contains(pipe.String(), want) {
+			t.Errorf("no line %q:\n%s", want, pipe.String())
+		}
+	}
+	var tty bytes.Buffer
+	v = newProgressView(&tty, plan, true)
+	for _, e := range events {
+		v.Observe(e)
+	}
+	v.redraw()
+	if !strings.Contains(tty.String(), "wave 2/2: 1 commander") {
+		t.Errorf("live view lacks the current wave:\n%q", tty.String())
+	}
+}
+
 // Provider breakers in the progress view: in a pipe a line per transition
 // and one per role and pair of models swapped (not one per call routed);
 // the live view counts the breakers not closed and the swaps.

@@ -401,7 +401,9 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sea
 	calls := newCallTally(ref, roles)
 	m.Observe(calls)
 	res, err := m.RunSealed(ctx, sealed)
-	if err != nil {
+	// A contender whose canary failed (waves) ran and failed: its bundles
+	// are failed, not a reason to abandon the comparison.
+	if err != nil && !(errors.Is(err, nexus.ErrCanaryFailed) && res != nil) {
 		return RunSummary{}, false, err
 	}
 	s := summarise(res, model, rep, seed)

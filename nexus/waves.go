@@ -1,0 +1,643 @@
+package nexus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/internal/stats"
+	"github.com/swarm-dev/swarm/providers"
+)
+
+// Commander deployment in waves (issue 12; docs/waves.md): a canary wave is
+// launched first and its team's first calls (the probe) are judged; a
+// failing probe stops the run before the rest is launched; otherwise the
+// rest goes in waves sized from the run's concurrency, each launched once
+// the previous wave is under way (every commander of it has had its first
+// call answered), shrunk by 429s and delayed by Retry-After, widened while
+// the providers are quiet. Waves decide only WHEN a commander starts, never
+// what any request says.
+
+// WavesConfig is scales.NAME.waves.
+type WavesConfig struct {
+	// Enabled turns waves on; off, every commander launches at once.
+	Enabled bool `yaml:"enabled" json:"enabled"`
+	// Canary is the number of commanders launched first (at least 1).
+	Canary int `yaml:"canary" json:"canary"`
+	// ProbeCalls is the size of the probe: the first llm_call outcomes of
+	// the canary's team the verdict is made on.
+	ProbeCalls int `yaml:"probe_calls" json:"probe_calls"`
+	// MaxErrorRate is the largest share of failed probe calls that passes
+	// (0..1). A probe whose every call failed never passes.
+	MaxErrorRate float64 `yaml:"max_error_rate" json:"max_error_rate"`
+	// Initial is the size of the first wave after the canary; 0 sizes it
+	// from the run's concurrency (commanders whose teams' widest layer
+	// fits in it at once).
+	Initial int `yaml:"initial" json:"initial"`
+	// Min and Max bound every wave after the canary (Max 0: no bound).
+	Min int `yaml:"min" json:"min"`
+	Max int `yaml:"max" json:"max"`
+}
+
+// MaxProbeCalls bounds scales.NAME.waves.probe_calls.
+const MaxProbeCalls = 1000
+
+// validate reports what makes no sense in an enabled waves block; key is
+// its config key (scales.NAME.waves).
+func (w WavesConfig) validate(key string, commanders int, add func(key, format string, args ...any)) {
+	if !w.Enabled {
+		return
+	}
+	if w.Canary < 1 || w.Canary > max(1, commanders) {
+		add(key+".canary", "%d is out of range 1..commanders (%d)", w.Canary, commanders)
+	}
+	if w.ProbeCalls < 1 || w.ProbeCalls > MaxProbeCalls {
+		add(key+".probe_calls", "%d is out of range 1..%d", w.ProbeCalls, MaxProbeCalls)
+	}
+	if !(w.MaxErrorRate >= 0 && w.MaxErrorRate <= 1) {
+		add(key+".max_error_rate", "%v is out of range 0..1", w.MaxErrorRate)
+	}
+	if w.Min < 1 {
+		add(key+".min", "%d is out of range: a wave has at least 1 commander", w.Min)
+	}
+	if w.Max < 0 {
+		add(key+".max", "%d is out of range: 0 (no bound) or at least min", w.Max)
+	} else if w.Max > 0 && w.Max < w.Min {
+		add(key+".max", "%d is below min (%d)", w.Max, w.Min)
+	}
+	if w.Initial < 0 {
+		add(key+".initial", "%d is out of range: 0 (from the concurrency) or a number of commanders", w.Initial)
+	} else if w.Initial > 0 && (w.Initial < w.Min || (w.Max > 0 && w.Initial > w.Max)) {
+		add(key+".initial", "%d is outside min..max (%d..%d)", w.Initial, w.Min, w.Max)
+	}
+}
+
+// ClassNotLaunched is the failure class of a bundle whose commander was
+// never launched because the canary failed: no work was attempted, so it
+// is neither the provider's failure nor a success.
+const ClassNotLaunched providers.Class = "not_launched"
+
+// ErrCanaryFailed is wrapped by the error of a run the canary stopped.
+var ErrCanaryFailed = errors.New("canary failed")
+
+// canaryError is a run stopped by its canary: the diagnosis, and the class
+// its probe's failures had most.
+type canaryError struct {
+	diagnosis string
+	class     providers.Class
+}
+
+func (e *canaryError) Error() string { return "canary failed: " + e.diagnosis }
+
+func (e *canaryError) Unwrap() []error {
+	return []error{ErrCanaryFailed, providers.NewError(e.class, e.diagnosis, nil)}
+}
+
+// quietErrorRate is the largest error rate a wave may see for the next one
+// to widen (with no 429 at all).
+const quietErrorRate = 0.05
+
+// windowStats is what the llm_calls of one wave's window (from its launch
+// to its trigger) looked like, run-wide: rate limits are a provider's, not
+// a team's.
+type windowStats struct {
+	Calls       int
+	Errors      int
+	RateLimited int
+	RetryAfter  time.Duration // the largest asked for
+}
+
+// firstWaveSize is the size of the first wave after the canary: Initial,
+// or as many commanders as the run's concurrency holds with each team's
+// widest layer in flight (teamWidth calls), bounded by Min and Max.
+func firstWaveSize(w WavesConfig, concurrency, teamWidth int) int {
+	n := w.Initial
+	if n == 0 {
+		n = concurrency / max(1, teamWidth)
+	}
+	return boundWave(w, n)
+}
+
+func boundWave(w WavesConfig, n int) int {
+	if w.Max > 0 {
+		n = min(n, w.Max)
+	}
+	return max(n, w.Min, 1)
+}
+
+// nextWave sizes the wave after one of size prev from what prev's window
+// saw: 429s halve it (down to Min) and delay it by the largest Retry-After;
+// a quiet window (calls, no 429, at most quietErrorRate errors) doubles it
+// (up to Max); anything else keeps it. detail says why, in words.
+func nextWave(w WavesConfig, prev int, s windowStats) (size int, delay time.Duration, detail string) {
+	switch {
+	case s.RateLimited > 0:
+		size = boundWave(w, prev/2)
+		detail = fmt.Sprintf("shrunk from %d: %d rate-limited calls (429) of %d in the previous wave's window", prev, s.RateLimited, s.Calls)
+		if s.RetryAfter > 0 {
+			delay = s.RetryAfter
+			detail += fmt.Sprintf(", waited the Retry-After of %s", s.RetryAfter)
+		}
+	case s.Calls > 0 && float64(s.Errors) <= quietErrorRate*float64(s.Calls):
+		size = boundWave(w, prev*2)
+		detail = fmt.Sprintf("widened from %d: quiet provider (%d calls, %d errors, no 429)", prev, s.Calls, s.Errors)
+	default:
+		size = boundWave(w, prev)
+		detail = fmt.Sprintf("kept at %d: %d errors in %d calls, no 429", prev, s.Errors, s.Calls)
+	}
+	return size, delay, detail
+}
+
+// probe judges the canary team's first ProbeCalls call outcomes. It decides
+// as soon as the verdict is certain, whatever the remaining calls give:
+// failed once more than floor(MaxErrorRate × ProbeCalls) calls failed,
+// passed once enough succeeded that no more can fail; every call of a full
+// window failing never passes.
+type probe struct {
+	n       int
+	allowed int // failed calls the window may hold and pass
+	calls   int
+	errors  int
+	classes map[string]int
+	failed  map[string]int // "role model" of the failed calls
+	latency []float64
+}
+
+func newProbe(w WavesConfig) *probe {
+	n := max(1, w.ProbeCalls)
+	allowed := int(math.Floor(w.MaxErrorRate*float64(n) + 1e-9))
+	return &probe{n: n, allowed: min(allowed, n-1), classes: map[string]int{}, failed: map[string]int{}}
+}
+
+// add records one outcome; class is "" for a success.
+func (p *probe) add(role, model, class string, latencyMS float64) {
+	p.calls++
+	p.latency = append(p.latency, latencyMS)
+	if class != "" {
+		p.errors++
+		p.classes[class]++
+		p.failed[role+" model "+model]++
+	}
+}
+
+// decided says whether the verdict is certain, and what it is.
+func (p *probe) decided() (decided, ok bool) {
+	switch {
+	case p.errors > p.allowed:
+		return true, false
+	case p.calls-p.errors >= p.n-p.allowed:
+		return true, true
+	}
+	return false, false
+}
+
+// final is the verdict when the canary's team ended before the window
+// filled: judged on the calls it made (none: on whether its commander
+// failed).
+func (p *probe) final(commanderFailed bool) bool {
+	if d, ok := p.decided(); d {
+		return ok
+	}
+	if p.calls == 0 {
+		return !commanderFailed
+	}
+	return p.errors < p.calls && float64(p.errors) <= float64(p.allowed)/float64(p.n)*float64(p.calls)
+}
+
+// data is the probe as a canary event's payload.
+func (p *probe) data(ok bool) CanaryData {
+	d := CanaryData{Calls: p.calls, Errors: p.errors, OK: ok}
+	if p.calls > 0 {
+		d.ErrorRate = float64(p.errors) / float64(p.calls)
+		lat := slices.Sorted(slices.Values(p.latency))
+		d.LatencyP50MS, d.LatencyMaxMS = stats.NearestRankSorted(lat, 0.5), lat[len(lat)-1]
+	}
+	if len(p.classes) > 0 {
+		d.FailureClasses = maps.Clone(p.classes)
+	}
+	return d
+}
+
+// diagnosis says in words why the probe failed: the models whose calls
+// failed, how many of the probe's calls failed and their classes.
+func (p *probe) diagnosis(notLaunched int, canaryErr string) string {
+	var b strings.Builder
+	if p.calls == 0 {
+		fmt.Fprintf(&b, "the canary failed before any LLM call answered (%s)", canaryErr)
+	} else {
+		who := slices.Sorted(maps.Keys(p.failed))
+		b.WriteString(strings.Join(who, ", "))
+		fmt.Fprintf(&b, ": %d of %d probe calls failed (", p.errors, p.calls)
+		for i, c := range sortedByCount(p.classes) {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s ×%d", c, p.classes[c])
+		}
+		b.WriteString(")")
+	}
+	fmt.Fprintf(&b, "; the remaining %d commanders were not launched", notLaunched)
+	return b.String()
+}
+
+// sortedByCount orders m's keys by count, largest first, then by name.
+func sortedByCount(m map[string]int) []string {
+	keys := slices.Sorted(maps.Keys(m))
+	sort.SliceStable(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
+	return keys
+}
+
+// waveCtl watches a run's llm_call events while commanders deploy in waves:
+// the canary team's calls feed the probe; every call feeds the window of
+// the wave launched last; each commander's first call (or its end) marks
+// it under way. It is an Observer (called under the event log's lock, one
+// event at a time): it only records and signals.
+type waveCtl struct {
+	plan Plan
+
+	mu sync.Mutex
+	// the probe
+	canary      map[string]bool // domains of the canary wave
+	probe       *probe
+	verdict     chan struct{} // closed once the probe decided
+	decided, ok bool
+	canaryLeft  int  // canary commanders still running
+	canaryFail  bool // a canary commander failed
+	canaryErr   string
+	canaryClass providers.Class
+	chain       int            // the probe's longest chain of dependent calls so far
+	agentCalls  map[string]int // canary team: calls seen per agent
+	childSeen   bool           // a canary squad lead or worker call was seen
+	chainAtDone int
+	// the wave launched last
+	pending   map[string]bool // its commanders not yet under way
+	underWay  chan struct{}   // closed once pending is empty
+	win       windowStats
+	winActive bool
+}
+
+func newWaveCtl(p Plan, w WavesConfig, canary []string) *waveCtl {
+	c := &waveCtl{plan: p, canary: map[string]bool{}, probe: newProbe(w), verdict: make(chan struct{}),
+		canaryLeft: len(canary), agentCalls: map[string]int{}}
+	for _, d := range canary {
+		c.canary[d] = true
+	}
+	return c
+}
+
+// Observe implements Observer.
+func (c *waveCtl) Observe(e Event) {
+	if e.Kind != EvLLMCall {
+		return
+	}
+	d, _ := e.Data.(CallData)
+	domain, inTeam := c.plan.DomainOf(e.AgentID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if inTeam && c.pending[domain] {
+		c.markUnderWay(domain)
+	}
+	if d.Outcome == "cancelled" { // the run's own cancellation says nothing of the provider
+		return
+	}
+	class := d.FailureClass
+	if d.Outcome == "ok" {
+		class = ""
+	}
+	if c.winActive {
+		c.win.Calls++
+		if class != "" {
+			c.win.Errors++
+		}
+		if class == string(providers.ClassRateLimited) {
+			c.win.RateLimited++
+		}
+		c.win.RetryAfter = max(c.win.RetryAfter, time.Duration(d.RetryAfterMS)*time.Millisecond)
+	}
+	if !inTeam || !c.canary[domain] || c.decided {
+		return
+	}
+	c.chain = max(c.chain, c.depth(e.Role, e.AgentID))
+	c.probe.add(e.Role, e.Model, class, d.LatencyMS)
+	if dec, ok := c.probe.decided(); dec {
+		c.decide(ok)
+	}
+}
+
+// depth is the place in its team's chain of dependent calls of the call
+// agentID just made: the commander's plan is 1, a squad lead's first call
+// 2, a worker's first call 2 (flat) or 3 (under a squad lead), each later
+// call of the same agent one more; a commander's call after its children's
+// (the bundle) follows all of them. c.mu is held.
+func (c *waveCtl) depth(role, agentID string) int {
+	c.agentCalls[agentID]++
+	n := c.agentCalls[agentID]
+	switch role {
+	case commanders.RoleSquadLead:
+		c.childSeen = true
+		return 1 + n
+	case commanders.RoleWorker:
+		c.childSeen = true
+		if c.plan.WorkersPerLead > 0 {
+			return 2 + n
+		}
+		return 1 + n
+	}
+	if n > 1 && c.childSeen {
+		return c.chain + 1
+	}
+	return n
+}
+
+// decide records the verdict. c.mu is held.
+func (c *waveCtl) decide(ok bool) {
+	if c.decided {
+		return
+	}
+	c.decided, c.ok = true, ok
+	close(c.verdict)
+}
+
+// commanderDone notes that the commander of domain ended (or never
+// started): it is no longer awaited, and a canary team that ended before
+// its probe decided is judged on what it did.
+func (c *waveCtl) commanderDone(domain string, failed bool, class providers.Class, errText string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending[domain] {
+		c.markUnderWay(domain)
+	}
+	if !c.canary[domain] {
+		return
+	}
+	c.canaryLeft--
+	if failed {
+		c.canaryFail, c.canaryErr, c.canaryClass = true, errText, class
+	}
+	if c.canaryLeft == 0 && !c.decided {
+		c.decide(c.probe.final(c.canaryFail))
+	}
+}
+
+// markUnderWay removes domain from the pending wave. c.mu is held.
+func (c *waveCtl) markUnderWay(domain string) {
+	delete(c.pending, domain)
+	if len(c.pending) == 0 && c.underWay != nil {
+		close(c.underWay)
+		c.underWay = nil
+	}
+}
+
+// startWave begins a wave of domains' commanders: its window opens and its
+// trigger (every commander under way) is armed. It returns the channel
+// closed when the trigger fires. Call it before launching them.
+func (c *waveCtl) startWave(domains []string) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.win, c.winActive = windowStats{}, true
+	c.pending = map[string]bool{}
+	ch := make(chan struct{})
+	c.underWay = ch
+	for _, d := range domains {
+		c.pending[d] = true
+	}
+	if len(domains) == 0 {
+		close(ch)
+		c.underWay = nil
+	}
+	return ch
+}
+
+// window returns what the wave launched last saw so far.
+func (c *waveCtl) window() windowStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.win
+}
+
+// result is the probe's verdict as an event payload (after verdict closed).
+func (c *waveCtl) result() (CanaryData, *probe, string, providers.Class, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cls := c.canaryClass
+	if cls == "" {
+		cls = providers.ClassPermanent
+	}
+	return c.probe.data(c.ok), c.probe, c.canaryErr, cls, c.chain
+}
+
+// waveLog is what a run's deployment in waves recorded (telemetry.json
+// "waves").
+type waveLog struct {
+	Canary CanaryData   `json:"canary"`
+	Waves  []WaveRecord `json:"waves"`
+	// NotLaunched counts the commanders never launched (the canary failed).
+	NotLaunched int `json:"not_launched,omitempty"`
+	// ChainCalls is the number of dependent calls the last wave waited for
+	// before it launched: its share of the critical path.
+	ChainCalls int `json:"chain_calls"`
+}
+
+// WaveRecord is one wave in telemetry.json: how it launched and how its
+// commanders ended.
+type WaveRecord struct {
+	Wave       int      `json:"wave"`
+	Size       int      `json:"size"`
+	Reason     string   `json:"reason"`
+	Detail     string   `json:"detail,omitempty"`
+	DelayMS    int64    `json:"delay_ms,omitempty"`
+	Commanders []string `json:"commanders"`
+	// The outcome of its commanders' bundles (filled when the run ends).
+	BundlesOK     int `json:"bundles_ok"`
+	BundlesFailed int `json:"bundles_failed"`
+}
+
+// WavesTelemetry is telemetry.json "waves".
+type WavesTelemetry = waveLog
+
+// telemetry returns the record with each wave's outcome from the bundles
+// (nil when the run did not deploy in waves).
+func (w *waveLog) telemetry(bundles []*BundleOutcome) *WavesTelemetry {
+	if w == nil {
+		return nil
+	}
+	out := *w
+	out.Waves = slices.Clone(w.Waves)
+	byCmd := map[string]*BundleOutcome{}
+	for _, o := range bundles {
+		byCmd[o.Commander] = o
+	}
+	for i := range out.Waves {
+		rec := &out.Waves[i]
+		rec.BundlesOK, rec.BundlesFailed = 0, 0
+		for _, id := range rec.Commanders {
+			if o := byCmd[id]; o != nil && !o.Failed {
+				rec.BundlesOK++
+			} else if o != nil {
+				rec.BundlesFailed++
+			}
+		}
+	}
+	return &out
+}
+
+// teamWidth is the widest layer of one commander's team: the calls it has
+// in flight at once when its workers run.
+func teamWidth(p Plan) int {
+	return max(1, p.ChildrenPerCmd*max(1, p.WorkersPerLead))
+}
+
+// observe adds o to the event log's observers until the returned function
+// removes it.
+func (l *eventLog) observe(o Observer) (remove func()) {
+	l.mu.Lock()
+	l.observers = append(slices.Clip(l.observers), o)
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.observers = slices.DeleteFunc(slices.Clone(l.observers), func(x Observer) bool { return x == o })
+	}
+}
+
+// launcher starts the commander of outs[i] (false: it was not launched:
+// the run was interrupted or the cost ceiling stopped launches); finished
+// is called when it ends.
+type launcher func(i int, finished func(*BundleOutcome)) bool
+
+// deployWaves launches outs in waves (see the top of this file). It
+// returns once every commander launched or was refused; startReview is
+// called once the canary passed (the cross-review and judging then take
+// the bundles as they arrive). A failed canary returns a *canaryError
+// after the canary's commanders ended; the rest are failed as not launched.
+func (r *runState) deployWaves(ctx context.Context, w WavesConfig, outs []*BundleOutcome, conc runConcurrency, launch launcher, startReview func()) error {
+	n := len(outs)
+	nCanary := min(max(1, w.Canary), n)
+	domains := func(from, to int) []string {
+		var ds []string
+		for _, o := range outs[from:to] {
+			ds = append(ds, o.Domain)
+		}
+		return ds
+	}
+	ids := func(from, to int) []string {
+		var cs []string
+		for _, o := range outs[from:to] {
+			cs = append(cs, o.Commander)
+		}
+		return cs
+	}
+	ctl := newWaveCtl(r.plan, w, domains(0, nCanary))
+	defer r.rec.events.observe(ctl)()
+	log := &waveLog{}
+	r.waves = log
+	emitWave := func(rec WaveRecord, planned int) {
+		log.Waves = append(log.Waves, rec)
+		r.rec.emit(Event{Phase: Phase4, Kind: EvWave,
+			Message: fmt.Sprintf("wave %d/%d: %d commanders (%s)", rec.Wave, planned, rec.Size, rec.Reason),
+			Data:    WaveData{Commanders: rec.Commanders, DelayMS: rec.DelayMS, Detail: rec.Detail, Planned: planned, Reason: rec.Reason, Size: rec.Size, Wave: rec.Wave}})
+	}
+	finished := func(o *BundleOutcome) { ctl.commanderDone(o.Domain, o.Failed, o.FailureClass, o.Error) }
+	launchWave := func(from, to int) {
+		for i := from; i < to; i++ {
+			if !launch(i, finished) {
+				ctl.commanderDone(outs[i].Domain, false, "", "")
+			}
+		}
+	}
+
+	// The canary and its probe.
+	first := firstWaveSize(w, conc.N, teamWidth(r.plan))
+	emitWave(WaveRecord{Wave: 0, Size: nCanary, Reason: "canary", Commanders: ids(0, nCanary),
+		Detail: fmt.Sprintf("probe: the first %d call outcomes of its team", max(1, w.ProbeCalls))}, ceilDiv(n-nCanary, first))
+	start := time.Now()
+	ctl.startWave(nil)
+	launchWave(0, nCanary)
+	select {
+	case <-ctl.verdict:
+	case <-ctx.Done():
+		// Interrupted or stopped by the ceiling: nothing more launches.
+		for i := nCanary; i < n; i++ {
+			launch(i, nil) // refused: marks it not launched
+		}
+		startReview()
+		return nil
+	}
+	data, p, canaryErr, canaryClass, chain := ctl.result()
+	data.ChainCalls, data.WaitMS = chain, float64(time.Since(start).Microseconds())/1000
+	if !data.OK {
+		data.Diagnosis = p.diagnosis(n-nCanary, canaryErr)
+		log.Canary, log.NotLaunched = data, n-nCanary
+		r.rec.emit(Event{Phase: Phase4, Kind: EvCanary, Message: "canary failed: " + data.Diagnosis, Data: data})
+		for _, o := range outs[nCanary:] {
+			o.Failed, o.FailureClass = true, ClassNotLaunched
+			o.Error = "not launched (canary failed): " + data.Diagnosis
+		}
+		cls := canaryClass
+		if byCount := sortedByCount(p.classes); len(byCount) > 0 {
+			cls = providers.Class(byCount[0])
+		}
+		return &canaryError{diagnosis: data.Diagnosis, class: cls}
+	}
+	log.Canary, log.ChainCalls = data, chain
+	r.rec.emit(Event{Phase: Phase4, Kind: EvCanary, Message: fmt.Sprintf("canary passed: %d of %d probe calls failed", data.Errors, data.Calls), Data: data})
+	startReview()
+
+	// The rest, in waves.
+	size, reason, detail, delay := first, "probe", fmt.Sprintf("sized from the run's concurrency %d and a team's widest layer of %d calls", conc.N, teamWidth(r.plan)), time.Duration(0)
+	if w.Initial > 0 {
+		detail = fmt.Sprintf("initial size %d", w.Initial)
+	}
+	for next, k := nCanary, 1; next < n; k++ {
+		if delay > 0 && !sleepCtx(ctx, delay) {
+			launchWave(next, n) // refused: the run was cut short
+			return nil
+		}
+		to := min(n, next+size)
+		underWay := ctl.startWave(domains(next, to))
+		emitWave(WaveRecord{Wave: k, Size: to - next, Reason: reason, Detail: detail, DelayMS: delay.Milliseconds(), Commanders: ids(next, to)},
+			k+ceilDiv(n-to, size))
+		launchWave(next, to)
+		next = to
+		if next >= n {
+			break
+		}
+		select {
+		case <-underWay:
+		case <-ctx.Done():
+			launchWave(next, n) // refused: the run was cut short
+			return nil
+		}
+		log.ChainCalls++ // the next wave waited for this one's first calls
+		size, delay, detail = nextWave(w, size, ctl.window())
+		reason = "adapt"
+	}
+	return nil
+}
+
+func ceilDiv(a, b int) int {
+	if a <= 0 {
+		return 0
+	}
+	return (a + b - 1) / max(1, b)
+}
+
+// sleepCtx waits d or until ctx is done; false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

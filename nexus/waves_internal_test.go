@@ -1,0 +1,192 @@
+package nexus
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestNextWaveSizing(t *testing.T) {
+	w := WavesConfig{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.5, Min: 1, Max: 8}
+	type want struct {
+		Size  int
+		Delay time.Duration
+	}
+	tests := []struct {
+		name string
+		why  string
+		cfg  WavesConfig
+		prev int
+		win  windowStats
+		want want
+	}{
+		{"429 halves", "rate limits seen in the previous wave shrink the next one",
+			w, 4, windowStats{Calls: 10, Errors: 2, RateLimited: 2}, want{2, 0}},
+		{"429 with Retry-After delays", "the next wave waits the largest Retry-After the provider asked for",
+			w, 4, windowStats{Calls: 10, Errors: 3, RateLimited: 3, RetryAfter: 2 * time.Second}, want{2, 2 * time.Second}},
+		{"429 never below min", "a wave of one halved is still one commander (min)",
+			w, 1, windowStats{Calls: 3, Errors: 3, RateLimited: 3}, want{1, 0}},
+		{"429 with a higher min", "min bounds the shrinking",
+			WavesConfig{Min: 3, Max: 8}, 4, windowStats{Calls: 3, Errors: 1, RateLimited: 1}, want{3, 0}},
+		{"quiet doubles", "no 429 and almost no errors: the provider has room",
+			w, 2, windowStats{Calls: 40, Errors: 1}, want{4, 0}},
+		{"quiet up to max", "widening stops at max",
+			w, 6, windowStats{Calls: 40}, want{8, 0}},
+		{"quiet, no max", "max 0 does not bound the widening",
+			WavesConfig{Min: 1}, 6, windowStats{Calls: 40}, want{12, 0}},
+		{"errors without 429 keep", "failures that are not rate limits neither shrink nor widen",
+			w, 3, windowStats{Calls: 10, Errors: 4}, want{3, 0}},
+		{"no calls keep", "a window that saw nothing says nothing about the provider",
+			w, 3, windowStats{}, want{3, 0}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			size, delay, detail := nextWave(tc.cfg, tc.prev, tc.win)
+			if diff := cmp.Diff(tc.want, want{size, delay}); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", tc.why, diff)
+			}
+			if detail == "" {
+				t.Errorf("no detail: the event must say why the wave has its size")
+			}
+		})
+	}
+}
+
+func TestFirstWaveSize(t *testing.T) {
+	tests := []struct {
+		name        string
+		why         string
+		cfg         WavesConfig
+		conc, width int
+		want        int
+	}{
+		{"from concurrency", "256 calls in flight hold five teams of 50", WavesConfig{Min: 1}, 256, 50, 5},
+		{"provider limit below a team", "16 calls cannot hold one team of 50: one commander at a time", WavesConfig{Min: 1}, 16, 50, 1},
+		{"bounded by max", "max caps the size the concurrency allows", WavesConfig{Min: 1, Max: 2}, 256, 50, 2},
+		{"initial wins", "a configured size is used as is", WavesConfig{Initial: 3, Min: 1, Max: 4}, 16, 50, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := firstWaveSize(tc.cfg, tc.conc, tc.width); got != tc.want {
+				t.Errorf("%s: got %d, want %d", tc.why, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestProbeVerdict(t *testing.T) {
+	const fail, ok = "rate_limited", ""
+	tests := []struct {
+		name     string
+		why      string
+		calls    int
+		rate     float64
+		outcomes []string
+		decided  bool
+		pass     bool
+	}{
+		{"first success decides", "with 3 calls and 0.67, two failures pass, so one success settles it (one round-trip)",
+			3, 0.67, []string{ok}, true, true},
+		{"two failures then success", "2 of 3 failed is within 0.67",
+			3, 0.67, []string{fail, fail, ok}, true, true},
+		{"all failed", "every probe call failed",
+			3, 0.67, []string{fail, fail, fail}, true, false},
+		{"not yet", "two failures of three: the third decides",
+			3, 0.67, []string{fail, fail}, false, false},
+		{"strict rate fails early", "0.5 of 4 allows 2 failures: the third fails the probe whatever follows",
+			4, 0.5, []string{fail, ok, fail, fail}, true, false},
+		{"strict rate needs successes", "0.5 of 4 allows 2 failures: two successes settle it",
+			4, 0.5, []string{ok, ok}, true, true},
+		{"rate 1 still fails when all fail", "a probe whose every call failed never passes, whatever max_error_rate",
+			2, 1, []string{fail, fail}, true, false},
+		{"rate 0", "no failure allowed: the first fails the probe",
+			3, 0, []string{fail}, true, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProbe(WavesConfig{ProbeCalls: tc.calls, MaxErrorRate: tc.rate})
+			for _, o := range tc.outcomes {
+				p.add("commander", "mock:x", o, 1)
+			}
+			d, pass := p.decided()
+			if d != tc.decided || (d && pass != tc.pass) {
+				t.Errorf("%s: decided=%v pass=%v, want decided=%v pass=%v", tc.why, d, pass, tc.decided, tc.pass)
+			}
+		})
+	}
+}
+
+func TestProbeFinalWhenTheCanaryEndsEarly(t *testing.T) {
+	p := newProbe(WavesConfig{ProbeCalls: 5, MaxErrorRate: 0.5})
+	if p.final(true) {
+		t.Errorf("a canary that failed before any call answered must fail the probe")
+	}
+	if !p.final(false) {
+		t.Errorf("a canary that ended well without calls gives no reason to stop")
+	}
+	p.add("commander", "mock:x", "quota", 1)
+	if p.final(false) {
+		t.Errorf("1 of 1 failed: every call the probe saw failed")
+	}
+}
+
+func TestProbeDiagnosisNamesModelsAndClasses(t *testing.T) {
+	p := newProbe(WavesConfig{ProbeCalls: 3, MaxErrorRate: 0.67})
+	p.add("commander", "openai:gpt-4.1", "rate_limited", 10)
+	p.add("commander", "openai:gpt-4.1", "quota", 30)
+	p.add("commander", "openai:gpt-4.1", "rate_limited", 20)
+	want := "commander model openai:gpt-4.1: 3 of 3 probe calls failed (rate_limited ×2, quota ×1); the remaining 11 commanders were not launched"
+	if got := p.diagnosis(11, ""); got != want {
+		t.Errorf("diagnosis:\n got %s\nwant %s", got, want)
+	}
+	d := p.data(false)
+	if diff := cmp.Diff(CanaryData{Calls: 3, Errors: 3, ErrorRate: 1, FailureClasses: map[string]int{"rate_limited": 2, "quota": 1},
+		LatencyMaxMS: 30, LatencyP50MS: 20}, d); diff != "" {
+		t.Errorf("canary data (-want +got):\n%s", diff)
+	}
+}
+
+func TestWavesConfigValidation(t *testing.T) {
+	ok := WavesConfig{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.5, Min: 1}
+	tests := []struct {
+		name string
+		mod  func(*WavesConfig)
+		want []string
+	}{
+		{"valid", func(*WavesConfig) {}, nil},
+		{"disabled is not checked", func(w *WavesConfig) { *w = WavesConfig{Canary: -1} }, nil},
+		{"canary above commanders", func(w *WavesConfig) { w.Canary = 6 }, []string{"scales.x.waves.canary"}},
+		{"no probe", func(w *WavesConfig) { w.ProbeCalls = 0 }, []string{"scales.x.waves.probe_calls"}},
+		{"rate above 1", func(w *WavesConfig) { w.MaxErrorRate = 1.5 }, []string{"scales.x.waves.max_error_rate"}},
+		{"min 0", func(w *WavesConfig) { w.Min = 0 }, []string{"scales.x.waves.min"}},
+		{"max below min", func(w *WavesConfig) { w.Min, w.Max = 3, 2 }, []string{"scales.x.waves.max"}},
+		{"initial above max", func(w *WavesConfig) { w.Max, w.Initial = 2, 3 }, []string{"scales.x.waves.initial"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := ok
+			tc.mod(&w)
+			var got []string
+			w.validate("scales.x.waves", 5, func(key, format string, args ...any) { got = append(got, key) })
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("keys (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestConfigRejectsBadWavesNamingTheKey(t *testing.T) {
+	cfg, err := LoadConfig("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.Scales["ss-100"]
+	s.Waves.MaxErrorRate = 2
+	cfg.Scales["ss-100"] = s
+	err = cfg.Validate("c.yml", nil)
+	if err == nil || !strings.Contains(err.Error(), "scales.ss-100.waves.max_error_rate") {
+		t.Fatalf("err = %v, want one naming scales.ss-100.waves.max_error_rate", err)
+	}
+}
