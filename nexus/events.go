@@ -45,6 +45,13 @@ const (
 	EvToolCall        Kind = "tool_call"
 )
 
+// Event kinds of issue 12, part D.
+const (
+	// EvFollowUp (Phase 0): the run follows up an earlier one; Data
+	// (FollowUpData) says what it passes on.
+	EvFollowUp Kind = "follow_up"
+)
+
 // Phase names a pipeline phase, as events.jsonl and Result.Phase write it.
 type Phase string
 
@@ -168,6 +175,8 @@ func decodePayload(k Kind, ph Phase, raw json.RawMessage) (Payload, error) {
 		return decodeAs[RunEndData](raw)
 	case EvToolCall:
 		return decodeAs[ToolCallData](raw)
+	case EvFollowUp:
+		return decodeAs[FollowUpData](raw)
 	case EvPhaseEnd:
 		switch ph {
 		case Phase1:

@@ -28,7 +28,8 @@ type Mission struct {
 	wrap      func(providers.Ref, providers.Provider) providers.Provider
 	limits    *providers.LimitSet
 	observers []Observer
-	ev        evidenceSetup // issue 11: the loaded ground truth (evidence.go)
+	ev        evidenceSetup  // issue 11: the loaded ground truth (evidence.go)
+	fu        *followUpSetup // issue 12: the previous run of a follow-up (followup.go)
 
 	mu     sync.Mutex
 	r      *runState // nil until the run directory exists
@@ -105,6 +106,9 @@ func Prepare(o Options, opts ...Option) (*Mission, error) {
 	}
 	m := &Mission{opts: o, plan: plan, observers: append([]Observer(nil), o.Observers...)}
 	if m.ev, err = prepareEvidence(o, o.Workspace); err != nil { // o.Workspace is resolved (flag, front matter, config)
+		return nil, err
+	}
+	if m.fu, err = prepareFollowUp(o); err != nil {
 		return nil, err
 	}
 	for _, f := range opts {
@@ -301,6 +305,7 @@ func (m *Mission) open() error {
 		}
 	}
 	r.ev = m.ev
+	r.fu = m.fu
 	m.r = r
 	m.res = &Result{Plan: plan, Dir: dir.Path, ShadowValid: true}
 	return nil

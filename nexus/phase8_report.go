@@ -14,6 +14,7 @@ import (
 // and more than once). A run stopped after sealing writes only the last two.
 func (r *runState) writeFinal(res *Result) {
 	res.Workspace = r.workspaceInfo()
+	res.FollowUp = r.followUpResult(res)
 	res.Telemetry = r.telemetry(res)
 	defer func() {
 		_ = r.dir.WriteJSON("telemetry.json", res.Telemetry)
@@ -67,6 +68,9 @@ type Telemetry struct {
 	// Tools counts the read-tool calls per role that made any; absent when
 	// no tool was called (always so without a workspace).
 	Tools map[string]ToolStats `json:"tools,omitempty"`
+	// FollowUp is the chain of runs and its velocity; absent unless the
+	// run follows up another (Options.FollowUp).
+	FollowUp *FollowUp `json:"follow_up,omitempty"`
 }
 
 // ToolStats counts one role's read-tool calls.
@@ -140,6 +144,7 @@ func (r *runState) telemetry(res *Result) Telemetry {
 	}
 	t.ShadowMedian, t.BundlesPlanned, t.BundlesScored = res.Aggregate.Median, res.Aggregate.Planned, res.Aggregate.Scored
 	t.Critical = CriticalPath{Calls: criticalPathCalls(p, r.pathShape(res))}
+	t.FollowUp = res.FollowUp
 	return t
 }
 

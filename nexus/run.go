@@ -35,8 +35,9 @@ type runState struct {
 	preset   *Sealed // Phases 1 and 1.5 reuse it (RunSealed)
 	sealOnly bool    // the mission was closed after sealing
 
-	ev      evidenceSetup // ground truth and a test's verifier (evidence.go)
-	arrived arrivedChecks // the atoms' checked citations (checkArrived)
+	ev      evidenceSetup  // ground truth and a test's verifier (evidence.go)
+	fu      *followUpSetup // the previous run of a follow-up; nil without one (followup.go)
+	arrived arrivedChecks  // the atoms' checked citations (checkArrived)
 }
 
 // timeoutFactor is the personality's timeout factor (1 when unset): every
