@@ -86,9 +86,11 @@ type PriorContext struct {
 	Scored      int      `json:"bundles_scored"`
 	Planned     int      `json:"bundles_planned"`
 	// FailedCategories counts the previous run's failed sealed criteria
-	// per category, most failures first.
+	// per category, most failures first (as shown: the block's size bound
+	// may drop the last ones).
 	FailedCategories []CategoryCount `json:"failed_categories"`
-	// Findings are the titles shown (at most 8, high priority first);
+	// Findings are the titles picked (at most 8, high priority first, the
+	// last ones dropped when the block would pass its size bound);
 	// FindingsTotal is how many the previous run had, FindingsWithheld
 	// how many were left out because their title names a criterion id.
 	Findings         []PriorFinding `json:"findings"`
@@ -190,7 +192,7 @@ func prepareFollowUp(o Options) (*followUpSetup, error) {
 	}
 	s := &followUpSetup{info: FollowUp{PreviousDir: dir, PreviousRunID: rec.Plan.RunID}}
 	fu := &s.info
-	prior, err := readPrior(dir, rec)
+	prior, distinct, err := readPrior(dir, rec)
 	if err != nil {
 		return nil, bad("%v", err)
 	}
@@ -209,7 +211,7 @@ func prepareFollowUp(o Options) (*followUpSetup, error) {
 	fu.Chain = append(chain, first)
 	fu.Truncated = truncated
 	fu.Warnings = append(fu.Warnings, warns...)
-	if s.block, err = renderPrior(prior); err != nil {
+	if s.block, err = renderPrior(&fu.Prior, distinct); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -312,9 +314,11 @@ func verifyRunEnvelope(dir, resultHash string) error {
 // score or judged reports must have sealed criteria that verify (else an
 // error naming the file); a run that was never judged gives what exists,
 // and Missing says what does not.
-func readPrior(dir string, rec *runRecord) (PriorContext, error) {
+// distinct is the number of distinct finding titles that could be shown
+// (p.Findings are the first of them).
+func readPrior(dir string, rec *runRecord) (p PriorContext, distinct int, err error) {
 	c := chainRun(dir, rec)
-	p := PriorContext{RunID: rec.Plan.RunID, Status: rec.Status, ShadowScore: c.ShadowScore, Level: c.Level, NoScore: c.NoScore, Scored: c.Scored, Planned: c.Planned,
+	p = PriorContext{RunID: rec.Plan.RunID, Status: rec.Status, ShadowScore: c.ShadowScore, Level: c.Level, NoScore: c.NoScore, Scored: c.Scored, Planned: c.Planned,
 		FailedCategories: []CategoryCount{}, Findings: []PriorFinding{}}
 	if c.NoScore != "" {
 		p.Missing = append(p.Missing, "no Shadow Score: "+c.NoScore)
@@ -325,7 +329,7 @@ func readPrior(dir string, rec *runRecord) (PriorContext, error) {
 	if rec.Status != StatusInvalid {
 		reports, err := ReadReports(dir)
 		if err != nil && !errors.Is(err, ErrNoReports) {
-			return p, err
+			return p, 0, err
 		}
 		for _, r := range reports {
 			if r.Report.Valid && r.Report.Scored {
@@ -335,11 +339,11 @@ func readPrior(dir string, rec *runRecord) (PriorContext, error) {
 	}
 	if c.ShadowScore != nil || len(judged) > 0 {
 		if err := verifyRunEnvelope(dir, rec.SealedHash); err != nil {
-			return p, fmt.Errorf("its sealed criteria do not verify, so its scores cannot be trusted: %w", err)
+			return p, 0, fmt.Errorf("its sealed criteria do not verify, so its scores cannot be trusted: %w", err)
 		}
 		for _, r := range judged {
 			if r.Report.SealedHash != rec.SealedHash {
-				return p, fmt.Errorf("report %s was judged against %s, the run sealed %s: %w", r.Report.ID, r.Report.SealedHash, rec.SealedHash, shadow.ErrTampered)
+				return p, 0, fmt.Errorf("report %s was judged against %s, the run sealed %s: %w", r.Report.ID, r.Report.SealedHash, rec.SealedHash, shadow.ErrTampered)
 			}
 		}
 	}
@@ -347,11 +351,11 @@ func readPrior(dir string, rec *runRecord) (PriorContext, error) {
 		p.Missing = append(p.Missing, "no judged Shadow Report (reports/*.json): no failed categories to pass on")
 	}
 	p.FailedCategories = failedCategories(judged)
-	p.Findings, p.FindingsTotal, p.FindingsWithheld = priorFindings(rec)
+	p.Findings, distinct, p.FindingsTotal, p.FindingsWithheld = priorFindings(rec)
 	if p.FindingsTotal == 0 {
 		p.Missing = append(p.Missing, "no findings")
 	}
-	return p, nil
+	return p, distinct, nil
 }
 
 // failedCategories counts the failed sealed criteria of judged reports by
@@ -428,7 +432,7 @@ func priorityRank(p string) int {
 // capped, duplicates dropped, high priority first (then the bundles' order),
 // at most maxPriorFindings. A title naming a sealed criterion's id (a
 // commander may echo its hardening feedback) is withheld.
-func priorFindings(rec *runRecord) (shown []PriorFinding, total, withheld int) {
+func priorFindings(rec *runRecord) (shown []PriorFinding, distinct, total, withheld int) {
 	var all []PriorFinding
 	seen := map[string]bool{}
 	for _, b := range rec.Bundles {
@@ -455,10 +459,11 @@ func priorFindings(rec *runRecord) (shown []PriorFinding, total, withheld int) {
 		}
 	}
 	sort.SliceStable(all, func(i, j int) bool { return priorityRank(all[i].Priority) < priorityRank(all[j].Priority) })
+	distinct = len(all)
 	if len(all) > maxPriorFindings {
 		all = all[:maxPriorFindings]
 	}
-	return append([]PriorFinding{}, all...), total, withheld
+	return append([]PriorFinding{}, all...), distinct, total, withheld
 }
 
 // priorView is prompts/templates/previous_run.tmpl's data.
@@ -470,22 +475,23 @@ type priorView struct {
 }
 
 // renderPrior renders the previous-run block, at most maxPriorChars: the
-// findings shown shrink until it fits.
-func renderPrior(p PriorContext) (string, error) {
+// findings shown (then the categories) shrink until it fits, and p keeps
+// only what was shown.
+func renderPrior(p *PriorContext, distinct int) (string, error) {
 	v := priorView{RunID: p.RunID, Status: p.Status, Score: "none: " + p.NoScore,
 		Categories: p.FailedCategories, Findings: p.Findings}
 	if p.ShadowScore != nil {
 		v.Score = fmt.Sprintf("median %.1f%% (%s), %d of %d bundles scored", *p.ShadowScore, p.Level, p.Scored, p.Planned)
 	}
-	hidden := p.FindingsTotal - p.FindingsWithheld - len(p.Findings)
 	for {
-		v.More = hidden + len(p.Findings) - len(v.Findings)
+		v.More = max(distinct, len(p.Findings)) - len(v.Findings)
 		s, err := prompts.Render("previous_run", v)
 		if err != nil {
 			return "", err
 		}
 		s = strings.TrimSpace(s)
 		if utf8.RuneCountInString(s) <= maxPriorChars {
+			p.Findings, p.FailedCategories = v.Findings, v.Categories
 			return s, nil
 		}
 		if len(v.Findings) > 0 {
@@ -496,6 +502,7 @@ func renderPrior(p PriorContext) (string, error) {
 			v.Categories = v.Categories[:len(v.Categories)-1]
 			continue
 		}
+		p.Findings, p.FailedCategories = v.Findings, v.Categories
 		return string([]rune(s)[:maxPriorChars-1]) + "…", nil
 	}
 }

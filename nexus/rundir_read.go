@@ -88,17 +88,22 @@ type runRecord struct {
 	SealedHash  string           `json:"sealed_hash"`
 	ShadowValid bool             `json:"shadow_valid"`
 	Aggregate   *ShadowAggregate `json:"shadow_aggregate"`
-	Bundles     []struct {
-		ID     string `json:"id"`
-		Failed bool   `json:"failed"`
-		Bundle struct {
-			Findings []struct {
-				Title    string `json:"title"`
-				Priority string `json:"priority"`
-			} `json:"findings"`
-		} `json:"bundle"`
-	} `json:"bundles"`
-	FollowUp *FollowUp `json:"follow_up"`
+	Bundles     []recordBundle   `json:"bundles"`
+	FollowUp    *FollowUp        `json:"follow_up"`
+}
+
+// recordBundle is a bundle of result.json as a follow-up reads it.
+type recordBundle struct {
+	ID     string `json:"id"`
+	Failed bool   `json:"failed"`
+	Bundle struct {
+		Findings []recordFinding `json:"findings"`
+	} `json:"bundle"`
+}
+
+type recordFinding struct {
+	Title    string `json:"title"`
+	Priority string `json:"priority"`
 }
 
 // runStatuses are the statuses result.json may hold.
