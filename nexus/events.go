@@ -78,6 +78,13 @@ const (
 	EvCanary Kind = "canary"
 )
 
+// Event kinds of issue 12, part D.
+const (
+	// EvFollowUp (Phase 0): the run follows up an earlier one; Data
+	// (FollowUpData) says what it passes on.
+	EvFollowUp Kind = "follow_up"
+)
+
 // Phase names a pipeline phase, as events.jsonl and Result.Phase write it.
 type Phase string
 
@@ -213,6 +220,8 @@ func decodePayload(k Kind, ph Phase, raw json.RawMessage) (Payload, error) {
 		return decodeAs[WaveData](raw)
 	case EvCanary:
 		return decodeAs[CanaryData](raw)
+	case EvFollowUp:
+		return decodeAs[FollowUpData](raw)
 	case EvPhaseEnd:
 		switch ph {
 		case Phase1:

@@ -241,7 +241,7 @@ func manifestFor(o Options, missionRaw string, ws *workspace.FS) (*Manifest, err
 	mf := &Manifest{SwarmVersion: swarmVersion(), Attempts: 1,
 		Mission:  ManifestMission{Path: absPath(o.MissionPath), Name: o.MissionName, Dir: absPath(o.MissionDir), SHA256: sha256Hex([]byte(missionRaw))},
 		Provider: "", Models: refStrings(o.Models), Fallbacks: refStrings(o.Fallbacks), Scale: o.Scale, Personality: o.Personality,
-		Seed: o.Seed, Replays: o.Replays, FileScope: o.FileScope}
+		Seed: o.Seed, Replays: o.Replays, FileScope: o.FileScope, FollowUp: absPath(o.FollowUp)}
 	if !o.Provider.IsZero() {
 		mf.Provider = o.Provider.String()
 	}
@@ -453,7 +453,7 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (*Mission, error) {
 	if err != nil {
 		return nil, err
 	}
-	now.Attempts, now.FollowUp, now.RunID = mf.Attempts, mf.FollowUp, mf.RunID
+	now.Attempts, now.RunID = mf.Attempts, mf.RunID
 	changed := mf.changes(now)
 	if len(changed) > 0 && !ro.Force {
 		return nil, fmt.Errorf("%w: %w: resume of %s refused: %s changed since the run started (pass --force to resume anyway)",
@@ -500,6 +500,7 @@ func (mf *Manifest) options(dir string, ro ResumeOptions) (Options, error) {
 	if mf.Workspace != nil {
 		o.Workspace = mf.Workspace.Dir
 	}
+	o.FollowUp = mf.FollowUp
 	if mf.GroundTruth != nil {
 		o.GroundTruth = mf.GroundTruth.Path
 	}

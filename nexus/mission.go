@@ -37,7 +37,8 @@ type Mission struct {
 	// storedEnv is the envelope a resumed run had sealed (nil when it had
 	// not got that far): the run must seal the same again.
 	storedEnv *shadow.Envelope
-	clock     breakerClock // the circuit breakers' time (nil: the wall clock; tests inject one)
+	clock     breakerClock   // the circuit breakers' time (nil: the wall clock; tests inject one)
+	fu        *followUpSetup // issue 12: the previous run of a follow-up (followup.go)
 
 	mu     sync.Mutex
 	r      *runState // nil until the run directory exists
@@ -115,6 +116,9 @@ func Prepare(o Options, opts ...Option) (*Mission, error) {
 	}
 	m := &Mission{opts: o, plan: plan, observers: append([]Observer(nil), o.Observers...), missionRaw: raw}
 	if m.ev, err = prepareEvidence(o, o.Workspace); err != nil { // o.Workspace is resolved (flag, front matter, config)
+		return nil, err
+	}
+	if m.fu, err = prepareFollowUp(o); err != nil {
 		return nil, err
 	}
 	for _, f := range opts {
@@ -348,6 +352,7 @@ func (m *Mission) open() error {
 		}
 	}
 	r.ev = m.ev
+	r.fu = m.fu
 	m.r = r
 	m.res = &Result{Plan: plan, Dir: dir.Path, ShadowValid: true}
 	return nil

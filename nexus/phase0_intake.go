@@ -66,6 +66,12 @@ type Options struct {
 	// needs a Workspace.
 	GroundTruth string
 
+	// FollowUp is the directory of an earlier run this one follows up
+	// ("" = none): its findings, failed criteria categories and scores are
+	// the agents' prior context, and the chain of runs gets a Shadow Score
+	// velocity (docs/follow-up.md).
+	FollowUp string
+
 	OutDir string // the run directory; default <run.out_dir>/<run-id>
 	// Force lets a run write into a non-empty OutDir: the entries an earlier
 	// run left there (events.jsonl, bundles/, ...) are removed first; other

@@ -204,6 +204,7 @@ func dedupe(xs []string) []string {
 func (r *runState) decompose(ctx context.Context) (Decomposition, error) {
 	p := r.plan
 	settings := r.settings()
+	r.followUpEvent()
 	r.rec.enter(Phase1, "decomposition")
 	var dec Decomposition
 	if pre := r.preset; pre != nil {
@@ -217,6 +218,7 @@ func (r *runState) decompose(ctx context.Context) (Decomposition, error) {
 			"Mission": r.opts.Mission, "Scale": p.Scale,
 			"DomainsLine": vocab.DomainsPrefix + strings.Join(p.Domains, ", "),
 			"CountLine":   vocab.CountPrefix + fmt.Sprint(min(p.ChildrenPerCmd, 5)),
+			"Previous":    r.priorBlock(), // a follow-up's previous-run block; "" renders nothing
 		})
 		if err != nil {
 			return Decomposition{}, err

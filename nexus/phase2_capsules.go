@@ -3,14 +3,17 @@ package nexus
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/vocab"
 )
 
 // buildCapsule makes a domain's context capsule: the only context its
-// commander receives. The brief is capped at commanders.MaxBriefChars.
-func buildCapsule(d Decomposition, dom Domain, c commanders.Constraints) commanders.Capsule {
+// commander receives. The brief is capped at commanders.MaxBriefChars; a
+// follow-up's previous-run block (prior, "" for none) ends it, and the
+// part before it is cut to leave it room.
+func buildCapsule(d Decomposition, dom Domain, c commanders.Constraints, prior string) commanders.Capsule {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Mission: %s\n", d.MissionSummary)
 	fmt.Fprintf(&b, "%s%s. %s\n", vocab.DomainPrefix, dom.Name, dom.Summary)
@@ -21,8 +24,15 @@ func buildCapsule(d Decomposition, dom Domain, c commanders.Constraints) command
 		}
 	}
 	brief := b.String()
-	if r := []rune(brief); len(r) > commanders.MaxBriefChars {
-		brief = string(r[:commanders.MaxBriefChars-1]) + "…"
+	limit := commanders.MaxBriefChars
+	if prior != "" {
+		limit -= utf8.RuneCountInString(prior) + 1
+	}
+	if r := []rune(brief); len(r) > limit {
+		brief = string(r[:limit-1]) + "…"
+	}
+	if prior != "" {
+		brief += "\n" + prior
 	}
 	// Every capsule carries the mission's aspects: each bundle is judged
 	// against every sealed criterion, so each domain must address them from
@@ -42,7 +52,7 @@ func (r *runState) capsules(dec Decomposition, scale Scale) ([]commanders.Capsul
 		FileScope: r.opts.FileScope}
 	var capsules []commanders.Capsule
 	for _, dom := range dec.Domains {
-		c := buildCapsule(dec, dom, cons)
+		c := buildCapsule(dec, dom, cons, r.priorBlock())
 		if err := c.Validate(); err != nil {
 			return nil, fmt.Errorf("phase 2: %w", err)
 		}

@@ -14,6 +14,7 @@ import (
 // and more than once). A run stopped after sealing writes only the last two.
 func (r *runState) writeFinal(res *Result) {
 	res.Workspace = r.workspaceInfo()
+	res.FollowUp = r.followUpResult(res)
 	res.Telemetry = r.telemetry(res)
 	res.Resumed, res.Telemetry.Resume = r.resumeInfo()
 	defer func() {
@@ -82,6 +83,9 @@ type Telemetry struct {
 	// its size and outcome, and the canary's verdict; absent when the scale
 	// deploys them at once (waves.go).
 	Waves *WavesTelemetry `json:"waves,omitempty"`
+	// FollowUp is the chain of runs and its velocity; absent unless the
+	// run follows up another (Options.FollowUp).
+	FollowUp *FollowUp `json:"follow_up,omitempty"`
 }
 
 // ToolStats counts one role's read-tool calls.
@@ -158,6 +162,7 @@ func (r *runState) telemetry(res *Result) Telemetry {
 	t.ShadowMedian, t.BundlesPlanned, t.BundlesScored = res.Aggregate.Median, res.Aggregate.Planned, res.Aggregate.Scored
 	t.Critical = CriticalPath{Calls: criticalPathCalls(p, r.pathShape(res))}
 	t.Waves = r.waves.telemetry(res.Bundles)
+	t.FollowUp = res.FollowUp
 	return t
 }
 

@@ -65,6 +65,7 @@ type reportView struct {
 	FormulaNote   string           // why the consensus formula lacks its evidence term ("" when it has it)
 	Evidence      *evidenceView    // nil without a workspace
 	GroundTruth   *groundTruthView // nil without a ground truth
+	FollowUp      *followUpView    // nil unless the run follows up another
 	Sandbox       string
 	Failures      []classCount
 }
@@ -165,6 +166,7 @@ func newReportView(p Plan, res *Result, sandbox string) reportView {
 		}
 	}
 	v.FormulaNote, v.Evidence, v.GroundTruth = formulaNote(res), newEvidenceView(res), newGroundTruthView(res.GroundTruth)
+	v.FollowUp = newFollowUpView(res.FollowUp)
 	for _, k := range sortedKeys(t.FailureClasses) {
 		v.Failures = append(v.Failures, classCount{Class: k, Count: t.FailureClasses[k]})
 	}
@@ -208,4 +210,63 @@ func yesNo(v bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// followUpView is the report's Follow-up section: the chain of runs as a
+// table, its velocity and what was passed on.
+type followUpView struct {
+	Previous, PreviousDir string
+	Chain                 []chainRow
+	Velocity              string // "12.5 points per run (improving)"; "" when absent
+	VelocityAbsent        string
+	Truncated             bool
+	Categories            string // "security 2 criteria (5 failed verdicts), ..." or "none"
+	Findings              int
+	Warnings              []string
+}
+
+type chainRow struct {
+	N                           int
+	RunID, Status, Score, Level string
+	This                        bool
+}
+
+func newFollowUpView(fu *FollowUp) *followUpView {
+	if fu == nil {
+		return nil
+	}
+	v := &followUpView{Previous: fu.PreviousRunID, PreviousDir: fu.PreviousDir, Truncated: fu.Truncated,
+		VelocityAbsent: oneLine(fu.VelocityAbsent), Findings: len(fu.Prior.Findings)}
+	for i, c := range fu.Chain {
+		row := chainRow{N: i + 1, RunID: c.RunID, Status: c.Status, Score: "none", Level: "–", This: i == len(fu.Chain)-1}
+		if c.ShadowScore != nil {
+			row.Score = fmt.Sprintf("%.1f%% (%d of %d scored)", *c.ShadowScore, c.Scored, c.Planned)
+			row.Level = shadow.Level(c.Level).Indicator() + " " + c.Level
+		} else if c.NoScore != "" {
+			row.Score = "none: " + oneLine(c.NoScore)
+		}
+		v.Chain = append(v.Chain, row)
+	}
+	if fu.Velocity != nil {
+		trend := "no change"
+		switch {
+		case *fu.Velocity > 0:
+			trend = "improving: scores fall"
+		case *fu.Velocity < 0:
+			trend = "worsening: scores rise"
+		}
+		v.Velocity = fmt.Sprintf("%.1f points per run (%s)", *fu.Velocity, trend)
+	}
+	var cats []string
+	for _, c := range fu.Prior.FailedCategories {
+		cats = append(cats, fmt.Sprintf("%s %d criteria (%d failed verdicts)", c.Category, c.Criteria, c.Failures))
+	}
+	v.Categories = "none"
+	if len(cats) > 0 {
+		v.Categories = strings.Join(cats, ", ")
+	}
+	for _, w := range fu.Warnings {
+		v.Warnings = append(v.Warnings, oneLine(w))
+	}
+	return v
 }

@@ -99,9 +99,12 @@ type Result struct {
 	// GroundTruth is how the findings matched the planted defects of
 	// Options.GroundTruth; nil without one.
 	GroundTruth *GroundTruthResult `json:"ground_truth,omitempty"`
-	Transcripts []Transcript       `json:"-"`
-	Events      []Event            `json:"-"` // only with Options.KeepEvents
-	Sandbox     any                `json:"-"`
+	// FollowUp is the run this one follows up, the chain of runs (this one
+	// last) and its Shadow Score velocity; nil without Options.FollowUp.
+	FollowUp    *FollowUp    `json:"follow_up,omitempty"`
+	Transcripts []Transcript `json:"-"`
+	Events      []Event      `json:"-"` // only with Options.KeepEvents
+	Sandbox     any          `json:"-"`
 }
 
 // WorkspaceInfo is the directory a run read and its fingerprint, so its

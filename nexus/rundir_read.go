@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/shadow"
@@ -73,4 +76,69 @@ func ReadReports(runDir string) ([]shadow.Report, error) {
 		all = append(all, r)
 	}
 	return all, nil
+}
+
+// runRecord is what a follow-up reads of an earlier run's result.json: how
+// it ended, its Shadow Scores, its findings and its own predecessor.
+type runRecord struct {
+	Status string `json:"status"`
+	Plan   struct {
+		RunID string `json:"run_id"`
+	} `json:"plan"`
+	SealedHash  string           `json:"sealed_hash"`
+	ShadowValid bool             `json:"shadow_valid"`
+	Aggregate   *ShadowAggregate `json:"shadow_aggregate"`
+	Bundles     []recordBundle   `json:"bundles"`
+	FollowUp    *FollowUp        `json:"follow_up"`
+}
+
+// recordBundle is a bundle of result.json as a follow-up reads it.
+type recordBundle struct {
+	ID     string `json:"id"`
+	Failed bool   `json:"failed"`
+	Bundle struct {
+		Findings []recordFinding `json:"findings"`
+	} `json:"bundle"`
+}
+
+type recordFinding struct {
+	Title    string `json:"title"`
+	Priority string `json:"priority"`
+}
+
+// runStatuses are the statuses result.json may hold.
+var runStatuses = []string{StatusComplete, StatusIncomplete, StatusPartial, StatusInvalid, StatusFailed, StatusInterrupted, StatusSealed}
+
+// readRunRecord reads and checks dir/result.json. Its errors name the file
+// and the field at fault.
+func readRunRecord(dir string) (*runRecord, error) {
+	path := filepath.Join(dir, "result.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rec runRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("%s: not a run's result: %w", path, err)
+	}
+	if !slices.Contains(runStatuses, rec.Status) {
+		return nil, fmt.Errorf("%s: status %q is not a run status (%s)", path, rec.Status, strings.Join(runStatuses, ", "))
+	}
+	if strings.TrimSpace(rec.Plan.RunID) == "" {
+		return nil, fmt.Errorf("%s: plan.run_id is empty", path)
+	}
+	if a := rec.Aggregate; a != nil {
+		for _, f := range []struct {
+			name string
+			v    *float64
+		}{{"shadow_aggregate.median", a.Median}, {"shadow_aggregate.mean", a.Mean}} {
+			if f.v != nil && (math.IsNaN(*f.v) || *f.v < 0 || *f.v > 100) {
+				return nil, fmt.Errorf("%s: %s %v is not a Shadow Score (0 to 100)", path, f.name, *f.v)
+			}
+		}
+		if a.Scored < 0 || a.Planned < 0 || a.Scored > a.Planned {
+			return nil, fmt.Errorf("%s: shadow_aggregate scored %d of %d planned bundles", path, a.Scored, a.Planned)
+		}
+	}
+	return &rec, nil
 }

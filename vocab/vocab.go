@@ -99,6 +99,7 @@ const (
 	BlockCriteria      = "criteria"        // the sealed criteria shown to the judge, one CriterionPrefix line each
 	BlockDecomposition = "decomposition"   // the Nexus's decomposition shown to the seal author
 	BlockEvidence      = "evidence"        // a worker atom's citations shown to its commander (id: its brief id), one EvidenceItemPrefix line each
+	BlockPreviousRun   = "previous_run"    // a follow-up's previous-run block shown to the Nexus decomposition
 )
 
 // ToolLimitNote starts the message that tells a model its tool turns are

@@ -45,6 +45,7 @@ type RunOptions struct {
 	Workspace   string // the directory the mission is about
 	GroundTruth string // planted defects to match the findings against (needs a workspace)
 	Resume      string // a run directory to continue (--resume)
+	FollowUp    string // the run directory of an earlier run this one follows up
 }
 
 // newRunCmd builds `swarm run`; runF runs the parsed options (nil: runRun).
@@ -92,7 +93,9 @@ Exit codes:
   echo "Plan the rollout of feature flags" | swarm run - --scale ss-50 --json
   swarm run examples/missions/security-review-tinynotes.md --workspace examples/workspaces/tinynotes
   swarm run --resume runs/20260101-120000-auth-migration           # continue an interrupted run
-  swarm run --resume /tmp/run1 --force   # resume although the mission or config changed`,
+  swarm run --resume /tmp/run1 --force   # resume although the mission or config changed
+  swarm run mission.md --provider openai:gpt-4.1 --fallback worker=openai:gpt-4.1-mini   # workers fall back when gpt-4.1 keeps failing
+  swarm run examples/missions/auth-migration.md --out runs/v2 --follow-up runs/v1   # see docs/follow-up.md`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -132,6 +135,7 @@ Exit codes:
 	f.StringVar(&o.Workspace, "workspace", "", "directory the mission is about: agents read it through read-only tools and every citation is checked (overrides the mission's front matter and workspace.dir; see docs/workspace.md)")
 	f.StringArrayVar(&o.FileScope, "file-scope", nil, "limit the files the agents may touch to this path or directory (repeatable; a constraint of every capsule)")
 	f.StringVar(&o.GroundTruth, "ground-truth", "", "YAML file of planted defects (outside the workspace) to match the findings against: recall and precision in result.json and report.md; needs a workspace")
+	f.StringVar(&o.FollowUp, "follow-up", "", "run directory of an earlier run of the mission to follow up: its findings, failed criteria categories (never the criteria) and Shadow Score are the agents' prior context, and report.md shows the chain of runs with its Shadow Score velocity (see docs/follow-up.md)")
 	f.StringVar(&o.Spec, "spec", "", "Shadow Score Spec version of the reports: 2.0.0 (Shadow Report) or 1.0.0 (Gap Report) (default from config)")
 	return cmd
 }
@@ -257,7 +261,7 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 	}
 	opts := nexus.Options{Config: cfg, Registry: app.Registry(), Mission: mission, MissionName: name, Scale: o.Scale,
 		Personality: o.Personality, Provider: provider, Models: models, Fallbacks: fallbacks, OutDir: o.Out, Force: o.Force, Replays: o.Replays, FileScope: o.FileScope,
-		Workspace: o.Workspace, MissionDir: missionDir(o), GroundTruth: o.GroundTruth, ConfigPath: app.ConfigPath}
+		Workspace: o.Workspace, MissionDir: missionDir(o), GroundTruth: o.GroundTruth, ConfigPath: app.ConfigPath, FollowUp: o.FollowUp}
 	if o.MissionText == "" && o.MissionArg != "-" {
 		opts.MissionPath = o.MissionArg
 	}
@@ -292,6 +296,11 @@ func runResume(ctx context.Context, app *App, o RunOptions) error {
 // progress view (or JSON events) and prints the summary.
 func runMission(ctx context.Context, app *App, o RunOptions, m *nexus.Mission) error {
 	plan := m.Plan()
+	if fu := m.FollowUpInfo(); fu != nil {
+		for _, w := range fu.Warnings {
+			fmt.Fprintf(app.Err, "warning: --follow-up: %s\n", textsafe.Printable(w))
+		}
+	}
 	// The briefing goes to stderr; --interactive always shows it (even
 	// with --json or --quiet): it is what the user confirms.
 	if (!o.JSON && !o.Quiet) || o.Interactive {
