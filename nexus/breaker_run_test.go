@@ -39,6 +39,10 @@ func TestWorkersOnAFailingModelCompleteOnTheirFallback(t *testing.T) {
 		o.Registry = reg
 		o.Models = map[string][]providers.Ref{"worker": {ref(t, "down:honest")}}
 		o.Fallbacks = map[string][]providers.Ref{"worker": {ref(t, "mock:honest")}}
+		// The breaker's routing alone: the ladder would also swap the
+		// workers whose call failed (recovery_test.go; both together in the
+		// CLI's TestRunFallbackWhileTheWorkersBreakerIsOpen).
+		withoutRecovery(o)
 	})
 	if err != nil {
 		t.Fatal(err)

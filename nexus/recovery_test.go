@@ -38,6 +38,12 @@ func flaky(role string, fails func(req providers.Request) bool, fallbacks ...str
 			o.Fallbacks = map[string][]providers.Ref{role: append(o.Fallbacks[role], x)}
 		}
 		o.Config.Providers["flaky"] = withRetries(o.Config.Providers["mock"], 0)
+		// The ladder is what these tests measure: the breaker would route
+		// the failing model's calls to the fallback before the ladder saw
+		// them (and make the judge wait for its cooldown). Its routing is
+		// tested in breaker_run_test.go; both together in the CLI's
+		// TestRunFallbackWhileTheWorkersBreakerIsOpen.
+		o.Config.CircuitBreaker.Enabled = false
 	}
 }
 
