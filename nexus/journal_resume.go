@@ -401,7 +401,7 @@ type ResumeOptions struct {
 // resumeState is what a resumed mission carries from Resume to open.
 type resumeState struct {
 	was     *Manifest
-	now     *Manifest
+	now     *Manifest // what the run is started with now: open writes it as run.json
 	changed []string
 }
 
@@ -619,7 +619,6 @@ func (m *Mission) reopen(path string, mf *Manifest) (rundir.Dir, *ResumeInfo, er
 	}
 	m.storedEnv = env
 	mf.Attempts = prev + 1
-	mf.FollowUp = rs.was.FollowUp
 	return dir, &ResumeInfo{Attempt: mf.Attempts, Changed: rs.changed}, nil
 }
 

@@ -27,14 +27,8 @@ import (
 func resumeFixture(t *testing.T) (mission, config string) {
 	t.Helper()
 	dir := t.TempDir()
-	for _, name := range []string{"mission.md", "config.yml"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "resume", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", "resume"))); err != nil {
+		t.Fatal(err)
 	}
 	return filepath.Join(dir, "mission.md"), filepath.Join(dir, "config.yml")
 }

@@ -286,8 +286,10 @@ func (m *Mission) open() error {
 			closeWorkspace(ws)
 		}
 	}()
-	mf, err := manifestFor(o, m.missionRaw, ws)
-	if err != nil {
+	var mf *Manifest
+	if m.resume != nil {
+		mf = m.resume.now // Resume made it (workspace tree hash included) from these options
+	} else if mf, err = manifestFor(o, m.missionRaw, ws); err != nil {
 		return err
 	}
 	mf.RunID = plan.RunID

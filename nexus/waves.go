@@ -257,8 +257,8 @@ func sortedByCount(m map[string]int) []string {
 
 // waveCtl watches a run's llm_call events while commanders deploy in waves:
 // the canary team's calls feed the probe; every call feeds the window of
-// the wave launched last; each commander's first call (or its end) marks
-// it under way. It is an Observer (called under the event log's lock, one
+// the wave launched last (neither counts a call replayed from the journal);
+// each commander's first call (or its end) marks it under way. It is an Observer (called under the event log's lock, one
 // event at a time): it only records and signals.
 type waveCtl struct {
 	plan Plan
@@ -305,7 +305,10 @@ func (c *waveCtl) Observe(e Event) {
 	if inTeam && c.pending[domain] {
 		c.markUnderWay(domain)
 	}
-	if d.Outcome == "cancelled" { // the run's own cancellation says nothing of the provider
+	// The run's own cancellation says nothing of the provider, nor does an
+	// answer replayed from the journal (a resumed run): it was the
+	// provider's then, not now. Either still marks its commander under way.
+	if d.Outcome == "cancelled" || d.Replayed {
 		return
 	}
 	class := d.FailureClass

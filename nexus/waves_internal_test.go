@@ -190,3 +190,39 @@ func TestConfigRejectsBadWavesNamingTheKey(t *testing.T) {
 		t.Fatalf("err = %v, want one naming scales.ss-100.waves.max_error_rate", err)
 	}
 }
+
+// A resumed run's replayed answers came from the journal, not from a
+// provider: they mark their commander under way but feed neither the
+// canary's probe nor the wave's window. Otherwise a run that failed in an
+// outage would pass its probe on the first attempt's answers (one success
+// settles a probe of 3 at 0.67) and widen its waves into the outage.
+func TestWavesIgnoreReplayedCalls(t *testing.T) {
+	plan := Plan{Domains: []string{"architecture", "implementation"}}
+	c := newWaveCtl(plan, WavesConfig{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Min: 1}, []string{"architecture"})
+	underWay := c.startWave(plan.Domains)
+	call := func(agent string, d CallData) Event {
+		return Event{Kind: EvLLMCall, Role: "commander", AgentID: agent, Model: "mock:honest", Data: d}
+	}
+	for _, d := range plan.Domains {
+		c.Observe(call(commanderID(d), CallData{Outcome: "ok", Replayed: true, LatencyMS: 30}))
+	}
+	select {
+	case <-underWay:
+	default:
+		t.Error("a replayed first call must mark its commander under way")
+	}
+	if c.decided || c.probe.calls != 0 || c.chain != 0 {
+		t.Errorf("the probe counted replayed answers: decided=%v calls=%d chain=%d", c.decided, c.probe.calls, c.chain)
+	}
+	if w := c.window(); w != (windowStats{}) {
+		t.Errorf("the window counted replayed answers: %+v", w)
+	}
+	// A fresh call is still judged.
+	c.Observe(call(commanderID("architecture"), CallData{Outcome: "error", FailureClass: "server"}))
+	if c.probe.calls != 1 || c.probe.errors != 1 {
+		t.Errorf("probe %d calls, %d errors; want the fresh failure only", c.probe.calls, c.probe.errors)
+	}
+	if w := c.window(); w.Calls != 1 || w.Errors != 1 {
+		t.Errorf("window %+v; want the fresh failure only", w)
+	}
+}

@@ -269,6 +269,7 @@ func TestResumeUsageErrors(t *testing.T) {
 	}{
 		{"a mission argument", []string{"run", "--resume", notRun, "mission.md"}, "drop the mission argument"},
 		{"a flag that shapes the run", []string{"run", "--resume", notRun, "--scale", "ss-50"}, "--scale cannot be given with it"},
+		{"--follow-up (run.json records it)", []string{"run", "--resume", notRun, "--follow-up", notRun}, "--follow-up cannot be given with it"},
 		{"a directory without run.json", []string{"run", "--resume", notRun}, "no run.json"},
 		{"a directory that does not exist", []string{"run", "--resume", filepath.Join(notRun, "nope")}, "no such file"},
 	} {

@@ -105,7 +105,7 @@ Exit codes:
 			if o.Resume != "" {
 				// The run is started again as it was: flags that shape a
 				// run would be silently ignored, so they are refused.
-				for _, name := range []string{"mission", "scale", "provider", "model", "fallback", "personality", "out", "seed", "replays", "workspace", "file-scope", "ground-truth", "spec"} {
+				for _, name := range []string{"mission", "scale", "provider", "model", "fallback", "personality", "out", "seed", "replays", "workspace", "file-scope", "ground-truth", "spec", "follow-up"} {
 					if cmd.Flags().Changed(name) {
 						return usageError(fmt.Errorf("--resume continues the run as it was started (see RUN_DIR/run.json): --%s cannot be given with it", name))
 					}
