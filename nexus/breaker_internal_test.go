@@ -438,3 +438,51 @@ func TestBreakerDisabled(t *testing.T) {
 		t.Errorf("events %v, stats %v; want none", got, tp.pp.breakerStats())
 	}
 }
+
+// Calls waiting for a probe give up once one failed while they waited: the
+// model was found still down, and waiting on would queue each behind the
+// others for a further cooldown per half_open_probes of them (a judge whose
+// model is down took about 19 cooldowns, ten minutes at the default 30s, to
+// end an ss-50 run; with this, 8 to 10).
+func TestWaitersGiveUpWhenTheProbeFails(t *testing.T) {
+	tp := newTestPool(t, CircuitBreakerConfig{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: 30 * time.Second, HalfOpenProbes: 1}, nil)
+	j, _ := tp.pp.forRole("judge", downRef)
+	_, _ = ask(t, j, t.Context(), "judge", "judge") // opens (down:m, judge)
+	done := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := ask(t, j, t.Context(), "judge", "judge")
+			done <- err
+		}()
+	}
+	for range 2 {
+		select {
+		case <-tp.clock.timers: // waiting for the cooldown
+		case err := <-done:
+			t.Fatalf("a judge call returned without waiting: %v", err)
+		}
+	}
+	tp.clock.Advance(30 * time.Second) // one becomes the probe and fails; the other must not wait another cooldown
+	probe, refused := 0, 0
+	for range 2 {
+		select {
+		case err := <-done:
+			switch {
+			case errors.Is(err, ErrBreakerOpen):
+				refused++
+			case err != nil && strings.Contains(err.Error(), "injected outage"):
+				probe++
+			default:
+				t.Errorf("err = %v, want the probe's failure or ErrBreakerOpen", err)
+			}
+		case d := <-tp.clock.timers:
+			t.Fatalf("a judge call waits another %v after the probe failed", d)
+		}
+	}
+	if probe != 1 || refused != 1 {
+		t.Errorf("%d probe failures, %d ErrBreakerOpen; want one of each", probe, refused)
+	}
+	if n := tp.callsTo("down:m"); n != 2 {
+		t.Errorf("the model got %d calls, want 2 (the one that opened the breaker, the probe)", n)
+	}
+}
