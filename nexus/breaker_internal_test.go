@@ -188,6 +188,24 @@ func TestOutcomeOf(t *testing.T) {
 	}
 }
 
+// testRecorder is a recorder writing to a temporary directory; its event
+// log calls observe with each event, one at a time. Closed at the test's end.
+func testRecorder(t *testing.T, observe func(Event)) *recorder {
+	t.Helper()
+	dir := t.TempDir()
+	events, err := newEventLog(filepath.Join(dir, "events.jsonl"), time.Now, false, ObserverFunc(observe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	transcripts, err := newTranscriptLog(filepath.Join(dir, "transcripts.jsonl"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{events: events, transcripts: transcripts}
+	t.Cleanup(rec.close)
+	return rec
+}
+
 // testPool is a provider pool over kinds "down" (fails while failing says
 // so) and "up" (always answers), with the given fallbacks and a fake clock;
 // events lists the kinds of its breaker and model_swap events.
@@ -203,23 +221,13 @@ type testPool struct {
 func newTestPool(t *testing.T, cb CircuitBreakerConfig, fallbacks map[string][]providers.Ref) *testPool {
 	t.Helper()
 	tp := &testPool{clock: newFakeClock(), failing: true, calls: map[string]int{}}
-	dir := t.TempDir()
-	events, err := newEventLog(filepath.Join(dir, "events.jsonl"), time.Now, false, ObserverFunc(func(e Event) {
+	rec := testRecorder(t, func(e Event) {
 		if e.Kind == EvBreaker || e.Kind == EvModelSwap {
 			tp.mu.Lock()
 			tp.events = append(tp.events, Event{Kind: e.Kind, Role: e.Role, AgentID: e.AgentID, Model: e.Model, Data: e.Data})
 			tp.mu.Unlock()
 		}
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	transcripts, err := newTranscriptLog(filepath.Join(dir, "transcripts.jsonl"), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{events: events, transcripts: transcripts}
-	t.Cleanup(rec.close)
+	})
 	reg := &providers.Registry{}
 	for _, kind := range []string{"down", "up"} {
 		reg.Register(providers.KindInfo{Kind: kind, Description: "test"}, func(ref providers.Ref, _ providers.KindConfig) (providers.Provider, error) {
