@@ -175,6 +175,7 @@ type circuit struct {
 	openedAt time.Time
 	admitted int // probes let through in this half-open spell
 	passed   int // of them, succeeded
+	reopened int // half-open spells a failed probe ended (route's waiters)
 
 	// Telemetry.
 	opened, halfOpened, closed int
@@ -236,6 +237,7 @@ func (c *circuit) record(ctx context.Context, p permit, o outcome) (open bool) {
 			}
 		case outcomeFailed:
 			rate := 1 / float64(c.passed+1)
+			c.reopened++
 			c.move(ctx, breakerOpen, "probe_failed", &rate, c.passed+1)
 		}
 		return
@@ -294,6 +296,13 @@ func (c *circuit) release() {
 	if c.onRelease != nil {
 		c.onRelease()
 	}
+}
+
+// probesFailed is how many half-open spells of c a failed probe ended.
+func (c *circuit) probesFailed() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reopened
 }
 
 // noteRouted counts a call that went to a fallback because c would not let

@@ -188,6 +188,24 @@ func TestOutcomeOf(t *testing.T) {
 	}
 }
 
+// testRecorder is a recorder writing to a temporary directory; its event
+// log calls observe with each event, one at a time. Closed at the test's end.
+func testRecorder(t *testing.T, observe func(Event)) *recorder {
+	t.Helper()
+	dir := t.TempDir()
+	events, err := newEventLog(filepath.Join(dir, "events.jsonl"), time.Now, false, ObserverFunc(observe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	transcripts, err := newTranscriptLog(filepath.Join(dir, "transcripts.jsonl"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{events: events, transcripts: transcripts}
+	t.Cleanup(rec.close)
+	return rec
+}
+
 // testPool is a provider pool over kinds "down" (fails while failing says
 // so) and "up" (always answers), with the given fallbacks and a fake clock;
 // events lists the kinds of its breaker and model_swap events.
@@ -203,23 +221,13 @@ type testPool struct {
 func newTestPool(t *testing.T, cb CircuitBreakerConfig, fallbacks map[string][]providers.Ref) *testPool {
 	t.Helper()
 	tp := &testPool{clock: newFakeClock(), failing: true, calls: map[string]int{}}
-	dir := t.TempDir()
-	events, err := newEventLog(filepath.Join(dir, "events.jsonl"), time.Now, false, ObserverFunc(func(e Event) {
+	rec := testRecorder(t, func(e Event) {
 		if e.Kind == EvBreaker || e.Kind == EvModelSwap {
 			tp.mu.Lock()
 			tp.events = append(tp.events, Event{Kind: e.Kind, Role: e.Role, AgentID: e.AgentID, Model: e.Model, Data: e.Data})
 			tp.mu.Unlock()
 		}
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	transcripts, err := newTranscriptLog(filepath.Join(dir, "transcripts.jsonl"), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{events: events, transcripts: transcripts}
-	t.Cleanup(rec.close)
+	})
 	reg := &providers.Registry{}
 	for _, kind := range []string{"down", "up"} {
 		reg.Register(providers.KindInfo{Kind: kind, Description: "test"}, func(ref providers.Ref, _ providers.KindConfig) (providers.Provider, error) {
@@ -436,5 +444,53 @@ func TestBreakerDisabled(t *testing.T) {
 	}
 	if got := tp.got(); len(got) != 0 || tp.pp.breakerStats() != nil {
 		t.Errorf("events %v, stats %v; want none", got, tp.pp.breakerStats())
+	}
+}
+
+// Calls waiting for a probe give up once one failed while they waited: the
+// model was found still down, and waiting on would queue each behind the
+// others for a further cooldown per half_open_probes of them (a judge whose
+// model is down took about 19 cooldowns, ten minutes at the default 30s, to
+// end an ss-50 run; with this, 8 to 10).
+func TestWaitersGiveUpWhenTheProbeFails(t *testing.T) {
+	tp := newTestPool(t, CircuitBreakerConfig{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: 30 * time.Second, HalfOpenProbes: 1}, nil)
+	j, _ := tp.pp.forRole("judge", downRef)
+	_, _ = ask(t, j, t.Context(), "judge", "judge") // opens (down:m, judge)
+	done := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := ask(t, j, t.Context(), "judge", "judge")
+			done <- err
+		}()
+	}
+	for range 2 {
+		select {
+		case <-tp.clock.timers: // waiting for the cooldown
+		case err := <-done:
+			t.Fatalf("a judge call returned without waiting: %v", err)
+		}
+	}
+	tp.clock.Advance(30 * time.Second) // one becomes the probe and fails; the other must not wait another cooldown
+	probe, refused := 0, 0
+	for range 2 {
+		select {
+		case err := <-done:
+			switch {
+			case errors.Is(err, ErrBreakerOpen):
+				refused++
+			case err != nil && strings.Contains(err.Error(), "injected outage"):
+				probe++
+			default:
+				t.Errorf("err = %v, want the probe's failure or ErrBreakerOpen", err)
+			}
+		case d := <-tp.clock.timers:
+			t.Fatalf("a judge call waits another %v after the probe failed", d)
+		}
+	}
+	if probe != 1 || refused != 1 {
+		t.Errorf("%d probe failures, %d ErrBreakerOpen; want one of each", probe, refused)
+	}
+	if n := tp.callsTo("down:m"); n != 2 {
+		t.Errorf("the model got %d calls, want 2 (the one that opened the breaker, the probe)", n)
 	}
 }

@@ -2,7 +2,6 @@ package nexus
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,22 +16,12 @@ import (
 // entered last is a race. Here phase 6 was entered last and a phase-4 call
 // trips both.
 func TestCeilingAndBreakerEventsCarryTheCallsPhase(t *testing.T) {
-	dir := t.TempDir()
 	var got []Event // the event log calls observers one at a time
-	events, err := newEventLog(filepath.Join(dir, "events.jsonl"), time.Now, false, ObserverFunc(func(e Event) {
+	rec := testRecorder(t, func(e Event) {
 		if e.Kind == EvCostWarning || e.Kind == EvCostStop || e.Kind == EvBreaker {
 			got = append(got, Event{Phase: e.Phase, Kind: e.Kind, Data: e.Data})
 		}
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	transcripts, err := newTranscriptLog(filepath.Join(dir, "transcripts.jsonl"), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{events: events, transcripts: transcripts}
-	defer rec.close()
+	})
 
 	// Every call costs $2 (one input token at $2M per million) and fails
 	// permanently: the $1 ceiling and the one-failure breaker both go.

@@ -72,8 +72,9 @@ func (pp *providerPool) forRole(role string, ref providers.Ref) (providers.Provi
 // leaves that model's breaker open (it opened it, or it was a failed probe)
 // is sent on to the next fallback that lets it through. When no breaker
 // lets a call through, a call of a role whose failure ends the run or
-// leaves a bundle unscored (waitsForProbe) waits, bounded by its context,
-// for a probe slot or a fallback; any other fails fast with ErrBreakerOpen
+// leaves a bundle unscored (waitsForProbe) waits, bounded by its context
+// and by one failed probe of every candidate, for a probe slot or a
+// fallback; any other fails fast with ErrBreakerOpen
 // (transient), so its commander salvages. See docs/recovery-breaker.md.
 func (pp *providerPool) routed(role string, ref providers.Ref) (providers.Provider, error) {
 	p, err := pp.provider(ref)
@@ -98,8 +99,13 @@ func (pp *providerPool) routed(role string, ref providers.Ref) (providers.Provid
 }
 
 // route answers req with the first of cands (the primary, then the role's
-// fallbacks) whose breaker in layer lets it through (see routed).
+// fallbacks) whose breaker in layer lets it through (see routed). A call
+// that waits gives up (ErrBreakerOpen) once a probe of every candidate
+// failed while it waited: the models were found still down, and waiting on
+// would queue it behind the other waiters for one cooldown per
+// half_open_probes of them.
 func (pp *providerPool) route(ctx context.Context, req providers.Request, role, layer string, cands []providers.Ref) (providers.Response, error) {
+	var waitedFrom []int // each candidate's failed probes when the call began waiting
 	for {
 		wake := pp.wakeup() // before asking, so a release while we ask is not missed
 		soonest := time.Duration(-1)
@@ -113,7 +119,7 @@ func (pp *providerPool) route(ctx context.Context, req providers.Request, role, 
 				soonest = retryIn
 			}
 		}
-		if !waitsForProbe(role) {
+		if !waitsForProbe(role) || pp.probedWhileWaiting(&waitedFrom, layer, cands) {
 			return providers.Response{}, breakerOpenError(cands[0], layer, cands[1:])
 		}
 		var timer <-chan time.Time
@@ -163,6 +169,23 @@ func (pp *providerPool) send(ctx context.Context, req providers.Request, role, l
 		}
 		i = next
 	}
+}
+
+// probedWhileWaiting says whether a probe of every one of cands (in layer)
+// failed since the call began waiting; the first time (*from nil) it
+// records where their counts stand.
+func (pp *providerPool) probedWhileWaiting(from *[]int, layer string, cands []providers.Ref) bool {
+	first := *from == nil
+	all := !first
+	for i, ref := range cands {
+		n := pp.circuit(ref, layer).probesFailed()
+		if first {
+			*from = append(*from, n)
+		} else if n <= (*from)[i] {
+			all = false
+		}
+	}
+	return all
 }
 
 func (pp *providerPool) breakerClock() breakerClock {
