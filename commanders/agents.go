@@ -954,16 +954,8 @@ func (c *Commander) Revise(ctx context.Context, prev Bundle, feedback string) (B
 // Salvage recovers a schema-invalid bundle that still has usable content: it
 // becomes "partial" with confidence 0.5. Unparseable output is not salvaged.
 func Salvage(err error, domain string) (Bundle, bool) {
-	var pe *providers.Error
-	if !errors.As(err, &pe) || pe.Class != providers.ClassSchemaInvalid {
-		return Bundle{}, false
-	}
-	doc, ok := providers.ExtractJSON(pe.Raw)
+	loose, ok := looseAnswer(err)
 	if !ok {
-		return Bundle{}, false
-	}
-	var loose map[string]any
-	if json.Unmarshal([]byte(doc), &loose) != nil {
 		return Bundle{}, false
 	}
 	str := func(k string) string { s, _ := loose[k].(string); return s }
@@ -983,6 +975,24 @@ func Salvage(err error, domain string) (Bundle, bool) {
 		}
 	}
 	return b, true
+}
+
+// looseAnswer is the JSON object of an answer that failed its schema,
+// read loosely (false: not a schema failure, or no JSON object in it).
+func looseAnswer(err error) (map[string]any, bool) {
+	var pe *providers.Error
+	if !errors.As(err, &pe) || pe.Class != providers.ClassSchemaInvalid {
+		return nil, false
+	}
+	doc, ok := providers.ExtractJSON(pe.Raw)
+	if !ok {
+		return nil, false
+	}
+	var loose map[string]any
+	if json.Unmarshal([]byte(doc), &loose) != nil {
+		return nil, false
+	}
+	return loose, true
 }
 
 // call runs one LLM call under the run-wide concurrency bound.

@@ -1,8 +1,6 @@
 package commanders
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -198,16 +196,8 @@ func halveAspects(aspects []string, n int) []string {
 // partial atom of confidence at most 0.5. An unparseable answer or one with
 // no content is not salvaged.
 func salvageAtom(err error) (Atom, bool) {
-	var pe *providers.Error
-	if !errors.As(err, &pe) || pe.Class != providers.ClassSchemaInvalid {
-		return Atom{}, false
-	}
-	doc, ok := providers.ExtractJSON(pe.Raw)
+	loose, ok := looseAnswer(err)
 	if !ok {
-		return Atom{}, false
-	}
-	var loose map[string]any
-	if json.Unmarshal([]byte(doc), &loose) != nil {
 		return Atom{}, false
 	}
 	content, _ := loose["content"].(string)
