@@ -366,13 +366,19 @@ func (c *Commander) ladder(ctx context.Context, a Agent, unit, id string) Ladder
 		Report: func(s RecoveryStep) { c.emit(AgentEvent{Kind: AgentRecovery, Agent: a, Recovery: &s}) }}
 }
 
-// swapDetail is a model swap's detail.
-func swapDetail(from, to providers.Ref, err error) string {
-	d := fmt.Sprintf("%s -> %s", from, to)
-	if err != nil {
-		d += ": " + FailureText(err)
-	}
-	return d
+// swapRung is the model swap step of a unit agent a works on: attempt n
+// asks (ask) a's n-th fallback model, until none is left. what prefixes
+// the detail ("plan: ", or "").
+func (c *Commander) swapRung(what string, a Agent, ask func(fa Agent) error) Rung {
+	return Rung{Step: StepModelSwap, On: c.Recovery.ModelSwap, Try: func(n int) Attempt {
+		fa, ok := c.fallback(a, n-1)
+		if !ok {
+			return Attempt{}
+		}
+		at := Tried(fmt.Sprintf("%s%s -> %s", what, a.Ref, fa.Ref), ask(fa))
+		at.From, at.To = a.Ref, fa.Ref
+		return at
+	}}
 }
 
 // planWithLadder asks for the shard plan; a plan that keeps failing is
@@ -384,18 +390,14 @@ func (c *Commander) planWithLadder(ctx context.Context, childRole string, res *R
 		return plan, nil
 	}
 	c.ladder(ctx, c.Agent, UnitBundle, c.Capsule.Domain).Climb("plan: "+FailureText(err),
-		Rung{Step: StepModelSwap, On: c.Recovery.ModelSwap, Try: func(n int) Attempt {
-			fa, ok := c.fallback(c.Agent, n-1)
-			if !ok {
-				return Attempt{}
-			}
+		c.swapRung("plan: ", c.Agent, func(fa Agent) error {
 			var e error
 			plan, e = c.plan(ctx, fa, childRole, c.Limits.Children, "plan", res)
 			if e == nil {
 				err = nil
 			}
-			return Attempt{Made: true, OK: e == nil, Detail: "plan: " + swapDetail(c.Agent.Ref, fa.Ref, e), From: c.Agent.Ref, To: fa.Ref}
-		}})
+			return e
+		}))
 	return plan, err
 }
 
@@ -560,14 +562,15 @@ func (c *Commander) runAtom(ctx context.Context, w worker) AtomResult {
 		return r
 	}
 	first, cur, lastErr := w, w, r.err
-	try := func(next worker) bool {
+	try := func(next worker) error {
 		nr := next.do(ctx, c.Settings)
 		nr.Retries += r.Retries
 		r = nr
 		if r.Failed {
 			lastErr = r.err
+			return r.err
 		}
-		return !r.Failed
+		return nil
 	}
 	c.ladder(ctx, w.agent, UnitAtom, w.briefID).Climb(FailureText(r.err),
 		Rung{Step: StepSimplify, On: c.Recovery.Simplify, Try: func(n int) Attempt {
@@ -577,18 +580,12 @@ func (c *Commander) runAtom(ctx context.Context, w worker) AtomResult {
 				return Attempt{} // nothing simpler to ask
 			}
 			cur = next
-			ok := try(cur)
-			return Attempt{Made: true, OK: ok, Detail: fmt.Sprintf("brief %d -> %d characters, aspects %d -> %d%s", len(first.brief), len(cur.brief), len(first.aspects), len(cur.aspects), failedSuffix(ok, r))}
+			return Tried(fmt.Sprintf("brief %d -> %d characters, aspects %d -> %d", len(first.brief), len(cur.brief), len(first.aspects), len(cur.aspects)), try(cur))
 		}},
-		Rung{Step: StepModelSwap, On: c.Recovery.ModelSwap, Try: func(n int) Attempt {
-			fa, ok := c.fallback(first.agent, n-1)
-			if !ok {
-				return Attempt{}
-			}
+		c.swapRung("", first.agent, func(fa Agent) error {
 			cur.agent, cur.tools = fa, c.toolsFor(fa, cur.cons)
-			ok = try(cur)
-			return Attempt{Made: true, OK: ok, Detail: swapDetail(first.agent.Ref, fa.Ref, errIf(!ok, lastErr)), From: first.agent.Ref, To: fa.Ref}
-		}},
+			return try(cur)
+		}),
 		Rung{Step: StepDegrade, On: c.Recovery.Degrade, Try: func(n int) Attempt {
 			if n > 1 {
 				return Attempt{}
@@ -601,22 +598,6 @@ func (c *Commander) runAtom(ctx context.Context, w worker) AtomResult {
 			return Attempt{Made: true, OK: true, Detail: "kept the content of an answer that failed its schema, as a partial atom"}
 		}})
 	return r
-}
-
-// failedSuffix is ": class: error" for a failed attempt.
-func failedSuffix(ok bool, r AtomResult) string {
-	if ok {
-		return ""
-	}
-	return ": " + FailureText(r.err)
-}
-
-// errIf is err when cond, else nil.
-func errIf(cond bool, err error) error {
-	if cond {
-		return err
-	}
-	return nil
 }
 
 func (c *Commander) runSquadLeads(ctx context.Context, shards []Shard, res *Result) [][]AtomResult {
@@ -689,14 +670,9 @@ func (l squadLead) splitWithLadder(ctx context.Context, c *Commander) (mb MicroB
 		return mb, nil, nil
 	}
 	cur := l.shard
-	attempt := func(a Agent, sh Shard) bool {
-		m, e := l.microBriefs(ctx, c, a, sh)
-		if e == nil {
-			mb, err = m, nil
-			return true
-		}
-		err = e
-		return false
+	attempt := func(a Agent, sh Shard) error {
+		mb, err = l.microBriefs(ctx, c, a, sh)
+		return err
 	}
 	step := c.ladder(ctx, l.agent, UnitShard, l.shard.BriefID).Climb(FailureText(err),
 		Rung{Step: StepSimplify, On: c.Recovery.Simplify, Try: func(n int) Attempt {
@@ -706,21 +682,9 @@ func (l squadLead) splitWithLadder(ctx context.Context, c *Commander) (mb MicroB
 				return Attempt{}
 			}
 			cur = next
-			ok := attempt(l.agent, cur)
-			d := fmt.Sprintf("shard brief %d -> %d characters, aspects %d -> %d", len(l.shard.Brief), len(cur.Brief), len(l.shard.Aspects), len(cur.Aspects))
-			if !ok {
-				d += ": " + FailureText(err)
-			}
-			return Attempt{Made: true, OK: ok, Detail: d}
+			return Tried(fmt.Sprintf("shard brief %d -> %d characters, aspects %d -> %d", len(l.shard.Brief), len(cur.Brief), len(l.shard.Aspects), len(cur.Aspects)), attempt(l.agent, cur))
 		}},
-		Rung{Step: StepModelSwap, On: c.Recovery.ModelSwap, Try: func(n int) Attempt {
-			fa, ok := c.fallback(l.agent, n-1)
-			if !ok {
-				return Attempt{}
-			}
-			ok = attempt(fa, cur)
-			return Attempt{Made: true, OK: ok, Detail: swapDetail(l.agent.Ref, fa.Ref, errIf(!ok, err)), From: l.agent.Ref, To: fa.Ref}
-		}},
+		c.swapRung("", l.agent, func(fa Agent) error { return attempt(fa, cur) }),
 		Rung{Step: StepDegrade, On: c.Recovery.Degrade, Try: func(n int) Attempt {
 			if n > 1 {
 				return Attempt{}
@@ -800,15 +764,12 @@ func (c *Commander) assembleWithLadder(ctx context.Context, atoms []AtomResult, 
 	errs := []error{err} // every failed answer, for the degrade step
 	excerpt := maxAtomChars
 	var salvaged bool
-	attempt := func(a Agent, excerpt int) bool {
-		nb, e := c.assembleOnce(ctx, a, atoms, excerpt, "", "", "bundle", res)
-		if e == nil {
-			b, err = nb, nil
-			return true
+	attempt := func(a Agent, excerpt int) error {
+		b, err = c.assembleOnce(ctx, a, atoms, excerpt, "", "", "bundle", res)
+		if err != nil {
+			errs = append(errs, err)
 		}
-		err = e
-		errs = append(errs, e)
-		return false
+		return err
 	}
 	c.ladder(ctx, c.Agent, UnitBundle, c.Capsule.Domain).Climb(FailureText(err),
 		Rung{Step: StepSimplify, On: c.Recovery.Simplify, Try: func(n int) Attempt {
@@ -817,21 +778,9 @@ func (c *Commander) assembleWithLadder(ctx context.Context, atoms []AtomResult, 
 				return Attempt{} // no excerpt to shorten
 			}
 			excerpt = next
-			ok := attempt(c.Agent, excerpt)
-			d := fmt.Sprintf("atom excerpts %d -> %d characters", maxAtomChars, excerpt)
-			if !ok {
-				d += ": " + FailureText(err)
-			}
-			return Attempt{Made: true, OK: ok, Detail: d}
+			return Tried(fmt.Sprintf("atom excerpts %d -> %d characters", maxAtomChars, excerpt), attempt(c.Agent, excerpt))
 		}},
-		Rung{Step: StepModelSwap, On: c.Recovery.ModelSwap, Try: func(n int) Attempt {
-			fa, ok := c.fallback(c.Agent, n-1)
-			if !ok {
-				return Attempt{}
-			}
-			ok = attempt(fa, excerpt)
-			return Attempt{Made: true, OK: ok, Detail: swapDetail(c.Agent.Ref, fa.Ref, errIf(!ok, err)), From: c.Agent.Ref, To: fa.Ref}
-		}},
+		c.swapRung("", c.Agent, func(fa Agent) error { return attempt(fa, excerpt) }),
 		Rung{Step: StepDegrade, On: c.Recovery.Degrade, Try: func(n int) Attempt {
 			if n > 1 {
 				return Attempt{}

@@ -133,6 +133,15 @@ func (l Ladder) Climb(failure string, rungs ...Rung) string {
 	return ""
 }
 
+// Tried is an attempt that was made: it recovered its unit when err is
+// nil; otherwise its detail ends with the failure (": class: error").
+func Tried(detail string, err error) Attempt {
+	if err != nil {
+		detail += ": " + FailureText(err)
+	}
+	return Attempt{Made: true, OK: err == nil, Detail: detail}
+}
+
 // FailureText is how a failed attempt reads in a recovery step's detail:
 // "class: error".
 func FailureText(err error) string {
