@@ -586,10 +586,7 @@ func (c *Commander) runAtom(ctx context.Context, w worker) AtomResult {
 			cur.agent, cur.tools = fa, c.toolsFor(fa, cur.cons)
 			return try(cur)
 		}),
-		Rung{Step: StepDegrade, On: c.Recovery.Degrade, Try: func(n int) Attempt {
-			if n > 1 {
-				return Attempt{}
-			}
+		Rung{Step: StepDegrade, On: c.Recovery.Degrade, Once: true, Try: func(int) Attempt {
 			atom, ok := salvageAtom(lastErr)
 			if !ok {
 				return Attempt{Made: true, Detail: "nothing to salvage: no answer with content (" + FailureText(lastErr) + ")"}
@@ -685,10 +682,7 @@ func (l squadLead) splitWithLadder(ctx context.Context, c *Commander) (mb MicroB
 			return Tried(fmt.Sprintf("shard brief %d -> %d characters, aspects %d -> %d", len(l.shard.Brief), len(cur.Brief), len(l.shard.Aspects), len(cur.Aspects)), attempt(l.agent, cur))
 		}},
 		c.swapRung("", l.agent, func(fa Agent) error { return attempt(fa, cur) }),
-		Rung{Step: StepDegrade, On: c.Recovery.Degrade, Try: func(n int) Attempt {
-			if n > 1 {
-				return Attempt{}
-			}
+		Rung{Step: StepDegrade, On: c.Recovery.Degrade, Once: true, Try: func(int) Attempt {
 			return Attempt{Made: true, OK: true, Detail: "the workers run on the shard itself, unsplit"}
 		}})
 	if step == StepDegrade {
@@ -781,10 +775,7 @@ func (c *Commander) assembleWithLadder(ctx context.Context, atoms []AtomResult, 
 			return Tried(fmt.Sprintf("atom excerpts %d -> %d characters", maxAtomChars, excerpt), attempt(c.Agent, excerpt))
 		}},
 		c.swapRung("", c.Agent, func(fa Agent) error { return attempt(fa, excerpt) }),
-		Rung{Step: StepDegrade, On: c.Recovery.Degrade, Try: func(n int) Attempt {
-			if n > 1 {
-				return Attempt{}
-			}
+		Rung{Step: StepDegrade, On: c.Recovery.Degrade, Once: true, Try: func(int) Attempt {
 			for _, e := range errs {
 				if s, ok := Salvage(e, c.Capsule.Domain); ok {
 					res.Leaks = append(res.Leaks, RedactBundle(&s, c.Agent.ID, c.Hooks.Redact)...)

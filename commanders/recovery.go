@@ -78,10 +78,12 @@ type Attempt struct {
 	From, To providers.Ref
 }
 
-// Rung is one step of a ladder: Try makes attempt n (from 1) of Step.
+// Rung is one step of a ladder: Try makes attempt n (from 1) of Step, at
+// most Recovery.Attempts times, or once when Once.
 type Rung struct {
 	Step string
 	On   bool
+	Once bool
 	Try  func(n int) Attempt
 }
 
@@ -100,7 +102,7 @@ type Ladder struct {
 // Climb reports the failed retry (the unit's first call, with the
 // providers' retries and Structured's repair; no report when failure is
 // "": the unit's failure was its parts') and climbs rungs in order, each
-// at most Recovery.Attempts times. It returns the step that recovered the
+// at most Recovery.Attempts times (a Once rung once). It returns the step that recovered the
 // unit ("" when none did).
 func (l Ladder) Climb(failure string, rungs ...Rung) string {
 	if !l.Recovery.Enabled || l.Halted() {
@@ -113,7 +115,11 @@ func (l Ladder) Climb(failure string, rungs ...Rung) string {
 		if !r.On {
 			continue
 		}
-		for n := 1; n <= l.Recovery.attempts(); n++ {
+		bound := l.Recovery.attempts()
+		if r.Once {
+			bound = 1
+		}
+		for n := 1; n <= bound; n++ {
 			if l.Halted() {
 				return ""
 			}

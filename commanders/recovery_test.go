@@ -374,3 +374,21 @@ func TestEssentialBrief(t *testing.T) {
 		t.Errorf("halveAspects (-want +got)\n%s", d)
 	}
 }
+
+// Climb makes each rung's attempts up to Recovery.Attempts, a Once rung's
+// one, and stops at the first attempt that recovers the unit.
+func TestClimbBounds(t *testing.T) {
+	var got []string
+	l := Ladder{Recovery: Recovery{Enabled: true, Attempts: 3}, Unit: UnitAtom, ID: "a", Halted: func() bool { return false },
+		Report: func(s RecoveryStep) { got = append(got, fmt.Sprintf("%s#%d ok=%v", s.Step, s.Attempt, s.OK)) }}
+	fail := func(int) Attempt { return Tried("x", fmt.Errorf("no")) }
+	step := l.Climb("first failed",
+		Rung{Step: StepSimplify, On: true, Try: fail},
+		Rung{Step: StepModelSwap, On: true, Once: true, Try: fail},
+		Rung{Step: StepScopeReduction, On: false, Try: fail},
+		Rung{Step: StepDegrade, On: true, Try: func(n int) Attempt { return Tried("kept", nil) }})
+	want := []string{"retry#1 ok=false", "simplify#1 ok=false", "simplify#2 ok=false", "simplify#3 ok=false", "model_swap#1 ok=false", "degrade#1 ok=true"}
+	if d := cmp.Diff(want, got); d != "" || step != StepDegrade {
+		t.Errorf("Climb returned %q (want degrade); reports (-want +got)\n%s", step, d)
+	}
+}

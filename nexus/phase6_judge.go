@@ -220,8 +220,8 @@ func (r *runState) judgeWithLadder(ctx context.Context, judge *shadow.Judge, env
 		Halted: func() bool { return ctx.Err() != nil },
 		Report: func(s commanders.RecoveryStep) { r.recovery(Phase6, agent, s) },
 	}.Climb(commanders.FailureText(err),
-		commanders.Rung{Step: commanders.StepSimplify, On: rec.Simplify, Try: func(n int) commanders.Attempt {
-			if n > 1 || cur.Mode == shadow.PerCriterion || env.CriteriaCount < 2 {
+		commanders.Rung{Step: commanders.StepSimplify, On: rec.Simplify, Once: true, Try: func(int) commanders.Attempt {
+			if cur.Mode == shadow.PerCriterion || env.CriteriaCount < 2 {
 				return commanders.Attempt{}
 			}
 			cur.Mode = shadow.PerCriterion
@@ -241,10 +241,7 @@ func (r *runState) judgeWithLadder(ctx context.Context, judge *shadow.Judge, env
 			at.From, at.To = first.Ref, to
 			return at
 		}},
-		commanders.Rung{Step: commanders.StepScopeReduction, On: rec.ScopeReduction, Try: func(n int) commanders.Attempt {
-			if n > 1 {
-				return commanders.Attempt{}
-			}
+		commanders.Rung{Step: commanders.StepScopeReduction, On: rec.ScopeReduction, Once: true, Try: func(int) commanders.Attempt {
 			e2, unj, e := shadow.NewJudge(cur).EvaluateEach(ctx, env, in)
 			if e != nil {
 				err = e
@@ -259,10 +256,7 @@ func (r *runState) judgeWithLadder(ctx context.Context, judge *shadow.Judge, env
 			err = unj[ids[0]]
 			return commanders.Attempt{Made: true, Detail: fmt.Sprintf("each criterion on its own: %d of %d judged; not judged: %s", e2.Total, env.CriteriaCount, strings.Join(ids, ", "))}
 		}},
-		commanders.Rung{Step: commanders.StepDegrade, On: rec.Degrade, Try: func(n int) commanders.Attempt {
-			if n > 1 {
-				return commanders.Attempt{}
-			}
+		commanders.Rung{Step: commanders.StepDegrade, On: rec.Degrade, Once: true, Try: func(int) commanders.Attempt {
 			if partial.Total == 0 {
 				return commanders.Attempt{Made: true, Detail: "nothing to keep: no criterion could be judged"}
 			}
