@@ -497,16 +497,23 @@ func (c *Commander) reduceScope(ctx context.Context, childRole string, byShard [
 				return Attempt{Made: true, Detail: fmt.Sprintf("every shard failed; re-plan with %d shards: %s", m, FailureText(err))}
 			}
 			res.Plan = append(res.Plan, plan...)
-			ok := 0
+			ok, degraded := 0, 0
 			for _, as := range c.runChildren(ctx, plan, res) {
 				atoms = append(atoms, as...)
 				for _, a := range as {
-					if !a.Failed {
+					switch {
+					case a.Degraded: // salvage, never a success
+						degraded++
+					case !a.Failed:
 						ok++
 					}
 				}
 			}
-			return Attempt{Made: true, OK: ok > 0, Detail: fmt.Sprintf("every shard failed; re-planned with %d shards: %d atoms finished", m, ok)}
+			d := fmt.Sprintf("every shard failed; re-planned with %d shards: %d atoms finished", m, ok)
+			if degraded > 0 {
+				d += fmt.Sprintf(", %d degraded", degraded)
+			}
+			return Attempt{Made: true, OK: ok > 0, Detail: d}
 		}})
 	return atoms
 }

@@ -289,6 +289,7 @@ func TestLadderScopeReduction(t *testing.T) {
 		dropped  []string
 		atomsOK  int
 		planSize int
+		degrade  bool // the ladder's degrade step is on
 	}{
 		{name: "one shard of two fails: it is dropped",
 			why:     "the bundle is assembled from the shards that worked",
@@ -298,11 +299,23 @@ func TestLadderScopeReduction(t *testing.T) {
 			why:     "half the shards (one) is a plan the workers can do",
 			primary: failing(vocab.SchemaAtom, func(u string) bool { return strings.Contains(u, "of 2.") }, down),
 			want:    []string{"testing scope_reduction#1:true"}, atomsOK: 1, planSize: 3},
+		{name: "every shard fails, the re-plan's atoms only degrade",
+			why: "a degraded atom is salvage: the re-plan did not recover the bundle",
+			primary: func(s, u string) (string, error) {
+				switch {
+				case s == vocab.SchemaAtom && strings.Contains(u, "of 2."):
+					return down()
+				case s == vocab.SchemaAtom:
+					return invalid()
+				}
+				return honest(s, u)
+			},
+			want: []string{"testing scope_reduction#1:false"}, atomsOK: 1, planSize: 3, degrade: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var st steps
-			rec := Recovery{Enabled: true, ScopeReduction: true, Attempts: 2}
+			rec := Recovery{Enabled: true, ScopeReduction: true, Degrade: tc.degrade, Attempts: 2}
 			r := ladderCommander(tc.primary, nil, Limits{Children: 2}, rec, &st).Run(t.Context())
 			var got []string
 			for _, u := range []string{UnitShard, UnitBundle} {
