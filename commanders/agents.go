@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -606,7 +605,9 @@ func (c *Commander) runAtom(ctx context.Context, w worker) AtomResult {
 
 func (c *Commander) runSquadLeads(ctx context.Context, shards []Shard, res *Result) [][]AtomResult {
 	var mu sync.Mutex
-	byShard := make([][]AtomResult, len(shards)) // in plan order, whatever order the leads finish in
+	// In plan order, whatever order the leads finish in.
+	byShard := make([][]AtomResult, len(shards))
+	degraded := make([]*Degraded, len(shards))
 	var g errgroup.Group
 	for i, sh := range shards {
 		if ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch()) {
@@ -615,20 +616,20 @@ func (c *Commander) runSquadLeads(ctx context.Context, shards []Shard, res *Resu
 		lead := squadLead{agent: c.SquadLead(i), domain: c.Capsule.Domain, shard: sh, workers: c.Limits.WorkersPerLead,
 			cons: c.childConstraints(c.Capsule.Constraints, RoleSquadLead, sh.FileScope)}
 		g.Go(func() error {
-			atoms, refused, degraded := lead.run(ctx, c, i)
-			byShard[i] = atoms
+			atoms, refused, d := lead.run(ctx, c, i)
+			byShard[i], degraded[i] = atoms, d
 			mu.Lock()
 			res.Refusals += refused
-			if degraded != nil {
-				res.Degraded = append(res.Degraded, *degraded)
-			}
 			mu.Unlock()
 			return nil
 		})
 	}
 	_ = g.Wait()
-	// Degraded shards in plan order, whatever order the leads finished in.
-	slices.SortStableFunc(res.Degraded, func(a, b Degraded) int { return strings.Compare(a.UnitID, b.UnitID) })
+	for _, d := range degraded {
+		if d != nil {
+			res.Degraded = append(res.Degraded, *d)
+		}
+	}
 	return byShard
 }
 
