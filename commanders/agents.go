@@ -353,15 +353,13 @@ func (c *Commander) runChildren(ctx context.Context, plan []Shard, res *Result) 
 // context is done (cancellation, a deadline, the cost ceiling's stop) or
 // the cost ceiling stopped launches. Such a failure is the run's own and
 // never climbs the recovery ladder.
-func (c *Commander) halted(ctx context.Context) func() bool {
-	return func() bool {
-		return ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch())
-	}
+func (c *Commander) halted(ctx context.Context) bool {
+	return ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch())
 }
 
 // ladder is the recovery ladder of one unit agent a works on.
 func (c *Commander) ladder(ctx context.Context, a Agent, unit, id string) Ladder {
-	return Ladder{Recovery: c.Recovery, Unit: unit, ID: id, Halted: c.halted(ctx),
+	return Ladder{Recovery: c.Recovery, Unit: unit, ID: id, Halted: func() bool { return c.halted(ctx) },
 		Report: func(s RecoveryStep) { c.emit(AgentEvent{Kind: AgentRecovery, Agent: a, Recovery: &s}) }}
 }
 
@@ -473,7 +471,7 @@ func (c *Commander) reduceScope(ctx context.Context, childRole string, byShard [
 			failed = append(failed, res.Plan[i].BriefID)
 		}
 	}
-	if !c.Recovery.Enabled || !c.Recovery.ScopeReduction || len(failed) == 0 || c.halted(ctx)() {
+	if !c.Recovery.Enabled || !c.Recovery.ScopeReduction || len(failed) == 0 || c.halted(ctx) {
 		return atoms
 	}
 	if len(failed) < len(byShard) {
@@ -527,7 +525,7 @@ func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i
 		a := agent(i)
 		cons := c.childConstraints(parent, RoleWorker, sh.FileScope)
 		out[i] = AtomResult{AgentID: a.ID, Model: a.Ref.String(), BriefID: sh.BriefID, Constraints: cons, Skipped: true, Failed: true, Atom: Atom{Status: StatusFailed}}
-		if ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch()) {
+		if c.halted(ctx) {
 			continue
 		}
 		w := worker{agent: a, domain: c.Capsule.Domain, briefID: sh.BriefID, brief: sh.Brief, aspects: sh.Aspects, cons: cons, tools: c.toolsFor(a, cons)}
@@ -610,7 +608,7 @@ func (c *Commander) runSquadLeads(ctx context.Context, shards []Shard, res *Resu
 	degraded := make([]*Degraded, len(shards))
 	var g errgroup.Group
 	for i, sh := range shards {
-		if ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch()) {
+		if c.halted(ctx) {
 			continue
 		}
 		lead := squadLead{agent: c.SquadLead(i), domain: c.Capsule.Domain, shard: sh, workers: c.Limits.WorkersPerLead,
