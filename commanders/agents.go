@@ -360,7 +360,10 @@ func (c *Commander) halted(ctx context.Context) bool {
 // ladder is the recovery ladder of one unit agent a works on.
 func (c *Commander) ladder(ctx context.Context, a Agent, unit, id string) Ladder {
 	return Ladder{Recovery: c.Recovery, Unit: unit, ID: id, Halted: func() bool { return c.halted(ctx) },
-		Report: func(s RecoveryStep) { c.emit(AgentEvent{Kind: AgentRecovery, Agent: a, Recovery: &s}) }}
+		Report: func(s RecoveryStep) {
+			s.Detail = c.redactText(s.Detail) // it quotes failures, which may quote the model
+			c.emit(AgentEvent{Kind: AgentRecovery, Agent: a, Recovery: &s})
+		}}
 }
 
 // swapRung is the model swap step of a unit agent a works on: attempt n

@@ -405,3 +405,27 @@ func TestClimbBounds(t *testing.T) {
 		t.Errorf("Climb returned %q (want degrade); reports (-want +got)\n%s", step, d)
 	}
 }
+
+// A recovery step's detail quotes the failure, which may quote the model or
+// its provider: it is redacted like the commander's own errors.
+func TestLadderDetailRedacted(t *testing.T) {
+	var st steps
+	leaky := func() (string, error) {
+		return "", &providers.Error{Class: providers.ClassPermanent, Msg: "rejected key SECRET-123"}
+	}
+	c := ladderCommander(failing(vocab.SchemaAtom, always, leaky), nil, Limits{Children: 1}, fullLadder, &st)
+	c.Hooks.Redact = func(s string) (string, []Leak) {
+		return strings.ReplaceAll(s, "SECRET-123", "[REDACTED:test]"), nil
+	}
+	c.Run(t.Context())
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if len(st.all) == 0 {
+		t.Fatal("no recovery step reported")
+	}
+	for _, s := range st.all {
+		if strings.Contains(s.Detail, "SECRET-123") || (s.Unit == UnitAtom && !strings.Contains(s.Detail, "[REDACTED:test]")) {
+			t.Errorf("%s %s#%d detail %q: want the secret redacted", s.Unit, s.Step, s.Attempt, s.Detail)
+		}
+	}
+}
