@@ -149,12 +149,17 @@ func Tried(detail string, err error) Attempt {
 }
 
 // FailureText is how a failed attempt reads in a recovery step's detail:
-// "class: error".
+// "class: error", the class once (a provider's error already begins with
+// it).
 func FailureText(err error) string {
 	if err == nil {
 		return ""
 	}
-	return string(providers.ClassOf(err)) + ": " + err.Error()
+	class, s := string(providers.ClassOf(err)), err.Error()
+	if s == class || strings.HasPrefix(s, class+":") || strings.HasPrefix(s, class+" ") {
+		return s
+	}
+	return class + ": " + s
 }
 
 // essentialBrief is brief cut for simplification attempt n (from 1): its

@@ -429,3 +429,21 @@ func TestLadderDetailRedacted(t *testing.T) {
 		}
 	}
 }
+
+// FailureText names the failure's class once.
+func TestFailureText(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{errDown, "permanent: model down"},
+		{fmt.Errorf("plan: %w", errDown), "permanent: plan: permanent: model down"},
+		{fmt.Errorf("boom"), string(providers.ClassOf(fmt.Errorf("boom"))) + ": boom"},
+		{nil, ""},
+	}
+	for _, tc := range tests {
+		if got := FailureText(tc.err); got != tc.want {
+			t.Errorf("FailureText(%v) = %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}
