@@ -223,6 +223,13 @@ func TestLadderDegradedBundleIsNeverASuccess(t *testing.T) {
 	if got := res.Telemetry.Recovery.Units["bundle"]["degrade"]; got != (nexus.StepStats{Used: 1, Succeeded: 1}) {
 		t.Errorf("telemetry recovery.units.bundle.degrade %+v, want 1 used, 1 succeeded", got)
 	}
+	md, err := os.ReadFile(filepath.Join(res.Dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "| testing (salvaged) (degraded) |") {
+		t.Error("report.md's Shadow results table does not mark the testing bundle degraded")
+	}
 }
 
 // A run where nothing failed has no recovery in its telemetry: absent, not
