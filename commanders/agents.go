@@ -786,8 +786,7 @@ func (c *Commander) assembleWithLadder(ctx context.Context, atoms []AtomResult, 
 		c.swapRung("", c.Agent, func(fa Agent) error { return attempt(fa, excerpt) }),
 		Rung{Step: StepDegrade, On: c.Recovery.Degrade, Once: true, Try: func(int) Attempt {
 			for _, e := range errs {
-				if s, ok := Salvage(e, c.Capsule.Domain); ok {
-					res.Leaks = append(res.Leaks, RedactBundle(&s, c.Agent.ID, c.Hooks.Redact)...)
+				if s, ok, _ := c.salvage(e, res); ok {
 					b, err, salvaged = s, nil, true
 					return Attempt{Made: true, OK: true, Detail: "kept the content of a bundle that failed its schema"}
 				}
