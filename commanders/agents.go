@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -354,25 +353,32 @@ func (c *Commander) runChildren(ctx context.Context, plan []Shard, res *Result) 
 // context is done (cancellation, a deadline, the cost ceiling's stop) or
 // the cost ceiling stopped launches. Such a failure is the run's own and
 // never climbs the recovery ladder.
-func (c *Commander) halted(ctx context.Context) func() bool {
-	return func() bool {
-		return ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch())
-	}
+func (c *Commander) halted(ctx context.Context) bool {
+	return ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch())
 }
 
 // ladder is the recovery ladder of one unit agent a works on.
 func (c *Commander) ladder(ctx context.Context, a Agent, unit, id string) Ladder {
-	return Ladder{Recovery: c.Recovery, Unit: unit, ID: id, Halted: c.halted(ctx),
-		Report: func(s RecoveryStep) { c.emit(AgentEvent{Kind: AgentRecovery, Agent: a, Recovery: &s}) }}
+	return Ladder{Recovery: c.Recovery, Unit: unit, ID: id, Halted: func() bool { return c.halted(ctx) },
+		Report: func(s RecoveryStep) {
+			s.Detail = c.redactText(s.Detail) // it quotes failures, which may quote the model
+			c.emit(AgentEvent{Kind: AgentRecovery, Agent: a, Recovery: &s})
+		}}
 }
 
-// swapDetail is a model swap's detail.
-func swapDetail(from, to providers.Ref, err error) string {
-	d := fmt.Sprintf("%s -> %s", from, to)
-	if err != nil {
-		d += ": " + FailureText(err)
-	}
-	return d
+// swapRung is the model swap step of a unit agent a works on: attempt n
+// asks (ask) a's n-th fallback model, until none is left. what prefixes
+// the detail ("plan: ", or "").
+func (c *Commander) swapRung(what string, a Agent, ask func(fa Agent) error) Rung {
+	return Rung{Step: StepModelSwap, On: c.Recovery.ModelSwap, Try: func(n int) Attempt {
+		fa, ok := c.fallback(a, n-1)
+		if !ok {
+			return Attempt{}
+		}
+		at := Tried(fmt.Sprintf("%s%s -> %s", what, a.Ref, fa.Ref), ask(fa))
+		at.From, at.To = a.Ref, fa.Ref
+		return at
+	}}
 }
 
 // planWithLadder asks for the shard plan; a plan that keeps failing is
@@ -384,18 +390,14 @@ func (c *Commander) planWithLadder(ctx context.Context, childRole string, res *R
 		return plan, nil
 	}
 	c.ladder(ctx, c.Agent, UnitBundle, c.Capsule.Domain).Climb("plan: "+FailureText(err),
-		Rung{Step: StepModelSwap, On: c.Recovery.ModelSwap, Try: func(n int) Attempt {
-			fa, ok := c.fallback(c.Agent, n-1)
-			if !ok {
-				return Attempt{}
-			}
+		c.swapRung("plan: ", c.Agent, func(fa Agent) error {
 			var e error
 			plan, e = c.plan(ctx, fa, childRole, c.Limits.Children, "plan", res)
 			if e == nil {
 				err = nil
 			}
-			return Attempt{Made: true, OK: e == nil, Detail: "plan: " + swapDetail(c.Agent.Ref, fa.Ref, e), From: c.Agent.Ref, To: fa.Ref}
-		}})
+			return e
+		}))
 	return plan, err
 }
 
@@ -472,7 +474,7 @@ func (c *Commander) reduceScope(ctx context.Context, childRole string, byShard [
 			failed = append(failed, res.Plan[i].BriefID)
 		}
 	}
-	if !c.Recovery.Enabled || !c.Recovery.ScopeReduction || len(failed) == 0 || c.halted(ctx)() {
+	if !c.Recovery.Enabled || !c.Recovery.ScopeReduction || len(failed) == 0 || c.halted(ctx) {
 		return atoms
 	}
 	if len(failed) < len(byShard) {
@@ -495,16 +497,23 @@ func (c *Commander) reduceScope(ctx context.Context, childRole string, byShard [
 				return Attempt{Made: true, Detail: fmt.Sprintf("every shard failed; re-plan with %d shards: %s", m, FailureText(err))}
 			}
 			res.Plan = append(res.Plan, plan...)
-			ok := 0
+			ok, degraded := 0, 0
 			for _, as := range c.runChildren(ctx, plan, res) {
 				atoms = append(atoms, as...)
 				for _, a := range as {
-					if !a.Failed {
+					switch {
+					case a.Degraded: // salvage, never a success
+						degraded++
+					case !a.Failed:
 						ok++
 					}
 				}
 			}
-			return Attempt{Made: true, OK: ok > 0, Detail: fmt.Sprintf("every shard failed; re-planned with %d shards: %d atoms finished", m, ok)}
+			d := fmt.Sprintf("every shard failed; re-planned with %d shards: %d atoms finished", m, ok)
+			if degraded > 0 {
+				d += fmt.Sprintf(", %d degraded", degraded)
+			}
+			return Attempt{Made: true, OK: ok > 0, Detail: d}
 		}})
 	return atoms
 }
@@ -519,7 +528,7 @@ func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i
 		a := agent(i)
 		cons := c.childConstraints(parent, RoleWorker, sh.FileScope)
 		out[i] = AtomResult{AgentID: a.ID, Model: a.Ref.String(), BriefID: sh.BriefID, Constraints: cons, Skipped: true, Failed: true, Atom: Atom{Status: StatusFailed}}
-		if ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch()) {
+		if c.halted(ctx) {
 			continue
 		}
 		w := worker{agent: a, domain: c.Capsule.Domain, briefID: sh.BriefID, brief: sh.Brief, aspects: sh.Aspects, cons: cons, tools: c.toolsFor(a, cons)}
@@ -560,14 +569,15 @@ func (c *Commander) runAtom(ctx context.Context, w worker) AtomResult {
 		return r
 	}
 	first, cur, lastErr := w, w, r.err
-	try := func(next worker) bool {
+	try := func(next worker) error {
 		nr := next.do(ctx, c.Settings)
 		nr.Retries += r.Retries
 		r = nr
 		if r.Failed {
 			lastErr = r.err
+			return r.err
 		}
-		return !r.Failed
+		return nil
 	}
 	c.ladder(ctx, w.agent, UnitAtom, w.briefID).Climb(FailureText(r.err),
 		Rung{Step: StepSimplify, On: c.Recovery.Simplify, Try: func(n int) Attempt {
@@ -577,22 +587,13 @@ func (c *Commander) runAtom(ctx context.Context, w worker) AtomResult {
 				return Attempt{} // nothing simpler to ask
 			}
 			cur = next
-			ok := try(cur)
-			return Attempt{Made: true, OK: ok, Detail: fmt.Sprintf("brief %d -> %d characters, aspects %d -> %d%s", len(first.brief), len(cur.brief), len(first.aspects), len(cur.aspects), failedSuffix(ok, r))}
+			return Tried(fmt.Sprintf("brief %d -> %d characters, aspects %d -> %d", len(first.brief), len(cur.brief), len(first.aspects), len(cur.aspects)), try(cur))
 		}},
-		Rung{Step: StepModelSwap, On: c.Recovery.ModelSwap, Try: func(n int) Attempt {
-			fa, ok := c.fallback(first.agent, n-1)
-			if !ok {
-				return Attempt{}
-			}
+		c.swapRung("", first.agent, func(fa Agent) error {
 			cur.agent, cur.tools = fa, c.toolsFor(fa, cur.cons)
-			ok = try(cur)
-			return Attempt{Made: true, OK: ok, Detail: swapDetail(first.agent.Ref, fa.Ref, errIf(!ok, lastErr)), From: first.agent.Ref, To: fa.Ref}
-		}},
-		Rung{Step: StepDegrade, On: c.Recovery.Degrade, Try: func(n int) Attempt {
-			if n > 1 {
-				return Attempt{}
-			}
+			return try(cur)
+		}),
+		Rung{Step: StepDegrade, On: c.Recovery.Degrade, Once: true, Try: func(int) Attempt {
 			atom, ok := salvageAtom(lastErr)
 			if !ok {
 				return Attempt{Made: true, Detail: "nothing to salvage: no answer with content (" + FailureText(lastErr) + ")"}
@@ -603,47 +604,33 @@ func (c *Commander) runAtom(ctx context.Context, w worker) AtomResult {
 	return r
 }
 
-// failedSuffix is ": class: error" for a failed attempt.
-func failedSuffix(ok bool, r AtomResult) string {
-	if ok {
-		return ""
-	}
-	return ": " + FailureText(r.err)
-}
-
-// errIf is err when cond, else nil.
-func errIf(cond bool, err error) error {
-	if cond {
-		return err
-	}
-	return nil
-}
-
 func (c *Commander) runSquadLeads(ctx context.Context, shards []Shard, res *Result) [][]AtomResult {
 	var mu sync.Mutex
-	byShard := make([][]AtomResult, len(shards)) // in plan order, whatever order the leads finish in
+	// In plan order, whatever order the leads finish in.
+	byShard := make([][]AtomResult, len(shards))
+	degraded := make([]*Degraded, len(shards))
 	var g errgroup.Group
 	for i, sh := range shards {
-		if ctx.Err() != nil || (c.Hooks.MayLaunch != nil && !c.Hooks.MayLaunch()) {
+		if c.halted(ctx) {
 			continue
 		}
 		lead := squadLead{agent: c.SquadLead(i), domain: c.Capsule.Domain, shard: sh, workers: c.Limits.WorkersPerLead,
 			cons: c.childConstraints(c.Capsule.Constraints, RoleSquadLead, sh.FileScope)}
 		g.Go(func() error {
-			atoms, refused, degraded := lead.run(ctx, c, i)
-			byShard[i] = atoms
+			atoms, refused, d := lead.run(ctx, c, i)
+			byShard[i], degraded[i] = atoms, d
 			mu.Lock()
 			res.Refusals += refused
-			if degraded != nil {
-				res.Degraded = append(res.Degraded, *degraded)
-			}
 			mu.Unlock()
 			return nil
 		})
 	}
 	_ = g.Wait()
-	// Degraded shards in plan order, whatever order the leads finished in.
-	slices.SortStableFunc(res.Degraded, func(a, b Degraded) int { return strings.Compare(a.UnitID, b.UnitID) })
+	for _, d := range degraded {
+		if d != nil {
+			res.Degraded = append(res.Degraded, *d)
+		}
+	}
 	return byShard
 }
 
@@ -689,14 +676,9 @@ func (l squadLead) splitWithLadder(ctx context.Context, c *Commander) (mb MicroB
 		return mb, nil, nil
 	}
 	cur := l.shard
-	attempt := func(a Agent, sh Shard) bool {
-		m, e := l.microBriefs(ctx, c, a, sh)
-		if e == nil {
-			mb, err = m, nil
-			return true
-		}
-		err = e
-		return false
+	attempt := func(a Agent, sh Shard) error {
+		mb, err = l.microBriefs(ctx, c, a, sh)
+		return err
 	}
 	step := c.ladder(ctx, l.agent, UnitShard, l.shard.BriefID).Climb(FailureText(err),
 		Rung{Step: StepSimplify, On: c.Recovery.Simplify, Try: func(n int) Attempt {
@@ -706,25 +688,10 @@ func (l squadLead) splitWithLadder(ctx context.Context, c *Commander) (mb MicroB
 				return Attempt{}
 			}
 			cur = next
-			ok := attempt(l.agent, cur)
-			d := fmt.Sprintf("shard brief %d -> %d characters, aspects %d -> %d", len(l.shard.Brief), len(cur.Brief), len(l.shard.Aspects), len(cur.Aspects))
-			if !ok {
-				d += ": " + FailureText(err)
-			}
-			return Attempt{Made: true, OK: ok, Detail: d}
+			return Tried(fmt.Sprintf("shard brief %d -> %d characters, aspects %d -> %d", len(l.shard.Brief), len(cur.Brief), len(l.shard.Aspects), len(cur.Aspects)), attempt(l.agent, cur))
 		}},
-		Rung{Step: StepModelSwap, On: c.Recovery.ModelSwap, Try: func(n int) Attempt {
-			fa, ok := c.fallback(l.agent, n-1)
-			if !ok {
-				return Attempt{}
-			}
-			ok = attempt(fa, cur)
-			return Attempt{Made: true, OK: ok, Detail: swapDetail(l.agent.Ref, fa.Ref, errIf(!ok, err)), From: l.agent.Ref, To: fa.Ref}
-		}},
-		Rung{Step: StepDegrade, On: c.Recovery.Degrade, Try: func(n int) Attempt {
-			if n > 1 {
-				return Attempt{}
-			}
+		c.swapRung("", l.agent, func(fa Agent) error { return attempt(fa, cur) }),
+		Rung{Step: StepDegrade, On: c.Recovery.Degrade, Once: true, Try: func(int) Attempt {
 			return Attempt{Made: true, OK: true, Detail: "the workers run on the shard itself, unsplit"}
 		}})
 	if step == StepDegrade {
@@ -800,15 +767,12 @@ func (c *Commander) assembleWithLadder(ctx context.Context, atoms []AtomResult, 
 	errs := []error{err} // every failed answer, for the degrade step
 	excerpt := maxAtomChars
 	var salvaged bool
-	attempt := func(a Agent, excerpt int) bool {
-		nb, e := c.assembleOnce(ctx, a, atoms, excerpt, "", "", "bundle", res)
-		if e == nil {
-			b, err = nb, nil
-			return true
+	attempt := func(a Agent, excerpt int) error {
+		b, err = c.assembleOnce(ctx, a, atoms, excerpt, "", "", "bundle", res)
+		if err != nil {
+			errs = append(errs, err)
 		}
-		err = e
-		errs = append(errs, e)
-		return false
+		return err
 	}
 	c.ladder(ctx, c.Agent, UnitBundle, c.Capsule.Domain).Climb(FailureText(err),
 		Rung{Step: StepSimplify, On: c.Recovery.Simplify, Try: func(n int) Attempt {
@@ -817,28 +781,12 @@ func (c *Commander) assembleWithLadder(ctx context.Context, atoms []AtomResult, 
 				return Attempt{} // no excerpt to shorten
 			}
 			excerpt = next
-			ok := attempt(c.Agent, excerpt)
-			d := fmt.Sprintf("atom excerpts %d -> %d characters", maxAtomChars, excerpt)
-			if !ok {
-				d += ": " + FailureText(err)
-			}
-			return Attempt{Made: true, OK: ok, Detail: d}
+			return Tried(fmt.Sprintf("atom excerpts %d -> %d characters", maxAtomChars, excerpt), attempt(c.Agent, excerpt))
 		}},
-		Rung{Step: StepModelSwap, On: c.Recovery.ModelSwap, Try: func(n int) Attempt {
-			fa, ok := c.fallback(c.Agent, n-1)
-			if !ok {
-				return Attempt{}
-			}
-			ok = attempt(fa, excerpt)
-			return Attempt{Made: true, OK: ok, Detail: swapDetail(c.Agent.Ref, fa.Ref, errIf(!ok, err)), From: c.Agent.Ref, To: fa.Ref}
-		}},
-		Rung{Step: StepDegrade, On: c.Recovery.Degrade, Try: func(n int) Attempt {
-			if n > 1 {
-				return Attempt{}
-			}
+		c.swapRung("", c.Agent, func(fa Agent) error { return attempt(fa, excerpt) }),
+		Rung{Step: StepDegrade, On: c.Recovery.Degrade, Once: true, Try: func(int) Attempt {
 			for _, e := range errs {
-				if s, ok := Salvage(e, c.Capsule.Domain); ok {
-					res.Leaks = append(res.Leaks, RedactBundle(&s, c.Agent.ID, c.Hooks.Redact)...)
+				if s, ok, _ := c.salvage(e, res); ok {
 					b, err, salvaged = s, nil, true
 					return Attempt{Made: true, OK: true, Detail: "kept the content of a bundle that failed its schema"}
 				}
@@ -954,16 +902,8 @@ func (c *Commander) Revise(ctx context.Context, prev Bundle, feedback string) (B
 // Salvage recovers a schema-invalid bundle that still has usable content: it
 // becomes "partial" with confidence 0.5. Unparseable output is not salvaged.
 func Salvage(err error, domain string) (Bundle, bool) {
-	var pe *providers.Error
-	if !errors.As(err, &pe) || pe.Class != providers.ClassSchemaInvalid {
-		return Bundle{}, false
-	}
-	doc, ok := providers.ExtractJSON(pe.Raw)
+	loose, ok := looseAnswer(err)
 	if !ok {
-		return Bundle{}, false
-	}
-	var loose map[string]any
-	if json.Unmarshal([]byte(doc), &loose) != nil {
 		return Bundle{}, false
 	}
 	str := func(k string) string { s, _ := loose[k].(string); return s }
@@ -983,6 +923,24 @@ func Salvage(err error, domain string) (Bundle, bool) {
 		}
 	}
 	return b, true
+}
+
+// looseAnswer is the JSON object of an answer that failed its schema,
+// read loosely (false: not a schema failure, or no JSON object in it).
+func looseAnswer(err error) (map[string]any, bool) {
+	var pe *providers.Error
+	if !errors.As(err, &pe) || pe.Class != providers.ClassSchemaInvalid {
+		return nil, false
+	}
+	doc, ok := providers.ExtractJSON(pe.Raw)
+	if !ok {
+		return nil, false
+	}
+	var loose map[string]any
+	if json.Unmarshal([]byte(doc), &loose) != nil {
+		return nil, false
+	}
+	return loose, true
 }
 
 // call runs one LLM call under the run-wide concurrency bound.

@@ -1,8 +1,6 @@
 package commanders
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -80,10 +78,12 @@ type Attempt struct {
 	From, To providers.Ref
 }
 
-// Rung is one step of a ladder: Try makes attempt n (from 1) of Step.
+// Rung is one step of a ladder: Try makes attempt n (from 1) of Step, at
+// most Recovery.Attempts times, or once when Once.
 type Rung struct {
 	Step string
 	On   bool
+	Once bool
 	Try  func(n int) Attempt
 }
 
@@ -102,7 +102,7 @@ type Ladder struct {
 // Climb reports the failed retry (the unit's first call, with the
 // providers' retries and Structured's repair; no report when failure is
 // "": the unit's failure was its parts') and climbs rungs in order, each
-// at most Recovery.Attempts times. It returns the step that recovered the
+// at most Recovery.Attempts times (a Once rung once). It returns the step that recovered the
 // unit ("" when none did).
 func (l Ladder) Climb(failure string, rungs ...Rung) string {
 	if !l.Recovery.Enabled || l.Halted() {
@@ -115,7 +115,11 @@ func (l Ladder) Climb(failure string, rungs ...Rung) string {
 		if !r.On {
 			continue
 		}
-		for n := 1; n <= l.Recovery.attempts(); n++ {
+		bound := l.Recovery.attempts()
+		if r.Once {
+			bound = 1
+		}
+		for n := 1; n <= bound; n++ {
 			if l.Halted() {
 				return ""
 			}
@@ -135,13 +139,27 @@ func (l Ladder) Climb(failure string, rungs ...Rung) string {
 	return ""
 }
 
+// Tried is an attempt that was made: it recovered its unit when err is
+// nil; otherwise its detail ends with the failure (": class: error").
+func Tried(detail string, err error) Attempt {
+	if err != nil {
+		detail += ": " + FailureText(err)
+	}
+	return Attempt{Made: true, OK: err == nil, Detail: detail}
+}
+
 // FailureText is how a failed attempt reads in a recovery step's detail:
-// "class: error".
+// "class: error", the class once (a provider's error already begins with
+// it).
 func FailureText(err error) string {
 	if err == nil {
 		return ""
 	}
-	return string(providers.ClassOf(err)) + ": " + err.Error()
+	class, s := string(providers.ClassOf(err)), err.Error()
+	if s == class || strings.HasPrefix(s, class+":") || strings.HasPrefix(s, class+" ") {
+		return s
+	}
+	return class + ": " + s
 }
 
 // essentialBrief is brief cut for simplification attempt n (from 1): its
@@ -198,16 +216,8 @@ func halveAspects(aspects []string, n int) []string {
 // partial atom of confidence at most 0.5. An unparseable answer or one with
 // no content is not salvaged.
 func salvageAtom(err error) (Atom, bool) {
-	var pe *providers.Error
-	if !errors.As(err, &pe) || pe.Class != providers.ClassSchemaInvalid {
-		return Atom{}, false
-	}
-	doc, ok := providers.ExtractJSON(pe.Raw)
+	loose, ok := looseAnswer(err)
 	if !ok {
-		return Atom{}, false
-	}
-	var loose map[string]any
-	if json.Unmarshal([]byte(doc), &loose) != nil {
 		return Atom{}, false
 	}
 	content, _ := loose["content"].(string)

@@ -289,6 +289,7 @@ func TestLadderScopeReduction(t *testing.T) {
 		dropped  []string
 		atomsOK  int
 		planSize int
+		degrade  bool // the ladder's degrade step is on
 	}{
 		{name: "one shard of two fails: it is dropped",
 			why:     "the bundle is assembled from the shards that worked",
@@ -298,11 +299,23 @@ func TestLadderScopeReduction(t *testing.T) {
 			why:     "half the shards (one) is a plan the workers can do",
 			primary: failing(vocab.SchemaAtom, func(u string) bool { return strings.Contains(u, "of 2.") }, down),
 			want:    []string{"testing scope_reduction#1:true"}, atomsOK: 1, planSize: 3},
+		{name: "every shard fails, the re-plan's atoms only degrade",
+			why: "a degraded atom is salvage: the re-plan did not recover the bundle",
+			primary: func(s, u string) (string, error) {
+				switch {
+				case s == vocab.SchemaAtom && strings.Contains(u, "of 2."):
+					return down()
+				case s == vocab.SchemaAtom:
+					return invalid()
+				}
+				return honest(s, u)
+			},
+			want: []string{"testing scope_reduction#1:false"}, atomsOK: 1, planSize: 3, degrade: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var st steps
-			rec := Recovery{Enabled: true, ScopeReduction: true, Attempts: 2}
+			rec := Recovery{Enabled: true, ScopeReduction: true, Degrade: tc.degrade, Attempts: 2}
 			r := ladderCommander(tc.primary, nil, Limits{Children: 2}, rec, &st).Run(t.Context())
 			var got []string
 			for _, u := range []string{UnitShard, UnitBundle} {
@@ -372,5 +385,65 @@ func TestEssentialBrief(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{"a", "b"}, halveAspects([]string{"a", "b", "c"}, 1)); d != "" {
 		t.Errorf("halveAspects (-want +got)\n%s", d)
+	}
+}
+
+// Climb makes each rung's attempts up to Recovery.Attempts, a Once rung's
+// one, and stops at the first attempt that recovers the unit.
+func TestClimbBounds(t *testing.T) {
+	var got []string
+	l := Ladder{Recovery: Recovery{Enabled: true, Attempts: 3}, Unit: UnitAtom, ID: "a", Halted: func() bool { return false },
+		Report: func(s RecoveryStep) { got = append(got, fmt.Sprintf("%s#%d ok=%v", s.Step, s.Attempt, s.OK)) }}
+	fail := func(int) Attempt { return Tried("x", fmt.Errorf("no")) }
+	step := l.Climb("first failed",
+		Rung{Step: StepSimplify, On: true, Try: fail},
+		Rung{Step: StepModelSwap, On: true, Once: true, Try: fail},
+		Rung{Step: StepScopeReduction, On: false, Try: fail},
+		Rung{Step: StepDegrade, On: true, Try: func(n int) Attempt { return Tried("kept", nil) }})
+	want := []string{"retry#1 ok=false", "simplify#1 ok=false", "simplify#2 ok=false", "simplify#3 ok=false", "model_swap#1 ok=false", "degrade#1 ok=true"}
+	if d := cmp.Diff(want, got); d != "" || step != StepDegrade {
+		t.Errorf("Climb returned %q (want degrade); reports (-want +got)\n%s", step, d)
+	}
+}
+
+// A recovery step's detail quotes the failure, which may quote the model or
+// its provider: it is redacted like the commander's own errors.
+func TestLadderDetailRedacted(t *testing.T) {
+	var st steps
+	leaky := func() (string, error) {
+		return "", &providers.Error{Class: providers.ClassPermanent, Msg: "rejected key SECRET-123"}
+	}
+	c := ladderCommander(failing(vocab.SchemaAtom, always, leaky), nil, Limits{Children: 1}, fullLadder, &st)
+	c.Hooks.Redact = func(s string) (string, []Leak) {
+		return strings.ReplaceAll(s, "SECRET-123", "[REDACTED:test]"), nil
+	}
+	c.Run(t.Context())
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if len(st.all) == 0 {
+		t.Fatal("no recovery step reported")
+	}
+	for _, s := range st.all {
+		if strings.Contains(s.Detail, "SECRET-123") || (s.Unit == UnitAtom && !strings.Contains(s.Detail, "[REDACTED:test]")) {
+			t.Errorf("%s %s#%d detail %q: want the secret redacted", s.Unit, s.Step, s.Attempt, s.Detail)
+		}
+	}
+}
+
+// FailureText names the failure's class once.
+func TestFailureText(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{errDown, "permanent: model down"},
+		{fmt.Errorf("plan: %w", errDown), "permanent: plan: permanent: model down"},
+		{fmt.Errorf("boom"), string(providers.ClassOf(fmt.Errorf("boom"))) + ": boom"},
+		{nil, ""},
+	}
+	for _, tc := range tests {
+		if got := FailureText(tc.err); got != tc.want {
+			t.Errorf("FailureText(%v) = %q, want %q", tc.err, got, tc.want)
+		}
 	}
 }

@@ -46,9 +46,9 @@ type meter struct {
 	recovery       map[string]map[string]*StepStats // per unit kind and step; nil until a ladder climbs
 }
 
-// RecoveryStats is telemetry's recovery: the recovery ladder's steps, each
-// counted in attempts (used) and attempts that recovered their unit
-// (succeeded), over all units (Steps) and per unit kind (Units: atom,
+// RecoveryStats is telemetry's recovery: the recovery ladder's steps beyond
+// retry, each counted in attempts (used) and attempts that recovered their
+// unit (succeeded), over all units (Steps) and per unit kind (Units: atom,
 // shard, bundle, verdict). A degrade that succeeded is salvage, not a
 // success of its unit.
 type RecoveryStats struct {
@@ -62,8 +62,16 @@ type StepStats struct {
 	Succeeded int `json:"succeeded"`
 }
 
-// noteRecovery counts one attempt of a ladder's step.
+// noteRecovery counts one attempt of a ladder's step. Retry is not
+// counted: it is the providers' own, inside every call, and the ladder
+// sees only the retries that failed (a unit that recovered on a retry
+// never reaches it), so its "succeeded" could not be measured and a
+// constant 0 would read as "retries never work". The failed retries are
+// the recovery events with step retry.
 func (m *meter) noteRecovery(unit, step string, ok bool) {
+	if step == commanders.StepRetry {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.recovery == nil {
@@ -88,8 +96,10 @@ func (m *meter) noteRecovery(unit, step string, ok bool) {
 func (m *meter) recoveryStats() *RecoveryStats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.recovery == nil {
+		return nil
+	}
 	out := &RecoveryStats{Steps: map[string]StepStats{}, Units: map[string]map[string]StepStats{}}
-	beyond := false
 	for unit, steps := range m.recovery {
 		out.Units[unit] = map[string]StepStats{}
 		for step, s := range steps {
@@ -98,11 +108,7 @@ func (m *meter) recoveryStats() *RecoveryStats {
 			t.Used += s.Used
 			t.Succeeded += s.Succeeded
 			out.Steps[step] = t
-			beyond = beyond || step != commanders.StepRetry
 		}
-	}
-	if !beyond {
-		return nil
 	}
 	return out
 }

@@ -203,20 +203,9 @@ func (r *runState) judgeWithLadder(ctx context.Context, judge *shadow.Judge, env
 	first := judge.Config()
 	cur := first
 	agent := commanders.Agent{ID: "judge", Role: commanders.RoleJudge, Ref: first.Ref}
-	evaluate := func(c shadow.JudgeConfig) bool {
-		e2, e := shadow.NewJudge(c).Evaluate(ctx, env, in)
-		if e != nil {
-			err = e
-			return false
-		}
-		ev, err = e2, nil
-		return true
-	}
-	detail := func(d string, ok bool) string {
-		if !ok {
-			d += ": " + commanders.FailureText(err)
-		}
-		return d
+	evaluate := func(c shadow.JudgeConfig) error {
+		ev, err = shadow.NewJudge(c).Evaluate(ctx, env, in)
+		return err
 	}
 	var fallbacks []providers.Ref
 	for _, x := range r.plan.Roster.FallbacksFor(commanders.RoleJudge) {
@@ -231,13 +220,12 @@ func (r *runState) judgeWithLadder(ctx context.Context, judge *shadow.Judge, env
 		Halted: func() bool { return ctx.Err() != nil },
 		Report: func(s commanders.RecoveryStep) { r.recovery(Phase6, agent, s) },
 	}.Climb(commanders.FailureText(err),
-		commanders.Rung{Step: commanders.StepSimplify, On: rec.Simplify, Try: func(n int) commanders.Attempt {
-			if n > 1 || cur.Mode == shadow.PerCriterion || env.CriteriaCount < 2 {
+		commanders.Rung{Step: commanders.StepSimplify, On: rec.Simplify, Once: true, Try: func(int) commanders.Attempt {
+			if cur.Mode == shadow.PerCriterion || env.CriteriaCount < 2 {
 				return commanders.Attempt{}
 			}
 			cur.Mode = shadow.PerCriterion
-			ok := evaluate(cur)
-			return commanders.Attempt{Made: true, OK: ok, Detail: detail(fmt.Sprintf("one call per criterion (%d) instead of one per bundle", env.CriteriaCount), ok)}
+			return commanders.Tried(fmt.Sprintf("one call per criterion (%d) instead of one per bundle", env.CriteriaCount), evaluate(cur))
 		}},
 		commanders.Rung{Step: commanders.StepModelSwap, On: rec.ModelSwap, Try: func(n int) commanders.Attempt {
 			if n > len(fallbacks) {
@@ -249,17 +237,15 @@ func (r *runState) judgeWithLadder(ctx context.Context, judge *shadow.Judge, env
 				return commanders.Attempt{}
 			}
 			cur.Provider, cur.Ref = r.withTools(p, commanders.Agent{ID: "judge", Role: commanders.RoleJudge, Ref: to}), to
-			ok := evaluate(cur)
-			return commanders.Attempt{Made: true, OK: ok, Detail: detail(fmt.Sprintf("%s -> %s", first.Ref, to), ok), From: first.Ref, To: to}
+			at := commanders.Tried(fmt.Sprintf("%s -> %s", first.Ref, to), evaluate(cur))
+			at.From, at.To = first.Ref, to
+			return at
 		}},
-		commanders.Rung{Step: commanders.StepScopeReduction, On: rec.ScopeReduction, Try: func(n int) commanders.Attempt {
-			if n > 1 {
-				return commanders.Attempt{}
-			}
+		commanders.Rung{Step: commanders.StepScopeReduction, On: rec.ScopeReduction, Once: true, Try: func(int) commanders.Attempt {
 			e2, unj, e := shadow.NewJudge(cur).EvaluateEach(ctx, env, in)
 			if e != nil {
 				err = e
-				return commanders.Attempt{Made: true, Detail: detail("each criterion on its own", false)}
+				return commanders.Tried("each criterion on its own", e)
 			}
 			if len(unj) == 0 {
 				ev, err = e2, nil
@@ -270,10 +256,7 @@ func (r *runState) judgeWithLadder(ctx context.Context, judge *shadow.Judge, env
 			err = unj[ids[0]]
 			return commanders.Attempt{Made: true, Detail: fmt.Sprintf("each criterion on its own: %d of %d judged; not judged: %s", e2.Total, env.CriteriaCount, strings.Join(ids, ", "))}
 		}},
-		commanders.Rung{Step: commanders.StepDegrade, On: rec.Degrade, Try: func(n int) commanders.Attempt {
-			if n > 1 {
-				return commanders.Attempt{}
-			}
+		commanders.Rung{Step: commanders.StepDegrade, On: rec.Degrade, Once: true, Try: func(int) commanders.Attempt {
 			if partial.Total == 0 {
 				return commanders.Attempt{Made: true, Detail: "nothing to keep: no criterion could be judged"}
 			}

@@ -108,6 +108,7 @@ type bundleRow struct {
 	Failed       bool
 	FailureClass providers.Class
 	Salvaged     bool
+	Degraded     bool // its assembly or verdict ended on the recovery ladder's degrade step
 	// "–" when not measured.
 	Initial, Final, Level, Cycles, Velocity, Gate string
 	Review, Tier, Formula, InSynthesis            string
@@ -182,7 +183,7 @@ func newList(title string, xs []string) listView {
 }
 
 func newBundleRow(o *BundleOutcome) bundleRow {
-	row := bundleRow{ID: o.ID, Model: o.Model, Failed: o.Failed, FailureClass: o.FailureClass, Salvaged: o.Salvaged,
+	row := bundleRow{ID: o.ID, Model: o.Model, Failed: o.Failed, FailureClass: o.FailureClass, Salvaged: o.Salvaged, Degraded: o.degradedWhole(),
 		Initial: "–", Final: "–", Level: "–", Cycles: "–", Velocity: "–", Gate: "–",
 		Review: fmt.Sprintf("%.2f", o.Review.Score), Tier: o.Tier, Formula: fmt.Sprintf("%.2f", o.FormulaScore), InSynthesis: yesNo(o.InSynthesis)}
 	if o.Initial != nil {

@@ -116,7 +116,7 @@ func (j *Judge) Evaluate(ctx context.Context, env *Envelope, b BundleInput) (Eva
 	if len(crit) == 0 {
 		return Evaluation{}, fmt.Errorf("judge %s: %w", b.ID, ErrNoCriteria)
 	}
-	ev := Evaluation{BundleID: b.ID, Total: len(crit)}
+	ev := Evaluation{BundleID: b.ID}
 	groups := [][]Criterion{crit}
 	if j.c.Mode == PerCriterion {
 		groups = nil
@@ -137,24 +137,11 @@ func (j *Judge) Evaluate(ctx context.Context, env *Envelope, b BundleInput) (Eva
 			}
 		}
 	}
-	disagree := 0
+	verdicts := make([]Verdict, 0, len(crit))
 	for _, c := range crit {
-		v := majority(c, votes[c.ID], j.c.Samples)
-		if v.Agree < v.Votes {
-			disagree++
-		}
-		if v.Status == "pass" {
-			ev.Passed++
-		} else {
-			ev.Failed++
-		}
-		ev.Verdicts = append(ev.Verdicts, v)
+		verdicts = append(verdicts, majority(c, votes[c.ID], j.c.Samples))
 	}
-	ev.Score = Score(ev.Failed, ev.Total)
-	ev.Level = LevelOf(ev.Score)
-	if len(crit) > 0 && j.c.Samples > 1 {
-		ev.Disagreement = float64(disagree) / float64(len(crit))
-	}
+	ev.tally(verdicts, j.c.Samples)
 	return ev, nil
 }
 
@@ -174,7 +161,7 @@ func (j *Judge) EvaluateEach(ctx context.Context, env *Envelope, b BundleInput) 
 		return Evaluation{}, nil, fmt.Errorf("judge %s: %w", b.ID, ErrNoCriteria)
 	}
 	ev = Evaluation{BundleID: b.ID}
-	disagree := 0
+	var verdicts []Verdict
 	for gi, c := range crit {
 		var vs []RawVerdict
 		var cerr error
@@ -191,7 +178,18 @@ func (j *Judge) EvaluateEach(ctx context.Context, env *Envelope, b BundleInput) 
 			unjudged[c.ID] = cerr
 			continue
 		}
-		v := majority(c, vs, j.c.Samples)
+		verdicts = append(verdicts, majority(c, vs, j.c.Samples))
+	}
+	ev.tally(verdicts, j.c.Samples)
+	return ev, unjudged, nil
+}
+
+// tally records the verdicts of the judged criteria (samples votes each)
+// in ev: their counts, Score, Level and Disagreement. With no verdict they
+// all stay zero (no score over nothing).
+func (ev *Evaluation) tally(verdicts []Verdict, samples int) {
+	disagree := 0
+	for _, v := range verdicts {
 		if v.Agree < v.Votes {
 			disagree++
 		}
@@ -200,17 +198,17 @@ func (j *Judge) EvaluateEach(ctx context.Context, env *Envelope, b BundleInput) 
 		} else {
 			ev.Failed++
 		}
-		ev.Total++
 		ev.Verdicts = append(ev.Verdicts, v)
 	}
-	if ev.Total > 0 {
-		ev.Score = Score(ev.Failed, ev.Total)
-		ev.Level = LevelOf(ev.Score)
-		if j.c.Samples > 1 {
-			ev.Disagreement = float64(disagree) / float64(ev.Total)
-		}
+	ev.Total = len(verdicts)
+	if ev.Total == 0 {
+		return
 	}
-	return ev, unjudged, nil
+	ev.Score = Score(ev.Failed, ev.Total)
+	ev.Level = LevelOf(ev.Score)
+	if samples > 1 {
+		ev.Disagreement = float64(disagree) / float64(ev.Total)
+	}
 }
 
 // Config is the judge's configuration.
