@@ -228,16 +228,20 @@ func sameDir(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
-// chainRun is a run's entry in a chain, from its result.json. Its score is
-// the aggregate median when shadow scoring was valid and judged a bundle.
+// chainRun is a run's entry in a chain, from its result.json.
 func chainRun(dir string, rec *runRecord) ChainRun {
-	c := ChainRun{RunID: rec.Plan.RunID, Dir: dir, Status: rec.Status}
-	a := rec.Aggregate
+	return newChainRun(rec.Plan.RunID, dir, rec.Status, rec.ShadowValid, rec.Aggregate)
+}
+
+// newChainRun is a run's entry in a chain from how it ended. Its score is
+// the aggregate median when shadow scoring was valid and judged a bundle.
+func newChainRun(runID, dir, status string, shadowValid bool, a *ShadowAggregate) ChainRun {
+	c := ChainRun{RunID: runID, Dir: dir, Status: status}
 	if a != nil {
 		c.Scored, c.Planned = a.Scored, a.Planned
 	}
 	switch {
-	case rec.Status == StatusInvalid || !rec.ShadowValid:
+	case status == StatusInvalid || !shadowValid:
 		c.NoScore = "shadow scoring was invalid"
 	case a == nil || a.Scored == 0 || a.Median == nil:
 		c.NoScore = "no bundle was judged"
@@ -565,17 +569,7 @@ func (r *runState) followUpResult(res *Result) *FollowUp {
 	if err != nil {
 		dir = res.Dir
 	}
-	this := ChainRun{RunID: r.plan.RunID, Dir: dir, Status: res.Status, Scored: res.Aggregate.Scored, Planned: res.Aggregate.Planned}
-	switch {
-	case !res.ShadowValid:
-		this.NoScore = "shadow scoring was invalid"
-	case res.Aggregate.Scored == 0 || res.Aggregate.Median == nil:
-		this.NoScore = "no bundle was judged"
-	default:
-		v := *res.Aggregate.Median
-		this.ShadowScore, this.Level = &v, res.Aggregate.Level
-	}
-	fu.Chain = append(fu.Chain, this)
+	fu.Chain = append(fu.Chain, newChainRun(r.plan.RunID, dir, res.Status, res.ShadowValid, &res.Aggregate))
 	fu.Velocity, fu.VelocityAbsent = chainVelocity(fu.Chain)
 	return &fu
 }

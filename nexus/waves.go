@@ -369,8 +369,8 @@ func (c *waveCtl) decide(ok bool) {
 	close(c.verdict)
 }
 
-// commanderDone notes that the commander of domain ended (or never
-// started): it is no longer awaited, and a canary team that ended before
+// commanderDone notes that the commander of domain ended: it is no longer
+// awaited, and a canary team that ended before
 // its probe decided is judged on what it did.
 func (c *waveCtl) commanderDone(domain string, failed bool, class providers.Class, errText string) {
 	c.mu.Lock()
@@ -549,12 +549,35 @@ func (r *runState) deployWaves(ctx context.Context, w WavesConfig, outs []*Bundl
 			Data:    WaveData{Commanders: rec.Commanders, DelayMS: rec.DelayMS, Detail: rec.Detail, Planned: planned, Reason: rec.Reason, Size: rec.Size, Wave: rec.Wave}})
 	}
 	finished := func(o *BundleOutcome) { ctl.commanderDone(o.Domain, o.Failed, o.FailureClass, o.Error) }
-	launchWave := func(from, to int) {
+	// refuseFrom marks outs[from:] not launched: the run was cut short
+	// (interrupted, or the cost ceiling stopped launches), so launch refuses
+	// each.
+	refuseFrom := func(from int) {
+		for i := from; i < n; i++ {
+			launch(i, nil)
+		}
+	}
+	// launchWave launches outs[from:to]; false when a launch was refused:
+	// the run was cut short, and every commander not launched yet is
+	// refused too.
+	launchWave := func(from, to int) bool {
 		for i := from; i < to; i++ {
 			if !launch(i, finished) {
-				ctl.commanderDone(outs[i].Domain, false, "", "")
+				refuseFrom(i + 1)
+				return false
 			}
 		}
+		return true
+	}
+	// wait waits for ch; false when the run was cut short, even if ch is
+	// ready too: a canary or a wave that ended because of the run's own
+	// cancellation says nothing of the provider.
+	wait := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+		return ctx.Err() == nil
 	}
 
 	// The canary and its probe.
@@ -563,14 +586,12 @@ func (r *runState) deployWaves(ctx context.Context, w WavesConfig, outs []*Bundl
 		Detail: fmt.Sprintf("probe: the first %d call outcomes of its team", max(1, w.ProbeCalls))}, ceilDiv(n-nCanary, first))
 	start := time.Now()
 	ctl.startWave(nil)
-	launchWave(0, nCanary)
-	select {
-	case <-ctl.verdict:
-	case <-ctx.Done():
-		// Interrupted or stopped by the ceiling: nothing more launches.
-		for i := nCanary; i < n; i++ {
-			launch(i, nil) // refused: marks it not launched
-		}
+	if !launchWave(0, nCanary) {
+		startReview()
+		return nil
+	}
+	if !wait(ctl.verdict) {
+		refuseFrom(nCanary)
 		startReview()
 		return nil
 	}
@@ -601,22 +622,22 @@ func (r *runState) deployWaves(ctx context.Context, w WavesConfig, outs []*Bundl
 	}
 	for next, k := nCanary, 1; next < n; k++ {
 		if delay > 0 && !sleepCtx(ctx, delay) {
-			launchWave(next, n) // refused: the run was cut short
+			refuseFrom(next)
 			return nil
 		}
 		to := min(n, next+size)
 		underWay := ctl.startWave(domains(next, to))
 		emitWave(WaveRecord{Wave: k, Size: to - next, Reason: reason, Detail: detail, DelayMS: delay.Milliseconds(), Commanders: ids(next, to)},
 			k+ceilDiv(n-to, size))
-		launchWave(next, to)
+		if !launchWave(next, to) {
+			return nil
+		}
 		next = to
 		if next >= n {
 			break
 		}
-		select {
-		case <-underWay:
-		case <-ctx.Done():
-			launchWave(next, n) // refused: the run was cut short
+		if !wait(underWay) {
+			refuseFrom(next)
 			return nil
 		}
 		log.ChainCalls++ // the next wave waited for this one's first calls

@@ -312,3 +312,42 @@ func TestWavesShrinkAfterRateLimits(t *testing.T) {
 		t.Errorf("details: %q / %q", got[2].Detail, got[3].Detail)
 	}
 }
+
+// A run whose cost ceiling is spent before the canary launches is cut
+// short, not judged by its canary: no canary verdict (nothing was probed,
+// so "passed, 0 of 0" would be a number nobody measured), no wave after
+// the canary's, and every commander cancelled, none "not launched (canary
+// failed)". A refused launch cuts the run short; when the ceiling also
+// cancelled the run, the canary's end and the cancellation are both ready
+// when the deployment looks, so the run is repeated: a choice between them
+// left to chance would pass some runs only.
+func TestWavesCanaryCutShortByTheCeilingIsNoVerdict(t *testing.T) {
+	w := nexus.WavesConfig{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Initial: 2, Min: 1, Max: 2}
+	for range 8 {
+		res, err := runMission(t, loadMission(t, "api-design.md"), "ss-100", "mock:honest", withWaves("ss-100", w), func(o *nexus.Options) {
+			k := o.Config.Providers["mock"]
+			k.InputPerMTok, k.OutputPerMTok = 1000, 4000 // the ceiling is spent before the commanders launch
+			o.Config.Providers["mock"] = k
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waves, started, _ := wavesOf(res.Events)
+		if diff := cmp.Diff([]waveSeen{{0, 1, "canary"}}, waves); diff != "" || len(started) != 0 {
+			t.Fatalf("waves (-want +got):\n%s\n%d commanders started, want 0", diff, len(started))
+		}
+		for _, e := range res.Events {
+			if e.Kind == nexus.EvCanary {
+				t.Fatalf("canary event %q: the canary never ran", e.Message)
+			}
+		}
+		if tw := res.Telemetry.Waves; tw == nil || tw.Canary.OK || tw.Canary.Calls != 0 {
+			t.Fatalf("telemetry waves = %+v, want no canary verdict", tw)
+		}
+		for _, b := range res.Bundles {
+			if !b.Failed || b.FailureClass != nexus.ClassCancelled {
+				t.Fatalf("%s: failed %v class %q, want a cancelled failure (%s)", b.ID, b.Failed, b.FailureClass, b.Error)
+			}
+		}
+	}
+}
