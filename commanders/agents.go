@@ -389,7 +389,7 @@ func (c *Commander) planWithLadder(ctx context.Context, childRole string, res *R
 	if err == nil {
 		return plan, nil
 	}
-	c.ladder(ctx, c.Agent, UnitBundle, c.Capsule.Domain).Climb("plan: "+FailureText(err),
+	c.ladder(ctx, c.Agent, UnitBundle, c.Capsule.Domain).Because(err).Climb("plan: "+FailureText(err),
 		c.swapRung("plan: ", c.Agent, func(fa Agent) error {
 			var e error
 			plan, e = c.plan(ctx, fa, childRole, c.Limits.Children, "plan", res)
@@ -494,7 +494,7 @@ func (c *Commander) reduceScope(ctx context.Context, childRole string, byShard [
 			}
 			plan, err := c.plan(ctx, c.Agent, childRole, m, fmt.Sprintf("plan-reduced-%d", m), res)
 			if err != nil {
-				return Attempt{Made: true, Detail: fmt.Sprintf("every shard failed; re-plan with %d shards: %s", m, FailureText(err))}
+				return Attempt{Made: true, Detail: fmt.Sprintf("every shard failed; re-plan with %d shards: %s", m, FailureText(err)), Err: err}
 			}
 			res.Plan = append(res.Plan, plan...)
 			ok, degraded := 0, 0
@@ -579,7 +579,7 @@ func (c *Commander) runAtom(ctx context.Context, w worker) AtomResult {
 		}
 		return nil
 	}
-	c.ladder(ctx, w.agent, UnitAtom, w.briefID).Climb(FailureText(r.err),
+	c.ladder(ctx, w.agent, UnitAtom, w.briefID).Because(r.err).Climb(FailureText(r.err),
 		Rung{Step: StepSimplify, On: c.Recovery.Simplify, Try: func(n int) Attempt {
 			next := cur
 			next.brief, next.aspects = essentialBrief(first.brief, n), halveAspects(first.aspects, n)
@@ -680,7 +680,7 @@ func (l squadLead) splitWithLadder(ctx context.Context, c *Commander) (mb MicroB
 		mb, err = l.microBriefs(ctx, c, a, sh)
 		return err
 	}
-	step := c.ladder(ctx, l.agent, UnitShard, l.shard.BriefID).Climb(FailureText(err),
+	step := c.ladder(ctx, l.agent, UnitShard, l.shard.BriefID).Because(err).Climb(FailureText(err),
 		Rung{Step: StepSimplify, On: c.Recovery.Simplify, Try: func(n int) Attempt {
 			next := l.shard
 			next.Brief, next.Aspects = essentialBrief(l.shard.Brief, n), halveAspects(l.shard.Aspects, n)
@@ -774,7 +774,7 @@ func (c *Commander) assembleWithLadder(ctx context.Context, atoms []AtomResult, 
 		}
 		return err
 	}
-	c.ladder(ctx, c.Agent, UnitBundle, c.Capsule.Domain).Climb(FailureText(err),
+	c.ladder(ctx, c.Agent, UnitBundle, c.Capsule.Domain).Because(err).Climb(FailureText(err),
 		Rung{Step: StepSimplify, On: c.Recovery.Simplify, Try: func(n int) Attempt {
 			next := maxAtomChars >> n
 			if !longerThan(atoms, next) {

@@ -1,6 +1,7 @@
 package commanders
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -74,6 +75,9 @@ type Attempt struct {
 	Made   bool
 	OK     bool // it recovered the unit
 	Detail string
+	// Err is why a made attempt failed (nil when it recovered the unit or
+	// the rung did not say).
+	Err error
 	// From and To are the models of a model swap.
 	From, To providers.Ref
 }
@@ -97,6 +101,18 @@ type Ladder struct {
 	ID       string
 	Report   func(RecoveryStep)
 	Halted   func() bool
+	// Cause is the unit's failure (nil: its parts failed). When it, or a
+	// later attempt's, is providers.ErrCircuitOpen (every model the unit
+	// could go to has an open breaker), the climb skips to degrade: a
+	// simpler request, another model or a smaller scope would be refused
+	// the same way, and the waiting would be for nothing.
+	Cause error
+}
+
+// Because is l with Cause set to err.
+func (l Ladder) Because(err error) Ladder {
+	l.Cause = err
+	return l
 }
 
 // Climb reports the failed retry (the unit's first call, with the
@@ -111,8 +127,9 @@ func (l Ladder) Climb(failure string, rungs ...Rung) string {
 	if failure != "" {
 		l.Report(RecoveryStep{Unit: l.Unit, UnitID: l.ID, Step: StepRetry, Attempt: 1, Detail: failure})
 	}
+	unavailable := errors.Is(l.Cause, providers.ErrCircuitOpen)
 	for _, r := range rungs {
-		if !r.On {
+		if !r.On || (unavailable && r.Step != StepDegrade) {
 			continue
 		}
 		bound := l.Recovery.attempts()
@@ -134,6 +151,10 @@ func (l Ladder) Climb(failure string, rungs ...Rung) string {
 			if a.OK {
 				return r.Step
 			}
+			if errors.Is(a.Err, providers.ErrCircuitOpen) {
+				unavailable = true
+				break
+			}
 		}
 	}
 	return ""
@@ -145,7 +166,7 @@ func Tried(detail string, err error) Attempt {
 	if err != nil {
 		detail += ": " + FailureText(err)
 	}
-	return Attempt{Made: true, OK: err == nil, Detail: detail}
+	return Attempt{Made: true, OK: err == nil, Detail: detail, Err: err}
 }
 
 // FailureText is how a failed attempt reads in a recovery step's detail:

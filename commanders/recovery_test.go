@@ -406,6 +406,47 @@ func TestClimbBounds(t *testing.T) {
 	}
 }
 
+// When every model a unit could go to has an open circuit breaker
+// (providers.ErrCircuitOpen: the unit's own failure, or an attempt's), no
+// simpler request, other model or smaller scope can be answered either:
+// the ladder goes straight to degrade instead of making attempts that are
+// refused or wait for a cooldown each.
+func TestClimbSkipsToDegradeWhenNoModelIsAvailable(t *testing.T) {
+	circuitOpen := providers.NewError(providers.ClassTransient, "m in layer workers, no fallback", providers.ErrCircuitOpen)
+	tests := []struct {
+		name   string
+		cause  error
+		simple func(n int) Attempt
+		want   []string
+	}{
+		{name: "the unit's failure was the open breaker", cause: circuitOpen,
+			simple: func(int) Attempt { return Tried("x", fmt.Errorf("no")) },
+			want:   []string{"retry#1 ok=false", "degrade#1 ok=true"}},
+		{name: "a simplification was refused by the open breaker", cause: fmt.Errorf("timeout"),
+			simple: func(int) Attempt { return Tried("shorter", circuitOpen) },
+			want:   []string{"retry#1 ok=false", "simplify#1 ok=false", "degrade#1 ok=true"}},
+		{name: "another failure climbs every rung", cause: fmt.Errorf("timeout"),
+			simple: func(int) Attempt { return Tried("shorter", fmt.Errorf("no")) },
+			want:   []string{"retry#1 ok=false", "simplify#1 ok=false", "simplify#2 ok=false", "model_swap#1 ok=false", "scope_reduction#1 ok=false", "degrade#1 ok=true"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			l := Ladder{Recovery: Recovery{Enabled: true, Attempts: 2}, Unit: UnitAtom, ID: "a", Halted: func() bool { return false },
+				Report: func(s RecoveryStep) { got = append(got, fmt.Sprintf("%s#%d ok=%v", s.Step, s.Attempt, s.OK)) }}
+			fail := func(int) Attempt { return Tried("x", fmt.Errorf("no")) }
+			step := l.Because(tc.cause).Climb(FailureText(tc.cause),
+				Rung{Step: StepSimplify, On: true, Try: tc.simple},
+				Rung{Step: StepModelSwap, On: true, Once: true, Try: fail},
+				Rung{Step: StepScopeReduction, On: true, Once: true, Try: fail},
+				Rung{Step: StepDegrade, On: true, Once: true, Try: func(int) Attempt { return Tried("kept", nil) }})
+			if d := cmp.Diff(tc.want, got); d != "" || step != StepDegrade {
+				t.Errorf("Climb returned %q (want degrade); reports (-want +got)\n%s", step, d)
+			}
+		})
+	}
+}
+
 // A recovery step's detail quotes the failure, which may quote the model or
 // its provider: it is redacted like the commander's own errors.
 func TestLadderDetailRedacted(t *testing.T) {

@@ -25,8 +25,10 @@ import (
 // ErrBreakerOpen is wrapped by the error of a call refused because the
 // breakers of its model (in the caller's layer) and of every fallback of
 // its role are open: a transient failure, so the caller salvages or the
-// recovery ladder climbs.
-var ErrBreakerOpen = errors.New("circuit breaker open")
+// recovery ladder climbs (straight to its degrade step: see
+// commanders.Ladder). It is providers.ErrCircuitOpen, so that the agents
+// below nexus can tell it without importing nexus.
+var ErrBreakerOpen = providers.ErrCircuitOpen
 
 // Breaker states, as breaker events write them.
 const (

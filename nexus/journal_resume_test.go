@@ -1,6 +1,7 @@
 package nexus_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -425,6 +426,18 @@ func TestResumeWithAnotherStoredEnvelopeFails(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "sealed", "envelope.attempt-1.json")); err != nil {
 		t.Errorf("the stored envelope was not kept: %v", err)
+	}
+	// The failed resume did not overwrite it: a second resume compares
+	// against the same envelope and fails the same way.
+	if got, err := os.ReadFile(filepath.Join(out, "sealed", "envelope.json")); err != nil || !bytes.Equal(got, b) {
+		t.Errorf("sealed/envelope.json changed by the failed resume (err %v)", err)
+	}
+	m, err = nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Run(t.Context()); !errors.Is(err, nexus.ErrResumeMismatch) {
+		t.Errorf("second resume: %v, want ErrResumeMismatch again", err)
 	}
 }
 

@@ -214,12 +214,6 @@ func (m *Mission) sealLocked(ctx context.Context, preset *Sealed) error {
 	if err == nil {
 		err = ctx.Err()
 	}
-	if err == nil && m.storedEnv != nil && sealed.Hash() != m.storedEnv.SealedHash {
-		// The answers were replayed, so the seal must be the same: a
-		// difference means the run is not the one that was interrupted.
-		err = fmt.Errorf("%w: the resumed run sealed %s, but the run directory's envelope is %s (kept as sealed/envelope.attempt-%d.json)",
-			ErrResumeMismatch, sealed.Hash(), m.storedEnv.SealedHash, m.resume.was.Attempts)
-	}
 	if err != nil {
 		m.end(ctx, err)
 		return m.err
@@ -330,7 +324,7 @@ func (m *Mission) open() error {
 			Data: ResumedData{Attempt: resumed.Attempt, JournalRecords: load.Records, TornLineDropped: load.Torn, EnvelopeStored: m.storedEnv != nil, Changed: resumed.Changed}})
 	}
 	cfg := o.Config
-	r := &runState{opts: o, cfg: cfg, plan: plan, dir: dir, rec: rec, factor: timeoutFactor(cfg, plan.Personality), start: now(),
+	r := &runState{opts: o, cfg: cfg, plan: plan, dir: dir, rec: rec, factor: timeoutFactor(cfg, plan.Personality), start: now(), storedEnv: m.storedEnv,
 		meter: newMeter(cfg.Providers, plan.CostCeilingUSD, rec), ws: ws}
 	r.pool = &providerPool{cfg: cfg, reg: o.Registry, built: built, wrap: m.wrap, limits: m.limits, personality: plan.Personality,
 		factor: r.factor, rec: rec, meter: r.meter, provs: map[string]providers.Provider{}, journal: jr,

@@ -34,6 +34,18 @@ func (r *runState) seal(ctx context.Context, dec Decomposition) (*shadow.Envelop
 	if err != nil {
 		return nil, err
 	}
+	if s := r.storedEnv; s != nil && env.SealedHash != s.SealedHash {
+		// The answers were replayed, so the seal must be the same: a
+		// difference means the run is not the one that was interrupted.
+		// Checked before writing, so the stored envelope stays the one a
+		// later resume compares against.
+		return nil, fmt.Errorf("%w: the resumed run sealed %s, but the run directory's envelope is %s (also kept as sealed/envelope.attempt-%d.json)",
+			ErrResumeMismatch, env.SealedHash, s.SealedHash, r.resumed.Attempt-1)
+	}
+	// The seal author's answers reach the disk before the envelope built
+	// from them: after a machine crash a stored envelope always has its
+	// answers in the journal, so a resume seals the same again.
+	r.pool.journal.sync()
 	if err := shadow.WriteSealed(r.dir.EnvelopePath(), env); err != nil {
 		return nil, err
 	}

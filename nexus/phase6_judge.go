@@ -219,6 +219,7 @@ func (r *runState) judgeWithLadder(ctx context.Context, judge *shadow.Judge, env
 	step := commanders.Ladder{Recovery: rec, Unit: commanders.UnitVerdict, ID: o.ID,
 		Halted: func() bool { return ctx.Err() != nil },
 		Report: func(s commanders.RecoveryStep) { r.recovery(Phase6, agent, s) },
+		Cause:  err,
 	}.Climb(commanders.FailureText(err),
 		commanders.Rung{Step: commanders.StepSimplify, On: rec.Simplify, Once: true, Try: func(int) commanders.Attempt {
 			if cur.Mode == shadow.PerCriterion || env.CriteriaCount < 2 {

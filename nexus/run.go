@@ -8,6 +8,7 @@ import (
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -35,7 +36,10 @@ type runState struct {
 	preset   *Sealed // Phases 1 and 1.5 reuse it (RunSealed)
 	sealOnly bool    // the mission was closed after sealing
 
-	resumed *ResumeInfo // a resumed run's attempt and journal (journal_resume.go); nil otherwise
+	// storedEnv is the envelope a resumed run had sealed (nil otherwise):
+	// Phase 1.5 must seal the same again before it writes anything.
+	storedEnv *shadow.Envelope
+	resumed   *ResumeInfo // a resumed run's attempt and journal (journal_resume.go); nil otherwise
 
 	ev      evidenceSetup // ground truth and a test's verifier (evidence.go)
 	arrived arrivedChecks // the atoms' checked citations (checkArrived)

@@ -47,6 +47,11 @@ var (
 	ErrUnknownKind = errors.New("unknown provider kind")
 	// ErrMissingAPIKey is returned when a provider's API key variable is unset.
 	ErrMissingAPIKey = errors.New("missing API key")
+	// ErrCircuitOpen marks a call refused before it reached any model: the
+	// circuit breaker of every model it could go to (its own and its role's
+	// fallbacks) is open. No simpler request and no smaller scope can be
+	// answered either until one closes.
+	ErrCircuitOpen = errors.New("circuit breaker open")
 )
 
 var classSentinel = map[Class]error{

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"time"
 
@@ -171,10 +172,29 @@ func WriteSealed(path string, e *Envelope) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+	// Atomically: a crash while writing leaves the previous file (or none),
+	// never a torn envelope that no later run could read.
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".envelope-*")
+	if err != nil {
 		return err
 	}
-	return os.Chmod(path, 0o600)
+	_, werr := tmp.Write(append(b, '\n'))
+	if werr == nil {
+		werr = tmp.Chmod(0o600)
+	}
+	if werr == nil {
+		werr = tmp.Sync()
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+	}
+	return werr
 }
 
 // LoadSealed reads an envelope written by WriteSealed. It does not verify
