@@ -82,10 +82,7 @@ func TestWorkersOnAFailingModelCompleteOnTheirFallback(t *testing.T) {
 	if swaps == 0 || fallbackAnswers < swaps {
 		t.Errorf("%d swaps, %d worker calls answered by the fallback; want swaps, each answered", swaps, fallbackAnswers)
 	}
-	var stats []nexus.BreakerStats
-	for _, s := range res.Telemetry.Breakers {
-		stats = append(stats, s)
-	}
+	stats := res.Telemetry.Breakers
 	if len(stats) != 1 || stats[0].Model != "down:honest" || stats[0].Layer != nexus.LayerWorkers || stats[0].Opened != 1 ||
 		stats[0].HalfOpened != transitions["open>half_open:cooldown"] || stats[0].RoutedToFallback != swaps || stats[0].State != "open" {
 		t.Errorf("telemetry breakers = %+v; want down:m/workers opened once, %d half-opened, %d routed, still open", stats, transitions["open>half_open:cooldown"], swaps)

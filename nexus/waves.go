@@ -276,7 +276,6 @@ type waveCtl struct {
 	chain       int            // the probe's longest chain of dependent calls so far
 	agentCalls  map[string]int // canary team: calls seen per agent
 	childSeen   bool           // a canary squad lead or worker call was seen
-	chainAtDone int
 	// the wave launched last
 	pending   map[string]bool // its commanders not yet under way
 	underWay  chan struct{}   // closed once pending is empty
