@@ -112,3 +112,15 @@ func TestProgressShowsBreakersAndSwaps(t *testing.T) {
 		t.Errorf("live view lacks the breaker counts (the judge's closed again):\n%q", tty.String())
 	}
 }
+
+// The resume summary says "1 answer", not "1 answers".
+func TestCountNoun(t *testing.T) {
+	for _, tc := range []struct {
+		n    int64
+		want string
+	}{{0, "0 calls"}, {1, "1 call"}, {2, "2 calls"}} {
+		if got := count(tc.n, "call"); got != tc.want {
+			t.Errorf("count(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}

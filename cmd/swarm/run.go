@@ -469,7 +469,7 @@ func printSummary(w io.Writer, res *nexus.Result) {
 	fmt.Fprintf(w, "  %s · LLM calls %d · tokens %d in / %d out · cost $%.4f · %s\n",
 		agents, t.Calls, t.InputTokens, t.OutputTokens, t.CostUSD, (time.Duration(t.WallMS) * time.Millisecond).Round(time.Millisecond))
 	if r := res.Resumed; r != nil {
-		fmt.Fprintf(w, "  resumed (attempt %d): %d answers replayed from the journal, %d calls asked\n", r.Attempt, r.ReplayedCalls, r.FreshCalls)
+		fmt.Fprintf(w, "  resumed (attempt %d): %s replayed from the journal, %s asked\n", r.Attempt, count(r.ReplayedCalls, "answer"), count(r.FreshCalls, "call"))
 	}
 	switch {
 	case res.Status == nexus.StatusInvalid:
@@ -504,4 +504,12 @@ func printSummary(w io.Writer, res *nexus.Result) {
 		fmt.Fprintf(w, "  failures: %s\n", strings.Join(sortStrings(parts), ", "))
 	}
 	fmt.Fprintf(w, "  action report: %s/report.md\n", res.Dir)
+}
+
+// count is "n noun", the noun in the plural unless n is 1.
+func count[N int | int64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
