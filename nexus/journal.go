@@ -3,8 +3,6 @@ package nexus
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,30 +81,17 @@ func (j JournalResponse) response() providers.Response {
 		FinishReason: j.FinishReason, Latency: time.Duration(j.LatencyNS)}
 }
 
-// replayKey is the identity of a request for replay: the messages, schema
-// (name and hash), seed, temperature, max tokens and tools, plus the
-// caller's role and agent id; NOT the model it is sent to, so a request
-// routed elsewhere (breaker, ladder, waves) still replays. It is a hex
-// SHA-256, so the journal holds no prompt text.
+// replayKey is the identity of a request for replay: its
+// providers.RequestIdentity plus the caller's role and agent id; NOT the
+// model it is sent to, so a request routed elsewhere (breaker, ladder,
+// waves) still replays. It is a hex SHA-256, so the journal holds no
+// prompt text.
 func replayKey(req providers.Request) string {
-	id := struct {
-		Role        string              `json:"role"`
-		AgentID     string              `json:"agent_id"`
-		Messages    []providers.Message `json:"messages"`
-		Schema      string              `json:"schema,omitempty"`
-		SchemaHash  string              `json:"schema_hash,omitempty"`
-		Seed        *int64              `json:"seed,omitempty"`
-		Temperature *float64            `json:"temperature,omitempty"`
-		MaxTokens   int                 `json:"max_tokens,omitempty"`
-		Tools       []providers.Tool    `json:"tools,omitempty"`
-	}{Role: req.Caller.Role, AgentID: req.Caller.AgentID, Messages: req.Messages, Seed: req.Seed,
-		Temperature: req.Temperature, MaxTokens: req.MaxTokens, Tools: req.Tools}
-	if req.Schema != nil {
-		id.Schema, id.SchemaHash = req.Schema.Name, req.Schema.Hash()
-	}
-	b, _ := json.Marshal(id)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return providers.KeyOf(struct {
+		Role    string `json:"role"`
+		AgentID string `json:"agent_id"`
+		providers.RequestIdentity
+	}{req.Caller.Role, req.Caller.AgentID, providers.IdentityOf(req)})
 }
 
 // journalLoad is what reading a journal back found.
