@@ -620,7 +620,7 @@ func (r *runState) deployWaves(ctx context.Context, w WavesConfig, outs []*Bundl
 		detail = fmt.Sprintf("initial size %d", w.Initial)
 	}
 	for next, k := nCanary, 1; next < n; k++ {
-		if delay > 0 && !sleepCtx(ctx, delay) {
+		if delay > 0 && providers.Sleep(ctx, delay) != nil {
 			refuseFrom(next)
 			return nil
 		}
@@ -651,16 +651,4 @@ func ceilDiv(a, b int) int {
 		return 0
 	}
 	return (a + b - 1) / max(1, b)
-}
-
-// sleepCtx waits d or until ctx is done; false when ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -56,7 +56,8 @@ type RetryConfig struct {
 	OnRetry func(attempt int, err error, wait time.Duration)
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or until ctx is done (then it returns ctx.Err()).
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -82,7 +83,7 @@ func Retry(c RetryConfig) Middleware {
 		c.MaxRetryAfter = 5 * time.Minute
 	}
 	if c.Sleep == nil {
-		c.Sleep = sleepCtx
+		c.Sleep = Sleep
 	}
 	return func(p Provider) Provider {
 		if c.MaxRetries <= 0 {

@@ -144,12 +144,5 @@ func (l LatencyConfig) sleep(ctx context.Context, rng *rand.Rand) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return providers.Sleep(ctx, d)
 }
