@@ -1,10 +1,15 @@
 package nexus
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/prompts"
+	"github.com/swarm-dev/swarm/shadow"
+	"github.com/swarm-dev/swarm/vocab"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -333,3 +338,88 @@ type namedCounts struct {
 	Name string
 	workspace.Counts
 }
+
+// judgeInput is what the judge reads of bundle b of outcome o (o.Bundle, or
+// a hardening revision of it). In a run with a workspace, b's citations are
+// checked against the workspace now (a revision is checked as revised) and
+// the input carries the ledger: the text with its ledger marks (ledgerText)
+// and the facts the mechanical checks evaluate (Ledger). Without a
+// workspace it is b's plain text and no ledger.
+func (r *runState) judgeInput(o *BundleOutcome, b commanders.Bundle) shadow.BundleInput {
+	in := shadow.BundleInput{ID: o.ID, Domain: o.Domain, Content: b.Text(), Implementer: o.ref}
+	v := r.evidenceVerifier()
+	if v == nil {
+		return in
+	}
+	l := &shadow.Ledger{Evidence: checkAll(v, b.Evidence), Findings: make([]shadow.FindingLedger, 0, len(b.Findings)), SubTasks: subTasksOf(o.result)}
+	for _, f := range b.Findings {
+		l.Findings = append(l.Findings, shadow.FindingLedger{Title: f.Title, Checks: checkAll(v, f.Evidence)})
+	}
+	in.Content, in.Ledger = ledgerText(b, l), l
+	return in
+}
+
+// subTasksOf lists a commander's planned sub-tasks, one per worker brief
+// (res.Atoms has one entry per worker planned, launched or not), and
+// whether each produced a finished atom: not failed, not skipped, not
+// salvaged from an answer that failed its schema.
+func subTasksOf(res commanders.Result) []shadow.SubTask {
+	out := make([]shadow.SubTask, 0, len(res.Atoms))
+	for _, a := range res.Atoms {
+		st := shadow.SubTask{ID: a.BriefID, Finished: !a.Failed && !a.Degraded}
+		switch {
+		case a.Skipped:
+			st.Why = "not launched"
+		case a.Failed && a.Class != "":
+			st.Why = "failed: " + string(a.Class)
+		case a.Failed:
+			st.Why = "failed"
+		case a.Degraded:
+			st.Why = "salvaged from an invalid answer"
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// ledgerText renders b as commanders.Bundle.Text does, with the ledger
+// marks of l (the checks of b's citations) inserted: before each finding
+// whether it is supported, after each citation what checking it found,
+// after the findings how many were supported. Every piece of b is agent
+// text and goes through prompts.EscapeLedger, so only the marks carry the
+// ledger tag: an agent cannot forge a "verified" mark. Without its marks
+// the text is b.Text() (a test keeps the two in step).
+func ledgerText(b commanders.Bundle, l *shadow.Ledger) string {
+	e := prompts.EscapeLedger
+	var s strings.Builder
+	fmt.Fprintf(&s, vocab.BundleDomainPrefix+"%s\nStatus: %s\n\nSummary: %s\n\n%s\n", e(b.Domain), e(b.Status), e(b.Summary), e(b.Content))
+	if len(b.Findings) > 0 {
+		s.WriteString("\nFindings:\n")
+		supported := 0
+		for i, f := range b.Findings {
+			checks := l.Findings[i].Checks
+			if l.Findings[i].Supported() {
+				supported++
+			}
+			s.WriteString(prompts.FindingMark(i+1, len(b.Findings), checks) + "\n")
+			fmt.Fprintf(&s, vocab.FindingPrefix+"%s/%s] %s: %s\n", e(f.Priority), e(f.Effort), e(f.Title), e(f.Detail))
+			for j, c := range f.Evidence {
+				fmt.Fprintf(&s, "  - cites %s\n", e(citationLine(c)))
+				s.WriteString("    " + prompts.CitationMark(checks[j]) + "\n")
+			}
+		}
+		s.WriteString(prompts.FindingsEnd(supported, len(b.Findings)) + "\n")
+	}
+	if len(b.Evidence) > 0 {
+		s.WriteString("\nEvidence:\n")
+		for i, c := range b.Evidence {
+			fmt.Fprintf(&s, "- %s\n", e(citationLine(c)))
+			s.WriteString("  " + prompts.CitationMark(l.Evidence[i]) + "\n")
+		}
+	}
+	return s.String()
+}
+
+// citationLine renders a citation on one line as commanders.Bundle.Text
+// does: path:start-end "quote".
+func citationLine(c workspace.Citation) string { return fmt.Sprintf("%s %q", c.Ref(), c.Quote) }

@@ -121,15 +121,14 @@ func (j *shadowJudging) finish(res *Result) {
 		return
 	}
 	if r.sb != nil {
-		r.sb.audit(j.ctx, j.judge, j.env, res, r.cfg.Sandbox.AuditRate, r.plan.Seed)
+		r.sb.audit(j.ctx, j.judge, j.env, res, r.cfg.Sandbox.AuditRate, r.plan.Seed, func(o *BundleOutcome) shadow.BundleInput { return r.judgeInput(o, o.Bundle) })
 	}
 	// res.Aggregate is computed when the run concludes (every ending).
 	r.writeReports(res, j.env)
 }
 
 func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, o *BundleOutcome, hcfg HardeningConfig) {
-	impl := o.ref
-	in := shadow.BundleInput{ID: o.ID, Domain: o.Domain, Content: o.Bundle.Text(), Implementer: impl}
+	in := r.judgeInput(o, o.Bundle)
 	ev, err := r.judgeWithLadder(ctx, judge, env, in, o)
 	if err != nil {
 		r.rec.emit(Event{Phase: Phase6, Kind: EvFailure, Role: commanders.RoleJudge, Message: fmt.Sprintf("judging %s: %v", o.ID, err),
@@ -142,7 +141,9 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 	if hcfg.Enabled && ev.Score > hcfg.Threshold {
 		cmd := o.commander
 		// Every revision is kept by its rendered text, so the bundle that
-		// Harden keeps (never a worse one) is the one we report.
+		// Harden keeps (never a worse one) is the one we report. A
+		// revision's citations are checked against the workspace as
+		// revised (judgeInput): its ledger is its own.
 		revisions := map[string]commanders.Bundle{in.Content: o.Bundle}
 		cur := o.Bundle
 		revise := func(ctx context.Context, b shadow.BundleInput, feedback string) (shadow.BundleInput, error) {
@@ -153,9 +154,9 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 				return b, err
 			}
 			cur = nb
-			revisions[nb.Text()] = nb
-			b.Content = nb.Text()
-			return b, nil
+			nin := r.judgeInput(o, nb)
+			revisions[nin.Content] = nb
+			return nin, nil
 		}
 		hr, err := shadow.Harden(ctx, shadow.HardeningConfig{Enabled: true, MaxCycles: hcfg.MaxCycles, Threshold: hcfg.Threshold}, judge, env, in, ev, revise)
 		if err != nil {
