@@ -158,7 +158,8 @@ func countChecks(cs []workspace.Check) workspace.Counts {
 // checkBundle verifies the citations of a bundle's atoms and of its final
 // bundle (a failed bundle has none of its own) and sets o.Evidence: its
 // own, its findings' and its atoms' citations. An atom arrived has already
-// checked (by agent id; nil arrived: none) is not checked again.
+// checked (by agent id; nil arrived: none) is not checked again, nor is a
+// final bundle the judge read with its ledger (judgeInput checked it).
 func checkBundle(v verifier, o *BundleOutcome, arrived func(agent string) ([]workspace.Check, bool)) {
 	bc := &bundleChecks{atoms: make([][]workspace.Check, len(o.result.Atoms))}
 	var n workspace.Counts
@@ -176,7 +177,15 @@ func checkBundle(v verifier, o *BundleOutcome, arrived func(agent string) ([]wor
 		bc.atoms[i] = cs
 		n = n.Plus(countChecks(bc.atoms[i]))
 	}
-	if !o.Failed {
+	if l := o.judgedLedger(); l != nil {
+		// The judge's ledger checked this very bundle: its checks count.
+		bc.own = l.Evidence
+		n = n.Plus(countChecks(bc.own))
+		for _, f := range l.Findings {
+			bc.findings = append(bc.findings, f.Checks)
+			n = n.Plus(countChecks(f.Checks))
+		}
+	} else if !o.Failed {
 		bc.own = checkAll(v, o.Bundle.Evidence)
 		n = n.Plus(countChecks(bc.own))
 		for _, f := range o.Bundle.Findings {
@@ -337,6 +346,24 @@ func sortedCounts(m map[string]workspace.Counts) []namedCounts {
 type namedCounts struct {
 	Name string
 	workspace.Counts
+}
+
+// judgedLedger is the ledger the judge read of o's final bundle, nil when
+// it was not judged with one.
+func (o *BundleOutcome) judgedLedger() *shadow.Ledger {
+	if o.Failed || o.judged == nil {
+		return nil
+	}
+	return o.judged.Ledger
+}
+
+// finalInput is what the judge reads of o's final bundle: what it read
+// when it judged it, else judgeInput (a bundle not judged yet).
+func (r *runState) finalInput(o *BundleOutcome) shadow.BundleInput {
+	if o.judged != nil {
+		return *o.judged
+	}
+	return r.judgeInput(o, o.Bundle)
 }
 
 // judgeInput is what the judge reads of bundle b of outcome o (o.Bundle, or

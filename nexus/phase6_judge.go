@@ -121,7 +121,7 @@ func (j *shadowJudging) finish(res *Result) {
 		return
 	}
 	if r.sb != nil {
-		r.sb.audit(j.ctx, j.judge, j.env, res, r.cfg.Sandbox.AuditRate, r.plan.Seed, func(o *BundleOutcome) shadow.BundleInput { return r.judgeInput(o, o.Bundle) })
+		r.sb.audit(j.ctx, j.judge, j.env, res, r.cfg.Sandbox.AuditRate, r.plan.Seed, r.finalInput)
 	}
 	// res.Aggregate is computed when the run concludes (every ending).
 	r.writeReports(res, j.env)
@@ -136,6 +136,7 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 		return
 	}
 	o.Initial, o.Final = &ev, &ev
+	o.judged = &in
 	r.rec.emit(Event{Phase: Phase6, Kind: EvJudged, Role: commanders.RoleJudge, Data: JudgedData{
 		BundleID: o.ID, ShadowScore: ev.Score, Level: string(ev.Level), Passed: ev.Passed, Failed: ev.Failed, Disagreement: ev.Disagreement}})
 	if hcfg.Enabled && ev.Score > hcfg.Threshold {
@@ -167,6 +168,8 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 			o.Final = &hr.Final
 			if b, ok := revisions[hr.FinalBundle.Content]; ok {
 				o.Bundle = b
+				fin := hr.FinalBundle
+				o.judged = &fin
 			}
 			r.rec.emit(Event{Phase: Phase6, Kind: EvHardening, Role: commanders.RoleCommander, AgentID: o.Commander, Data: HardeningData{
 				BundleID: o.ID, Cycles: hr.Cycles, Initial: hr.InitialScore, Final: hr.FinalScore, Velocity: hr.Velocity}})

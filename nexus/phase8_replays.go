@@ -76,7 +76,7 @@ func (r *runState) benchmark(ctx context.Context, env *shadow.Envelope, res *Res
 		if b.Failed {
 			continue
 		}
-		in := r.judgeInput(b, b.Bundle)
+		in := r.finalInput(b)
 		in.Implementer = providers.Ref{}
 		ev, err := j.Evaluate(ctx, env, in)
 		if err != nil {

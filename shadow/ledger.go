@@ -58,7 +58,7 @@ var checkCriteria = map[string]Criterion{
 		Expected:  "no fabricated citation"},
 	CheckSubTasksFinished: {Category: CategoryCompleteness,
 		Assertion: "Every sub-task planned for the deliverable's domain produced a finished worker result: none failed, was left unlaunched or was salvaged from an invalid answer.",
-		Expected:  "every planned sub-task finished"},
+		Expected:  "a finished worker result for each planned brief"},
 }
 
 // WithChecks returns criteria followed by one criterion per mechanical
