@@ -226,11 +226,14 @@ func (r *runState) judgeWithLadder(ctx context.Context, judge *shadow.Judge, env
 		Cause:  err,
 	}.Climb(commanders.FailureText(err),
 		commanders.Rung{Step: commanders.StepSimplify, On: rec.Simplify, Once: true, Try: func(int) commanders.Attempt {
-			if cur.Mode == shadow.PerCriterion || env.CriteriaCount < 2 {
+			// The judge decides the criteria without a mechanical check
+			// (code evaluates those): one call each.
+			judged := env.CriteriaCount - env.Mechanical()
+			if cur.Mode == shadow.PerCriterion || judged < 2 {
 				return commanders.Attempt{}
 			}
 			cur.Mode = shadow.PerCriterion
-			return commanders.Tried(fmt.Sprintf("one call per criterion (%d) instead of one per bundle", env.CriteriaCount), evaluate(cur))
+			return commanders.Tried(fmt.Sprintf("one call per criterion (%d) instead of one per bundle", judged), evaluate(cur))
 		}},
 		commanders.Rung{Step: commanders.StepModelSwap, On: rec.ModelSwap, Try: func(n int) commanders.Attempt {
 			if n > len(fallbacks) {

@@ -234,6 +234,29 @@ func TestJudgeSeesTheLedgerAndCommandersGetTheFacts(t *testing.T) {
 			}
 		}
 	}
+	// No criterion's text, mechanical ones included, reaches any role but
+	// the seal author and the judge.
+	var stored struct {
+		Criteria []shadow.Criterion `json:"criteria"`
+	}
+	b, _ := os.ReadFile(nexus.EnvelopePath(dir))
+	if err := json.Unmarshal(b, &stored); err != nil {
+		t.Fatal(err)
+	}
+	log.mu.Lock()
+	for _, r := range log.reqs {
+		if r.Caller.Role == "judge" || r.Caller.Role == "seal_author" {
+			continue
+		}
+		for _, m := range r.Messages {
+			for _, c := range stored.Criteria {
+				if strings.Contains(m.Content, c.Assertion) || strings.Contains(m.Content, c.Expected) {
+					t.Errorf("%s (%s) was shown criterion %s's text", r.Caller.AgentID, r.Caller.Role, c.ID)
+				}
+			}
+		}
+	}
+	log.mu.Unlock()
 	mechanical := map[string]bool{}
 	for id, cat := range env.Categories() {
 		if cat == shadow.CategoryEvidence || cat == shadow.CategoryCompleteness {
