@@ -66,8 +66,9 @@ type arrivedChecks struct {
 // atom's interaction for what is fabricated, and Phase 7 counts the same
 // checks (checkBundle). The atom is judged against the workspace as it was
 // when it arrived, just after its worker read it; a file changed later in
-// the run does not change the atom's verdicts (the final bundles' and
-// findings' citations are checked in Phase 7, when hardening is done). Nil
+// the run does not change the atom's verdicts (a bundle's and its
+// findings' citations are checked when the judge reads it, each hardening
+// revision as revised, and in Phase 7 for a bundle never judged). Nil
 // without a workspace or for a failed atom.
 func (r *runState) checkArrived(a commanders.AtomResult) []workspace.Check {
 	v := r.evidenceVerifier()
@@ -197,9 +198,12 @@ func checkBundle(v verifier, o *BundleOutcome, arrived func(agent string) ([]wor
 	o.checks, o.Evidence = bc, &n
 }
 
-// verifyEvidence checks every citation of the run's final bundles (Phase
-// 7, before consensus: hardening has revised what it would), takes the
-// atoms' checks made as they arrived (checkArrived) and fills the Result's evidence fields and its ground-truth match.
+// verifyEvidence counts every citation of the run's final bundles (Phase
+// 7, before consensus: hardening has revised what it would): the checks
+// the judge's ledger made of the final bundle (judgeInput), or new ones
+// for a bundle not judged; takes the atoms' checks made as they arrived
+// (checkArrived) and fills the Result's evidence fields and its
+// ground-truth match.
 // Without a workspace it does nothing: evidence is not measured.
 func (r *runState) verifyEvidence(res *Result) {
 	v := r.evidenceVerifier()
