@@ -232,8 +232,9 @@ func (m *missionSandbox) finish(res *Result, th float64, phase Phase) sandbox.Mi
 
 // audit re-judges a random sample of scored bundles (rate from config) with
 // a fresh judge seed and records how far the verdicts agree.
-// seed seeds the sample.
-func (m *missionSandbox) audit(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, res *Result, rate float64, seed int64) {
+// seed seeds the sample; input is what the judge reads of a bundle (with
+// its ledger in a run with a workspace).
+func (m *missionSandbox) audit(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, res *Result, rate float64, seed int64, input func(*BundleOutcome) shadow.BundleInput) {
 	if rate <= 0 || judge == nil {
 		return
 	}
@@ -242,8 +243,9 @@ func (m *missionSandbox) audit(ctx context.Context, judge *shadow.Judge, env *sh
 		if o.Final == nil || rng.Float64() >= rate {
 			continue
 		}
-		impl := o.ref
-		ev, err := judge.Evaluate(ctx, env, shadow.BundleInput{ID: o.ID + "-audit", Domain: o.Domain, Content: o.Bundle.Text(), Implementer: impl})
+		in := input(o)
+		in.ID += "-audit"
+		ev, err := judge.Evaluate(ctx, env, in)
 		if err != nil {
 			continue
 		}

@@ -1,10 +1,15 @@
 package nexus
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/prompts"
+	"github.com/swarm-dev/swarm/shadow"
+	"github.com/swarm-dev/swarm/vocab"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -61,8 +66,9 @@ type arrivedChecks struct {
 // atom's interaction for what is fabricated, and Phase 7 counts the same
 // checks (checkBundle). The atom is judged against the workspace as it was
 // when it arrived, just after its worker read it; a file changed later in
-// the run does not change the atom's verdicts (the final bundles' and
-// findings' citations are checked in Phase 7, when hardening is done). Nil
+// the run does not change the atom's verdicts (a bundle's and its
+// findings' citations are checked when the judge reads it, each hardening
+// revision as revised, and in Phase 7 for a bundle never judged). Nil
 // without a workspace or for a failed atom.
 func (r *runState) checkArrived(a commanders.AtomResult) []workspace.Check {
 	v := r.evidenceVerifier()
@@ -153,7 +159,8 @@ func countChecks(cs []workspace.Check) workspace.Counts {
 // checkBundle verifies the citations of a bundle's atoms and of its final
 // bundle (a failed bundle has none of its own) and sets o.Evidence: its
 // own, its findings' and its atoms' citations. An atom arrived has already
-// checked (by agent id; nil arrived: none) is not checked again.
+// checked (by agent id; nil arrived: none) is not checked again, nor is a
+// final bundle the judge read with its ledger (judgeInput checked it).
 func checkBundle(v verifier, o *BundleOutcome, arrived func(agent string) ([]workspace.Check, bool)) {
 	bc := &bundleChecks{atoms: make([][]workspace.Check, len(o.result.Atoms))}
 	var n workspace.Counts
@@ -171,7 +178,15 @@ func checkBundle(v verifier, o *BundleOutcome, arrived func(agent string) ([]wor
 		bc.atoms[i] = cs
 		n = n.Plus(countChecks(bc.atoms[i]))
 	}
-	if !o.Failed {
+	if l := o.judgedLedger(); l != nil {
+		// The judge's ledger checked this very bundle: its checks count.
+		bc.own = l.Evidence
+		n = n.Plus(countChecks(bc.own))
+		for _, f := range l.Findings {
+			bc.findings = append(bc.findings, f.Checks)
+			n = n.Plus(countChecks(f.Checks))
+		}
+	} else if !o.Failed {
 		bc.own = checkAll(v, o.Bundle.Evidence)
 		n = n.Plus(countChecks(bc.own))
 		for _, f := range o.Bundle.Findings {
@@ -183,9 +198,12 @@ func checkBundle(v verifier, o *BundleOutcome, arrived func(agent string) ([]wor
 	o.checks, o.Evidence = bc, &n
 }
 
-// verifyEvidence checks every citation of the run's final bundles (Phase
-// 7, before consensus: hardening has revised what it would), takes the
-// atoms' checks made as they arrived (checkArrived) and fills the Result's evidence fields and its ground-truth match.
+// verifyEvidence counts every citation of the run's final bundles (Phase
+// 7, before consensus: hardening has revised what it would): the checks
+// the judge's ledger made of the final bundle (judgeInput), or new ones
+// for a bundle not judged; takes the atoms' checks made as they arrived
+// (checkArrived) and fills the Result's evidence fields and its
+// ground-truth match.
 // Without a workspace it does nothing: evidence is not measured.
 func (r *runState) verifyEvidence(res *Result) {
 	v := r.evidenceVerifier()
@@ -333,3 +351,106 @@ type namedCounts struct {
 	Name string
 	workspace.Counts
 }
+
+// judgedLedger is the ledger the judge read of o's final bundle, nil when
+// it was not judged with one.
+func (o *BundleOutcome) judgedLedger() *shadow.Ledger {
+	if o.Failed || o.judged == nil {
+		return nil
+	}
+	return o.judged.Ledger
+}
+
+// finalInput is what the judge reads of o's final bundle: what it read
+// when it judged it, else judgeInput (a bundle not judged yet).
+func (r *runState) finalInput(o *BundleOutcome) shadow.BundleInput {
+	if o.judged != nil {
+		return *o.judged
+	}
+	return r.judgeInput(o, o.Bundle)
+}
+
+// judgeInput is what the judge reads of bundle b of outcome o (o.Bundle, or
+// a hardening revision of it). In a run with a workspace, b's citations are
+// checked against the workspace now (a revision is checked as revised) and
+// the input carries the ledger: the text with its ledger marks (ledgerText)
+// and the facts the mechanical checks evaluate (Ledger). Without a
+// workspace it is b's plain text and no ledger.
+func (r *runState) judgeInput(o *BundleOutcome, b commanders.Bundle) shadow.BundleInput {
+	in := shadow.BundleInput{ID: o.ID, Domain: o.Domain, Content: b.Text(), Implementer: o.ref}
+	v := r.evidenceVerifier()
+	if v == nil {
+		return in
+	}
+	l := &shadow.Ledger{Evidence: checkAll(v, b.Evidence), Findings: make([]shadow.FindingLedger, 0, len(b.Findings)), SubTasks: subTasksOf(o.result)}
+	for _, f := range b.Findings {
+		l.Findings = append(l.Findings, shadow.FindingLedger{Title: f.Title, Checks: checkAll(v, f.Evidence)})
+	}
+	in.Content, in.Ledger = ledgerText(b, l), l
+	return in
+}
+
+// subTasksOf lists a commander's planned sub-tasks, one per worker brief
+// (res.Atoms has one entry per worker planned, launched or not), and
+// whether each produced a finished atom: not failed, not skipped, not
+// salvaged from an answer that failed its schema.
+func subTasksOf(res commanders.Result) []shadow.SubTask {
+	out := make([]shadow.SubTask, 0, len(res.Atoms))
+	for _, a := range res.Atoms {
+		st := shadow.SubTask{ID: a.BriefID, Finished: !a.Failed && !a.Degraded}
+		switch {
+		case a.Skipped:
+			st.Why = "not launched"
+		case a.Failed && a.Class != "":
+			st.Why = "failed: " + string(a.Class)
+		case a.Failed:
+			st.Why = "failed"
+		case a.Degraded:
+			st.Why = "salvaged from an invalid answer"
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// ledgerText renders b as commanders.Bundle.Text does, with the ledger
+// marks of l (the checks of b's citations) inserted: before each finding
+// whether it is supported, after each citation what checking it found,
+// after the findings how many were supported. Every piece of b is agent
+// text and goes through prompts.EscapeLedger, so only the marks carry the
+// ledger tag: an agent cannot forge a "verified" mark. Without its marks
+// the text is b.Text() (a test keeps the two in step).
+func ledgerText(b commanders.Bundle, l *shadow.Ledger) string {
+	e := prompts.EscapeLedger
+	var s strings.Builder
+	fmt.Fprintf(&s, vocab.BundleDomainPrefix+"%s\nStatus: %s\n\nSummary: %s\n\n%s\n", e(b.Domain), e(b.Status), e(b.Summary), e(b.Content))
+	if len(b.Findings) > 0 {
+		s.WriteString("\nFindings:\n")
+		supported := 0
+		for i, f := range b.Findings {
+			checks := l.Findings[i].Checks
+			if l.Findings[i].Supported() {
+				supported++
+			}
+			s.WriteString(prompts.FindingMark(i+1, len(b.Findings), checks) + "\n")
+			fmt.Fprintf(&s, vocab.FindingPrefix+"%s/%s] %s: %s\n", e(f.Priority), e(f.Effort), e(f.Title), e(f.Detail))
+			for j, c := range f.Evidence {
+				fmt.Fprintf(&s, "  - cites %s\n", e(citationLine(c)))
+				s.WriteString("    " + prompts.CitationMark(checks[j]) + "\n")
+			}
+		}
+		s.WriteString(prompts.FindingsEnd(supported, len(b.Findings)) + "\n")
+	}
+	if len(b.Evidence) > 0 {
+		s.WriteString("\nEvidence:\n")
+		for i, c := range b.Evidence {
+			fmt.Fprintf(&s, "- %s\n", e(citationLine(c)))
+			s.WriteString("  " + prompts.CitationMark(l.Evidence[i]) + "\n")
+		}
+	}
+	return s.String()
+}
+
+// citationLine renders a citation on one line as commanders.Bundle.Text
+// does: path:start-end "quote".
+func citationLine(c workspace.Citation) string { return fmt.Sprintf("%s %q", c.Ref(), c.Quote) }

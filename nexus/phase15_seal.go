@@ -27,9 +27,15 @@ func (r *runState) seal(ctx context.Context, dec Decomposition) (*shadow.Envelop
 	// With seal_author in workspace.roles the author reads the workspace,
 	// so its criteria can name real files.
 	p = r.withTools(p, commanders.Agent{ID: "seal-author", Role: commanders.RoleSealAuthor, Ref: ref})
+	// A run with a workspace also seals the mechanical checks: code
+	// evaluates them from what the run verified (judgeInput's ledger).
+	var checks []string
+	if r.evidenceVerifier() != nil {
+		checks = shadow.Checks
+	}
 	env, err := shadow.Seal(ctx, shadow.SealConfig{
 		Provider: p, Ref: ref, Count: r.plan.Criteria, Categories: r.cfg.ShadowScoring.Categories,
-		Seed: providers.Int64(commanders.SeedFor(r.plan.Seed, "seal_author")),
+		Seed: providers.Int64(commanders.SeedFor(r.plan.Seed, "seal_author")), Checks: checks,
 	}, shadow.SealInput{Mission: r.opts.Mission, Decomposition: dec, Aspects: dec.Aspects})
 	if err != nil {
 		return nil, err

@@ -121,15 +121,14 @@ func (j *shadowJudging) finish(res *Result) {
 		return
 	}
 	if r.sb != nil {
-		r.sb.audit(j.ctx, j.judge, j.env, res, r.cfg.Sandbox.AuditRate, r.plan.Seed)
+		r.sb.audit(j.ctx, j.judge, j.env, res, r.cfg.Sandbox.AuditRate, r.plan.Seed, r.finalInput)
 	}
 	// res.Aggregate is computed when the run concludes (every ending).
 	r.writeReports(res, j.env)
 }
 
 func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, o *BundleOutcome, hcfg HardeningConfig) {
-	impl := o.ref
-	in := shadow.BundleInput{ID: o.ID, Domain: o.Domain, Content: o.Bundle.Text(), Implementer: impl}
+	in := r.judgeInput(o, o.Bundle)
 	ev, err := r.judgeWithLadder(ctx, judge, env, in, o)
 	if err != nil {
 		r.rec.emit(Event{Phase: Phase6, Kind: EvFailure, Role: commanders.RoleJudge, Message: fmt.Sprintf("judging %s: %v", o.ID, err),
@@ -137,12 +136,15 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 		return
 	}
 	o.Initial, o.Final = &ev, &ev
+	o.judged = &in
 	r.rec.emit(Event{Phase: Phase6, Kind: EvJudged, Role: commanders.RoleJudge, Data: JudgedData{
 		BundleID: o.ID, ShadowScore: ev.Score, Level: string(ev.Level), Passed: ev.Passed, Failed: ev.Failed, Disagreement: ev.Disagreement}})
 	if hcfg.Enabled && ev.Score > hcfg.Threshold {
 		cmd := o.commander
 		// Every revision is kept by its rendered text, so the bundle that
-		// Harden keeps (never a worse one) is the one we report.
+		// Harden keeps (never a worse one) is the one we report. A
+		// revision's citations are checked against the workspace as
+		// revised (judgeInput): its ledger is its own.
 		revisions := map[string]commanders.Bundle{in.Content: o.Bundle}
 		cur := o.Bundle
 		revise := func(ctx context.Context, b shadow.BundleInput, feedback string) (shadow.BundleInput, error) {
@@ -153,9 +155,9 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 				return b, err
 			}
 			cur = nb
-			revisions[nb.Text()] = nb
-			b.Content = nb.Text()
-			return b, nil
+			nin := r.judgeInput(o, nb)
+			revisions[nin.Content] = nb
+			return nin, nil
 		}
 		hr, err := shadow.Harden(ctx, shadow.HardeningConfig{Enabled: true, MaxCycles: hcfg.MaxCycles, Threshold: hcfg.Threshold}, judge, env, in, ev, revise)
 		if err != nil {
@@ -166,6 +168,8 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 			o.Final = &hr.Final
 			if b, ok := revisions[hr.FinalBundle.Content]; ok {
 				o.Bundle = b
+				fin := hr.FinalBundle
+				o.judged = &fin
 			}
 			r.rec.emit(Event{Phase: Phase6, Kind: EvHardening, Role: commanders.RoleCommander, AgentID: o.Commander, Data: HardeningData{
 				BundleID: o.ID, Cycles: hr.Cycles, Initial: hr.InitialScore, Final: hr.FinalScore, Velocity: hr.Velocity}})
@@ -222,11 +226,14 @@ func (r *runState) judgeWithLadder(ctx context.Context, judge *shadow.Judge, env
 		Cause:  err,
 	}.Climb(commanders.FailureText(err),
 		commanders.Rung{Step: commanders.StepSimplify, On: rec.Simplify, Once: true, Try: func(int) commanders.Attempt {
-			if cur.Mode == shadow.PerCriterion || env.CriteriaCount < 2 {
+			// The judge decides the criteria without a mechanical check
+			// (code evaluates those): one call each.
+			judged := env.CriteriaCount - env.Mechanical()
+			if cur.Mode == shadow.PerCriterion || judged < 2 {
 				return commanders.Attempt{}
 			}
 			cur.Mode = shadow.PerCriterion
-			return commanders.Tried(fmt.Sprintf("one call per criterion (%d) instead of one per bundle", env.CriteriaCount), evaluate(cur))
+			return commanders.Tried(fmt.Sprintf("one call per criterion (%d) instead of one per bundle", judged), evaluate(cur))
 		}},
 		commanders.Rung{Step: commanders.StepModelSwap, On: rec.ModelSwap, Try: func(n int) commanders.Attempt {
 			if n > len(fallbacks) {

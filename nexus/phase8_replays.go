@@ -76,7 +76,9 @@ func (r *runState) benchmark(ctx context.Context, env *shadow.Envelope, res *Res
 		if b.Failed {
 			continue
 		}
-		ev, err := j.Evaluate(ctx, env, shadow.BundleInput{ID: b.ID, Domain: b.Domain, Content: b.Bundle.Text()})
+		in := r.finalInput(b)
+		in.Implementer = providers.Ref{}
+		ev, err := j.Evaluate(ctx, env, in)
 		if err != nil {
 			return nil, "reference judge failed: " + err.Error()
 		}

@@ -56,6 +56,9 @@ type BundleOutcome struct {
 	commander *commanders.Commander
 	ref       providers.Ref // the commander's model (Model is its text)
 	checks    *bundleChecks // its checked citations; nil when evidence was not measured
+	// judged is what the judge read of Bundle (judgeInput: with its
+	// ledger in a run with a workspace); nil until Bundle is judged.
+	judged *shadow.BundleInput
 }
 
 // Result is a finished (or interrupted) run. Its Status says how the run

@@ -81,7 +81,11 @@ func TestEveryTemplateKeepsHostileTextInItsBlock(t *testing.T) {
 			[]string{"brief", "aspects", "atom", "evidence", "atom", "previous_bundle", "feedback"}, false},
 		{"review", map[string]any{"Aspects": []string{hostile("aspect")}, "Bundles": bundles, "Feedback": hostile("quarantine feedback")},
 			[]string{"aspects", "bundle", "bundle", "feedback"}, false},
-		{"judge", map[string]any{"Criteria": []string{"Criterion sc-01 | security | " + hostile("criterion")}, "Bundle": hostile("judged bundle"), "Domain": "testing"},
+		{"judge", map[string]any{"Criteria": []string{"Criterion sc-01 | security | " + hostile("criterion")}, "Bundle": hostile("judged bundle"), "Domain": "testing", "Ledger": false},
+			[]string{"criteria", "bundle"}, false},
+		// A bundle of a run with a workspace: the prompt explains the
+		// ledger marks; the bundle still stays in its block.
+		{"judge", map[string]any{"Criteria": []string{"Criterion sc-01 | security | " + hostile("criterion")}, "Bundle": hostile("judged bundle"), "Domain": "testing", "Ledger": true},
 			[]string{"criteria", "bundle"}, false},
 		{"synthesis", map[string]any{"Mission": hostile("mission"), "Bundles": bundles},
 			[]string{"mission", "bundle", "bundle"}, false},

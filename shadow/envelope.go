@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/gowebpki/jcs"
@@ -31,6 +32,12 @@ type Criterion struct {
 	Category  string `json:"category" jsonschema:"minLength=1" jsonschema_description:"One of the categories on the Categories line (e.g. happy_path, edge_case, error_handling, security)."`
 	Assertion string `json:"assertion" jsonschema:"minLength=1" jsonschema_description:"A binary check: one statement a reader can decide pass or fail from the deliverable alone, naming the concrete thing that must be present with its key term in double quotes. At least 20 characters; no vague wording such as high quality, robust enough or as appropriate."`
 	Expected  string `json:"expected" jsonschema:"minLength=1" jsonschema_description:"What a passing deliverable contains on this point."`
+	// Check names the mechanical check (one of Checks) that code evaluates
+	// for this criterion instead of the judge; empty for a criterion the
+	// judge decides. It is set by code, never by the seal author (it is not
+	// part of the seal author's schema), and omitted when empty, so an
+	// envelope without mechanical checks hashes as it always has.
+	Check string `json:"check,omitempty" jsonschema:"-"`
 }
 
 // SchemaDescription implements providers.Described.
@@ -89,6 +96,18 @@ func (e *Envelope) Format(f fmt.State, verb rune) { fmt.Fprint(f, e.String()) }
 // unexported so that no package outside shadow can read a criterion's text.
 func (e *Envelope) sealedCriteria() []Criterion { return append([]Criterion(nil), e.criteria...) }
 
+// Mechanical is the number of the envelope's criteria that code evaluates
+// (mechanical checks); the judge decides the others.
+func (e *Envelope) Mechanical() int {
+	n := 0
+	for _, c := range e.criteria {
+		if c.Check != "" {
+			n++
+		}
+	}
+	return n
+}
+
 // Categories maps each criterion's id to its category: what a comparison
 // needs to count failures per category, without any criterion's text.
 func (e *Envelope) Categories() map[string]string {
@@ -141,8 +160,14 @@ func HashCriteria(cs []Criterion) (string, error) {
 }
 
 // Verify recomputes the hash of the criteria and compares it with the
-// committed one.
+// committed one. A criterion naming a mechanical check swarm does not know
+// cannot be evaluated, so it fails verification too (ErrUnknownCheck).
 func (e *Envelope) Verify() error {
+	for _, c := range e.criteria {
+		if c.Check != "" && !KnownCheck(c.Check) {
+			return fmt.Errorf("%w: %s names check %q (known: %s)", ErrUnknownCheck, c.ID, c.Check, strings.Join(Checks, ", "))
+		}
+	}
 	h, err := HashCriteria(e.criteria)
 	if err != nil {
 		return err

@@ -56,6 +56,9 @@ type Verdict struct {
 	Message  string `json:"message"`
 	Votes    int    `json:"votes"` // samples
 	Agree    int    `json:"agree"` // samples agreeing with the majority
+	// Check names the mechanical check code evaluated for this verdict;
+	// empty for a verdict of the judge.
+	Check string `json:"check,omitempty"`
 }
 
 // Evaluation is one bundle judged against every criterion.
@@ -73,10 +76,17 @@ type Evaluation struct {
 
 // BundleInput is what the judge sees of a bundle.
 type BundleInput struct {
-	ID          string
-	Domain      string
+	ID     string
+	Domain string
+	// Content is the bundle's text. In a run with a workspace it carries
+	// the ledger marks (prompts.CitationMark, prompts.FindingMark) that
+	// code wrote from Ledger.
 	Content     string
 	Implementer providers.Ref
+	// Ledger is what the run verified about the bundle, the input of the
+	// envelope's mechanical checks; nil in a run without a workspace
+	// (every mechanical check then fails: nothing backs it).
+	Ledger *Ledger
 }
 
 // JudgeConfig configures the judge.
@@ -117,12 +127,18 @@ func (j *Judge) Evaluate(ctx context.Context, env *Envelope, b BundleInput) (Eva
 		return Evaluation{}, fmt.Errorf("judge %s: %w", b.ID, ErrNoCriteria)
 	}
 	ev := Evaluation{BundleID: b.ID}
-	groups := [][]Criterion{crit}
-	if j.c.Mode == PerCriterion {
-		groups = nil
-		for _, c := range crit {
+	// The judge decides the criteria without a mechanical check; it never
+	// sees the others (code evaluates them from b.Ledger below).
+	judged := judgedCriteria(crit)
+	var groups [][]Criterion
+	switch {
+	case len(judged) == 0:
+	case j.c.Mode == PerCriterion:
+		for _, c := range judged {
 			groups = append(groups, []Criterion{c})
 		}
+	default:
+		groups = [][]Criterion{judged}
 	}
 	votes := map[string][]RawVerdict{}
 	for s := 0; s < j.c.Samples; s++ {
@@ -139,10 +155,26 @@ func (j *Judge) Evaluate(ctx context.Context, env *Envelope, b BundleInput) (Eva
 	}
 	verdicts := make([]Verdict, 0, len(crit))
 	for _, c := range crit {
+		if c.Check != "" {
+			verdicts = append(verdicts, checkVerdict(c, b.Ledger, j.c.Samples))
+			continue
+		}
 		verdicts = append(verdicts, majority(c, votes[c.ID], j.c.Samples))
 	}
 	ev.tally(verdicts, j.c.Samples)
 	return ev, nil
+}
+
+// judgedCriteria are the criteria the judge decides: those without a
+// mechanical check.
+func judgedCriteria(crit []Criterion) []Criterion {
+	var out []Criterion
+	for _, c := range crit {
+		if c.Check == "" {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // EvaluateEach judges b against each criterion of env in a call of its own
@@ -162,7 +194,14 @@ func (j *Judge) EvaluateEach(ctx context.Context, env *Envelope, b BundleInput) 
 	}
 	ev = Evaluation{BundleID: b.ID}
 	var verdicts []Verdict
-	for gi, c := range crit {
+	gi := -1
+	for _, c := range crit {
+		if c.Check != "" {
+			// Code, not a call: always judged.
+			verdicts = append(verdicts, checkVerdict(c, b.Ledger, j.c.Samples))
+			continue
+		}
+		gi++ // the group index of PerCriterion mode: the same seeds
 		var vs []RawVerdict
 		var cerr error
 		for s := 0; s < j.c.Samples && cerr == nil; s++ {
@@ -185,11 +224,16 @@ func (j *Judge) EvaluateEach(ctx context.Context, env *Envelope, b BundleInput) 
 }
 
 // tally records the verdicts of the judged criteria (samples votes each)
-// in ev: their counts, Score, Level and Disagreement. With no verdict they
-// all stay zero (no score over nothing).
+// in ev: their counts, Score, Level and Disagreement (the share of the
+// judge's verdicts whose samples disagreed; mechanical checks, decided by
+// code, are not among them). With no verdict they all stay zero (no score
+// over nothing).
 func (ev *Evaluation) tally(verdicts []Verdict, samples int) {
-	disagree := 0
+	disagree, byJudge := 0, 0
 	for _, v := range verdicts {
+		if v.Check == "" {
+			byJudge++
+		}
 		if v.Agree < v.Votes {
 			disagree++
 		}
@@ -206,8 +250,8 @@ func (ev *Evaluation) tally(verdicts []Verdict, samples int) {
 	}
 	ev.Score = Score(ev.Failed, ev.Total)
 	ev.Level = LevelOf(ev.Score)
-	if samples > 1 {
-		ev.Disagreement = float64(disagree) / float64(ev.Total)
+	if samples > 1 && byJudge > 0 {
+		ev.Disagreement = float64(disagree) / float64(byJudge)
 	}
 }
 
@@ -375,7 +419,7 @@ func (j *Judge) call(ctx context.Context, crit []Criterion, b BundleInput, sampl
 	for i, c := range crit {
 		lines[i] = fmt.Sprintf("%s%s | %s | %s | expected: %s", vocab.CriterionPrefix, c.ID, c.Category, oneLine(c.Assertion), oneLine(c.Expected))
 	}
-	user, err := prompts.Render("judge", map[string]any{"Criteria": lines, "Bundle": b.Content, "Domain": b.Domain})
+	user, err := prompts.Render("judge", map[string]any{"Criteria": lines, "Bundle": b.Content, "Domain": b.Domain, "Ledger": b.Ledger != nil})
 	if err != nil {
 		return nil, providers.Usage{}, err
 	}

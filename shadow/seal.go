@@ -35,6 +35,11 @@ type SealConfig struct {
 	MaxAttempts int // generations before giving up (default 3)
 	Seed        *int64
 	Now         func() time.Time
+	// Checks are the mechanical checks (of Checks) sealed after the seal
+	// author's criteria, numbered after them; code evaluates them from
+	// each bundle's Ledger. A run with a workspace seals Checks; none
+	// without one.
+	Checks []string
 }
 
 // SealInput is everything the seal author may see: the mission and its
@@ -88,9 +93,16 @@ func Seal(ctx context.Context, c SealConfig, in SealInput) (*Envelope, error) {
 		if err != nil {
 			return nil, fmt.Errorf("seal author %s: %w", c.Ref, err)
 		}
+		for i := range sc.Criteria {
+			sc.Criteria[i].Check = "" // only code seals a mechanical check
+		}
 		problems = ValidateCriteria(sc.Criteria, c.Count, cats)
 		if len(problems) == 0 {
-			return NewEnvelope(sc.Criteria, in.Decomposition, SealAuthor{Provider: c.Ref.Kind, Model: c.Ref.Model, Family: providers.Family(c.Ref)}, now())
+			all, err := WithChecks(sc.Criteria, c.Checks)
+			if err != nil {
+				return nil, err
+			}
+			return NewEnvelope(all, in.Decomposition, SealAuthor{Provider: c.Ref.Kind, Model: c.Ref.Model, Family: providers.Family(c.Ref)}, now())
 		}
 		b, _ := jsonIndent(sc)
 		req.Messages = append(req.Messages[:2:2],

@@ -79,8 +79,8 @@ func TestHashIsRFC8785CanonicalSHA256(t *testing.T) {
 	if want := "sha256:" + sha(`{"a":1,"b":[true,"x"]}`); h1 != want {
 		t.Errorf("hash %s, want %s", h1, want)
 	}
-	a := []Criterion{{"sc-02", "security", "b", "y"}, {"sc-01", "edge_case", "a", "x"}}
-	b := []Criterion{{"sc-01", "edge_case", "a", "x"}, {"sc-02", "security", "b", "y"}}
+	a := []Criterion{{"sc-02", "security", "b", "y", ""}, {"sc-01", "edge_case", "a", "x", ""}}
+	b := []Criterion{{"sc-01", "edge_case", "a", "x", ""}, {"sc-02", "security", "b", "y", ""}}
 	ha, _ := HashCriteria(a)
 	hb, _ := HashCriteria(b)
 	if ha != hb || !strings.HasPrefix(ha, "sha256:") || len(ha) != 7+64 {
@@ -90,10 +90,10 @@ func TestHashIsRFC8785CanonicalSHA256(t *testing.T) {
 
 func criteria() []Criterion {
 	return []Criterion{
-		{"sc-01", "happy_path", `The plan explicitly addresses "token rotation" with a step.`, `"token rotation" named`},
-		{"sc-02", "edge_case", `The plan names an edge case of "clock skew" and its handling.`, `"clock skew" edge case`},
-		{"sc-03", "error_handling", `The plan states what happens when "refresh" fails.`, `"refresh" failure handled`},
-		{"sc-04", "security", `The plan identifies a security risk of "replay" and a mitigation.`, `"replay" risk mitigated`},
+		{"sc-01", "happy_path", `The plan explicitly addresses "token rotation" with a step.`, `"token rotation" named`, ""},
+		{"sc-02", "edge_case", `The plan names an edge case of "clock skew" and its handling.`, `"clock skew" edge case`, ""},
+		{"sc-03", "error_handling", `The plan states what happens when "refresh" fails.`, `"refresh" failure handled`, ""},
+		{"sc-04", "security", `The plan identifies a security risk of "replay" and a mitigation.`, `"replay" risk mitigated`, ""},
 	}
 }
 
@@ -237,7 +237,7 @@ func TestSealValidatesAndRegenerates(t *testing.T) {
 		var cs []Criterion
 		cats := SpecCategories
 		for i := 0; i < n; i++ {
-			cs = append(cs, Criterion{fmt.Sprintf("sc-%02d", i+1), cats[i%4], fmt.Sprintf(`The deliverable names "term %d" with a concrete step.`, i), "named"})
+			cs = append(cs, Criterion{fmt.Sprintf("sc-%02d", i+1), cats[i%4], fmt.Sprintf(`The deliverable names "term %d" with a concrete step.`, i), "named", ""})
 		}
 		b, _ := json.Marshal(SealedCriteria{cs})
 		return string(b)
@@ -342,7 +342,7 @@ func TestHardening(t *testing.T) {
 }
 
 func TestReportsValidateAgainstShippedSchema(t *testing.T) {
-	env, _ := NewEnvelope(append(criteria(), Criterion{"sc-05", "completeness", "The plan covers \"all\" aspects named in it.", "all"}), "d", SealAuthor{"mock", "honest", "mock-honest"}, time.Now())
+	env, _ := NewEnvelope(append(criteria(), Criterion{"sc-05", "completeness", "The plan covers \"all\" aspects named in it.", "all", ""}), "d", SealAuthor{"mock", "honest", "mock-honest"}, time.Now())
 	ev := Evaluation{Total: 5, Passed: 3, Failed: 2, Score: 40, Level: LevelSignificant, Verdicts: []Verdict{
 		{ID: "sc-02", Category: "edge_case", Status: "fail", Expected: "e", Message: "m"},
 		{ID: "sc-05", Category: "completeness", Status: "fail", Expected: "e", Message: "m"}}}

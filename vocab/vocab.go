@@ -84,6 +84,20 @@ const (
 	// `- internal/auth/session.go:40-52 "quote"` (the lines "40" when one;
 	// the quote JSON-encoded, so it stays on one line).
 	EvidenceItemPrefix = "- "
+	// LedgerTag opens every ledger mark: a line that code (never an agent)
+	// writes into a bundle's text for the judge, saying what checking the
+	// bundle's citations against the workspace found. Agent-written text
+	// cannot contain it (prompts.EscapeLedger).
+	LedgerTag = "[ledger]"
+	// LedgerFinding starts the mark before each finding of a bundle with
+	// a workspace: "[ledger] finding 2 of 4: unsupported (...)".
+	LedgerFinding = LedgerTag + " finding "
+	// LedgerSupported and LedgerUnsupported are a finding mark's verdict,
+	// after "N of M: ".
+	LedgerSupported   = "supported"
+	LedgerUnsupported = "unsupported"
+	// LedgerEnd closes the findings of a bundle with a workspace.
+	LedgerEnd = LedgerTag + " end of findings"
 )
 
 // Kinds of untrusted blocks (the kind="..." attribute).

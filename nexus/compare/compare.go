@@ -341,7 +341,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 func sealOnce(ctx context.Context, o Options, cfg *nexus.Config, wrap func(providers.Ref, providers.Provider) providers.Provider) (*nexus.Sealed, error) {
 	dir := filepath.Join(o.Out, "seal")
 	if sealed, err := nexus.LoadSealed(dir); err == nil {
-		return sealed, nil
+		// A seal made with a workspace holds the mechanical checks, one
+		// made without holds none: reused only when that still fits.
+		if (sealed.Envelope.Mechanical() > 0) == (o.Workspace != "") {
+			return sealed, nil
+		}
 	} else if errors.Is(err, shadow.ErrTampered) {
 		return nil, err
 	}
@@ -380,7 +384,7 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sea
 	sumPath := filepath.Join(dir, "run-summary.json")
 	if b, err := os.ReadFile(sumPath); err == nil {
 		var s RunSummary
-		if json.Unmarshal(b, &s) == nil && measuredAsAsked(s, o) {
+		if json.Unmarshal(b, &s) == nil && measuredAsAsked(s, o) && s.SealedHash == sealed.Hash() {
 			return s, true, nil
 		}
 	}
