@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/swarm-dev/swarm/internal/stats"
+	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
@@ -35,6 +36,9 @@ type Report struct {
 	// Correlation is Pearson's r between Shadow Score and recall over
 	// contenders × repeats (only with a ground truth).
 	Correlation *Correlation `json:"shadow_recall_correlation,omitempty"`
+	// MaxFabricationRate is compare.max_fabrication_rate: a contender whose
+	// fabrication rate's 95% interval lies entirely above it is untrusted.
+	MaxFabricationRate float64 `json:"max_fabrication_rate"`
 }
 
 // ContenderStats summarises one contender over its repeats. Tokens, cost,
@@ -108,7 +112,13 @@ type ContenderStats struct {
 	// ground truth).
 	Evidence    *EvidenceStats    `json:"evidence,omitempty"`
 	GroundTruth *GroundTruthStats `json:"ground_truth,omitempty"`
-	latencies   []float64
+	// Untrusted: the contender's fabrication rate interval lies entirely
+	// above compare.max_fabrication_rate (UntrustedReason says by how
+	// much). It is ranked after every trusted contender, whatever its
+	// Shadow Score: a score earned on fabricated evidence is not a result.
+	Untrusted       bool   `json:"untrusted"`
+	UntrustedReason string `json:"untrusted_reason,omitempty"`
+	latencies       []float64
 }
 
 // MarshalJSON writes a contender without a result with null median, mean,
@@ -151,6 +161,10 @@ type PairResult struct {
 	// NoResult names the pair's contenders that judged no bundle. With one,
 	// the other is better whatever the tests say; with two, neither is.
 	NoResult []string `json:"no_result,omitempty"`
+	// Untrusted names the pair's untrusted contenders (fabrication). When
+	// both have a result and only one is untrusted, the other is better
+	// whatever the tests say.
+	Untrusted []string `json:"untrusted,omitempty"`
 }
 
 // CriterionPair is one sealed criterion judged for both contenders of a
@@ -184,6 +198,10 @@ func Analyse(o Options, hash, judge, seal string, runs []RunSummary) *Report {
 	}
 	ws, gt := hasWorkspace(o, runs), hasGroundTruth(o, runs)
 	r.Workspace, r.GroundTruth = o.Workspace, o.GroundTruth
+	r.MaxFabricationRate = nexus.DefaultMaxFabricationRate
+	if o.Config != nil {
+		r.MaxFabricationRate = o.Config.Compare.MaxFabricationRate
+	}
 	crit := criteriaOf(runs)
 	by := map[string][]RunSummary{}
 	for i := range runs {
@@ -197,6 +215,7 @@ func Analyse(o Options, hash, judge, seal string, runs []RunSummary) *Report {
 		c := contenderStats(m, by[m], crit)
 		if ws {
 			c.Evidence = evidenceStats(by[m])
+			c.Untrusted, c.UntrustedReason = untrusted(c.Evidence, r.MaxFabricationRate)
 		}
 		if gt {
 			c.GroundTruth = groundTruthStats(by[m])
@@ -218,6 +237,9 @@ func Analyse(o Options, hash, judge, seal string, runs []RunSummary) *Report {
 			for _, c := range []ContenderStats{a, b} {
 				if c.NoResult {
 					p.NoResult = append(p.NoResult, c.Model)
+				}
+				if c.Untrusted {
+					p.Untrusted = append(p.Untrusted, c.Model)
 				}
 			}
 			r.Pairwise = append(r.Pairwise, p)
@@ -312,6 +334,13 @@ func decide(ps []PairResult) {
 			if p.NoResult[0] == p.First {
 				p.Better = p.Second
 			}
+		case len(p.Untrusted) == 1:
+			// Fabricated evidence is not beaten on points: the trusted
+			// contender is better, however close the scores.
+			p.Distinguishable, p.Better = true, p.First
+			if p.Untrusted[0] == p.First {
+				p.Better = p.Second
+			}
 		}
 	}
 }
@@ -341,7 +370,10 @@ func Holm(ps []float64) []float64 {
 // full "not distinguishable from" lists are kept because the relation is
 // not transitive (A ≈ B and B ≈ C while A beats C). Contenders without a
 // result come after every contender with one, with no tier and no "≈":
-// there is no score to tell them apart by.
+// there is no score to tell them apart by. Untrusted contenders (with a
+// result) come after every trusted one: each trusted contender is better
+// than each untrusted one (decide), so their tiers are below every trusted
+// tier too.
 func rank(r *Report) {
 	better := map[string]int{}
 	same := map[string][]string{}
@@ -373,6 +405,9 @@ func rank(r *Report) {
 		}
 		if a.NoResult {
 			return false // as given
+		}
+		if a.Untrusted != b.Untrusted {
+			return b.Untrusted
 		}
 		if a.Tier != b.Tier {
 			return a.Tier < b.Tier

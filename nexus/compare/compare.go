@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/internal/slug"
 	"github.com/swarm-dev/swarm/internal/stats"
 	"github.com/swarm-dev/swarm/nexus"
@@ -154,13 +155,23 @@ type BundleSummary struct {
 const (
 	StatusFailed   = "failed"   // no bundle: the commander's calls failed, or it never started
 	StatusUnjudged = "unjudged" // a bundle exists but the judge returned no verdicts for it
+	// StatusSalvaged: the recovery ladder (or the cost ceiling) built the
+	// bundle from the workers' finished atoms because the commander did not
+	// deliver one, or the bundle's own assembly ended on the degrade step.
+	// The contender did not produce it, so it counts as failed like any
+	// bundle the contender did not deliver, whatever the judge said of the
+	// salvage (kept in JudgedScore for the record).
+	StatusSalvaged = "salvaged"
 )
 
 // UnscoredBundle is a planned bundle that has no Shadow Score.
 type UnscoredBundle struct {
-	Status       string `json:"status"` // StatusFailed or StatusUnjudged
+	Status       string `json:"status"` // StatusFailed, StatusUnjudged or StatusSalvaged
 	FailureClass string `json:"failure_class,omitempty"`
 	Error        string `json:"error,omitempty"`
+	// JudgedScore is the Shadow Score the judge gave a salvaged bundle:
+	// for the record only, never counted for the contender.
+	JudgedScore *float64 `json:"judged_shadow_score,omitempty"`
 }
 
 // Class is the bundle's failure class for counting: its provider failure
@@ -454,6 +465,15 @@ func summarise(res *nexus.Result, model string, rep int, seed int64) RunSummary 
 	s.Planned = sortedKeys(planned)
 	var vel, rev, dis []float64
 	for _, b := range res.Bundles {
+		if why := salvagedBy(b); why != "" {
+			u := UnscoredBundle{Status: StatusSalvaged, Error: why}
+			if b.Initial != nil {
+				score := b.Initial.Score
+				u.JudgedScore = &score
+			}
+			s.Unscored[b.Domain] = u
+			continue
+		}
 		if b.Initial == nil || b.Final == nil {
 			u := UnscoredBundle{Status: StatusUnjudged, FailureClass: string(b.FailureClass), Error: b.Error}
 			if b.Failed {
@@ -491,6 +511,22 @@ func summarise(res *nexus.Result, model string, rep int, seed int64) RunSummary 
 		s.Toxicity, s.QualityGap = sb.Overall.Toxicity, sb.Overall.QualityGap
 	}
 	return s
+}
+
+// salvagedBy says why a bundle is not the contender's own work ("" when
+// it is): it was salvaged from the workers' finished atoms (the commander's
+// assembly failed, or the cost ceiling stopped it), or its assembly ended on
+// the recovery ladder's degrade step.
+func salvagedBy(b *nexus.BundleOutcome) string {
+	for _, d := range b.Degraded {
+		if d.Unit == commanders.UnitBundle {
+			return d.Detail
+		}
+	}
+	if b.Salvaged {
+		return "salvaged from the workers' finished atoms: the commander did not assemble it"
+	}
+	return ""
 }
 
 // callTally counts the contender's own calls as the run makes them: those

@@ -89,11 +89,33 @@ func failureLine(c ContenderStats) string {
 		return fmt.Sprintf("%s: no result: none of its %d planned bundles was judged (%s); it is ranked last, with no score and no tier.",
 			c.Model, c.BundlesPlanned, counts(c.BundleFailures))
 	}
-	return fmt.Sprintf("%s: %d of %d planned bundles failed or were not judged (%s); each counts as Shadow Score 100.",
-		c.Model, c.BundlesFailed, c.BundlesPlanned, counts(c.BundleFailures))
+	what := "failed or were not judged"
+	if n := c.BundleFailures[StatusSalvaged]; n > 0 {
+		what = fmt.Sprintf("failed, were not judged or were salvaged from the workers' atoms (%d: the contender did not produce them)", n)
+	}
+	return fmt.Sprintf("%s: %d of %d planned bundles %s (%s); each counts as Shadow Score 100.",
+		c.Model, c.BundlesFailed, c.BundlesPlanned, what, counts(c.BundleFailures))
 }
 
-const failureRule = "A bundle that failed or was not judged counts as Shadow Score 100 (every sealed criterion failed) in the median, mean, interval, pass rates and paired tests; " +
+// Untrusted lists the untrusted contenders (fabrication), in rank order.
+func (r *Report) Untrusted() []ContenderStats {
+	var out []ContenderStats
+	for _, c := range r.Contenders {
+		if c.Untrusted {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// untrustedRule says what an untrusted contender is and where it ranks.
+func (r *Report) untrustedRule() string {
+	return fmt.Sprintf("Untrusted: the contender's fabrication rate (fabricated / cited) has its whole 95%% Wilson interval above %s (compare.max_fabrication_rate); "+
+		"it is ranked after every trusted contender, whatever its Shadow Score.", pct1(r.MaxFabricationRate))
+}
+
+const failureRule = "A bundle that failed or was not judged counts as Shadow Score 100 (every sealed criterion failed) in the median, mean, interval, pass rates and paired tests, " +
+	"and so does a bundle salvaged from the workers' atoms by the recovery ladder or the cost ceiling (the contender did not produce it); " +
 	"a contender that judged no bundle has no result: it is ranked after every contender with one, with no score, no interval and no tier."
 
 // Table renders the ranked table for the terminal.
@@ -107,6 +129,9 @@ func (r *Report) Table() string {
 		}
 		if c.Advisory {
 			note = append(note, "[advisory]")
+		}
+		if c.Untrusted {
+			note = append(note, "[untrusted]")
 		}
 		failed := fmt.Sprintf("%d/%d", c.BundlesFailed, c.BundlesPlanned)
 		if c.NoResult {
@@ -122,6 +147,9 @@ func (r *Report) Table() string {
 	b.WriteString("failed: planned bundles (all repeats) that failed or were not judged. " + failureRule + "\n")
 	b.WriteString("Calls, tokens, cost and latency are the contender's own calls in the roles compared (" + r.Roles + ").\n")
 	b.WriteString(r.evidenceTable())
+	for _, c := range r.Untrusted() {
+		fmt.Fprintf(&b, "[untrusted] %s: %s; ranked after every trusted contender.\n", c.Model, c.UntrustedReason)
+	}
 	for _, c := range r.Failing() {
 		b.WriteString("[failed] " + failureLine(c) + "\n")
 	}
@@ -446,7 +474,7 @@ func (r *Report) HTML() (string, error) {
 		return "", err
 	}
 	var b bytes.Buffer
-	if err := page.Execute(&b, map[string]any{"R": r, "C": c, "Adv": r.Advisories(), "Failing": r.Failing(), "FailureRule": failureRule, "Domains": r.domains(), "Criteria": r.criteria(), "Seeds": seedList(r.Seeds),
+	if err := page.Execute(&b, map[string]any{"R": r, "C": c, "Adv": r.Advisories(), "Untrusted": r.Untrusted(), "UntrustedRule": r.untrustedRule(), "Failing": r.Failing(), "FailureRule": failureRule, "Domains": r.domains(), "Criteria": r.criteria(), "Seeds": seedList(r.Seeds),
 		"Ev": r.evidenceView()}); err != nil {
 		return "", err
 	}

@@ -36,6 +36,8 @@ type markdownView struct {
 	Judge, SealAuthor, SealedHash string
 	JudgeSamples                  int
 	Advisories                    []ContenderStats
+	Untrusted                     []failingNote
+	UntrustedRule                 string
 	Failing                       []failingNote
 	FailureRule                   string
 	Ranking                       []rankRow
@@ -67,6 +69,7 @@ type rankRow struct {
 	NotDistinguishable []string
 	Advisory           bool
 	AdvisoryReason     string
+	Untrusted          bool
 }
 
 type qualityRow struct {
@@ -105,6 +108,7 @@ type pairRow struct {
 	Distinguishable bool
 	Better          string
 	NoResult        []string
+	Untrusted       []string
 	Advisory        bool
 }
 
@@ -123,13 +127,19 @@ func (r *Report) markdownView() markdownView {
 		Domains: r.domains(), Criteria: r.criteria(), Categories: r.Categories,
 		Evidence: r.evidenceView(),
 	}
+	for _, c := range r.Untrusted() {
+		v.Untrusted = append(v.Untrusted, failingNote{Model: c.Model, Line: c.UntrustedReason})
+	}
+	if len(v.Untrusted) > 0 {
+		v.UntrustedRule = r.untrustedRule()
+	}
 	for _, c := range r.Failing() {
 		v.Failing = append(v.Failing, failingNote{Model: c.Model, Line: strings.TrimPrefix(failureLine(c), c.Model+": ")})
 	}
 	for _, c := range r.Contenders {
 		v.Ranking = append(v.Ranking, rankRow{Rank: c.Rank, Model: c.Model, NoResult: c.NoResult, Tier: c.Tier,
 			Median: f1(c.Median), Mean: f1(c.Mean), CILo: f1(c.CI95.Lo), CIHi: f1(c.CI95.Hi), Failed: failedCell(c),
-			NotDistinguishable: c.NotDistinguishable, Advisory: c.Advisory, AdvisoryReason: c.AdvisoryReason})
+			NotDistinguishable: c.NotDistinguishable, Advisory: c.Advisory, AdvisoryReason: c.AdvisoryReason, Untrusted: c.Untrusted})
 		q := qualityRow{Model: c.Model, Velocity: velocity(c.Velocity), Review: fmt.Sprintf("%.2f", c.ReviewScore),
 			Toxicity: fmt.Sprintf("%.3f", c.Toxicity), QualityGap: fmt.Sprintf("%.3f", c.QualityGap), JudgeD: r.judgeD(c.JudgeDisagreement),
 			Calls: c.Calls, InputTokens: c.InputTokens, OutputTokens: c.OutputTokens,
@@ -150,7 +160,7 @@ func (r *Report) markdownView() markdownView {
 	for _, p := range r.Pairwise {
 		v.Pairs = append(v.Pairs, pairRow{First: p.First, Second: p.Second, Paired: p.Paired, OnlyA: p.McNemar.B, OnlyB: p.McNemar.C,
 			P: pval(p.McNemar.P), PHolm: pval(p.PHolm), Diff: fmt.Sprintf("%+.1f", p.MeanDiff), CILo: f1(p.DiffCI95.Lo), CIHi: f1(p.DiffCI95.Hi),
-			Distinguishable: p.Distinguishable, Better: p.Better, NoResult: p.NoResult, Advisory: p.Advisory})
+			Distinguishable: p.Distinguishable, Better: p.Better, NoResult: p.NoResult, Untrusted: p.Untrusted, Advisory: p.Advisory})
 		for _, c := range p.PerCriterion {
 			v.PerCriterion = append(v.PerCriterion, criterionRow{First: p.First, Second: p.Second, ID: c.ID, Category: c.Category,
 				Paired: c.Paired, Both: c.Both, Neither: c.Neither, OnlyA: c.McNemar.B, OnlyB: c.McNemar.C, P: pval(c.McNemar.P)})
