@@ -19,16 +19,18 @@ import (
 // place (phase, a bar per commander, calls and cost so far); in a pipe or CI
 // plain lines, one per phase and per finished commander.
 type progressView struct {
-	w      io.Writer
-	tty    bool
-	plan   nexus.Plan
-	mu     sync.Mutex
-	phase  nexus.Phase
-	calls  int
-	cost   float64
-	tools  int // read-tool calls
-	denied int // of them, refused
-	perCmd map[string]*cmdProgress
+	w     io.Writer
+	tty   bool
+	plan  nexus.Plan
+	mu    sync.Mutex
+	phase nexus.Phase
+	calls int
+	cost  float64
+	// unpriced: some call had no known price, so cost is a lower bound.
+	unpriced bool
+	tools    int // read-tool calls
+	denied   int // of them, refused
+	perCmd   map[string]*cmdProgress
 	// Provider breakers not closed (model and layer) and the calls a
 	// fallback answered; swapSeen: the role/model pairs already shown.
 	breakersOpen map[string]bool
@@ -68,6 +70,7 @@ func (v *progressView) Observe(e nexus.Event) {
 		v.calls++
 		if c, ok := e.Data.(nexus.CallData); ok {
 			v.cost += c.CostUSD
+			v.unpriced = v.unpriced || c.Unpriced
 		}
 	case nexus.EvToolCall:
 		v.tools++
@@ -196,7 +199,11 @@ func (v *progressView) redraw() {
 	if v.wave != "" {
 		wave = "  " + v.wave
 	}
-	fmt.Fprintf(&b, "\033[2Kphase %s %-18s  calls %d%s  cost $%.4f  %s%s\n", v.phase, v.phase.Name(), v.calls, tools, v.cost, time.Since(v.start).Round(100*time.Millisecond), wave)
+	cost := fmt.Sprintf("$%.4f", v.cost)
+	if v.unpriced {
+		cost = "≥ " + cost + " (unpriced calls)"
+	}
+	fmt.Fprintf(&b, "\033[2Kphase %s %-18s  calls %d%s  cost %s  %s%s\n", v.phase, v.phase.Name(), v.calls, tools, cost, time.Since(v.start).Round(100*time.Millisecond), wave)
 	n := 1
 	for _, d := range v.plan.Domains {
 		c := v.perCmd[d]

@@ -449,7 +449,11 @@ func printBriefing(w io.Writer, p nexus.Plan) {
 	if p.Workspace != "" {
 		fmt.Fprintf(w, "Workspace: %s (read-only tools; every citation checked)\n", textsafe.Printable(p.Workspace))
 	}
-	fmt.Fprintf(w, "Budget:   cost ceiling $%.2f · seed %d\n\n", p.CostCeilingUSD, p.Seed)
+	fmt.Fprintf(w, "Budget:   cost ceiling $%.2f · seed %d\n", p.CostCeilingUSD, p.Seed)
+	if warn := nexus.CeilingWarning(p.Unpriced); warn != "" {
+		fmt.Fprintf(w, "          warning: %s\n", textsafe.Printable(warn))
+	}
+	fmt.Fprintln(w)
 }
 
 func printSummary(w io.Writer, res *nexus.Result) {
@@ -466,8 +470,8 @@ func printSummary(w io.Writer, res *nexus.Result) {
 	if t.AgentsLaunched.Total != t.Agents.Total {
 		agents = fmt.Sprintf("agents %d launched of %d planned", t.AgentsLaunched.Total, t.Agents.Total)
 	}
-	fmt.Fprintf(w, "  %s · LLM calls %d · tokens %d in / %d out · cost $%.4f · %s\n",
-		agents, t.Calls, t.InputTokens, t.OutputTokens, t.CostUSD, (time.Duration(t.WallMS) * time.Millisecond).Round(time.Millisecond))
+	fmt.Fprintf(w, "  %s · LLM calls %d · tokens %d in / %d out · cost %s · %s\n",
+		agents, t.Calls, t.InputTokens, t.OutputTokens, textsafe.Printable(nexus.FormatCost(t.CostUSD, t.UnpricedModels)), (time.Duration(t.WallMS) * time.Millisecond).Round(time.Millisecond))
 	if r := res.Resumed; r != nil {
 		fmt.Fprintf(w, "  resumed (attempt %d): %s replayed from the journal, %s asked\n", r.Attempt, count(r.ReplayedCalls, "answer"), count(r.FreshCalls, "call"))
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"hash/fnv"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/swarm-dev/swarm/internal/stats"
@@ -83,16 +84,21 @@ type ContenderStats struct {
 	CategoryFailRate  map[string]float64   `json:"category_failure_rate"`
 	// Velocity is the mean hardening velocity of the bundles that were
 	// hardened; nil when hardening did not run (e.g. off at ss-50).
-	Velocity          *float64       `json:"hardening_velocity"`
-	Hardened          int            `json:"bundles_hardened"`
-	Gates             map[string]int `json:"gates"`
-	ReviewScore       float64        `json:"review_score"`
-	Toxicity          float64        `json:"toxicity"`
-	QualityGap        float64        `json:"quality_gap"`
-	Calls             int            `json:"calls"`
-	InputTokens       int            `json:"input_tokens"`
-	OutputTokens      int            `json:"output_tokens"`
-	CostUSD           float64        `json:"cost_usd"`
+	Velocity     *float64       `json:"hardening_velocity"`
+	Hardened     int            `json:"bundles_hardened"`
+	Gates        map[string]int `json:"gates"`
+	ReviewScore  float64        `json:"review_score"`
+	Toxicity     float64        `json:"toxicity"`
+	QualityGap   float64        `json:"quality_gap"`
+	Calls        int            `json:"calls"`
+	InputTokens  int            `json:"input_tokens"`
+	OutputTokens int            `json:"output_tokens"`
+	CostUSD      float64        `json:"cost_usd"`
+	// Unpriced are the models of the contender's own calls (RunUnpriced: of
+	// the whole runs) that had no known price: CostUSD (RunCostUSD) leaves
+	// them out, a lower bound, shown as "≥" or "—", never as a full sum.
+	Unpriced          []string       `json:"unpriced_models,omitempty"`
+	RunUnpriced       []string       `json:"run_unpriced_models,omitempty"`
 	LatencyP50MS      float64        `json:"latency_p50_ms"`
 	LatencyP95MS      float64        `json:"latency_p95_ms"`
 	Failures          map[string]int `json:"failure_classes"`
@@ -496,6 +502,8 @@ func contenderStats(m string, runs []RunSummary, crit map[string]string) Contend
 		c.RunInputTokens += s.RunInputTokens
 		c.RunOutputTokens += s.RunOutputTokens
 		c.RunCostUSD += s.RunCostUSD
+		c.Unpriced = union(c.Unpriced, s.Unpriced)
+		c.RunUnpriced = union(c.RunUnpriced, s.RunUnpriced)
 		c.latencies = append(c.latencies, s.LatenciesMS...)
 		for k, v := range s.Failures {
 			c.Failures[k] += v
@@ -533,6 +541,16 @@ func contenderStats(m string, runs []RunSummary, crit map[string]string) Contend
 		c.LatencyP50MS, c.LatencyP95MS = stats.QuantileSorted(c.latencies, 0.5), stats.QuantileSorted(c.latencies, 0.95)
 	}
 	return c
+}
+
+// union is a and b without repeats, sorted (nil when both are empty).
+func union(a, b []string) []string {
+	if len(b) == 0 {
+		return a
+	}
+	out := append(slices.Clone(a), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -112,25 +113,29 @@ type RunSummary struct {
 	Unscored map[string]UnscoredBundle `json:"unscored_bundles,omitempty"`
 	// Criteria are the sealed criteria (id -> category) every bundle is
 	// judged against; an unscored bundle failed each of them.
-	Criteria        map[string]string `json:"criteria,omitempty"`
-	Velocity        float64           `json:"hardening_velocity"` // mean over the hardened bundles
-	Hardened        int               `json:"bundles_hardened"`
-	ReviewScore     float64           `json:"review_score"`
-	Toxicity        float64           `json:"toxicity"`
-	QualityGap      float64           `json:"quality_gap"`
-	Calls           int               `json:"calls"`
-	InputTokens     int               `json:"input_tokens"`
-	OutputTokens    int               `json:"output_tokens"`
-	CostUSD         float64           `json:"cost_usd"`
-	LatenciesMS     []float64         `json:"latencies_ms"`
-	Failures        map[string]int    `json:"failure_classes"`
-	RunInputTokens  int               `json:"run_input_tokens"`
-	RunOutputTokens int               `json:"run_output_tokens"`
-	RunCostUSD      float64           `json:"run_cost_usd"`
-	RunFailures     map[string]int    `json:"run_failure_classes"`
-	Disagreement    float64           `json:"judge_disagreement"`
-	Advisory        bool              `json:"advisory"`
-	AdvisoryWhy     string            `json:"advisory_reason,omitempty"`
+	Criteria     map[string]string `json:"criteria,omitempty"`
+	Velocity     float64           `json:"hardening_velocity"` // mean over the hardened bundles
+	Hardened     int               `json:"bundles_hardened"`
+	ReviewScore  float64           `json:"review_score"`
+	Toxicity     float64           `json:"toxicity"`
+	QualityGap   float64           `json:"quality_gap"`
+	Calls        int               `json:"calls"`
+	InputTokens  int               `json:"input_tokens"`
+	OutputTokens int               `json:"output_tokens"`
+	CostUSD      float64           `json:"cost_usd"`
+	// Unpriced are the contender's models whose calls had no known price
+	// (CostUSD leaves them out: a lower bound); RunUnpriced the whole run's.
+	Unpriced        []string       `json:"unpriced_models,omitempty"`
+	RunUnpriced     []string       `json:"run_unpriced_models,omitempty"`
+	LatenciesMS     []float64      `json:"latencies_ms"`
+	Failures        map[string]int `json:"failure_classes"`
+	RunInputTokens  int            `json:"run_input_tokens"`
+	RunOutputTokens int            `json:"run_output_tokens"`
+	RunCostUSD      float64        `json:"run_cost_usd"`
+	RunFailures     map[string]int `json:"run_failure_classes"`
+	Disagreement    float64        `json:"judge_disagreement"`
+	Advisory        bool           `json:"advisory"`
+	AdvisoryWhy     string         `json:"advisory_reason,omitempty"`
 	// Evidence tallies the contender's own citations (the run's
 	// EvidenceByModel of its model; zero when it cited nothing) and
 	// RunEvidence the whole run's; both nil when the run had no workspace.
@@ -454,6 +459,7 @@ func summarise(res *nexus.Result, model string, rep int, seed int64) RunSummary 
 	s := RunSummary{Contender: model, Repeat: rep, Seed: seed, Dir: res.Dir, SealedHash: res.SealedHash, Bundles: map[string]BundleSummary{},
 		Unscored:       map[string]UnscoredBundle{},
 		RunInputTokens: res.Telemetry.InputTokens, RunOutputTokens: res.Telemetry.OutputTokens, RunCostUSD: res.Telemetry.CostUSD,
+		RunUnpriced: res.Telemetry.UnpricedModels,
 		RunFailures: res.Telemetry.FailureClasses, Failures: map[string]int{}}
 	planned := map[string]bool{}
 	for _, d := range res.Decomposition.Domains {
@@ -541,6 +547,7 @@ type callTally struct {
 	calls     int
 	in, out   int
 	cost      float64
+	unpriced  bool // some call had no known price
 	failures  map[string]int
 	latencies []float64
 }
@@ -561,6 +568,7 @@ func (t *callTally) Observe(e nexus.Event) {
 	t.in += c.InputTokens
 	t.out += c.OutputTokens
 	t.cost += c.CostUSD
+	t.unpriced = t.unpriced || c.Unpriced
 	if c.FailureClass != "" {
 		t.failures[c.FailureClass]++
 	}
@@ -575,6 +583,9 @@ func (t *callTally) addTo(s *RunSummary) {
 	s.InputTokens += t.in
 	s.OutputTokens += t.out
 	s.CostUSD += t.cost
+	if t.unpriced && !slices.Contains(s.Unpriced, t.model) {
+		s.Unpriced = append(s.Unpriced, t.model)
+	}
 	for c, n := range t.failures {
 		s.Failures[c] += n
 	}

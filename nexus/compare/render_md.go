@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"text/template"
+
+	"github.com/swarm-dev/swarm/nexus"
 )
 
 // templateFS holds compare.md's and compare.html's templates.
@@ -51,6 +53,8 @@ type markdownView struct {
 	Pairs                         []pairRow
 	PerCriterion                  []criterionRow
 	Evidence                      evidenceView
+	// Unpriced warns that some calls had no known price ("" when all had).
+	Unpriced string
 }
 
 // failingNote says why a contender's bundles failed (without its name).
@@ -127,6 +131,9 @@ func (r *Report) markdownView() markdownView {
 		Domains: r.domains(), Criteria: r.criteria(), Categories: r.Categories,
 		Evidence: r.evidenceView(),
 	}
+	if u := r.unpriced(); len(u) > 0 {
+		v.Unpriced = nexus.CeilingWarning(u)
+	}
 	for _, c := range r.Untrusted() {
 		v.Untrusted = append(v.Untrusted, failingNote{Model: c.Model, Line: c.UntrustedReason})
 	}
@@ -143,7 +150,7 @@ func (r *Report) markdownView() markdownView {
 		q := qualityRow{Model: c.Model, Velocity: velocity(c.Velocity), Review: fmt.Sprintf("%.2f", c.ReviewScore),
 			Toxicity: fmt.Sprintf("%.3f", c.Toxicity), QualityGap: fmt.Sprintf("%.3f", c.QualityGap), JudgeD: r.judgeD(c.JudgeDisagreement),
 			Calls: c.Calls, InputTokens: c.InputTokens, OutputTokens: c.OutputTokens,
-			Cost: fmt.Sprintf("%.4f", c.CostUSD), RunCost: fmt.Sprintf("%.4f", c.RunCostUSD),
+			Cost: nexus.FormatCost(c.CostUSD, c.Unpriced), RunCost: nexus.FormatCost(c.RunCostUSD, c.RunUnpriced),
 			P50: fmt.Sprintf("%.2f", c.LatencyP50MS), P95: fmt.Sprintf("%.2f", c.LatencyP95MS), Failures: counts(c.Failures)}
 		if c.NoResult {
 			q.Review, q.JudgeD = "—", "—" // no judged bundle to review or judge
