@@ -526,3 +526,40 @@ func TestUnpricedContenderCostIsNeverZero(t *testing.T) {
 		t.Errorf("priced under pricing:: cost %v unpriced %v", c.CostUSD, c.Unpriced)
 	}
 }
+
+// The done-when over the tinynotes workspace: honest alone in tier
+// 1; sloppy and deceptive, whose citations are fabricated, flagged
+// untrusted with their fabrication shown, ranked after it.
+func TestTinynotesHonestAloneInTierOne(t *testing.T) {
+	o := options(t, "mock:deceptive", "mock:sloppy", "mock:honest")
+	mission, err := os.ReadFile("../../examples/missions/security-review-tinynotes.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Mission, o.MissionName, o.MissionDir = string(mission), "security-review-tinynotes", "../../examples/missions"
+	o.Repeats = 2
+	r, err := compare.Run(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tier1 []string
+	for _, c := range r.Contenders {
+		if c.Tier == 1 {
+			tier1 = append(tier1, c.Model)
+		}
+		if c.Evidence == nil || c.Evidence.Cited == 0 {
+			t.Errorf("%s: no evidence measured over the workspace", c.Model)
+		}
+	}
+	if d := cmp.Diff([]string{"mock:honest"}, tier1); d != "" {
+		t.Errorf("tier 1 (-want +got)\n%s", d)
+	}
+	for _, m := range []string{"mock:sloppy", "mock:deceptive"} {
+		if c := stats(r, m); !c.Untrusted || c.Evidence.FabricationRate == nil || *c.Evidence.FabricationRate < 0.5 {
+			t.Errorf("%s: untrusted %v (%s)", m, c.Untrusted, c.UntrustedReason)
+		}
+	}
+	if h := stats(r, "mock:honest"); h.Untrusted || h.Rank != 1 {
+		t.Errorf("honest: rank %d untrusted %v", h.Rank, h.Untrusted)
+	}
+}
