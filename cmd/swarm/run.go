@@ -352,7 +352,7 @@ func runMission(ctx context.Context, app *App, o RunOptions, m *nexus.Mission) e
 		if o.MissionText == "" && o.MissionArg != "-" {
 			mission = o.MissionArg
 		}
-		printSummary(app.Out, res, mission)
+		printSummary(app.Out, res, mission, app.ConfigPath)
 	} else if !res.OK {
 		fmt.Fprintf(app.Err, "run %s: %s\n", res.Status, res.Error)
 	}
@@ -467,8 +467,9 @@ func printBriefing(w io.Writer, p nexus.Plan) {
 // Score with the evidence behind it (and recall and precision with a ground
 // truth), the bundles, the cost, and the next commands that fit. mission is
 // the mission file as given ("" when it came from stdin, --mission or a
-// resumed run.json).
-func printSummary(w io.Writer, res *nexus.Result, mission string) {
+// resumed run.json); config is the --config file ("" for the embedded one),
+// which the next commands repeat.
+func printSummary(w io.Writer, res *nexus.Result, mission, config string) {
 	t := res.Telemetry
 	fmt.Fprintf(w, "\nRun %s: %s\n", statusWord(res.Status), textsafe.Printable(statusWords(res)))
 	fmt.Fprintf(w, "  run directory: %s\n", res.Dir)
@@ -523,7 +524,7 @@ func printSummary(w io.Writer, res *nexus.Result, mission string) {
 		fmt.Fprintf(w, "  failures: %s\n", strings.Join(sortStrings(parts), ", "))
 	}
 	fmt.Fprintf(w, "  action report: %s/report.md\n", res.Dir)
-	if next := nextCommands(res, mission); len(next) > 0 {
+	if next := nextCommands(res, mission, config); len(next) > 0 {
 		fmt.Fprintf(w, "  next:\n")
 		for _, n := range next {
 			fmt.Fprintf(w, "    %s\n", textsafe.Printable(n))
@@ -592,10 +593,14 @@ func groundTruthLine(res *nexus.Result) string {
 // nextCommands are the commands that fit after this run: re-checking its
 // evidence (a workspace run), following it up, and comparing models on the
 // same mission. mission is the mission file ("" when unknown: MISSION.md
-// stands in).
-func nextCommands(res *nexus.Result, mission string) []string {
+// stands in); config the --config file the run and compare commands repeat.
+func nextCommands(res *nexus.Result, mission, config string) []string {
 	if mission == "" {
 		mission = "MISSION.md"
+	}
+	cfg := ""
+	if config != "" {
+		cfg = " --config " + shellQuote(config)
 	}
 	mission = shellQuote(mission)
 	dir := shellQuote(res.Dir)
@@ -606,7 +611,7 @@ func nextCommands(res *nexus.Result, mission string) []string {
 		out = append(out, "swarm verify-evidence "+dir+ws+"   # re-check every citation against the workspace")
 	}
 	if res.Status == nexus.StatusComplete || res.Status == nexus.StatusIncomplete || res.Status == nexus.StatusPartial {
-		out = append(out, "swarm run "+mission+" --follow-up "+dir+"   # the next run of this mission, with this one's findings and gaps as context")
+		out = append(out, "swarm run "+mission+cfg+" --follow-up "+dir+"   # the next run of this mission, with this one's findings and gaps as context")
 	}
 	models := "KIND:MODEL,KIND:MODEL"
 	if cs := res.Plan.Roster.Commanders; len(cs) > 0 {
@@ -616,7 +621,7 @@ func nextCommands(res *nexus.Result, mission string) []string {
 	if res.GroundTruth != nil {
 		gt = " --ground-truth " + shellQuote(res.GroundTruth.File)
 	}
-	out = append(out, "swarm compare "+mission+" --models "+models+ws+gt+"   # rank models on this mission under one sealed envelope")
+	out = append(out, "swarm compare "+mission+cfg+" --models "+models+ws+gt+"   # rank models on this mission under one sealed envelope")
 	return out
 }
 

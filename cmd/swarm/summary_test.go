@@ -50,7 +50,7 @@ func TestSummaryPieces(t *testing.T) {
 		{"complete", nexus.Result{Status: nexus.StatusComplete, Aggregate: nexus.ShadowAggregate{Planned: 3, Scored: 3}},
 			[]string{"Run complete: every planned bundle judged (3 of 3)"}, []string{"evidence", "verify-evidence"}},
 		{"incomplete says why", nexus.Result{Status: nexus.StatusIncomplete, Error: "fewer bundles judged than planned: 2 of 3 scored", Aggregate: nexus.ShadowAggregate{Planned: 3, Scored: 2}},
-			[]string{"Run INCOMPLETE: fewer bundles judged than planned: 2 of 3 scored", "--follow-up"}, nil},
+			[]string{"Run INCOMPLETE: fewer bundles judged than planned: 2 of 3 scored", "swarm run m.md --config 'my config.yml' --follow-up RUN", "swarm compare m.md --config 'my config.yml' --models mock:honest,KIND:MODEL"}, nil},
 		{"partial says why", nexus.Result{Status: nexus.StatusPartial, Error: "stopped by the cost ceiling: 1 of 3 scored"},
 			[]string{"Run PARTIAL: stopped by the cost ceiling: 1 of 3 scored"}, nil},
 		{"nothing cited is not clean evidence", nexus.Result{Status: nexus.StatusComplete, Evidence: &workspace.Counts{}, Workspace: &nexus.WorkspaceInfo{Dir: "ws dir"}},
@@ -64,7 +64,7 @@ func TestSummaryPieces(t *testing.T) {
 			tc.res.ShadowValid = true
 			tc.res.Plan.Roster.Commanders = []providers.Ref{{Kind: "mock", Model: "honest"}}
 			var b bytes.Buffer
-			printSummary(&b, &tc.res, "m.md")
+			printSummary(&b, &tc.res, "m.md", "my config.yml")
 			for _, w := range tc.want {
 				if !strings.Contains(b.String(), w) {
 					t.Errorf("lacks %q:\n%s", w, b.String())
