@@ -30,6 +30,21 @@ type Config struct {
 	// breaker open on the primary routes the role to them). Role -> models;
 	// --fallback ROLE=KIND:MODEL adds to them.
 	Fallbacks map[string][]providers.Ref `yaml:"fallbacks" json:"fallbacks,omitempty"`
+	// Compare is how `swarm compare` ranks (compare.* keys).
+	Compare CompareConfig `yaml:"compare" json:"compare"`
+	// Pricing is the price of each model its kind's prices do not cover
+	// (kind:model -> USD per million tokens); see Config.PriceOf.
+	Pricing map[string]ModelPrice `yaml:"pricing" json:"pricing,omitempty"`
+}
+
+// CompareConfig is the compare section: what `swarm compare` ranks by
+// beyond the Shadow Score.
+type CompareConfig struct {
+	// MaxFabricationRate is the share of fabricated citations (0..1) above
+	// which a contender is untrusted: when its fabrication rate's whole 95%
+	// Wilson interval lies above it, it is ranked after every trusted
+	// contender, with the reason. 1 turns the rule off.
+	MaxFabricationRate float64 `yaml:"max_fabrication_rate" json:"max_fabrication_rate"`
 }
 
 // RecoveryConfig is the recovery section: the ladder a unit of work that

@@ -210,6 +210,7 @@ func (c *Config) validate(name string, doc *yamlx.Doc, reg *providers.Registry) 
 	c.validateRanges(add)
 	c.validateModels(add, reg)
 	c.validateWorkspace(add)
+	c.validatePricing(add)
 	if len(errs) > 0 {
 		sort.SliceStable(errs, func(i, j int) bool {
 			if errs[i].Line != errs[j].Line {

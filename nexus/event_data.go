@@ -47,6 +47,9 @@ type CallData struct {
 	// agent's tool loop); 0 for a final answer.
 	ToolCalls  int   `json:"tool_calls,omitempty"`
 	Transcript int64 `json:"transcript"` // the transcript line's seq
+	// Unpriced: the call used tokens of a model without a known price
+	// (Config.PriceOf); its CostUSD, 0, is no figure and is not summed.
+	Unpriced bool `json:"unpriced,omitempty"`
 }
 
 // ToolCallData is one read-tool call of an agent (tool_call): what it asked

@@ -33,7 +33,7 @@ func TestCeilingAndBreakerEventsCarryTheCallsPhase(t *testing.T) {
 		}), nil
 	})
 	cfg := &Config{Providers: prices, CircuitBreaker: CircuitBreakerConfig{Enabled: true, FailureRate: 1, CallWindow: 1, MinCalls: 1, Cooldown: time.Hour, HalfOpenProbes: 1}}
-	m := newMeter(prices, 1, rec)
+	m := newMeter(cfg.PriceOf, 1, rec)
 	_, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	m.armStop(cancel)

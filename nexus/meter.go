@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,6 +20,7 @@ type usageStats struct {
 	InputTokens  int                     `json:"input_tokens"`
 	OutputTokens int                     `json:"output_tokens"`
 	CostUSD      float64                 `json:"cost_usd"`
+	Unpriced     int                     `json:"unpriced_calls,omitempty"` // calls that used tokens of a model without a known price
 	LatencyMS    []float64               `json:"-"`
 	Classes      map[providers.Class]int `json:"failure_classes,omitempty"`
 }
@@ -28,7 +30,7 @@ type usageStats struct {
 // the commanders at 100%), the agents that really started and the sandbox
 // breaker's trips.
 type meter struct {
-	prices  map[string]providers.KindConfig // per kind: the per-token prices
+	price   func(providers.Ref) Price // a model's per-token price (Config.PriceOf)
 	ceiling float64
 	rec     *recorder // where the ceiling's events go
 
@@ -36,6 +38,7 @@ type meter struct {
 	byRole         map[string]*usageStats
 	byModel        map[string]*usageStats
 	cost           float64
+	unpriced       map[string]int // per model without a known price: its calls that used tokens
 	warned         bool
 	stopLaunch     bool
 	stopAll        context.CancelFunc
@@ -155,23 +158,36 @@ func (m *meter) toolStats() map[string]ToolStats {
 	return out
 }
 
-func newMeter(prices map[string]providers.KindConfig, ceiling float64, rec *recorder) *meter {
-	return &meter{prices: prices, ceiling: ceiling, rec: rec, byRole: map[string]*usageStats{}, byModel: map[string]*usageStats{},
-		launched: map[string]map[string]bool{}}
+func newMeter(price func(providers.Ref) Price, ceiling float64, rec *recorder) *meter {
+	if price == nil {
+		price = func(providers.Ref) Price { return Price{} } // nothing priced
+	}
+	return &meter{price: price, ceiling: ceiling, rec: rec, byRole: map[string]*usageStats{}, byModel: map[string]*usageStats{},
+		launched: map[string]map[string]bool{}, unpriced: map[string]int{}}
 }
 
 // account records a call's usage, enforces the cost ceiling and returns the
-// call's cost. phase is the phase the call belongs to (its context's: see
-// withPhase), which the ceiling's events carry.
-func (m *meter) account(phase Phase, ref providers.Ref, role string, u providers.Usage, lat time.Duration, err error) float64 {
-	kc := m.prices[ref.Kind]
-	cost := (float64(u.InputTokens)*kc.InputPerMTok + float64(u.OutputTokens)*kc.OutputPerMTok) / 1e6
+// call's cost, and whether that cost is unknown: a call that used tokens of
+// a model without a known price (its cost, 0, is then no figure: the cost
+// so far is a lower bound and the ceiling cannot see it). phase is the
+// phase the call belongs to (its context's: see withPhase), which the
+// ceiling's events carry.
+func (m *meter) account(phase Phase, ref providers.Ref, role string, u providers.Usage, lat time.Duration, err error) (cost float64, unpriced bool) {
+	p := m.price(ref)
+	cost = p.Cost(u)
+	unpriced = !p.Known && u.InputTokens+u.OutputTokens > 0
 	m.mu.Lock()
+	if unpriced {
+		m.unpriced[ref.String()]++
+	}
 	for _, s := range []*usageStats{usageOf(m.byRole, role), usageOf(m.byModel, ref.String())} {
 		s.Calls++
 		s.InputTokens += u.InputTokens
 		s.OutputTokens += u.OutputTokens
 		s.CostUSD += cost
+		if unpriced {
+			s.Unpriced++
+		}
 		s.LatencyMS = append(s.LatencyMS, float64(lat.Microseconds())/1000)
 		if err != nil {
 			s.Errors++
@@ -181,7 +197,7 @@ func (m *meter) account(phase Phase, ref providers.Ref, role string, u providers
 	m.cost += cost
 	m.mu.Unlock()
 	m.enforceCeiling(phase)
-	return cost
+	return cost, unpriced
 }
 
 func usageOf(m map[string]*usageStats, k string) *usageStats {
@@ -301,5 +317,11 @@ func (m *meter) fill(t *Telemetry) {
 		SquadLeads: len(l[commanders.RoleSquadLead]), Workers: len(l[commanders.RoleWorker]), Reviewers: len(l[commanders.RoleReviewer])}
 	t.AgentsLaunched.Total = t.AgentsLaunched.Nexus + t.AgentsLaunched.Commanders + t.AgentsLaunched.SquadLeads + t.AgentsLaunched.Workers + t.AgentsLaunched.Reviewers
 	t.CostUSD = m.cost
+	t.UnpricedModels, t.UnpricedCalls = nil, 0
+	for model, n := range m.unpriced {
+		t.UnpricedModels = append(t.UnpricedModels, model)
+		t.UnpricedCalls += n
+	}
+	slices.Sort(t.UnpricedModels)
 	t.BreakerTrips = m.trips
 }

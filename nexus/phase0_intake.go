@@ -115,6 +115,10 @@ type Plan struct {
 	Hardening      HardeningConfig `json:"hardening"`
 	// Workspace is the directory the agents read ("" = none).
 	Workspace string `json:"workspace,omitempty"`
+	// Unpriced are the roster's models (fallbacks included) without a
+	// known price (Config.PriceOf): the cost ceiling cannot act on their
+	// calls, and costs leave them out. Absent when every model is priced.
+	Unpriced []string `json:"unpriced_models,omitempty"`
 }
 
 // intake is Phase 0: it validates the mission and options and computes the
@@ -175,6 +179,11 @@ func intake(o Options) (Plan, error) {
 	p := Plan{Scale: scaleName, Personality: pname, Seed: seed, Roster: roster,
 		Criteria: scale.SealedCriteria, CostCeilingUSD: scale.CostCeilingUSD, Reviewers: scale.Reviewers,
 		Hardening: o.Config.ShadowFor(scaleName), Workspace: o.Workspace}
+	refs := roster.Refs()
+	for _, role := range sortedKeys(roster.Fallbacks) {
+		refs = append(refs, roster.Fallbacks[role]...)
+	}
+	p.Unpriced = o.Config.Unpriced(refs...)
 	p.Domains = selectDomains(mission, scale.Commanders, max(1, scale.MinCommanders))
 	p.Commanders = len(p.Domains)
 	factor := pers.WorkerFactor

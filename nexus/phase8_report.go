@@ -44,12 +44,18 @@ type Telemetry struct {
 	// Agents is what the plan deploys; AgentsLaunched the agents that
 	// really started (fewer when the cost ceiling, a failure or an
 	// interruption stopped launches).
-	Agents         AgentTally           `json:"agents_planned"`
-	AgentsLaunched AgentTally           `json:"agents_launched"`
-	Calls          int                  `json:"calls"`
-	InputTokens    int                  `json:"input_tokens"`
-	OutputTokens   int                  `json:"output_tokens"`
-	CostUSD        float64              `json:"cost_usd"`
+	Agents         AgentTally `json:"agents_planned"`
+	AgentsLaunched AgentTally `json:"agents_launched"`
+	Calls          int        `json:"calls"`
+	InputTokens    int        `json:"input_tokens"`
+	OutputTokens   int        `json:"output_tokens"`
+	CostUSD        float64    `json:"cost_usd"`
+	// UnpricedModels are the models without a known price whose calls
+	// used tokens (UnpricedCalls of them): CostUSD leaves them out, so it
+	// is a lower bound (FormatCost shows it so); absent when every call was
+	// priced.
+	UnpricedModels []string             `json:"unpriced_models,omitempty"`
+	UnpricedCalls  int                  `json:"unpriced_calls,omitempty"`
 	WallMS         int64                `json:"wall_ms"`
 	ByRole         map[string]CallStats `json:"by_role"`
 	ByModel        map[string]CallStats `json:"by_model"`
@@ -115,6 +121,7 @@ type CallStats struct {
 	InputTokens    int            `json:"input_tokens"`
 	OutputTokens   int            `json:"output_tokens"`
 	CostUSD        float64        `json:"cost_usd"`
+	UnpricedCalls  int            `json:"unpriced_calls,omitempty"` // of them, calls of a model without a known price: CostUSD leaves them out
 	LatencyP50MS   float64        `json:"latency_p50_ms"`
 	LatencyP95MS   float64        `json:"latency_p95_ms"`
 	FailureClasses map[string]int `json:"failure_classes,omitempty"`
@@ -261,7 +268,7 @@ func bundleShape(bundles []*BundleOutcome) pathShape {
 }
 
 func callStats(s *usageStats) CallStats {
-	c := CallStats{Calls: s.Calls, Errors: s.Errors, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, CostUSD: s.CostUSD}
+	c := CallStats{Calls: s.Calls, Errors: s.Errors, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, CostUSD: s.CostUSD, UnpricedCalls: s.Unpriced}
 	lat := append([]float64(nil), s.LatencyMS...)
 	sort.Float64s(lat)
 	c.LatencyP50MS = stats.NearestRankSorted(lat, 0.50)

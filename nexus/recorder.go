@@ -248,10 +248,10 @@ func (pp *providerPool) record(ctx context.Context, ref providers.Ref, req provi
 		resp, cerr = providers.CheckOutput(req, resp)
 	}
 	phase := pp.rec.phaseOf(ctx) // the call's event and any ceiling event it causes say the same phase
-	cost := pp.meter.account(phase, ref, req.Caller.Role, resp.Usage, lat, cerr)
+	cost, unpriced := pp.meter.account(phase, ref, req.Caller.Role, resp.Usage, lat, cerr)
 	data := CallData{
 		InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
-		LatencyMS: float64(lat.Microseconds()) / 1000, CostUSD: cost, Transcript: seq,
+		LatencyMS: float64(lat.Microseconds()) / 1000, CostUSD: cost, Unpriced: unpriced, Transcript: seq,
 		Outcome: "ok", Cached: resp.Cached, Schema: tr.Schema, ToolCalls: len(resp.ToolCalls), Replayed: replayed,
 	}
 	switch {

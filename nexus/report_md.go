@@ -128,7 +128,7 @@ func newReportView(p Plan, res *Result, sandbox string) reportView {
 	v := reportView{
 		Title: p.MissionTitle, RunID: p.RunID, Scale: p.Scale, Personality: p.Personality, Seed: p.Seed,
 		Launched: t.AgentsLaunched, Planned: t.Agents, Calls: t.Calls, InputTokens: t.InputTokens, OutputTokens: t.OutputTokens,
-		Cost: fmt.Sprintf("%.4f", t.CostUSD), CostCeiling: fmt.Sprintf("%.2f", p.CostCeilingUSD),
+		Cost: FormatCost(t.CostUSD, t.UnpricedModels), CostCeiling: fmt.Sprintf("%.2f", p.CostCeilingUSD),
 		Wall:          (time.Duration(t.WallMS) * time.Millisecond).String(),
 		SealedHash:    res.SealedHash,
 		ShadowInvalid: !res.ShadowValid, ShadowReason: res.ShadowReason,

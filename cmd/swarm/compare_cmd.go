@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/nexus/compare"
 )
 
@@ -93,6 +94,9 @@ func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 	plan, err := compare.NewPlan(o, app.LoadConfig)
 	if err != nil {
 		return usageError(err)
+	}
+	if w := nexus.CeilingWarning(plan.Unpriced()); w != "" {
+		fmt.Fprintf(app.Err, "warning: %s\n", w)
 	}
 	var incomplete []string // missions with failed or unjudged bundles
 	for _, m := range plan.Missions {

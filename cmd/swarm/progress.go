@@ -19,16 +19,25 @@ import (
 // place (phase, a bar per commander, calls and cost so far); in a pipe or CI
 // plain lines, one per phase and per finished commander.
 type progressView struct {
-	w      io.Writer
-	tty    bool
-	plan   nexus.Plan
-	mu     sync.Mutex
-	phase  nexus.Phase
-	calls  int
-	cost   float64
-	tools  int // read-tool calls
-	denied int // of them, refused
-	perCmd map[string]*cmdProgress
+	w     io.Writer
+	tty   bool
+	plan  nexus.Plan
+	mu    sync.Mutex
+	phase nexus.Phase
+	calls int
+	cost  float64
+	// unpriced: some call had no known price, so cost is a lower bound.
+	unpriced bool
+	tools    int // read-tool calls
+	denied   int // of them, refused
+	// refusals are the refused tool calls not yet shown, per domain (""
+	// for agents outside one) and kind; in a pipe they are shown grouped,
+	// on the commander's line when it finishes and for the rest when the
+	// phase ends, never one line per call. refusedByKind counts every
+	// refusal of the run for the live view.
+	refusals      map[string]*refusalGroup
+	refusedByKind map[string]int
+	perCmd        map[string]*cmdProgress
 	// Provider breakers not closed (model and layer) and the calls a
 	// fallback answered; swapSeen: the role/model pairs already shown.
 	breakersOpen map[string]bool
@@ -40,13 +49,58 @@ type progressView struct {
 	start        time.Time
 }
 
+// refusalGroup counts refused tool calls by kind, with the first of each
+// kind as an example.
+type refusalGroup struct {
+	n       map[string]int
+	example map[string]string
+}
+
+// refusalOrder is the order the kinds are listed in: attempts to get out
+// first, then the rest by name.
+var refusalOrder = []string{"escape", "denied", "scope", "limit"}
+
+// kindsInOrder is the keys of n in refusalOrder, then by name.
+func kindsInOrder(n map[string]int) []string {
+	var out []string
+	for _, k := range refusalOrder {
+		if n[k] > 0 {
+			out = append(out, k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(n)) {
+		if !slices.Contains(refusalOrder, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// String is "escape 12 (e.g. worker-x read_file ../../etc/passwd), denied 3 (e.g. ...)".
+func (g *refusalGroup) String() string {
+	var parts []string
+	for _, k := range kindsInOrder(g.n) {
+		parts = append(parts, fmt.Sprintf("%s %d (e.g. %s)", k, g.n[k], g.example[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (g *refusalGroup) total() int {
+	n := 0
+	for _, c := range g.n {
+		n += c
+	}
+	return n
+}
+
 type cmdProgress struct {
 	total, done, failed int
 	status              string
 }
 
 func newProgressView(w io.Writer, p nexus.Plan, tty bool) *progressView {
-	v := &progressView{w: w, tty: tty, plan: p, perCmd: map[string]*cmdProgress{}, start: time.Now(), breakersOpen: map[string]bool{}, swapSeen: map[string]bool{}}
+	v := &progressView{w: w, tty: tty, plan: p, perCmd: map[string]*cmdProgress{}, start: time.Now(), breakersOpen: map[string]bool{}, swapSeen: map[string]bool{},
+		refusals: map[string]*refusalGroup{}, refusedByKind: map[string]int{}}
 	per := p.Workers / max(1, p.Commanders)
 	for _, d := range p.Domains {
 		v.perCmd[d] = &cmdProgress{total: per + p.SquadLeads/max(1, p.Commanders), status: "waiting"}
@@ -60,6 +114,7 @@ func (v *progressView) Observe(e nexus.Event) {
 	defer v.mu.Unlock()
 	switch e.Kind {
 	case nexus.EvPhaseStart:
+		v.flushRefusals(false)
 		v.phase = e.Phase
 		if !v.tty {
 			fmt.Fprintf(v.w, "[%6.1fs] phase %-3s %s\n", time.Since(v.start).Seconds(), e.Phase, e.Message)
@@ -68,15 +123,26 @@ func (v *progressView) Observe(e nexus.Event) {
 		v.calls++
 		if c, ok := e.Data.(nexus.CallData); ok {
 			v.cost += c.CostUSD
+			v.unpriced = v.unpriced || c.Unpriced
 		}
 	case nexus.EvToolCall:
 		v.tools++
 		if c, ok := e.Data.(nexus.ToolCallData); ok && !c.OK {
 			v.denied++
-			// An attempt to leave the workspace or read a denied file is
-			// worth a line of its own; other refusals are counted.
-			if !v.tty && (c.Refusal == "escape" || c.Refusal == "denied") {
-				fmt.Fprintf(v.w, "[%6.1fs]   refused %s %s %s (%s)\n", time.Since(v.start).Seconds(), e.AgentID, c.Tool, textsafe.Printable(c.Path+c.Pattern), c.Refusal)
+			kind := c.Refusal
+			if kind == "" {
+				kind = "refused"
+			}
+			v.refusedByKind[kind]++
+			d, _ := v.plan.DomainOf(e.AgentID)
+			g := v.refusals[d]
+			if g == nil {
+				g = &refusalGroup{n: map[string]int{}, example: map[string]string{}}
+				v.refusals[d] = g
+			}
+			g.n[kind]++
+			if _, ok := g.example[kind]; !ok {
+				g.example[kind] = textsafe.Printable(strings.TrimSpace(e.AgentID + " " + c.Tool + " " + c.Path + c.Pattern))
 			}
 		}
 	case nexus.EvAgentStart:
@@ -98,7 +164,12 @@ func (v *progressView) Observe(e nexus.Event) {
 		if e.Role == "commander" {
 			c.status = status
 			if !v.tty {
-				fmt.Fprintf(v.w, "[%6.1fs]   commander %-15s %s (%d/%d children done, %d failed)\n", time.Since(v.start).Seconds(), d, status, c.done, c.total, c.failed)
+				refused := ""
+				if g := v.refusals[d]; g != nil {
+					refused = fmt.Sprintf("; %s refused: %s", count(g.total(), "tool call"), g)
+					delete(v.refusals, d)
+				}
+				fmt.Fprintf(v.w, "[%6.1fs]   commander %-15s %s (%d/%d children done, %d failed%s)\n", time.Since(v.start).Seconds(), d, status, c.done, c.total, c.failed, refused)
 			}
 		} else {
 			c.done++
@@ -160,6 +231,28 @@ func (v *progressView) Observe(e nexus.Event) {
 	}
 }
 
+// flushRefusals shows the refused tool calls not yet shown (in a pipe),
+// one line per domain, grouped by kind, and forgets them. A domain whose
+// commander is still at work keeps its count for the commander's line
+// unless all (the run's end).
+func (v *progressView) flushRefusals(all bool) {
+	for _, d := range slices.Sorted(maps.Keys(v.refusals)) {
+		if c := v.perCmd[d]; !all && c != nil && (c.status == "waiting" || c.status == "running") {
+			continue
+		}
+		g := v.refusals[d]
+		delete(v.refusals, d)
+		if v.tty {
+			continue
+		}
+		who := ""
+		if d != "" {
+			who = " in " + d
+		}
+		fmt.Fprintf(v.w, "[%6.1fs]   %s refused%s: %s\n", time.Since(v.start).Seconds(), count(g.total(), "tool call"), who, g)
+	}
+}
+
 func describe(e nexus.Event) string {
 	if e.Message != "" {
 		return e.Message
@@ -188,6 +281,13 @@ func (v *progressView) redraw() {
 	tools := ""
 	if v.tools > 0 {
 		tools = fmt.Sprintf("  tools %d (%d refused)", v.tools, v.denied)
+		if v.denied > 0 {
+			var parts []string
+			for _, k := range kindsInOrder(v.refusedByKind) {
+				parts = append(parts, fmt.Sprintf("%s %d", k, v.refusedByKind[k]))
+			}
+			tools = fmt.Sprintf("  tools %d (%d refused: %s)", v.tools, v.denied, strings.Join(parts, ", "))
+		}
 	}
 	if len(v.breakersOpen) > 0 || v.swaps > 0 {
 		tools += fmt.Sprintf("  breakers open %d  swaps %d", len(v.breakersOpen), v.swaps)
@@ -196,7 +296,11 @@ func (v *progressView) redraw() {
 	if v.wave != "" {
 		wave = "  " + v.wave
 	}
-	fmt.Fprintf(&b, "\033[2Kphase %s %-18s  calls %d%s  cost $%.4f  %s%s\n", v.phase, v.phase.Name(), v.calls, tools, v.cost, time.Since(v.start).Round(100*time.Millisecond), wave)
+	cost := fmt.Sprintf("$%.4f", v.cost)
+	if v.unpriced {
+		cost = "≥ " + cost + " (unpriced calls)"
+	}
+	fmt.Fprintf(&b, "\033[2Kphase %s %-18s  calls %d%s  cost %s  %s%s\n", v.phase, v.phase.Name(), v.calls, tools, cost, time.Since(v.start).Round(100*time.Millisecond), wave)
 	n := 1
 	for _, d := range v.plan.Domains {
 		c := v.perCmd[d]
@@ -215,6 +319,7 @@ func (v *progressView) redraw() {
 func (v *progressView) finish() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	v.flushRefusals(true)
 	if v.tty {
 		v.redraw()
 	}

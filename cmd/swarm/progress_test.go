@@ -8,26 +8,53 @@ import (
 	"github.com/swarm-dev/swarm/nexus"
 )
 
-// Read-tool calls in the progress view: an escape or a denied file gets a
-// line of its own in a pipe; the live view counts calls and refusals.
-func TestProgressShowsToolCalls(t *testing.T) {
-	plan := nexus.Plan{Domains: []string{"testing"}, Commanders: 1, Workers: 2}
-	events := []nexus.Event{
-		{Kind: nexus.EvToolCall, AgentID: "worker-testing-01", Data: nexus.ToolCallData{Tool: "read_file", Path: "internal/auth/session.go", OK: true, Bytes: 900}},
-		{Kind: nexus.EvToolCall, AgentID: "worker-testing-02", Data: nexus.ToolCallData{Tool: "read_file", Path: "../../etc/passwd", Refusal: "escape"}},
-		{Kind: nexus.EvToolCall, AgentID: "worker-testing-02", Data: nexus.ToolCallData{Tool: "grep", Pattern: "x", Refusal: "limit"}},
+// Read-tool calls in the progress view: refusals are grouped, never one
+// line per call (an adversarial run printed hundreds): in a pipe a
+// commander's line counts its domain's refusals by kind with an example,
+// and the rest are shown per domain when the phase ends or the run does;
+// the live view counts calls and refusals by kind.
+func TestProgressGroupsToolRefusals(t *testing.T) {
+	plan := nexus.Plan{Domains: []string{"testing", "docs"}, Commanders: 2, Workers: 4}
+	refused := func(agent, tool, path, kind string) nexus.Event {
+		return nexus.Event{Kind: nexus.EvToolCall, AgentID: agent, Data: nexus.ToolCallData{Tool: tool, Path: path, Refusal: kind}}
 	}
+	var events []nexus.Event
+	events = append(events, nexus.Event{Kind: nexus.EvToolCall, AgentID: "worker-testing-01", Data: nexus.ToolCallData{Tool: "read_file", Path: "internal/auth/session.go", OK: true, Bytes: 900}})
+	for range 40 {
+		events = append(events, refused("worker-testing-02", "read_file", "../../etc/passwd", "escape"), refused("worker-testing-02", "read_file", ".env", "denied"))
+	}
+	events = append(events,
+		nexus.Event{Kind: nexus.EvToolCall, AgentID: "worker-testing-02", Data: nexus.ToolCallData{Tool: "grep", Pattern: "x", Refusal: "limit"}},
+		refused("worker-docs-01", "read_file", "../secret", "escape"),
+		nexus.Event{Kind: nexus.EvAgentFinish, Role: "commander", AgentID: "commander-testing", Data: nexus.AgentFinishData{Status: "complete"}},
+		refused("worker-docs-01", "list_dir", "..", "escape"),
+		nexus.Event{Kind: nexus.EvPhaseStart, Phase: nexus.Phase5, Message: "cross-review"},
+		refused("judge", "read_file", "/etc/shadow", "escape"),
+	)
 	var pipe bytes.Buffer
 	v := newProgressView(&pipe, plan, false)
 	for _, e := range events {
 		v.Observe(e)
 	}
+	v.finish()
 	out := pipe.String()
-	if !strings.Contains(out, "refused worker-testing-02 read_file ../../etc/passwd (escape)") {
-		t.Errorf("no line for the escape attempt:\n%s", out)
+	for _, want := range []string{
+		// the commander's line, with its domain's refusals by kind
+		"commander testing         complete (0/2 children done, 0 failed; 81 tool calls refused: escape 40 (e.g. worker-testing-02 read_file ../../etc/passwd), denied 40 (e.g. worker-testing-02 read_file .env), limit 1 (e.g. worker-testing-02 grep x))",
+		// docs' commander has not finished when phase 5 starts: its count waits for the end
+		"2 tool calls refused in docs: escape 2 (e.g. worker-docs-01 read_file ../secret)",
+		// an agent outside every domain
+		"1 tool call refused: escape 1 (e.g. judge read_file /etc/shadow)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no line %q:\n%s", want, out)
+		}
 	}
-	if strings.Contains(out, "session.go") || strings.Contains(out, "(limit)") {
-		t.Errorf("a line for an allowed call or a limit:\n%s", out)
+	if n := strings.Count(out, "\n"); n != 4 { // the commander, phase 5, docs, the judge
+		t.Errorf("%d lines for 84 refusals, want 4:\n%s", n, out)
+	}
+	if strings.Contains(out, "session.go") {
+		t.Errorf("a line for an allowed call:\n%s", out)
 	}
 	var tty bytes.Buffer
 	v = newProgressView(&tty, plan, true)
@@ -35,8 +62,8 @@ func TestProgressShowsToolCalls(t *testing.T) {
 		v.Observe(e)
 	}
 	v.redraw()
-	if !strings.Contains(tty.String(), "tools 3 (2 refused)") {
-		t.Errorf("live view lacks the tool counts:\n%q", tty.String())
+	if !strings.Contains(tty.String(), "tools 85 (84 refused: escape 43, denied 40, limit 1)") {
+		t.Errorf("live view lacks the tool counts by kind:\n%q", tty.String())
 	}
 }
 

@@ -348,7 +348,11 @@ func runMission(ctx context.Context, app *App, o RunOptions, m *nexus.Mission) e
 		return toExit(err)
 	}
 	if !o.JSON {
-		printSummary(app.Out, res)
+		mission := ""
+		if o.MissionText == "" && o.MissionArg != "-" {
+			mission = o.MissionArg
+		}
+		printSummary(app.Out, res, mission, app.ConfigPath)
 	} else if !res.OK {
 		fmt.Fprintf(app.Err, "run %s: %s\n", res.Status, res.Error)
 	}
@@ -449,28 +453,26 @@ func printBriefing(w io.Writer, p nexus.Plan) {
 	if p.Workspace != "" {
 		fmt.Fprintf(w, "Workspace: %s (read-only tools; every citation checked)\n", textsafe.Printable(p.Workspace))
 	}
-	fmt.Fprintf(w, "Budget:   cost ceiling $%.2f · seed %d\n\n", p.CostCeilingUSD, p.Seed)
+	if adv := p.ScoresAdvisory(); adv != "" {
+		fmt.Fprintf(w, "Scores:   %s\n", textsafe.Printable(strings.TrimPrefix(adv, "scores are ")))
+	}
+	fmt.Fprintf(w, "Budget:   cost ceiling $%.2f · seed %d\n", p.CostCeilingUSD, p.Seed)
+	if warn := nexus.CeilingWarning(p.Unpriced); warn != "" {
+		fmt.Fprintf(w, "          warning: %s\n", textsafe.Printable(warn))
+	}
+	fmt.Fprintln(w)
 }
 
-func printSummary(w io.Writer, res *nexus.Result) {
+// printSummary prints the end of a run: how it ended in words, the Shadow
+// Score with the evidence behind it (and recall and precision with a ground
+// truth), the bundles, the cost, and the next commands that fit. mission is
+// the mission file as given ("" when it came from stdin, --mission or a
+// resumed run.json); config is the --config file ("" for the embedded one),
+// which the next commands repeat.
+func printSummary(w io.Writer, res *nexus.Result, mission, config string) {
 	t := res.Telemetry
-	switch res.Status {
-	case nexus.StatusComplete:
-		fmt.Fprintf(w, "\nRun complete: %s\n", res.Dir)
-	case nexus.StatusPartial:
-		fmt.Fprintf(w, "\nRun PARTIAL (%s): %s\n", res.Error, res.Dir)
-	default:
-		fmt.Fprintf(w, "\nRun %s: %s\n", strings.ToUpper(res.Status), res.Dir)
-	}
-	agents := fmt.Sprintf("agents %d", t.AgentsLaunched.Total)
-	if t.AgentsLaunched.Total != t.Agents.Total {
-		agents = fmt.Sprintf("agents %d launched of %d planned", t.AgentsLaunched.Total, t.Agents.Total)
-	}
-	fmt.Fprintf(w, "  %s · LLM calls %d · tokens %d in / %d out · cost $%.4f · %s\n",
-		agents, t.Calls, t.InputTokens, t.OutputTokens, t.CostUSD, (time.Duration(t.WallMS) * time.Millisecond).Round(time.Millisecond))
-	if r := res.Resumed; r != nil {
-		fmt.Fprintf(w, "  resumed (attempt %d): %s replayed from the journal, %s asked\n", r.Attempt, count(r.ReplayedCalls, "answer"), count(r.FreshCalls, "call"))
-	}
+	fmt.Fprintf(w, "\nRun %s: %s\n", statusWord(res.Status), textsafe.Printable(statusWords(res)))
+	fmt.Fprintf(w, "  run directory: %s\n", res.Dir)
 	switch {
 	case res.Status == nexus.StatusInvalid:
 		fmt.Fprintf(w, "  Shadow scoring INVALID: %s\n  %s\n", res.ShadowReason, res.Aggregate.Describe())
@@ -478,6 +480,24 @@ func printSummary(w io.Writer, res *nexus.Result) {
 		fmt.Fprintf(w, "  %s: %s\n", res.ShadowReason, res.Aggregate.Describe())
 	default:
 		fmt.Fprintf(w, "  %s · sealed %s\n", res.Aggregate.Describe(), res.SealedHash)
+	}
+	if line := evidenceLine(res); line != "" {
+		fmt.Fprintf(w, "  %s\n", line)
+	}
+	if line := groundTruthLine(res); line != "" {
+		fmt.Fprintf(w, "  %s\n", textsafe.Printable(line))
+	}
+	if adv := res.Plan.ScoresAdvisory(); adv != "" && res.Aggregate.Scored > 0 {
+		fmt.Fprintf(w, "  %s\n", textsafe.Printable(adv))
+	}
+	agents := fmt.Sprintf("agents %d", t.AgentsLaunched.Total)
+	if t.AgentsLaunched.Total != t.Agents.Total {
+		agents = fmt.Sprintf("agents %d launched of %d planned", t.AgentsLaunched.Total, t.Agents.Total)
+	}
+	fmt.Fprintf(w, "  %s · LLM calls %d · tokens %d in / %d out · cost %s · %s\n",
+		agents, t.Calls, t.InputTokens, t.OutputTokens, textsafe.Printable(nexus.FormatCost(t.CostUSD, t.UnpricedModels)), (time.Duration(t.WallMS) * time.Millisecond).Round(time.Millisecond))
+	if r := res.Resumed; r != nil {
+		fmt.Fprintf(w, "  resumed (attempt %d): %s replayed from the journal, %s asked\n", r.Attempt, count(r.ReplayedCalls, "answer"), count(r.FreshCalls, "call"))
 	}
 	for _, b := range res.Bundles {
 		switch {
@@ -504,6 +524,115 @@ func printSummary(w io.Writer, res *nexus.Result) {
 		fmt.Fprintf(w, "  failures: %s\n", strings.Join(sortStrings(parts), ", "))
 	}
 	fmt.Fprintf(w, "  action report: %s/report.md\n", res.Dir)
+	if next := nextCommands(res, mission, config); len(next) > 0 {
+		fmt.Fprintf(w, "  next:\n")
+		for _, n := range next {
+			fmt.Fprintf(w, "    %s\n", textsafe.Printable(n))
+		}
+	}
+}
+
+// statusWord is the run's status as the summary's first word: "complete",
+// or the status in capitals when the run is not.
+func statusWord(status string) string {
+	if status == nexus.StatusComplete || status == nexus.StatusSealed {
+		return status
+	}
+	return strings.ToUpper(status)
+}
+
+// statusWords says in words how the run ended (Result.Status and Error).
+func statusWords(res *nexus.Result) string {
+	a := res.Aggregate
+	switch res.Status {
+	case nexus.StatusComplete:
+		return fmt.Sprintf("every planned bundle judged (%d of %d)", a.Scored, a.Planned)
+	case nexus.StatusSealed:
+		return "sealed; no commander ran"
+	}
+	if res.Error != "" {
+		return res.Error
+	}
+	return a.Describe()
+}
+
+// evidenceLine is the run's citations by state ("" without a workspace):
+// nothing cited reads as such, never as clean evidence.
+func evidenceLine(res *nexus.Result) string {
+	e := res.Evidence
+	if e == nil {
+		return ""
+	}
+	if e.Cited == 0 {
+		return "evidence: nothing cited (no finding points at the workspace)"
+	}
+	line := fmt.Sprintf("evidence: %d cited · %d verified · %d unverifiable · %d fabricated", e.Cited, e.Verified, e.Unverifiable, e.Fabricated)
+	if e.Fabricated > 0 {
+		line += fmt.Sprintf(" (%.1f%% of citations point at files or lines that do not exist or do not say what is quoted)", 100*float64(e.Fabricated)/float64(e.Cited))
+	}
+	return line
+}
+
+// groundTruthLine is recall and precision against the planted defects (""
+// without a ground truth); a figure not measured is "—", never 0%.
+func groundTruthLine(res *nexus.Result) string {
+	g := res.GroundTruth
+	if g == nil {
+		return ""
+	}
+	rec, prec := "— (no defects)", "— (no findings)"
+	if g.Recall != nil {
+		rec = fmt.Sprintf("%.1f%% (%d of %d defects found)", 100**g.Recall, g.Found, g.Defects)
+	}
+	if g.Precision != nil {
+		prec = fmt.Sprintf("%.1f%% (%d of %d findings match a defect)", 100**g.Precision, g.Matching, g.Findings)
+	}
+	return fmt.Sprintf("ground truth %s: recall %s · precision %s", g.File, rec, prec)
+}
+
+// nextCommands are the commands that fit after this run: re-checking its
+// evidence (a workspace run), following it up, and comparing models on the
+// same mission. mission is the mission file ("" when unknown: MISSION.md
+// stands in); config the --config file the run and compare commands repeat.
+func nextCommands(res *nexus.Result, mission, config string) []string {
+	if mission == "" {
+		mission = "MISSION.md"
+	}
+	cfg := ""
+	if config != "" {
+		cfg = " --config " + shellQuote(config)
+	}
+	mission = shellQuote(mission)
+	dir := shellQuote(res.Dir)
+	var out []string
+	ws := ""
+	if res.Workspace != nil {
+		ws = " --workspace " + shellQuote(res.Workspace.Dir)
+		out = append(out, "swarm verify-evidence "+dir+ws+"   # re-check every citation against the workspace")
+	}
+	if res.Status == nexus.StatusComplete || res.Status == nexus.StatusIncomplete || res.Status == nexus.StatusPartial {
+		out = append(out, "swarm run "+mission+cfg+" --follow-up "+dir+"   # the next run of this mission, with this one's findings and gaps as context")
+	}
+	models := "KIND:MODEL,KIND:MODEL"
+	if cs := res.Plan.Roster.Commanders; len(cs) > 0 {
+		models = cs[0].String() + ",KIND:MODEL"
+	}
+	gt := ""
+	if res.GroundTruth != nil {
+		gt = " --ground-truth " + shellQuote(res.GroundTruth.File)
+	}
+	out = append(out, "swarm compare "+mission+cfg+" --models "+models+ws+gt+"   # rank models on this mission under one sealed envelope")
+	return out
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // count is "n noun", the noun in the plural unless n is 1.

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"hash/fnv"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/swarm-dev/swarm/internal/stats"
+	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
@@ -35,6 +37,9 @@ type Report struct {
 	// Correlation is Pearson's r between Shadow Score and recall over
 	// contenders × repeats (only with a ground truth).
 	Correlation *Correlation `json:"shadow_recall_correlation,omitempty"`
+	// MaxFabricationRate is compare.max_fabrication_rate: a contender whose
+	// fabrication rate's 95% interval lies entirely above it is untrusted.
+	MaxFabricationRate float64 `json:"max_fabrication_rate"`
 }
 
 // ContenderStats summarises one contender over its repeats. Tokens, cost,
@@ -79,16 +84,21 @@ type ContenderStats struct {
 	CategoryFailRate  map[string]float64   `json:"category_failure_rate"`
 	// Velocity is the mean hardening velocity of the bundles that were
 	// hardened; nil when hardening did not run (e.g. off at ss-50).
-	Velocity          *float64       `json:"hardening_velocity"`
-	Hardened          int            `json:"bundles_hardened"`
-	Gates             map[string]int `json:"gates"`
-	ReviewScore       float64        `json:"review_score"`
-	Toxicity          float64        `json:"toxicity"`
-	QualityGap        float64        `json:"quality_gap"`
-	Calls             int            `json:"calls"`
-	InputTokens       int            `json:"input_tokens"`
-	OutputTokens      int            `json:"output_tokens"`
-	CostUSD           float64        `json:"cost_usd"`
+	Velocity     *float64       `json:"hardening_velocity"`
+	Hardened     int            `json:"bundles_hardened"`
+	Gates        map[string]int `json:"gates"`
+	ReviewScore  float64        `json:"review_score"`
+	Toxicity     float64        `json:"toxicity"`
+	QualityGap   float64        `json:"quality_gap"`
+	Calls        int            `json:"calls"`
+	InputTokens  int            `json:"input_tokens"`
+	OutputTokens int            `json:"output_tokens"`
+	CostUSD      float64        `json:"cost_usd"`
+	// Unpriced are the models of the contender's own calls (RunUnpriced: of
+	// the whole runs) that had no known price: CostUSD (RunCostUSD) leaves
+	// them out, a lower bound, shown as "≥" or "—", never as a full sum.
+	Unpriced          []string       `json:"unpriced_models,omitempty"`
+	RunUnpriced       []string       `json:"run_unpriced_models,omitempty"`
 	LatencyP50MS      float64        `json:"latency_p50_ms"`
 	LatencyP95MS      float64        `json:"latency_p95_ms"`
 	Failures          map[string]int `json:"failure_classes"`
@@ -108,7 +118,13 @@ type ContenderStats struct {
 	// ground truth).
 	Evidence    *EvidenceStats    `json:"evidence,omitempty"`
 	GroundTruth *GroundTruthStats `json:"ground_truth,omitempty"`
-	latencies   []float64
+	// Untrusted: the contender's fabrication rate interval lies entirely
+	// above compare.max_fabrication_rate (UntrustedReason says by how
+	// much). It is ranked after every trusted contender, whatever its
+	// Shadow Score: a score earned on fabricated evidence is not a result.
+	Untrusted       bool   `json:"untrusted"`
+	UntrustedReason string `json:"untrusted_reason,omitempty"`
+	latencies       []float64
 }
 
 // MarshalJSON writes a contender without a result with null median, mean,
@@ -151,6 +167,10 @@ type PairResult struct {
 	// NoResult names the pair's contenders that judged no bundle. With one,
 	// the other is better whatever the tests say; with two, neither is.
 	NoResult []string `json:"no_result,omitempty"`
+	// Untrusted names the pair's untrusted contenders (fabrication). When
+	// both have a result and only one is untrusted, the other is better
+	// whatever the tests say.
+	Untrusted []string `json:"untrusted,omitempty"`
 }
 
 // CriterionPair is one sealed criterion judged for both contenders of a
@@ -184,6 +204,10 @@ func Analyse(o Options, hash, judge, seal string, runs []RunSummary) *Report {
 	}
 	ws, gt := hasWorkspace(o, runs), hasGroundTruth(o, runs)
 	r.Workspace, r.GroundTruth = o.Workspace, o.GroundTruth
+	r.MaxFabricationRate = nexus.DefaultMaxFabricationRate
+	if o.Config != nil {
+		r.MaxFabricationRate = o.Config.Compare.MaxFabricationRate
+	}
 	crit := criteriaOf(runs)
 	by := map[string][]RunSummary{}
 	for i := range runs {
@@ -197,6 +221,7 @@ func Analyse(o Options, hash, judge, seal string, runs []RunSummary) *Report {
 		c := contenderStats(m, by[m], crit)
 		if ws {
 			c.Evidence = evidenceStats(by[m])
+			c.Untrusted, c.UntrustedReason = untrusted(c.Evidence, r.MaxFabricationRate)
 		}
 		if gt {
 			c.GroundTruth = groundTruthStats(by[m])
@@ -218,6 +243,9 @@ func Analyse(o Options, hash, judge, seal string, runs []RunSummary) *Report {
 			for _, c := range []ContenderStats{a, b} {
 				if c.NoResult {
 					p.NoResult = append(p.NoResult, c.Model)
+				}
+				if c.Untrusted {
+					p.Untrusted = append(p.Untrusted, c.Model)
 				}
 			}
 			r.Pairwise = append(r.Pairwise, p)
@@ -312,6 +340,13 @@ func decide(ps []PairResult) {
 			if p.NoResult[0] == p.First {
 				p.Better = p.Second
 			}
+		case len(p.Untrusted) == 1:
+			// Fabricated evidence is not beaten on points: the trusted
+			// contender is better, however close the scores.
+			p.Distinguishable, p.Better = true, p.First
+			if p.Untrusted[0] == p.First {
+				p.Better = p.Second
+			}
 		}
 	}
 }
@@ -341,7 +376,10 @@ func Holm(ps []float64) []float64 {
 // full "not distinguishable from" lists are kept because the relation is
 // not transitive (A ≈ B and B ≈ C while A beats C). Contenders without a
 // result come after every contender with one, with no tier and no "≈":
-// there is no score to tell them apart by.
+// there is no score to tell them apart by. Untrusted contenders (with a
+// result) come after every trusted one: each trusted contender is better
+// than each untrusted one (decide), so their tiers are below every trusted
+// tier too.
 func rank(r *Report) {
 	better := map[string]int{}
 	same := map[string][]string{}
@@ -373,6 +411,9 @@ func rank(r *Report) {
 		}
 		if a.NoResult {
 			return false // as given
+		}
+		if a.Untrusted != b.Untrusted {
+			return b.Untrusted
 		}
 		if a.Tier != b.Tier {
 			return a.Tier < b.Tier
@@ -461,6 +502,8 @@ func contenderStats(m string, runs []RunSummary, crit map[string]string) Contend
 		c.RunInputTokens += s.RunInputTokens
 		c.RunOutputTokens += s.RunOutputTokens
 		c.RunCostUSD += s.RunCostUSD
+		c.Unpriced = union(c.Unpriced, s.Unpriced)
+		c.RunUnpriced = union(c.RunUnpriced, s.RunUnpriced)
 		c.latencies = append(c.latencies, s.LatenciesMS...)
 		for k, v := range s.Failures {
 			c.Failures[k] += v
@@ -498,6 +541,16 @@ func contenderStats(m string, runs []RunSummary, crit map[string]string) Contend
 		c.LatencyP50MS, c.LatencyP95MS = stats.QuantileSorted(c.latencies, 0.5), stats.QuantileSorted(c.latencies, 0.95)
 	}
 	return c
+}
+
+// union is a and b without repeats, sorted (nil when both are empty).
+func union(a, b []string) []string {
+	if len(b) == 0 {
+		return a
+	}
+	out := append(slices.Clone(a), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -11,12 +11,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/internal/slug"
 	"github.com/swarm-dev/swarm/internal/stats"
 	"github.com/swarm-dev/swarm/nexus"
@@ -111,25 +113,29 @@ type RunSummary struct {
 	Unscored map[string]UnscoredBundle `json:"unscored_bundles,omitempty"`
 	// Criteria are the sealed criteria (id -> category) every bundle is
 	// judged against; an unscored bundle failed each of them.
-	Criteria        map[string]string `json:"criteria,omitempty"`
-	Velocity        float64           `json:"hardening_velocity"` // mean over the hardened bundles
-	Hardened        int               `json:"bundles_hardened"`
-	ReviewScore     float64           `json:"review_score"`
-	Toxicity        float64           `json:"toxicity"`
-	QualityGap      float64           `json:"quality_gap"`
-	Calls           int               `json:"calls"`
-	InputTokens     int               `json:"input_tokens"`
-	OutputTokens    int               `json:"output_tokens"`
-	CostUSD         float64           `json:"cost_usd"`
-	LatenciesMS     []float64         `json:"latencies_ms"`
-	Failures        map[string]int    `json:"failure_classes"`
-	RunInputTokens  int               `json:"run_input_tokens"`
-	RunOutputTokens int               `json:"run_output_tokens"`
-	RunCostUSD      float64           `json:"run_cost_usd"`
-	RunFailures     map[string]int    `json:"run_failure_classes"`
-	Disagreement    float64           `json:"judge_disagreement"`
-	Advisory        bool              `json:"advisory"`
-	AdvisoryWhy     string            `json:"advisory_reason,omitempty"`
+	Criteria     map[string]string `json:"criteria,omitempty"`
+	Velocity     float64           `json:"hardening_velocity"` // mean over the hardened bundles
+	Hardened     int               `json:"bundles_hardened"`
+	ReviewScore  float64           `json:"review_score"`
+	Toxicity     float64           `json:"toxicity"`
+	QualityGap   float64           `json:"quality_gap"`
+	Calls        int               `json:"calls"`
+	InputTokens  int               `json:"input_tokens"`
+	OutputTokens int               `json:"output_tokens"`
+	CostUSD      float64           `json:"cost_usd"`
+	// Unpriced are the contender's models whose calls had no known price
+	// (CostUSD leaves them out: a lower bound); RunUnpriced the whole run's.
+	Unpriced        []string       `json:"unpriced_models,omitempty"`
+	RunUnpriced     []string       `json:"run_unpriced_models,omitempty"`
+	LatenciesMS     []float64      `json:"latencies_ms"`
+	Failures        map[string]int `json:"failure_classes"`
+	RunInputTokens  int            `json:"run_input_tokens"`
+	RunOutputTokens int            `json:"run_output_tokens"`
+	RunCostUSD      float64        `json:"run_cost_usd"`
+	RunFailures     map[string]int `json:"run_failure_classes"`
+	Disagreement    float64        `json:"judge_disagreement"`
+	Advisory        bool           `json:"advisory"`
+	AdvisoryWhy     string         `json:"advisory_reason,omitempty"`
 	// Evidence tallies the contender's own citations (the run's
 	// EvidenceByModel of its model; zero when it cited nothing) and
 	// RunEvidence the whole run's; both nil when the run had no workspace.
@@ -154,13 +160,23 @@ type BundleSummary struct {
 const (
 	StatusFailed   = "failed"   // no bundle: the commander's calls failed, or it never started
 	StatusUnjudged = "unjudged" // a bundle exists but the judge returned no verdicts for it
+	// StatusSalvaged: the recovery ladder (or the cost ceiling) built the
+	// bundle from the workers' finished atoms because the commander did not
+	// deliver one, or the bundle's own assembly ended on the degrade step.
+	// The contender did not produce it, so it counts as failed like any
+	// bundle the contender did not deliver, whatever the judge said of the
+	// salvage (kept in JudgedScore for the record).
+	StatusSalvaged = "salvaged"
 )
 
 // UnscoredBundle is a planned bundle that has no Shadow Score.
 type UnscoredBundle struct {
-	Status       string `json:"status"` // StatusFailed or StatusUnjudged
+	Status       string `json:"status"` // StatusFailed, StatusUnjudged or StatusSalvaged
 	FailureClass string `json:"failure_class,omitempty"`
 	Error        string `json:"error,omitempty"`
+	// JudgedScore is the Shadow Score the judge gave a salvaged bundle:
+	// for the record only, never counted for the contender.
+	JudgedScore *float64 `json:"judged_shadow_score,omitempty"`
 }
 
 // Class is the bundle's failure class for counting: its provider failure
@@ -447,6 +463,7 @@ func summarise(res *nexus.Result, model string, rep int, seed int64) RunSummary 
 	s := RunSummary{Contender: model, Repeat: rep, Seed: seed, Dir: res.Dir, SealedHash: res.SealedHash, Bundles: map[string]BundleSummary{},
 		Unscored:       map[string]UnscoredBundle{},
 		RunInputTokens: res.Telemetry.InputTokens, RunOutputTokens: res.Telemetry.OutputTokens, RunCostUSD: res.Telemetry.CostUSD,
+		RunUnpriced: res.Telemetry.UnpricedModels,
 		RunFailures: res.Telemetry.FailureClasses, Failures: map[string]int{}}
 	planned := map[string]bool{}
 	for _, d := range res.Decomposition.Domains {
@@ -458,6 +475,15 @@ func summarise(res *nexus.Result, model string, rep int, seed int64) RunSummary 
 	s.Planned = sortedKeys(planned)
 	var vel, rev, dis []float64
 	for _, b := range res.Bundles {
+		if why := salvagedBy(b); why != "" {
+			u := UnscoredBundle{Status: StatusSalvaged, Error: why}
+			if b.Initial != nil {
+				score := b.Initial.Score
+				u.JudgedScore = &score
+			}
+			s.Unscored[b.Domain] = u
+			continue
+		}
 		if b.Initial == nil || b.Final == nil {
 			u := UnscoredBundle{Status: StatusUnjudged, FailureClass: string(b.FailureClass), Error: b.Error}
 			if b.Failed {
@@ -497,6 +523,22 @@ func summarise(res *nexus.Result, model string, rep int, seed int64) RunSummary 
 	return s
 }
 
+// salvagedBy says why a bundle is not the contender's own work ("" when
+// it is): it was salvaged from the workers' finished atoms (the commander's
+// assembly failed, or the cost ceiling stopped it), or its assembly ended on
+// the recovery ladder's degrade step.
+func salvagedBy(b *nexus.BundleOutcome) string {
+	for _, d := range b.Degraded {
+		if d.Unit == commanders.UnitBundle {
+			return d.Detail
+		}
+	}
+	if b.Salvaged {
+		return "salvaged from the workers' finished atoms: the commander did not assemble it"
+	}
+	return ""
+}
+
 // callTally counts the contender's own calls as the run makes them: those
 // made by model in one of the roles compared. Calls of the same model in
 // other roles (say, when the judge or the workers are that model too) are
@@ -509,6 +551,7 @@ type callTally struct {
 	calls     int
 	in, out   int
 	cost      float64
+	unpriced  bool // some call had no known price
 	failures  map[string]int
 	latencies []float64
 }
@@ -529,6 +572,7 @@ func (t *callTally) Observe(e nexus.Event) {
 	t.in += c.InputTokens
 	t.out += c.OutputTokens
 	t.cost += c.CostUSD
+	t.unpriced = t.unpriced || c.Unpriced
 	if c.FailureClass != "" {
 		t.failures[c.FailureClass]++
 	}
@@ -543,6 +587,9 @@ func (t *callTally) addTo(s *RunSummary) {
 	s.InputTokens += t.in
 	s.OutputTokens += t.out
 	s.CostUSD += t.cost
+	if t.unpriced && !slices.Contains(s.Unpriced, t.model) {
+		s.Unpriced = append(s.Unpriced, t.model)
+	}
 	for c, n := range t.failures {
 		s.Failures[c] += n
 	}

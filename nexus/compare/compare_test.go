@@ -464,3 +464,102 @@ func TestResumeRedoesRunsMadeWithoutTheWorkspace(t *testing.T) {
 		t.Errorf("evidence = %+v, want one repeat's citations", e)
 	}
 }
+
+// A contender behind a server without a known price used to show $0.0000:
+// its cost is unknown, shown as "—" (never summed as 0), the whole run's
+// cost is a lower bound, and the reports say the ceiling cannot act on it.
+// A priced pricing: entry makes it known again.
+func TestUnpricedContenderCostIsNeverZero(t *testing.T) {
+	h, err := mock.NewServer(mock.ServerOptions{Persona: mock.Honest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	o := options(t, "mock:sloppy", "openai-compatible:sloppy")
+	o.Repeats = 2
+	behind(&o, srv.URL)
+	r, err := compare.Run(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, remote := stats(r, "mock:sloppy"), stats(r, "openai-compatible:sloppy")
+	if len(local.Unpriced) != 0 || local.CostUSD <= 0 {
+		t.Errorf("mock:sloppy: cost %v unpriced %v; want a priced cost", local.CostUSD, local.Unpriced)
+	}
+	if d := cmp.Diff([]string{"openai-compatible:sloppy"}, remote.Unpriced); d != "" || remote.CostUSD != 0 {
+		t.Errorf("openai-compatible:sloppy: cost %v, unpriced (-want +got)\n%s", remote.CostUSD, d)
+	}
+	if d := cmp.Diff([]string{"openai-compatible:sloppy"}, remote.RunUnpriced); d != "" || remote.RunCostUSD <= 0 {
+		t.Errorf("its whole runs: cost %v (want the priced judge's), unpriced (-want +got)\n%s", remote.RunCostUSD, d)
+	}
+	md, err := os.ReadFile(filepath.Join(o.Out, "compare.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"— (no price for openai-compatible:sloppy)", "≥ $", "**Unpriced**", "cost ceiling cannot act"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("compare.md lacks %q", want)
+		}
+	}
+	var row string
+	for _, l := range strings.Split(r.Table(), "\n") {
+		if strings.Contains(l, "openai-compatible:sloppy") && !strings.HasPrefix(l, "[") {
+			row = l
+		}
+	}
+	if strings.Contains(row, "0.0000") || !strings.Contains(row, "—") {
+		t.Errorf("table row of the unpriced contender: %q", row)
+	}
+
+	// Priced under pricing:, the same contender has a cost again.
+	in, out := 1.0, 3.0
+	p := options(t, "openai-compatible:sloppy")
+	p.Repeats = 1
+	behind(&p, srv.URL)
+	p.Config.Pricing = map[string]nexus.ModelPrice{"openai-compatible:sloppy": {InputPerMTok: &in, OutputPerMTok: &out}}
+	pr, err := compare.Run(t.Context(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := pr.Contenders[0]; len(c.Unpriced) != 0 || c.CostUSD <= 0 {
+		t.Errorf("priced under pricing:: cost %v unpriced %v", c.CostUSD, c.Unpriced)
+	}
+}
+
+// The done-when over the tinynotes workspace: honest alone in tier
+// 1; sloppy and deceptive, whose citations are fabricated, flagged
+// untrusted with their fabrication shown, ranked after it.
+func TestTinynotesHonestAloneInTierOne(t *testing.T) {
+	o := options(t, "mock:deceptive", "mock:sloppy", "mock:honest")
+	mission, err := os.ReadFile("../../examples/missions/security-review-tinynotes.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Mission, o.MissionName, o.MissionDir = string(mission), "security-review-tinynotes", "../../examples/missions"
+	o.Repeats = 2
+	r, err := compare.Run(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tier1 []string
+	for _, c := range r.Contenders {
+		if c.Tier == 1 {
+			tier1 = append(tier1, c.Model)
+		}
+		if c.Evidence == nil || c.Evidence.Cited == 0 {
+			t.Errorf("%s: no evidence measured over the workspace", c.Model)
+		}
+	}
+	if d := cmp.Diff([]string{"mock:honest"}, tier1); d != "" {
+		t.Errorf("tier 1 (-want +got)\n%s", d)
+	}
+	for _, m := range []string{"mock:sloppy", "mock:deceptive"} {
+		if c := stats(r, m); !c.Untrusted || c.Evidence.FabricationRate == nil || *c.Evidence.FabricationRate < 0.5 {
+			t.Errorf("%s: untrusted %v (%s)", m, c.Untrusted, c.UntrustedReason)
+		}
+	}
+	if h := stats(r, "mock:honest"); h.Untrusted || h.Rank != 1 {
+		t.Errorf("honest: rank %d untrusted %v", h.Rank, h.Untrusted)
+	}
+}

@@ -116,6 +116,18 @@ func evidenceStats(runs []RunSummary) *EvidenceStats {
 	return e
 }
 
+// untrusted says whether a contender's citations make it untrusted: its
+// fabrication rate's 95% Wilson interval lies entirely above limit (a
+// contender that cited nothing has no rate and is not flagged). The reason
+// gives the rate, the interval and the limit.
+func untrusted(e *EvidenceStats, limit float64) (bool, string) {
+	if e == nil || e.FabricationRate == nil || e.FabricationCI95 == nil || !(e.FabricationCI95.Lo > limit) {
+		return false, ""
+	}
+	return true, fmt.Sprintf("fabricated %d of %d citations (%s, 95%% CI [%s, %s]): the whole interval lies above the limit %s (compare.max_fabrication_rate)",
+		e.Fabricated, e.Cited, pct1(*e.FabricationRate), pct1(e.FabricationCI95.Lo), pct1(e.FabricationCI95.Hi), pct1(limit))
+}
+
 // groundTruthStats averages a contender's recall and precision over the
 // runs that measured them.
 func groundTruthStats(runs []RunSummary) *GroundTruthStats {

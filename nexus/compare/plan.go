@@ -241,6 +241,33 @@ func (p *Plan) Options(m PlannedMission) Options {
 		CacheDir: p.CacheDir, Resume: p.Resume, Parallel: p.Parallel, Workspace: p.Workspace, GroundTruth: p.GroundTruth}
 }
 
+// Unpriced lists the models of the comparison without a known price
+// (Config.PriceOf): the contenders, the judge, the seal author and the
+// config's models for the roles not compared. The cost ceiling cannot act on
+// their calls and every cost leaves them out.
+func (p *Plan) Unpriced() []string {
+	var refs []providers.Ref
+	for _, m := range append([]string{p.Judge, p.SealAuthor}, p.Models...) {
+		if ref, err := providers.ParseRef(m); err == nil {
+			refs = append(refs, ref)
+		}
+	}
+	if roster, err := nexus.ResolveRoster(p.Config, providers.Ref{}, nil); err == nil {
+		judgeSet, sealSet := p.Judge != "", p.SealAuthor != ""
+		roster.Seats(func(role string, ref providers.Ref) bool {
+			switch {
+			case role == "judge" && judgeSet, role == "seal_author" && sealSet:
+			case p.Roles == RolesAll && role != "nexus" && role != "judge" && role != "seal_author":
+			case p.Roles != RolesAll && role == "commander":
+			default:
+				refs = append(refs, ref)
+			}
+			return true
+		})
+	}
+	return p.Config.Unpriced(refs...)
+}
+
 // frontMatterWorkspace is the workspace a mission's front matter names,
 // relative to dir unless absolute ("" when it names none; a bad front
 // matter is reported when the mission runs).

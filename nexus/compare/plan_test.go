@@ -229,3 +229,35 @@ func TestGroundTruthWithFrontMatterWorkspace(t *testing.T) {
 		t.Fatalf("plan: %v", err)
 	}
 }
+
+// The models of a comparison without a known price, for the briefing's
+// warning that the cost ceiling cannot act on them: contenders, an
+// explicit judge or seal author, and the config's models of the roles not
+// compared (here all mock, priced).
+func TestPlanUnpriced(t *testing.T) {
+	dir := t.TempDir()
+	mission := writeTemp(t, dir, "m.md", "# Review the API\n")
+	tests := []struct {
+		name string
+		edit func(*compare.Request)
+		want []string
+	}{
+		{"priced mock contenders", func(r *compare.Request) { r.Models = []string{"mock:honest", "mock:sloppy"} }, nil},
+		{"a contender behind an OpenAI-compatible server", func(r *compare.Request) { r.Models = []string{"mock:honest", "openai-compatible:qwen"} }, []string{"openai-compatible:qwen"}},
+		{"a local judge", func(r *compare.Request) { r.Models = []string{"mock:honest"}; r.Judge = "ollama:llama3.1:8b" }, []string{"ollama:llama3.1:8b"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := cliDefaults()
+			r.Mission = mission
+			tc.edit(&r)
+			p, err := compare.NewPlan(r, loadDefaultConfig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, p.Unpriced()); d != "" {
+				t.Errorf("unpriced (-want +got)\n%s", d)
+			}
+		})
+	}
+}

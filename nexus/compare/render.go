@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/swarm-dev/swarm/nexus"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
@@ -89,17 +90,63 @@ func failureLine(c ContenderStats) string {
 		return fmt.Sprintf("%s: no result: none of its %d planned bundles was judged (%s); it is ranked last, with no score and no tier.",
 			c.Model, c.BundlesPlanned, counts(c.BundleFailures))
 	}
-	return fmt.Sprintf("%s: %d of %d planned bundles failed or were not judged (%s); each counts as Shadow Score 100.",
-		c.Model, c.BundlesFailed, c.BundlesPlanned, counts(c.BundleFailures))
+	what := "failed or were not judged"
+	if n := c.BundleFailures[StatusSalvaged]; n > 0 {
+		what = fmt.Sprintf("failed, were not judged or were salvaged from the workers' atoms (%d: the contender did not produce them)", n)
+	}
+	return fmt.Sprintf("%s: %d of %d planned bundles %s (%s); each counts as Shadow Score 100.",
+		c.Model, c.BundlesFailed, c.BundlesPlanned, what, counts(c.BundleFailures))
 }
 
-const failureRule = "A bundle that failed or was not judged counts as Shadow Score 100 (every sealed criterion failed) in the median, mean, interval, pass rates and paired tests; " +
+// costCell is a cost without the dollar sign for the terminal table:
+// "0.0123", "≥0.0123" when some calls had no known price, "—" when none
+// had one.
+func costCell(usd float64, unpriced []string) string {
+	switch {
+	case len(unpriced) == 0:
+		return fmt.Sprintf("%.4f", usd)
+	case usd == 0:
+		return "—"
+	default:
+		return fmt.Sprintf("≥%.4f", usd)
+	}
+}
+
+// unpriced is every model of the comparison without a known price whose
+// calls used tokens (contenders, judge and every other role).
+func (r *Report) unpriced() []string {
+	var out []string
+	for _, c := range r.Contenders {
+		out = union(out, union(c.Unpriced, c.RunUnpriced))
+	}
+	return out
+}
+
+// Untrusted lists the untrusted contenders (fabrication), in rank order.
+func (r *Report) Untrusted() []ContenderStats {
+	var out []ContenderStats
+	for _, c := range r.Contenders {
+		if c.Untrusted {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// untrustedRule says what an untrusted contender is and where it ranks.
+func (r *Report) untrustedRule() string {
+	return fmt.Sprintf("Untrusted: the contender's fabrication rate (fabricated / cited) has its whole 95%% Wilson interval above %s (compare.max_fabrication_rate); "+
+		"it is ranked after every trusted contender, whatever its Shadow Score.", pct1(r.MaxFabricationRate))
+}
+
+const failureRule = "A bundle that failed or was not judged counts as Shadow Score 100 (every sealed criterion failed) in the median, mean, interval, pass rates and paired tests, " +
+	"and so does a bundle salvaged from the workers' atoms by the recovery ladder or the cost ceiling (the contender did not produce it); " +
 	"a contender that judged no bundle has no result: it is ranked after every contender with one, with no score, no interval and no tier."
 
 // Table renders the ranked table for the terminal.
 func (r *Report) Table() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-4s %-4s %-26s %7s %7s %15s %14s %6s %9s %9s %17s  %s\n", "rank", "tier", "contender", "median", "mean", "95% CI", "failed", "calls", "tokens", "cost $", "p50 / p95 ms", "")
+	fmt.Fprintf(&b, "%-4s %-4s %-26s %7s %7s %15s %14s %6s %9s %10s %17s  %s\n", "rank", "tier", "contender", "median", "mean", "95% CI", "failed", "calls", "tokens", "cost $", "p50 / p95 ms", "")
 	for _, c := range r.Contenders {
 		var note []string
 		if len(c.NotDistinguishable) > 0 {
@@ -108,20 +155,29 @@ func (r *Report) Table() string {
 		if c.Advisory {
 			note = append(note, "[advisory]")
 		}
+		if c.Untrusted {
+			note = append(note, "[untrusted]")
+		}
 		failed := fmt.Sprintf("%d/%d", c.BundlesFailed, c.BundlesPlanned)
 		if c.NoResult {
-			fmt.Fprintf(&b, "%-4d %-4s %-26s %-31s %14s %6d %9d %9.4f %8.2f / %6.2f  %s\n", c.Rank, "—", c.Model, "no result (nothing judged)",
-				failed, c.Calls, c.InputTokens+c.OutputTokens, c.CostUSD, c.LatencyP50MS, c.LatencyP95MS, strings.Join(note, " "))
+			fmt.Fprintf(&b, "%-4d %-4s %-26s %-31s %14s %6d %9d %10s %8.2f / %6.2f  %s\n", c.Rank, "—", c.Model, "no result (nothing judged)",
+				failed, c.Calls, c.InputTokens+c.OutputTokens, costCell(c.CostUSD, c.Unpriced), c.LatencyP50MS, c.LatencyP95MS, strings.Join(note, " "))
 			continue
 		}
-		fmt.Fprintf(&b, "%-4d %-4d %-26s %7.1f %7.1f  [%5.1f, %5.1f] %14s %6d %9d %9.4f %8.2f / %6.2f  %s\n", c.Rank, c.Tier, c.Model, c.Median, c.Mean, c.CI95.Lo, c.CI95.Hi,
-			failed, c.Calls, c.InputTokens+c.OutputTokens, c.CostUSD, c.LatencyP50MS, c.LatencyP95MS, strings.Join(note, " "))
+		fmt.Fprintf(&b, "%-4d %-4d %-26s %7.1f %7.1f  [%5.1f, %5.1f] %14s %6d %9d %10s %8.2f / %6.2f  %s\n", c.Rank, c.Tier, c.Model, c.Median, c.Mean, c.CI95.Lo, c.CI95.Hi,
+			failed, c.Calls, c.InputTokens+c.OutputTokens, costCell(c.CostUSD, c.Unpriced), c.LatencyP50MS, c.LatencyP95MS, strings.Join(note, " "))
 	}
 	b.WriteString("Shadow Score: % of sealed criteria failed (lower is better); 95% bootstrap CI over repeats. Tier: 1 + contenders distinguishably better.\n")
 	b.WriteString("≈: not distinguishable (paired bootstrap CI of the difference contains 0, or Holm-adjusted exact McNemar p ≥ 0.05).\n")
 	b.WriteString("failed: planned bundles (all repeats) that failed or were not judged. " + failureRule + "\n")
 	b.WriteString("Calls, tokens, cost and latency are the contender's own calls in the roles compared (" + r.Roles + ").\n")
+	if u := r.unpriced(); len(u) > 0 {
+		b.WriteString("[unpriced] " + nexus.CeilingWarning(u) + "; cost: ≥ is the priced calls only, — none was priced.\n")
+	}
 	b.WriteString(r.evidenceTable())
+	for _, c := range r.Untrusted() {
+		fmt.Fprintf(&b, "[untrusted] %s: %s; ranked after every trusted contender.\n", c.Model, c.UntrustedReason)
+	}
 	for _, c := range r.Failing() {
 		b.WriteString("[failed] " + failureLine(c) + "\n")
 	}
@@ -352,13 +408,17 @@ func (r *Report) charts() (map[string]template.HTML, error) {
 				return nil, err
 			}
 			k := [2]float64{math.Round(c.CostUSD * 1e6), math.Round(c.Mean * 10)}
+			label := c.Model
+			if len(c.Unpriced) > 0 {
+				label += " (cost ≥: unpriced calls)"
+			}
 			if j, ok := at[k]; ok {
-				labels[j] += ", " + c.Model
+				labels[j] += ", " + label
 				continue
 			}
 			at[k] = len(xys)
 			xys = append(xys, plotter.XY{X: c.CostUSD, Y: c.Mean})
-			labels = append(labels, c.Model)
+			labels = append(labels, label)
 			maxCost = math.Max(maxCost, c.CostUSD)
 		}
 		if len(xys) == 0 {
@@ -433,7 +493,7 @@ func (r *Report) charts() (map[string]template.HTML, error) {
 // page renders compare.html (html/template: every value is escaped for
 // where it appears).
 var page = template.Must(template.New("compare.html.tmpl").Funcs(template.FuncMap{
-	"velocity": velocity, "pval": pval, "counts": counts,
+	"velocity": velocity, "pval": pval, "counts": counts, "cost": nexus.FormatCost,
 	"pct":    percent,
 	"bundle": bundleCell, "failed": failedCell, "failureLine": failureLine,
 	"join": strings.Join,
@@ -446,7 +506,7 @@ func (r *Report) HTML() (string, error) {
 		return "", err
 	}
 	var b bytes.Buffer
-	if err := page.Execute(&b, map[string]any{"R": r, "C": c, "Adv": r.Advisories(), "Failing": r.Failing(), "FailureRule": failureRule, "Domains": r.domains(), "Criteria": r.criteria(), "Seeds": seedList(r.Seeds),
+	if err := page.Execute(&b, map[string]any{"R": r, "C": c, "Adv": r.Advisories(), "Untrusted": r.Untrusted(), "UntrustedRule": r.untrustedRule(), "Failing": r.Failing(), "FailureRule": failureRule, "Domains": r.domains(), "Criteria": r.criteria(), "Seeds": seedList(r.Seeds),
 		"Ev": r.evidenceView()}); err != nil {
 		return "", err
 	}

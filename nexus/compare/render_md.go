@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"text/template"
+
+	"github.com/swarm-dev/swarm/nexus"
 )
 
 // templateFS holds compare.md's and compare.html's templates.
@@ -36,6 +38,8 @@ type markdownView struct {
 	Judge, SealAuthor, SealedHash string
 	JudgeSamples                  int
 	Advisories                    []ContenderStats
+	Untrusted                     []failingNote
+	UntrustedRule                 string
 	Failing                       []failingNote
 	FailureRule                   string
 	Ranking                       []rankRow
@@ -49,6 +53,8 @@ type markdownView struct {
 	Pairs                         []pairRow
 	PerCriterion                  []criterionRow
 	Evidence                      evidenceView
+	// Unpriced warns that some calls had no known price ("" when all had).
+	Unpriced string
 }
 
 // failingNote says why a contender's bundles failed (without its name).
@@ -67,6 +73,7 @@ type rankRow struct {
 	NotDistinguishable []string
 	Advisory           bool
 	AdvisoryReason     string
+	Untrusted          bool
 }
 
 type qualityRow struct {
@@ -105,6 +112,7 @@ type pairRow struct {
 	Distinguishable bool
 	Better          string
 	NoResult        []string
+	Untrusted       []string
 	Advisory        bool
 }
 
@@ -123,17 +131,26 @@ func (r *Report) markdownView() markdownView {
 		Domains: r.domains(), Criteria: r.criteria(), Categories: r.Categories,
 		Evidence: r.evidenceView(),
 	}
+	if u := r.unpriced(); len(u) > 0 {
+		v.Unpriced = nexus.CeilingWarning(u)
+	}
+	for _, c := range r.Untrusted() {
+		v.Untrusted = append(v.Untrusted, failingNote{Model: c.Model, Line: c.UntrustedReason})
+	}
+	if len(v.Untrusted) > 0 {
+		v.UntrustedRule = r.untrustedRule()
+	}
 	for _, c := range r.Failing() {
 		v.Failing = append(v.Failing, failingNote{Model: c.Model, Line: strings.TrimPrefix(failureLine(c), c.Model+": ")})
 	}
 	for _, c := range r.Contenders {
 		v.Ranking = append(v.Ranking, rankRow{Rank: c.Rank, Model: c.Model, NoResult: c.NoResult, Tier: c.Tier,
 			Median: f1(c.Median), Mean: f1(c.Mean), CILo: f1(c.CI95.Lo), CIHi: f1(c.CI95.Hi), Failed: failedCell(c),
-			NotDistinguishable: c.NotDistinguishable, Advisory: c.Advisory, AdvisoryReason: c.AdvisoryReason})
+			NotDistinguishable: c.NotDistinguishable, Advisory: c.Advisory, AdvisoryReason: c.AdvisoryReason, Untrusted: c.Untrusted})
 		q := qualityRow{Model: c.Model, Velocity: velocity(c.Velocity), Review: fmt.Sprintf("%.2f", c.ReviewScore),
 			Toxicity: fmt.Sprintf("%.3f", c.Toxicity), QualityGap: fmt.Sprintf("%.3f", c.QualityGap), JudgeD: r.judgeD(c.JudgeDisagreement),
 			Calls: c.Calls, InputTokens: c.InputTokens, OutputTokens: c.OutputTokens,
-			Cost: fmt.Sprintf("%.4f", c.CostUSD), RunCost: fmt.Sprintf("%.4f", c.RunCostUSD),
+			Cost: nexus.FormatCost(c.CostUSD, c.Unpriced), RunCost: nexus.FormatCost(c.RunCostUSD, c.RunUnpriced),
 			P50: fmt.Sprintf("%.2f", c.LatencyP50MS), P95: fmt.Sprintf("%.2f", c.LatencyP95MS), Failures: counts(c.Failures)}
 		if c.NoResult {
 			q.Review, q.JudgeD = "—", "—" // no judged bundle to review or judge
@@ -150,7 +167,7 @@ func (r *Report) markdownView() markdownView {
 	for _, p := range r.Pairwise {
 		v.Pairs = append(v.Pairs, pairRow{First: p.First, Second: p.Second, Paired: p.Paired, OnlyA: p.McNemar.B, OnlyB: p.McNemar.C,
 			P: pval(p.McNemar.P), PHolm: pval(p.PHolm), Diff: fmt.Sprintf("%+.1f", p.MeanDiff), CILo: f1(p.DiffCI95.Lo), CIHi: f1(p.DiffCI95.Hi),
-			Distinguishable: p.Distinguishable, Better: p.Better, NoResult: p.NoResult, Advisory: p.Advisory})
+			Distinguishable: p.Distinguishable, Better: p.Better, NoResult: p.NoResult, Untrusted: p.Untrusted, Advisory: p.Advisory})
 		for _, c := range p.PerCriterion {
 			v.PerCriterion = append(v.PerCriterion, criterionRow{First: p.First, Second: p.Second, ID: c.ID, Category: c.Category,
 				Paired: c.Paired, Both: c.Both, Neither: c.Neither, OnlyA: c.McNemar.B, OnlyB: c.McNemar.C, P: pval(c.McNemar.P)})

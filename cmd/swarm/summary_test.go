@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/workspace"
+)
+
+// The end-of-run summary of a workspace run with a ground truth: the run's
+// status in words, its evidence counts and recall and precision on the
+// headline, and the next commands that fit, with the real flag names.
+func TestRunSummaryShowsEvidenceStatusAndNextCommands(t *testing.T) {
+	mission := filepath.Join("..", "..", "examples", "missions", "security-review-tinynotes.md")
+	truth := filepath.Join("..", "..", "examples", "workspaces", "tinynotes.truth.yaml")
+	dir := filepath.Join(t.TempDir(), "run")
+	_, out, stderr := execCLI(t, "run", mission, "--provider", "mock:sloppy", "--scale", "ss-50", "--ground-truth", truth, "--out", dir, "-q")
+	for _, want := range []*regexp.Regexp{
+		// status in words (complete, or why not), then the directory
+		regexp.MustCompile(`(?m)^Run (complete: every planned bundle judged \(\d+ of \d+\)|[A-Z]+: .+)\n  run directory: ` + regexp.QuoteMeta(dir) + `$`),
+		// sloppy cites lines that do not exist: the counts say so
+		regexp.MustCompile(`(?m)^  evidence: (\d+) cited · 0 verified · 0 unverifiable · (\d+) fabricated \(100\.0% of citations`),
+		regexp.MustCompile(`(?m)^  ground truth .*tinynotes\.truth\.yaml: recall [0-9.]+% \(\d+ of \d+ defects found\) · precision `),
+		regexp.MustCompile(`(?m)^    swarm verify-evidence ` + regexp.QuoteMeta(dir) + ` --workspace \S+tinynotes `),
+		regexp.MustCompile(`(?m)^    swarm run ` + regexp.QuoteMeta(mission) + ` --follow-up ` + regexp.QuoteMeta(dir) + ` `),
+		regexp.MustCompile(`(?m)^    swarm compare ` + regexp.QuoteMeta(mission) + ` --models mock:sloppy,KIND:MODEL --workspace \S+ --ground-truth \S+ `),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("summary lacks %s:\n%s\n%s", want, out, stderr)
+		}
+	}
+}
+
+// The summary's pieces on their own: each status in words, evidence that
+// was not measured or is empty never reads as clean, and the next
+// commands of a run without a workspace.
+func TestSummaryPieces(t *testing.T) {
+	rec := 0.5
+	tests := []struct {
+		name  string
+		res   nexus.Result
+		want  []string
+		never []string
+	}{
+		{"complete", nexus.Result{Status: nexus.StatusComplete, Aggregate: nexus.ShadowAggregate{Planned: 3, Scored: 3}},
+			[]string{"Run complete: every planned bundle judged (3 of 3)"}, []string{"evidence", "verify-evidence"}},
+		{"incomplete says why", nexus.Result{Status: nexus.StatusIncomplete, Error: "fewer bundles judged than planned: 2 of 3 scored", Aggregate: nexus.ShadowAggregate{Planned: 3, Scored: 2}},
+			[]string{"Run INCOMPLETE: fewer bundles judged than planned: 2 of 3 scored", "swarm run m.md --config 'my config.yml' --follow-up RUN", "swarm compare m.md --config 'my config.yml' --models mock:honest,KIND:MODEL"}, nil},
+		{"partial says why", nexus.Result{Status: nexus.StatusPartial, Error: "stopped by the cost ceiling: 1 of 3 scored"},
+			[]string{"Run PARTIAL: stopped by the cost ceiling: 1 of 3 scored"}, nil},
+		{"nothing cited is not clean evidence", nexus.Result{Status: nexus.StatusComplete, Evidence: &workspace.Counts{}, Workspace: &nexus.WorkspaceInfo{Dir: "ws dir"}},
+			[]string{"evidence: nothing cited", "swarm verify-evidence RUN --workspace 'ws dir'"}, []string{"0 fabricated"}},
+		{"no defects: recall is not 0%", nexus.Result{Status: nexus.StatusComplete, GroundTruth: &nexus.GroundTruthResult{File: "t.yaml", Match: workspace.Match{Findings: 2, Matching: 1, Precision: &rec}}},
+			[]string{"recall — (no defects) · precision 50.0% (1 of 2 findings match a defect)"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.res.Dir = "RUN"
+			tc.res.ShadowValid = true
+			tc.res.Plan.Roster.Commanders = []providers.Ref{{Kind: "mock", Model: "honest"}}
+			var b bytes.Buffer
+			printSummary(&b, &tc.res, "m.md", "my config.yml")
+			for _, w := range tc.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("lacks %q:\n%s", w, b.String())
+				}
+			}
+			for _, w := range tc.never {
+				if strings.Contains(b.String(), w) {
+					t.Errorf("says %q:\n%s", w, b.String())
+				}
+			}
+		})
+	}
+}
+
+// The briefing warns when the scores are advisory (one --provider for
+// every role) and when the cost ceiling cannot act on a model without a
+// known price.
+func TestBriefingWarnsAdvisoryScoresAndUnpricedModels(t *testing.T) {
+	r := func(s string) providers.Ref { x, _ := providers.ParseRef(s); return x }
+	p := nexus.Plan{Roster: nexus.Roster{Judge: r("openai-compatible:m"), SealAuthor: r("openai-compatible:m"), Commanders: []providers.Ref{r("openai-compatible:m")}},
+		Unpriced: []string{"openai-compatible:m"}, CostCeilingUSD: 5}
+	var b bytes.Buffer
+	printBriefing(&b, p)
+	for _, w := range []string{"Scores:   advisory: the judge and the seal author openai-compatible:m share the model family", "--model judge=KIND:MODEL",
+		"warning: no known price for openai-compatible:m: the cost ceiling cannot act on those calls"} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("briefing lacks %q:\n%s", w, b.String())
+		}
+	}
+	p.Roster.Judge, p.Roster.SealAuthor, p.Unpriced = r("anthropic:claude-sonnet-4"), r("anthropic:claude-sonnet-4"), nil
+	b.Reset()
+	printBriefing(&b, p)
+	if strings.Contains(b.String(), "advisory") || strings.Contains(b.String(), "warning") {
+		t.Errorf("independent judge, priced models: %s", b.String())
+	}
+}
