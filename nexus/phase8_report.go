@@ -72,6 +72,10 @@ type Telemetry struct {
 	// Tools counts the read-tool calls per role that made any; absent when
 	// no tool was called (always so without a workspace).
 	Tools map[string]ToolStats `json:"tools,omitempty"`
+	// Refusals groups the refused read-tool calls by kind (escape, denied,
+	// scope, limit first, then the others by name), each with its count
+	// and up to three examples; absent when no call was refused.
+	Refusals []RefusalGroup `json:"refusals,omitempty"`
 	// Breakers are the provider circuit breakers (per model and layer) that
 	// left the closed state: their transitions, the calls routed to
 	// fallbacks and the time spent open; absent when none did.
@@ -134,6 +138,7 @@ func (r *runState) telemetry(res *Result) Telemetry {
 		ShadowScores: map[string]float64{}, Tiers: map[string]int{}, Gates: map[string]int{}, ShadowValid: res.ShadowValid}
 	r.meter.fill(&t)
 	t.Tools = r.meter.toolStats()
+	t.Refusals = r.meter.refusalGroups()
 	t.Breakers = r.pool.breakerStats()
 	t.Recovery = r.meter.recoveryStats()
 	t.WallMS = time.Since(r.start).Milliseconds()
