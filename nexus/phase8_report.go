@@ -9,8 +9,9 @@ import (
 	"github.com/swarm-dev/swarm/workspace"
 )
 
-// writeFinal computes the telemetry and writes sandbox.json, report.md,
-// telemetry.json and result.json (safe to call on a partial or failed run,
+// writeFinal computes the telemetry and writes sandbox.json, report.md
+// with its exports (findings.csv, findings.sarif), telemetry.json and
+// result.json (safe to call on a partial or failed run,
 // and more than once). A run stopped after sealing writes only the last two.
 func (r *runState) writeFinal(res *Result) {
 	res.Workspace = r.workspaceInfo()
@@ -32,6 +33,7 @@ func (r *runState) writeFinal(res *Result) {
 	}
 	r.writeEvidence(res)
 	_ = r.dir.WriteFile("report.md", []byte(r.actionReport(res)), 0o644)
+	r.writeExports(res)
 }
 
 // Telemetry is telemetry.json.

@@ -289,27 +289,27 @@ func plural(n int, what string) string {
 
 // domainView is one domain's report.
 type domainView struct {
-	ID, Model             string
-	Failed                bool
-	FailureClass, Error   string
-	Summary               string
-	Score                 string // the score with its scale; "" when not judged
-	NoScore               string
-	Gate                  string // "warn: shadow score in (15, 30]: ..." ; "" without a decision
-	InSynthesis           string
-	Risk                  riskView
-	Failures              []string // "`sc-3`: message"
-	Tier, Review          string
-	Reviewers             []reviewerRow
-	Evidence              []citeView // the bundle's own citations
-	Leaks                 int
+	ID, Model           string
+	Failed              bool
+	FailureClass, Error string
+	Summary             string
+	Score               string // the score with its scale; "" when not judged
+	NoScore             string
+	Gate                string // "warn: shadow score in (15, 30]: ..." ; "" without a decision
+	InSynthesis         string
+	Risk                riskView
+	Failures            []string // "`sc-3`: message"
+	Tier, Review        string
+	Reviewers           []reviewerRow
+	Evidence            []citeView // the bundle's own citations
+	Leaks               int
 }
 
 // reviewerRow is one reviewer's card about a bundle.
 type reviewerRow struct {
-	Reviewer, Model, Kind   string
-	Total, Corrected        string
-	Dissent, Conflicts      string // on one line; "–" when empty
+	Reviewer, Model, Kind string
+	Total, Corrected      string
+	Dissent, Conflicts    string // on one line; "–" when empty
 }
 
 func newDomainViews(res *Result) []domainView {
