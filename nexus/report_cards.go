@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -459,8 +460,71 @@ type refusalRow struct {
 	Examples string // "`../x` (worker-1, read_file): path leaves the root"; "–" when none kept
 }
 
+// leakRow is one detector's redactions over the run: how many, in which
+// bundles, and up to three places.
 type leakRow struct {
-	Bundle, Name, Kind, Severity, Where string
+	Name, Kind, Severity string
+	Count                int
+	Bundles, Where       string
+}
+
+// leakRows groups the bundles' leak reports by detector, kind and
+// severity: critical first, then the most frequent, then by name.
+func leakRows(bundles []*BundleOutcome) (rows []leakRow, total, critical int) {
+	type key struct{ name, kind, severity string }
+	type group struct {
+		n       int
+		bundles []string
+		where   []string
+	}
+	groups := map[key]*group{}
+	var keys []key
+	for _, o := range bundles {
+		for _, l := range o.LeakReport {
+			total++
+			if l.Severity == commanders.SeverityCritical {
+				critical++
+			}
+			k := key{l.Name, l.Kind, l.Severity}
+			g := groups[k]
+			if g == nil {
+				g = &group{}
+				groups[k] = g
+				keys = append(keys, k)
+			}
+			g.n++
+			if !slices.Contains(g.bundles, o.ID) {
+				g.bundles = append(g.bundles, o.ID)
+			}
+			if w := o.ID + ": " + strings.TrimSpace(l.Source+" "+l.Field); len(g.where) < 3 && !slices.Contains(g.where, w) {
+				g.where = append(g.where, w)
+			}
+		}
+	}
+	slices.SortStableFunc(keys, func(a, b key) int {
+		ca, cb := a.severity == commanders.SeverityCritical, b.severity == commanders.SeverityCritical
+		if ca != cb {
+			if ca {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(-cmp.Compare(groups[a].n, groups[b].n), cmp.Compare(a.name, b.name), cmp.Compare(a.kind, b.kind))
+	})
+	for _, k := range keys {
+		g := groups[k]
+		var bs []string
+		for _, b := range g.bundles {
+			bs = append(bs, mdCodeCell(b))
+		}
+		where := strings.Join(g.where, "; ")
+		if g.n > len(g.where) {
+			where += fmt.Sprintf("; %d more", g.n-len(g.where))
+		}
+		rows = append(rows, leakRow{Name: mdCell(k.name), Kind: mdCell(k.kind), Severity: mdCell(k.severity), Count: g.n,
+			Bundles: strings.Join(bs, ", "), Where: mdCell(where)})
+	}
+	return rows, total, critical
 }
 
 // newSafetyView is nil for a run without a workspace and without a leak.
@@ -487,16 +551,7 @@ func newSafetyView(res *Result) *safetyView {
 		}
 		v.Refusals = append(v.Refusals, row)
 	}
-	for _, o := range res.Bundles {
-		for _, l := range o.LeakReport {
-			v.LeakTotal++
-			if l.Severity == "critical" {
-				v.Critical++
-			}
-			v.Leaks = append(v.Leaks, leakRow{Bundle: mdCodeCell(o.ID), Name: mdCell(l.Name), Kind: mdCell(l.Kind), Severity: mdCell(l.Severity),
-				Where: mdCell(strings.TrimSpace(l.Source + " " + l.Field))})
-		}
-	}
+	v.Leaks, v.LeakTotal, v.Critical = leakRows(res.Bundles)
 	if res.Workspace == nil && t.Tools == nil && v.LeakTotal == 0 {
 		return nil
 	}
