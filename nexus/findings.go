@@ -52,10 +52,10 @@ type cardSource struct {
 	checks                   []workspace.Check
 }
 
-// findingGroup is where a bundle's finding goes: its bundle's synthesis
-// decision first, then (in a run that checked its evidence) its support.
+// findingGroup is where a bundle's finding goes: whether its bundle passed
+// the gate first, then (in a run that checked its evidence) its support.
 func findingGroup(o *BundleOutcome, checks []workspace.Check, measured bool) string {
-	if !o.InSynthesis {
+	if !passedGate(o) {
 		return GroupRejected
 	}
 	if measured && countChecks(checks).Verified == 0 {
@@ -222,6 +222,20 @@ func findingName(res *Result, f int) string {
 	return cmp.Or(o.Domain, o.ID)
 }
 
+// passedGate reports whether o passed the Shadow Gate: proceed or warn,
+// or, without a gate decision, was let into the synthesis (shadow scoring
+// off: inSynthesis). It is inSynthesis's answer for a run that reached
+// Phase 7, and the same rule for one that ended before it.
+func passedGate(o *BundleOutcome) bool {
+	if o.Failed {
+		return false
+	}
+	if o.Gate == nil {
+		return o.InSynthesis
+	}
+	return o.Gate.Action == shadow.ActionProceed || o.Gate.Action == shadow.ActionWarn
+}
+
 // gateRank orders gate decisions from best to worst (none last).
 func gateRank(g *shadow.GateDecision) int {
 	if g == nil {
@@ -253,7 +267,7 @@ func bestRejected(bundles []*BundleOutcome) *BundleOutcome {
 		return *o.ShadowScore
 	}
 	for _, o := range bundles {
-		if o.Failed || o.InSynthesis {
+		if o.Failed || passedGate(o) {
 			continue
 		}
 		if best == nil || cmp.Or(cmp.Compare(gateRank(o.Gate), gateRank(best.Gate)),

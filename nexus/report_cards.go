@@ -175,7 +175,7 @@ func newNoRecommendation(res *Result) *noRecommendationView {
 	counts := map[string]int{}
 	for _, o := range res.Bundles {
 		switch {
-		case o.InSynthesis:
+		case passedGate(o):
 			return nil
 		case o.Failed:
 			counts["failed"]++
@@ -240,10 +240,10 @@ func domainRisk(o *BundleOutcome, measured bool) riskView {
 	case o.Failed:
 		r.Why = "the domain produced no bundle"
 		return r
-	case !o.InSynthesis:
-		r.Why = "the bundle did not pass the Shadow Gate (" + gateWords(o) + "): its findings are not trusted"
+	case !passedGate(o):
+		r.Why = "the bundle did not pass the Shadow Gate: " + gateWords(o)
 		if o.Gate == nil && o.ShadowScore == nil {
-			r.Why = "the bundle was not judged (no gate decision): its findings are not trusted"
+			r.Why = "the bundle was not judged: no gate decision"
 		}
 		return r
 	}

@@ -119,7 +119,7 @@ func TestActionReportVariants(t *testing.T) {
 		res: &Result{Status: StatusPartial, Error: "stopped by the cost ceiling: 1 of 2 scored (1 salvaged from finished atoms)", ShadowValid: true,
 			Aggregate: ShadowAggregate{Median: fp(50), Mean: fp(50), Level: string(shadow.LevelSignificant), Planned: 2, Scored: 1, Failed: 1, Salvaged: 1},
 			Bundles: []*BundleOutcome{func() *BundleOutcome {
-				o := judged("security", "mock:honest", 50, 50, shadow.ActionQuarantine, 0, true)
+				o := judged("security", "mock:honest", 50, 50, shadow.ActionQuarantine, 0, false) // quarantined: never in synthesis
 				o.Salvaged = true
 				return o
 			}(), {ID: "testing", Model: "mock:honest", Failed: true, FailureClass: ClassCancelled, Tier: TierUnique}},
