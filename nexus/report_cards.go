@@ -63,6 +63,12 @@ func newCardSections(res *Result, cards []findingCard) []cardSection {
 	} else {
 		sections[0].Note = "From bundles that passed the Shadow Gate. " + sections[0].Note
 	}
+	if !res.ShadowValid {
+		// Without valid scoring only a run with scoring off has cards
+		// here (inSynthesis): no gate checked them.
+		sections[0].Note = "Shadow scoring did not gate this run (" + oneLine(res.ShadowReason) + "): these findings were not checked against sealed criteria. " + sections[0].Note
+		sections[0].Warning = true
+	}
 	idx := map[string]int{GroupRecommended: 0, GroupUnsupported: 1, GroupRejected: 2}
 	for _, c := range cards {
 		s := &sections[idx[c.Group]]

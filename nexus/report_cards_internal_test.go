@@ -297,3 +297,14 @@ func TestFindingsCSV(t *testing.T) {
 		t.Errorf("rows (-want +got):\n%s", d)
 	}
 }
+
+// With shadow scoring off no gate checked the bundles: the findings say so
+// under a warning instead of "from bundles that passed the Shadow Gate".
+func TestCardsWithoutGate(t *testing.T) {
+	o := &BundleOutcome{ID: "security", InSynthesis: true, Bundle: commanders.Bundle{Findings: []commanders.Finding{{Title: "Ship", Priority: "high"}}}}
+	res := &Result{ShadowReason: "shadow scoring disabled in config", Bundles: []*BundleOutcome{o}}
+	s := newCardSections(res, findingCards(res))
+	if len(s) != 1 || !s[0].Warning || !strings.Contains(s[0].Note, "Shadow scoring did not gate this run (shadow scoring disabled in config)") {
+		t.Errorf("sections %+v", s)
+	}
+}
