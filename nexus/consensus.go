@@ -181,6 +181,9 @@ type ReviewRecord struct {
 	Total     float64              `json:"total"`
 	Corrected float64              `json:"corrected"`
 	Weight    float64              `json:"weight"`
+	// Quarantine marks a quarantine re-review: a reviewer who read the
+	// bundle with its failure messages after the gate quarantined it.
+	Quarantine bool `json:"quarantine,omitempty"`
 }
 
 // Correction is one meta-review adjustment, recorded in the events.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
@@ -298,8 +299,12 @@ defects:
 	}
 	// Every finding cites ok.go:1-2 verified, so each matches D1.
 	want := workspace.Match{Defects: 2, Found: 1, Findings: findings, Matching: findings, Recall: ptr(0.5), Precision: ptr(1.0), Missed: []string{"D2"}}
-	if d := cmp.Diff(want, g.Match); d != "" {
+	if d := cmp.Diff(want, g.Match, cmpopts.IgnoreFields(workspace.Match{}, "ByDefect")); d != "" {
 		t.Errorf("match (-want +got)\n%s", d)
+	}
+	// Per defect: D1 found by every finding, D2 by none.
+	if len(g.ByDefect) != 2 || len(g.ByDefect[0].Found) != findings || g.ByDefect[0].ID != "D1" || len(g.ByDefect[1].Found) != 0 {
+		t.Errorf("by defect: %+v, want D1 found by all %d findings and D2 by none", g.ByDefect, findings)
 	}
 }
 

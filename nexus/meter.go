@@ -46,6 +46,8 @@ type meter struct {
 	launched       map[string]map[string]bool // per role, the agents that really started
 	trips          int
 	tools          map[string]*ToolStats            // per role; nil until a tool is called
+	refused        []RefusalExample                 // every refused tool call (capped: safety.go)
+	refusedKinds   map[string]int                   // refused tool calls per kind, exact
 	recovery       map[string]map[string]*StepStats // per unit kind and step; nil until a ladder climbs
 }
 

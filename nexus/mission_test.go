@@ -437,6 +437,11 @@ func TestShadowGateBandsAndEvents(t *testing.T) {
 				if files, _ := filepath.Glob(filepath.Join(res.Dir, "reviews", "*-quarantine-"+b.ID+".json")); len(files) == 0 {
 					t.Errorf("%s/%s: quarantined but not re-reviewed", m, b.ID)
 				}
+				// The re-review is reported, it never releases the bundle
+				// into the synthesis (inSynthesis).
+				if b.InSynthesis {
+					t.Errorf("%s/%s: quarantined but in synthesis", m, b.ID)
+				}
 			}
 			if want == shadow.ActionWarn && !strings.Contains(string(md), "**Shadow Gate warning**: `"+b.ID+"`") {
 				t.Errorf("%s/%s: warned bundle without a warning in report.md", m, b.ID)

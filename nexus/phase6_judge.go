@@ -306,6 +306,9 @@ func (r *runState) quarantineReviews(ctx context.Context, res *Result, s command
 		go func() {
 			defer wg.Done()
 			recs := r.review(ctx, rv, res.Decomposition.Aspects, []commanders.BundleView{{ID: o.ID, Text: o.Bundle.Text()}}, feedback)
+			for i := range recs {
+				recs[i].Quarantine = true
+			}
 			mu.Lock()
 			out = append(out, recs...)
 			mu.Unlock()

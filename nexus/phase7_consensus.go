@@ -2,7 +2,7 @@ package nexus
 
 import (
 	"context"
-	"fmt"
+	"errors"
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/prompts"
@@ -32,39 +32,66 @@ func (r *runState) consensus(res *Result, reviews []ReviewRecord, dec Decomposit
 		o.Tier = tier(m.Score, m.Reviews, cc)
 		o.Formula = formulaFromAtoms(o.result.Atoms, atomChecksOf(o), o.Bundle, dec.Aspects, m.Conflicts, m.Reviews, cc)
 		o.FormulaScore = formula(o.Formula, cc)
-		o.InSynthesis = inSynthesis(o, cc)
+		o.InSynthesis = inSynthesis(o, r.cfg.ShadowScoring.Enabled)
 	}
 }
 
-// inSynthesis applies the Shadow Gate: proceed and warn go in; quarantined
-// bundles go in only when their re-review reaches the majority threshold;
-// rejected bundles never do. Without a gate decision (shadow scoring off or
-// invalid) the bundle goes in, flagged in the report.
-func inSynthesis(o *BundleOutcome, cc ConsensusConfig) bool {
+// inSynthesis is the synthesis rule (docs/shadow.md, "Gate"): only a
+// bundle that passed the Shadow Gate (proceed, or warn) feeds the
+// synthesis. A quarantined bundle never does, whatever its quarantine
+// re-review scored: that re-review is reported (report.md's domain
+// reports) for the human reviewer, it does not release the bundle, because
+// reviewers who read a bundle's text cannot see that its citations were
+// fabricated and scored such bundles above the majority threshold. A
+// rejected or failed bundle never does either. A bundle without a gate
+// decision goes in only when shadow scoring is off (there is no gate in
+// the run; the report flags it); with shadow scoring on, a bundle the judge
+// did not decide on (not judged, or scoring invalid) stays out.
+func inSynthesis(o *BundleOutcome, shadowOn bool) bool {
 	if o.Failed {
 		return false
 	}
 	if o.Gate == nil {
-		return true
+		return !shadowOn
 	}
 	switch o.Gate.Action {
 	case shadow.ActionProceed, shadow.ActionWarn:
 		return true
-	case shadow.ActionQuarantine:
-		return o.Review.Score >= cc.MajorityThreshold
 	}
 	return false
 }
+
+// synthesisBundle is what the synthesizer reads of a bundle in synthesis:
+// the bundle itself, except that in a run that checked its evidence (a
+// workspace mission) only the findings with at least one verified
+// citation are kept. A finding nobody can check never becomes an action.
+func synthesisBundle(o *BundleOutcome) commanders.Bundle {
+	b := o.Bundle
+	if o.checks == nil {
+		return b
+	}
+	b.Findings = nil
+	for i, f := range o.Bundle.Findings {
+		if i < len(o.checks.findings) && countChecks(o.checks.findings[i]).Verified > 0 {
+			b.Findings = append(b.Findings, f)
+		}
+	}
+	return b
+}
+
+// errNothingPassed is synthesise's error when no bundle passed the Shadow
+// Gate: there is nothing to recommend (report.md says so).
+var errNothingPassed = errors.New("no bundle passed the shadow gate: nothing to synthesise")
 
 func (r *runState) synthesise(ctx context.Context, res *Result, s commanders.Settings) error {
 	var views []commanders.BundleView
 	for _, o := range res.Bundles {
 		if o.InSynthesis {
-			views = append(views, commanders.BundleView{ID: o.ID, Text: o.Bundle.Text()})
+			views = append(views, commanders.BundleView{ID: o.ID, Text: synthesisBundle(o).Text()})
 		}
 	}
 	if len(views) == 0 {
-		return fmt.Errorf("no bundle passed the shadow gate: nothing to synthesise")
+		return errNothingPassed
 	}
 	a, err := r.agent(commanders.RoleSynthesizer, "synthesizer", r.plan.Roster.Synthesizer)
 	if err != nil {

@@ -9,8 +9,9 @@ import (
 	"github.com/swarm-dev/swarm/workspace"
 )
 
-// writeFinal computes the telemetry and writes sandbox.json, report.md,
-// telemetry.json and result.json (safe to call on a partial or failed run,
+// writeFinal computes the telemetry and writes sandbox.json, report.md
+// with its exports (findings.csv, findings.sarif), telemetry.json and
+// result.json (safe to call on a partial or failed run,
 // and more than once). A run stopped after sealing writes only the last two.
 func (r *runState) writeFinal(res *Result) {
 	res.Workspace = r.workspaceInfo()
@@ -32,6 +33,7 @@ func (r *runState) writeFinal(res *Result) {
 	}
 	r.writeEvidence(res)
 	_ = r.dir.WriteFile("report.md", []byte(r.actionReport(res)), 0o644)
+	r.writeExports(res)
 }
 
 // Telemetry is telemetry.json.
@@ -78,6 +80,10 @@ type Telemetry struct {
 	// Tools counts the read-tool calls per role that made any; absent when
 	// no tool was called (always so without a workspace).
 	Tools map[string]ToolStats `json:"tools,omitempty"`
+	// Refusals groups the refused read-tool calls by kind (escape, denied,
+	// scope, limit first, then the others by name), each with its count
+	// and up to three examples; absent when no call was refused.
+	Refusals []RefusalGroup `json:"refusals,omitempty"`
 	// Breakers are the provider circuit breakers (per model and layer) that
 	// left the closed state: their transitions, the calls routed to
 	// fallbacks and the time spent open; absent when none did.
@@ -141,6 +147,7 @@ func (r *runState) telemetry(res *Result) Telemetry {
 		ShadowScores: map[string]float64{}, Tiers: map[string]int{}, Gates: map[string]int{}, ShadowValid: res.ShadowValid}
 	r.meter.fill(&t)
 	t.Tools = r.meter.toolStats()
+	t.Refusals = r.meter.refusalGroups()
 	t.Breakers = r.pool.breakerStats()
 	t.Recovery = r.meter.recoveryStats()
 	t.WallMS = time.Since(r.start).Milliseconds()

@@ -16,24 +16,11 @@ type evidenceView struct {
 	Workspace string // the directory, as a code span
 	Counts    workspace.Counts
 	ByModel   []modelCountsRow
-	Bundles   []findingsView
 }
 
 type modelCountsRow struct {
 	Model string // escaped for a table cell
 	workspace.Counts
-}
-
-// findingsView is one bundle's findings with their checked citations.
-type findingsView struct {
-	ID       string
-	Evidence []citeView // the bundle's own citations
-	Findings []findingView
-}
-
-type findingView struct {
-	Title, Priority, Effort string
-	Cites                   []citeView
 }
 
 // citeView is one checked citation, preformatted: Ref is `path:lines` as
@@ -50,6 +37,7 @@ type groundTruthView struct {
 	Defects, Found     int
 	Findings, Matching int
 	Missed             []string // as code spans
+	ByDefect           []defectRow
 }
 
 // newEvidenceView builds the Evidence section of a run that measured its
@@ -64,25 +52,6 @@ func newEvidenceView(res *Result) *evidenceView {
 	}
 	for _, m := range sortedCounts(res.EvidenceByModel) {
 		v.ByModel = append(v.ByModel, modelCountsRow{Model: mdCell(m.Name), Counts: m.Counts})
-	}
-	for _, o := range res.Bundles {
-		if o.checks == nil || o.Failed {
-			continue
-		}
-		fv := findingsView{ID: o.ID}
-		for _, c := range o.checks.own {
-			fv.Evidence = append(fv.Evidence, newCiteView(c))
-		}
-		for i, f := range o.Bundle.Findings {
-			x := findingView{Title: oneLine(f.Title), Priority: f.Priority, Effort: f.Effort}
-			if i < len(o.checks.findings) {
-				for _, c := range o.checks.findings[i] {
-					x.Cites = append(x.Cites, newCiteView(c))
-				}
-			}
-			fv.Findings = append(fv.Findings, x)
-		}
-		v.Bundles = append(v.Bundles, fv)
 	}
 	return v
 }
@@ -110,8 +79,9 @@ func newCiteView(c workspace.Check) citeView {
 	}
 }
 
-// citeRef is path:start-end (path:line for one line).
-func newGroundTruthView(g *GroundTruthResult) *groundTruthView {
+// newGroundTruthView is report.md's "Ground truth" section, nil without one.
+func newGroundTruthView(res *Result) *groundTruthView {
+	g := res.GroundTruth
 	if g == nil {
 		return nil
 	}
@@ -120,6 +90,7 @@ func newGroundTruthView(g *GroundTruthResult) *groundTruthView {
 	for _, id := range g.Missed {
 		v.Missed = append(v.Missed, mdCode(id))
 	}
+	v.ByDefect = newDefectRows(res)
 	return v
 }
 

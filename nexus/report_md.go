@@ -25,14 +25,23 @@ func (r *runState) actionReport(res *Result) string {
 	if s, ok := res.Sandbox.(interface{ Markdown() string }); ok {
 		sandbox = s.Markdown()
 	}
-	return renderActionReport(r.plan, res, sandbox)
+	return renderActionReport(r.plan, res, reportInputs{Sandbox: sandbox, MajorityThreshold: r.cfg.Consensus.MajorityThreshold})
 }
 
-// renderActionReport renders report.md of plan p and result res, with
-// sandbox (Markdown, "" for none) before the agent tally.
-func renderActionReport(p Plan, res *Result, sandbox string) string {
+// reportInputs is what report.md needs besides the plan and the result.
+type reportInputs struct {
+	// Sandbox is the sandbox bridge's Markdown ("" for none), shown before
+	// the agent tally.
+	Sandbox string
+	// MajorityThreshold is the consensus majority threshold (0-1): it
+	// splits a CONFLICT-tier bundle's reviewers into its two sides.
+	MajorityThreshold float64
+}
+
+// renderActionReport renders report.md of plan p and result res.
+func renderActionReport(p Plan, res *Result, in reportInputs) string {
 	var b strings.Builder
-	if err := reportTemplate.Execute(&b, newReportView(p, res, sandbox)); err != nil {
+	if err := reportTemplate.Execute(&b, newReportView(p, res, in)); err != nil {
 		// The view holds only strings, numbers and slices of them: a
 		// failure here is a bug in the template, which the tests render.
 		panic(fmt.Sprintf("report.md template: %v", err))
@@ -57,6 +66,13 @@ type reportView struct {
 	SealedHash                string
 
 	Synthesis *synthesisView // nil when none was produced
+	// NoRecommendation says that no bundle passed the gate; nil when one did.
+	NoRecommendation *noRecommendationView
+	Risks            []riskView // one per bundle, computed (domainRisk)
+	Conflicts        conflictsView
+	CardSections     []cardSection
+	Domains          []domainView
+	Safety           *safetyView // nil without a workspace and without a leak
 
 	ShadowInvalid bool // shadow scoring invalid or advisory: say why above the table
 	ShadowReason  string
@@ -90,9 +106,7 @@ type scoreView struct {
 
 type synthesisView struct {
 	TopAction, Summary  string
-	Risks               []Risk // notes on one line
 	QuickWins, DeepWork listView
-	Conflicts           []Conflict
 	Gaps                listView
 }
 
@@ -123,7 +137,8 @@ type classCount struct {
 	Count int
 }
 
-func newReportView(p Plan, res *Result, sandbox string) reportView {
+func newReportView(p Plan, res *Result, in reportInputs) reportView {
+	sandbox := in.Sandbox
 	a, t := res.Aggregate, res.Telemetry
 	v := reportView{
 		Title: p.MissionTitle, RunID: p.RunID, Scale: p.Scale, Personality: p.Personality, Seed: p.Seed,
@@ -150,14 +165,23 @@ func newReportView(p Plan, res *Result, sandbox string) reportView {
 		v.NoScore = a.counts()
 	}
 	if s := res.Synthesis; s != nil {
-		sv := &synthesisView{TopAction: s.TopAction, Summary: s.Summary, Conflicts: s.Conflicts,
+		v.Synthesis = &synthesisView{TopAction: s.TopAction, Summary: s.Summary,
 			QuickWins: newList("Quick wins", s.QuickWins), DeepWork: newList("Deep work", s.DeepWork), Gaps: newList("Gaps", s.Gaps)}
-		for _, k := range s.Risks {
-			k.Note = oneLine(k.Note)
-			sv.Risks = append(sv.Risks, k)
-		}
-		v.Synthesis = sv
 	}
+	v.NoRecommendation = newNoRecommendation(res)
+	if v.NoRecommendation != nil {
+		// A synthesis of work that did not pass the gate is never shown
+		// as the recommendation (none is made: synthesise needs a bundle
+		// in synthesis; this guards results built otherwise).
+		v.Synthesis = nil
+	}
+	for _, o := range res.Bundles {
+		v.Risks = append(v.Risks, domainRisk(o, res.Evidence != nil))
+	}
+	v.Conflicts = newConflictsView(res, in.MajorityThreshold)
+	v.CardSections = newCardSections(res, findingCards(res))
+	v.Domains = newDomainViews(res)
+	v.Safety = newSafetyView(res)
 	for _, o := range res.Bundles {
 		v.Bundles = append(v.Bundles, newBundleRow(o))
 		// The gate lets moderate bundles proceed only with their report
@@ -166,7 +190,7 @@ func newReportView(p Plan, res *Result, sandbox string) reportView {
 			v.Warnings = append(v.Warnings, gateWarning{ID: o.ID, Score: fmt.Sprintf("%.1f", *o.ShadowScore), Level: o.Level})
 		}
 	}
-	v.FormulaNote, v.Evidence, v.GroundTruth = formulaNote(res), newEvidenceView(res), newGroundTruthView(res.GroundTruth)
+	v.FormulaNote, v.Evidence, v.GroundTruth = formulaNote(res), newEvidenceView(res), newGroundTruthView(res)
 	v.FollowUp = newFollowUpView(res.FollowUp)
 	for _, k := range sortedKeys(t.FailureClasses) {
 		v.Failures = append(v.Failures, classCount{Class: k, Count: t.FailureClasses[k]})

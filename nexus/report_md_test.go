@@ -103,12 +103,15 @@ func TestActionReportVariants(t *testing.T) {
 			Telemetry: reportTelemetry(nil)},
 	}, {
 		name: "invalid",
-		why:  "shadow scoring invalid: no Shadow Score row at all, the invalid banner in the metrics and in the shadow results",
+		why:  "shadow scoring invalid: no Shadow Score row at all, the invalid banner in the metrics and in the shadow results, and no recommendation (nothing passed a gate)",
 		res: &Result{Status: StatusInvalid, ShadowReason: "criteria hash mismatch", SealedHash: "sha256:abc",
 			Aggregate: ShadowAggregate{Level: "none", Planned: 2, Unjudged: 2},
 			Synthesis: &Synthesis{TopAction: "Do it."},
-			Bundles: []*BundleOutcome{{ID: "security", Model: "mock:honest", Review: MetaReview{Score: 0.7}, Tier: TierConsensus, FormulaScore: 0.5, InSynthesis: true},
-				{ID: "testing", Model: "mock:honest", Review: MetaReview{Score: 0.6}, Tier: TierMajority, InSynthesis: true}},
+			// Not judged while shadow scoring is on: no gate decision, so
+			// not in synthesis (inSynthesis); a synthesis in the result
+			// is never shown as the recommendation.
+			Bundles: []*BundleOutcome{{ID: "security", Model: "mock:honest", Review: MetaReview{Score: 0.7}, Tier: TierConsensus, FormulaScore: 0.5},
+				{ID: "testing", Model: "mock:honest", Review: MetaReview{Score: 0.6}, Tier: TierMajority}},
 			Telemetry: reportTelemetry(nil)},
 	}, {
 		name: "cost-ceiling",
@@ -116,7 +119,7 @@ func TestActionReportVariants(t *testing.T) {
 		res: &Result{Status: StatusPartial, Error: "stopped by the cost ceiling: 1 of 2 scored (1 salvaged from finished atoms)", ShadowValid: true,
 			Aggregate: ShadowAggregate{Median: fp(50), Mean: fp(50), Level: string(shadow.LevelSignificant), Planned: 2, Scored: 1, Failed: 1, Salvaged: 1},
 			Bundles: []*BundleOutcome{func() *BundleOutcome {
-				o := judged("security", "mock:honest", 50, 50, shadow.ActionQuarantine, 0, true)
+				o := judged("security", "mock:honest", 50, 50, shadow.ActionQuarantine, 0, false) // quarantined: never in synthesis
 				o.Salvaged = true
 				return o
 			}(), {ID: "testing", Model: "mock:honest", Failed: true, FailureClass: ClassCancelled, Tier: TierUnique}},
@@ -162,6 +165,16 @@ func TestActionReportVariants(t *testing.T) {
 			"paths, quotes and reasons with pipes, newlines and backticks escaped, the per-model counts, the ground truth with a missed defect and no formula note",
 		res:     workspaceResult(),
 		sandbox: "",
+	}, {
+		name: "workspace-run",
+		why: "a workspace run as a reviewer reads it: one finding raised by two domains (same title) and one by two domains (same verified location) each merged into one card naming both, " +
+			"verified citations with their quoted lines, a fabricated one struck, a quarantined bundle's work shown apart under a warning and never in synthesis, " +
+			"domain reports with failure messages and reviewer dissent, a CONFLICT tier with both sides, the safety section (refusals by kind, a leak) and the per-defect ground-truth table",
+		res: workspaceRunResult(),
+	}, {
+		name: "nothing-passed",
+		why:  "every bundle quarantined or rejected: report.md says plainly there is no recommendation, names the best rejected work, and shows its findings only under the warning, never a #1 action",
+		res:  nothingPassedResult(),
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -169,7 +182,7 @@ func TestActionReportVariants(t *testing.T) {
 			if c.name == "table-breaking-text" {
 				p.MissionTitle = "Title with | pipe and\nnewline"
 			}
-			got := []byte(renderActionReport(p, c.res, c.sandbox))
+			got := []byte(renderActionReport(p, c.res, reportInputs{Sandbox: c.sandbox, MajorityThreshold: 0.5}))
 			path := filepath.Join("testdata", "report", c.name+".md.golden")
 			if d := golden.Diff(t, path, got, *updateReports); d != "" {
 				t.Errorf("%s (%s): report.md differs (-want +got):\n%s", c.name, c.why, d)
@@ -207,4 +220,125 @@ func workspaceResult() *Result {
 		Evidence:  &c, EvidenceByModel: map[string]workspace.Counts{"mock:honest": c, "odd|model": {}},
 		GroundTruth: &GroundTruthResult{File: "examples/workspaces/shop.truth.yaml", Match: workspace.Match{Defects: 2, Found: 1, Findings: 0, Recall: fp(0.5), Missed: []string{"D2"}}},
 		Telemetry:   reportTelemetry(nil)}
+}
+
+// ck is a checked citation.
+func ck(path string, start, end int, quote string, st workspace.State, reason string) workspace.Check {
+	return workspace.Check{Citation: workspace.Citation{Path: path, StartLine: start, EndLine: end, Quote: quote}, State: st, Reason: reason}
+}
+
+// workspaceRunResult is a run over a workspace with three domains: two
+// that passed the gate and share findings, one quarantined whose
+// reviewers disagree.
+func workspaceRunResult() *Result {
+	sec := judged("security", "mock:honest", 12.5, 0, shadow.ActionProceed, 1, true)
+	sec.Domain = "security"
+	sec.Bundle.Summary = "Session tokens are compared in variable time;\nqueries are parameterised."
+	sec.Bundle.Findings = []commanders.Finding{
+		{Title: "Compare session signatures in constant time", Priority: "high", Effort: "quick",
+			Detail: "Lookup compares the HMAC with ==, which leaks timing; use hmac.Equal."},
+		{Title: "Cap request bodies", Priority: "medium", Effort: "quick", Detail: "Handlers read the whole body."},
+		{Title: "Rotate the signing key", Priority: "low", Effort: "deep", Detail: "The key never changes."},
+	}
+	sec.checks = &bundleChecks{
+		own: []workspace.Check{ck("internal/auth/session.go", 40, 41, "func Lookup(", workspace.Verified, "")},
+		findings: [][]workspace.Check{
+			{ck("internal/auth/session.go", 52, 53, "if sig == want {\n\treturn id, true", workspace.Verified, ""),
+				ck("internal/auth/token.go", 7, 9, "return nil", workspace.Fabricated, "internal/auth/token.go: no such file")},
+			{ck("internal/api/handlers.go", 30, 30, "body, _ := io.ReadAll(r.Body)", workspace.Verified, "")},
+			{ck(".env", 1, 1, "KEY=", workspace.Unverifiable, ".env: denied by the deny list")},
+		},
+	}
+	sec.Final = &shadow.Evaluation{Total: 8, Passed: 8, Score: 0, Verdicts: []shadow.Verdict{{ID: "sc-1", Status: "pass"}}}
+	sec.Gate.Reason = "shadow score ≤ 15: proceed"
+	sec.Tier = TierConsensus
+
+	tst := judged("testing", "mock:sloppy", 25, 25, shadow.ActionWarn, 0, true)
+	tst.Domain = "testing"
+	tst.Bundle.Summary = "Tests miss the forged-cookie path."
+	tst.Bundle.Findings = []commanders.Finding{
+		{Title: "compare session signatures in constant time!", Priority: "medium", Effort: "quick",
+			Detail: "A forged cookie is accepted after enough tries; no test covers it."},
+		{Title: "Limit the size of request bodies", Priority: "high", Effort: "quick", Detail: "A 1 GB body is read whole."},
+	}
+	tst.checks = &bundleChecks{findings: [][]workspace.Check{
+		{ck("internal/auth/session.go", 52, 53, "if sig == want {", workspace.Verified, "")},
+		{ck("internal/api/handlers.go", 30, 30, "body, _ := io.ReadAll(r.Body)", workspace.Verified, "")},
+	}}
+	tst.Final = &shadow.Evaluation{Total: 8, Passed: 6, Failed: 2, Score: 25, Verdicts: []shadow.Verdict{
+		{ID: "sc-2", Status: "fail", Message: "no test exercises a forged session cookie", Expected: "SEALED EXPECTED TEXT"},
+		{ID: "sc-5", Status: "fail", Message: ""},
+		{ID: "sc-6", Status: "pass", Message: "fine"},
+	}}
+	tst.Gate.Reason = "shadow score in (15, 30]: proceed with a warning"
+
+	doc := judged("docs", "mock:adversarial", 40, 40, shadow.ActionQuarantine, 0, false)
+	doc.Domain = "docs"
+	doc.Bundle.Summary = "Everything is documented."
+	doc.Bundle.Findings = []commanders.Finding{
+		{Title: "Compare session signatures in constant time", Priority: "high", Effort: "quick", Detail: "Trust me."},
+	}
+	doc.checks = &bundleChecks{findings: [][]workspace.Check{
+		{ck("internal/auth/session.go", 52, 53, "if hmac.Equal(sig, want) {", workspace.Fabricated, "internal/auth/session.go:52-53: the quote is not what those lines say")},
+	}}
+	doc.Final = &shadow.Evaluation{Total: 8, Passed: 5, Failed: 3, Score: 40, Verdicts: []shadow.Verdict{
+		{ID: "sc-3", Status: "fail", Message: "the API page does not name the cookie flags"},
+	}}
+	doc.Gate.Reason = "shadow score in (30, 50]: quarantined for re-review with the failure messages"
+	doc.Tier, doc.Review = TierConflict, MetaReview{Score: 0.45, Reviews: 3}
+	doc.LeakReport = []commanders.Leak{{Source: "atom:docs-1", Agent: "worker-docs-01", Field: "content", Name: "aws_access_key_id", Kind: "credential", Severity: "critical"}}
+
+	failed := &BundleOutcome{ID: "integration", Domain: "integration", Model: "mock:flaky", Failed: true, FailureClass: "timeout",
+		Error: "commander timed out\nafter 30s", Tier: TierUnique}
+
+	card := func(total float64, dissent string, conflicts ...string) commanders.ScoreCard {
+		return commanders.ScoreCard{Correctness: total, Completeness: total, Clarity: total, ConsensusAlignment: total, Dissent: dissent, Conflicts: conflicts}
+	}
+	reviews := []ReviewRecord{
+		{Reviewer: "reviewer-1", Model: "mock:honest", BundleID: "security", Card: card(9, ""), Total: 9, Corrected: 9, Weight: 1},
+		{Reviewer: "reviewer-2", Model: "mock:sloppy", BundleID: "security", Card: card(8, ""), Total: 8, Corrected: 8, Weight: 0.5},
+		{Reviewer: "reviewer-1", Model: "mock:honest", BundleID: "docs", Card: card(2, "cites lines that do not say this", "contradicts security on the token lifetime"), Total: 2, Corrected: 2, Weight: 1},
+		{Reviewer: "reviewer-2", Model: "mock:sloppy", BundleID: "docs", Card: card(9, ""), Total: 9, Corrected: 8, Weight: 1},
+		{Reviewer: "reviewer-1", Model: "mock:honest", BundleID: "docs", Card: card(3, "the failures stand"), Total: 3, Corrected: 3, Weight: 1, Quarantine: true},
+	}
+	c := workspace.Counts{Cited: 8, Verified: 4, Unverifiable: 1, Fabricated: 2}
+	tel := reportTelemetry(nil)
+	tel.Tools = map[string]ToolStats{"worker": {Calls: 40, Refused: 5, Refusals: map[string]int{"escape": 2, "denied": 2, "limit": 1}}}
+	tel.Refusals = []RefusalGroup{
+		{Kind: "escape", Count: 2, Examples: []RefusalExample{{Agent: "worker-docs-01", Role: "worker", Tool: "read_file", Path: "../../etc/passwd", Reason: "../../etc/passwd: path leaves the workspace root"}}},
+		{Kind: "denied", Count: 2, Examples: []RefusalExample{{Agent: "worker-security-01", Role: "worker", Tool: "read_file", Path: ".env", Reason: ".env: denied by the deny list"},
+			{Agent: "worker-security-02", Role: "worker", Tool: "grep", Pattern: "password|secret", Reason: "id_rsa: denied"}}},
+		{Kind: "limit", Count: 1, Examples: []RefusalExample{{Agent: "worker-testing-01", Role: "worker", Tool: "read_file", Path: "big.log", Reason: "limit reached: max_read_bytes (65536)"}}},
+	}
+	return &Result{Status: StatusIncomplete, Error: "fewer bundles judged than planned: 3 of 4 scored", ShadowValid: true, SealedHash: "sha256:abc",
+		Aggregate: ShadowAggregate{Median: fp(25), Mean: fp(21.7), Level: string(shadow.LevelModerate), Planned: 4, Scored: 3, Failed: 1},
+		Synthesis: &Synthesis{TopAction: "Compare session signatures in constant time.", Summary: "Two domains agree on the session check.",
+			QuickWins: []string{"Compare session signatures in constant time", "Cap request bodies"}, Conflicts: []Conflict{}},
+		Bundles:   []*BundleOutcome{sec, tst, doc, failed},
+		Reviews:   reviews,
+		Workspace: &WorkspaceInfo{Dir: "examples/workspaces/tinynotes"},
+		Evidence:  &c, EvidenceByModel: map[string]workspace.Counts{"mock:honest": {Cited: 5, Verified: 3, Unverifiable: 1, Fabricated: 1}},
+		GroundTruth: &GroundTruthResult{File: "examples/workspaces/tinynotes.truth.yaml", Match: workspace.Match{Defects: 3, Found: 2, Findings: 6, Matching: 4,
+			Recall: fp(2.0 / 3), Precision: fp(4.0 / 6), Missed: []string{"D3"},
+			ByDefect: []workspace.DefectMatch{
+				// Findings are indexed in bundle then finding order: 0-2 security, 3-4 testing, 5 docs.
+				{ID: "D1", Path: "internal/auth/session.go", StartLine: 52, EndLine: 52, Title: "Signature compared with ==", Found: []int{0, 3}, NearMisses: []int{5}},
+				{ID: "D2", Path: "internal/api/handlers.go", StartLine: 30, EndLine: 31, Title: "Unbounded body", Found: []int{1, 4}, NearMisses: []int{}},
+				{ID: "D3", Path: "internal/storage/store.go", StartLine: 12, EndLine: 14, Title: "SQL built with Sprintf", Found: []int{}, NearMisses: []int{}},
+			}}},
+		Telemetry: tel}
+}
+
+// nothingPassedResult is a run whose every bundle was quarantined or
+// rejected; the synthesizer was not called.
+func nothingPassedResult() *Result {
+	q := judged("security", "mock:adversarial", 35, 35, shadow.ActionQuarantine, 0, false)
+	q.Bundle.Summary = "All good."
+	q.Bundle.Findings = []commanders.Finding{{Title: "Act on session token", Priority: "high", Effort: "quick", Detail: "Give it an owner."}}
+	r := judged("testing", "mock:deceptive", 75, 75, shadow.ActionReject, 0, false)
+	r.Bundle.Findings = []commanders.Finding{{Title: "Act on session token", Priority: "high", Effort: "quick"}}
+	return &Result{Status: StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
+		Aggregate: ShadowAggregate{Median: fp(55), Mean: fp(55), Level: string(shadow.LevelCritical), Planned: 2, Scored: 2},
+		Bundles:   []*BundleOutcome{q, r},
+		Telemetry: reportTelemetry(nil)}
 }

@@ -137,6 +137,7 @@ func (t *agentTools) Turns() int                    { return t.s.Turns() }
 func (t *agentTools) Call(ctx context.Context, call providers.ToolCall) string {
 	out := t.s.Call(ctx, call)
 	t.r.meter.noteTool(t.agent.Role, out)
+	t.r.meter.noteRefusal(t.agent, out)
 	t.r.rec.emit(Event{Phase: t.r.rec.phaseOf(ctx), Kind: EvToolCall, Role: t.agent.Role, AgentID: t.agent.ID, Model: t.agent.Ref.String(),
 		Data: ToolCallData{Tool: out.Tool, Path: providers.Redact(out.Path), Pattern: providers.Redact(out.Pattern), OK: out.OK,
 			Refusal: out.Refusal, Reason: providers.Redact(out.Reason), Bytes: out.Bytes}})

@@ -84,33 +84,73 @@ type Match struct {
 	Recall    *float64 `json:"recall"`    // Found/Defects; nil when there are no defects
 	Precision *float64 `json:"precision"` // Matching/Findings; nil when there are no findings
 	Missed    []string `json:"missed"`    // ids of the defects no finding matched
+	// ByDefect is every defect, in the file's order, with the findings
+	// that matched it and its near misses.
+	ByDefect []DefectMatch `json:"by_defect"`
+}
+
+// NearMissLines is how close (in lines) a verified citation of a defect's
+// file must come to the defect's lines, without overlapping them, to be a
+// near miss.
+const NearMissLines = 10
+
+// DefectMatch is one defect and the findings that reached it. Found and
+// NearMisses are indexes into the findings given to Match. A near miss is
+// a finding that cites the defect's file without matching it: a verified
+// citation within NearMissLines lines of the defect that does not overlap
+// it, or a citation overlapping the defect's lines that is not verified
+// (fabricated or unverifiable).
+type DefectMatch struct {
+	ID         string `json:"id"`
+	Path       string `json:"path"`
+	StartLine  int    `json:"start_line"`
+	EndLine    int    `json:"end_line"`
+	Title      string `json:"title,omitempty"`
+	Found      []int  `json:"found"`
+	NearMisses []int  `json:"near_misses"`
 }
 
 // Match compares findings (each one its checked citations) with the
 // defects: a finding matches a defect when one of its verified citations
 // has the defect's path and lines overlapping the defect's.
 func (g GroundTruth) Match(findings [][]Check) Match {
-	m := Match{Defects: len(g.Defects), Findings: len(findings), Missed: []string{}}
-	found := make([]bool, len(g.Defects))
-	for _, cs := range findings {
+	m := Match{Defects: len(g.Defects), Findings: len(findings), Missed: []string{}, ByDefect: make([]DefectMatch, len(g.Defects))}
+	for i, d := range g.Defects {
+		m.ByDefect[i] = DefectMatch{ID: d.ID, Path: d.Path, StartLine: d.StartLine, EndLine: d.EndLine, Title: d.Title, Found: []int{}, NearMisses: []int{}}
+	}
+	for f, cs := range findings {
 		matching := false
+		near := make([]bool, len(g.Defects))
+		hit := make([]bool, len(g.Defects))
 		for _, c := range cs {
-			if c.State != Verified {
-				continue
-			}
 			for i, d := range g.Defects {
-				if path.Clean(c.Path) == d.Path && c.StartLine <= d.EndLine && c.EndLine >= d.StartLine {
-					found[i] = true
-					matching = true
+				if path.Clean(c.Path) != d.Path {
+					continue
 				}
+				overlap := c.StartLine <= d.EndLine && c.EndLine >= d.StartLine
+				switch {
+				case overlap && c.State == Verified:
+					hit[i], matching = true, true
+				case overlap,
+					c.State == Verified && c.StartLine <= d.EndLine+NearMissLines && c.EndLine >= d.StartLine-NearMissLines:
+					near[i] = true
+				}
+			}
+		}
+		for i := range g.Defects {
+			switch {
+			case hit[i]:
+				m.ByDefect[i].Found = append(m.ByDefect[i].Found, f)
+			case near[i]:
+				m.ByDefect[i].NearMisses = append(m.ByDefect[i].NearMisses, f)
 			}
 		}
 		if matching {
 			m.Matching++
 		}
 	}
-	for i, ok := range found {
-		if ok {
+	for i, d := range m.ByDefect {
+		if len(d.Found) > 0 {
 			m.Found++
 		} else {
 			m.Missed = append(m.Missed, g.Defects[i].ID)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 const goodTruth = `workspace: shop
@@ -119,12 +120,44 @@ func TestMatch(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if d := cmp.Diff(tc.want, gt.Match(tc.findings)); d != "" {
+			// ByDefect has its own test (TestMatchByDefect).
+			if d := cmp.Diff(tc.want, gt.Match(tc.findings), cmpopts.IgnoreFields(Match{}, "ByDefect")); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
 	}
 	if m := (GroundTruth{}).Match([][]Check{{v("a.go", 1, 1)}}); m.Recall != nil || m.Precision == nil || *m.Precision != 0 {
 		t.Errorf("no defects: recall must be absent: %+v", m)
+	}
+}
+
+// Per defect: the findings that matched it and the near misses (a
+// verified citation of its file within NearMissLines lines that does not
+// overlap it, or an overlapping citation that is not verified).
+func TestMatchByDefect(t *testing.T) {
+	gt, err := LoadGroundTruth(writeTruth(t, goodTruth))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := func(p string, s, e int) Check {
+		return Check{Citation: Citation{Path: p, StartLine: s, EndLine: e, Quote: "q"}, State: Verified}
+	}
+	fab := func(c Check) Check { c.State = Fabricated; return c }
+	findings := [][]Check{
+		{v("internal/auth/session.go", 50, 60)},                // 0: found D1
+		{v("internal/auth/session.go", 53, 62)},                // 1: near D1 (one line after it)
+		{fab(v("internal/auth/session.go", 40, 41))},           // 2: near D1 (overlaps, fabricated)
+		{v("internal/auth/session.go", 63, 70)},                // 3: 11 lines after D1: not near
+		{v("internal/db/db.go", 10, 10), v("README.md", 9, 9)}, // 4: found D2, near D3 (4 lines after)
+		{v("other.go", 10, 10)},                                // 5: nothing
+	}
+	got := gt.Match(findings).ByDefect
+	want := []DefectMatch{
+		{ID: "D1", Path: "internal/auth/session.go", StartLine: 40, EndLine: 52, Title: "Session tokens compared with ==", Found: []int{0}, NearMisses: []int{1, 2}},
+		{ID: "D2", Path: "internal/db/db.go", StartLine: 10, EndLine: 10, Title: "error dropped", Found: []int{4}, NearMisses: []int{}},
+		{ID: "D3", Path: "README.md", StartLine: 3, EndLine: 5, Title: "docs drift", Found: []int{}, NearMisses: []int{4}},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("by defect (-want +got):\n%s", d)
 	}
 }

@@ -1,0 +1,118 @@
+package nexus
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+
+	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/workspace"
+)
+
+// This file keeps the refused read-tool calls of a run for report.md's
+// Safety section and telemetry.json "refusals": grouped by kind, counted,
+// with a few examples each. Paths, patterns and reasons are redacted as in
+// the tool_call events.
+
+// RefusalGroup is one kind of refused tool call.
+type RefusalGroup struct {
+	Kind     string           `json:"kind"`
+	Count    int              `json:"count"`
+	Examples []RefusalExample `json:"examples"`
+}
+
+// RefusalExample is one refused tool call: who asked, with which tool, for
+// what, and why it was refused.
+type RefusalExample struct {
+	Agent   string `json:"agent"`
+	Role    string `json:"role"`
+	Tool    string `json:"tool"`
+	Path    string `json:"path,omitempty"`
+	Pattern string `json:"pattern,omitempty"`
+	Reason  string `json:"reason"`
+	kind    string
+}
+
+// maxRefusalsKept bounds the refusals a run keeps in memory; the counts
+// (ToolStats) are exact whatever the bound.
+const maxRefusalsKept = 10000
+
+// refusalExamples is how many examples of each kind are reported.
+const refusalExamples = 3
+
+// refusalOrder are the kinds shown first, in this order; the others follow
+// by name.
+var refusalOrder = []string{workspace.RefusalEscape, workspace.RefusalDenied, workspace.RefusalScope, workspace.RefusalLimit}
+
+// noteRefusal keeps a refused tool call of agent a (a call that was not
+// refused is ignored).
+func (m *meter) noteRefusal(a commanders.Agent, out workspace.Outcome) {
+	if out.OK {
+		return
+	}
+	kind := cmp.Or(out.Refusal, "other")
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.refusedKinds == nil {
+		m.refusedKinds = map[string]int{}
+	}
+	m.refusedKinds[kind]++
+	if len(m.refused) >= maxRefusalsKept {
+		return
+	}
+	m.refused = append(m.refused, RefusalExample{Agent: a.ID, Role: a.Role, Tool: out.Tool, Path: providers.Redact(out.Path),
+		Pattern: providers.Redact(out.Pattern), Reason: providers.Redact(out.Reason), kind: kind})
+}
+
+// refusalGroups groups the refusals kept by kind. Examples are chosen in a
+// fixed order (agent, tool, path, pattern, reason: the same run gives the
+// same examples whichever agent finished first), one per distinct path or
+// pattern. Nil when nothing was refused.
+func (m *meter) refusalGroups() []RefusalGroup {
+	m.mu.Lock()
+	rs, counts := slices.Clone(m.refused), maps.Clone(m.refusedKinds)
+	m.mu.Unlock()
+	return groupRefusals(rs, counts)
+}
+
+// groupRefusals groups rs by kind; counts are the exact counts per kind
+// (rs may have been capped).
+func groupRefusals(rs []RefusalExample, counts map[string]int) []RefusalGroup {
+	if len(counts) == 0 {
+		return nil
+	}
+	slices.SortFunc(rs, func(a, b RefusalExample) int {
+		return cmp.Or(cmp.Compare(a.Agent, b.Agent), cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Path, b.Path),
+			cmp.Compare(a.Pattern, b.Pattern), cmp.Compare(a.Reason, b.Reason))
+	})
+	byKind := map[string]*RefusalGroup{}
+	var kinds []string
+	for k, n := range counts {
+		byKind[k] = &RefusalGroup{Kind: k, Count: n, Examples: []RefusalExample{}}
+		kinds = append(kinds, k)
+	}
+	for _, r := range rs {
+		g := byKind[r.kind]
+		if g == nil {
+			continue
+		}
+		if len(g.Examples) < refusalExamples && !slices.ContainsFunc(g.Examples, func(x RefusalExample) bool {
+			return x.Path == r.Path && x.Pattern == r.Pattern
+		}) {
+			g.Examples = append(g.Examples, r)
+		}
+	}
+	rank := func(k string) int {
+		if i := slices.Index(refusalOrder, k); i >= 0 {
+			return i
+		}
+		return len(refusalOrder)
+	}
+	slices.SortFunc(kinds, func(a, b string) int { return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a, b)) })
+	out := make([]RefusalGroup, 0, len(kinds))
+	for _, k := range kinds {
+		out = append(out, *byKind[k])
+	}
+	return out
+}
