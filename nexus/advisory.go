@@ -17,6 +17,17 @@ import (
 // every commander (the scores are independent). The briefing and the top of
 // report.md show it.
 func (p Plan) ScoresAdvisory() string {
+	if why := p.advisoryReason(); why != "" {
+		return "scores are advisory: " + why
+	}
+	return ""
+}
+
+// advisoryReason is ScoresAdvisory without its "scores are advisory: "
+// lead: who shares which family with the commanders and how to pick
+// another judge ("" when independent). report.md puts it under its own
+// heading.
+func (p Plan) advisoryReason() string {
 	fams := map[string][]string{} // family -> the commanders' models of it
 	for _, c := range p.Roster.Commanders {
 		f := providers.Family(c)
@@ -50,6 +61,6 @@ func (p Plan) ScoresAdvisory() string {
 	for _, s := range shared {
 		flags = append(flags, "--model "+s.flag+"=KIND:MODEL")
 	}
-	return fmt.Sprintf("scores are advisory: %s, and a model may favour its own family's work; for independent scores give them a model of another family: %s",
+	return fmt.Sprintf("%s, and a model may favour its own family's work; for independent scores give them a model of another family: %s",
 		strings.Join(who, "; "), strings.Join(flags, " "))
 }

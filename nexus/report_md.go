@@ -55,6 +55,10 @@ type reportView struct {
 	Title, RunID, Scale, Personality string
 	Seed                             int64
 	Banner                           *bannerView // nil for a complete run
+	// Advisory says why the scores are advisory (Plan.ScoresAdvisory): the
+	// judge or seal author shares a model family with the commanders. ""
+	// when they are independent, or when no bundle was scored.
+	Advisory string
 
 	Launched, Planned         AgentTally
 	Calls                     int
@@ -159,6 +163,7 @@ func newReportView(p Plan, res *Result, in reportInputs) reportView {
 	}
 	switch {
 	case res.ShadowValid && a.Median != nil && a.Mean != nil:
+		v.Advisory = p.advisoryReason()
 		v.Score = &scoreView{Median: fmt.Sprintf("%.1f", *a.Median), Mean: fmt.Sprintf("%.1f", *a.Mean),
 			Indicator: shadow.Level(a.Level).Indicator(), Scored: a.Scored, Planned: a.Planned}
 	case res.Status != StatusInvalid:

@@ -3,10 +3,12 @@ package nexus
 import (
 	"flag"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/internal/golden"
+	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -341,4 +343,49 @@ func nothingPassedResult() *Result {
 		Aggregate: ShadowAggregate{Median: fp(55), Mean: fp(55), Level: string(shadow.LevelCritical), Planned: 2, Scored: 2},
 		Bundles:   []*BundleOutcome{q, r},
 		Telemetry: reportTelemetry(nil)}
+}
+
+// TestReportSaysScoresAreAdvisory: report.md carries the advisory under its
+// banner when the judge or seal author shares the commanders' family, and
+// only when there is a score to be advisory about.
+func TestReportSaysScoresAreAdvisory(t *testing.T) {
+	ref := func(s string) providers.Ref {
+		r, err := providers.ParseRef(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	scored := func() *Result {
+		return &Result{Status: StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
+			Aggregate: ShadowAggregate{Median: fp(0), Mean: fp(0), Level: string(shadow.LevelPerfect), Planned: 1, Scored: 1},
+			Bundles:   []*BundleOutcome{judged("security", "openai:gpt-4.1", 0, 0, shadow.ActionProceed, 0, true)},
+			Telemetry: reportTelemetry(nil)}
+	}
+	unscored := func() *Result {
+		return &Result{Status: StatusIncomplete, Error: "no bundle was judged: 0 of 1 scored", ShadowValid: true,
+			Aggregate: ShadowAggregate{Level: "none", Planned: 1, Unjudged: 1},
+			Bundles:   []*BundleOutcome{{ID: "security", Model: "openai:gpt-4.1", Tier: TierUnique}},
+			Telemetry: reportTelemetry(nil)}
+	}
+	cases := []struct {
+		name, judge string
+		res         *Result
+		want        bool
+	}{
+		{"one --provider for every role: advisory", "openai:gpt-4.1", scored(), true},
+		{"a judge of another family: independent", "anthropic:claude-sonnet-4", scored(), false},
+		{"nothing scored: nothing to be advisory about", "openai:gpt-4.1", unscored(), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := reportPlan()
+			p.Roster = Roster{Judge: ref(c.judge), SealAuthor: ref(c.judge), Commanders: []providers.Ref{ref("openai:gpt-4.1")}}
+			md := renderActionReport(p, c.res, reportInputs{MajorityThreshold: 0.5})
+			got := strings.Contains(md, "> **Advisory scores**: the judge and the seal author "+c.judge) && strings.Contains(md, "--model judge=KIND:MODEL")
+			if got != c.want {
+				t.Errorf("advisory shown = %v, want %v; report head:\n%s", got, c.want, md[:min(len(md), 900)])
+			}
+		})
+	}
 }
