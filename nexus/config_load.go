@@ -302,6 +302,9 @@ func (c *Config) validateRanges(add func(key, format string, args ...any)) {
 	within("circuit_breaker.window", float64(cb.Window), 0, MaxBreakerWindow)
 	within("recovery.max_attempts_per_step", float64(c.Recovery.MaxAttemptsPerStep), 1, MaxRecoveryAttempts)
 	within("sandbox.audit_rate", c.Sandbox.AuditRate, 0, 1)
+	if v := c.Completeness.MinAtomShare; !(v >= 0 && v <= 1) {
+		add("completeness.min_atom_share", "%s is out of range 0..1 (the share of a bundle's planned atoms that must have finished)", num(v))
+	}
 	if _, _, key, err := sandboxSettings(c.Sandbox); err != nil {
 		add(key, "%v", err)
 	}

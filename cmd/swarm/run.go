@@ -459,6 +459,8 @@ func printSummary(w io.Writer, res *nexus.Result) {
 		fmt.Fprintf(w, "\nRun complete: %s\n", res.Dir)
 	case nexus.StatusPartial:
 		fmt.Fprintf(w, "\nRun PARTIAL (%s): %s\n", res.Error, res.Dir)
+	case nexus.StatusIncomplete:
+		fmt.Fprintf(w, "\nRun INCOMPLETE (%s): %s\n", res.Error, res.Dir)
 	default:
 		fmt.Fprintf(w, "\nRun %s: %s\n", strings.ToUpper(res.Status), res.Dir)
 	}
