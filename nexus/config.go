@@ -201,6 +201,15 @@ type ShadowConfig struct {
 	Hardening      HardeningConfig           `yaml:"hardening" json:"hardening"`
 	ScaleOverrides map[string]ShadowOverride `yaml:"scale_overrides" json:"scale_overrides"`
 	Gate           GateConfig                `yaml:"gate" json:"gate"`
+	// ConformanceLevel is the highest Shadow Score Spec conformance level
+	// (1..4) the run's reports may claim; they claim the lower of it and
+	// what the run reaches (shadow.ConformanceLevel with hardening, 2
+	// without). 0 (unset): what the run reaches.
+	ConformanceLevel int `yaml:"conformance_level" json:"conformance_level,omitempty"`
+	// SealedCriteriaCount, when set (1..MaxSealedCriteria), is the number
+	// of sealed criteria at every scale, instead of the scale's
+	// sealed_criteria.
+	SealedCriteriaCount int `yaml:"sealed_criteria_count" json:"sealed_criteria_count,omitempty"`
 }
 
 // GateConfig is shadow_scoring.gate.

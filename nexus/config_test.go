@@ -77,6 +77,10 @@ func TestConfigRejectsBadInputWithFileLineAndKey(t *testing.T) {
 		// Issue 20: the share of its planned atoms a bundle must rest on.
 		{"an atom share above 1", "completeness:\n  min_atom_share: 1.5\n", 2, "completeness.min_atom_share", "out of range 0..1"},
 		{"a negative atom share", "completeness:\n  min_atom_share: -0.1\n", 2, "completeness.min_atom_share", "out of range 0..1"},
+		// Issue 20: the seed system's shadow_scoring keys.
+		{"a conformance level the spec does not define", "shadow_scoring:\n  conformance_level: 5\n", 2, "shadow_scoring.conformance_level", "want 1..4"},
+		{"a negative criteria count", "shadow_scoring:\n  sealed_criteria_count: -2\n", 2, "shadow_scoring.sealed_criteria_count", "out of range 1..200"},
+		{"a criteria count above the bound", "shadow_scoring:\n  sealed_criteria_count: 500\n", 2, "shadow_scoring.sealed_criteria_count", "out of range 1..200"},
 		{"negative breaker cooldown", "circuit_breaker:\n  cooldown: -3s\n", 2, "circuit_breaker.cooldown", "negative"},
 		// Issue 12: the provider breaker's keys.
 		{"the removed consecutive-failure key names its replacement", "circuit_breaker:\n  failure_threshold: 5\n", 2, "circuit_breaker.failure_threshold", "use circuit_breaker.failure_rate"},

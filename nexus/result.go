@@ -275,6 +275,24 @@ func (r *runState) conclude(res *Result, runErr error) {
 		if u := r.unlaunched("the cost ceiling stopped new launches"); u != "" {
 			res.Error += "; " + u
 		}
+	case !r.cfg.ShadowScoring.Enabled:
+		// Nothing was meant to be judged: the run is complete when every
+		// planned bundle exists whole, and says shadow scoring is off;
+		// it never shows a score.
+		res.ShadowValid, res.ShadowReason = false, ShadowOff
+		if u := r.unlaunched(""); !a.delivered() || u != "" {
+			res.Status = StatusIncomplete
+			res.Error = fmt.Sprintf("%s; %d of %d bundles delivered", ShadowOff, a.Unjudged, a.Planned)
+			if a.Degraded > 0 {
+				res.Error += fmt.Sprintf("; %d of %d bundles degraded (salvage after the recovery ladder, see bundles/*.json)", a.Degraded, a.Planned)
+			}
+			res.Error += a.shortfalls(r.cfg.Completeness.MinAtomShare)
+			if u != "" {
+				res.Error += "; " + u
+			}
+			break
+		}
+		res.Status = StatusComplete
 	case !a.Complete():
 		res.Status = StatusIncomplete
 		res.Error = a.counts()
@@ -302,6 +320,17 @@ func (r *runState) conclude(res *Result, runErr error) {
 		res.Status = StatusComplete
 	}
 	res.OK = res.Status == StatusComplete || res.Status == StatusSealed
+}
+
+// ShadowOff is the shadow reason (Result.ShadowReason) of a run whose config
+// turned shadow scoring off (shadow_scoring.enabled: false).
+const ShadowOff = "shadow scoring is off: nothing was judged"
+
+// delivered says whether every planned bundle exists whole (none failed,
+// degraded or below its atom share): what a run with shadow scoring off
+// must have to be complete.
+func (a ShadowAggregate) delivered() bool {
+	return a.Planned > 0 && a.Failed == 0 && a.Unjudged+a.Scored >= a.Planned && a.Degraded == 0 && a.BelowAtomShare == 0
 }
 
 // shortfalls says which bundles failed for want of a finished atom and

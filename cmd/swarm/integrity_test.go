@@ -94,6 +94,13 @@ func TestRunExitCodes(t *testing.T) {
 		{name: "breaker cuts most agents", why: "issue 20: the sandbox breaker left most agents unlaunched and the run said complete, exit 0",
 			o: RunOptions{MissionArg: "../../examples/missions/security-review-tinynotes.md", Provider: "mock:sloppy"}, want: 3,
 			says: []string{"INCOMPLETE", "never launched: sandbox circuit breaker tripped on mock:sloppy", "failed (no_finished_atoms)"}, status: "incomplete"},
+		{name: "shadow scoring off", why: "issue 20: the seed's own shadow_scoring block with enabled: false exited 3 with nothing judged",
+			config: func(*testing.T, string) string {
+				return "shadow_scoring:\n  enabled: false\n  conformance_level: 3\n  sealed_criteria_count: 8\n" +
+					"  categories: [happy_path, edge_case, error_handling, security, completeness]\n"
+			},
+			o: RunOptions{MissionArg: mission}, want: 0, says: []string{"Run complete", "shadow scoring is off: nothing was judged", "5 of 5 bundles delivered"},
+			never: []string{"perfect", "0.0%", "Shadow Score"}, status: "complete"},
 		{name: "negative replays", why: "--replays -3 was accepted",
 			o: RunOptions{MissionArg: mission, Replays: -3}, want: 2},
 		{name: "force without out", why: "--force applies only to --out",
