@@ -92,7 +92,10 @@ func TestRunExitCodes(t *testing.T) {
 			o: RunOptions{MissionArg: mission}, want: 3, says: []string{"INCOMPLETE", "failed (no_finished_atoms)"},
 			never: []string{"perfect", "Run complete"}, status: "incomplete"},
 		{name: "breaker cuts most agents", why: "issue 20: the sandbox breaker left most agents unlaunched and the run said complete, exit 0",
-			o: RunOptions{MissionArg: "../../examples/missions/security-review-tinynotes.md", Provider: "mock:sloppy"}, want: 3,
+			// One call at a time: the breaker trips after its window of
+			// atoms whatever the scheduling, so most workers find it open.
+			config: func(*testing.T, string) string { return "scales:\n  ss-100:\n    concurrency: 1\n" },
+			o:      RunOptions{MissionArg: "../../examples/missions/security-review-tinynotes.md", Provider: "mock:sloppy"}, want: 3,
 			says: []string{"INCOMPLETE", "never launched: sandbox circuit breaker tripped on mock:sloppy", "failed (no_finished_atoms)"}, status: "incomplete"},
 		{name: "shadow scoring off", why: "issue 20: the seed's own shadow_scoring block with enabled: false exited 3 with nothing judged",
 			config: func(*testing.T, string) string {
