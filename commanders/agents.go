@@ -112,6 +112,61 @@ type AtomResult struct {
 	err      error
 }
 
+// ClassNoFinishedAtoms is the failure class of a bundle none of whose
+// workers finished an atom (they all failed, or a breaker, the cost
+// ceiling or a cancellation kept them from starting): the bundle is never
+// assembled, judged or scored.
+const ClassNoFinishedAtoms providers.Class = "no_finished_atoms"
+
+// Finished says whether the atom is work a bundle may rest on: its worker
+// ran, did not fail, did not report its own brief failed, and wrote
+// something. A degraded atom (salvage) with content counts: it is kept and
+// marked.
+func (a AtomResult) Finished() bool {
+	return !a.Failed && a.Atom.Status != StatusFailed && strings.TrimSpace(a.Atom.Content) != ""
+}
+
+// FinishedAtoms is how many of atoms finished (AtomResult.Finished).
+func FinishedAtoms(atoms []AtomResult) int {
+	n := 0
+	for _, a := range atoms {
+		if a.Finished() {
+			n++
+		}
+	}
+	return n
+}
+
+// atomFailureSummary says why atoms did not finish, by failure class
+// ("skipped 12, timeout 3"), for a commander's error.
+func atomFailureSummary(atoms []AtomResult) string {
+	if len(atoms) == 0 {
+		return "no worker ran"
+	}
+	counts := map[string]int{}
+	var order []string
+	for _, a := range atoms {
+		k := string(a.Class)
+		switch {
+		case a.Skipped && a.Error != "":
+			k = "not launched (" + a.Error + ")"
+		case a.Skipped:
+			k = "not launched"
+		case k == "":
+			k = "no content"
+		}
+		if counts[k] == 0 {
+			order = append(order, k)
+		}
+		counts[k]++
+	}
+	parts := make([]string, 0, len(order))
+	for _, k := range order {
+		parts = append(parts, fmt.Sprintf("%s %d", k, counts[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // do makes the worker's one call, under its own timeout.
 func (w worker) do(ctx context.Context, s Settings) AtomResult {
 	if w.cons.Timeout > 0 {
@@ -323,6 +378,16 @@ func (c *Commander) Run(ctx context.Context) Result {
 	}
 	res.Plan = plan
 	res.Atoms = c.reduceScope(ctx, childRole, c.runChildren(ctx, plan, &res), &res)
+	if FinishedAtoms(res.Atoms) == 0 {
+		// Nothing below the commander produced anything: a bundle
+		// assembled from nothing would be the commander's invention,
+		// judged as if it were the team's work. It is a failure of its own
+		// class, with no assembly call.
+		res.Failed, res.Class = true, ClassNoFinishedAtoms
+		res.Error = fmt.Sprintf("no finished atom: none of the %d workers' atoms finished (%s)", len(res.Atoms), atomFailureSummary(res.Atoms))
+		c.finished(c.Agent, "failed", res.Class)
+		return res
+	}
 	b, salvaged, err := c.assembleWithLadder(ctx, res.Atoms, &res)
 	if err != nil {
 		res.Failed, res.Class, res.Error = true, providers.ClassOf(err), c.redactText("bundle: "+err.Error())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"sync"
 
@@ -182,6 +183,19 @@ func lowerForFabrication(p *sandbox.Proxy, in *sandbox.Interaction, n workspace.
 	o.TaskProgress = math.Max(-1, o.TaskProgress-2*float64(n.Fabricated)/float64(n.Cited))
 	in.Observables = &o
 	in.VHat, in.P = p.VHat(o), p.P(o)
+}
+
+// trippedModels are the models the sandbox's breaker stopped giving work
+// to in this run, sorted.
+func (m *missionSandbox) trippedModels() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, 0, len(m.tripped))
+	for k := range m.tripped {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func (m *missionSandbox) mayAssign(a commanders.Agent) bool {

@@ -25,6 +25,9 @@ type Config struct {
 	Providers      map[string]providers.KindConfig `yaml:"providers" json:"providers"`
 	Workspace      WorkspaceConfig                 `yaml:"workspace" json:"workspace"`
 	Recovery       RecoveryConfig                  `yaml:"recovery" json:"recovery"`
+	// Completeness is how much of its planned work a bundle must rest on
+	// for the run to be complete.
+	Completeness CompletenessConfig `yaml:"completeness" json:"completeness"`
 	// Fallbacks are the models a role falls back to, in order, when its
 	// primary model keeps failing (the recovery ladder's model swap; a
 	// breaker open on the primary routes the role to them). Role -> models;
@@ -59,6 +62,17 @@ type RecoveryConfig struct {
 	// MaxAttemptsPerStep bounds each step: simplifications (each halves
 	// again), fallback models tried, re-plans (each halves the shards).
 	MaxAttemptsPerStep int `yaml:"max_attempts_per_step" json:"max_attempts_per_step"`
+}
+
+// CompletenessConfig is the completeness section: what a bundle must rest
+// on. A bundle none of whose atoms finished is always failed (class
+// no_finished_atoms), whatever this says.
+type CompletenessConfig struct {
+	// MinAtomShare is the share (0..1) of a bundle's planned atoms that
+	// must have finished; a bundle resting on fewer is judged but counts as
+	// below its atom share, and the run is not complete. 0 turns the check
+	// off (only a bundle with no finished atom fails).
+	MinAtomShare float64 `yaml:"min_atom_share" json:"min_atom_share"`
 }
 
 // MaxRecoveryAttempts bounds recovery.max_attempts_per_step.
@@ -202,6 +216,15 @@ type ShadowConfig struct {
 	Hardening      HardeningConfig           `yaml:"hardening" json:"hardening"`
 	ScaleOverrides map[string]ShadowOverride `yaml:"scale_overrides" json:"scale_overrides"`
 	Gate           GateConfig                `yaml:"gate" json:"gate"`
+	// ConformanceLevel is the highest Shadow Score Spec conformance level
+	// (1..4) the run's reports may claim; they claim the lower of it and
+	// what the run reaches (shadow.ConformanceLevel with hardening, 2
+	// without). 0 (unset): what the run reaches.
+	ConformanceLevel int `yaml:"conformance_level" json:"conformance_level,omitempty"`
+	// SealedCriteriaCount, when set (1..MaxSealedCriteria), is the number
+	// of sealed criteria at every scale, instead of the scale's
+	// sealed_criteria.
+	SealedCriteriaCount int `yaml:"sealed_criteria_count" json:"sealed_criteria_count,omitempty"`
 }
 
 // GateConfig is shadow_scoring.gate.

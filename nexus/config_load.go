@@ -268,6 +268,12 @@ func (c *Config) validateRanges(add func(key, format string, args ...any)) {
 	within("run.max_mission_bytes", float64(c.Run.MaxMissionBytes), 0, MaxMissionBytesLimit)
 	nonNeg("run.memory_budget_mb", float64(c.Run.MemoryBudgetMB))
 	within("shadow_scoring.judge_samples", float64(c.ShadowScoring.JudgeSamples), 0, MaxJudgeSamples)
+	if v := c.ShadowScoring.ConformanceLevel; v != 0 && (v < 1 || v > shadow.MaxConformanceLevel) {
+		add("shadow_scoring.conformance_level", "%d is not a Shadow Score Spec conformance level: want 1..%d (or leave it unset)", v, shadow.MaxConformanceLevel)
+	}
+	if v := c.ShadowScoring.SealedCriteriaCount; v != 0 && (v < 1 || v > MaxSealedCriteria) {
+		add("shadow_scoring.sealed_criteria_count", "%d is out of range 1..%d (or leave it unset: each scale's sealed_criteria)", v, MaxSealedCriteria)
+	}
 	within("shadow_scoring.hardening.max_cycles", float64(c.ShadowScoring.Hardening.MaxCycles), 0, MaxHardeningCycles)
 	for _, n := range sortedKeys(c.ShadowScoring.ScaleOverrides) {
 		o, k := c.ShadowScoring.ScaleOverrides[n], "shadow_scoring.scale_overrides."+n
@@ -303,6 +309,9 @@ func (c *Config) validateRanges(add func(key, format string, args ...any)) {
 	within("circuit_breaker.window", float64(cb.Window), 0, MaxBreakerWindow)
 	within("recovery.max_attempts_per_step", float64(c.Recovery.MaxAttemptsPerStep), 1, MaxRecoveryAttempts)
 	within("sandbox.audit_rate", c.Sandbox.AuditRate, 0, 1)
+	if v := c.Completeness.MinAtomShare; !(v >= 0 && v <= 1) {
+		add("completeness.min_atom_share", "%s is out of range 0..1 (the share of a bundle's planned atoms that must have finished)", num(v))
+	}
 	if _, _, key, err := sandboxSettings(c.Sandbox); err != nil {
 		add(key, "%v", err)
 	}
@@ -329,7 +338,7 @@ const (
 // with the largest worker factor (a run may pick any with --personality).
 // It saturates instead of overflowing.
 func (c *Config) EstimateRun(n string) RunEstimate {
-	s := c.Scales[n]
+	s := c.withCriteriaCount(c.Scales[n])
 	factor := 1.0
 	for _, p := range c.Personalities {
 		factor = max(factor, p.WorkerFactor)
@@ -484,7 +493,16 @@ func (c *Config) ScaleFor(name string) (Scale, error) {
 	if !ok {
 		return Scale{}, fmt.Errorf("unknown scale %q (known: %s)", name, strings.Join(sortedKeys(c.Scales), ", "))
 	}
-	return s, nil
+	return c.withCriteriaCount(s), nil
+}
+
+// withCriteriaCount is s with shadow_scoring.sealed_criteria_count, when
+// set, as its number of sealed criteria.
+func (c *Config) withCriteriaCount(s Scale) Scale {
+	if n := c.ShadowScoring.SealedCriteriaCount; n > 0 {
+		s.SealedCriteria = n
+	}
+	return s
 }
 
 // ShadowFor returns the hardening settings for a scale after its overrides.

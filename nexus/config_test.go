@@ -74,6 +74,13 @@ func TestConfigRejectsBadInputWithFileLineAndKey(t *testing.T) {
 		{"badly named scale", "scales:\n  big:\n    commanders: 3\n    sealed_criteria: 4\n    max_depth: 2\n", 2, "scales.big", "ss-<agents>"},
 		{"rate out of range", "sandbox:\n  audit_rate: 7\n", 2, "sandbox.audit_rate", "out of range 0..1"},
 		{"conflict cap out of range", "consensus:\n  conflict_cap: 1.5\n", 2, "consensus.conflict_cap", "out of range 0..1"},
+		// Issue 20: the share of its planned atoms a bundle must rest on.
+		{"an atom share above 1", "completeness:\n  min_atom_share: 1.5\n", 2, "completeness.min_atom_share", "out of range 0..1"},
+		{"a negative atom share", "completeness:\n  min_atom_share: -0.1\n", 2, "completeness.min_atom_share", "out of range 0..1"},
+		// Issue 20: the seed system's shadow_scoring keys.
+		{"a conformance level the spec does not define", "shadow_scoring:\n  conformance_level: 5\n", 2, "shadow_scoring.conformance_level", "want 1..4"},
+		{"a negative criteria count", "shadow_scoring:\n  sealed_criteria_count: -2\n", 2, "shadow_scoring.sealed_criteria_count", "out of range 1..200"},
+		{"a criteria count above the bound", "shadow_scoring:\n  sealed_criteria_count: 500\n", 2, "shadow_scoring.sealed_criteria_count", "out of range 1..200"},
 		{"negative breaker cooldown", "circuit_breaker:\n  cooldown: -3s\n", 2, "circuit_breaker.cooldown", "negative"},
 		// Issue 12: the provider breaker's keys.
 		{"the removed consecutive-failure key names its replacement", "circuit_breaker:\n  failure_threshold: 5\n", 2, "circuit_breaker.failure_threshold", "use circuit_breaker.failure_rate"},

@@ -279,7 +279,16 @@ defects:
 	}
 	reg := &providers.Registry{}
 	mock.Register(reg, mock.Options{})
-	o := Options{Config: cfg, Registry: reg, Mission: "# Review\n\nReview the code.", Provider: providers.Ref{Kind: "mock", Model: "honest"}, Workspace: t.TempDir(), GroundTruth: bad}
+	// The defects' files are in the workspace, their lines in range (issue
+	// 20: a ground truth is checked against the workspace at start); no
+	// finding cites ghost.go, so D2 is missed.
+	ws := t.TempDir()
+	for name, n := range map[string]int{"ok.go": 3, "ghost.go": 9} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(strings.Repeat("x\n", n)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := Options{Config: cfg, Registry: reg, Mission: "# Review\n\nReview the code.", Provider: providers.Ref{Kind: "mock", Model: "honest"}, Workspace: ws, GroundTruth: bad}
 	if _, err := Prepare(o); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), bad) {
 		t.Errorf("malformed ground truth: err = %v, want ErrBadInput naming %s", err, bad)
 	}

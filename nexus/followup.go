@@ -153,6 +153,13 @@ func (m *Mission) FollowUpInfo() *FollowUp {
 // criterionIDRe finds a sealed criterion's id in text.
 var criterionIDRe = regexp.MustCompile(`(?i)\bsc-\d{2,}\b`)
 
+// protocolWordsRe finds words that name the sealed-criteria protocol (a
+// seal, sealed criteria, the Shadow Score, the envelope, the commitment
+// hash): a finding title holding one (a commander may echo feedback of a
+// run made before issue 20) is withheld from the agents like one naming a
+// criterion id.
+var protocolWordsRe = regexp.MustCompile(`(?i)seal|shadow\s*score|criteri|envelope|commitment\s*hash`)
+
 // prepareFollowUp reads the previous run of o.FollowUp (nil without one).
 // A previous run that cannot be used is bad input naming the file or
 // field: no directory, no result.json (the run never finished: resume it
@@ -435,7 +442,8 @@ func priorityRank(p string) int {
 // priorFindings picks the findings shown to the agents: titles on one line,
 // capped, duplicates dropped, high priority first (then the bundles' order),
 // at most maxPriorFindings. A title naming a sealed criterion's id (a
-// commander may echo its hardening feedback) is withheld.
+// commander may echo its hardening feedback) or the protocol
+// (protocolWordsRe) is withheld.
 func priorFindings(rec *runRecord) (shown []PriorFinding, distinct, total, withheld int) {
 	var all []PriorFinding
 	seen := map[string]bool{}
@@ -449,7 +457,7 @@ func priorFindings(rec *runRecord) (shown []PriorFinding, distinct, total, withh
 			if title == "" {
 				continue
 			}
-			if criterionIDRe.MatchString(title) {
+			if criterionIDRe.MatchString(title) || protocolWordsRe.MatchString(title) {
 				withheld++
 				continue
 			}
@@ -482,7 +490,7 @@ type priorView struct {
 // findings shown (then the categories) shrink until it fits, and p keeps
 // only what was shown.
 func renderPrior(p *PriorContext, distinct int) (string, error) {
-	v := priorView{RunID: p.RunID, Status: p.Status, Score: "none: " + p.NoScore,
+	v := priorView{RunID: p.RunID, Status: p.Status, Score: "none: " + priorNoScore(p.NoScore),
 		Categories: p.FailedCategories, Findings: p.Findings}
 	if p.ShadowScore != nil {
 		v.Score = fmt.Sprintf("median %.1f%% (%s), %d of %d bundles scored", *p.ShadowScore, p.Level, p.Scored, p.Planned)
@@ -509,6 +517,17 @@ func renderPrior(p *PriorContext, distinct int) (string, error) {
 		p.Findings, p.FailedCategories = v.Findings, v.Categories
 		return string([]rune(s)[:maxPriorChars-1]) + "…", nil
 	}
+}
+
+// priorNoScore says to the agents why the previous run has no score,
+// without naming the seal, its criteria or the scoring protocol (the
+// reasons result.json records do: "shadow scoring was invalid", "its
+// sealed criteria do not verify: ...").
+func priorNoScore(reason string) string {
+	if reason == "no bundle was judged" {
+		return "no deliverable was scored"
+	}
+	return "its scores cannot be trusted"
 }
 
 // chainVelocity is the Shadow Score velocity of a chain (oldest first):

@@ -224,7 +224,7 @@ func TestRenderPriorIsBoundedAndRecordsWhatItShowed(t *testing.T) {
 	if want := fmt.Sprintf("(and %d more)", 12-len(p.Findings)); !strings.Contains(block, want) {
 		t.Errorf("block lacks %q:\n%s", want, block)
 	}
-	for _, want := range []string{"r1 (complete)", "median 42.5% (significant), 5 of 5 bundles scored", "category_0: 1 criteria, 3 failed verdicts"} {
+	for _, want := range []string{"r1 (complete)", "median 42.5% (significant), 5 of 5 bundles scored", "category_0: 1 checks, 3 failures"} {
 		if !strings.Contains(block, want) {
 			t.Errorf("block lacks %q:\n%s", want, block)
 		}
@@ -234,7 +234,7 @@ func TestRenderPriorIsBoundedAndRecordsWhatItShowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Shadow Score: none: no bundle was judged.", "by category (the criteria stay sealed): none recorded.", "Its findings: none recorded."} {
+	for _, want := range []string{"Its score (the share of acceptance checks failed, lower is better): none: no deliverable was scored.", "Checks it failed, by category: none recorded.", "Its findings: none recorded."} {
 		if !strings.Contains(block, want) {
 			t.Errorf("block without a score lacks %q:\n%s", want, block)
 		}

@@ -99,7 +99,7 @@ func TestFollowUpPassesPriorContextAndNeverTheCriteria(t *testing.T) {
 
 	// The block reaches the decomposition and every commander.
 	const marker = "This run follows up an earlier run of the mission, " // prompts/templates/previous_run.tmpl
-	wantCats := "happy_path: 2 criteria, 10 failed verdicts; edge_case: 1 criteria, 5 failed verdicts; error_handling: 1 criteria, 5 failed verdicts."
+	wantCats := "happy_path: 2 checks, 10 failures; edge_case: 1 checks, 5 failures; error_handling: 1 checks, 5 failures."
 	decomposition, commanderPrompts := 0, map[string]bool{}
 	for _, tr := range res.Transcripts {
 		last := tr.Messages[len(tr.Messages)-1].Content
@@ -119,7 +119,7 @@ func TestFollowUpPassesPriorContextAndNeverTheCriteria(t *testing.T) {
 			}
 		}
 		if strings.Contains(last, marker) {
-			for _, want := range []string{"Shadow Score: median 50.0% (significant), 5 of 5 bundles scored.", wantCats} {
+			for _, want := range []string{"Its score (the share of acceptance checks failed, lower is better): median 50.0% (significant), 5 of 5 bundles scored.", wantCats} {
 				if !strings.Contains(last, want) {
 					t.Errorf("prompt to %s: block lacks %q:\n%s", tr.AgentID, want, last)
 				}

@@ -41,7 +41,15 @@ func prepareEvidence(o Options, wsDir string) (evidenceSetup, error) {
 	if inside(wsDir, o.GroundTruth) {
 		return s, fmt.Errorf("%w: ground truth %s is inside the workspace %s, where the agents could read the answers: keep it outside (e.g. beside the directory)", ErrBadInput, o.GroundTruth, wsDir)
 	}
-	gt, err := workspace.LoadGroundTruth(o.GroundTruth) // its errors name the file (and line and column)
+	// Each defect is checked against the workspace before any LLM call: a
+	// file that is not there, or lines it does not have, could never be
+	// found and would only lower the recall.
+	ws, err := openWorkspace(o)
+	if err != nil {
+		return s, err
+	}
+	defer closeWorkspace(ws)
+	gt, err := workspace.LoadGroundTruthIn(o.GroundTruth, ws) // its errors name the file (and line and column)
 	if err != nil {
 		return s, fmt.Errorf("%w: ground truth: %w", ErrBadInput, err)
 	}

@@ -283,6 +283,17 @@ func (m *meter) noteLaunch(role, id string) {
 	m.launched[role][id] = true
 }
 
+// launchedOf is how many agents of roles really started.
+func (m *meter) launchedOf(roles ...string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, role := range roles {
+		n += len(m.launched[role])
+	}
+	return n
+}
+
 // noteTrip counts a trip of the sandbox's toxicity breaker (the provider
 // breakers keep their own record: providerPool.breakerStats).
 func (m *meter) noteTrip() {

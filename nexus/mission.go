@@ -262,11 +262,11 @@ func (m *Mission) open() error {
 		return fmt.Errorf("%w: %s", ErrBadInput, strings.Join(unusable, "; "))
 	}
 	now := o.clock()
+	// Without --out the run claims <run.out_dir>/<run-id> below, just
+	// before writing to it; --out (and a resumed run's directory) is
+	// checked now.
 	dirPath := o.OutDir
-	if dirPath == "" {
-		dirPath = o.Config.Run.OutDir + string(os.PathSeparator) + plan.RunID
-	}
-	if m.resume == nil {
+	if m.resume == nil && dirPath != "" {
 		if err := checkOutDir(dirPath, o.Force); err != nil {
 			return err
 		}
@@ -285,6 +285,16 @@ func (m *Mission) open() error {
 		mf = m.resume.now // Resume made it (workspace tree hash included) from these options
 	} else if mf, err = manifestFor(o, m.missionRaw, ws); err != nil {
 		return err
+	}
+	if dirPath == "" {
+		// Claimed exclusively: a run of the same mission started in the
+		// same second gets <run-id>-2 (its run id too), never this
+		// directory.
+		var id string
+		if dirPath, id, err = rundir.Claim(o.Config.Run.OutDir, plan.RunID); err != nil {
+			return err
+		}
+		plan.RunID, m.plan.RunID = id, id
 	}
 	mf.RunID = plan.RunID
 	var dir rundir.Dir

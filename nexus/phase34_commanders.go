@@ -240,11 +240,23 @@ func (r *runState) absorb(ctx context.Context, o *BundleOutcome, res commanders.
 	o.LeakReport = append(o.LeakReport, res.Leaks...)
 	o.Leaks = len(o.LeakReport)
 	r.cutOff(ctx, o, res)
+	r.measureCompleteness(o, res.Atoms)
 	if o.Failed {
 		r.rec.emit(Event{Phase: Phase4, Kind: EvFailure, Role: commanders.RoleCommander, AgentID: res.CommanderID, Model: res.Model,
 			Message: o.Error, Data: FailureData{FailureClass: string(o.FailureClass), Domain: res.Domain}})
 	}
 	r.writeBundle(o)
+}
+
+// measureCompleteness records how many of its planned atoms the bundle
+// rests on and marks it below its atom share (completeness.min_atom_share)
+// when it exists on fewer. Only a bundle whose plan gave it atoms is
+// subject; a failed one has nothing to measure.
+func (r *runState) measureCompleteness(o *BundleOutcome, atoms []commanders.AtomResult) {
+	o.AtomsPlanned, o.AtomsFinished = teamWidth(r.plan), commanders.FinishedAtoms(atoms)
+	share := r.cfg.Completeness.MinAtomShare
+	o.BelowAtomShare = !o.Failed && o.AtomsPlanned > 0 && share > 0 &&
+		float64(min(o.AtomsFinished, o.AtomsPlanned)) < share*float64(o.AtomsPlanned)
 }
 
 // writeBundle writes bundles/<id>.json: the outcome, its plan and atoms
@@ -261,6 +273,10 @@ func (r *runState) writeBundle(o *BundleOutcome) {
 	}
 	if len(o.DroppedShards) > 0 {
 		rec["dropped_shards"] = o.DroppedShards
+	}
+	rec["atoms_planned"], rec["atoms_finished"] = o.AtomsPlanned, o.AtomsFinished
+	if o.BelowAtomShare {
+		rec["below_atom_share"] = true
 	}
 	if o.checks != nil {
 		rec["evidence"], rec["atom_evidence"] = o.Evidence, atomCountsOf(o)

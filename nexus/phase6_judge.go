@@ -370,7 +370,7 @@ func (r *runState) writeReports(res *Result, env *shadow.Envelope) {
 		opts := shadow.ReportOptions{
 			ID: r.plan.RunID + "/" + o.ID, Timestamp: time.Now().UTC(), SpecVersion: r.cfg.ShadowScoring.SpecVersion,
 			Envelope: env, Implementer: impl, Evaluation: o.Final, Hardening: o.Hardening,
-			HardeningEnabled: r.plan.Hardening.Enabled, MaxCycles: r.plan.Hardening.MaxCycles,
+			HardeningEnabled: r.plan.Hardening.Enabled, MaxCycles: r.plan.Hardening.MaxCycles, ConformanceCap: r.cfg.ShadowScoring.ConformanceLevel,
 			Invalid: !res.ShadowValid, InvalidReason: res.ShadowReason,
 		}
 		rep := shadow.BuildReport(opts)

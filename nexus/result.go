@@ -3,6 +3,8 @@ package nexus
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/providers"
@@ -12,32 +14,41 @@ import (
 
 // BundleOutcome is everything a run learned about one domain's bundle.
 type BundleOutcome struct {
-	ID           string                  `json:"id"`
-	Domain       string                  `json:"domain"`
-	Commander    string                  `json:"commander"`
-	Model        string                  `json:"model"`
-	Bundle       commanders.Bundle       `json:"bundle"`
-	Salvaged     bool                    `json:"salvaged"`
-	Failed       bool                    `json:"failed"`
-	FailureClass providers.Class         `json:"failure_class,omitempty"`
-	Error        string                  `json:"error,omitempty"`
-	Atoms        int                     `json:"atoms"`
-	AtomsFailed  int                     `json:"atoms_failed"`
-	Repairs      int                     `json:"repairs"`
-	SchemaFails  int                     `json:"schema_violations"`
-	Refusals     int                     `json:"depth_guard_refusals"`
-	Initial      *shadow.Evaluation      `json:"initial_evaluation,omitempty"`
-	Final        *shadow.Evaluation      `json:"final_evaluation,omitempty"`
-	Hardening    *shadow.HardeningResult `json:"hardening,omitempty"`
-	ShadowScore  *float64                `json:"shadow_score,omitempty"`
-	Level        string                  `json:"level,omitempty"`
-	Gate         *shadow.GateDecision    `json:"gate,omitempty"`
-	Review       MetaReview              `json:"review"`
-	Tier         string                  `json:"tier"`
-	Formula      FormulaInputs           `json:"formula_inputs"`
-	FormulaScore float64                 `json:"formula_score"`
-	InSynthesis  bool                    `json:"in_synthesis"`
-	Leaks        int                     `json:"leakage_hits"`
+	ID           string            `json:"id"`
+	Domain       string            `json:"domain"`
+	Commander    string            `json:"commander"`
+	Model        string            `json:"model"`
+	Bundle       commanders.Bundle `json:"bundle"`
+	Salvaged     bool              `json:"salvaged"`
+	Failed       bool              `json:"failed"`
+	FailureClass providers.Class   `json:"failure_class,omitempty"`
+	Error        string            `json:"error,omitempty"`
+	Atoms        int               `json:"atoms"`
+	AtomsFailed  int               `json:"atoms_failed"`
+	// AtomsPlanned is how many atoms the plan gave the bundle's team (its
+	// workers); AtomsFinished how many of its atoms finished
+	// (commanders.AtomResult.Finished). BelowAtomShare says the bundle
+	// rests on fewer than completeness.min_atom_share of its planned
+	// atoms: it is judged, but the run is not complete. A bundle with no
+	// finished atom is Failed (ClassNoFinishedAtoms), never judged.
+	AtomsPlanned   int                     `json:"atoms_planned"`
+	AtomsFinished  int                     `json:"atoms_finished"`
+	BelowAtomShare bool                    `json:"below_atom_share,omitempty"`
+	Repairs        int                     `json:"repairs"`
+	SchemaFails    int                     `json:"schema_violations"`
+	Refusals       int                     `json:"depth_guard_refusals"`
+	Initial        *shadow.Evaluation      `json:"initial_evaluation,omitempty"`
+	Final          *shadow.Evaluation      `json:"final_evaluation,omitempty"`
+	Hardening      *shadow.HardeningResult `json:"hardening,omitempty"`
+	ShadowScore    *float64                `json:"shadow_score,omitempty"`
+	Level          string                  `json:"level,omitempty"`
+	Gate           *shadow.GateDecision    `json:"gate,omitempty"`
+	Review         MetaReview              `json:"review"`
+	Tier           string                  `json:"tier"`
+	Formula        FormulaInputs           `json:"formula_inputs"`
+	FormulaScore   float64                 `json:"formula_score"`
+	InSynthesis    bool                    `json:"in_synthesis"`
+	Leaks          int                     `json:"leakage_hits"`
 	// LeakReport lists every secret redacted from the bundle, its revisions
 	// and its workers' results: kind and place, never the secret.
 	LeakReport []commanders.Leak `json:"leaks,omitempty"`
@@ -140,6 +151,13 @@ type ShadowAggregate struct {
 	// Degraded counts the bundles whose own assembly or verdict ended on the
 	// recovery ladder's degrade step: a run with one is never complete.
 	Degraded int `json:"degraded,omitempty"`
+	// NoFinishedAtoms counts the failed bundles none of whose atoms
+	// finished (class no_finished_atoms; part of Failed).
+	NoFinishedAtoms int `json:"no_finished_atoms,omitempty"`
+	// BelowAtomShare counts the bundles resting on fewer than
+	// completeness.min_atom_share of their planned atoms: a run with one
+	// is never complete.
+	BelowAtomShare int `json:"below_atom_share,omitempty"`
 }
 
 // Run statuses (result.json "status").
@@ -167,6 +185,10 @@ const (
 	StatusSealed = "sealed"
 )
 
+// ClassNoFinishedAtoms is the failure class of a bundle none of whose
+// atoms finished: never assembled, judged or scored.
+const ClassNoFinishedAtoms = commanders.ClassNoFinishedAtoms
+
 // ClassCancelled is the failure class of work cut off by the run's own
 // cancellation (Ctrl-C, or the cost ceiling stopping commanders): neither
 // the provider's nor the agent's fault.
@@ -179,7 +201,7 @@ var errCostCeiling = errors.New("the cost ceiling was reached")
 // Complete reports whether every planned bundle was judged, none of them
 // degraded (salvage is never a success).
 func (a ShadowAggregate) Complete() bool {
-	return a.Scored > 0 && a.Scored >= a.Planned && a.Degraded == 0
+	return a.Scored > 0 && a.Scored >= a.Planned && a.Degraded == 0 && a.BelowAtomShare == 0
 }
 
 // Describe says in words what was judged: "no bundle was judged: 0 of 5
@@ -201,6 +223,9 @@ func aggregate(bundles []*BundleOutcome, planned int) ShadowAggregate {
 			scores = append(scores, *o.ShadowScore)
 		case o.Failed:
 			a.Failed++
+			if o.FailureClass == ClassNoFinishedAtoms {
+				a.NoFinishedAtoms++
+			}
 		default:
 			a.Unjudged++
 		}
@@ -209,6 +234,9 @@ func aggregate(bundles []*BundleOutcome, planned int) ShadowAggregate {
 		}
 		if o.degradedWhole() {
 			a.Degraded++
+		}
+		if o.BelowAtomShare && !o.Failed {
+			a.BelowAtomShare++
 		}
 	}
 	sum := shadow.Summarize(scores, max(planned, len(bundles)))
@@ -246,6 +274,28 @@ func (r *runState) conclude(res *Result, runErr error) {
 		if a.Salvaged > 0 {
 			res.Error += fmt.Sprintf(" (%d salvaged from finished atoms)", a.Salvaged)
 		}
+		res.Error += a.shortfalls(r.cfg.Completeness.MinAtomShare)
+		if u := r.unlaunched("the cost ceiling stopped new launches"); u != "" {
+			res.Error += "; " + u
+		}
+	case !r.cfg.ShadowScoring.Enabled:
+		// Nothing was meant to be judged: the run is complete when every
+		// planned bundle exists whole, and says shadow scoring is off;
+		// it never shows a score.
+		res.ShadowValid, res.ShadowReason = false, ShadowOff
+		if u := r.unlaunched(""); !a.delivered() || u != "" {
+			res.Status = StatusIncomplete
+			res.Error = fmt.Sprintf("%s; %d of %d bundles delivered", ShadowOff, a.Unjudged, a.Planned)
+			if a.Degraded > 0 {
+				res.Error += fmt.Sprintf("; %d of %d bundles degraded (salvage after the recovery ladder, see bundles/*.json)", a.Degraded, a.Planned)
+			}
+			res.Error += a.shortfalls(r.cfg.Completeness.MinAtomShare)
+			if u != "" {
+				res.Error += "; " + u
+			}
+			break
+		}
+		res.Status = StatusComplete
 	case !a.Complete():
 		res.Status = StatusIncomplete
 		res.Error = a.counts()
@@ -255,13 +305,83 @@ func (r *runState) conclude(res *Result, runErr error) {
 		if a.Degraded > 0 {
 			res.Error += fmt.Sprintf("; %d of %d bundles degraded (salvage after the recovery ladder, see bundles/*.json)", a.Degraded, a.Planned)
 		}
+		res.Error += a.shortfalls(r.cfg.Completeness.MinAtomShare)
+		if u := r.unlaunched(""); u != "" {
+			res.Error += "; " + u
+		}
 		if !res.ShadowValid {
 			res.Error = res.ShadowReason + ": " + res.Error
 		}
 	default:
+		// Every planned bundle was judged; agents a breaker (or a failure
+		// below a commander) left unlaunched still make the run
+		// incomplete: its bundles rest on less work than planned.
+		if u := r.unlaunched(""); u != "" {
+			res.Status, res.Error = StatusIncomplete, u
+			break
+		}
 		res.Status = StatusComplete
 	}
 	res.OK = res.Status == StatusComplete || res.Status == StatusSealed
+}
+
+// ShadowOff is the shadow reason (Result.ShadowReason) of a run whose config
+// turned shadow scoring off (shadow_scoring.enabled: false).
+const ShadowOff = "shadow scoring is off: nothing was judged"
+
+// delivered says whether every planned bundle exists whole (none failed,
+// degraded or below its atom share): what a run with shadow scoring off
+// must have to be complete.
+func (a ShadowAggregate) delivered() bool {
+	return a.Planned > 0 && a.Failed == 0 && a.Unjudged+a.Scored >= a.Planned && a.Degraded == 0 && a.BelowAtomShare == 0
+}
+
+// shortfalls says which bundles failed for want of a finished atom and
+// which rest on fewer atoms than share asks: "; 2 of 5 bundles have no
+// finished atom (failed, not judged); 1 of 5 bundles rests on fewer than
+// 50% of its planned atoms (completeness.min_atom_share)", or "".
+func (a ShadowAggregate) shortfalls(share float64) string {
+	var s string
+	if a.NoFinishedAtoms > 0 {
+		s += fmt.Sprintf("; %d of %d bundles have no finished atom (failed: %s, not judged)", a.NoFinishedAtoms, a.Planned, ClassNoFinishedAtoms)
+	}
+	if a.BelowAtomShare > 0 {
+		s += fmt.Sprintf("; %d of %d bundles rest on fewer than %s of their planned atoms (completeness.min_atom_share)", a.BelowAtomShare, a.Planned, percent(share))
+	}
+	return s
+}
+
+// percent is share (0..1) as a percentage without trailing zeros: "50%".
+func percent(share float64) string {
+	return strconv.FormatFloat(share*100, 'f', -1, 64) + "%"
+}
+
+// unlaunched says how many of the agents the plan gave the commanders'
+// teams (commanders, squad leads, workers) never launched and why ("44 of
+// 80 planned team agents never launched: sandbox circuit breaker tripped
+// on mock:sloppy"), or "" when all of them launched. Reviewers are left
+// out: how many review depends on how many bundles exist. why, when set,
+// is the cause the caller already knows (the cost ceiling).
+func (r *runState) unlaunched(why string) string {
+	p := r.plan
+	planned := p.Commanders + p.SquadLeads + p.Workers
+	launched := r.meter.launchedOf(commanders.RoleCommander, commanders.RoleSquadLead, commanders.RoleWorker)
+	if planned <= 0 || launched >= planned {
+		return ""
+	}
+	var causes []string
+	if r.sb != nil {
+		if models := r.sb.trippedModels(); len(models) > 0 {
+			causes = append(causes, "sandbox circuit breaker tripped on "+strings.Join(models, ", "))
+		}
+	}
+	if why != "" {
+		causes = append(causes, why)
+	}
+	if len(causes) == 0 {
+		causes = append(causes, "their commanders failed or stopped before launching them")
+	}
+	return fmt.Sprintf("%d of %d planned team agents (commanders, squad leads, workers) never launched: %s", planned-launched, planned, strings.Join(causes, "; "))
 }
 
 func (a ShadowAggregate) counts() string {

@@ -288,16 +288,17 @@ func majority(c Criterion, vs []RawVerdict, samples int) Verdict {
 	}
 	out.Message = scrub(out.Message, c)
 	if out.Message == "" {
-		out.Message = "criterion not met"
+		out.Message = "check not met" // hardening feedback: never "criterion" (issue 20)
 	}
 	return out
 }
 
 // WithheldMessage replaces a failure message that restated its criterion.
 // It reveals only the criterion's category (below the "message" level the
-// hardening feedback is allowed to reach).
+// hardening feedback is allowed to reach), and it goes to a commander, so it
+// never names a seal, a criterion or the protocol (issue 20).
 func WithheldMessage(category string) string {
-	return fmt.Sprintf("%s criterion not met; the judge's explanation was withheld because it restated the sealed criterion", oneLine(category))
+	return fmt.Sprintf("%s check not met; the explanation was withheld because it gave away the expected answer", oneLine(category))
 }
 
 // scrub keeps hardening feedback from revealing assertions or expected

@@ -26,6 +26,10 @@ const (
 // marks weak independence advisory, but does not refuse to dispatch.
 const ConformanceLevel = 3
 
+// MaxConformanceLevel is the highest level the spec defines (Level 4:
+// independence enforced).
+const MaxConformanceLevel = 4
+
 // WorkspaceIsolation is "strict": the sealed criteria are judged by a
 // separate judge call from their own 0600 file and never enter any
 // implementer's context or workspace, before, during or after hardening.
@@ -123,8 +127,12 @@ type ReportOptions struct {
 	Hardening        *HardeningResult
 	HardeningEnabled bool // hardening was on for this run
 	MaxCycles        int
-	Invalid          bool   // envelope verification failed
-	InvalidReason    string // why
+	// ConformanceCap is the highest conformance level the report may
+	// claim (config shadow_scoring.conformance_level); it claims the lower
+	// of it and what the run reaches. 0: what the run reaches.
+	ConformanceCap int
+	Invalid        bool   // envelope verification failed
+	InvalidReason  string // why
 }
 
 func fptr(v float64) *Float { f := Float(v); return &f }
@@ -155,6 +163,9 @@ func BuildReport(o ReportOptions) Report {
 		m.ConformanceLevel = ConformanceLevel
 		if !o.HardeningEnabled {
 			m.ConformanceLevel = 2
+		}
+		if o.ConformanceCap > 0 {
+			m.ConformanceLevel = min(m.ConformanceLevel, o.ConformanceCap)
 		}
 		m.ImplementerFamily = providers.Family(o.Implementer)
 		m.ImplementerModel = o.Implementer.String()

@@ -35,10 +35,71 @@ type GroundTruth struct {
 // LoadGroundTruth reads and checks a ground-truth file; errors name
 // file:line:col.
 func LoadGroundTruth(file string) (GroundTruth, error) {
+	gt, _, err := loadGroundTruth(file)
+	return gt, err
+}
+
+// LoadGroundTruthIn is LoadGroundTruth, then every defect checked against
+// the workspace ws: its file exists inside the workspace, is a text file
+// the agents may read (not denied, not too large, not binary), and its
+// lines exist. A defect that fails one of these could never be found, so
+// the file is refused; the error lists every such defect, each at the
+// file:line:col of its key in the ground truth.
+func LoadGroundTruthIn(file string, ws *FS) (GroundTruth, error) {
+	gt, fail, err := loadGroundTruth(file)
+	if err != nil {
+		return GroundTruth{}, err
+	}
+	var errs []error
+	for i, d := range gt.Defects {
+		key := func(f string) string { return fmt.Sprintf("defects[%d].%s", i, f) }
+		t, r := ws.resolve(d.Path)
+		if r == nil && t.info.IsDir() {
+			r = refuse(RefusalNotRegular, "%s: a directory, not a file", t.rel)
+		}
+		var b []byte
+		if r == nil {
+			b, r = ws.readText(t)
+		}
+		if r != nil {
+			errs = append(errs, fail(key("path"), "defect %s: %s: no finding could ever cite it (workspace %s)", d.ID, groundTruthRefusal(r), ws.Dir()))
+			continue
+		}
+		if n := len(splitLines(b)); d.EndLine > n {
+			k := "end_line"
+			if d.StartLine > n {
+				k = "start_line"
+			}
+			errs = append(errs, fail(key(k), "defect %s: lines %d-%d of %s are out of range: the file has %d lines (workspace %s)", d.ID, d.StartLine, d.EndLine, d.Path, n, ws.Dir()))
+		}
+	}
+	if len(errs) > 0 {
+		return GroundTruth{}, errors.Join(errs...)
+	}
+	return gt, nil
+}
+
+// groundTruthRefusal says why a defect's file cannot be read, in the
+// words of a ground-truth error.
+func groundTruthRefusal(r *refusal) string {
+	switch r.kind {
+	case RefusalNotFound:
+		return "the file does not exist (" + r.msg + ")"
+	case RefusalEscape:
+		return "the path leaves the workspace (" + r.msg + ")"
+	case RefusalDenied:
+		return "the file is denied to the agents (" + r.msg + ")"
+	}
+	return "the file cannot be read as text (" + r.msg + ")"
+}
+
+// loadGroundTruth is LoadGroundTruth, with the function that makes an
+// error at a key of the file.
+func loadGroundTruth(file string) (GroundTruth, func(key, format string, args ...any) error, error) {
 	var gt GroundTruth
 	doc, err := yamlx.DecodeFile(file, &gt, yamlx.DefaultLimits)
 	if err != nil {
-		return GroundTruth{}, err
+		return GroundTruth{}, nil, err
 	}
 	fail := func(key, format string, args ...any) error {
 		e := &yamlx.Error{File: file, Key: key, Msg: fmt.Sprintf(format, args...), Err: ErrGroundTruth}
@@ -47,6 +108,12 @@ func LoadGroundTruth(file string) (GroundTruth, error) {
 		}
 		return e
 	}
+	gt, err = checkGroundTruth(gt, fail)
+	return gt, fail, err
+}
+
+// checkGroundTruth checks the defects' fields, the first problem at its key.
+func checkGroundTruth(gt GroundTruth, fail func(key, format string, args ...any) error) (GroundTruth, error) {
 	if len(gt.Defects) == 0 {
 		return GroundTruth{}, fail("defects", "no defects: a ground truth lists at least one")
 	}

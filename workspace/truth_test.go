@@ -1,8 +1,10 @@
 package workspace
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -159,5 +161,71 @@ func TestMatchByDefect(t *testing.T) {
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("by defect (-want +got):\n%s", d)
+	}
+}
+
+// Issue 20, "Ground truth checked at start": a defect whose file is not in
+// the workspace, or whose lines the file does not have, could never be
+// found; the file is refused, each such defect named at file:line:col of
+// its key.
+func TestLoadGroundTruthInChecksTheWorkspace(t *testing.T) {
+	lines := func(n int) string { return strings.Repeat("x\n", n) }
+	ws := t.TempDir()
+	write(t, ws, map[string]string{
+		"internal/auth/session.go": lines(60), "internal/db/db.go": lines(12), "README.md": lines(5),
+		".env": "SECRET=1\n", "bin/tool": "\x00\x01", "docs/guide.md": lines(2),
+	})
+	fs, err := Open(ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	defect := func(id, path string, start, end int) string {
+		return "  - id: " + id + "\n    path: " + path + "\n    start_line: " + strconv.Itoa(start) + "\n    end_line: " + strconv.Itoa(end) + "\n"
+	}
+	cases := []struct {
+		name, why string
+		body      string
+		want      []string // every one in the error ("" = no error)
+	}{
+		{"every defect in place", "the shipped shape: files exist, lines in range", goodTruth, nil},
+		{"a file the workspace lacks", "a typo in a path made every run miss the defect, lowering recall",
+			"defects:\n" + defect("D1", "internal/auth/sesion.go", 1, 2),
+			[]string{":3:5: defects[0].path: defect D1: the file does not exist"}},
+		{"lines past the end", "the file has 12 lines; 10-14 cannot be cited",
+			"defects:\n" + defect("D1", "internal/db/db.go", 10, 14),
+			[]string{":5:5: defects[0].end_line: defect D1: lines 10-14 of internal/db/db.go are out of range: the file has 12 lines"}},
+		{"lines wholly past the end", "the start is the first line out of range",
+			"defects:\n" + defect("D1", "README.md", 7, 9),
+			[]string{":4:5: defects[0].start_line: defect D1: lines 7-9 of README.md are out of range: the file has 5 lines"}},
+		{"a denied file", "no agent may read .env, so no finding can cite it",
+			"defects:\n" + defect("D1", ".env", 1, 1), []string{":3:5: defects[0].path: defect D1: the file is denied to the agents"}},
+		{"a directory", "a defect is lines of a file",
+			"defects:\n" + defect("D1", "internal/auth", 1, 1), []string{":3:5: defects[0].path: defect D1: the file cannot be read as text"}},
+		{"a binary file", "its lines cannot be quoted",
+			"defects:\n" + defect("D1", "bin/tool", 1, 1), []string{":3:5: defects[0].path: defect D1: the file cannot be read as text"}},
+		{"every bad defect named", "one run of the check lists them all, each at its line",
+			"defects:\n" + defect("D1", "docs/guide.md", 1, 2) + defect("D2", "nope.go", 1, 1) + defect("D3", "docs/guide.md", 2, 3),
+			[]string{":7:5: defects[1].path: defect D2", ":13:5: defects[2].end_line: defect D3"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeTruth(t, tc.body)
+			_, err := LoadGroundTruthIn(p, fs)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("%s: %v", tc.why, err)
+				}
+				return
+			}
+			if err == nil || !errors.Is(err, ErrGroundTruth) {
+				t.Fatalf("%s: error %v, want one wrapping ErrGroundTruth", tc.why, err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), p+w) {
+					t.Errorf("%s: error %q lacks %q", tc.why, err, p+w)
+				}
+			}
+		})
 	}
 }

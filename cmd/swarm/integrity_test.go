@@ -72,6 +72,38 @@ func TestRunExitCodes(t *testing.T) {
 			},
 			o: RunOptions{MissionArg: mission, Scale: "ss-50", Models: []string{"commander=openai-compatible:honest"}}, want: 4,
 			says: []string{"Shadow scoring INVALID", "hash mismatch", "no bundle was judged: 0 of 3 scored"}, status: "invalid"},
+		{name: "every worker fails", why: "issue 20: behind a server that failed 54 of 54 atoms the run said complete, 0.0% (perfect), exit 0; " +
+			"a bundle with no finished atom is failed (no_finished_atoms), never judged",
+			config: func(t *testing.T, _ string) string {
+				s := writeFile(t, "script.yaml", "rules: [{schema: atom, fault: server_error}]\n")
+				// Waves off: the canary would stop the run first (exit 1, the next case).
+				return "providers:\n  mock:\n    retries: 0\n    options:\n      script: " + s + "\n" +
+					"scales:\n  ss-100:\n    waves: {enabled: false}\n"
+			},
+			o: RunOptions{MissionArg: mission}, want: 3,
+			says:  []string{"INCOMPLETE", "no bundle was judged: 0 of 5 scored", "failed (no_finished_atoms)", "5 of 5 bundles have no finished atom"},
+			never: []string{"perfect", "0.0%"}, status: "incomplete"},
+		{name: "every worker fails, waves on", why: "issue 20: all workers failing never ends complete, with the default waves too " +
+			"(the canary's probe passes on its commander's plan call)",
+			config: func(t *testing.T, _ string) string {
+				s := writeFile(t, "script.yaml", "rules: [{schema: atom, fault: server_error}]\n")
+				return "providers:\n  mock:\n    retries: 0\n    options:\n      script: " + s + "\n"
+			},
+			o: RunOptions{MissionArg: mission}, want: 3, says: []string{"INCOMPLETE", "failed (no_finished_atoms)"},
+			never: []string{"perfect", "Run complete"}, status: "incomplete"},
+		{name: "breaker cuts most agents", why: "issue 20: the sandbox breaker left most agents unlaunched and the run said complete, exit 0",
+			// One call at a time: the breaker trips after its window of
+			// atoms whatever the scheduling, so most workers find it open.
+			config: func(*testing.T, string) string { return "scales:\n  ss-100:\n    concurrency: 1\n" },
+			o:      RunOptions{MissionArg: "../../examples/missions/security-review-tinynotes.md", Provider: "mock:sloppy"}, want: 3,
+			says: []string{"INCOMPLETE", "never launched: sandbox circuit breaker tripped on mock:sloppy", "failed (no_finished_atoms)"}, status: "incomplete"},
+		{name: "shadow scoring off", why: "issue 20: the seed's own shadow_scoring block with enabled: false exited 3 with nothing judged",
+			config: func(*testing.T, string) string {
+				return "shadow_scoring:\n  enabled: false\n  conformance_level: 3\n  sealed_criteria_count: 8\n" +
+					"  categories: [happy_path, edge_case, error_handling, security, completeness]\n"
+			},
+			o: RunOptions{MissionArg: mission}, want: 0, says: []string{"Run complete", "shadow scoring is off: nothing was judged", "5 of 5 bundles delivered"},
+			never: []string{"perfect", "0.0%", "Shadow Score"}, status: "complete"},
 		{name: "negative replays", why: "--replays -3 was accepted",
 			o: RunOptions{MissionArg: mission, Replays: -3}, want: 2},
 		{name: "force without out", why: "--force applies only to --out",

@@ -361,7 +361,8 @@ func runMission(ctx context.Context, app *App, o RunOptions, m *nexus.Mission) e
 
 // runExit maps a finished run's status to the exit code: 4 when shadow
 // scoring is invalid, 3 when fewer bundles than planned were judged or the
-// cost ceiling stopped the run, 0 only when every planned bundle was judged.
+// cost ceiling stopped the run, 0 only when the run is complete (every
+// planned bundle judged, or delivered with shadow scoring off).
 func runExit(res *nexus.Result) error {
 	switch res.Status {
 	case nexus.StatusComplete:
@@ -476,6 +477,9 @@ func printSummary(w io.Writer, res *nexus.Result, mission, config string) {
 	switch {
 	case res.Status == nexus.StatusInvalid:
 		fmt.Fprintf(w, "  Shadow scoring INVALID: %s\n  %s\n", res.ShadowReason, res.Aggregate.Describe())
+	case res.ShadowReason == nexus.ShadowOff:
+		a := res.Aggregate
+		fmt.Fprintf(w, "  %s (shadow_scoring.enabled: false) · %d of %d bundles delivered\n", nexus.ShadowOff, a.Unjudged, a.Planned)
 	case !res.ShadowValid:
 		fmt.Fprintf(w, "  %s: %s\n", res.ShadowReason, res.Aggregate.Describe())
 	default:
@@ -546,6 +550,9 @@ func statusWords(res *nexus.Result) string {
 	a := res.Aggregate
 	switch res.Status {
 	case nexus.StatusComplete:
+		if res.ShadowReason == nexus.ShadowOff {
+			return fmt.Sprintf("every planned bundle delivered (%d of %d), none judged", a.Unjudged, a.Planned)
+		}
 		return fmt.Sprintf("every planned bundle judged (%d of %d)", a.Scored, a.Planned)
 	case nexus.StatusSealed:
 		return "sealed; no commander ran"

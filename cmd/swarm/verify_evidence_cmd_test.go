@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,5 +172,43 @@ func TestRunGroundTruthFlag(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a run directory exists after a usage error (stat: %v)", err)
+	}
+}
+
+// Issue 20, "Ground truth checked at start": a defect whose file the
+// workspace lacks, or whose lines are out of range, is bad input (exit 2)
+// naming the ground truth's file:line, before any LLM call and before a
+// run directory exists.
+func TestRunChecksTheGroundTruthAgainstTheWorkspace(t *testing.T) {
+	calls := 0
+	srv := interceptedMock(t, func(http.ResponseWriter, *http.Request, []byte) bool {
+		calls++
+		return false
+	})
+	cfg := writeFile(t, "config.yml", "providers:\n  openai-compatible:\n    base_url: "+srv.URL+"/v1\n")
+	truth := writeFile(t, "tinynotes.truth.yaml", "defects:\n"+
+		"  - id: D1\n    path: internal/auth/session.go\n    start_line: 79\n    end_line: 81\n"+
+		"  - id: D2\n    path: internal/auth/sessions.go\n    start_line: 1\n    end_line: 2\n"+
+		"  - id: D3\n    path: internal/auth/session.go\n    start_line: 79\n    end_line: 5000\n")
+	out := filepath.Join(t.TempDir(), "run")
+	got, stdout, errb := execCLIWithError(t, "run", "../../examples/missions/security-review-tinynotes.md", "--config", cfg,
+		"--provider", "openai-compatible:honest", "--ground-truth", truth, "--out", out, "-q")
+	if got != 2 {
+		t.Fatalf("exit %d, want 2\nstdout: %s\nstderr: %s", got, stdout, errb)
+	}
+	for _, want := range []string{truth + ":7:5: defects[1].path: defect D2: the file does not exist",
+		truth + ":13:5: defects[2].end_line: defect D3: lines 79-5000 of internal/auth/session.go are out of range"} {
+		if !strings.Contains(errb, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb)
+		}
+	}
+	if strings.Contains(errb, "defect D1") {
+		t.Errorf("a defect in place is reported:\n%s", errb)
+	}
+	if calls != 0 {
+		t.Errorf("%d LLM calls before the ground truth was checked", calls)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a run directory exists after bad input (stat: %v)", err)
 	}
 }

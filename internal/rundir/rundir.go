@@ -87,6 +87,36 @@ func Create(path string, force bool) (Dir, error) {
 	return Dir{Path: path}, nil
 }
 
+// maxClaims bounds the suffixes Claim tries.
+const maxClaims = 10000
+
+// Claim creates a new, empty directory for a run under parent, named id,
+// or id-2, id-3, ... when that name is taken (two runs of one mission
+// started in the same second make the same id). Creation is exclusive
+// (mkdir fails on an existing entry), so two runs, in one process or not,
+// never share a directory. It returns the directory's path and the name it
+// got, which is the run's id.
+func Claim(parent, id string) (path, name string, err error) {
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", "", fmt.Errorf("create run directory: %w", err)
+	}
+	for i := 1; i <= maxClaims; i++ {
+		name = id
+		if i > 1 {
+			name = id + "-" + strconv.Itoa(i)
+		}
+		path = filepath.Join(parent, name)
+		err := os.Mkdir(path, 0o755)
+		if err == nil {
+			return path, name, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", "", fmt.Errorf("create run directory: %w", err)
+		}
+	}
+	return "", "", fmt.Errorf("create run directory: %s and %d others like it exist under %s", id, maxClaims-1, parent)
+}
+
 // OpenLog opens a run directory's log for appending, creating it with perm;
 // it refuses a symbolic link or anything but a regular file. On Unix
 // O_NOFOLLOW refuses a link as the file is opened; elsewhere a link found
