@@ -83,15 +83,28 @@ func synthesisBundle(o *BundleOutcome) commanders.Bundle {
 // Gate: there is nothing to recommend (report.md says so).
 var errNothingPassed = errors.New("no bundle passed the shadow gate: nothing to synthesise")
 
+// errNothingVerified is synthesise's error when, in a run that checked its
+// evidence, bundles passed the gate but none of their findings has a
+// verified citation: an action nobody can check is never recommended
+// (report.md says so).
+var errNothingVerified = errors.New("no finding of the bundles that passed the shadow gate rests on a verified citation: nothing to synthesise")
+
 func (r *runState) synthesise(ctx context.Context, res *Result, s commanders.Settings) error {
 	var views []commanders.BundleView
+	measured, verified := false, 0
 	for _, o := range res.Bundles {
 		if o.InSynthesis {
-			views = append(views, commanders.BundleView{ID: o.ID, Text: synthesisBundle(o).Text()})
+			b := synthesisBundle(o)
+			views = append(views, commanders.BundleView{ID: o.ID, Text: b.Text()})
+			measured = measured || o.checks != nil
+			verified += len(b.Findings)
 		}
 	}
 	if len(views) == 0 {
 		return errNothingPassed
+	}
+	if measured && verified == 0 {
+		return errNothingVerified
 	}
 	a, err := r.agent(commanders.RoleSynthesizer, "synthesizer", r.plan.Roster.Synthesizer)
 	if err != nil {

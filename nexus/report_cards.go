@@ -170,6 +170,11 @@ type noRecommendationView struct {
 	BestSummary string
 	// Listed: the run has findings from bundles that did not pass.
 	Listed bool
+	// Unverified: bundles passed the gate (Passed of them) but the run
+	// checked its evidence and none of their findings has a verified
+	// citation, so nothing is recommended either.
+	Unverified bool
+	Passed     int
 }
 
 // newNoRecommendation is nil when a bundle passed the gate (or there are
@@ -177,6 +182,9 @@ type noRecommendationView struct {
 func newNoRecommendation(res *Result) *noRecommendationView {
 	if len(res.Bundles) == 0 {
 		return nil
+	}
+	if v := newNothingVerified(res); v != nil {
+		return v
 	}
 	counts := map[string]int{}
 	for _, o := range res.Bundles {
@@ -212,6 +220,34 @@ func newNoRecommendation(res *Result) *noRecommendationView {
 		v.BestSummary = strings.TrimRight(oneLine(b.Bundle.Summary), ".")
 	}
 	return v
+}
+
+// newNothingVerified is the no-recommendation view of a run that checked
+// its evidence (a workspace mission) in which bundles passed the gate but
+// none of their findings has a verified citation; nil otherwise.
+func newNothingVerified(res *Result) *noRecommendationView {
+	if res.Evidence == nil {
+		return nil
+	}
+	passed := 0
+	for _, o := range res.Bundles {
+		if !passedGate(o) {
+			continue
+		}
+		passed++
+		if o.checks == nil {
+			return nil // not checked: nothing to say about its evidence
+		}
+		for i := range o.Bundle.Findings {
+			if i < len(o.checks.findings) && countChecks(o.checks.findings[i]).Verified > 0 {
+				return nil
+			}
+		}
+	}
+	if passed == 0 {
+		return nil
+	}
+	return &noRecommendationView{Unverified: true, Passed: passed}
 }
 
 // gateWords is a bundle's gate and score in words: "gate quarantine,

@@ -131,3 +131,49 @@ func workspaceRunAt(t *testing.T, persona, ws, scale string) (*nexus.Result, str
 	}
 	return res, out
 }
+
+// The sloppy persona over the example workspace (sandbox breaker out of
+// the way, so every bundle is judged): its bundles pass the gate with a
+// warning, but every citation is fabricated. Nothing resting on fabricated
+// evidence is ever recommended: no synthesis, and report.md says that no
+// finding rests on verified evidence instead of showing a #1 action.
+func TestUnverifiedWorkNeverRecommended(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	o := missionOptions(t, out)
+	o.Mission = loadMission(t, "security-review-tinynotes.md")
+	o.MissionDir = filepath.Join("..", "examples", "missions")
+	o.Workspace = filepath.Join("..", "examples", "workspaces", "tinynotes")
+	o.Scale = "ss-100"
+	o.Provider = providers.Ref{Kind: "mock", Model: mock.Sloppy}
+	o.Config.CircuitBreaker.ToxicityThreshold = 1 // rolling toxicity never exceeds 1: the breaker stays closed
+	res, err := nexus.Run(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	passed := 0
+	for _, b := range res.Bundles {
+		if b.Gate != nil && (b.Gate.Action == shadow.ActionProceed || b.Gate.Action == shadow.ActionWarn) {
+			passed++
+		}
+	}
+	if passed == 0 || res.Evidence == nil || res.Evidence.Verified != 0 || res.Evidence.Fabricated == 0 {
+		t.Fatalf("premise lost: %d bundles passed the gate, evidence %+v; want some passed and every citation fabricated", passed, res.Evidence)
+	}
+	if res.Synthesis != nil {
+		t.Errorf("a synthesis of findings without verified evidence: %+v", res.Synthesis)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## No recommendation", "**No finding rests on verified evidence**", "## Findings without verified evidence", "~~`"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"## The #1 action", "## Quick wins"} {
+		if strings.Contains(string(md), bad) {
+			t.Errorf("report.md holds %q", bad)
+		}
+	}
+}

@@ -553,7 +553,7 @@ func statusWords(res *nexus.Result) string {
 		if res.ShadowReason == nexus.ShadowOff {
 			return fmt.Sprintf("every planned bundle delivered (%d of %d), none judged", a.Unjudged, a.Planned)
 		}
-		return fmt.Sprintf("every planned bundle judged (%d of %d)", a.Scored, a.Planned)
+		return fmt.Sprintf("every planned bundle judged (%d of %d)", a.Scored, a.Planned) + recommendationWords(res)
 	case nexus.StatusSealed:
 		return "sealed; no commander ran"
 	}
@@ -561,6 +561,28 @@ func statusWords(res *nexus.Result) string {
 		return res.Error
 	}
 	return a.Describe()
+}
+
+// recommendationWords says, after a complete run's status, when the run
+// makes no recommendation although every bundle was judged: none passed the
+// Shadow Gate, or (a workspace mission) none of the run's citations was
+// verified. "" when there is something to act on.
+func recommendationWords(res *nexus.Result) string {
+	passed := 0
+	for _, b := range res.Bundles {
+		if b.Gate != nil && (b.Gate.Action == shadow.ActionProceed || b.Gate.Action == shadow.ActionWarn) {
+			passed++
+		}
+	}
+	switch {
+	case len(res.Bundles) == 0:
+		return ""
+	case passed == 0:
+		return "; none passed the Shadow Gate: no recommendation"
+	case res.Evidence != nil && res.Evidence.Verified == 0:
+		return "; no citation was verified: no recommendation"
+	}
+	return ""
 }
 
 // evidenceLine is the run's citations by state ("" without a workspace):

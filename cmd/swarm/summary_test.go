@@ -9,6 +9,7 @@ import (
 
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -55,6 +56,17 @@ func TestSummaryPieces(t *testing.T) {
 			[]string{"Run PARTIAL: stopped by the cost ceiling: 1 of 3 scored"}, nil},
 		{"nothing cited is not clean evidence", nexus.Result{Status: nexus.StatusComplete, Evidence: &workspace.Counts{}, Workspace: &nexus.WorkspaceInfo{Dir: "ws dir"}},
 			[]string{"evidence: nothing cited", "swarm verify-evidence RUN --workspace 'ws dir'"}, []string{"0 fabricated"}},
+		{"judged but nothing passed the gate: no recommendation", nexus.Result{Status: nexus.StatusComplete, Aggregate: nexus.ShadowAggregate{Planned: 2, Scored: 2},
+			Bundles: []*nexus.BundleOutcome{{ID: "a", Gate: &shadow.GateDecision{Action: shadow.ActionReject}}, {ID: "b", Gate: &shadow.GateDecision{Action: shadow.ActionQuarantine}}}},
+			[]string{"Run complete: every planned bundle judged (2 of 2); none passed the Shadow Gate: no recommendation"}, nil},
+		{"passed the gate on fabricated evidence: no recommendation", nexus.Result{Status: nexus.StatusComplete, Aggregate: nexus.ShadowAggregate{Planned: 1, Scored: 1},
+			Bundles:  []*nexus.BundleOutcome{{ID: "a", Gate: &shadow.GateDecision{Action: shadow.ActionWarn}}},
+			Evidence: &workspace.Counts{Cited: 4, Fabricated: 4}, Workspace: &nexus.WorkspaceInfo{Dir: "ws"}},
+			[]string{"(1 of 1); no citation was verified: no recommendation"}, []string{"none passed"}},
+		{"passed with verified evidence: nothing added", nexus.Result{Status: nexus.StatusComplete, Aggregate: nexus.ShadowAggregate{Planned: 1, Scored: 1},
+			Bundles:  []*nexus.BundleOutcome{{ID: "a", Gate: &shadow.GateDecision{Action: shadow.ActionProceed}}},
+			Evidence: &workspace.Counts{Cited: 4, Verified: 4}, Workspace: &nexus.WorkspaceInfo{Dir: "ws"}},
+			[]string{"Run complete: every planned bundle judged (1 of 1)\n"}, []string{"no recommendation"}},
 		{"no defects: recall is not 0%", nexus.Result{Status: nexus.StatusComplete, GroundTruth: &nexus.GroundTruthResult{File: "t.yaml", Match: workspace.Match{Findings: 2, Matching: 1, Precision: &rec}}},
 			[]string{"recall — (no defects) · precision 50.0% (1 of 2 findings match a defect)"}, nil},
 	}
