@@ -13,6 +13,7 @@ import (
 
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/shadow"
+	"github.com/swarm-dev/swarm/vocab"
 )
 
 // This file is the follow-up run (swarm run --follow-up PREV_RUN_DIR): what
@@ -152,13 +153,6 @@ func (m *Mission) FollowUpInfo() *FollowUp {
 
 // criterionIDRe finds a sealed criterion's id in text.
 var criterionIDRe = regexp.MustCompile(`(?i)\bsc-\d{2,}\b`)
-
-// protocolWordsRe finds words that name the sealed-criteria protocol (a
-// seal, sealed criteria, the Shadow Score, the envelope, the commitment
-// hash): a finding title holding one (a commander may echo feedback of a
-// run made before issue 20) is withheld from the agents like one naming a
-// criterion id.
-var protocolWordsRe = regexp.MustCompile(`(?i)seal|shadow\s*score|criteri|envelope|commitment\s*hash`)
 
 // prepareFollowUp reads the previous run of o.FollowUp (nil without one).
 // A previous run that cannot be used is bad input naming the file or
@@ -443,7 +437,8 @@ func priorityRank(p string) int {
 // capped, duplicates dropped, high priority first (then the bundles' order),
 // at most maxPriorFindings. A title naming a sealed criterion's id (a
 // commander may echo its hardening feedback) or the protocol
-// (protocolWordsRe) is withheld.
+// (vocab.NamesProtocol: a commander may echo feedback of a run made
+// before issue 20) is withheld.
 func priorFindings(rec *runRecord) (shown []PriorFinding, distinct, total, withheld int) {
 	var all []PriorFinding
 	seen := map[string]bool{}
@@ -457,7 +452,7 @@ func priorFindings(rec *runRecord) (shown []PriorFinding, distinct, total, withh
 			if title == "" {
 				continue
 			}
-			if criterionIDRe.MatchString(title) || protocolWordsRe.MatchString(title) {
+			if criterionIDRe.MatchString(title) || vocab.NamesProtocol(title) {
 				withheld++
 				continue
 			}

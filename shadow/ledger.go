@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/swarm-dev/swarm/vocab"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -127,9 +128,15 @@ func names(items []string) string {
 	return strings.Join(items[:listed], ", ") + fmt.Sprintf(" and %d more", len(items)-listed)
 }
 
-// quoteTitle is a finding's title quoted on one line, cut at 60 runes.
+// quoteTitle is a finding's title quoted on one line, cut at 60 runes. A
+// title naming the protocol (vocab.NamesProtocol: a commander echoing what
+// it guessed) is withheld: the message reaches commanders in hardening
+// feedback, and none of them may read of the protocol there.
 func quoteTitle(t string) string {
 	t = oneLine(t)
+	if vocab.NamesProtocol(t) {
+		return "(a finding whose title is withheld)"
+	}
 	if r := []rune(t); len(r) > 60 {
 		t = string(r[:59]) + "…"
 	}

@@ -184,6 +184,13 @@ func TestCheckVerdicts(t *testing.T) {
 			`3 of 4 findings cite no line that matches the workspace: "Parameterise the notes query" (2 fabricated), "Drop the secret from the startup log" (1 unverifiable), "Check the note's owner" (cites nothing)`,
 			"3 of 5 citations do not match the workspace: ghost.go:3-5 (not found)",
 			"2 of 3 sub-tasks produced no finished result: security-02 (not launched), security-03 (failed: timeout)"}},
+		{"a title naming the protocol is withheld: the message reaches the commander", &Ledger{
+			Findings: []FindingLedger{{Title: "Meet the sealed criterion sc-02 on the Shadow Score", Checks: []workspace.Check{fabricated}}},
+			SubTasks: []SubTask{{ID: "s-01", Finished: true}},
+		}, out{
+			`1 of 1 findings cite no line that matches the workspace: (a finding whose title is withheld) (1 fabricated)`,
+			"1 of 1 citations do not match the workspace: ghost.go:3-5 (not found)",
+			"pass: 1 of 1 sub-tasks finished"}},
 		{"long lists are cut after five names", many, out{
 			`7 of 7 findings cite no line that matches the workspace: "Finding A" (1 fabricated), "Finding B" (1 fabricated), "Finding C" (1 fabricated), "Finding D" (1 fabricated), "Finding E" (1 fabricated) and 2 more`,
 			"7 of 7 citations do not match the workspace: ghost.go:3-5 (not found)",

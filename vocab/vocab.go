@@ -9,6 +9,8 @@
 // the markers below. Real models simply read them as structure.
 package vocab
 
+import "regexp"
+
 // Output schema names. The mock dispatches on these.
 const (
 	SchemaDecomposition  = "decomposition"   // nexus: mission -> domains, sub-tasks, aspects
@@ -120,3 +122,14 @@ const (
 // spent and it must answer now (commanders.WithTools). It is not the task:
 // the mock reads the task from the user message before it.
 const ToolLimitNote = "Limit reached: no more tool calls"
+
+// protocolWords finds words that name the sealed-criteria protocol: a
+// seal, sealed criteria, the Shadow Score, the envelope, the commitment
+// hash.
+var protocolWords = regexp.MustCompile(`(?i)seal|shadow\s*score|criteri|envelope|commitment\s*hash`)
+
+// NamesProtocol reports whether text names the sealed-criteria protocol
+// (protocolWords). Text an agent wrote that does (a finding title echoing
+// feedback, say) is withheld from what commanders, squad leads and workers
+// are shown: none of them may learn that the protocol exists.
+func NamesProtocol(text string) bool { return protocolWords.MatchString(text) }
