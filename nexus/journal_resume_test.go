@@ -330,20 +330,7 @@ func TestResumeAfterInterruptionReplaysAndMatches(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	var mu sync.Mutex
-	calls := 0
-	stopAfter := func(_ providers.Ref, p providers.Provider) providers.Provider {
-		return providers.ProviderFunc(func(c context.Context, req providers.Request) (providers.Response, error) {
-			resp, err := p.Complete(c, req)
-			mu.Lock()
-			calls++
-			if calls == want.Telemetry.Calls/2 {
-				cancel()
-			}
-			mu.Unlock()
-			return resp, err
-		})
-	}
+	stopAfter := cancelAfter(want.Telemetry.Calls/2, cancel)
 	got, err := prepareResumeRun(t, mission, config, out, nil, nexus.WithProviderWrap(stopAfter)).Run(ctx)
 	if !errors.Is(err, nexus.ErrInterrupted) || got.Status != nexus.StatusInterrupted {
 		t.Fatalf("interrupted run: %v, status %s", err, got.Status)
@@ -469,5 +456,24 @@ func TestResumeRefusesADamagedJournal(t *testing.T) {
 	}
 	if diff := cmp.Diff(before, snapshot(t, out)); diff != "" {
 		t.Errorf("a refused resume changed the directory (-before +after):\n%s", diff)
+	}
+}
+
+// cancelAfter wraps every provider of a run so that the n-th answer of the
+// run (counted over all of them) cancels it, as Ctrl-C would.
+func cancelAfter(n int, cancel context.CancelFunc) func(providers.Ref, providers.Provider) providers.Provider {
+	var mu sync.Mutex
+	calls := 0
+	return func(_ providers.Ref, p providers.Provider) providers.Provider {
+		return providers.ProviderFunc(func(c context.Context, req providers.Request) (providers.Response, error) {
+			resp, err := p.Complete(c, req)
+			mu.Lock()
+			calls++
+			if calls == n {
+				cancel()
+			}
+			mu.Unlock()
+			return resp, err
+		})
 	}
 }

@@ -142,16 +142,7 @@ func quoteBlock(quote, indent string) string {
 	if strings.TrimSpace(quote) == "" {
 		return ""
 	}
-	longest, run := 0, 0
-	for _, r := range quote {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", max(3, longest+1))
+	fence := strings.Repeat("`", max(3, longestBackticks(quote)+1))
 	var b strings.Builder
 	b.WriteString(indent + fence + "\n")
 	for _, l := range strings.Split(quote, "\n") {

@@ -121,10 +121,9 @@ func formulaNote(res *Result) string {
 	return ""
 }
 
-// mdCode renders s as one Markdown code span on one line: line breaks
-// become spaces and the fence is longer than any run of backticks inside.
-func mdCode(s string) string {
-	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+// longestBackticks is the longest run of backticks in s: a Markdown fence
+// around s must be longer.
+func longestBackticks(s string) int {
 	longest, run := 0, 0
 	for _, r := range s {
 		if r == '`' {
@@ -134,6 +133,14 @@ func mdCode(s string) string {
 			run = 0
 		}
 	}
+	return longest
+}
+
+// mdCode renders s as one Markdown code span on one line: line breaks
+// become spaces and the fence is longer than any run of backticks inside.
+func mdCode(s string) string {
+	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+	longest := longestBackticks(s)
 	fence := strings.Repeat("`", longest+1)
 	if longest > 0 || strings.HasPrefix(s, " ") || strings.HasSuffix(s, " ") {
 		return fence + " " + s + " " + fence

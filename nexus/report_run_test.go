@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/swarm-dev/swarm/nexus"
-	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
 	"github.com/swarm-dev/swarm/shadow"
 )
@@ -117,19 +116,7 @@ func TestHonestWorkspaceReport(t *testing.T) {
 // workspaceRunAt is workspaceRun at a scale.
 func workspaceRunAt(t *testing.T, persona, ws, scale string) (*nexus.Result, string) {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "run")
-	o := missionOptions(t, out)
-	o.Mission = loadMission(t, "security-review-tinynotes.md")
-	o.MissionDir = filepath.Join("..", "examples", "missions")
-	o.Workspace = ws
-	o.Scale = scale
-	o.Provider = providers.Ref{Kind: "mock", Model: persona}
-	o.Registry = mockRegistry(mock.Options{})
-	res, err := nexus.Run(t.Context(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res, out
+	return workspaceRunWith(t, persona, ws, func(o *nexus.Options) { o.Scale = scale })
 }
 
 // The sloppy persona over the example workspace (sandbox breaker out of
@@ -138,18 +125,10 @@ func workspaceRunAt(t *testing.T, persona, ws, scale string) (*nexus.Result, str
 // evidence is ever recommended: no synthesis, and report.md says that no
 // finding rests on verified evidence instead of showing a #1 action.
 func TestUnverifiedWorkNeverRecommended(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "run")
-	o := missionOptions(t, out)
-	o.Mission = loadMission(t, "security-review-tinynotes.md")
-	o.MissionDir = filepath.Join("..", "examples", "missions")
-	o.Workspace = filepath.Join("..", "examples", "workspaces", "tinynotes")
-	o.Scale = "ss-100"
-	o.Provider = providers.Ref{Kind: "mock", Model: mock.Sloppy}
-	o.Config.CircuitBreaker.ToxicityThreshold = 1 // rolling toxicity never exceeds 1: the breaker stays closed
-	res, err := nexus.Run(t.Context(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, out := workspaceRunWith(t, mock.Sloppy, filepath.Join("..", "examples", "workspaces", "tinynotes"), func(o *nexus.Options) {
+		o.Scale = "ss-100"
+		o.Config.CircuitBreaker.ToxicityThreshold = 1 // rolling toxicity never exceeds 1: the breaker stays closed
+	})
 	passed := 0
 	for _, b := range res.Bundles {
 		if b.Gate != nil && (b.Gate.Action == shadow.ActionProceed || b.Gate.Action == shadow.ActionWarn) {

@@ -308,20 +308,7 @@ func TestResumeOverAWorkspaceSealsTheSameChecks(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	var mu sync.Mutex
-	calls := 0
-	stopAfter := func(_ providers.Ref, p providers.Provider) providers.Provider {
-		return providers.ProviderFunc(func(c context.Context, req providers.Request) (providers.Response, error) {
-			resp, err := p.Complete(c, req)
-			mu.Lock()
-			calls++
-			if calls == want.Telemetry.Calls/2 {
-				cancel()
-			}
-			mu.Unlock()
-			return resp, err
-		})
-	}
+	stopAfter := cancelAfter(want.Telemetry.Calls/2, cancel)
 	if _, err := prepareResumeRun(t, mission, config, out, withWS, nexus.WithProviderWrap(stopAfter)).Run(ctx); err == nil {
 		t.Fatal("the interrupted run was not interrupted")
 	}

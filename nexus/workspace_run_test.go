@@ -58,6 +58,13 @@ func hostileWorkspace(t *testing.T) string {
 
 func workspaceRun(t *testing.T, persona, ws string) (*nexus.Result, string) {
 	t.Helper()
+	return workspaceRunWith(t, persona, ws, nil)
+}
+
+// workspaceRunWith runs the tinynotes security review over ws with every
+// role on the mock persona, after edit (nil: none) adjusts the options.
+func workspaceRunWith(t *testing.T, persona, ws string, edit func(*nexus.Options)) (*nexus.Result, string) {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "run")
 	o := missionOptions(t, out)
 	o.Mission = loadMission(t, "security-review-tinynotes.md")
@@ -65,6 +72,9 @@ func workspaceRun(t *testing.T, persona, ws string) (*nexus.Result, string) {
 	o.Workspace = ws
 	o.Provider = providers.Ref{Kind: "mock", Model: persona}
 	o.Registry = mockRegistry(mock.Options{})
+	if edit != nil {
+		edit(&o)
+	}
 	res, err := nexus.Run(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
