@@ -22,8 +22,10 @@ func TestRunSummaryShowsEvidenceStatusAndNextCommands(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	_, out, stderr := execCLI(t, "run", mission, "--provider", "mock:sloppy", "--scale", "ss-50", "--ground-truth", truth, "--out", dir, "-q")
 	for _, want := range []*regexp.Regexp{
-		// status in words (complete, or why not), then the directory
-		regexp.MustCompile(`(?m)^Run (complete: every planned bundle judged \(\d+ of \d+\)|[A-Z]+: .+)\n  run directory: ` + regexp.QuoteMeta(dir) + `$`),
+		// status in words (complete, with why nothing is recommended when
+		// so, or why it is not complete: the sandbox breaker may cut the
+		// run), then the directory
+		regexp.MustCompile(`(?m)^Run (complete: every planned bundle judged \(\d+ of \d+\)(; .+)?|[A-Z]+: .+)\n  run directory: ` + regexp.QuoteMeta(dir) + `$`),
 		// sloppy cites lines that do not exist: the counts say so
 		regexp.MustCompile(`(?m)^  evidence: (\d+) cited · 0 verified · 0 unverifiable · (\d+) fabricated \(100\.0% of citations`),
 		regexp.MustCompile(`(?m)^  ground truth .*tinynotes\.truth\.yaml: recall [0-9.]+% \(\d+ of \d+ defects found\) · precision `),
