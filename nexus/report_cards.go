@@ -58,16 +58,17 @@ func newCardSections(res *Result, cards []findingCard) []cardSection {
 		{Title: "Work that did not pass the Shadow Gate", Warning: true,
 			Note: "From bundles that were quarantined, rejected or not judged: never a recommendation, never fed to the synthesis. Shown so the work is not lost."},
 	}
-	if res.Evidence != nil {
-		sections[0].Note = "From bundles that passed the Shadow Gate, each with at least one verified citation. " + sections[0].Note
-	} else {
-		sections[0].Note = "From bundles that passed the Shadow Gate. " + sections[0].Note
-	}
+	from := "From bundles that passed the Shadow Gate"
 	if !res.ShadowValid {
 		// Without valid scoring only a run with scoring off has cards
 		// here (inSynthesis): no gate checked them.
-		sections[0].Note = "Shadow scoring did not gate this run (" + oneLine(res.ShadowReason) + "): these findings were not checked against sealed criteria. " + sections[0].Note
+		from = "Shadow scoring did not gate this run (" + oneLine(res.ShadowReason) + "): these findings were not checked against sealed criteria. From every bundle delivered"
 		sections[0].Warning = true
+	}
+	if res.Evidence != nil {
+		sections[0].Note = from + ", each with at least one verified citation. " + sections[0].Note
+	} else {
+		sections[0].Note = from + ". " + sections[0].Note
 	}
 	idx := map[string]int{GroupRecommended: 0, GroupUnsupported: 1, GroupRejected: 2}
 	for _, c := range cards {

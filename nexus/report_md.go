@@ -79,6 +79,7 @@ type reportView struct {
 	Safety           *safetyView // nil without a workspace and without a leak
 
 	ShadowInvalid bool // shadow scoring invalid or advisory: say why above the table
+	ShadowOff     bool // ... because the config turned it off (ShadowReason is ShadowOff)
 	ShadowReason  string
 	Bundles       []bundleRow
 	Warnings      []gateWarning
@@ -150,7 +151,7 @@ func newReportView(p Plan, res *Result, in reportInputs) reportView {
 		Cost: FormatCost(t.CostUSD, t.UnpricedModels), CostCeiling: fmt.Sprintf("%.2f", p.CostCeilingUSD),
 		Wall:          (time.Duration(t.WallMS) * time.Millisecond).String(),
 		SealedHash:    res.SealedHash,
-		ShadowInvalid: !res.ShadowValid, ShadowReason: res.ShadowReason,
+		ShadowInvalid: !res.ShadowValid, ShadowReason: res.ShadowReason, ShadowOff: res.ShadowReason == ShadowOff,
 		Sandbox: sandbox,
 	}
 	switch res.Status {

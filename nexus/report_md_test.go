@@ -144,8 +144,8 @@ func TestActionReportVariants(t *testing.T) {
 			Telemetry: reportTelemetry(nil)},
 	}, {
 		name: "shadow-off",
-		why:  "shadow scoring disabled: advisory banner in the shadow results, the score row says none",
-		res: &Result{Status: StatusIncomplete, Error: "shadow scoring disabled: no bundle was judged: 0 of 1 scored", ShadowReason: "shadow scoring disabled",
+		why:  "shadow_scoring.enabled: false, every bundle delivered: a complete run whose shadow results say scoring is off (not invalid), the score row says none, the cards say no gate checked them",
+		res: &Result{Status: StatusComplete, ShadowReason: ShadowOff,
 			Aggregate: ShadowAggregate{Level: "none", Planned: 1, Unjudged: 1},
 			Synthesis: &Synthesis{TopAction: "Ship."},
 			Bundles:   []*BundleOutcome{{ID: "security", Model: "mock:honest", Review: MetaReview{Score: 0.9}, Tier: TierConsensus, FormulaScore: 0.91, InSynthesis: true}},
