@@ -432,7 +432,13 @@ func printBriefing(w io.Writer, p nexus.Plan) {
 	fmt.Fprintf(w, "Scale:    %s (%s) · %d agents: 1 nexus, %d commanders, %d squad leads, %d workers, %d reviewers\n",
 		p.Scale, p.Personality, p.Agents, p.Commanders, p.SquadLeads, p.Workers, p.Reviewers)
 	fmt.Fprintf(w, "Domains:  %s\n", strings.Join(p.Domains, ", "))
-	fmt.Fprintf(w, "Criteria: %d sealed · hardening %v (max %d cycles, threshold %.0f)\n", p.Criteria, p.Hardening.Enabled, p.Hardening.MaxCycles, p.Hardening.Threshold)
+	criteria := fmt.Sprintf("%d sealed", p.Criteria)
+	if p.Workspace != "" {
+		// A workspace run also seals the mechanical checks (code decides
+		// them from the verified evidence): they count in the score too.
+		criteria += fmt.Sprintf(" + %d checks of the evidence (sealed too, decided by code)", len(shadow.Checks))
+	}
+	fmt.Fprintf(w, "Criteria: %s · hardening %v (max %d cycles, threshold %.0f)\n", criteria, p.Hardening.Enabled, p.Hardening.MaxCycles, p.Hardening.Threshold)
 	cmdr := make([]string, 0, len(p.Roster.Commanders))
 	for _, c := range p.Roster.Commanders {
 		cmdr = append(cmdr, c.String())

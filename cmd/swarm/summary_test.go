@@ -115,3 +115,21 @@ func TestBriefingWarnsAdvisoryScoresAndUnpricedModels(t *testing.T) {
 		t.Errorf("independent judge, priced models: %s", b.String())
 	}
 }
+
+// The briefing counts what will be sealed: a workspace run seals the
+// mechanical checks beside the seal author's criteria, and the criteria
+// line says so (it said "8 sealed" while the envelope held 11).
+func TestBriefingCountsTheSealedChecks(t *testing.T) {
+	for _, tc := range []struct {
+		workspace, want, never string
+	}{
+		{"", "Criteria: 8 sealed · hardening", "checks of the evidence"},
+		{"/ws", "Criteria: 8 sealed + 3 checks of the evidence (sealed too, decided by code) · hardening", ""},
+	} {
+		var b bytes.Buffer
+		printBriefing(&b, nexus.Plan{Criteria: 8, Workspace: tc.workspace})
+		if !strings.Contains(b.String(), tc.want) || (tc.never != "" && strings.Contains(b.String(), tc.never)) {
+			t.Errorf("workspace %q: briefing lacks %q (or says %q):\n%s", tc.workspace, tc.want, tc.never, b.String())
+		}
+	}
+}
