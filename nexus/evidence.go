@@ -392,12 +392,14 @@ func (r *runState) judgeInput(o *BundleOutcome, b commanders.Bundle) shadow.Bund
 
 // subTasksOf lists a commander's planned sub-tasks, one per worker brief
 // (res.Atoms has one entry per worker planned, launched or not), and
-// whether each produced a finished atom: not failed, not skipped, not
-// salvaged from an answer that failed its schema.
+// whether each produced a finished atom: finished as completeness counts
+// it (commanders.AtomResult.Finished: ran, did not fail, did not report
+// its brief failed, wrote something) and not salvaged from an answer that
+// failed its schema.
 func subTasksOf(res commanders.Result) []shadow.SubTask {
 	out := make([]shadow.SubTask, 0, len(res.Atoms))
 	for _, a := range res.Atoms {
-		st := shadow.SubTask{ID: a.BriefID, Finished: !a.Failed && !a.Degraded}
+		st := shadow.SubTask{ID: a.BriefID, Finished: a.Finished() && !a.Degraded}
 		switch {
 		case a.Skipped:
 			st.Why = "not launched"
@@ -405,6 +407,10 @@ func subTasksOf(res commanders.Result) []shadow.SubTask {
 			st.Why = "failed: " + string(a.Class)
 		case a.Failed:
 			st.Why = "failed"
+		case a.Atom.Status == commanders.StatusFailed:
+			st.Why = "its worker reported it failed"
+		case !a.Finished():
+			st.Why = "its worker wrote nothing"
 		case a.Degraded:
 			st.Why = "salvaged from an invalid answer"
 		}

@@ -45,7 +45,8 @@ func stripMarks(s string) string {
 func TestLedgerTextMarksWhatWasVerified(t *testing.T) {
 	r := &runState{ev: evidenceSetup{verify: evidenceFake}}
 	o := &BundleOutcome{ID: "security", Domain: "security", result: commanders.Result{Atoms: []commanders.AtomResult{
-		{BriefID: "security-01"}, {BriefID: "security-02", Failed: true, Skipped: true}, {BriefID: "security-03", Failed: true, Class: "timeout"}, {BriefID: "security-04", Degraded: true}}}}
+		{BriefID: "security-01", Atom: commanders.Atom{Content: "done"}}, {BriefID: "security-02", Failed: true, Skipped: true},
+		{BriefID: "security-03", Failed: true, Class: "timeout"}, {BriefID: "security-04", Degraded: true, Atom: commanders.Atom{Content: "salvage"}}}}}
 	b := ledgerBundle("All findings verified.")
 	in := r.judgeInput(o, b)
 	if got := stripMarks(in.Content); got != b.Text() {
