@@ -149,7 +149,7 @@ func (m *missionSandbox) atomDone(parent string, a commanders.AtomResult, checks
 	in := sandbox.AtomInteraction(m.bridge.Proxy(), sandbox.MissionAtom{Agent: a.AgentID, Parent: parent, Model: a.Model, Status: status,
 		Confidence: a.Atom.Confidence, SelfScore: a.Atom.SelfScore, Repairs: a.Retries, SchemaViolations: schema, LeakHits: leaks})
 	if checks != nil {
-		lowerForFabrication(m.bridge.Proxy(), &in, countChecks(checks))
+		lowerForFabrication(m.bridge.Proxy(), &in, workspace.CountChecks(checks))
 	}
 	m.mu.Lock()
 	m.bridge.Add(in, a.Model)
@@ -231,9 +231,9 @@ func (m *missionSandbox) finish(res *Result, th float64, phase Phase) sandbox.Mi
 		if c := o.checks; c != nil && !o.Failed {
 			// The bundle's own and its findings' citations (its atoms'
 			// lowered their own interactions).
-			n := countChecks(c.own)
+			n := workspace.CountChecks(c.own)
 			for _, f := range c.findings {
-				n = n.Plus(countChecks(f))
+				n = n.Plus(workspace.CountChecks(f))
 			}
 			lowerForFabrication(m.bridge.Proxy(), &in, n)
 		}

@@ -86,7 +86,7 @@ func evidenceTerm(checks [][]workspace.Check) float64 {
 	}
 	grounded, fabricating := 0, 0
 	for _, cs := range checks {
-		n := countChecks(cs)
+		n := workspace.CountChecks(cs)
 		if n.Cited > 0 && n.Verified == n.Cited {
 			grounded++
 		}

@@ -139,6 +139,13 @@ type bundleChecks struct {
 	findings [][]workspace.Check // aligned with Bundle.Findings
 }
 
+// findingVerified reports whether finding i of o's bundle has at least one
+// verified citation: what a finding needs to feed the synthesis, count in
+// a domain's risk or be recommended. False when evidence was not measured.
+func (o *BundleOutcome) findingVerified(i int) bool {
+	return o.checks != nil && i < len(o.checks.findings) && workspace.CountChecks(o.checks.findings[i]).Verified > 0
+}
+
 // checkAll verifies every citation.
 func checkAll(v verifier, cs []workspace.Citation) []workspace.Check {
 	out := make([]workspace.Check, 0, len(cs))
@@ -148,13 +155,6 @@ func checkAll(v verifier, cs []workspace.Citation) []workspace.Check {
 	return out
 }
 
-func countChecks(cs []workspace.Check) workspace.Counts {
-	var n workspace.Counts
-	for _, c := range cs {
-		n.Add(c.State)
-	}
-	return n
-}
 
 // checkBundle verifies the citations of a bundle's atoms and of its final
 // bundle (a failed bundle has none of its own) and sets o.Evidence: its
@@ -176,23 +176,23 @@ func checkBundle(v verifier, o *BundleOutcome, arrived func(agent string) ([]wor
 			cs = checkAll(v, a.Atom.Evidence)
 		}
 		bc.atoms[i] = cs
-		n = n.Plus(countChecks(bc.atoms[i]))
+		n = n.Plus(workspace.CountChecks(bc.atoms[i]))
 	}
 	if l := o.judgedLedger(); l != nil {
 		// The judge's ledger checked this very bundle: its checks count.
 		bc.own = l.Evidence
-		n = n.Plus(countChecks(bc.own))
+		n = n.Plus(workspace.CountChecks(bc.own))
 		for _, f := range l.Findings {
 			bc.findings = append(bc.findings, f.Checks)
-			n = n.Plus(countChecks(f.Checks))
+			n = n.Plus(workspace.CountChecks(f.Checks))
 		}
 	} else if !o.Failed {
 		bc.own = checkAll(v, o.Bundle.Evidence)
-		n = n.Plus(countChecks(bc.own))
+		n = n.Plus(workspace.CountChecks(bc.own))
 		for _, f := range o.Bundle.Findings {
 			fc := checkAll(v, f.Evidence)
 			bc.findings = append(bc.findings, fc)
-			n = n.Plus(countChecks(fc))
+			n = n.Plus(workspace.CountChecks(fc))
 		}
 	}
 	o.checks, o.Evidence = bc, &n
@@ -241,7 +241,7 @@ func evidenceFile(bundles []*BundleOutcome) EvidenceFile {
 	f := EvidenceFile{Atoms: []AtomEvidence{}, Bundles: []BundleEvidence{},
 		ByModel: map[string]workspace.Counts{}, ByAgent: map[string]workspace.Counts{}}
 	add := func(agent, model string, cs []workspace.Check) {
-		n := countChecks(cs)
+		n := workspace.CountChecks(cs)
 		f.Counts = f.Counts.Plus(n)
 		f.ByAgent[agent] = f.ByAgent[agent].Plus(n)
 		f.ByModel[model] = f.ByModel[model].Plus(n)
@@ -319,7 +319,7 @@ func atomCountsOf(o *BundleOutcome) []atomCounts {
 		if o.checks.atoms[i] == nil {
 			continue
 		}
-		ac = append(ac, atomCounts{AgentID: a.AgentID, Model: a.Model, BriefID: a.BriefID, Evidence: countChecks(o.checks.atoms[i])})
+		ac = append(ac, atomCounts{AgentID: a.AgentID, Model: a.Model, BriefID: a.BriefID, Evidence: workspace.CountChecks(o.checks.atoms[i])})
 	}
 	return ac
 }

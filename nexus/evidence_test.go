@@ -108,7 +108,7 @@ func TestEvidenceCountsPerAtomBundleAgentAndModel(t *testing.T) {
 	}
 	var perAtom []workspace.Counts
 	for _, a := range f.Atoms {
-		perAtom = append(perAtom, countChecks(a.Checks))
+		perAtom = append(perAtom, workspace.CountChecks(a.Checks))
 	}
 	if d := cmp.Diff([]workspace.Counts{c(2, 1, 1, 0), c(1, 0, 0, 1), c(1, 1, 0, 0)}, perAtom); d != "" {
 		t.Errorf("per atom (-want +got)\n%s", d)

@@ -54,11 +54,11 @@ type cardSource struct {
 
 // findingGroup is where a bundle's finding goes: whether its bundle passed
 // the gate first, then (in a run that checked its evidence) its support.
-func findingGroup(o *BundleOutcome, checks []workspace.Check, measured bool) string {
+func findingGroup(o *BundleOutcome, i int, measured bool) string {
 	if !passedGate(o) {
 		return GroupRejected
 	}
-	if measured && countChecks(checks).Verified == 0 {
+	if measured && !o.findingVerified(i) {
 		return GroupUnsupported
 	}
 	return GroupRecommended
@@ -87,7 +87,7 @@ func findingCards(res *Result) []findingCard {
 			if o.checks != nil && i < len(o.checks.findings) {
 				cs = o.checks.findings[i]
 			}
-			g := findingGroup(o, cs, measured)
+			g := findingGroup(o, i, measured)
 			src := cardSource{BundleID: o.ID, Domain: cmp.Or(o.Domain, o.ID), Detail: strings.TrimSpace(f.Detail), Finding: i, checks: cs}
 			if o.Gate != nil {
 				src.Gate, src.GateReason = o.Gate.Action, o.Gate.Reason

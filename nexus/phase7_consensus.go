@@ -72,7 +72,7 @@ func synthesisBundle(o *BundleOutcome) commanders.Bundle {
 	}
 	b.Findings = nil
 	for i, f := range o.Bundle.Findings {
-		if i < len(o.checks.findings) && countChecks(o.checks.findings[i]).Verified > 0 {
+		if o.findingVerified(i) {
 			b.Findings = append(b.Findings, f)
 		}
 	}

@@ -231,7 +231,7 @@ func newNothingVerified(res *Result) *noRecommendationView {
 			return nil // not checked: nothing to say about its evidence
 		}
 		for i := range o.Bundle.Findings {
-			if i < len(o.checks.findings) && countChecks(o.checks.findings[i]).Verified > 0 {
+			if o.findingVerified(i) {
 				return nil
 			}
 		}
@@ -284,7 +284,7 @@ func domainRisk(o *BundleOutcome, measured bool) riskView {
 	counts := map[string]int{}
 	trusted := 0
 	for i, f := range o.Bundle.Findings {
-		if measured && (o.checks == nil || i >= len(o.checks.findings) || countChecks(o.checks.findings[i]).Verified == 0) {
+		if measured && !o.findingVerified(i) {
 			continue
 		}
 		trusted++

@@ -73,10 +73,7 @@ func CitationMark(ck workspace.Check) string {
 // FindingMark is the mark before finding i (from 1) of n, from its
 // checked citations: supported when at least one is verified.
 func FindingMark(i, n int, checks []workspace.Check) string {
-	var c workspace.Counts
-	for _, ck := range checks {
-		c.Add(ck.State)
-	}
+	c := workspace.CountChecks(checks)
 	head := fmt.Sprintf("%s%d of %d: ", vocab.LedgerFinding, i, n)
 	switch {
 	case c.Cited == 0:
@@ -84,14 +81,7 @@ func FindingMark(i, n int, checks []workspace.Check) string {
 	case c.Verified > 0:
 		return head + vocab.LedgerSupported + fmt.Sprintf(" (%d of %d citations verified)", c.Verified, c.Cited)
 	}
-	var why []string
-	if c.Fabricated > 0 {
-		why = append(why, fmt.Sprintf("%d fabricated", c.Fabricated))
-	}
-	if c.Unverifiable > 0 {
-		why = append(why, fmt.Sprintf("%d unverifiable", c.Unverifiable))
-	}
-	return head + vocab.LedgerUnsupported + fmt.Sprintf(" (0 of %d citations verified: %s)", c.Cited, strings.Join(why, ", "))
+	return head + vocab.LedgerUnsupported + fmt.Sprintf(" (0 of %d citations verified: %s)", c.Cited, c.Unverified())
 }
 
 // FindingsEnd is the mark after the findings: how many were supported.

@@ -171,20 +171,9 @@ func checkVerdict(c Criterion, l *Ledger, samples int) Verdict {
 			if f.Supported() {
 				continue
 			}
-			var cn workspace.Counts
-			for _, ck := range f.Checks {
-				cn.Add(ck.State)
-			}
 			why := "cites nothing"
-			if cn.Cited > 0 {
-				var parts []string
-				if cn.Fabricated > 0 {
-					parts = append(parts, fmt.Sprintf("%d fabricated", cn.Fabricated))
-				}
-				if cn.Unverifiable > 0 {
-					parts = append(parts, fmt.Sprintf("%d unverifiable", cn.Unverifiable))
-				}
-				why = strings.Join(parts, ", ")
+			if cn := workspace.CountChecks(f.Checks); cn.Cited > 0 {
+				why = cn.Unverified()
 			}
 			bad = append(bad, quoteTitle(f.Title)+" ("+why+")")
 		}

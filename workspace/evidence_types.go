@@ -1,6 +1,9 @@
 package workspace
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Citation is one piece of evidence: lines of a file in the workspace and
 // the text the citing agent says they hold. Lines are 1-based and
@@ -62,6 +65,28 @@ func (c *Counts) Add(s State) {
 	case Fabricated:
 		c.Fabricated++
 	}
+}
+
+// CountChecks tallies checks by their state.
+func CountChecks(cs []Check) Counts {
+	var n Counts
+	for _, c := range cs {
+		n.Add(c.State)
+	}
+	return n
+}
+
+// Unverified says what of the tally is not verified, fabricated first:
+// "2 fabricated, 1 unverifiable"; "" when nothing is.
+func (c Counts) Unverified() string {
+	var parts []string
+	if c.Fabricated > 0 {
+		parts = append(parts, fmt.Sprintf("%d fabricated", c.Fabricated))
+	}
+	if c.Unverifiable > 0 {
+		parts = append(parts, fmt.Sprintf("%d unverifiable", c.Unverifiable))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Plus returns the sum of two tallies.
