@@ -155,7 +155,6 @@ func checkAll(v verifier, cs []workspace.Citation) []workspace.Check {
 	return out
 }
 
-
 // checkBundle verifies the citations of a bundle's atoms and of its final
 // bundle (a failed bundle has none of its own) and sets o.Evidence: its
 // own, its findings' and its atoms' citations. An atom arrived has already
