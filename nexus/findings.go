@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/swarm-dev/swarm/internal/slug"
-	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -41,7 +40,7 @@ type findingCard struct {
 	Support  workspace.Counts  // of Cites
 	Defects  []string          // ground-truth ids matched by a source (with --ground-truth)
 	measured bool              // the run checked its evidence
-	gateRank int               // its sources' best gate decision (gateRank)
+	gateRank int               // its sources' best gate decision (shadow.GateDecision.Rank)
 }
 
 // cardSource is one bundle's finding merged into a card.
@@ -102,14 +101,14 @@ func findingCards(res *Result) []findingCard {
 				c = byPlace[place]
 			}
 			if c == nil {
-				c = &findingCard{Group: g, Title: oneLine(f.Title), Priority: f.Priority, measured: measured, gateRank: gateRank(o.Gate)}
+				c = &findingCard{Group: g, Title: oneLine(f.Title), Priority: f.Priority, measured: measured, gateRank: o.Gate.Rank()}
 				cards = append(cards, c)
 			}
 			byTitle[key] = cmp.Or(byTitle[key], c)
 			if place != "" && byPlace[place] == nil {
 				byPlace[place] = c
 			}
-			c.gateRank = min(c.gateRank, gateRank(o.Gate))
+			c.gateRank = min(c.gateRank, o.Gate.Rank())
 			c.add(src, f.Priority, f.Effort, defects[[2]int{bundleIndex(res, o), i}])
 		}
 	}
@@ -233,25 +232,7 @@ func passedGate(o *BundleOutcome) bool {
 	if o.Gate == nil {
 		return o.InSynthesis
 	}
-	return o.Gate.Action == shadow.ActionProceed || o.Gate.Action == shadow.ActionWarn
-}
-
-// gateRank orders gate decisions from best to worst (none last).
-func gateRank(g *shadow.GateDecision) int {
-	if g == nil {
-		return 4
-	}
-	switch g.Action {
-	case shadow.ActionProceed:
-		return 0
-	case shadow.ActionWarn:
-		return 1
-	case shadow.ActionQuarantine:
-		return 2
-	case shadow.ActionReject:
-		return 3
-	}
-	return 4
+	return o.Gate.Passed()
 }
 
 // bestRejected is the bundle to show first when none passed the gate: the
@@ -270,7 +251,7 @@ func bestRejected(bundles []*BundleOutcome) *BundleOutcome {
 		if o.Failed || passedGate(o) {
 			continue
 		}
-		if best == nil || cmp.Or(cmp.Compare(gateRank(o.Gate), gateRank(best.Gate)),
+		if best == nil || cmp.Or(cmp.Compare(o.Gate.Rank(), best.Gate.Rank()),
 			cmp.Compare(score(o), score(best)),
 			-cmp.Compare(o.FormulaScore, best.FormulaScore),
 			cmp.Compare(o.ID, best.ID)) < 0 {

@@ -7,7 +7,6 @@ import (
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
-	"github.com/swarm-dev/swarm/shadow"
 )
 
 // consensus runs the meta-review and scores every bundle (Phase 7).
@@ -54,11 +53,7 @@ func inSynthesis(o *BundleOutcome, shadowOn bool) bool {
 	if o.Gate == nil {
 		return !shadowOn
 	}
-	switch o.Gate.Action {
-	case shadow.ActionProceed, shadow.ActionWarn:
-		return true
-	}
-	return false
+	return o.Gate.Passed()
 }
 
 // synthesisBundle is what the synthesizer reads of a bundle in synthesis:

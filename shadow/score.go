@@ -153,6 +153,24 @@ var LeakPolicies = []string{LeakQuarantine, LeakBlock, LeakWarn}
 
 var actionRank = map[string]int{ActionProceed: 0, ActionWarn: 1, ActionQuarantine: 2, ActionReject: 3}
 
+// Passed reports whether the decision lets its bundle through the gate:
+// proceed, or proceed with a warning. No decision (nil) is no pass.
+func (g *GateDecision) Passed() bool {
+	return g != nil && (g.Action == ActionProceed || g.Action == ActionWarn)
+}
+
+// Rank orders decisions from best (proceed, 0) to worst (reject, 3); no
+// decision, or an action the gate does not take, ranks after them all (4).
+func (g *GateDecision) Rank() int {
+	if g == nil {
+		return len(actionRank)
+	}
+	if r, ok := actionRank[g.Action]; ok {
+		return r
+	}
+	return len(actionRank)
+}
+
 // GateLeaks folds critical leaks into a bundle's gate decision (nil when the
 // bundle was not scored): with critical > 0 the policy's action applies
 // unless the score's decision is already stricter. An empty policy is

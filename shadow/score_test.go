@@ -39,3 +39,29 @@ func TestSummarizeNeverReadsNothingAsALevel(t *testing.T) {
 		})
 	}
 }
+
+// Passed and Rank are the gate's one answer to "did it pass" and "which is
+// better": proceed and warn pass, nothing else does (no decision included);
+// the order is proceed, warn, quarantine, reject, then no decision.
+func TestGateDecisionPassedAndRank(t *testing.T) {
+	cases := []struct {
+		g      *GateDecision
+		passed bool
+		rank   int
+	}{
+		{&GateDecision{Action: ActionProceed}, true, 0},
+		{&GateDecision{Action: ActionWarn}, true, 1},
+		{&GateDecision{Action: ActionQuarantine}, false, 2},
+		{&GateDecision{Action: ActionReject}, false, 3},
+		{nil, false, 4},
+		{&GateDecision{Action: "maybe"}, false, 4},
+	}
+	for _, c := range cases {
+		if got := c.g.Passed(); got != c.passed {
+			t.Errorf("%+v: Passed() = %v, want %v", c.g, got, c.passed)
+		}
+		if got := c.g.Rank(); got != c.rank {
+			t.Errorf("%+v: Rank() = %d, want %d", c.g, got, c.rank)
+		}
+	}
+}

@@ -576,7 +576,7 @@ func statusWords(res *nexus.Result) string {
 func recommendationWords(res *nexus.Result) string {
 	passed := 0
 	for _, b := range res.Bundles {
-		if b.Gate != nil && (b.Gate.Action == shadow.ActionProceed || b.Gate.Action == shadow.ActionWarn) {
+		if b.Gate.Passed() {
 			passed++
 		}
 	}
