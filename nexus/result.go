@@ -274,25 +274,15 @@ func (r *runState) conclude(res *Result, runErr error) {
 		if a.Salvaged > 0 {
 			res.Error += fmt.Sprintf(" (%d salvaged from finished atoms)", a.Salvaged)
 		}
-		res.Error += a.shortfalls(r.cfg.Completeness.MinAtomShare)
-		if u := r.unlaunched("the cost ceiling stopped new launches"); u != "" {
-			res.Error += "; " + u
-		}
+		res.Error += r.shortfalls(a, "the cost ceiling stopped new launches")
 	case !r.cfg.ShadowScoring.Enabled:
 		// Nothing was meant to be judged: the run is complete when every
 		// planned bundle exists whole, and says shadow scoring is off;
 		// it never shows a score.
 		res.ShadowValid, res.ShadowReason = false, ShadowOff
-		if u := r.unlaunched(""); !a.delivered() || u != "" {
+		if short := r.shortfalls(a, ""); !a.delivered() || short != "" {
 			res.Status = StatusIncomplete
-			res.Error = fmt.Sprintf("%s; %d of %d bundles delivered", ShadowOff, a.Unjudged, a.Planned)
-			if a.Degraded > 0 {
-				res.Error += fmt.Sprintf("; %d of %d bundles degraded (salvage after the recovery ladder, see bundles/*.json)", a.Degraded, a.Planned)
-			}
-			res.Error += a.shortfalls(r.cfg.Completeness.MinAtomShare)
-			if u != "" {
-				res.Error += "; " + u
-			}
+			res.Error = fmt.Sprintf("%s; %d of %d bundles delivered", ShadowOff, a.Unjudged, a.Planned) + a.degradedNote() + short
 			break
 		}
 		res.Status = StatusComplete
@@ -302,13 +292,7 @@ func (r *runState) conclude(res *Result, runErr error) {
 		if a.Scored > 0 && a.Scored < a.Planned {
 			res.Error = "fewer bundles judged than planned: " + res.Error
 		}
-		if a.Degraded > 0 {
-			res.Error += fmt.Sprintf("; %d of %d bundles degraded (salvage after the recovery ladder, see bundles/*.json)", a.Degraded, a.Planned)
-		}
-		res.Error += a.shortfalls(r.cfg.Completeness.MinAtomShare)
-		if u := r.unlaunched(""); u != "" {
-			res.Error += "; " + u
-		}
+		res.Error += a.degradedNote() + r.shortfalls(a, "")
 		if !res.ShadowValid {
 			res.Error = res.ShadowReason + ": " + res.Error
 		}
@@ -334,6 +318,26 @@ const ShadowOff = "shadow scoring is off: nothing was judged"
 // must have to be complete.
 func (a ShadowAggregate) delivered() bool {
 	return a.Planned > 0 && a.Failed == 0 && a.Unjudged+a.Scored >= a.Planned && a.Degraded == 0 && a.BelowAtomShare == 0
+}
+
+// degradedNote says how many bundles were degraded ("; 1 of 5 bundles
+// degraded (...)"), or "".
+func (a ShadowAggregate) degradedNote() string {
+	if a.Degraded == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d of %d bundles degraded (salvage after the recovery ladder, see bundles/*.json)", a.Degraded, a.Planned)
+}
+
+// shortfalls is the run's shortfalls in work: its bundles' (a.shortfalls)
+// and the team agents that never launched (unlaunched, why its known
+// cause), each after "; "; "" when there is none.
+func (r *runState) shortfalls(a ShadowAggregate, why string) string {
+	s := a.shortfalls(r.cfg.Completeness.MinAtomShare)
+	if u := r.unlaunched(why); u != "" {
+		s += "; " + u
+	}
+	return s
 }
 
 // shortfalls says which bundles failed for want of a finished atom and
