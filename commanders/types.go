@@ -253,22 +253,57 @@ func (Finding) SchemaDescription() string { return "One actionable item of a bun
 // Text renders what a bundle delivers, for judging and review. Claims about
 // itself (confidence, covered_aspects) are deliberately left out: a claim is
 // not evidence.
-func (b Bundle) Text() string {
+func (b Bundle) Text() string { return b.TextWith(TextMarks{}) }
+
+// TextMarks annotates a bundle's text (TextWith) with lines code writes
+// between the agent's: the judge's ledger in a run with a workspace. Each
+// func may be nil (no such line).
+type TextMarks struct {
+	// Escape rewrites every piece of agent-written text (nil: as written).
+	Escape func(string) string
+	// Finding is the line before finding i (from 0); Citation the line
+	// after its citation j; FindingsEnd the line after the findings;
+	// Evidence the line after the bundle's own citation i.
+	Finding     func(i int) string
+	Citation    func(i, j int) string
+	FindingsEnd func() string
+	Evidence    func(i int) string
+}
+
+// TextWith renders the bundle as Text does, with m's lines among the
+// agent's: without marks it is Text.
+func (b Bundle) TextWith(m TextMarks) string {
+	e := m.Escape
+	if e == nil {
+		e = func(s string) string { return s }
+	}
 	var s strings.Builder
-	fmt.Fprintf(&s, vocab.BundleDomainPrefix+"%s\nStatus: %s\n\nSummary: %s\n\n%s\n", b.Domain, b.Status, b.Summary, b.Content)
+	fmt.Fprintf(&s, vocab.BundleDomainPrefix+"%s\nStatus: %s\n\nSummary: %s\n\n%s\n", e(b.Domain), e(b.Status), e(b.Summary), e(b.Content))
 	if len(b.Findings) > 0 {
 		s.WriteString("\nFindings:\n")
-		for _, f := range b.Findings {
-			fmt.Fprintf(&s, vocab.FindingPrefix+"%s/%s] %s: %s\n", f.Priority, f.Effort, f.Title, f.Detail)
-			for _, c := range f.Evidence {
-				fmt.Fprintf(&s, "  - cites %s\n", citationText(c))
+		for i, f := range b.Findings {
+			if m.Finding != nil {
+				s.WriteString(m.Finding(i) + "\n")
 			}
+			fmt.Fprintf(&s, vocab.FindingPrefix+"%s/%s] %s: %s\n", e(f.Priority), e(f.Effort), e(f.Title), e(f.Detail))
+			for j, c := range f.Evidence {
+				fmt.Fprintf(&s, "  - cites %s\n", e(citationText(c)))
+				if m.Citation != nil {
+					s.WriteString("    " + m.Citation(i, j) + "\n")
+				}
+			}
+		}
+		if m.FindingsEnd != nil {
+			s.WriteString(m.FindingsEnd() + "\n")
 		}
 	}
 	if len(b.Evidence) > 0 {
 		s.WriteString("\nEvidence:\n")
-		for _, e := range b.Evidence {
-			fmt.Fprintf(&s, "- %s\n", citationText(e))
+		for i, c := range b.Evidence {
+			fmt.Fprintf(&s, "- %s\n", e(citationText(c)))
+			if m.Evidence != nil {
+				s.WriteString("  " + m.Evidence(i) + "\n")
+			}
 		}
 	}
 	return s.String()

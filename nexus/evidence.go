@@ -1,15 +1,12 @@
 package nexus
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/shadow"
-	"github.com/swarm-dev/swarm/vocab"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -419,43 +416,23 @@ func subTasksOf(res commanders.Result) []shadow.SubTask {
 }
 
 // ledgerText renders b as commanders.Bundle.Text does, with the ledger
-// marks of l (the checks of b's citations) inserted: before each finding
-// whether it is supported, after each citation what checking it found,
-// after the findings how many were supported. Every piece of b is agent
-// text and goes through prompts.EscapeLedger, so only the marks carry the
-// ledger tag: an agent cannot forge a "verified" mark. Without its marks
-// the text is b.Text() (a test keeps the two in step).
+// marks of l (the checks of b's citations) among its lines: before each
+// finding whether it is supported, after each citation what checking it
+// found, after the findings how many were supported. Every piece of b is
+// agent text and goes through prompts.EscapeLedger, so only the marks carry
+// the ledger tag: an agent cannot forge a "verified" mark.
 func ledgerText(b commanders.Bundle, l *shadow.Ledger) string {
-	e := prompts.EscapeLedger
-	var s strings.Builder
-	fmt.Fprintf(&s, vocab.BundleDomainPrefix+"%s\nStatus: %s\n\nSummary: %s\n\n%s\n", e(b.Domain), e(b.Status), e(b.Summary), e(b.Content))
-	if len(b.Findings) > 0 {
-		s.WriteString("\nFindings:\n")
-		supported := 0
-		for i, f := range b.Findings {
-			checks := l.Findings[i].Checks
-			if l.Findings[i].Supported() {
-				supported++
-			}
-			s.WriteString(prompts.FindingMark(i+1, len(b.Findings), checks) + "\n")
-			fmt.Fprintf(&s, vocab.FindingPrefix+"%s/%s] %s: %s\n", e(f.Priority), e(f.Effort), e(f.Title), e(f.Detail))
-			for j, c := range f.Evidence {
-				fmt.Fprintf(&s, "  - cites %s\n", e(citationLine(c)))
-				s.WriteString("    " + prompts.CitationMark(checks[j]) + "\n")
-			}
-		}
-		s.WriteString(prompts.FindingsEnd(supported, len(b.Findings)) + "\n")
-	}
-	if len(b.Evidence) > 0 {
-		s.WriteString("\nEvidence:\n")
-		for i, c := range b.Evidence {
-			fmt.Fprintf(&s, "- %s\n", e(citationLine(c)))
-			s.WriteString("  " + prompts.CitationMark(l.Evidence[i]) + "\n")
+	supported := 0
+	for _, f := range l.Findings {
+		if f.Supported() {
+			supported++
 		}
 	}
-	return s.String()
+	return b.TextWith(commanders.TextMarks{
+		Escape:      prompts.EscapeLedger,
+		Finding:     func(i int) string { return prompts.FindingMark(i+1, len(b.Findings), l.Findings[i].Checks) },
+		Citation:    func(i, j int) string { return prompts.CitationMark(l.Findings[i].Checks[j]) },
+		FindingsEnd: func() string { return prompts.FindingsEnd(supported, len(b.Findings)) },
+		Evidence:    func(i int) string { return prompts.CitationMark(l.Evidence[i]) },
+	})
 }
-
-// citationLine renders a citation on one line as commanders.Bundle.Text
-// does: path:start-end "quote".
-func citationLine(c workspace.Citation) string { return fmt.Sprintf("%s %q", c.Ref(), c.Quote) }
