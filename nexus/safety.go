@@ -41,10 +41,6 @@ const maxRefusalsKept = 10000
 // refusalExamples is how many examples of each kind are reported.
 const refusalExamples = 3
 
-// refusalOrder are the kinds shown first, in this order; the others follow
-// by name.
-var refusalOrder = []string{workspace.RefusalEscape, workspace.RefusalDenied, workspace.RefusalScope, workspace.RefusalLimit}
-
 // noteRefusal keeps a refused tool call of agent a (a call that was not
 // refused is ignored).
 func (m *meter) noteRefusal(a commanders.Agent, out workspace.Outcome) {
@@ -103,13 +99,7 @@ func groupRefusals(rs []RefusalExample, counts map[string]int) []RefusalGroup {
 			g.Examples = append(g.Examples, r)
 		}
 	}
-	rank := func(k string) int {
-		if i := slices.Index(refusalOrder, k); i >= 0 {
-			return i
-		}
-		return len(refusalOrder)
-	}
-	slices.SortFunc(kinds, func(a, b string) int { return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a, b)) })
+	slices.SortFunc(kinds, workspace.CompareRefusalKinds)
 	out := make([]RefusalGroup, 0, len(kinds))
 	for _, k := range kinds {
 		out = append(out, *byKind[k])

@@ -3,6 +3,7 @@ package workspace
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,6 +43,22 @@ const (
 	RefusalLimit        = "limit"
 	RefusalBadArguments = "bad_arguments"
 )
+
+// refusalOrder are the kinds a report lists first, in this order: the
+// attempts to get out or at what is denied, then the limits.
+var refusalOrder = []string{RefusalEscape, RefusalDenied, RefusalScope, RefusalLimit}
+
+// CompareRefusalKinds orders refusal kinds for reports: escape, denied,
+// scope, limit, then the others by name.
+func CompareRefusalKinds(a, b string) int {
+	rank := func(k string) int {
+		if i := slices.Index(refusalOrder, k); i >= 0 {
+			return i
+		}
+		return len(refusalOrder)
+	}
+	return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a, b))
+}
 
 // refusal is why a path or a call was refused: a kind and a text for the model.
 type refusal struct {

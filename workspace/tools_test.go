@@ -511,3 +511,14 @@ func TestGrepAnchors(t *testing.T) {
 		})
 	}
 }
+
+// Reports list refusal kinds in one order: the attempts to get out or at
+// what is denied first, then scope and the limits, then the rest by name.
+func TestCompareRefusalKinds(t *testing.T) {
+	kinds := []string{RefusalBinary, RefusalLimit, "zz", RefusalScope, RefusalNotFound, RefusalDenied, RefusalEscape}
+	slices.SortFunc(kinds, CompareRefusalKinds)
+	want := []string{RefusalEscape, RefusalDenied, RefusalScope, RefusalLimit, RefusalBinary, RefusalNotFound, "zz"}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("order %v, want %v", kinds, want)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/workspace"
 )
 
 // progressView shows a run's progress: on a terminal a live block redrawn in
@@ -56,23 +57,16 @@ type refusalGroup struct {
 	example map[string]string
 }
 
-// refusalOrder is the order the kinds are listed in: attempts to get out
-// first, then the rest by name.
-var refusalOrder = []string{"escape", "denied", "scope", "limit"}
-
-// kindsInOrder is the keys of n in refusalOrder, then by name.
+// kindsInOrder is the kinds of n that were counted, in a report's order
+// (workspace.CompareRefusalKinds).
 func kindsInOrder(n map[string]int) []string {
 	var out []string
-	for _, k := range refusalOrder {
-		if n[k] > 0 {
+	for k, c := range n {
+		if c > 0 {
 			out = append(out, k)
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(n)) {
-		if !slices.Contains(refusalOrder, k) {
-			out = append(out, k)
-		}
-	}
+	slices.SortFunc(out, workspace.CompareRefusalKinds)
 	return out
 }
 
