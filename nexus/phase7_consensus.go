@@ -74,6 +74,12 @@ func synthesisBundle(o *BundleOutcome) commanders.Bundle {
 	return b
 }
 
+// Why a run makes no recommendation (Result.NoRecommendation).
+const (
+	NoRecommendationUngated    = "none passed the Shadow Gate"
+	NoRecommendationUnverified = "no finding of the bundles that passed the Shadow Gate rests on a verified citation"
+)
+
 // errNothingPassed is synthesise's error when no bundle passed the Shadow
 // Gate: there is nothing to recommend (report.md says so).
 var errNothingPassed = errors.New("no bundle passed the shadow gate: nothing to synthesise")
@@ -96,9 +102,11 @@ func (r *runState) synthesise(ctx context.Context, res *Result, s commanders.Set
 		}
 	}
 	if len(views) == 0 {
+		res.NoRecommendation = NoRecommendationUngated
 		return errNothingPassed
 	}
 	if measured && verified == 0 {
+		res.NoRecommendation = NoRecommendationUnverified
 		return errNothingVerified
 	}
 	a, err := r.agent(commanders.RoleSynthesizer, "synthesizer", r.plan.Roster.Synthesizer)

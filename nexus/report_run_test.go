@@ -38,6 +38,9 @@ func TestQuarantinedWorkNeverRecommended(t *testing.T) {
 	if res.Synthesis != nil {
 		t.Errorf("a synthesis of work that did not pass the gate: %+v", res.Synthesis)
 	}
+	if res.NoRecommendation != nexus.NoRecommendationUngated {
+		t.Errorf("no_recommendation %q, want %q", res.NoRecommendation, nexus.NoRecommendationUngated)
+	}
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -140,6 +143,9 @@ func TestUnverifiedWorkNeverRecommended(t *testing.T) {
 	}
 	if res.Synthesis != nil {
 		t.Errorf("a synthesis of findings without verified evidence: %+v", res.Synthesis)
+	}
+	if res.NoRecommendation != nexus.NoRecommendationUnverified {
+		t.Errorf("no_recommendation %q, want %q", res.NoRecommendation, nexus.NoRecommendationUnverified)
 	}
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	if err != nil {

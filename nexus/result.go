@@ -95,11 +95,15 @@ type Result struct {
 	Reviews       []ReviewRecord   `json:"reviews"`
 	Corrections   []Correction     `json:"corrections"`
 	Synthesis     *Synthesis       `json:"synthesis,omitempty"`
-	ShadowValid   bool             `json:"shadow_valid"`
-	ShadowReason  string           `json:"shadow_invalid_reason,omitempty"`
-	Aggregate     ShadowAggregate  `json:"shadow_aggregate"`
-	Telemetry     Telemetry        `json:"telemetry"`
-	Interrupted   bool             `json:"interrupted"`
+	// NoRecommendation says why Phase 7 made no recommendation although
+	// bundles existed (NoRecommendationUngated, NoRecommendationUnverified);
+	// "" when it made one, or the run never reached Phase 7.
+	NoRecommendation string          `json:"no_recommendation,omitempty"`
+	ShadowValid      bool            `json:"shadow_valid"`
+	ShadowReason     string          `json:"shadow_invalid_reason,omitempty"`
+	Aggregate        ShadowAggregate `json:"shadow_aggregate"`
+	Telemetry        Telemetry       `json:"telemetry"`
+	Interrupted      bool            `json:"interrupted"`
 	// Resumed says the run was resumed (--resume) and how; nil otherwise.
 	Resumed *ResumeInfo `json:"resumed,omitempty"`
 	// Workspace is the directory the run read and what it looked like;

@@ -569,26 +569,14 @@ func statusWords(res *nexus.Result) string {
 	return a.Describe()
 }
 
-// recommendationWords says, after a complete run's status, when the run
-// makes no recommendation although every bundle was judged: none passed the
-// Shadow Gate, or (a workspace mission) none of the run's citations was
-// verified. "" when there is something to act on.
+// recommendationWords says, after a complete run's status, why the run
+// makes no recommendation although every bundle was judged
+// (Result.NoRecommendation, as Phase 7 found it); "" when it makes one.
 func recommendationWords(res *nexus.Result) string {
-	passed := 0
-	for _, b := range res.Bundles {
-		if b.Gate.Passed() {
-			passed++
-		}
-	}
-	switch {
-	case len(res.Bundles) == 0:
+	if res.NoRecommendation == "" {
 		return ""
-	case passed == 0:
-		return "; none passed the Shadow Gate: no recommendation"
-	case res.Evidence != nil && res.Evidence.Verified == 0:
-		return "; no citation was verified: no recommendation"
 	}
-	return ""
+	return "; " + res.NoRecommendation + ": no recommendation"
 }
 
 // evidenceLine is the run's citations by state ("" without a workspace):
