@@ -3,9 +3,10 @@ package nexus
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -190,12 +191,7 @@ func lowerForFabrication(p *sandbox.Proxy, in *sandbox.Interaction, n workspace.
 func (m *missionSandbox) trippedModels() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]string, 0, len(m.tripped))
-	for k := range m.tripped {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(m.tripped))
 }
 
 func (m *missionSandbox) mayAssign(a commanders.Agent) bool {
