@@ -83,10 +83,22 @@ type Request struct {
 	Tools []Tool `json:"tools,omitempty"`
 }
 
-// Usage is token usage, normalised across backends.
+// Usage is token usage, normalised across backends, as the provider billed
+// it. The three detail counts are parts of the two totals, never added to
+// them: InputTokens is every input token of the call, including those read
+// from the provider's prompt cache (CacheReadTokens) and those written to it
+// (CacheWriteTokens); OutputTokens is every output token, including the
+// model's reasoning or thinking (ReasoningTokens), which providers bill as
+// output. Adapters convert each wire format to this: OpenAI reports cached
+// and reasoning tokens inside its totals already; Anthropic reports cache
+// reads and writes beside input_tokens (so they are added to it); Gemini
+// reports thoughtsTokenCount beside candidatesTokenCount (added to output).
 type Usage struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
+	InputTokens      int `json:"input_tokens"`
+	OutputTokens     int `json:"output_tokens"`
+	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
+	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
 }
 
 // Total returns input plus output tokens.
@@ -94,7 +106,9 @@ func (u Usage) Total() int { return u.InputTokens + u.OutputTokens }
 
 // Add returns the sum of two usages.
 func (u Usage) Add(o Usage) Usage {
-	return Usage{InputTokens: u.InputTokens + o.InputTokens, OutputTokens: u.OutputTokens + o.OutputTokens}
+	return Usage{InputTokens: u.InputTokens + o.InputTokens, OutputTokens: u.OutputTokens + o.OutputTokens,
+		ReasoningTokens: u.ReasoningTokens + o.ReasoningTokens, CacheReadTokens: u.CacheReadTokens + o.CacheReadTokens,
+		CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens}
 }
 
 // Finish reasons, normalised.

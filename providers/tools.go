@@ -18,10 +18,16 @@ type Tool struct {
 // the tool (not the adapter) answers that with an error the model can read.
 // ID is the wire format's call id (made up by the adapter with CallID when the
 // format has none); the result message quotes it back.
+//
+// Signature is opaque data the provider attached to the call and wants back
+// verbatim when the call is replayed in a later turn (Gemini's
+// thoughtSignature, without which a thinking model's next turn fails); only
+// the adapter that set it reads it.
 type ToolCall struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	Signature []byte `json:"signature,omitempty"`
 }
 
 // CallID is the id of the i-th call of a response: id itself, or, when the
