@@ -49,6 +49,9 @@ func TestReplayUsageAndFinish(t *testing.T) {
 		want   providers.Response
 		class  providers.Class
 		trunc  bool
+		// textHas, when set, is a piece of a long answer; want.Text is then
+		// left empty and the rest compared.
+		textHas string
 	}{
 		{name: "plain generateContent (langchaingo, gemini-2.0-flash, 7/9)", file: "langchaingo-generate-content.http",
 			want: providers.Response{Text: "The capital of France is **Paris**.\n", Model: "gemini-2.0-flash", FinishReason: providers.FinishStop, Usage: providers.Usage{InputTokens: 7, OutputTokens: 9}}},
@@ -68,6 +71,10 @@ func TestReplayUsageAndFinish(t *testing.T) {
 		{name: "a functionCall without id gets call_0; STOP with calls is tool_calls (27/5)", file: "langchaingo-tools.http", tools: getWeather,
 			want: providers.Response{Model: "gemini-2.0-flash", FinishReason: providers.FinishToolCalls, Usage: providers.Usage{InputTokens: 27, OutputTokens: 5},
 				ToolCalls: []providers.ToolCall{{ID: "call_0", Name: "getWeather", Arguments: `{"location":"New York"}`}}}},
+		{name: "toolUsePromptTokenCount (Google Search's results) is input: 17+119 in, 201+213 thinking out", file: "pydantic-tool-use-prompt.http", textHas: "## Weather in San Francisco is Mild and Partly Cloudy",
+			want: providers.Response{Model: "gemini-2.5-pro", FinishReason: providers.FinishStop, Usage: providers.Usage{InputTokens: 136, OutputTokens: 414, ReasoningTokens: 213}}},
+		{name: "cachedContentTokenCount is the cached part of the input (17379 of 17713)", file: "pydantic-cached-content.http", textHas: "This video demonstrates an AI assistant",
+			want: providers.Response{Model: "gemini-2.5-flash", FinishReason: providers.FinishStop, Usage: providers.Usage{InputTokens: 17713, OutputTokens: 889, ReasoningTokens: 821, CacheReadTokens: 17379}}},
 		{name: "the same calls to a request that offered no tools are not calls", file: "langchaingo-tools.http",
 			want: providers.Response{Model: "gemini-2.0-flash", FinishReason: providers.FinishStop, Usage: providers.Usage{InputTokens: 27, OutputTokens: 5}}},
 	}
@@ -84,6 +91,12 @@ func TestReplayUsageAndFinish(t *testing.T) {
 			req.Tools = tc.tools
 			got, err := p.Complete(t.Context(), req)
 			got.Latency = 0
+			if tc.textHas != "" {
+				if !strings.HasPrefix(got.Text, tc.textHas) {
+					t.Errorf("text %.80q, want it to begin %q", got.Text, tc.textHas)
+				}
+				got.Text = ""
+			}
 			if d := cmp.Diff(tc.want, got, cmp.AllowUnexported(providers.Response{})); d != "" {
 				t.Errorf("response (-want +got):\n%s", d)
 			}
