@@ -52,6 +52,8 @@ func TestReplayUsageAndFinish(t *testing.T) {
 		// textHas, when set, is a piece of a long answer; want.Text is then
 		// left empty and the rest compared.
 		textHas string
+		// answer, when set, is an answer written by us instead of file.
+		answer string
 	}{
 		{name: "plain generateContent (langchaingo, gemini-2.0-flash, 7/9)", file: "langchaingo-generate-content.http",
 			want: providers.Response{Text: "The capital of France is **Paris**.\n", Model: "gemini-2.0-flash", FinishReason: providers.FinishStop, Usage: providers.Usage{InputTokens: 7, OutputTokens: 9}}},
@@ -66,6 +68,9 @@ func TestReplayUsageAndFinish(t *testing.T) {
 			want: providers.Response{Model: "gemini-1.5-flash", FinishReason: providers.FinishFilter, Usage: providers.Usage{InputTokens: 14}}, class: providers.ClassRefused},
 		{name: "a prompt blocked by promptFeedback.blockReason (Vertex, MODEL_ARMOR) is refused", file: "pydantic-vertex-prompt-blocked.http", vertex: true,
 			want: providers.Response{Model: "gemini-2.5-flash", FinishReason: providers.FinishFilter}, class: providers.ClassRefused},
+		{name: "a blocked prompt keeps its prompt tokens (written by us, moved from providers/langchain: no Gemini API recording of one with counts)",
+			answer: `{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":5,"totalTokenCount":5},"modelVersion":"gemini-test-001"}`,
+			want:   providers.Response{Model: "gemini-test-001", FinishReason: providers.FinishFilter, Usage: providers.Usage{InputTokens: 5}}, class: providers.ClassRefused},
 		{name: "MAX_TOKENS is truncated, its usage kept (15/5)", file: "pydantic-max-tokens.http",
 			want: providers.Response{Text: "The capital of France is", Model: "gemini-2.5-flash", FinishReason: providers.FinishLength, Usage: providers.Usage{InputTokens: 15, OutputTokens: 5}}, class: providers.ClassUnparseable, trunc: true},
 		{name: "a functionCall without id gets call_0; STOP with calls is tool_calls (27/5)", file: "langchaingo-tools.http", tools: getWeather,
@@ -80,7 +85,11 @@ func TestReplayUsageAndFinish(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newReplay(t, recorded(t, tc.file))
+			answer := []byte("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n" + tc.answer)
+			if tc.file != "" {
+				answer = recorded(t, tc.file)
+			}
+			r := newReplay(t, answer)
 			var p providers.Provider
 			if tc.vertex {
 				p = newVertexAt(t, r, tc.stream)
