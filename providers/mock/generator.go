@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp/syntax"
 	"sort"
 	"strings"
 )
@@ -130,6 +131,11 @@ func (g *generator) value(s map[string]any, depth int) any {
 	case "string":
 		if f, ok := s["format"].(string); ok && formatExamples[f] != "" {
 			return formatExamples[f]
+		}
+		if p, ok := s["pattern"].(string); ok {
+			if w, ok := fromPattern(p); ok {
+				return w
+			}
 		}
 		w := "value"
 		if len(g.words) > 0 {
@@ -278,4 +284,72 @@ func mergeAllOf(s map[string]any, all []any) map[string]any {
 		out["required"] = required
 	}
 	return out
+}
+
+// fromPattern returns a short string the regular expression p matches (the
+// fewest repetitions, the first alternative, a printable rune of each
+// class), or false when p does not parse as RE2 or asks for more than
+// MaxGenStringLen bytes.
+func fromPattern(p string) (string, bool) {
+	re, err := syntax.Parse(p, syntax.Perl)
+	if err != nil {
+		return "", false
+	}
+	var b strings.Builder
+	if !genMatch(&b, re.Simplify(), 0) {
+		return "", false
+	}
+	return b.String(), true
+}
+
+func genMatch(b *strings.Builder, re *syntax.Regexp, depth int) bool {
+	if depth > maxGenDepth*4 || b.Len() > MaxGenStringLen {
+		return false
+	}
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary, syntax.OpStar, syntax.OpQuest:
+		return true
+	case syntax.OpLiteral:
+		b.WriteString(string(re.Rune))
+		return true
+	case syntax.OpCharClass:
+		if len(re.Rune) < 2 {
+			return false
+		}
+		r := re.Rune[0]
+	pick:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for c := max(re.Rune[i], '0'); c <= re.Rune[i+1] && c <= '~'; c++ {
+				if c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' {
+					r = c
+					break pick
+				}
+			}
+		}
+		b.WriteRune(r)
+		return true
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		b.WriteByte('x')
+		return true
+	case syntax.OpCapture, syntax.OpPlus:
+		return genMatch(b, re.Sub[0], depth+1)
+	case syntax.OpRepeat:
+		for range re.Min {
+			if !genMatch(b, re.Sub[0], depth+1) {
+				return false
+			}
+		}
+		return true
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			if !genMatch(b, sub, depth+1) {
+				return false
+			}
+		}
+		return true
+	case syntax.OpAlternate:
+		return genMatch(b, re.Sub[0], depth+1)
+	}
+	return false
 }
