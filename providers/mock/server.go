@@ -3,6 +3,7 @@ package mock
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -507,7 +508,7 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 			seed := base + int64(i)
 			req.Seed = &seed
 		}
-		c, e := s.complete(r, p, pl, req, persona)
+		c, e := complete(r.Context(), p, pl, req, persona)
 		if e != nil {
 			writeAPIError(w, e)
 			return
@@ -546,8 +547,8 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 
 // complete asks p for one choice and shapes it by the plan's tool choice;
 // an error is the answer to send instead.
-func (s *server) complete(r *http.Request, p providers.Provider, pl chatPlan, req providers.Request, persona string) (choice, *apiError) {
-	resp, err := p.Complete(r.Context(), req)
+func complete(ctx context.Context, p providers.Provider, pl chatPlan, req providers.Request, persona string) (choice, *apiError) {
+	resp, err := p.Complete(ctx, req)
 	finish := "stop"
 	if err != nil {
 		var pe *providers.Error
