@@ -42,10 +42,11 @@ func TestUnpricedModelsAreNeverSummedAsZero(t *testing.T) {
 		t.Errorf("telemetry's unpriced models (-want +got)\n%s", d)
 	}
 	honest, judge := tel.ByModel["mock:honest"], tel.ByModel["mock:sloppy"]
-	if tel.UnpricedCalls == 0 || honest.UnpricedCalls != tel.UnpricedCalls || honest.CostUSD != 0 || judge.UnpricedCalls != 0 {
+	// The unpriced model's cost is absent, not $0.
+	if tel.UnpricedCalls == 0 || honest.UnpricedCalls != tel.UnpricedCalls || honest.CostUSD != nil || judge.UnpricedCalls != 0 {
 		t.Errorf("unpriced calls %d; honest %+v; judge %+v", tel.UnpricedCalls, honest, judge)
 	}
-	if judge.CostUSD <= 0 || math.Abs(tel.CostUSD-judge.CostUSD) > 1e-12 {
+	if judge.CostUSD == nil || *judge.CostUSD <= 0 || math.Abs(tel.CostUSD-*judge.CostUSD) > 1e-12 {
 		t.Errorf("run cost %v: want the priced judge's calls only (%v)", tel.CostUSD, judge.CostUSD)
 	}
 	unpricedEvents := 0

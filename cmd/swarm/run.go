@@ -397,7 +397,21 @@ func logEvent(l *slog.Logger) nexus.Observer {
 			if c.FailureClass != "" {
 				attrs = append(attrs, "failure_class", c.FailureClass)
 			}
-			attrs = append(attrs, "input_tokens", c.InputTokens, "output_tokens", c.OutputTokens, "latency_ms", c.LatencyMS, "cost_usd", c.CostUSD)
+			attrs = append(attrs, "input_tokens", c.InputTokens, "output_tokens", c.OutputTokens)
+			for _, kv := range []struct {
+				k string
+				n int
+			}{{"reasoning_tokens", c.ReasoningTokens}, {"cache_read_tokens", c.CacheReadTokens}, {"cache_write_tokens", c.CacheWriteTokens}} {
+				if kv.n > 0 {
+					attrs = append(attrs, kv.k, kv.n)
+				}
+			}
+			attrs = append(attrs, "latency_ms", c.LatencyMS)
+			if c.CostUSD != nil {
+				attrs = append(attrs, "cost_usd", *c.CostUSD)
+			} else if c.Unpriced {
+				attrs = append(attrs, "unpriced", true)
+			}
 			if c.Replayed {
 				attrs = append(attrs, "replayed", true)
 			}

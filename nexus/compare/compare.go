@@ -571,7 +571,9 @@ func (t *callTally) Observe(e nexus.Event) {
 	t.calls++
 	t.in += c.InputTokens
 	t.out += c.OutputTokens
-	t.cost += c.CostUSD
+	if c.CostUSD != nil {
+		t.cost += *c.CostUSD
+	}
 	t.unpriced = t.unpriced || c.Unpriced
 	if c.FailureClass != "" {
 		t.failures[c.FailureClass]++
