@@ -261,3 +261,39 @@ func validateModelPrice(key, model string, p ModelPrice, add func(key, format st
 		}
 	}
 }
+
+// TokenDetail is the parts of a token count worth showing beside "in / out":
+// the input read from and written to the provider's prompt cache and the
+// output spent reasoning, each only when reported (not 0): "1200 cache
+// read (48% of input), 300 reasoning"; "" when none was.
+func TokenDetail(input, reasoning, cacheRead, cacheWrite int) string {
+	var parts []string
+	if cacheRead > 0 {
+		s := fmt.Sprintf("%d cache read", cacheRead)
+		if input > 0 {
+			s += fmt.Sprintf(" (%.0f%% of input)", 100*float64(cacheRead)/float64(input))
+		}
+		parts = append(parts, s)
+	}
+	if cacheWrite > 0 {
+		parts = append(parts, fmt.Sprintf("%d cache write", cacheWrite))
+	}
+	if reasoning > 0 {
+		parts = append(parts, fmt.Sprintf("%d reasoning", reasoning))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// FormatCallsCost is the cost of a group of calls (CallStats) in a table
+// cell: "$0.0123"; "≥ $0.0123" when some of its calls had no known price;
+// "—" when none had one. The models are named where the run's cost is.
+func FormatCallsCost(c CallStats) string {
+	switch {
+	case c.CostUSD == nil:
+		return "—"
+	case c.UnpricedCalls > 0:
+		return fmt.Sprintf("≥ $%.4f", *c.CostUSD)
+	default:
+		return fmt.Sprintf("$%.4f", *c.CostUSD)
+	}
+}

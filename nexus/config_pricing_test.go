@@ -127,7 +127,7 @@ func TestPriceCostPerComponent(t *testing.T) {
 		{"reasoning at its rate, the rest of the output at the output rate", providers.Usage{OutputTokens: 1_000_000, ReasoningTokens: 400_000}, 0.6*15 + 0.4*20},
 		{"every part at once", providers.Usage{InputTokens: 2_000_000, OutputTokens: 1_000_000, CacheReadTokens: 1_000_000, CacheWriteTokens: 500_000, ReasoningTokens: 500_000},
 			0.5*3 + 1*0.3 + 0.5*3.75 + 0.5*15 + 0.5*20},
-		{"an adapter's parts larger than its total never count negative tokens", providers.Usage{InputTokens: 100, CacheReadTokens: 1_000_000}, 1*0.3},
+		{"an adapter's parts larger than its total never count negative tokens", providers.Usage{InputTokens: 100, CacheReadTokens: 1_000_000}, 1 * 0.3},
 	}
 	for _, tc := range tests {
 		if got := p.Cost(tc.u); math.Abs(got-tc.want) > 1e-9 {
