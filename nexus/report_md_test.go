@@ -405,8 +405,8 @@ func usageResult() *Result {
 	tel.ByRole = map[string]CallStats{
 		"worker": {Calls: 12, InputTokens: 12000, OutputTokens: 3000, ReasoningTokens: 800, CacheReadTokens: 9000, PromptCacheHits: 9,
 			CacheReadShare: fp(0.75), CostUSD: fp(0.003)},
-		"judge":  {Calls: 15, Errors: 1, InputTokens: 7000, OutputTokens: 1200, CacheWriteTokens: 1000, CostUSD: fp(0.0012)},
-		"nexus":  {Calls: 4, InputTokens: 1123, OutputTokens: 367, UnpricedCalls: 4},
+		"judge": {Calls: 15, Errors: 1, InputTokens: 7000, OutputTokens: 1200, CacheWriteTokens: 1000, CostUSD: fp(0.0012)},
+		"nexus": {Calls: 4, InputTokens: 1123, OutputTokens: 367, UnpricedCalls: 4},
 	}
 	tel.ByModel = map[string]CallStats{
 		"anthropic:claude-sonnet-4-5": {Calls: 29, Errors: 1, InputTokens: 19000, OutputTokens: 4200, ReasoningTokens: 800, CacheReadTokens: 9000,
