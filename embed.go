@@ -1,4 +1,5 @@
-// Package swarm holds the default configuration embedded in the binary.
+// Package swarm holds the default configuration and the pricing table
+// embedded in the binary.
 package swarm
 
 import _ "embed"
@@ -7,3 +8,9 @@ import _ "embed"
 //
 //go:embed config.yml
 var DefaultConfig []byte
+
+// DefaultPricing is the repository's pricing.yaml: the built-in price of
+// each model (see nexus.Config.PriceOf).
+//
+//go:embed pricing.yaml
+var DefaultPricing []byte

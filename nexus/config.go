@@ -35,8 +35,9 @@ type Config struct {
 	Fallbacks map[string][]providers.Ref `yaml:"fallbacks" json:"fallbacks,omitempty"`
 	// Compare is how `swarm compare` ranks (compare.* keys).
 	Compare CompareConfig `yaml:"compare" json:"compare"`
-	// Pricing is the price of each model its kind's prices do not cover
-	// (kind:model -> USD per million tokens); see Config.PriceOf.
+	// Pricing is the price of models (kind:model -> USD per million tokens
+	// per kind of token), over the built-in table and the kinds' prices;
+	// see Config.PriceOf.
 	Pricing map[string]ModelPrice `yaml:"pricing" json:"pricing,omitempty"`
 }
 

@@ -27,15 +27,26 @@ type BriefingData struct {
 // CallData is one LLM call (llm_call); its prompt and answer are line
 // Transcript of transcripts.jsonl.
 type CallData struct {
-	Cached       bool    `json:"cached,omitempty"` // answered from a cache
-	CostUSD      float64 `json:"cost_usd"`
-	FailureClass string  `json:"failure_class,omitempty"` // outcome error or invalid_output
-	InputTokens  int     `json:"input_tokens"`
-	LatencyMS    float64 `json:"latency_ms"`
+	// CacheReadTokens and CacheWriteTokens are the parts of InputTokens
+	// read from and written to the provider's prompt cache (absent: none
+	// reported).
+	CacheReadTokens  int  `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int  `json:"cache_write_tokens,omitempty"`
+	Cached           bool `json:"cached,omitempty"` // answered from swarm's answer cache
+	// CostUSD is the call's cost, each kind of token at its rate
+	// (Price.Cost); nil (absent) when the call used tokens of a model
+	// without a known price (Unpriced), never 0 for it.
+	CostUSD      *float64 `json:"cost_usd,omitempty"`
+	FailureClass string   `json:"failure_class,omitempty"` // outcome error or invalid_output
+	InputTokens  int      `json:"input_tokens"`
+	LatencyMS    float64  `json:"latency_ms"`
 	// Outcome is "ok", "error", "invalid_output" (answered, but not valid
 	// for its schema) or "cancelled" (the run's own cancellation).
 	Outcome      string `json:"outcome"`
 	OutputTokens int    `json:"output_tokens"`
+	// ReasoningTokens is the part of OutputTokens the model spent
+	// reasoning or thinking (absent: none reported).
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
 	// Replayed: the answer came from the run's journal (a resumed run),
 	// not from the model; tokens, cost and latency are the original's.
 	Replayed bool `json:"replayed,omitempty"`
@@ -48,7 +59,7 @@ type CallData struct {
 	ToolCalls  int   `json:"tool_calls,omitempty"`
 	Transcript int64 `json:"transcript"` // the transcript line's seq
 	// Unpriced: the call used tokens of a model without a known price
-	// (Config.PriceOf); its CostUSD, 0, is no figure and is not summed.
+	// (Config.PriceOf); it has no CostUSD and is not summed.
 	Unpriced bool `json:"unpriced,omitempty"`
 }
 

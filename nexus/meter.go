@@ -15,14 +15,15 @@ import (
 
 // usage accounting per role and model.
 type usageStats struct {
-	Calls        int                     `json:"calls"`
-	Errors       int                     `json:"errors"`
-	InputTokens  int                     `json:"input_tokens"`
-	OutputTokens int                     `json:"output_tokens"`
-	CostUSD      float64                 `json:"cost_usd"`
-	Unpriced     int                     `json:"unpriced_calls,omitempty"` // calls that used tokens of a model without a known price
-	LatencyMS    []float64               `json:"-"`
-	Classes      map[providers.Class]int `json:"failure_classes,omitempty"`
+	Calls           int
+	Errors          int
+	usage           providers.Usage // summed: the details are parts of the totals
+	PromptCacheHits int             // calls that read input tokens from the provider's prompt cache
+	CostUSD         float64
+	Priced          int // calls that used tokens of a model with a known price
+	Unpriced        int // calls that used tokens of a model without a known price
+	LatencyMS       []float64
+	Classes         map[providers.Class]int
 }
 
 // meter is a run's accounting: the usage of every call by role and model,
@@ -38,7 +39,8 @@ type meter struct {
 	byRole         map[string]*usageStats
 	byModel        map[string]*usageStats
 	cost           float64
-	unpriced       map[string]int // per model without a known price: its calls that used tokens
+	unpriced       map[string]int       // per model without a known price: its calls that used tokens
+	prices         map[string]*priceUse // per model with a known price that was called
 	warned         bool
 	stopLaunch     bool
 	stopAll        context.CancelFunc
@@ -165,7 +167,7 @@ func newMeter(price func(providers.Ref) Price, ceiling float64, rec *recorder) *
 		price = func(providers.Ref) Price { return Price{} } // nothing priced
 	}
 	return &meter{price: price, ceiling: ceiling, rec: rec, byRole: map[string]*usageStats{}, byModel: map[string]*usageStats{},
-		launched: map[string]map[string]bool{}, unpriced: map[string]int{}}
+		launched: map[string]map[string]bool{}, unpriced: map[string]int{}, prices: map[string]*priceUse{}}
 }
 
 // account records a call's usage, enforces the cost ceiling and returns the
@@ -177,18 +179,33 @@ func newMeter(price func(providers.Ref) Price, ceiling float64, rec *recorder) *
 func (m *meter) account(phase Phase, ref providers.Ref, role string, u providers.Usage, lat time.Duration, err error) (cost float64, unpriced bool) {
 	p := m.price(ref)
 	cost = p.Cost(u)
-	unpriced = !p.Known && u.InputTokens+u.OutputTokens > 0
+	used := u.InputTokens+u.OutputTokens > 0
+	unpriced = !p.Known && used
 	m.mu.Lock()
 	if unpriced {
 		m.unpriced[ref.String()]++
 	}
+	if p.Known {
+		pu := m.prices[ref.String()]
+		if pu == nil {
+			pu = &priceUse{Price: p}
+			m.prices[ref.String()] = pu
+		}
+		pu.cacheReadAssumed = pu.cacheReadAssumed || (p.CacheReadAssumed && u.CacheReadTokens > 0)
+		pu.cacheWriteAssumed = pu.cacheWriteAssumed || (p.CacheWriteAssumed && u.CacheWriteTokens > 0)
+	}
 	for _, s := range []*usageStats{usageOf(m.byRole, role), usageOf(m.byModel, ref.String())} {
 		s.Calls++
-		s.InputTokens += u.InputTokens
-		s.OutputTokens += u.OutputTokens
+		s.usage = s.usage.Add(u)
+		if u.CacheReadTokens > 0 {
+			s.PromptCacheHits++
+		}
 		s.CostUSD += cost
-		if unpriced {
+		switch {
+		case unpriced:
 			s.Unpriced++
+		case used:
+			s.Priced++
 		}
 		s.LatencyMS = append(s.LatencyMS, float64(lat.Microseconds())/1000)
 		if err != nil {
@@ -200,6 +217,14 @@ func (m *meter) account(phase Phase, ref providers.Ref, role string, u providers
 	m.mu.Unlock()
 	m.enforceCeiling(phase)
 	return cost, unpriced
+}
+
+// priceUse is the price a model's calls were charged at, and whether a
+// stand-in rate (Price.CacheReadAssumed, CacheWriteAssumed) met tokens it
+// priced.
+type priceUse struct {
+	Price
+	cacheReadAssumed, cacheWriteAssumed bool
 }
 
 func usageOf(m map[string]*usageStats, k string) *usageStats {
@@ -316,8 +341,12 @@ func (m *meter) fill(t *Telemetry) {
 	for k, s := range m.byRole {
 		t.ByRole[k] = callStats(s)
 		t.Calls += s.Calls
-		t.InputTokens += s.InputTokens
-		t.OutputTokens += s.OutputTokens
+		t.InputTokens += s.usage.InputTokens
+		t.OutputTokens += s.usage.OutputTokens
+		t.ReasoningTokens += s.usage.ReasoningTokens
+		t.CacheReadTokens += s.usage.CacheReadTokens
+		t.CacheWriteTokens += s.usage.CacheWriteTokens
+		t.PromptCacheHits += s.PromptCacheHits
 		for c, n := range s.Classes { // every call is accounted to exactly one role
 			t.FailureClasses[string(c)] += n
 		}
@@ -336,5 +365,13 @@ func (m *meter) fill(t *Telemetry) {
 		t.UnpricedCalls += n
 	}
 	slices.Sort(t.UnpricedModels)
+	t.CacheReadShare = cacheReadShare(t.CacheReadTokens, t.InputTokens)
+	t.Prices = nil
+	for model, pu := range m.prices {
+		if t.Prices == nil {
+			t.Prices = map[string]PriceUsed{}
+		}
+		t.Prices[model] = newPriceUsed(pu)
+	}
 	t.BreakerTrips = m.trips
 }

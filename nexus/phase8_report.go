@@ -56,8 +56,25 @@ type Telemetry struct {
 	// used tokens (UnpricedCalls of them): CostUSD leaves them out, so it
 	// is a lower bound (FormatCost shows it so); absent when every call was
 	// priced.
-	UnpricedModels []string             `json:"unpriced_models,omitempty"`
-	UnpricedCalls  int                  `json:"unpriced_calls,omitempty"`
+	UnpricedModels []string `json:"unpriced_models,omitempty"`
+	UnpricedCalls  int      `json:"unpriced_calls,omitempty"`
+	// The parts of InputTokens and OutputTokens the providers reported
+	// (providers.Usage): reasoning or thinking output, input read from and
+	// written to the provider's prompt cache; absent when none was
+	// reported (a provider that does not report them reports none).
+	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
+	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	// PromptCacheHits counts the calls that read input from the provider's
+	// prompt cache (cache read tokens > 0), and CacheReadShare is the share
+	// of InputTokens read from it; both absent when no call did. (Not
+	// swarm's own answer cache: see CallData.Cached.)
+	PromptCacheHits int      `json:"prompt_cache_hits,omitempty"`
+	CacheReadShare  *float64 `json:"cache_read_share,omitempty"`
+	// Prices are the prices the calls of each priced model were charged
+	// at, with where each came from; absent for unpriced models (see
+	// UnpricedModels).
+	Prices         map[string]PriceUsed `json:"prices,omitempty"`
 	WallMS         int64                `json:"wall_ms"`
 	ByRole         map[string]CallStats `json:"by_role"`
 	ByModel        map[string]CallStats `json:"by_model"`
@@ -122,11 +139,20 @@ type AgentTally struct {
 
 // CallStats summarises calls of one role or model.
 type CallStats struct {
-	Calls          int            `json:"calls"`
-	Errors         int            `json:"errors"`
-	InputTokens    int            `json:"input_tokens"`
-	OutputTokens   int            `json:"output_tokens"`
-	CostUSD        float64        `json:"cost_usd"`
+	Calls        int `json:"calls"`
+	Errors       int `json:"errors"`
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	// The parts of the totals reported, and the prompt cache's hits: as
+	// Telemetry's fields of the same names, over these calls.
+	ReasoningTokens  int      `json:"reasoning_tokens,omitempty"`
+	CacheReadTokens  int      `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int      `json:"cache_write_tokens,omitempty"`
+	PromptCacheHits  int      `json:"prompt_cache_hits,omitempty"`
+	CacheReadShare   *float64 `json:"cache_read_share,omitempty"`
+	// CostUSD is the cost of the priced calls; nil (absent) when calls
+	// used tokens and none of them had a known price: never $0.
+	CostUSD        *float64       `json:"cost_usd,omitempty"`
 	UnpricedCalls  int            `json:"unpriced_calls,omitempty"` // of them, calls of a model without a known price: CostUSD leaves them out
 	LatencyP50MS   float64        `json:"latency_p50_ms"`
 	LatencyP95MS   float64        `json:"latency_p95_ms"`
@@ -274,8 +300,57 @@ func bundleShape(bundles []*BundleOutcome) pathShape {
 	return s
 }
 
+// PriceUsed is the price a model's calls were charged at (Telemetry.Prices):
+// every rate in USD per million tokens, where the price came from (Origin:
+// config, table or kind, see Config.PriceOf), the entry's date and source
+// when it gives them, and Assumed: the rates the entry did not give that
+// this run's tokens were charged at a stand-in for ("cache_read",
+// "cache_write": at the input rate).
+type PriceUsed struct {
+	InputPerMTok      float64  `json:"input_per_mtok"`
+	OutputPerMTok     float64  `json:"output_per_mtok"`
+	CacheReadPerMTok  float64  `json:"cache_read_per_mtok"`
+	CacheWritePerMTok float64  `json:"cache_write_per_mtok"`
+	ReasoningPerMTok  float64  `json:"reasoning_per_mtok"`
+	Origin            string   `json:"origin"`
+	AsOf              string   `json:"as_of,omitempty"`
+	Source            string   `json:"source,omitempty"`
+	Assumed           []string `json:"assumed,omitempty"`
+}
+
+func newPriceUsed(pu *priceUse) PriceUsed {
+	p := pu.Price
+	out := PriceUsed{InputPerMTok: p.InputPerMTok, OutputPerMTok: p.OutputPerMTok, CacheReadPerMTok: p.CacheReadPerMTok,
+		CacheWritePerMTok: p.CacheWritePerMTok, ReasoningPerMTok: p.ReasoningPerMTok, Origin: p.Origin, AsOf: p.AsOf, Source: p.Source}
+	if pu.cacheReadAssumed {
+		out.Assumed = append(out.Assumed, "cache_read")
+	}
+	if pu.cacheWriteAssumed {
+		out.Assumed = append(out.Assumed, "cache_write")
+	}
+	return out
+}
+
+// cacheReadShare is the share of input tokens read from the prompt cache;
+// nil when none was (no hit, or a provider that reports none: 0 would
+// claim a measurement).
+func cacheReadShare(cacheRead, input int) *float64 {
+	if cacheRead <= 0 || input <= 0 {
+		return nil
+	}
+	v := float64(cacheRead) / float64(input)
+	return &v
+}
+
 func callStats(s *usageStats) CallStats {
-	c := CallStats{Calls: s.Calls, Errors: s.Errors, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, CostUSD: s.CostUSD, UnpricedCalls: s.Unpriced}
+	u := s.usage
+	c := CallStats{Calls: s.Calls, Errors: s.Errors, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		ReasoningTokens: u.ReasoningTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
+		PromptCacheHits: s.PromptCacheHits, CacheReadShare: cacheReadShare(u.CacheReadTokens, u.InputTokens), UnpricedCalls: s.Unpriced}
+	if s.Unpriced == 0 || s.Priced > 0 {
+		cost := s.CostUSD
+		c.CostUSD = &cost
+	}
 	lat := append([]float64(nil), s.LatencyMS...)
 	sort.Float64s(lat)
 	c.LatencyP50MS = stats.NearestRankSorted(lat, 0.50)

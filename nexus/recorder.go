@@ -249,10 +249,15 @@ func (pp *providerPool) record(ctx context.Context, ref providers.Ref, req provi
 	}
 	phase := pp.rec.phaseOf(ctx) // the call's event and any ceiling event it causes say the same phase
 	cost, unpriced := pp.meter.account(phase, ref, req.Caller.Role, resp.Usage, lat, cerr)
+	u := resp.Usage
 	data := CallData{
-		InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
-		LatencyMS: float64(lat.Microseconds()) / 1000, CostUSD: cost, Unpriced: unpriced, Transcript: seq,
+		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		ReasoningTokens: u.ReasoningTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
+		LatencyMS: float64(lat.Microseconds()) / 1000, Unpriced: unpriced, Transcript: seq,
 		Outcome: "ok", Cached: resp.Cached, Schema: tr.Schema, ToolCalls: len(resp.ToolCalls), Replayed: replayed,
+	}
+	if !unpriced {
+		data.CostUSD = &cost
 	}
 	switch {
 	case cancelled:

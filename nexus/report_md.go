@@ -63,7 +63,10 @@ type reportView struct {
 	Launched, Planned         AgentTally
 	Calls                     int
 	InputTokens, OutputTokens int
+	TokenDetail               string // cache and reasoning parts of the tokens; "" when none was reported
+	PromptCache               string // the prompt cache's hits; "" when none
 	Cost, CostCeiling         string
+	Usage                     *usageView // nil when telemetry has no calls by role
 	Wall                      string
 	Score                     *scoreView // nil unless scoring was valid and judged a bundle
 	NoScore                   string     // why there is no score ("" when Score is set or the run is invalid)
@@ -152,7 +155,12 @@ func newReportView(p Plan, res *Result, in reportInputs) reportView {
 		Wall:          (time.Duration(t.WallMS) * time.Millisecond).String(),
 		SealedHash:    res.SealedHash,
 		ShadowInvalid: !res.ShadowValid, ShadowReason: res.ShadowReason, ShadowOff: res.ShadowReason == ShadowOff,
-		Sandbox: sandbox,
+		Sandbox:     sandbox,
+		TokenDetail: TokenDetail(t.InputTokens, t.ReasoningTokens, t.CacheReadTokens, t.CacheWriteTokens),
+		Usage:       newUsageView(t),
+	}
+	if t.PromptCacheHits > 0 {
+		v.PromptCache = fmt.Sprintf("%d of %d calls read input from it", t.PromptCacheHits, t.Calls)
 	}
 	switch res.Status {
 	case StatusInterrupted, StatusFailed, StatusInvalid, StatusPartial, StatusIncomplete:
@@ -200,6 +208,54 @@ func newReportView(p Plan, res *Result, in reportInputs) reportView {
 	v.FollowUp = newFollowUpView(res.FollowUp)
 	for _, k := range sortedKeys(t.FailureClasses) {
 		v.Failures = append(v.Failures, classCount{Class: k, Count: t.FailureClasses[k]})
+	}
+	return v
+}
+
+// usageView is the report's Calls and cost section: telemetry's calls by
+// role and by model, and what the prices stood in for.
+type usageView struct {
+	Roles, Models []usageRow
+	Hits          bool     // some call read from the prompt cache: the hits column is shown
+	Unpriced      bool     // some call had no known price: the cost legend is shown
+	Notes         []string // rates stood in for (PriceUsed.Assumed)
+}
+
+type usageRow struct {
+	Name          string
+	Calls, Errors int
+	Tokens, Hits  string
+	Cost          string
+}
+
+func newUsageView(t Telemetry) *usageView {
+	if len(t.ByRole) == 0 {
+		return nil
+	}
+	v := &usageView{Hits: t.PromptCacheHits > 0, Unpriced: t.UnpricedCalls > 0}
+	row := func(name string, c CallStats) usageRow {
+		r := usageRow{Name: mdCell(name), Calls: c.Calls, Errors: c.Errors, Cost: FormatCallsCost(c),
+			Tokens: fmt.Sprintf("%d / %d", c.InputTokens, c.OutputTokens), Hits: "–"}
+		if c.PromptCacheHits > 0 {
+			r.Hits = fmt.Sprint(c.PromptCacheHits)
+		}
+		if d := TokenDetail(c.InputTokens, c.ReasoningTokens, c.CacheReadTokens, c.CacheWriteTokens); d != "" {
+			r.Tokens += " · " + d
+		}
+		return r
+	}
+	for _, k := range sortedKeys(t.ByRole) {
+		v.Roles = append(v.Roles, row(k, t.ByRole[k]))
+	}
+	for _, k := range sortedKeys(t.ByModel) {
+		v.Models = append(v.Models, row(k, t.ByModel[k]))
+	}
+	for _, k := range sortedKeys(t.Prices) {
+		for _, a := range t.Prices[k].Assumed {
+			what := strings.ReplaceAll(a, "_", "-")
+			v.Notes = append(v.Notes, fmt.Sprintf("The %s tokens of %s were priced at its input rate: its price gives no %s rate (give %s_per_mtok under pricing:, see docs/config.md).",
+				what, mdText(k), what, a))
+		}
 	}
 	return v
 }

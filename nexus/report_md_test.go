@@ -177,6 +177,11 @@ func TestActionReportVariants(t *testing.T) {
 		name: "nothing-passed",
 		why:  "every bundle quarantined or rejected: report.md says plainly there is no recommendation, names the best rejected work, and shows its findings only under the warning, never a #1 action",
 		res:  nothingPassedResult(),
+	}, {
+		name: "usage",
+		why: "calls and cost by role and model: a model without a known price shows — (never $0.0000) and a role mixing it with priced calls ≥; cache reads, writes and reasoning " +
+			"shown only where reported, the prompt cache's hits per role, and the cache-write rate a price did not give named as stood in for",
+		res: usageResult(),
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -388,4 +393,35 @@ func TestReportSaysScoresAreAdvisory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// usageResult is a complete run whose telemetry has calls by role and
+// model: a priced model that cached and reasoned, and an unpriced one.
+func usageResult() *Result {
+	tel := reportTelemetry(nil)
+	tel.CostUSD, tel.UnpricedModels, tel.UnpricedCalls = 0.0042, []string{"openai-compatible:local"}, 4
+	tel.InputTokens, tel.OutputTokens, tel.ReasoningTokens, tel.CacheReadTokens, tel.CacheWriteTokens, tel.PromptCacheHits = 20123, 4567, 800, 9000, 1000, 9
+	tel.CacheReadShare = fp(9000.0 / 20123)
+	tel.ByRole = map[string]CallStats{
+		"worker": {Calls: 12, InputTokens: 12000, OutputTokens: 3000, ReasoningTokens: 800, CacheReadTokens: 9000, PromptCacheHits: 9,
+			CacheReadShare: fp(0.75), CostUSD: fp(0.003)},
+		"judge": {Calls: 15, Errors: 1, InputTokens: 7000, OutputTokens: 1200, CacheWriteTokens: 1000, CostUSD: fp(0.0012)},
+		"nexus": {Calls: 4, InputTokens: 1123, OutputTokens: 367, UnpricedCalls: 4},
+	}
+	tel.ByModel = map[string]CallStats{
+		"anthropic:claude-sonnet-4-5": {Calls: 29, Errors: 1, InputTokens: 19000, OutputTokens: 4200, ReasoningTokens: 800, CacheReadTokens: 9000,
+			CacheWriteTokens: 1000, PromptCacheHits: 9, CacheReadShare: fp(9000.0 / 19000), CostUSD: fp(0.0042)},
+		"openai-compatible:local": {Calls: 4, InputTokens: 1123, OutputTokens: 367, UnpricedCalls: 4},
+	}
+	tel.Prices = map[string]PriceUsed{"anthropic:claude-sonnet-4-5": {InputPerMTok: 3, OutputPerMTok: 15, CacheReadPerMTok: 0.3, CacheWritePerMTok: 3,
+		ReasoningPerMTok: 15, Origin: PriceFromConfig, Assumed: []string{"cache_write"}}}
+	tel.ByRole["nexus"] = CallStats{Calls: 4, InputTokens: 1123, OutputTokens: 367, UnpricedCalls: 4}
+	mixed := tel.ByRole["judge"]
+	mixed.UnpricedCalls = 1
+	tel.ByRole["judge"] = mixed
+	return &Result{Status: StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
+		Aggregate: ShadowAggregate{Median: fp(0), Mean: fp(0), Level: string(shadow.LevelPerfect), Planned: 1, Scored: 1},
+		Synthesis: &Synthesis{TopAction: "Ship."},
+		Bundles:   []*BundleOutcome{judged("security", "anthropic:claude-sonnet-4-5", 0, 0, shadow.ActionProceed, 0, true)},
+		Telemetry: tel}
 }

@@ -116,7 +116,9 @@ func (v *progressView) Observe(e nexus.Event) {
 	case nexus.EvLLMCall:
 		v.calls++
 		if c, ok := e.Data.(nexus.CallData); ok {
-			v.cost += c.CostUSD
+			if c.CostUSD != nil {
+				v.cost += *c.CostUSD
+			}
 			v.unpriced = v.unpriced || c.Unpriced
 		}
 	case nexus.EvToolCall:

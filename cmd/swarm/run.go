@@ -397,7 +397,21 @@ func logEvent(l *slog.Logger) nexus.Observer {
 			if c.FailureClass != "" {
 				attrs = append(attrs, "failure_class", c.FailureClass)
 			}
-			attrs = append(attrs, "input_tokens", c.InputTokens, "output_tokens", c.OutputTokens, "latency_ms", c.LatencyMS, "cost_usd", c.CostUSD)
+			attrs = append(attrs, "input_tokens", c.InputTokens, "output_tokens", c.OutputTokens)
+			for _, kv := range []struct {
+				k string
+				n int
+			}{{"reasoning_tokens", c.ReasoningTokens}, {"cache_read_tokens", c.CacheReadTokens}, {"cache_write_tokens", c.CacheWriteTokens}} {
+				if kv.n > 0 {
+					attrs = append(attrs, kv.k, kv.n)
+				}
+			}
+			attrs = append(attrs, "latency_ms", c.LatencyMS)
+			if c.CostUSD != nil {
+				attrs = append(attrs, "cost_usd", *c.CostUSD)
+			} else if c.Unpriced {
+				attrs = append(attrs, "unpriced", true)
+			}
 			if c.Replayed {
 				attrs = append(attrs, "replayed", true)
 			}
@@ -504,8 +518,15 @@ func printSummary(w io.Writer, res *nexus.Result, mission, config string) {
 	if t.AgentsLaunched.Total != t.Agents.Total {
 		agents = fmt.Sprintf("agents %d launched of %d planned", t.AgentsLaunched.Total, t.Agents.Total)
 	}
-	fmt.Fprintf(w, "  %s · LLM calls %d · tokens %d in / %d out · cost %s · %s\n",
-		agents, t.Calls, t.InputTokens, t.OutputTokens, textsafe.Printable(nexus.FormatCost(t.CostUSD, t.UnpricedModels)), (time.Duration(t.WallMS) * time.Millisecond).Round(time.Millisecond))
+	tokens := fmt.Sprintf("tokens %d in / %d out", t.InputTokens, t.OutputTokens)
+	if d := nexus.TokenDetail(t.InputTokens, t.ReasoningTokens, t.CacheReadTokens, t.CacheWriteTokens); d != "" {
+		tokens += " · " + d
+		if t.PromptCacheHits > 0 {
+			tokens += fmt.Sprintf(" · prompt cache hit by %d of %d calls", t.PromptCacheHits, t.Calls)
+		}
+	}
+	fmt.Fprintf(w, "  %s · LLM calls %d · %s · cost %s · %s\n",
+		agents, t.Calls, tokens, textsafe.Printable(nexus.FormatCost(t.CostUSD, t.UnpricedModels)), (time.Duration(t.WallMS) * time.Millisecond).Round(time.Millisecond))
 	if r := res.Resumed; r != nil {
 		fmt.Fprintf(w, "  resumed (attempt %d): %s replayed from the journal, %s asked\n", r.Attempt, count(r.ReplayedCalls, "answer"), count(r.FreshCalls, "call"))
 	}

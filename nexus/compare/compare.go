@@ -123,6 +123,13 @@ type RunSummary struct {
 	InputTokens  int               `json:"input_tokens"`
 	OutputTokens int               `json:"output_tokens"`
 	CostUSD      float64           `json:"cost_usd"`
+	// The parts of the contender's tokens its provider reported
+	// (providers.Usage) and its calls that read from the prompt cache;
+	// absent when none was reported.
+	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
+	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	PromptCacheHits  int `json:"prompt_cache_hits,omitempty"`
 	// Unpriced are the contender's models whose calls had no known price
 	// (CostUSD leaves them out: a lower bound); RunUnpriced the whole run's.
 	Unpriced        []string       `json:"unpriced_models,omitempty"`
@@ -550,6 +557,10 @@ type callTally struct {
 	mu        sync.Mutex
 	calls     int
 	in, out   int
+	reasoning int
+	cacheRead int
+	cacheWrt  int
+	cacheHits int
 	cost      float64
 	unpriced  bool // some call had no known price
 	failures  map[string]int
@@ -571,7 +582,15 @@ func (t *callTally) Observe(e nexus.Event) {
 	t.calls++
 	t.in += c.InputTokens
 	t.out += c.OutputTokens
-	t.cost += c.CostUSD
+	t.reasoning += c.ReasoningTokens
+	t.cacheRead += c.CacheReadTokens
+	t.cacheWrt += c.CacheWriteTokens
+	if c.CacheReadTokens > 0 {
+		t.cacheHits++
+	}
+	if c.CostUSD != nil {
+		t.cost += *c.CostUSD
+	}
 	t.unpriced = t.unpriced || c.Unpriced
 	if c.FailureClass != "" {
 		t.failures[c.FailureClass]++
@@ -586,6 +605,10 @@ func (t *callTally) addTo(s *RunSummary) {
 	s.Calls += t.calls
 	s.InputTokens += t.in
 	s.OutputTokens += t.out
+	s.ReasoningTokens += t.reasoning
+	s.CacheReadTokens += t.cacheRead
+	s.CacheWriteTokens += t.cacheWrt
+	s.PromptCacheHits += t.cacheHits
 	s.CostUSD += t.cost
 	if t.unpriced && !slices.Contains(s.Unpriced, t.model) {
 		s.Unpriced = append(s.Unpriced, t.model)

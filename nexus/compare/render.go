@@ -493,7 +493,7 @@ func (r *Report) charts() (map[string]template.HTML, error) {
 // page renders compare.html (html/template: every value is escaped for
 // where it appears).
 var page = template.Must(template.New("compare.html.tmpl").Funcs(template.FuncMap{
-	"velocity": velocity, "pval": pval, "counts": counts, "cost": nexus.FormatCost,
+	"velocity": velocity, "pval": pval, "counts": counts, "cost": nexus.FormatCost, "tokenDetail": tokenDetail,
 	"pct":    percent,
 	"bundle": bundleCell, "failed": failedCell, "failureLine": failureLine,
 	"join": strings.Join,

@@ -83,6 +83,7 @@ type qualityRow struct {
 	JudgeD                    string
 	Calls                     int
 	InputTokens, OutputTokens int
+	TokenDetail               string // the cache and reasoning parts; "" when none was reported
 	Cost, RunCost             string
 	P50, P95                  string
 	Failures                  string
@@ -149,7 +150,7 @@ func (r *Report) markdownView() markdownView {
 			NotDistinguishable: c.NotDistinguishable, Advisory: c.Advisory, AdvisoryReason: c.AdvisoryReason, Untrusted: c.Untrusted})
 		q := qualityRow{Model: c.Model, Velocity: velocity(c.Velocity), Review: fmt.Sprintf("%.2f", c.ReviewScore),
 			Toxicity: fmt.Sprintf("%.3f", c.Toxicity), QualityGap: fmt.Sprintf("%.3f", c.QualityGap), JudgeD: r.judgeD(c.JudgeDisagreement),
-			Calls: c.Calls, InputTokens: c.InputTokens, OutputTokens: c.OutputTokens,
+			Calls: c.Calls, InputTokens: c.InputTokens, OutputTokens: c.OutputTokens, TokenDetail: tokenDetail(c),
 			Cost: nexus.FormatCost(c.CostUSD, c.Unpriced), RunCost: nexus.FormatCost(c.RunCostUSD, c.RunUnpriced),
 			P50: fmt.Sprintf("%.2f", c.LatencyP50MS), P95: fmt.Sprintf("%.2f", c.LatencyP95MS), Failures: counts(c.Failures)}
 		if c.NoResult {
@@ -193,4 +194,10 @@ func percent(m map[string]float64, k string) string {
 		return fmt.Sprintf("%.0f%%", 100*v)
 	}
 	return "—"
+}
+
+// tokenDetail is the cache and reasoning parts of a contender's tokens
+// (nexus.TokenDetail); "" when its provider reported none.
+func tokenDetail(c ContenderStats) string {
+	return nexus.TokenDetail(c.InputTokens, c.ReasoningTokens, c.CacheReadTokens, c.CacheWriteTokens)
 }

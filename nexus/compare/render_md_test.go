@@ -3,6 +3,7 @@ package compare
 import (
 	"flag"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/swarm-dev/swarm/internal/golden"
@@ -40,6 +41,7 @@ func richReport() *Report {
 			CriterionPassRate: map[string]float64{"sc-1": 0.5}, CategoryFailRate: map[string]float64{"happy_path": 0.5},
 			ReviewScore: 0.7, Toxicity: 0.2, QualityGap: 0.1, JudgeDisagreement: 0.1,
 			Calls: 10, InputTokens: 2000, OutputTokens: 500, CostUSD: 0.02, RunCostUSD: 0.05, LatencyP50MS: 300, LatencyP95MS: 900,
+			ReasoningTokens: 120, CacheReadTokens: 1500, PromptCacheHits: 6, // shown beside its tokens; mock:honest reported none, so none are shown for it
 			Failures: map[string]int{"timeout": 1, "rate_limit": 2},
 			Advisory: true, AdvisoryReason: "judge openai:gpt-4.1 is of the contender's family openai",
 			NotDistinguishable: []string{"mock:honest", "mock:prose"},
@@ -126,5 +128,37 @@ func TestMarkdownVariants(t *testing.T) {
 				t.Errorf("%s (%s): compare.md differs (-want +got):\n%s", c.name, c.why, d)
 			}
 		})
+	}
+}
+
+// A contender whose model has no known price shows "—" for its cost in
+// every format (terminal table, compare.md, compare.html), never $0.0000,
+// and one whose runs mixed priced and unpriced calls shows "≥".
+func TestUnpricedContenderCostInEveryFormat(t *testing.T) {
+	r := richReport()
+	r.Contenders[1].CostUSD, r.Contenders[1].Unpriced = 0, []string{"openai-compatible:x"}
+	r.Contenders[1].RunCostUSD, r.Contenders[1].RunUnpriced = 0.004, []string{"openai-compatible:x"}
+	html, err := r.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		out  string
+		want []string
+	}{
+		"terminal": {r.Table(), []string{"—"}},
+		"markdown": {r.Markdown(), []string{"| — (no price for openai-compatible:x) | ≥ $0.0040 (+ unpriced calls on openai-compatible:x) |"}},
+		"html":     {html, []string{"<td>— (no price for openai-compatible:x)</td>", "<td>≥ $0.0040 (&#43; unpriced calls on openai-compatible:x)</td>"}},
+	} {
+		for _, w := range tc.want {
+			if !strings.Contains(tc.out, w) {
+				t.Errorf("%s lacks %q", name, w)
+			}
+		}
+		for _, line := range strings.Split(tc.out, "\n") {
+			if strings.Contains(line, "gpt-4.1-mini") && strings.Contains(line, "0.0000") {
+				t.Errorf("%s shows the unpriced contender at 0: %s", name, line)
+			}
+		}
 	}
 }
