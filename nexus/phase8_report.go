@@ -1,6 +1,7 @@
 package nexus
 
 import (
+	"github.com/swarm-dev/swarm/providers"
 	"sort"
 	"time"
 
@@ -88,6 +89,15 @@ type Telemetry struct {
 	// left the closed state: their transitions, the calls routed to
 	// fallbacks and the time spent open; absent when none did.
 	Breakers []BreakerStats `json:"breakers,omitempty"`
+	// AdaptiveConcurrency is each model's adaptive concurrency limit
+	// (providers.AdaptiveLimit, ratelimits.go): its ceiling, lowest and
+	// final limit, the 429s seen and the changes; absent when no model of
+	// the run has one (the mock kind by default).
+	AdaptiveConcurrency []providers.AdaptiveStats `json:"adaptive_concurrency,omitempty"`
+	// PromptCache is each role's input tokens and, of them, those read from
+	// the provider's prompt cache; absent when no call reported a cache read
+	// or write.
+	PromptCache map[string]PromptCacheStats `json:"prompt_cache,omitempty"`
 	// Recovery counts the recovery ladder's steps; absent when no step
 	// beyond the providers' own retry was taken.
 	Recovery *RecoveryStats `json:"recovery,omitempty"`
@@ -149,6 +159,8 @@ func (r *runState) telemetry(res *Result) Telemetry {
 	t.Tools = r.meter.toolStats()
 	t.Refusals = r.meter.refusalGroups()
 	t.Breakers = r.pool.breakerStats()
+	t.AdaptiveConcurrency = r.pool.adaptiveStats()
+	t.PromptCache = r.pool.cache.stats()
 	t.Recovery = r.meter.recoveryStats()
 	t.WallMS = time.Since(r.start).Milliseconds()
 	for _, o := range res.Bundles {

@@ -249,6 +249,7 @@ func (pp *providerPool) record(ctx context.Context, ref providers.Ref, req provi
 	}
 	phase := pp.rec.phaseOf(ctx) // the call's event and any ceiling event it causes say the same phase
 	cost, unpriced := pp.meter.account(phase, ref, req.Caller.Role, resp.Usage, lat, cerr)
+	pp.cache.note(req.Caller.Role, resp.Usage)
 	data := CallData{
 		InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
 		LatencyMS: float64(lat.Microseconds()) / 1000, CostUSD: cost, Unpriced: unpriced, Transcript: seq,
