@@ -23,6 +23,8 @@ type ServerOptions struct {
 	// MaxBodyBytes bounds a request body (default DefaultMaxBodyBytes); a
 	// larger one is answered 413.
 	MaxBodyBytes int64
+	// Limits: prompt-cache reporting and rate limits (server_limits.go).
+	Limits Limits
 }
 
 // DefaultMaxBodyBytes is the default request body limit of the server.
@@ -59,7 +61,7 @@ func newServer(o ServerOptions, p providers.Provider) (http.Handler, error) {
 	if _, err := New(o.Persona, o.Options); err != nil {
 		return nil, err
 	}
-	s := &server{opts: o, mocks: map[string]*Mock{}, provider: p}
+	s := &server{opts: o, mocks: map[string]*Mock{}, provider: p, limits: newLimiter(o.Limits)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.models)
@@ -83,6 +85,7 @@ type server struct {
 	provider providers.Provider
 	mu       sync.Mutex
 	mocks    map[string]*Mock
+	limits   *limiter // server_limits.go
 }
 
 func (s *server) mock(model string) (*Mock, string) {
@@ -315,6 +318,11 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	release, ok := s.limits.admit(w)
+	if !ok {
+		return
+	}
+	defer release()
 	resp, err := p.Complete(r.Context(), req)
 	finish := "stop"
 	if err != nil {
@@ -364,6 +372,7 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	id, created, model := fmt.Sprintf("chatcmpl-mock-%d", time.Now().UnixNano()), time.Now().Unix(), "mock-"+persona
 	usage := map[string]any{"prompt_tokens": inTok, "completion_tokens": outTok, "total_tokens": inTok + outTok}
+	s.limits.answered(w, cr, usage, inTok, inTok+outTok)
 	if cr.Stream {
 		writeStream(w, id, created, model, resp.Text, calls, finish, usage, cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage)
 		return
