@@ -19,7 +19,7 @@ import (
 //     tokens) takes one off the limit and holds off the increase.
 //
 // Calls already in flight when the limit drops were admitted under the
-// old limit; what they answer does not lower it again (one decrease per
+// old limit; what they answer neither raises it nor lowers it again (one decrease per
 // generation, as TCP decreases once per window), so a burst of 429s from
 // one wave halves the limit once, not once per call.
 //
@@ -177,7 +177,8 @@ func (a *AdaptiveLimit) Done(p Permit, rl *RateLimitState, err error) (AdaptiveC
 			a.stats.LowHeadroom++
 			reason = AdaptiveLowHeadroom
 		}
-	case err == nil:
+	case err == nil && p.gen == a.gen:
+		// Only calls admitted under the current limit judge it.
 		a.ok++
 		if a.ok >= a.limit && a.limit < a.max {
 			a.limit++
