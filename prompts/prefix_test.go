@@ -35,7 +35,7 @@ func TestSharedPrefixIsStable(t *testing.T) {
 		{"workers of two domains, with read tools", "atom",
 			map[string]any{"Domain": "architecture", "BriefID": "architecture-01", "Brief": "Design the token flow.", "Aspects": []string{"tokens"}, "FileScope": []string(nil), "Workspace": true},
 			map[string]any{"Domain": "testing", "BriefID": "testing-07", "Brief": "Test clock skew.", "Aspects": []string{"skew"}, "FileScope": []string(nil), "Workspace": true},
-			"Your brief ("},
+			"Your brief, in the "},
 		{"commanders of two domains assembling bundles", "bundle",
 			map[string]any{"Capsule": capsule("architecture", "Plan it."), "Atoms": nil, "Feedback": "", "Previous": "", "Workspace": true},
 			map[string]any{"Capsule": capsule("testing", "Test it."), "Atoms": nil, "Feedback": "", "Previous": "", "Workspace": true},

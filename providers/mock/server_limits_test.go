@@ -75,7 +75,7 @@ func TestServerRateLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	type seen struct {
-		Code                                   int
+		Code                                    int
 		Limit, Remaining, Reset, RetryAfter, MS string
 	}
 	get := func() seen {
