@@ -2,6 +2,7 @@ package nexus_test
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -83,5 +84,22 @@ func TestDefaultMockHasNoAdaptiveTelemetry(t *testing.T) {
 	}
 	if res.Telemetry.AdaptiveConcurrency != nil || res.Telemetry.PromptCache != nil {
 		t.Errorf("adaptive %+v cache %+v: want neither", res.Telemetry.AdaptiveConcurrency, res.Telemetry.PromptCache)
+	}
+}
+
+// TestConcurrencyEventRoundTrip: a concurrency_limit event read back from
+// events.jsonl has its typed payload.
+func TestConcurrencyEventRoundTrip(t *testing.T) {
+	in := nexus.Event{Kind: nexus.EvConcurrency, Model: "openai:gpt-4.1", Data: nexus.ConcurrencyData{From: 16, To: 8, Max: 16, Model: "openai:gpt-4.1", Reason: "rate_limited", InFlight: 15}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out nexus.Event
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(in.Data, out.Data); diff != "" {
+		t.Errorf("payload (-want +got):\n%s", diff)
 	}
 }
