@@ -222,6 +222,8 @@ func decodePayload(k Kind, ph Phase, raw json.RawMessage) (Payload, error) {
 		return decodeAs[CanaryData](raw)
 	case EvFollowUp:
 		return decodeAs[FollowUpData](raw)
+	case EvConcurrency:
+		return decodeAs[ConcurrencyData](raw)
 	case EvPhaseEnd:
 		switch ph {
 		case Phase1:

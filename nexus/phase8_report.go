@@ -1,6 +1,7 @@
 package nexus
 
 import (
+	"github.com/swarm-dev/swarm/providers"
 	"sort"
 	"time"
 
@@ -105,6 +106,11 @@ type Telemetry struct {
 	// left the closed state: their transitions, the calls routed to
 	// fallbacks and the time spent open; absent when none did.
 	Breakers []BreakerStats `json:"breakers,omitempty"`
+	// AdaptiveConcurrency is each model's adaptive concurrency limit
+	// (providers.AdaptiveLimit, ratelimits.go): its ceiling, lowest and
+	// final limit, the 429s seen and the changes; absent when no model of
+	// the run has one (the mock kind by default).
+	AdaptiveConcurrency []providers.AdaptiveStats `json:"adaptive_concurrency,omitempty"`
 	// Recovery counts the recovery ladder's steps; absent when no step
 	// beyond the providers' own retry was taken.
 	Recovery *RecoveryStats `json:"recovery,omitempty"`
@@ -175,6 +181,7 @@ func (r *runState) telemetry(res *Result) Telemetry {
 	t.Tools = r.meter.toolStats()
 	t.Refusals = r.meter.refusalGroups()
 	t.Breakers = r.pool.breakerStats()
+	t.AdaptiveConcurrency = r.pool.adaptiveStats()
 	t.Recovery = r.meter.recoveryStats()
 	t.WallMS = time.Since(r.start).Milliseconds()
 	for _, o := range res.Bundles {

@@ -42,6 +42,11 @@ type providerPool struct {
 	mu    sync.Mutex
 	provs map[string]providers.Provider
 
+	// adaptive are the adaptive concurrency limits of the run's models
+	// (ratelimits.go); cache counts prompt-cache hits per role.
+	amu      sync.Mutex
+	adaptive map[string]*providers.AdaptiveLimit
+
 	bmu      sync.Mutex
 	circuits map[string]*circuit // per model and layer
 	wake     chan struct{}       // closed (and replaced) when a waiting call may be let through
@@ -288,7 +293,8 @@ func (pp *providerPool) provider(ref providers.Ref) (providers.Provider, error) 
 	p = pp.recorded(ref, pp.tokenCeiling(p))
 	ck := kc
 	ck.Timeout = pp.callTimeout(kc.Timeout)
-	p = stack(p, ck, pp.personality, pp.cfg, pp.limits.For(ref.Kind, kc))
+	kl := pp.limits.For(ref.Kind, kc)
+	p = stack(p, ck, pp.personality, pp.cfg, kl, pp.adaptiveFor(ref, kl))
 	pp.provs[ref.String()] = p
 	return p, nil
 }

@@ -79,7 +79,10 @@ type Error struct {
 	// at most MaxExcerpt bytes, control characters removed, secrets
 	// scrubbed), when the server answered with an error status.
 	Body string
-	Err  error
+	// RateLimit is what the error answer's headers said of the caller's
+	// rate-limit budgets (ParseRateLimit), when they said anything.
+	RateLimit *RateLimitState
+	Err       error
 }
 
 func (e *Error) Error() string {
@@ -167,6 +170,8 @@ func Retryable(err error) bool {
 	}
 	return false
 }
+
+func asError(err error, pe **Error) bool { return errors.As(err, pe) }
 
 // RetryAfterOf returns the server-requested retry delay carried by err, if any.
 func RetryAfterOf(err error) time.Duration {

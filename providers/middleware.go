@@ -167,11 +167,49 @@ func limitConcurrency(sem *semaphore.Weighted) Middleware {
 type KindLimits struct {
 	sem *semaphore.Weighted // nil: no cap
 	lim *rate.Limiter       // nil: no rate limit
+	// adaptive: each model of the kind has an adaptive concurrency limit
+	// (AdaptiveLimit), with ceiling maxConc, made on first use.
+	adaptive bool
+	maxConc  int
+	amu      sync.Mutex
+	models   map[string]*AdaptiveLimit
+}
+
+// AdaptiveOn says whether a kind's models get an adaptive concurrency limit:
+// the kind's adaptive_concurrency when set, else on for every kind but the
+// in-process mock (which sends no rate-limit headers and whose figures are
+// the README's).
+func AdaptiveOn(kind string, c KindConfig) bool {
+	if c.AdaptiveConcurrency != nil {
+		return *c.AdaptiveConcurrency
+	}
+	return kind != "mock"
+}
+
+// Adaptive returns model's adaptive concurrency limit, made on first use;
+// nil when the kind has none (AdaptiveOn). ref names the model.
+func (l *KindLimits) Adaptive(ref Ref) *AdaptiveLimit {
+	if l == nil || !l.adaptive {
+		return nil
+	}
+	l.amu.Lock()
+	defer l.amu.Unlock()
+	if l.models == nil {
+		l.models = map[string]*AdaptiveLimit{}
+	}
+	a, ok := l.models[ref.Model]
+	if !ok {
+		a = NewAdaptiveLimit(ref.String(), l.maxConc)
+		l.models[ref.Model] = a
+	}
+	return a
 }
 
 // NewKindLimits builds the limits of c.
+// A kind's adaptive limits are on only when c says so (LimitSet.For
+// applies the per-kind default, AdaptiveOn).
 func NewKindLimits(c KindConfig) *KindLimits {
-	l := &KindLimits{}
+	l := &KindLimits{maxConc: c.MaxConcurrency, adaptive: c.AdaptiveConcurrency != nil && *c.AdaptiveConcurrency}
 	if c.MaxConcurrency > 0 {
 		l.sem = semaphore.NewWeighted(int64(c.MaxConcurrency))
 	}
@@ -199,6 +237,7 @@ func (s *LimitSet) For(kind string, c KindConfig) *KindLimits {
 	l, ok := s.kinds[kind]
 	if !ok {
 		l = NewKindLimits(c)
+		l.adaptive = AdaptiveOn(kind, c)
 		s.kinds[kind] = l
 	}
 	return l
@@ -209,12 +248,29 @@ func (s *LimitSet) For(kind string, c KindConfig) *KindLimits {
 // rate limit, per-attempt timeout. The cap and the rate limit come from
 // limits (shared by every provider of the kind); nil builds fresh ones.
 func Standard(p Provider, c KindConfig, extraRetries int, limits *KindLimits) Provider {
+	return StandardWith(p, c, extraRetries, limits, StandardOptions{})
+}
+
+// StandardOptions are Standard's optional layers.
+type StandardOptions struct {
+	// Adaptive is the model's adaptive concurrency limit (KindLimits.Adaptive;
+	// nil: none). Each attempt waits for it inside the retries, after the
+	// kind's cap, so a Retry-After wait holds none of its slots.
+	Adaptive *AdaptiveLimit
+	// OnAdaptive hears of each change of Adaptive a call made.
+	OnAdaptive func(context.Context, AdaptiveChange)
+}
+
+// StandardWith is Standard with o's layers: concurrency cap, retries, then
+// per attempt the adaptive limit, the rate limit and the timeout.
+func StandardWith(p Provider, c KindConfig, extraRetries int, limits *KindLimits, o StandardOptions) Provider {
 	if limits == nil {
 		limits = NewKindLimits(c)
 	}
 	return Chain(p,
 		limitConcurrency(limits.sem),
 		Retry(RetryConfig{MaxRetries: c.Retries + extraRetries, Initial: 200 * time.Millisecond}),
+		Adaptive(o.Adaptive, o.OnAdaptive),
 		limitRate(limits.lim),
 		Timeout(c.Timeout),
 	)

@@ -136,6 +136,9 @@ type Response struct {
 	// Cached is set when the answer came from a Cache rather than the
 	// provider; Latency is then the original call's.
 	Cached bool `json:"-"`
+	// RateLimit is what the answer's headers said of the caller's
+	// rate-limit budgets (ParseRateLimit); nil when they said nothing.
+	RateLimit *RateLimitState `json:"-"`
 
 	checked *checkedOutput // set by CheckOutput (structured.go)
 }

@@ -68,6 +68,10 @@ type KindConfig struct {
 	MaxConcurrency int           `yaml:"max_concurrency" json:"max_concurrency,omitempty"`
 	Timeout        time.Duration `yaml:"timeout" json:"timeout,omitempty"`
 	Retries        int           `yaml:"retries" json:"retries"`
+	// AdaptiveConcurrency gives each model of the kind an adaptive
+	// concurrency limit fed by the answers' rate-limit headers and 429s
+	// (AdaptiveLimit); unset: on for every kind but mock (AdaptiveOn).
+	AdaptiveConcurrency *bool `yaml:"adaptive_concurrency,omitempty" json:"adaptive_concurrency,omitempty"`
 	// Prices in USD per million tokens.
 	InputPerMTok  float64 `yaml:"input_per_mtok" json:"input_per_mtok"`
 	OutputPerMTok float64 `yaml:"output_per_mtok" json:"output_per_mtok"`

@@ -37,6 +37,8 @@ type MockServeOptions struct {
 	MaxBody int64
 	// ReadTimeout bounds reading one request, headers and body.
 	ReadTimeout time.Duration
+	// Limits: prompt-cache reporting and rate limits (mock.Limits).
+	Limits mock.Limits
 }
 
 // newMockServeCmd builds `swarm mock serve`; runF runs the parsed options
@@ -74,6 +76,7 @@ parameters schemas. An unknown message role is answered 400.`,
 		Example: `  swarm mock serve --addr 127.0.0.1:8080
   swarm mock serve --persona flaky --faults examples/mock/faults-20.yaml
   swarm mock serve --max-body 1048576 --read-timeout 10s
+  swarm mock serve --prompt-cache --rpm 120 --max-inflight 4   # cache hits and rate limits as OpenAI reports them
   # then, in another shell, with a config whose providers.openai-compatible.base_url is http://127.0.0.1:8080/v1:
   swarm run examples/missions/api-design.md --provider openai-compatible:honest`,
 		Args: usageArgs(cobra.NoArgs),
@@ -87,6 +90,10 @@ parameters schemas. An unknown message role is answered 400.`,
 	cmd.Flags().DurationVar(&o.Latency, "latency", 0, "fixed latency per call")
 	cmd.Flags().Int64Var(&o.MaxBody, "max-body", mock.DefaultMaxBodyBytes, "largest request body in bytes (413 above it)")
 	cmd.Flags().DurationVar(&o.ReadTimeout, "read-timeout", 30*time.Second, "time allowed to read one request, headers and body")
+	cmd.Flags().BoolVar(&o.Limits.PromptCache, "prompt-cache", false, "report OpenAI-style automatic prefix caching in usage.prompt_tokens_details.cached_tokens")
+	cmd.Flags().IntVar(&o.Limits.RequestsPerMinute, "rpm", 0, "requests per minute: x-ratelimit-*-requests headers, 429 with Retry-After above it (0: none)")
+	cmd.Flags().IntVar(&o.Limits.TokensPerMinute, "tpm", 0, "tokens per minute: x-ratelimit-*-tokens headers, 429 once spent (0: none)")
+	cmd.Flags().IntVar(&o.Limits.MaxInFlight, "max-inflight", 0, "requests answered at once: 429 with Retry-After above it (0: none)")
 	return cmd
 }
 
@@ -96,6 +103,9 @@ func runMockServe(ctx context.Context, app *App, o MockServeOptions) error {
 	}
 	if o.ReadTimeout <= 0 {
 		return usageError(fmt.Errorf("--read-timeout %s: want a positive duration", o.ReadTimeout))
+	}
+	if l := o.Limits; l.RequestsPerMinute < 0 || l.TokensPerMinute < 0 || l.MaxInFlight < 0 {
+		return usageError(fmt.Errorf("--rpm %d, --tpm %d, --max-inflight %d: want 0 (none) or a positive number", l.RequestsPerMinute, l.TokensPerMinute, l.MaxInFlight))
 	}
 	opts := mock.Options{Seed: o.Seed, Latency: mock.LatencyConfig{Fixed: o.Latency}}
 	if o.Faults != "" {
@@ -112,7 +122,7 @@ func runMockServe(ctx context.Context, app *App, o MockServeOptions) error {
 		}
 		opts.Script = s
 	}
-	h, err := mock.NewServer(mock.ServerOptions{Persona: o.Persona, Options: opts, MaxBodyBytes: o.MaxBody})
+	h, err := mock.NewServer(mock.ServerOptions{Persona: o.Persona, Options: opts, MaxBodyBytes: o.MaxBody, Limits: o.Limits})
 	if err != nil {
 		return usageError(err)
 	}

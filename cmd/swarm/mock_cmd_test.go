@@ -54,6 +54,8 @@ func TestMockServeRejectsBadLimits(t *testing.T) {
 	for _, args := range [][]string{
 		{"mock", "serve", "--max-body", "0"},
 		{"mock", "serve", "--read-timeout", "-1s"},
+		{"mock", "serve", "--rpm", "-5"},          // a negative budget (issue 21)
+		{"mock", "serve", "--max-inflight", "-1"}, // a negative budget (issue 21)
 	} {
 		if c, _, errOut := execCLI(t, args...); c != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, c, errOut)

@@ -45,9 +45,12 @@ type progressView struct {
 	swaps        int
 	swapSeen     map[string]bool
 	wave         string // the wave launched last: "wave 2/4: 6 commanders"; "" without waves
-	lines        int
-	last         time.Time
-	start        time.Time
+	// limits are the adaptive concurrency limits that changed: per model,
+	// the current limit and its ceiling.
+	limits map[string][2]int
+	lines  int
+	last   time.Time
+	start  time.Time
 }
 
 // refusalGroup counts refused tool calls by kind, with the first of each
@@ -213,6 +216,19 @@ func (v *progressView) Observe(e nexus.Event) {
 				fmt.Fprintf(v.w, "[%6.1fs]   %s (%s)\n", time.Since(v.start).Seconds(), v.wave, d.Reason)
 			}
 		}
+	case nexus.EvConcurrency:
+		d, ok := e.Data.(nexus.ConcurrencyData)
+		if !ok {
+			break
+		}
+		if v.limits == nil {
+			v.limits = map[string][2]int{}
+		}
+		v.limits[d.Model] = [2]int{d.To, d.Max}
+		// In a pipe, the slow-downs: every step back up is not a line.
+		if !v.tty && d.To < d.From {
+			fmt.Fprintf(v.w, "[%6.1fs]   concurrency limit %s %d → %d of %d (%s)\n", time.Since(v.start).Seconds(), textsafe.Printable(d.Model), d.From, d.To, d.Max, d.Reason)
+		}
 	case nexus.EvCanary:
 		if !v.tty {
 			fmt.Fprintf(v.w, "[%6.1fs]   %s\n", time.Since(v.start).Seconds(), textsafe.Printable(e.Message))
@@ -287,6 +303,9 @@ func (v *progressView) redraw() {
 	}
 	if len(v.breakersOpen) > 0 || v.swaps > 0 {
 		tools += fmt.Sprintf("  breakers open %d  swaps %d", len(v.breakersOpen), v.swaps)
+	}
+	for _, m := range slices.Sorted(maps.Keys(v.limits)) {
+		tools += fmt.Sprintf("  limit %s %d/%d", textsafe.Printable(m), v.limits[m][0], v.limits[m][1])
 	}
 	wave := ""
 	if v.wave != "" {

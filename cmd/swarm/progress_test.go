@@ -151,3 +151,38 @@ func TestCountNoun(t *testing.T) {
 		}
 	}
 }
+
+// The adaptive concurrency limit in the progress view: in a pipe a line per
+// slow-down (not per step back up); the live view shows each model's
+// current limit and ceiling.
+func TestProgressShowsConcurrencyLimit(t *testing.T) {
+	plan := nexus.Plan{Domains: []string{"testing"}, Commanders: 1, Workers: 2}
+	lim := func(from, to int, reason string) nexus.Event {
+		return nexus.Event{Kind: nexus.EvConcurrency, Model: "openai:gpt-4.1",
+			Data: nexus.ConcurrencyData{From: from, To: to, Max: 16, Model: "openai:gpt-4.1", Reason: reason}}
+	}
+	events := []nexus.Event{lim(16, 8, "rate_limited"), lim(8, 9, "successes"), lim(9, 8, "low_headroom")}
+	var pipe bytes.Buffer
+	v := newProgressView(&pipe, plan, false)
+	for _, e := range events {
+		v.Observe(e)
+	}
+	out := pipe.String()
+	for _, want := range []string{"concurrency limit openai:gpt-4.1 16 → 8 of 16 (rate_limited)", "concurrency limit openai:gpt-4.1 9 → 8 of 16 (low_headroom)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no line %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "8 → 9") {
+		t.Errorf("a step back up is a line:\n%s", out)
+	}
+	var tty bytes.Buffer
+	v = newProgressView(&tty, plan, true)
+	for _, e := range events {
+		v.Observe(e)
+	}
+	v.redraw()
+	if !strings.Contains(tty.String(), "limit openai:gpt-4.1 8/16") {
+		t.Errorf("live view lacks the current limit:\n%q", tty.String())
+	}
+}

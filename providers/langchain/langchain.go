@@ -426,7 +426,9 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 			stop = fin.DoneReason
 		}
 	}
-	resp := providers.Response{Text: text.String(), Usage: usage, Model: p.ref.Model, FinishReason: normaliseStop(stop), Latency: lat}
+	_, hdr, _ := c.snapshot()
+	resp := providers.Response{Text: text.String(), Usage: usage, Model: p.ref.Model, FinishReason: normaliseStop(stop), Latency: lat,
+		RateLimit: providers.ParseRateLimit(hdr, time.Now())}
 	if len(req.Tools) > 0 {
 		// Calls only when tools were offered (a model calling unoffered
 		// tools gets its text taken as the answer). The model stopped for
@@ -597,6 +599,7 @@ func (p *Provider) classify(ctx context.Context, err error, c *call) error {
 	}
 	e.StatusCode = status
 	e.RetryAfter = providers.RetryAfterHeader(hdr)
+	e.RateLimit = providers.ParseRateLimit(hdr, time.Now())
 	code := ""
 	var le *llms.Error
 	if errors.As(llms.NewErrorMapper(p.ref.Kind).Map(err), &le) {

@@ -235,6 +235,9 @@ func (t mergeTurns) RoundTrip(r *http.Request) (*http.Response, error) {
 	if merged, ok := joinTurns(b); ok {
 		b = merged
 	}
+	if marked, ok := cacheSystem(b); ok {
+		b = marked
+	}
 	r = r.Clone(r.Context())
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }

@@ -143,7 +143,7 @@ func TestAnthropicToolsWithSchema(t *testing.T) {
 		t.Errorf("an answer: finish %q calls %v", resp.FinishReason, resp.ToolCalls)
 	}
 	b := f.last().body
-	sys, _ := b["system"].(string)
+	sys := systemText(b["system"])
 	if !strings.Contains(sys, "You review code.") || !strings.Contains(sys, `named "out"`) || !strings.HasSuffix(sys, toolsInstruction) {
 		t.Errorf("system prompt:\n%s", sys)
 	}

@@ -165,7 +165,7 @@ func TestAnthropicMessagesAPI(t *testing.T) {
 		t.Errorf("response %+v", resp)
 	}
 	b := f.last().body
-	if b["system"] != "You are the judge.\n\nBe brief." {
+	if systemText(b["system"]) != "You are the judge.\n\nBe brief." {
 		t.Errorf("system = %q, want both system messages joined, at the top level", b["system"])
 	}
 	msgs := b["messages"].([]any)
@@ -197,7 +197,7 @@ func TestAnthropicStructuredRepair(t *testing.T) {
 		reply{body: anthropicMsg("end_turn", 80, 9, `{"name":"fixed","score":5}`)})
 	p := newAnthropic(t, f, nil)
 	checkStructuredRepair(t, p, f, providers.Usage{InputTokens: 130, OutputTokens: 19})
-	sys := f.last().body["system"].(string)
+	sys := systemText(f.last().body["system"])
 	if !strings.Contains(sys, `"score"`) || !strings.Contains(sys, `"out"`) {
 		t.Errorf("schema not in the system prompt: %s", sys)
 	}
@@ -430,7 +430,7 @@ func TestSchemaInPromptCarriesDescriptions(t *testing.T) {
 	if _, _, err := providers.Structured[described](t.Context(), p, providers.Request{Messages: []providers.Message{{Role: "user", Content: "judge it"}}}, providers.WithSchemaName("described")); err != nil {
 		t.Fatal(err)
 	}
-	sys := f.last().body["system"].(string)
+	sys := systemText(f.last().body["system"])
 	for _, want := range []string{
 		`named "described" (A verdict on one criterion)`,
 		`"description":"pass or fail, nothing else."`,

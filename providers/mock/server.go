@@ -25,6 +25,8 @@ type ServerOptions struct {
 	// MaxBodyBytes bounds a request body (default DefaultMaxBodyBytes); a
 	// larger one is answered 413.
 	MaxBodyBytes int64
+	// Limits: prompt-cache reporting and rate limits (server_limits.go).
+	Limits Limits
 }
 
 // DefaultMaxBodyBytes is the default request body limit of the server.
@@ -79,7 +81,7 @@ func newServer(o ServerOptions, p providers.Provider) (http.Handler, error) {
 	if _, err := New(o.Persona, o.Options); err != nil {
 		return nil, err
 	}
-	s := &server{opts: o, mocks: map[string]*Mock{}, provider: p}
+	s := &server{opts: o, mocks: map[string]*Mock{}, provider: p, limits: newLimiter(o.Limits)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.models)
@@ -104,6 +106,7 @@ type server struct {
 	provider providers.Provider
 	mu       sync.Mutex
 	mocks    map[string]*Mock
+	limits   *limiter // server_limits.go
 }
 
 // personaOf is the persona a model id names ("honest", "mock-honest" or
@@ -501,6 +504,11 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 	if pl.req.Seed != nil {
 		base = *pl.req.Seed
 	}
+	release, ok := s.limits.admit(w)
+	if !ok {
+		return
+	}
+	defer release()
 	choices := make([]choice, pl.n)
 	for i := range choices {
 		req := pl.req
@@ -521,6 +529,7 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	id, created, model := fmt.Sprintf("chatcmpl-mock-%d", time.Now().UnixNano()), time.Now().Unix(), "mock-"+persona
 	usage := map[string]any{"prompt_tokens": inTok, "completion_tokens": outTok, "total_tokens": inTok + outTok}
+	s.limits.answered(w, cr, usage, inTok, inTok+outTok)
 	if cr.Stream {
 		writeStream(w, id, created, model, choices, usage, cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage)
 		return

@@ -232,8 +232,12 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 	if err != nil {
 		return providers.Response{Latency: lat}, p.classify(ctx, err, h)
 	}
-	resp := providers.Response{Model: out.Model, Latency: lat,
+	_, _, hdr, _ := h.get()
+	resp := providers.Response{Model: out.Model, Latency: lat, RateLimit: providers.ParseRateLimit(hdr, time.Now()),
 		Usage: providers.Usage{InputTokens: out.Usage.PromptTokens, OutputTokens: out.Usage.CompletionTokens}}
+	if d := out.Usage.PromptTokensDetails; d != nil {
+		resp.Usage.CacheReadTokens = d.CachedTokens // part of prompt_tokens
+	}
 	if len(out.Choices) == 0 {
 		return resp, &providers.Error{Class: providers.ClassUnparseable, Provider: p.ref.Kind, Model: p.ref.Model, Msg: "no choices in the response"}
 	}
@@ -322,6 +326,7 @@ func (p *Provider) classify(ctx context.Context, err error, h *holder) error {
 		}
 	}
 	e.RetryAfter = providers.RetryAfterHeader(hdr)
+	e.RateLimit = providers.ParseRateLimit(hdr, time.Now())
 	if e.RetryAfter == 0 && e.Class == providers.ClassRateLimited {
 		e.RetryAfter = rateLimitReset(hdr)
 	}
