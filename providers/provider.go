@@ -138,6 +138,10 @@ type Response struct {
 	Cached bool `json:"-"`
 
 	checked *checkedOutput // set by CheckOutput (structured.go)
+	// from is the provider that answered, set by the registry's wrapper
+	// (Registry.New): Structured names it, as kind:model, in the errors
+	// it makes of the answer.
+	from Ref
 }
 
 // Float returns a pointer to v, for Request.Temperature.

@@ -67,14 +67,6 @@ func (p *Provider) completeWire(ctx context.Context, req providers.Request) (pro
 	}
 	resp, err := p.wire.Complete(ctx, req)
 	resp.Model = cmp.Or(resp.Model, p.ref.Model)
-	if len(req.Tools) == 0 && len(resp.ToolCalls) > 0 {
-		// Calls of tools that were not offered: the text is the answer, as
-		// on the langchaingo path.
-		resp.ToolCalls = nil
-		if resp.FinishReason == providers.FinishToolCalls {
-			resp.FinishReason = providers.FinishStop
-		}
-	}
 	var pe *providers.Error
 	if errors.As(err, &pe) {
 		// The kind the user configured, not the delegate's.
