@@ -123,7 +123,9 @@ func (p *Provider) toMessages(req providers.Request) []llms.MessageContent {
 			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, m.Content))
 		case providers.RoleAssistant:
 			if len(m.ToolCalls) == 0 {
-				msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeAI, m.Content))
+				if m.Content != "" { // an empty assistant turn is refused (Anthropic: HTTP 400)
+					msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeAI, m.Content))
+				}
 				continue
 			}
 			var parts []llms.ContentPart
@@ -177,6 +179,12 @@ func toolsAsText(in []providers.Message) []llms.MessageContent {
 				fmt.Fprintf(&b, "[tool call %s (id %s): %s]", c.Name, c.ID, c.Arguments)
 			}
 			text = b.String()
+			if text == "" {
+				// An assistant turn that says nothing: an empty text block
+				// is refused (Anthropic, Bedrock: HTTP 400).
+				lastTool = false
+				continue
+			}
 		case providers.RoleTool:
 			text = fmt.Sprintf("[tool result of %s (id %s)]\n%s", m.ToolName, m.ToolCallID, m.Content)
 			if lastTool {

@@ -62,6 +62,13 @@ type Provider struct {
 
 // New builds the provider for ref.
 func New(ref providers.Ref, cfg providers.KindConfig) (providers.Provider, error) {
+	return NewWithTransport(ref, cfg, http.DefaultTransport)
+}
+
+// NewWithTransport is New with the HTTP transport requests go through:
+// kinds that speak this wire with their own dialect (Mistral, see
+// providers/langchain) rewrite requests there.
+func NewWithTransport(ref providers.Ref, cfg providers.KindConfig, base http.RoundTripper) (providers.Provider, error) {
 	key := cfg.APIKey()
 	if key == "" && needsKey[ref.Kind] {
 		return nil, fmt.Errorf("%w: set %s to use %s", providers.ErrMissingAPIKey, cfg.APIKeyEnv, ref)
@@ -84,7 +91,7 @@ func New(ref providers.Ref, cfg providers.KindConfig) (providers.Provider, error
 		cc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 		cc.OrgID = cfg.Options["organization"] // OpenAI-Organization header
 	}
-	cc.HTTPClient = &http.Client{Transport: headerCapture{base: http.DefaultTransport}}
+	cc.HTTPClient = &http.Client{Transport: headerCapture{base: base}}
 	p := &Provider{ref: ref, client: goopenai.NewClientWithConfig(cc), reasoning: isReasoningModel(ref.Model), keyEnv: cfg.APIKeyEnv}
 	switch cfg.Options["token_limit_param"] {
 	case "":
