@@ -1,0 +1,178 @@
+package langchain
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/swarm-dev/swarm/providers"
+)
+
+// Replay tests: real responses recorded by other projects against the real
+// APIs (testdata/ORIGIN names each one's repository, path and commit; the
+// testdata README lists what has no public recording), served again through
+// the fake server. They check that each kind reads what the recording says:
+// usage with its details, finish reason, tool calls, error class and status.
+
+// recorded loads a recorded HTTP response as a reply of the fake server.
+func recorded(t *testing.T, name string) reply {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(b)), nil)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	hdr := map[string]string{}
+	for k := range resp.Header {
+		if k != "Content-Length" && k != "Transfer-Encoding" {
+			hdr[k] = resp.Header.Get(k)
+		}
+	}
+	return reply{status: resp.StatusCode, hdr: hdr, body: string(body)}
+}
+
+var entityTool = providers.Tool{Name: "retrieve_entity_info", Description: "Get the knowledge about the given entity.",
+	Parameters: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)}
+
+// buildReplay builds a provider of kind against the fake server.
+func buildReplay(t *testing.T, kind string, f *fake) providers.Provider {
+	t.Helper()
+	switch kind {
+	case "anthropic":
+		return newAnthropic(t, f, nil)
+	case "mistral":
+		return newMistral(t, f)
+	case "ollama-native":
+		return newOllama(t, f)
+	case "bedrock":
+		bedrockEnv(t)
+		return newBedrock(t, f)
+	}
+	t.Fatalf("no replay for kind %s", kind)
+	return nil
+}
+
+func TestReplayRecordedAnswers(t *testing.T) {
+	ask := providers.Request{Messages: []providers.Message{{Role: "user", Content: "Hello"}}}
+	withTools := ask
+	withTools.Tools = []providers.Tool{entityTool, {Name: "get_image", Description: "An image."}}
+	withSchema := ask
+	withSchema.Schema = &providers.Schema{Name: "answer", JSON: json.RawMessage(`{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}`)}
+	tests := []struct {
+		name, kind, file string
+		req              providers.Request
+		want             providers.Response // Latency ignored; Text compared by prefix
+	}{
+		{name: "Anthropic plain text", kind: "anthropic", file: "anthropic_plain.http", req: ask,
+			want: providers.Response{Text: "Hello! As an AI language model, I don't have feelings", Model: "claude-test", FinishReason: "stop", Usage: providers.Usage{InputTokens: 13, OutputTokens: 35}}},
+		{name: "Anthropic cache reads and writes are added to the input", kind: "anthropic", file: "anthropic_cache.http", req: ask,
+			want: providers.Response{Text: "Python is a beginner-friendly", Model: "claude-test", FinishReason: "stop",
+				Usage: providers.Usage{InputTokens: 3 + 1111 + 418, OutputTokens: 33, CacheReadTokens: 1111, CacheWriteTokens: 418}}},
+		{name: "Anthropic thinking is not the answer", kind: "anthropic", file: "anthropic_thinking.http", req: ask,
+			want: providers.Response{Text: "Here's how to cross the street safely", Model: "claude-test", FinishReason: "stop", Usage: providers.Usage{InputTokens: 43, OutputTokens: 321}}},
+		{name: "Anthropic text and four parallel tool calls", kind: "anthropic", file: "anthropic_parallel_tools.http", req: withTools,
+			want: providers.Response{Text: "I'll help you find out who is the youngest", Model: "claude-test", FinishReason: "tool_calls", Usage: providers.Usage{InputTokens: 423, OutputTokens: 202},
+				ToolCalls: []providers.ToolCall{
+					{ID: "toolu_0167cfEnoQaPviGdVXA95zcu", Name: "retrieve_entity_info", Arguments: `{"name":"Alice"}`},
+					{ID: "toolu_01EEe2V5HD1Ac4rKiUR4HD2T", Name: "retrieve_entity_info", Arguments: `{"name":"Bob"}`},
+					{ID: "toolu_01XFyAjstT3966qvRynZyVPo", Name: "retrieve_entity_info", Arguments: `{"name":"Charlie"}`},
+					{ID: "toolu_013mnQZbgtK2oe3Mo3XKJsx3", Name: "retrieve_entity_info", Arguments: `{"name":"Daisy"}`}}}},
+		{name: "Mistral content chunks: the text chunk is the answer, usage as recorded (issue 21 point 5)", kind: "mistral", file: "mistral_thinking_chunks.http", req: ask,
+			want: providers.Response{Text: "Crossing a river is quite different from crossing a street", Model: "magistral-medium-latest", FinishReason: "stop", Usage: providers.Usage{InputTokens: 664, OutputTokens: 747}}},
+		{name: "Mistral content chunks on the tool path", kind: "mistral", file: "mistral_thinking_chunks.http", req: withTools,
+			want: providers.Response{Text: "Crossing a river is quite different from crossing a street", Model: "magistral-medium-latest", FinishReason: "stop", Usage: providers.Usage{InputTokens: 664, OutputTokens: 747}}},
+		{name: "Mistral cached prompt tokens", kind: "mistral", file: "mistral_prompt_cache.http", req: ask,
+			want: providers.Response{Text: "cache probe two.", Model: "mistral-large-latest", FinishReason: "stop", Usage: providers.Usage{InputTokens: 268, OutputTokens: 5, CacheReadTokens: 224}}},
+		{name: "Mistral tool call", kind: "mistral", file: "mistral_tool_call.http", req: withTools,
+			want: providers.Response{Model: "pixtral-12b-latest", FinishReason: "tool_calls", Usage: providers.Usage{InputTokens: 65, OutputTokens: 16},
+				ToolCalls: []providers.ToolCall{{ID: "FI5qQGzDE", Name: "get_image", Arguments: `{}`}}}},
+		{name: "Ollama native stream: done_reason and eval counts", kind: "ollama-native", file: "ollama_chat_stream.http", req: ask,
+			want: providers.Response{Text: "Okay, this is a surprisingly tricky question!", Model: "llama3.1:8b", FinishReason: "stop", Usage: providers.Usage{InputTokens: 18, OutputTokens: 203}}},
+		{name: "Ollama native JSON format", kind: "ollama-native", file: "ollama_chat_format.http", req: withSchema,
+			want: providers.Response{Text: `{"answer"`, Model: "llama3.1:8b", FinishReason: "stop", Usage: providers.Usage{InputTokens: 25, OutputTokens: 9}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, nil, recorded(t, tc.file), reply{status: http.StatusGone, body: `{"error":"one request only"}`})
+			// Through the retry middleware, as a run calls it.
+			p := providers.Retry(providers.RetryConfig{MaxRetries: 3, Sleep: func(context.Context, time.Duration) error { return nil }})(buildReplay(t, tc.kind, f))
+			resp, err := p.Complete(t.Context(), tc.req)
+			if err != nil {
+				t.Fatalf("%v (class %s)", err, providers.ClassOf(err))
+			}
+			if f.calls() != 1 {
+				t.Errorf("%d requests, want 1", f.calls())
+			}
+			if !strings.HasPrefix(resp.Text, tc.want.Text) || (tc.want.Text == "" && resp.Text != "") {
+				t.Errorf("text %.120q, want it to start with %q", resp.Text, tc.want.Text)
+			}
+			if strings.Contains(resp.Text, "Analogizing crossing a river") {
+				t.Errorf("the thinking is in the answer: %.200q", resp.Text)
+			}
+			resp.Text, resp.Latency = tc.want.Text, 0
+			if d := cmp.Diff(tc.want, resp, cmp.AllowUnexported(providers.Response{})); d != "" {
+				t.Errorf("response (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestReplayRecordedErrors(t *testing.T) {
+	ask := providers.Request{Messages: []providers.Message{{Role: "user", Content: "Hello"}}}
+	tests := []struct {
+		name, kind, file string
+		class            providers.Class
+		status           int
+		mentions         string
+	}{
+		{"Anthropic 400 invalid request is permanent", "anthropic", "anthropic_400.http", providers.ClassPermanent, 400, "does not support effort level"},
+		{"Anthropic 404 not found is permanent", "anthropic", "anthropic_404.http", providers.ClassPermanent, 404, "claude-does-not-exist"},
+		{"Anthropic 500 api_error is transient", "anthropic", "anthropic_500.http", providers.ClassTransient, 500, "Internal server error"},
+		{"Anthropic 529 overloaded is transient", "anthropic", "anthropic_529.http", providers.ClassTransient, 529, "Overloaded"},
+		{"Bedrock 403 AccessDenied is permanent", "bedrock", "bedrock_403.http", providers.ClassPermanent, 403, "access denied"},
+		{"Bedrock 400 invalid model id is permanent", "bedrock", "bedrock_400.http", providers.ClassPermanent, 400, "model identifier is invalid"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, nil, recorded(t, tc.file))
+			p := providers.Retry(providers.RetryConfig{MaxRetries: 2, Sleep: func(context.Context, time.Duration) error { return nil }})(buildReplay(t, tc.kind, f))
+			_, err := p.Complete(t.Context(), ask)
+			var pe *providers.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("err %v, want a *providers.Error", err)
+			}
+			// No recording carries a Retry-After, so none is read.
+			if pe.Class != tc.class || pe.StatusCode != tc.status || pe.RetryAfter != 0 || !strings.Contains(err.Error(), tc.mentions) {
+				t.Errorf("class %q status %d retry-after %s (%v); want %q %d mentioning %q", pe.Class, pe.StatusCode, pe.RetryAfter, err, tc.class, tc.status, tc.mentions)
+			}
+			if pe.Provider != tc.kind {
+				t.Errorf("provider %q, want %q", pe.Provider, tc.kind)
+			}
+			want := 1
+			if providers.Retryable(err) {
+				want = 3
+			}
+			if f.calls() != want {
+				t.Errorf("%d requests, want %d", f.calls(), want)
+			}
+		})
+	}
+}
