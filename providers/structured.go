@@ -372,7 +372,7 @@ func Structured[T any](ctx context.Context, p Provider, req Request, opts ...Str
 			if errors.Is(err, ErrTruncated) {
 				perr = &Error{Class: ClassUnparseable, Msg: "the answer was cut off at the token limit; answer again, more concisely", Err: ErrTruncated}
 			} else {
-				perr = &Error{Class: ClassUnparseable, Msg: "answered tool calls though none were offered", Err: ErrUnofferedToolCalls}
+				perr = &Error{Class: ClassUnparseable, Err: ErrUnofferedToolCalls}
 			}
 		} else {
 			res.Responses = append(res.Responses, resp)
@@ -509,8 +509,12 @@ func repairPrompt(name string, err *Error, resp Response) string {
 	case strings.TrimSpace(resp.Text) == "" && !errors.Is(err, ErrTruncated):
 		what = "Your previous answer was empty, not"
 	}
+	why := err.Msg
+	if why == "" && err.Err != nil {
+		why = err.Err.Error()
+	}
 	return fmt.Sprintf("%s a valid %q JSON document: %s.\n"+
-		"Answer again with only the corrected JSON document, matching the schema exactly.", what, name, err.Msg)
+		"Answer again with only the corrected JSON document, matching the schema exactly.", what, name, why)
 }
 
 // dropNulls removes object members whose value is null: in OpenAI's strict

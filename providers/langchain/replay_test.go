@@ -176,3 +176,61 @@ func TestReplayRecordedErrors(t *testing.T) {
 		})
 	}
 }
+
+// No wire format gets an assistant message that says nothing (Anthropic
+// and Bedrock refuse an empty text block with HTTP 400; issue 21 point 6).
+func TestEmptyAssistantMessageIsNotSent(t *testing.T) {
+	conv := providers.Request{Messages: []providers.Message{{Role: "user", Content: "a"}, {Role: "assistant"}, {Role: "user", Content: "b"}}}
+	withTools := conv
+	withTools.Tools = []providers.Tool{entityTool}
+	for _, kind := range []string{"anthropic", "bedrock", "ollama-native", "mistral"} {
+		for _, req := range []providers.Request{conv, withTools} {
+			var rp reply
+			switch kind {
+			case "anthropic", "bedrock":
+				rp = reply{body: anthropicMsg("end_turn", 5, 1, "ok")}
+			case "ollama-native":
+				if len(req.Tools) == 0 {
+					rp = reply{hdr: map[string]string{"Content-Type": "application/x-ndjson"}, body: ollamaStream("stop", 5, 1, "ok")}
+				} else {
+					rp = reply{body: mistralResp("ok", "stop", 5, 1)}
+				}
+			case "mistral":
+				rp = reply{body: mistralResp("ok", "stop", 5, 1)}
+			}
+			f := newFake(t, nil, rp)
+			if _, err := buildReplay(t, kind, f).Complete(t.Context(), req); err != nil {
+				t.Fatalf("%s (tools %d): %v", kind, len(req.Tools), err)
+			}
+			msgs, _ := f.last().body["messages"].([]any)
+			for i, m := range msgs {
+				mm, _ := m.(map[string]any)
+				if mm["role"] != "assistant" {
+					continue
+				}
+				if saysNothing(mm["content"]) && mm["tool_calls"] == nil {
+					t.Errorf("%s (tools %d): message %d is an empty assistant message: %s", kind, len(req.Tools), i, f.last().raw)
+				}
+			}
+		}
+	}
+}
+
+// saysNothing: no content, empty text, or only empty text blocks.
+func saysNothing(c any) bool {
+	switch v := c.(type) {
+	case nil:
+		return true
+	case string:
+		return v == ""
+	case []any:
+		for _, b := range v {
+			bm, _ := b.(map[string]any)
+			if bm["type"] != "text" || bm["text"] != "" {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

@@ -202,3 +202,55 @@ func TestReplayRecordedErrors(t *testing.T) {
 		})
 	}
 }
+
+// Issue 21 points 6-8 against recorded answers: a tool-call-only answer to
+// a request that offered no tools is not ok; the repair request holds no
+// assistant message without content and tool calls (a strict server
+// answers 400); the prose the repair got keeps the first failure as its
+// cause; the model is named kind:model throughout.
+func TestReplayRepairAfterUnofferedToolCalls(t *testing.T) {
+	srv := replay(t, "openai_tool_output.http", "openai_valid.http")
+	r := &providers.Registry{}
+	Register(r)
+	p, err := r.New(providers.Ref{Kind: "openai-compatible", Model: "x"}, providers.KindConfig{BaseURL: srv.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		City string `json:"city"`
+	}
+	_, res, err := providers.Structured[answer](t.Context(), p, providers.Request{Messages: []providers.Message{{Role: "user", Content: "Where?"}}})
+	want := "unparseable from openai-compatible:x: unparseable: answered tool calls though none were offered; repair: unparseable: no JSON found in the answer: unparseable output"
+	if err == nil || err.Error() != want {
+		t.Fatalf("err %v, want %q", err, want)
+	}
+	if len(res.Responses) != 2 || res.Usage() != (providers.Usage{InputTokens: 68 + 14, OutputTokens: 12 + 7}) {
+		t.Errorf("responses %d usage %+v, want 2 metered as recorded", len(res.Responses), res.Usage())
+	}
+	reqs := srv.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	var body struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	if err := json.Unmarshal(reqs[1], &body); err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range body.Messages {
+		if m["role"] == "assistant" && m["content"] == nil && m["tool_calls"] == nil {
+			t.Errorf("repair request message %d is an empty assistant message: %s", i, reqs[1])
+		}
+	}
+	if last := body.Messages[len(body.Messages)-1]; !strings.Contains(last["content"].(string), "get_user_country") {
+		t.Errorf("the repair prompt does not say what the model did: %v", last["content"])
+	}
+}
+
+// An empty assistant message in a conversation is never sent.
+func TestEmptyAssistantMessageIsNotSent(t *testing.T) {
+	got := chatMessages([]providers.Message{{Role: "user", Content: "a"}, {Role: "assistant"}, {Role: "user", Content: "b"}})
+	if len(got) != 2 || got[0].Content != "a" || got[1].Content != "b" {
+		t.Errorf("messages %+v, want the two user messages only", got)
+	}
+}
