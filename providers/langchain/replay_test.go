@@ -234,3 +234,40 @@ func saysNothing(c any) bool {
 	}
 	return false
 }
+
+// A 200 answer whose body does not parse is unparseable, not transient,
+// and the retry middleware does not send it again (issue 21). The body is
+// the one an OpenAI-compatible endpoint answered in pydantic-ai's
+// test_text_response cassette (providers/openai/testdata/openai_text_plain_200.http).
+func TestBadBodyOf200IsUnparseable(t *testing.T) {
+	for _, kind := range []string{"anthropic", "bedrock", "mistral"} {
+		t.Run(kind, func(t *testing.T) {
+			f := newFake(t, nil, reply{hdr: map[string]string{"Content-Type": "text/plain"}, body: "method=POST pathname=/bin/chat/completions Content-Type=text/plain"})
+			p := providers.Retry(providers.RetryConfig{MaxRetries: 3, Sleep: func(context.Context, time.Duration) error { return nil }})(buildReplay(t, kind, f))
+			_, err := p.Complete(t.Context(), providers.Request{Messages: []providers.Message{{Role: "user", Content: "Hello"}}})
+			if c := providers.ClassOf(err); c != providers.ClassUnparseable || f.calls() != 1 {
+				t.Errorf("class %q after %d requests (%v), want unparseable after 1", c, f.calls(), err)
+			}
+		})
+	}
+}
+
+// Bedrock's Anthropic answers carry the cache reads and writes in the body
+// (langchaingo keeps only input_tokens and output_tokens of it): they are
+// read from the body and added to the input. No public InvokeModel
+// recording has them (testdata/README.md); the body is Anthropic's
+// recorded usage (anthropic_cache.http) in Bedrock's answer.
+func TestBedrockCacheTokensFromTheBody(t *testing.T) {
+	bedrockEnv(t)
+	body := `{"id":"msg_1","type":"message","role":"assistant","model":"claude","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","stop_sequence":null,` +
+		`"usage":{"input_tokens":3,"cache_creation_input_tokens":418,"cache_read_input_tokens":1111,"output_tokens":33}}`
+	f := newFake(t, bedrockCheck, reply{body: body})
+	resp, err := newBedrock(t, f).Complete(t.Context(), providers.Request{Messages: []providers.Message{{Role: "user", Content: "x"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := providers.Usage{InputTokens: 3 + 1111 + 418, OutputTokens: 33, CacheReadTokens: 1111, CacheWriteTokens: 418}
+	if d := cmp.Diff(want, resp.Usage); d != "" {
+		t.Errorf("usage (-want +got):\n%s", d)
+	}
+}
