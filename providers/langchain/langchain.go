@@ -50,7 +50,7 @@ import (
 var kinds = []providers.KindInfo{
 	{Kind: "anthropic", Description: "Anthropic Messages API (langchaingo; tool calling; options.max_tokens, default 4096)", DefaultKeyEnv: "ANTHROPIC_API_KEY", Options: []string{"max_tokens"}, Check: providers.CheckKeyedServer},
 	{Kind: "google", Description: "Google Gemini API (langchaingo; tool calling)", DefaultKeyEnv: "GOOGLE_API_KEY", Check: providers.CheckKeyedServer},
-	{Kind: "mistral", Description: "Mistral (langchaingo; tool calling over Mistral's OpenAI-style API at base_url/v1; base_url default " + DefaultMistralBaseURL + ")", DefaultKeyEnv: "MISTRAL_API_KEY", Check: providers.CheckKeyedServer},
+	{Kind: "mistral", Description: "Mistral (its OpenAI-style API at base_url/v1 through go-openai; tool calling; reasoning models' content chunks; base_url default " + DefaultMistralBaseURL + ")", DefaultKeyEnv: "MISTRAL_API_KEY", Check: providers.CheckKeyedServer},
 	{Kind: "bedrock", Description: "AWS Bedrock InvokeModel (langchaingo; tool calling for Anthropic models; AWS credentials from the environment or profile; options.region, else AWS_REGION)", Options: []string{"region"}, Check: checkBedrock},
 	{Kind: "ollama-native", Description: "Ollama native /api/chat (langchaingo; no key; tool calling over Ollama's OpenAI-compatible base_url/v1)", DefaultBaseURL: "http://localhost:11434"},
 }
