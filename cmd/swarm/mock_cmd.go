@@ -50,10 +50,10 @@ func newMockServeCmd(app *App, runF func(context.Context, *MockServeOptions) err
 		Use:   "serve",
 		Short: "Serve the mock as an OpenAI-compatible HTTP API",
 		Long: `Serve the mock provider as an OpenAI-compatible API: POST /v1/chat/completions
-(honouring response_format json_schema and json_object, max_tokens, seed and
-usage) and GET /v1/models. A request whose model names a persona (honest,
-sloppy, ...) uses it; any other model uses --persona. Point swarm (or any
-OpenAI SDK) at it with a base URL.
+(honouring response_format json_schema and json_object, max_tokens, seed,
+n and usage), GET /v1/models and GET /v1/models/{id}. A request whose model
+names a persona (honest, sloppy, ...) uses it; any other model uses
+--persona. Point swarm (or any OpenAI SDK) at it with a base URL.
 
 Limits: a request body above --max-body bytes is answered 413; reading a
 request (headers and body) must finish within --read-timeout; a schema that
@@ -66,7 +66,11 @@ Every error, 404 and 405 included, is an OpenAI-shaped JSON error.
 Tool calling follows OpenAI's chat format: a request's tools, assistant
 tool_calls and tool messages (tool_call_id) reach the persona; its tool
 calls come back as message.tool_calls (content null, finish_reason
-"tool_calls"), so a client runs the tools and sends their results.`,
+"tool_calls"), so a client runs the tools and sends their results.
+tool_choice (auto, none, required, a named function) and
+parallel_tool_calls are honoured; a client's own tools (not the workspace
+tools) are called once per user turn, with arguments generated from their
+parameters schemas. An unknown message role is answered 400.`,
 		Example: `  swarm mock serve --addr 127.0.0.1:8080
   swarm mock serve --persona flaky --faults examples/mock/faults-20.yaml
   swarm mock serve --max-body 1048576 --read-timeout 10s

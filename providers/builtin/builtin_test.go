@@ -10,7 +10,7 @@ import (
 func TestRegistryHasEveryShippedKind(t *testing.T) {
 	reg := Registry(mock.Options{})
 	for _, kind := range []string{"mock", "openai", "azure", "ollama", "vllm", "lmstudio", "openai-compatible",
-		"anthropic", "google", "mistral", "bedrock", "ollama-native"} {
+		"anthropic", "google", "vertex", "mistral", "bedrock", "ollama-native"} {
 		if !reg.Has(kind) {
 			t.Errorf("kind %s is not registered", kind)
 		}

@@ -1,110 +1,13 @@
 package langchain
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/swarm-dev/swarm/providers"
 )
-
-// ---------- Google Gemini REST (generativelanguage v1beta) ----------
-
-func geminiResp(text, finish string, in, outTok int) string {
-	b, _ := json.Marshal(map[string]any{
-		"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{map[string]any{"text": text}}}, "finishReason": finish, "index": 0}},
-		"usageMetadata": map[string]any{"promptTokenCount": in, "candidatesTokenCount": outTok, "totalTokenCount": in + outTok},
-		"modelVersion":  "gemini-test-001"})
-	return string(b)
-}
-
-// geminiStream wraps a response the way the REST streamGenerateContent
-// endpoint does (a JSON array), which the genai chat session uses.
-func geminiStream(obj string) string { return "[" + obj + "]" }
-
-func geminiErr(code int, status, msg string, details ...any) string {
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": code, "message": msg, "status": status, "details": details}})
-	return string(b)
-}
-
-func googleCheck(t *testing.T, r *http.Request) {
-	key := r.Header.Get("X-Goog-Api-Key")
-	if key == "" {
-		key = r.URL.Query().Get("key")
-	}
-	if key != "gk" || !strings.HasPrefix(r.URL.Path, "/v1beta/models/gemini-test:") {
-		t.Errorf("%s?%s key %q", r.URL.Path, r.URL.RawQuery, key)
-	}
-}
-
-func newGoogle(t *testing.T, f *fake) providers.Provider {
-	t.Helper()
-	t.Setenv("SWARM_TEST_GOOGLE", "gk")
-	p, err := New(providers.Ref{Kind: "google", Model: "gemini-test"}, providers.KindConfig{BaseURL: f.srv.URL, APIKeyEnv: "SWARM_TEST_GOOGLE"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func TestGoogleGemini(t *testing.T) {
-	f := newFake(t, googleCheck, reply{body: geminiStream(geminiResp("All good.", "STOP", 12, 5))})
-	resp, err := newGoogle(t, f).Complete(t.Context(), twoSystems)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Text != "All good." || resp.Usage != (providers.Usage{InputTokens: 12, OutputTokens: 5}) || resp.FinishReason != providers.FinishStop {
-		t.Errorf("response %+v", resp)
-	}
-	b := f.last().body
-	gc, _ := b["generationConfig"].(map[string]any)
-	si, _ := json.Marshal(b["systemInstruction"])
-	if gc["maxOutputTokens"] != 300.0 || gc["temperature"] == nil || gc["temperature"].(float64) < 0.199 || gc["temperature"].(float64) > 0.201 {
-		t.Errorf("generationConfig %v", gc)
-	}
-	if !strings.Contains(string(si), "You are the judge.\\n\\nBe brief.") {
-		t.Errorf("systemInstruction %s: want both system messages", si)
-	}
-	f2 := newFake(t, googleCheck, reply{body: geminiStream(geminiResp("```json\n{\"name\":\"first\"}\n```", "STOP", 10, 4))}, reply{body: geminiStream(geminiResp(`{"name":"fixed","score":5}`, "STOP", 20, 6))})
-	checkStructuredRepair(t, newGoogle(t, f2), f2, providers.Usage{InputTokens: 30, OutputTokens: 10})
-}
-
-func TestGoogleGeminiStopsAndErrors(t *testing.T) {
-	retryInfo := map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "37s"}
-	perDay := map[string]any{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []any{map[string]any{"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests", "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}}}
-	perMin := map[string]any{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []any{map[string]any{"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests", "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}}}
-	quotaMsg := "You exceeded your current quota, please check your plan and billing details."
-	tests := []struct {
-		name  string
-		rp    reply
-		want  providers.Class
-		trunc bool
-		wait  time.Duration
-	}{
-		{"MAX_TOKENS is truncated", reply{body: geminiStream(geminiResp(`{"name":"a","score":1}`, "MAX_TOKENS", 5, 300))}, providers.ClassUnparseable, true, 0},
-		{"SAFETY is refused", reply{body: geminiStream(geminiResp("", "SAFETY", 5, 0))}, providers.ClassRefused, false, 0},
-		{"prompt blocked", reply{body: geminiStream(`{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":5,"totalTokenCount":5}}`)}, providers.ClassRefused, false, 0},
-		{"429 per minute, RetryInfo", reply{status: 429, body: geminiErr(429, "RESOURCE_EXHAUSTED", quotaMsg, perMin, retryInfo)}, providers.ClassRateLimited, false, 37 * time.Second},
-		{"429 per day is quota", reply{status: 429, body: geminiErr(429, "RESOURCE_EXHAUSTED", quotaMsg, perDay, retryInfo)}, providers.ClassQuota, false, 37 * time.Second},
-		{"400 INVALID_ARGUMENT", reply{status: 400, body: geminiErr(400, "INVALID_ARGUMENT", "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).")}, providers.ClassPermanent, false, 0},
-		{"403 bad key", reply{status: 403, body: geminiErr(403, "PERMISSION_DENIED", "Method doesn't allow unregistered callers.")}, providers.ClassPermanent, false, 0},
-		{"500 INTERNAL", reply{status: 500, body: geminiErr(500, "INTERNAL", "An internal error has occurred.")}, providers.ClassTransient, false, 0},
-		{"504 DEADLINE_EXCEEDED", reply{status: 504, body: geminiErr(504, "DEADLINE_EXCEEDED", "Deadline expired before operation could complete.")}, providers.ClassTimeout, false, 0},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(t, googleCheck, tc.rp)
-			_, err := newGoogle(t, f).Complete(t.Context(), twoSystems)
-			c, wait, _ := errClass(err)
-			if c != tc.want || wait != tc.wait || errors.Is(err, providers.ErrTruncated) != tc.trunc {
-				t.Errorf("class %q retry-after %s truncated %v (%v), want %q %s %v", c, wait, errors.Is(err, providers.ErrTruncated), err, tc.want, tc.wait, tc.trunc)
-			}
-		})
-	}
-}
 
 // ---------- AWS Bedrock InvokeModel (Anthropic model body) ----------
 

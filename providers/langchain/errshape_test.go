@@ -23,7 +23,6 @@ func TestEveryAdapterKeepsStatusAndBody(t *testing.T) {
 		{"anthropic", func(t *testing.T, f *fake) providers.Provider { return newAnthropic(t, f, nil) }},
 		{"ollama-native", newOllama},
 		{"mistral", newMistral},
-		{"google", newGoogle},
 		{"bedrock", func(t *testing.T, f *fake) providers.Provider { bedrockEnv(t); return newBedrock(t, f) }},
 	}
 	shapes := []struct {

@@ -1,6 +1,7 @@
-// Package langchain is the provider for Anthropic, Google (Gemini), Mistral,
-// Bedrock and native Ollama, built on github.com/tmc/langchaingo (Mistral
-// over the OpenAI wire format through providers/openai; wire.go says why).
+// Package langchain is the provider for Anthropic, Bedrock and native
+// Ollama, built on github.com/tmc/langchaingo, and for Mistral over the
+// OpenAI wire format through providers/openai (wire.go says why). (Gemini
+// is providers/google, on Google's own SDK.)
 //
 // langchaingo cannot enforce a JSON schema on these backends, so structured
 // output works by putting the schema in the prompt; providers.Structured then
@@ -8,7 +9,7 @@
 //
 // Tool calling goes through langchaingo's llms.WithTools, llms.ToolCall and
 // llms.ToolCallResponse where the backend's adapter has them (anthropic,
-// google, bedrock with Anthropic models); mistral (every request) and
+// bedrock with Anthropic models); mistral (every request) and
 // ollama-native call tools over the OpenAI wire format through
 // providers/openai (wire.go);
 // tools.go says which cannot and why.
@@ -34,14 +35,10 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/smithy-go"
-	"github.com/google/generative-ai-go/genai"
-	"google.golang.org/api/googleapi"
-	"google.golang.org/api/option"
 
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
 	"github.com/tmc/langchaingo/llms/bedrock"
-	"github.com/tmc/langchaingo/llms/googleai"
 	"github.com/tmc/langchaingo/llms/ollama"
 
 	"github.com/swarm-dev/swarm/providers"
@@ -49,7 +46,6 @@ import (
 
 var kinds = []providers.KindInfo{
 	{Kind: "anthropic", Description: "Anthropic Messages API (langchaingo; tool calling; options.max_tokens, default 4096)", DefaultKeyEnv: "ANTHROPIC_API_KEY", Options: []string{"max_tokens"}, Check: providers.CheckKeyedServer},
-	{Kind: "google", Description: "Google Gemini API (langchaingo; tool calling)", DefaultKeyEnv: "GOOGLE_API_KEY", Check: providers.CheckKeyedServer},
 	{Kind: "mistral", Description: "Mistral (its OpenAI-style API at base_url/v1 through go-openai; tool calling; reasoning models' content chunks; base_url default " + DefaultMistralBaseURL + ")", DefaultKeyEnv: "MISTRAL_API_KEY", Check: providers.CheckKeyedServer},
 	{Kind: "bedrock", Description: "AWS Bedrock InvokeModel (langchaingo; tool calling for Anthropic models; AWS credentials from the environment or profile; options.region, else AWS_REGION)", Options: []string{"region"}, Check: checkBedrock},
 	{Kind: "ollama-native", Description: "Ollama native /api/chat (langchaingo; no key; tool calling over Ollama's OpenAI-compatible base_url/v1)", DefaultBaseURL: "http://localhost:11434"},
@@ -131,25 +127,6 @@ func New(ref providers.Ref, cfg providers.KindConfig) (providers.Provider, error
 			opts = append(opts, anthropic.WithBaseURL(strings.TrimRight(cfg.BaseURL, "/")))
 		}
 		p.llm, err = anthropic.New(opts...)
-	case "google":
-		if err := needKey(); err != nil {
-			return nil, err
-		}
-		// genai's REST client retries 503s itself for up to ten minutes
-		// with no way to turn that off; through our own HTTP client the
-		// capture transport stops any second attempt of a call, so the retry
-		// middleware decides. Given an HTTP client, genai sends no key: the
-		// transport adds it as the x-goog-api-key header.
-		ghc := &http.Client{Transport: capture{base: googKey{key: key, base: http.DefaultTransport}, oneAttempt: true}}
-		opts := []googleai.Option{googleai.WithAPIKey(key), googleai.WithHTTPClient(ghc), googleai.WithDefaultModel(ref.Model)}
-		if cfg.BaseURL != "" {
-			// The genai client speaks REST; point it at another endpoint
-			// (a proxy, or a test server).
-			opts = append(opts, func(o *googleai.Options) {
-				o.ClientOptions = append(o.ClientOptions, option.WithEndpoint(strings.TrimRight(cfg.BaseURL, "/")))
-			})
-		}
-		p.llm, err = googleai.New(context.Background(), opts...)
 	case "mistral":
 		if err := needKey(); err != nil {
 			return nil, err
@@ -268,25 +245,10 @@ func (c *call) errBody() []byte {
 // NDJSON line with done_reason.
 type capture struct {
 	base http.RoundTripper
-	// oneAttempt refuses a second request within one call after an error
-	// status: the SDK is retrying on its own.
-	oneAttempt bool
 }
-
-// errSDKRetry stops an SDK's own retry; the call's error is classified by
-// the status and body of the attempt that failed.
-var errSDKRetry = errors.New("the SDK's own retry was stopped (swarm's retry middleware decides)")
 
 func (t capture) RoundTrip(r *http.Request) (*http.Response, error) {
 	c, _ := r.Context().Value(callKey{}).(*call)
-	if t.oneAttempt && c != nil {
-		if c.statusCode() >= 400 {
-			if r.Body != nil {
-				r.Body.Close()
-			}
-			return nil, errSDKRetry
-		}
-	}
 	resp, err := t.base.RoundTrip(r)
 	if resp == nil || c == nil {
 		return resp, err
@@ -297,18 +259,6 @@ func (t capture) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.mu.Unlock()
 	resp.Body = &tailReader{rc: resp.Body, c: c}
 	return resp, err
-}
-
-// googKey sends the Gemini API key as the x-goog-api-key header.
-type googKey struct {
-	key  string
-	base http.RoundTripper
-}
-
-func (t googKey) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("x-goog-api-key", t.key)
-	return t.base.RoundTrip(r)
 }
 
 type tailReader struct {
@@ -607,7 +557,7 @@ var statusRe = regexp.MustCompile(`(?i)(?:status(?: code)?[:= ]*|HTTP (?:Error |
 
 // classify maps a backend error to a failure class. It prefers what the
 // wire said (the HTTP status and headers the capture transport saw, or
-// the status carried by the Google and AWS SDK errors), then typed SDK
+// the status carried by the AWS SDK's errors), then typed SDK
 // errors, then langchaingo's string-based error codes.
 func (p *Provider) classify(ctx context.Context, err error, c *call) error {
 	e := &providers.Error{Provider: p.ref.Kind, Model: p.ref.Model, Err: err}
@@ -617,16 +567,9 @@ func (p *Provider) classify(ctx context.Context, err error, c *call) error {
 		status = 0
 	}
 	msg := strings.ToLower(err.Error())
-	var gerr *googleapi.Error
 	var aerr smithy.APIError
 	var rerr *awshttp.ResponseError
-	var blocked *genai.BlockedError
 	awsCode := ""
-	if errors.As(err, &gerr) {
-		status, hdr = gerr.Code, gerr.Header
-		details, _ := json.Marshal(gerr.Details) // QuotaFailure quotaId says per day or per minute
-		msg += " " + strings.ToLower(gerr.Message+" "+string(details))
-	}
 	if errors.As(err, &rerr) {
 		status = rerr.HTTPStatusCode()
 		if rerr.Response != nil {
@@ -643,9 +586,6 @@ func (p *Provider) classify(ctx context.Context, err error, c *call) error {
 	}
 	e.StatusCode = status
 	e.RetryAfter = providers.RetryAfterHeader(hdr)
-	if e.RetryAfter == 0 && gerr != nil {
-		e.RetryAfter = googleRetryDelay(gerr)
-	}
 	code := ""
 	var le *llms.Error
 	if errors.As(llms.NewErrorMapper(p.ref.Kind).Map(err), &le) {
@@ -656,8 +596,6 @@ func (p *Provider) classify(ctx context.Context, err error, c *call) error {
 	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) ||
 		awsCode == "ModelTimeoutException" || status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
 		e.Class = providers.ClassTimeout
-	case errors.As(err, &blocked):
-		e.Class = providers.ClassRefused
 	case strings.Contains(msg, "completed due to max_tokens"):
 		// Bedrock's Anthropic adapter turns stop_reason max_tokens into an error.
 		e.Class, e.Err = providers.ClassUnparseable, fmt.Errorf("%w: %w", providers.ErrTruncated, err)
@@ -699,8 +637,6 @@ func (p *Provider) classify(ctx context.Context, err error, c *call) error {
 		body := c.errBody()
 		switch {
 		case len(body) > 0:
-		case gerr != nil:
-			body = []byte(cmp.Or(gerr.Body, gerr.Message))
 		case aerr != nil:
 			body = []byte(aerr.ErrorCode() + ": " + aerr.ErrorMessage())
 		default:
@@ -743,19 +679,4 @@ func isQuota(msg, awsCode string, status int) bool {
 		return strings.Contains(msg, "perday")
 	}
 	return strings.Contains(msg, "billing") || strings.Contains(msg, "quota exceeded")
-}
-
-// googleRetryDelay reads the retryDelay of a google.rpc.RetryInfo detail
-// ("37s") in a Gemini error.
-func googleRetryDelay(e *googleapi.Error) time.Duration {
-	for _, d := range e.Details {
-		m, ok := d.(map[string]any)
-		if !ok || !strings.HasSuffix(fmt.Sprint(m["@type"]), "google.rpc.RetryInfo") {
-			continue
-		}
-		if v, err := time.ParseDuration(fmt.Sprint(m["retryDelay"])); err == nil {
-			return v
-		}
-	}
-	return 0
 }

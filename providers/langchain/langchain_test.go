@@ -109,7 +109,7 @@ func TestNormaliseUsage(t *testing.T) {
 }
 
 func TestMissingKeysAndRegistry(t *testing.T) {
-	for _, kind := range []string{"anthropic", "google", "mistral"} {
+	for _, kind := range []string{"anthropic", "mistral"} {
 		_, err := New(providers.Ref{Kind: kind, Model: "m"}, providers.KindConfig{APIKeyEnv: "SWARM_TEST_UNSET_KEY"})
 		if !errors.Is(err, providers.ErrMissingAPIKey) {
 			t.Errorf("%s: %v", kind, err)
@@ -117,7 +117,7 @@ func TestMissingKeysAndRegistry(t *testing.T) {
 	}
 	r := &providers.Registry{}
 	Register(r)
-	for _, k := range []string{"anthropic", "google", "mistral", "bedrock", "ollama-native"} {
+	for _, k := range []string{"anthropic", "mistral", "bedrock", "ollama-native"} {
 		if !r.Has(k) {
 			t.Errorf("%s not registered", k)
 		}

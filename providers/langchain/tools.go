@@ -21,11 +21,6 @@ import (
 //     langchaingo reads only the first part of an AI or tool message, so
 //     each call and each result goes as its own message and mergeTurns
 //     joins consecutive messages of one role on the wire.
-//   - google: functionDeclarations, functionCall and functionResponse are
-//     supported; Gemini has no call ids, so calls get call_<index>. Gemini 3
-//     models also want each call's thoughtSignature sent back, which the
-//     genai client under langchaingo (v0.15.1) has no field for: their
-//     second tool turn gets HTTP 400 (a permanent error quoting Gemini).
 //   - bedrock: Anthropic models only (InvokeModel with the Anthropic body:
 //     tools[].input_schema, tool_use, tool_result); langchaingo sends no
 //     tools for Bedrock's other model families.
@@ -88,11 +83,6 @@ func (p *Provider) toolDefs(tools []providers.Tool) ([]llms.Tool, error) {
 		}
 		if _, ok := params["type"]; !ok {
 			params["type"] = "object"
-		}
-		if _, ok := params["properties"]; !ok && p.ref.Kind == "google" {
-			// langchaingo's Gemini conversion refuses an object schema
-			// without properties.
-			params["properties"] = map[string]any{}
 		}
 		out = append(out, llms.Tool{Type: "function", Function: &llms.FunctionDefinition{Name: t.Name, Description: t.Description, Parameters: params}})
 	}

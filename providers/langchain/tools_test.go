@@ -168,50 +168,6 @@ func TestAnthropicUnofferedToolCall(t *testing.T) {
 	}
 }
 
-func TestGoogleToolCalling(t *testing.T) {
-	call := func(name, args string) map[string]any {
-		return map[string]any{"functionCall": map[string]any{"name": name, "args": jsonOf(t, args)}}
-	}
-	body, _ := json.Marshal(map[string]any{
-		"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{
-			call("read_file", `{"path":"a.go","start_line":3}`), call("grep", `{"pattern":"x"}`)}}, "finishReason": "STOP", "index": 0}},
-		"usageMetadata": map[string]any{"promptTokenCount": 70, "candidatesTokenCount": 15, "totalTokenCount": 85}})
-	f := newFake(t, googleCheck, reply{body: geminiStream(string(body))})
-	resp, err := newGoogle(t, f).Complete(t.Context(), toolTurn())
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Gemini has no call ids: call_<index> within the response.
-	wantCalls := []providers.ToolCall{{ID: "call_0", Name: "read_file", Arguments: `{"path":"a.go","start_line":3}`}, {ID: "call_1", Name: "grep", Arguments: `{"pattern":"x"}`}}
-	if d := cmp.Diff(wantCalls, resp.ToolCalls); d != "" || resp.FinishReason != providers.FinishToolCalls || resp.Text != "" ||
-		resp.Usage != (providers.Usage{InputTokens: 70, OutputTokens: 15}) {
-		t.Errorf("text %q finish %q usage %+v calls (-want +got):\n%s", resp.Text, resp.FinishReason, resp.Usage, d)
-	}
-	b := f.last().body
-	// genai sends the schema types as their proto enum numbers (OBJECT 6,
-	// STRING 1, INTEGER 3), which the proto JSON mapping accepts; keywords
-	// Gemini does not know (additionalProperties) are dropped.
-	wantTools := jsonOf(t, `[{"functionDeclarations":[
-		{"name":"list_dir","description":"List a directory.","parameters":{"type":6,"properties":{"path":{"type":1,"description":"Directory, relative to the root."}},"required":["path"]}},
-		{"name":"grep","description":"Search files.","parameters":{"type":6,"properties":{"pattern":{"type":1},"context":{"type":3}},"required":["pattern"]}}]}]`)
-	if d := cmp.Diff(wantTools, b["tools"]); d != "" {
-		t.Errorf("tools (-want +got):\n%s", d)
-	}
-	// The model's calls as functionCall parts of its turn, both results as
-	// functionResponse parts of one user turn, keyed by the tool's name.
-	wantContents := jsonOf(t, `[
-		{"role":"user","parts":[{"text":"Find the bug."}]},
-		{"role":"model","parts":[{"text":"Looking."},
-			{"functionCall":{"name":"list_dir","args":{"path":"."}}},
-			{"functionCall":{"name":"grep","args":{"pattern":"token"}}}]},
-		{"role":"user","parts":[
-			{"functionResponse":{"name":"list_dir","response":{"response":"{\"ok\":true,\"entries\":[]}"}}},
-			{"functionResponse":{"name":"grep","response":{"response":"{\"ok\":true,\"matches\":[]}"}}}]}]`)
-	if d := cmp.Diff(wantContents, b["contents"]); d != "" {
-		t.Errorf("contents (-want +got):\n%s", d)
-	}
-}
-
 func TestBedrockToolCalling(t *testing.T) {
 	bedrockEnv(t)
 	f := newFake(t, bedrockCheck, reply{body: anthropicToolMsg("tool_use", toolUse("toolu_7", "read_file", `{"path":"main.go"}`))})

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp/syntax"
 	"sort"
+	"strings"
 )
 
 // Caps on what the generator builds, so no schema a client sends can make
@@ -28,8 +30,12 @@ var ErrBadSchema = errors.New("unusable output schema")
 // required, enum, const, items, minItems/maxItems, minLength, minimum/maximum,
 // anyOf/oneOf, nullable types).
 type generator struct {
-	rng    *rand.Rand
-	words  []string
+	rng   *rand.Rand
+	words []string
+	// root is the whole schema, for local $ref ("#/$defs/x"); nil: a
+	// $ref is not followed.
+	root   map[string]any
+	refs   int   // $refs followed so far
 	values int   // values built so far
 	err    error // the first cap exceeded
 }
@@ -47,6 +53,19 @@ func (g *generator) value(s map[string]any, depth int) any {
 	}
 	if g.values++; g.values > MaxGenValues {
 		return g.fail("the document would have more than %d values", MaxGenValues)
+	}
+	if ref, ok := s["$ref"].(string); ok && g.root != nil {
+		target, ok := g.resolve(ref)
+		if !ok {
+			return g.fail("$ref %q does not name a part of the schema", ref)
+		}
+		if g.refs++; g.refs > MaxGenValues || depth >= maxGenDepth {
+			return g.fail("$ref %q nests deeper than %d levels", ref, maxGenDepth)
+		}
+		return g.value(target, depth+1)
+	}
+	if all, ok := s["allOf"].([]any); ok && len(all) > 0 && g.root != nil {
+		return g.value(mergeAllOf(s, all), depth+1)
 	}
 	if c, ok := s["const"]; ok {
 		return c
@@ -110,6 +129,14 @@ func (g *generator) value(s map[string]any, depth int) any {
 		}
 		return out
 	case "string":
+		if f, ok := s["format"].(string); ok && formatExamples[f] != "" {
+			return formatExamples[f]
+		}
+		if p, ok := s["pattern"].(string); ok {
+			if w, ok := fromPattern(p); ok {
+				return w
+			}
+		}
 		w := "value"
 		if len(g.words) > 0 {
 			w = g.words[g.rng.IntN(len(g.words))]
@@ -139,15 +166,190 @@ func (g *generator) value(s map[string]any, depth int) any {
 			hi = v
 			lo = math.Min(lo, hi)
 		}
+		// Exclusive bounds (draft 6 and later: numbers), honoured only
+		// where a schema sets them, so no other answer changes.
+		exLo, hasExLo := s["exclusiveMinimum"].(float64)
+		exHi, hasExHi := s["exclusiveMaximum"].(float64)
+		if hasExLo && lo <= exLo {
+			lo = exLo
+			hi = math.Max(hi, lo+1)
+		}
+		if hasExHi && hi >= exHi {
+			hi = exHi
+			lo = math.Min(lo, hi-1)
+		}
 		x := lo + g.rng.Float64()*(hi-lo)
 		if typ == "integer" {
-			return math.Floor(x)
+			x = math.Floor(x)
+			if hasExLo && x <= exLo {
+				x = math.Floor(exLo) + 1
+			}
+			return x
 		}
-		return math.Round(x*100) / 100
+		x = math.Round(x*100) / 100
+		if hasExLo && x <= exLo || hasExHi && x >= exHi {
+			x = (lo + hi) / 2
+		}
+		return x
 	case "boolean":
 		return g.rng.IntN(2) == 1
 	case "null":
 		return nil
 	}
 	return fmt.Sprintf("%v", g.words)
+}
+
+// formatExamples are values of the string formats a tool schema commonly
+// names (JSON Schema's format keyword).
+var formatExamples = map[string]string{
+	"date-time": "2025-01-02T03:04:05Z",
+	"date":      "2025-01-02",
+	"time":      "03:04:05Z",
+	"email":     "mock@example.com",
+	"uri":       "https://example.com/mock",
+	"url":       "https://example.com/mock",
+	"uuid":      "00000000-0000-4000-8000-000000000000",
+	"hostname":  "example.com",
+	"ipv4":      "192.0.2.1",
+	"ipv6":      "2001:db8::1",
+}
+
+// resolve follows a local reference ("#", "#/$defs/x", "#/definitions/x")
+// within g.root.
+func (g *generator) resolve(ref string) (map[string]any, bool) {
+	if ref == "#" {
+		return g.root, true
+	}
+	ptr, ok := strings.CutPrefix(ref, "#/")
+	if !ok {
+		return nil, false
+	}
+	var cur any = g.root
+	for _, tok := range strings.Split(ptr, "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[tok]; !ok {
+			return nil, false
+		}
+	}
+	m, ok := cur.(map[string]any)
+	return m, ok
+}
+
+// mergeAllOf is s with its allOf parts merged in (properties and required
+// joined; other keywords of s first, then of each part in order).
+func mergeAllOf(s map[string]any, all []any) map[string]any {
+	out := map[string]any{}
+	props := map[string]any{}
+	var required []any
+	add := func(m map[string]any) {
+		for k, v := range m {
+			switch k {
+			case "allOf":
+			case "properties":
+				if p, ok := v.(map[string]any); ok {
+					for pk, pv := range p {
+						if _, seen := props[pk]; !seen {
+							props[pk] = pv
+						}
+					}
+				}
+			case "required":
+				if r, ok := v.([]any); ok {
+					required = append(required, r...)
+				}
+			default:
+				if _, seen := out[k]; !seen {
+					out[k] = v
+				}
+			}
+		}
+	}
+	add(s)
+	for _, a := range all {
+		if m, ok := a.(map[string]any); ok {
+			add(m)
+		}
+	}
+	if len(props) > 0 {
+		out["properties"] = props
+		if _, ok := out["type"]; !ok {
+			out["type"] = "object"
+		}
+	}
+	if len(required) > 0 {
+		out["required"] = required
+	}
+	return out
+}
+
+// fromPattern returns a short string the regular expression p matches (the
+// fewest repetitions, the first alternative, a printable rune of each
+// class), or false when p does not parse as RE2 or asks for more than
+// MaxGenStringLen bytes.
+func fromPattern(p string) (string, bool) {
+	re, err := syntax.Parse(p, syntax.Perl)
+	if err != nil {
+		return "", false
+	}
+	var b strings.Builder
+	if !genMatch(&b, re.Simplify(), 0) {
+		return "", false
+	}
+	return b.String(), true
+}
+
+func genMatch(b *strings.Builder, re *syntax.Regexp, depth int) bool {
+	if depth > maxGenDepth*4 || b.Len() > MaxGenStringLen {
+		return false
+	}
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary, syntax.OpStar, syntax.OpQuest:
+		return true
+	case syntax.OpLiteral:
+		b.WriteString(string(re.Rune))
+		return true
+	case syntax.OpCharClass:
+		if len(re.Rune) < 2 {
+			return false
+		}
+		r := re.Rune[0]
+	pick:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for c := max(re.Rune[i], '0'); c <= re.Rune[i+1] && c <= '~'; c++ {
+				if c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' {
+					r = c
+					break pick
+				}
+			}
+		}
+		b.WriteRune(r)
+		return true
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		b.WriteByte('x')
+		return true
+	case syntax.OpCapture, syntax.OpPlus:
+		return genMatch(b, re.Sub[0], depth+1)
+	case syntax.OpRepeat:
+		for range re.Min {
+			if !genMatch(b, re.Sub[0], depth+1) {
+				return false
+			}
+		}
+		return true
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			if !genMatch(b, sub, depth+1) {
+				return false
+			}
+		}
+		return true
+	case syntax.OpAlternate:
+		return genMatch(b, re.Sub[0], depth+1)
+	}
+	return false
 }

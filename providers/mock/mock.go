@@ -215,7 +215,10 @@ func (m *Mock) Complete(ctx context.Context, req providers.Request) (providers.R
 		resp.Latency = time.Since(start)
 		return m.limitTokens(req, resp)
 	}
-	calls := m.toolCalls(req)
+	calls, err := m.toolCalls(req)
+	if err != nil {
+		return providers.Response{}, err
+	}
 	if len(calls) > 0 {
 		resp.ToolCalls, resp.FinishReason = calls, providers.FinishToolCalls
 	} else {
@@ -359,7 +362,7 @@ func (m *Mock) answer(req providers.Request, key [32]byte) (string, error) {
 	if err := json.Unmarshal(req.Schema.JSON, &schema); err != nil {
 		return "", providers.NewError(providers.ClassPermanent, "mock: schema is not a JSON object", fmt.Errorf("%w: %w", ErrBadSchema, err))
 	}
-	g := &generator{rng: rng, words: salientTerms(allText(req), 12)}
+	g := &generator{rng: rng, words: salientTerms(allText(req), 12), root: schema}
 	val := g.value(schema, 0)
 	if g.err != nil {
 		return "", providers.NewError(providers.ClassPermanent, "mock: cannot answer this schema", g.err)

@@ -3,10 +3,12 @@ package mock
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,14 +30,27 @@ type ServerOptions struct {
 // DefaultMaxBodyBytes is the default request body limit of the server.
 const DefaultMaxBodyBytes = 4 << 20
 
-// routes are the server's paths and the method each accepts.
-var routes = map[string]string{"/v1/chat/completions": http.MethodPost, "/v1/models": http.MethodGet}
+// allowedMethod is the method the server accepts on path ("" for a path
+// it does not serve).
+func allowedMethod(path string) string {
+	switch {
+	case path == "/v1/chat/completions":
+		return http.MethodPost
+	case path == "/v1/models", strings.HasPrefix(path, "/v1/models/") && len(path) > len("/v1/models/"):
+		return http.MethodGet
+	}
+	return ""
+}
 
 // NewServer returns an OpenAI-compatible handler (POST /v1/chat/completions,
-// GET /v1/models) backed by the mock. A request whose model names a persona
-// ("honest", "mock-honest" or "mock:honest") uses that persona. Every error
-// is an OpenAI-shaped JSON error ({"error":{"message","type","code"}}),
-// including 404 for an unknown path and 405 for a wrong method.
+// GET /v1/models, GET /v1/models/{id}) backed by the mock. A request whose
+// model names a persona ("honest", "mock-honest" or "mock:honest") uses that
+// persona. Every error is an OpenAI-shaped JSON error
+// ({"error":{"message","type","param","code"}}), including 404 for an
+// unknown path or model and 405 for a wrong method; a request the official
+// API would refuse (no messages, an unknown role, a tool message without
+// tool_call_id, n out of 1..128, a named tool_choice not among the tools)
+// is answered 400 naming the field.
 //
 // Tool calling follows OpenAI's chat format: the request's tools (type
 // function) become Request.Tools, an assistant message's tool_calls and a
@@ -43,6 +58,11 @@ var routes = map[string]string{"/v1/chat/completions": http.MethodPost, "/v1/mod
 // ToolName taken from the assistant call it answers), and a Response with
 // ToolCalls is answered with message.tool_calls, content null and
 // finish_reason "tool_calls" (streamed as one delta when stream is set).
+// tool_choice "none" withholds the tools; "required" and a named function
+// make the answer call tools (the named one only), with calls chosen from
+// the offered tools when the persona has none of its own;
+// parallel_tool_calls false keeps one call. n > 1 answers n choices, choice
+// i asked with seed+i.
 func NewServer(o ServerOptions) (http.Handler, error) {
 	return newServer(o, nil)
 }
@@ -63,14 +83,15 @@ func newServer(o ServerOptions, p providers.Provider) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("GET /v1/models/{id}", s.model)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, pattern := mux.Handler(r); pattern == "" {
-			if m, ok := routes[r.URL.Path]; ok {
+			if m := allowedMethod(r.URL.Path); m != "" {
 				w.Header().Set("Allow", m)
 				writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed", fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, m))
 				return
 			}
-			writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", fmt.Sprintf("unknown URL %s %s (this server serves POST /v1/chat/completions and GET /v1/models)", r.Method, r.URL.Path))
+			writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", fmt.Sprintf("unknown URL %s %s (this server serves POST /v1/chat/completions, GET /v1/models and GET /v1/models/{id})", r.Method, r.URL.Path))
 			return
 		}
 		mux.ServeHTTP(w, r)
@@ -85,9 +106,17 @@ type server struct {
 	mocks    map[string]*Mock
 }
 
-func (s *server) mock(model string) (*Mock, string) {
+// personaOf is the persona a model id names ("honest", "mock-honest" or
+// "mock:honest").
+func personaOf(model string) (string, bool) {
 	name := strings.TrimPrefix(strings.TrimPrefix(model, "mock:"), "mock-")
-	if _, ok := personas[name]; !ok {
+	_, ok := personas[name]
+	return name, ok
+}
+
+func (s *server) mock(model string) (*Mock, string) {
+	name, ok := personaOf(model)
+	if !ok {
 		name = s.opts.Persona
 	}
 	s.mu.Lock()
@@ -121,11 +150,14 @@ type chatRequest struct {
 		} `json:"json_schema,omitempty"`
 	} `json:"response_format,omitempty"`
 	Tools []chatTool `json:"tools,omitempty"`
-	// ToolChoice "none" withholds the tools from the mock; any other
-	// choice ("auto", "required", a named function) leaves the decision
-	// to the persona. parallel_tool_calls is accepted and ignored: a
-	// persona may call several tools in one answer.
+	// ToolChoice is "auto" (the default: the persona decides), "none"
+	// (the tools are withheld), "required" (the answer calls at least one
+	// tool) or {"type":"function","function":{"name":X}} (it calls X).
 	ToolChoice json.RawMessage `json:"tool_choice,omitempty"`
+	// ParallelToolCalls false keeps at most one call per answer.
+	ParallelToolCalls *bool `json:"parallel_tool_calls,omitempty"`
+	// N is the number of choices (1..maxChoices; default 1).
+	N *int `json:"n,omitempty"`
 }
 
 // chatTool is one entry of a request's tools.
@@ -150,9 +182,6 @@ type wireToolCall struct {
 
 // tools maps the request's tools to providers.Tool; an error names the field.
 func (cr chatRequest) tools() ([]providers.Tool, error) {
-	if c := bytes.TrimSpace(cr.ToolChoice); string(c) == `"none"` {
-		return nil, nil
-	}
 	var out []providers.Tool
 	for i, t := range cr.Tools {
 		if t.Type != "function" {
@@ -191,6 +220,9 @@ func (cr chatRequest) messages() (msgs []providers.Message, code string, err err
 	msgs = make([]providers.Message, len(cr.Messages))
 	names := map[string]string{} // tool call id -> function name
 	for i, cm := range cr.Messages {
+		if code, err := cm.check(i); err != nil {
+			return nil, code, err
+		}
 		m, err := cm.message()
 		if err != nil {
 			return nil, "invalid_content", fmt.Errorf("messages[%d].content: %w", i, err)
@@ -220,8 +252,37 @@ func (cr chatRequest) messages() (msgs []providers.Message, code string, err err
 	return msgs, "", nil
 }
 
+// check refuses message i as the official API does: a role it does not
+// know, a tool message without tool_call_id, an assistant message with
+// neither content nor tool_calls. code is the OpenAI error code.
+func (m chatMessage) check(i int) (code string, err error) {
+	switch m.Role {
+	case providers.RoleSystem, roleDeveloper, providers.RoleUser, providers.RoleAssistant, providers.RoleTool:
+	case "function":
+		return "invalid_value", fmt.Errorf("messages[%d].role %q: the deprecated function role is not served; use tool (with tool_call_id)", i, m.Role)
+	default:
+		return "invalid_value", fmt.Errorf("messages[%d].role %q: want system, developer, user, assistant or tool", i, m.Role)
+	}
+	c := bytes.TrimSpace(m.Content)
+	noContent := len(c) == 0 || string(c) == "null"
+	switch {
+	case m.Role == providers.RoleTool && m.ToolCallID == "":
+		return "missing_required_parameter", fmt.Errorf("messages[%d].tool_call_id is required for a tool message", i)
+	case m.Role == providers.RoleAssistant && noContent && len(m.ToolCalls) == 0:
+		return "missing_required_parameter", fmt.Errorf("messages[%d].content is required for an assistant message without tool_calls", i)
+	}
+	return "", nil
+}
+
+// roleDeveloper is OpenAI's newer name for the system role; the mock reads
+// it as a system message.
+const roleDeveloper = "developer"
+
 func (m chatMessage) message() (providers.Message, error) {
 	out := providers.Message{Role: m.Role}
+	if m.Role == roleDeveloper {
+		out.Role = providers.RoleSystem
+	}
 	c := bytes.TrimSpace(m.Content)
 	switch {
 	case len(c) == 0 || string(c) == "null":
@@ -250,10 +311,166 @@ func (m chatMessage) message() (providers.Message, error) {
 	return out, nil
 }
 
-func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
+// apiError is an answer in OpenAI's error shape.
+type apiError struct {
+	status                int
+	typ, code, param, msg string
+	header                map[string]string // set on the answer (Retry-After)
+}
+
+// badRequest is a 400 invalid_request_error about param.
+func badRequest(code, param, msg string) *apiError {
+	return &apiError{status: http.StatusBadRequest, typ: "invalid_request_error", code: code, param: param, msg: msg}
+}
+
+// writeAPIError writes e as {"error":{"message","type","param","code"}}
+// (param null when e names none).
+func writeAPIError(w http.ResponseWriter, e *apiError) {
+	for k, v := range e.header {
+		w.Header().Set(k, v)
+	}
+	var param any
+	if e.param != "" {
+		param = e.param
+	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": code}})
+	w.WriteHeader(e.status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": e.msg, "type": e.typ, "param": param, "code": e.code}})
+}
+
+func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
+	writeAPIError(w, &apiError{status: status, typ: typ, code: code, msg: msg})
+}
+
+// maxChoices is the largest n the server answers (OpenAI's limit).
+const maxChoices = 128
+
+// toolChoice is a request's tool_choice: mode auto, none, required or
+// function (name set).
+type toolChoice struct {
+	mode, name string
+}
+
+// parseToolChoice reads tool_choice against the request's tools.
+func parseToolChoice(raw json.RawMessage, tools []chatTool) (toolChoice, *apiError) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return toolChoice{mode: "auto"}, nil
+	}
+	var tc toolChoice
+	if raw[0] == '"' {
+		_ = json.Unmarshal(raw, &tc.mode)
+		switch tc.mode {
+		case "auto", "none":
+			return tc, nil
+		case "required":
+		default:
+			return tc, badRequest("invalid_value", "tool_choice", fmt.Sprintf("tool_choice %q: want none, auto, required or {\"type\":\"function\",\"function\":{\"name\":...}}", tc.mode))
+		}
+	} else {
+		var named struct {
+			Type     string `json:"type"`
+			Function *struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		}
+		if err := json.Unmarshal(raw, &named); err != nil {
+			return tc, badRequest("invalid_value", "tool_choice", "tool_choice: "+err.Error())
+		}
+		if named.Type != "function" {
+			return tc, badRequest("invalid_value", "tool_choice.type", fmt.Sprintf("tool_choice.type %q: want function", named.Type))
+		}
+		if named.Function == nil || named.Function.Name == "" {
+			return tc, badRequest("missing_required_parameter", "tool_choice.function.name", "tool_choice.function.name is required")
+		}
+		tc = toolChoice{mode: "function", name: named.Function.Name}
+	}
+	if len(tools) == 0 {
+		return tc, badRequest("invalid_value", "tool_choice", fmt.Sprintf("tool_choice %s is only allowed when tools are given", raw))
+	}
+	if tc.mode == "function" && !slices.ContainsFunc(tools, func(t chatTool) bool { return t.Function != nil && t.Function.Name == tc.name }) {
+		return tc, badRequest("invalid_value", "tool_choice", fmt.Sprintf("tool_choice names function %q, which is not among the tools", tc.name))
+	}
+	return tc, nil
+}
+
+// chatPlan is a validated request: what to ask the provider and how to
+// shape the answer.
+type chatPlan struct {
+	req providers.Request
+	// offered are the request's tools even when tool_choice "none"
+	// withholds them from req.
+	offered  []providers.Tool
+	choice   toolChoice
+	parallel bool
+	n        int
+}
+
+// plan validates cr and maps it to the request the provider is asked; an
+// error is the 400 to answer.
+func (cr chatRequest) plan() (chatPlan, *apiError) {
+	pl := chatPlan{n: 1, parallel: cr.ParallelToolCalls == nil || *cr.ParallelToolCalls}
+	if cr.MaxTokens < 0 || cr.MaxCompletionTokens < 0 {
+		return pl, badRequest("invalid_max_tokens", "max_tokens", "max_tokens must not be negative")
+	}
+	if len(cr.Messages) == 0 {
+		return pl, badRequest("missing_messages", "messages", "messages must not be empty")
+	}
+	if cr.N != nil {
+		switch n := *cr.N; {
+		case n < 1:
+			return pl, badRequest("integer_below_min_value", "n", fmt.Sprintf("n %d is less than the minimum of 1", n))
+		case n > maxChoices:
+			return pl, badRequest("integer_above_max_value", "n", fmt.Sprintf("n %d is greater than the maximum of %d", n, maxChoices))
+		}
+		pl.n = *cr.N
+	}
+	msgs, code, err := cr.messages()
+	if err != nil {
+		return pl, badRequest(code, "messages", err.Error())
+	}
+	tools, err := cr.tools()
+	if err != nil {
+		return pl, badRequest("invalid_tools", "tools", err.Error())
+	}
+	var e *apiError
+	if pl.choice, e = parseToolChoice(cr.ToolChoice, cr.Tools); e != nil {
+		return pl, e
+	}
+	pl.offered = tools
+	if pl.choice.mode == "none" {
+		tools = nil
+	}
+	pl.req = providers.Request{Messages: msgs, Temperature: cr.Temperature, MaxTokens: cmp.Or(cr.MaxCompletionTokens, cr.MaxTokens), Seed: cr.Seed, Tools: tools}
+	if role, agent, ok := strings.Cut(cr.User, "/"); ok {
+		pl.req.Caller = providers.Caller{Role: role, AgentID: agent}
+	}
+	if rf := cr.ResponseFormat; rf != nil {
+		switch rf.Type {
+		case "json_schema":
+			if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
+				return pl, badRequest("invalid_response_format", "response_format.json_schema.schema", "response_format.json_schema.schema is required")
+			}
+			if _, err := providers.CompileSchema(rf.JSONSchema.Schema); err != nil {
+				return pl, badRequest("invalid_schema", "response_format.json_schema.schema", "response_format.json_schema.schema: "+err.Error())
+			}
+			pl.req.Schema = &providers.Schema{Name: rf.JSONSchema.Name, JSON: rf.JSONSchema.Schema}
+		case "json_object":
+			pl.req.Schema = &providers.Schema{Name: SchemaJSONObject, JSON: jsonObjectSchema}
+		case "text", "":
+		default:
+			return pl, badRequest("invalid_response_format", "response_format.type", fmt.Sprintf("response_format.type %q: want text, json_object or json_schema", rf.Type))
+		}
+	}
+	return pl, nil
+}
+
+// choice is one answer of a chat completion.
+type choice struct {
+	text      string
+	calls     []wireToolCall
+	finish    string
+	outTokens int
 }
 
 func (s *server) chat(w http.ResponseWriter, r *http.Request) {
@@ -268,22 +485,9 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "request body: "+err.Error())
 		return
 	}
-	if cr.MaxTokens < 0 || cr.MaxCompletionTokens < 0 {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_max_tokens", "max_tokens must not be negative")
-		return
-	}
-	if len(cr.Messages) == 0 {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "missing_messages", "messages must not be empty")
-		return
-	}
-	msgs, code, err := cr.messages()
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", code, err.Error())
-		return
-	}
-	tools, err := cr.tools()
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_tools", err.Error())
+	pl, e := cr.plan()
+	if e != nil {
+		writeAPIError(w, e)
 		return
 	}
 	m, persona := s.mock(cr.Model)
@@ -291,51 +495,77 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 	if s.provider != nil {
 		p = s.provider
 	}
-	req := providers.Request{Messages: msgs, Temperature: cr.Temperature, MaxTokens: cmp.Or(cr.MaxCompletionTokens, cr.MaxTokens), Seed: cr.Seed, Tools: tools}
-	if role, agent, ok := strings.Cut(cr.User, "/"); ok {
-		req.Caller = providers.Caller{Role: role, AgentID: agent}
+	// Choice i > 0 is asked with seed+i, so the choices differ where the
+	// persona's answer depends on the seed; choice 0 is the answer n=1 gets.
+	base := s.opts.Options.Seed
+	if pl.req.Seed != nil {
+		base = *pl.req.Seed
 	}
-	if rf := cr.ResponseFormat; rf != nil {
-		switch rf.Type {
-		case "json_schema":
-			if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
-				writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_response_format", "response_format.json_schema.schema is required")
-				return
-			}
-			if _, err := providers.CompileSchema(rf.JSONSchema.Schema); err != nil {
-				writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_schema", "response_format.json_schema.schema: "+err.Error())
-				return
-			}
-			req.Schema = &providers.Schema{Name: rf.JSONSchema.Name, JSON: rf.JSONSchema.Schema}
-		case "json_object":
-			req.Schema = &providers.Schema{Name: SchemaJSONObject, JSON: jsonObjectSchema}
-		case "text", "":
-		default:
-			writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_response_format", fmt.Sprintf("response_format.type %q: want text, json_object or json_schema", rf.Type))
+	choices := make([]choice, pl.n)
+	for i := range choices {
+		req := pl.req
+		if i > 0 {
+			seed := base + int64(i)
+			req.Seed = &seed
+		}
+		c, e := complete(r.Context(), p, pl, req, persona)
+		if e != nil {
+			writeAPIError(w, e)
 			return
 		}
+		choices[i] = c
 	}
-	resp, err := p.Complete(r.Context(), req)
+	inTok, outTok := tokens(pl.req), 0
+	for _, c := range choices {
+		outTok += c.outTokens
+	}
+	id, created, model := fmt.Sprintf("chatcmpl-mock-%d", time.Now().UnixNano()), time.Now().Unix(), "mock-"+persona
+	usage := map[string]any{"prompt_tokens": inTok, "completion_tokens": outTok, "total_tokens": inTok + outTok}
+	if cr.Stream {
+		writeStream(w, id, created, model, choices, usage, cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage)
+		return
+	}
+	out := make([]any, len(choices))
+	for i, c := range choices {
+		msg := map[string]any{"role": "assistant", "content": c.text}
+		if len(c.calls) > 0 {
+			msg["tool_calls"] = c.calls
+			if c.text == "" {
+				msg["content"] = nil
+			}
+		}
+		out[i] = map[string]any{"index": i, "finish_reason": c.finish, "message": msg}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"id": id, "object": "chat.completion", "created": created,
+		"model": model, "system_fingerprint": "mock",
+		"choices": out,
+		"usage":   usage,
+	})
+}
+
+// complete asks p for one choice and shapes it by the plan's tool choice;
+// an error is the answer to send instead.
+func complete(ctx context.Context, p providers.Provider, pl chatPlan, req providers.Request, persona string) (choice, *apiError) {
+	resp, err := p.Complete(ctx, req)
 	finish := "stop"
 	if err != nil {
 		var pe *providers.Error
-		if !errors.As(err, &pe) {
-			writeError(w, http.StatusInternalServerError, "server_error", "internal", err.Error())
-			return
-		}
-		if errors.Is(err, ErrBadSchema) {
-			writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_schema", err.Error())
-			return
+		switch {
+		case !errors.As(err, &pe):
+			return choice{}, &apiError{status: http.StatusInternalServerError, typ: "server_error", code: "internal", msg: err.Error()}
+		case errors.Is(err, ErrBadSchema):
+			return choice{}, badRequest("invalid_schema", "", err.Error())
 		}
 		switch pe.Class {
 		case providers.ClassRateLimited:
-			w.Header().Set("Retry-After", strconv.Itoa(int(max(1, (pe.RetryAfter+time.Second-1)/time.Second))))
-			w.Header().Set("retry-after-ms", strconv.FormatInt(pe.RetryAfter.Milliseconds(), 10))
-			writeError(w, http.StatusTooManyRequests, "requests", "rate_limit_exceeded", pe.Msg)
-			return
+			return choice{}, &apiError{status: http.StatusTooManyRequests, typ: "requests", code: "rate_limit_exceeded", msg: pe.Msg, header: map[string]string{
+				"Retry-After":    strconv.Itoa(int(max(1, (pe.RetryAfter+time.Second-1)/time.Second))),
+				"retry-after-ms": strconv.FormatInt(pe.RetryAfter.Milliseconds(), 10),
+			}}
 		case providers.ClassTimeout:
-			writeError(w, http.StatusGatewayTimeout, "server_error", "timeout", pe.Msg)
-			return
+			return choice{}, &apiError{status: http.StatusGatewayTimeout, typ: "server_error", code: "timeout", msg: pe.Msg}
 		case providers.ClassUnparseable:
 			if errors.Is(err, providers.ErrTruncated) {
 				resp = providers.Response{Text: pe.Raw, Model: "mock-" + persona, Usage: resp.Usage}
@@ -344,51 +574,86 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 			}
 			fallthrough
 		default:
-			writeError(w, http.StatusInternalServerError, "server_error", "server_error", pe.Msg)
-			return
+			return choice{}, &apiError{status: http.StatusInternalServerError, typ: "server_error", code: "server_error", msg: pe.Msg}
 		}
 	}
-	var calls []wireToolCall
+	resp, changed, err := pl.shape(req, resp)
+	if err != nil {
+		if errors.Is(err, ErrBadSchema) {
+			return choice{}, badRequest("invalid_schema", "tools", err.Error())
+		}
+		return choice{}, &apiError{status: http.StatusInternalServerError, typ: "server_error", code: "internal", msg: err.Error()}
+	}
+	c := choice{text: resp.Text, finish: finish}
 	for i, tc := range resp.ToolCalls {
-		c := wireToolCall{ID: providers.CallID(tc.ID, i), Type: "function"}
-		c.Function.Name, c.Function.Arguments = tc.Name, tc.Arguments
-		calls = append(calls, c)
+		wc := wireToolCall{ID: providers.CallID(tc.ID, i), Type: "function"}
+		wc.Function.Name, wc.Function.Arguments = tc.Name, tc.Arguments
+		c.calls = append(c.calls, wc)
 	}
-	if len(calls) > 0 && finish == "stop" {
-		finish = "tool_calls"
+	if len(c.calls) > 0 && (finish == "stop" || changed) {
+		c.finish = "tool_calls"
 	}
-	inTok := tokens(req)
-	outTok := max(1, (len(resp.Text)+callsSize(resp.ToolCalls))/4)
-	if resp.Usage.OutputTokens > 0 {
-		outTok = resp.Usage.OutputTokens
+	c.outTokens = max(1, (len(resp.Text)+callsSize(resp.ToolCalls))/4)
+	if resp.Usage.OutputTokens > 0 && !changed {
+		c.outTokens = resp.Usage.OutputTokens
 	}
-	id, created, model := fmt.Sprintf("chatcmpl-mock-%d", time.Now().UnixNano()), time.Now().Unix(), "mock-"+persona
-	usage := map[string]any{"prompt_tokens": inTok, "completion_tokens": outTok, "total_tokens": inTok + outTok}
-	if cr.Stream {
-		writeStream(w, id, created, model, resp.Text, calls, finish, usage, cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage)
-		return
+	return c, nil
+}
+
+// shape makes an answer obey the plan's tool_choice and
+// parallel_tool_calls: "none" drops tool calls; "required" calls tools the
+// request offers when the answer has none; a named function keeps only
+// calls to it, calling it when the answer did not; parallel_tool_calls
+// false keeps the first call. A shaped answer that calls tools has no
+// text. changed reports whether the answer was shaped.
+func (pl chatPlan) shape(req providers.Request, resp providers.Response) (_ providers.Response, changed bool, err error) {
+	req.Tools = pl.offered
+	calls := resp.ToolCalls
+	limit := maxAnyCalls
+	if !pl.parallel {
+		limit = 1
 	}
-	msg := map[string]any{"role": "assistant", "content": resp.Text}
-	if len(calls) > 0 {
-		msg["tool_calls"] = calls
-		if resp.Text == "" {
-			msg["content"] = nil
+	switch pl.choice.mode {
+	case "none":
+		changed = len(calls) > 0
+		calls = nil
+	case "required":
+		if len(calls) == 0 {
+			changed = true
+			if calls, err = anyToolCalls(req, "", limit); err != nil {
+				return resp, false, err
+			}
+		}
+	case "function":
+		named := slices.DeleteFunc(slices.Clone(calls), func(c providers.ToolCall) bool { return c.Name != pl.choice.name })
+		changed = len(named) != len(calls)
+		calls = named
+		if len(calls) == 0 {
+			changed = true
+			if calls, err = anyToolCalls(req, pl.choice.name, 1); err != nil {
+				return resp, false, err
+			}
 		}
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"id": id, "object": "chat.completion", "created": created,
-		"model": model, "system_fingerprint": "mock",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
-		"usage":   usage,
-	})
+	if len(calls) > limit && !pl.parallel {
+		changed = true
+		calls = calls[:1]
+	}
+	if !changed {
+		return resp, false, nil
+	}
+	resp.ToolCalls = calls
+	if len(calls) > 0 {
+		resp.Text, resp.FinishReason = "", providers.FinishToolCalls
+	}
+	return resp, true, nil
 }
 
 // writeStream answers a "stream": true request as server-sent events the
-// way OpenAI does: the content (or the tool calls, each with its index) in
-// one delta, then the finish reason, then (when asked for) the usage, then
-// [DONE].
-func writeStream(w http.ResponseWriter, id string, created int64, model, text string, calls []wireToolCall, finish string, usage map[string]any, withUsage bool) {
+// way OpenAI does: for each choice (its index set) the content (or the tool
+// calls, each with its index) in one delta, then its finish reason; then
+// (when asked for) the usage, then [DONE].
+func writeStream(w http.ResponseWriter, id string, created int64, model string, choices []choice, usage map[string]any, withUsage bool) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	chunk := func(choices []any, usage any) {
@@ -396,19 +661,21 @@ func writeStream(w http.ResponseWriter, id string, created int64, model, text st
 			"model": model, "system_fingerprint": "mock", "choices": choices, "usage": usage})
 		fmt.Fprintf(w, "data: %s\n\n", b)
 	}
-	delta := map[string]any{"role": "assistant", "content": text}
-	if len(calls) > 0 {
-		if text == "" {
-			delta["content"] = nil
+	for i, c := range choices {
+		delta := map[string]any{"role": "assistant", "content": c.text}
+		if len(c.calls) > 0 {
+			if c.text == "" {
+				delta["content"] = nil
+			}
+			var tcs []any
+			for j, tc := range c.calls {
+				tcs = append(tcs, map[string]any{"index": j, "id": tc.ID, "type": tc.Type, "function": tc.Function})
+			}
+			delta["tool_calls"] = tcs
 		}
-		var tcs []any
-		for i, c := range calls {
-			tcs = append(tcs, map[string]any{"index": i, "id": c.ID, "type": c.Type, "function": c.Function})
-		}
-		delta["tool_calls"] = tcs
+		chunk([]any{map[string]any{"index": i, "delta": delta, "finish_reason": nil}}, nil)
+		chunk([]any{map[string]any{"index": i, "delta": map[string]any{}, "finish_reason": c.finish}}, nil)
 	}
-	chunk([]any{map[string]any{"index": 0, "delta": delta, "finish_reason": nil}}, nil)
-	chunk([]any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}, nil)
 	if withUsage {
 		chunk([]any{}, usage)
 	}
@@ -418,11 +685,30 @@ func writeStream(w http.ResponseWriter, id string, created int64, model, text st
 	}
 }
 
+// modelObject is a persona as OpenAI's model object.
+func modelObject(id string) map[string]any {
+	return map[string]any{"id": id, "object": "model", "created": 0, "owned_by": "swarm-mock"}
+}
+
 func (s *server) models(w http.ResponseWriter, r *http.Request) {
 	var data []any
 	for _, p := range Personas() {
-		data = append(data, map[string]any{"id": p, "object": "model", "created": 0, "owned_by": "swarm-mock"})
+		data = append(data, modelObject(p))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+}
+
+// model answers GET /v1/models/{id}: the model object of a persona (named
+// as the chat endpoint accepts it: honest, mock-honest, mock:honest), 404
+// model_not_found otherwise.
+func (s *server) model(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if _, ok := personaOf(id); !ok {
+		writeAPIError(w, &apiError{status: http.StatusNotFound, typ: "invalid_request_error", code: "model_not_found", param: "model",
+			msg: fmt.Sprintf("The model %q does not exist (models: %s)", id, strings.Join(Personas(), ", "))})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(modelObject(id))
 }

@@ -213,9 +213,17 @@ type plannedCall struct {
 }
 
 // toolCalls is the persona's next tool turn for req (nil: answer now).
-func (m *Mock) toolCalls(req providers.Request) []providers.ToolCall {
+// A request offering only tools other than the workspace's gets calls
+// chosen from those (anyToolCalls), once per user turn.
+func (m *Mock) toolCalls(req providers.Request) ([]providers.ToolCall, error) {
+	if len(req.Tools) > 0 && !offersWorkspaceTools(req) {
+		if calledSinceUser(req) {
+			return nil, nil
+		}
+		return anyToolCalls(req, "", maxAnyCalls)
+	}
 	if !wantsTools(req) {
-		return nil
+		return nil, nil
 	}
 	s := stateOf(req)
 	var plan []plannedCall
@@ -239,7 +247,7 @@ func (m *Mock) toolCalls(req providers.Request) []providers.ToolCall {
 		b, _ := json.Marshal(c.args)
 		out = append(out, providers.ToolCall{ID: fmt.Sprintf("call_%d_%d", s.turn, len(out)), Name: c.name, Arguments: string(b)})
 	}
-	return out
+	return out, nil
 }
 
 // honestPlan: list the root and grep for the brief's key terms, then read
