@@ -27,8 +27,9 @@ import (
 //   - mistral: not through langchaingo: its Mistral SDK
 //     (gage-technologies/mistral-go v1.1.0, the newest) has no tool_call_id
 //     on a message, and Mistral refuses a tool result without one ("Tool
-//     call id has to be defined"). Requests with tools or tool history go
-//     over Mistral's OpenAI-style API instead (wire.go).
+//     call id has to be defined"), nor can it read a reasoning model's
+//     content chunks. Every Mistral request goes over Mistral's
+//     OpenAI-style API instead (wire.go).
 //   - ollama-native: not through langchaingo: its Ollama client sends no
 //     tools and reads no tool_calls. Requests with tools or tool history go
 //     over Ollama's OpenAI-compatible endpoint instead (wire.go).
