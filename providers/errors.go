@@ -43,6 +43,10 @@ var (
 	// ErrTruncated marks an answer cut off by the token limit (finish_reason
 	// "length"). Its class is unparseable: a cut-off answer is never parsed.
 	ErrTruncated = errors.New("answer truncated by token limit")
+	// ErrUnofferedToolCalls marks an answer made only of tool calls to a
+	// request that offered no tools. Its class is unparseable: there is no
+	// answer to use.
+	ErrUnofferedToolCalls = errors.New("answered tool calls though none were offered")
 	// ErrUnknownKind is returned by the registry for an unregistered provider kind.
 	ErrUnknownKind = errors.New("unknown provider kind")
 	// ErrMissingAPIKey is returned when a provider's API key variable is unset.
@@ -83,6 +87,11 @@ type Error struct {
 	// rate-limit budgets (ParseRateLimit), when they said anything.
 	RateLimit *RateLimitState
 	Err       error
+	// First is the failure of the first attempt when this is the failure
+	// of its repair (Structured): the cause the repair tried to fix. Error
+	// reads "<first>; repair: <this>"; errors.Is and errors.As see both
+	// (Unwrap), and ClassOf gives this error's class, the final one.
+	First *Error
 }
 
 func (e *Error) Error() string {
@@ -96,6 +105,18 @@ func (e *Error) Error() string {
 	if e.StatusCode != 0 {
 		s += fmt.Sprintf(" (HTTP %d)", e.StatusCode)
 	}
+	if f := e.First; f != nil {
+		// The first attempt's failure, then the repair's, in the order
+		// they happened: "unparseable: no JSON ...; repair: schema_invalid: ...".
+		return s + ": " + string(f.Class) + f.detail() + "; repair: " + string(e.Class) + e.detail()
+	}
+	return s + e.detail()
+}
+
+// detail is the part of Error after the class, the model and the status:
+// the message, the body excerpt and the wrapped cause, each after ": ".
+func (e *Error) detail() string {
+	s := ""
 	if e.Msg != "" {
 		s += ": " + e.Msg
 	}
@@ -108,8 +129,19 @@ func (e *Error) Error() string {
 	return s
 }
 
-// Unwrap returns the wrapped cause.
-func (e *Error) Unwrap() error { return e.Err }
+// Unwrap returns the wrapped cause and, after a failed repair, the first
+// attempt's failure.
+func (e *Error) Unwrap() []error {
+	switch {
+	case e.First == nil && e.Err == nil:
+		return nil
+	case e.First == nil:
+		return []error{e.Err}
+	case e.Err == nil:
+		return []error{e.First}
+	}
+	return []error{e.Err, e.First}
+}
 
 // Is reports whether target is the sentinel of e's class.
 func (e *Error) Is(target error) bool {
@@ -137,7 +169,7 @@ func ClassOf(err error) Class {
 			return c
 		}
 	}
-	if errors.Is(err, ErrTruncated) {
+	if errors.Is(err, ErrTruncated) || errors.Is(err, ErrUnofferedToolCalls) {
 		return ClassUnparseable
 	}
 	if errors.Is(err, context.DeadlineExceeded) {

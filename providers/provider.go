@@ -141,6 +141,10 @@ type Response struct {
 	RateLimit *RateLimitState `json:"-"`
 
 	checked *checkedOutput // set by CheckOutput (structured.go)
+	// from is the provider that answered, set by the registry's wrapper
+	// (Registry.New): Structured names it, as kind:model, in the errors
+	// it makes of the answer.
+	from Ref
 }
 
 // Float returns a pointer to v, for Request.Temperature.

@@ -122,6 +122,12 @@ func RedactError(err error) error {
 	if errors.As(err, &pe) && pe == err {
 		c := *pe
 		c.Msg, c.Raw, c.Body = Redact(c.Msg), Redact(c.Raw), Redact(c.Body)
+		if c.First != nil {
+			// The first attempt's failure is part of the error's text.
+			if f, ok := RedactError(c.First).(*Error); ok {
+				c.First = f
+			}
+		}
 		if c.Err != nil {
 			if s := c.Err.Error(); Redact(s) != s {
 				c.Err = WithMessage(c.Err, Redact(s))

@@ -1,6 +1,8 @@
 package providers
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -225,7 +227,27 @@ func (r *Registry) New(ref Ref, cfg KindConfig) (Provider, error) {
 	if err != nil {
 		return nil, RedactError(err)
 	}
-	return Redacting()(p), nil
+	return Chain(p, Redacting(), answeredBy(ref)), nil
+}
+
+// answeredBy marks every response of the provider built for ref with ref,
+// so that Structured's errors name the model as every adapter's do
+// (kind:model, the way the user wrote it), and stamps ref on any *Error
+// that names no model.
+func answeredBy(ref Ref) Middleware {
+	return func(p Provider) Provider {
+		return ProviderFunc(func(ctx context.Context, req Request) (Response, error) {
+			resp, err := p.Complete(ctx, req)
+			resp.from = ref
+			var pe *Error
+			if errors.As(err, &pe) && pe == err && pe.Provider == "" && pe.Model == "" {
+				c := *pe
+				c.Provider, c.Model = ref.Kind, ref.Model
+				err = &c
+			}
+			return resp, err
+		})
+	}
 }
 
 // Status says whether kind can be used with cfg in the environment getenv:

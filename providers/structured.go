@@ -356,41 +356,72 @@ func Structured[T any](ctx context.Context, p Provider, req Request, opts ...Str
 	if o.noRepair {
 		attempts = 1
 	}
-	var lastErr *Error
+	// first is the first attempt's failure, kept as the cause of the
+	// repair's (Error.First).
+	var first, lastErr *Error
 	for attempt := 0; attempt < attempts; attempt++ {
 		resp, err := p.Complete(ctx, req)
 		var perr *Error
 		if err != nil {
-			// A cut-off answer is repairable output, not a transport failure.
-			if !errors.Is(err, ErrTruncated) {
-				return zero, res, err
+			// A cut-off answer, or tool calls where none were offered, is
+			// repairable output, not a transport failure.
+			if !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrUnofferedToolCalls) {
+				return zero, res, chainRepair(err, first)
 			}
 			res.Responses = append(res.Responses, resp)
-			perr = &Error{Class: ClassUnparseable, Msg: "the answer was cut off at the token limit; answer again, more concisely", Err: ErrTruncated}
-			lastErr = perr
-			lastErr.Raw = resp.Text
-			if attempt+1 < attempts {
-				req.Messages = append(append([]Message(nil), req.Messages...), Message{Role: RoleUser, Content: repairPrompt(o.name, perr)})
+			if errors.Is(err, ErrTruncated) {
+				perr = &Error{Class: ClassUnparseable, Msg: "the answer was cut off at the token limit; answer again, more concisely", Err: ErrTruncated}
+			} else {
+				perr = &Error{Class: ClassUnparseable, Err: ErrUnofferedToolCalls}
 			}
-			continue
+		} else {
+			res.Responses = append(res.Responses, resp)
+			var val T
+			val, perr = decodeChecked[T](e, resp)
+			if perr == nil {
+				res.Raw = resp.Text
+				res.Repaired = attempt > 0
+				return val, res, nil
+			}
 		}
-		res.Responses = append(res.Responses, resp)
-		val, perr := decodeChecked[T](e, resp)
-		if perr == nil {
-			res.Raw = resp.Text
-			res.Repaired = attempt > 0
-			return val, res, nil
+		perr.Raw = resp.Text
+		// The model as every adapter names it (kind:model), or none.
+		perr.Provider, perr.Model = resp.from.Kind, resp.from.Model
+		if first == nil {
+			first = perr
 		}
 		lastErr = perr
-		lastErr.Raw = resp.Text
-		lastErr.Model = resp.Model
 		if attempt+1 < attempts {
-			req.Messages = append(append([]Message(nil), req.Messages...),
-				Message{Role: RoleAssistant, Content: resp.Text},
-				Message{Role: RoleUser, Content: repairPrompt(o.name, perr)})
+			msgs := append([]Message(nil), req.Messages...)
+			if resp.Text != "" && !errors.Is(perr, ErrTruncated) {
+				// The failed answer, for the model to correct. An empty
+				// one is not echoed: an assistant message with neither
+				// content nor tool calls is refused by strict servers
+				// (HTTP 400); the repair prompt says what the model did.
+				msgs = append(msgs, Message{Role: RoleAssistant, Content: resp.Text})
+			}
+			req.Messages = append(msgs, Message{Role: RoleUser, Content: repairPrompt(o.name, perr, resp)})
 		}
 	}
+	if lastErr != first {
+		lastErr.First = first
+	}
 	return zero, res, lastErr
+}
+
+// chainRepair makes err, a repair attempt's failure to answer at all (a
+// 400, a timeout), keep the first attempt's failure as its cause.
+func chainRepair(err error, first *Error) error {
+	var pe *Error
+	if first == nil || !errors.As(err, &pe) || pe != err {
+		if first != nil {
+			return &Error{Class: ClassOf(err), Provider: first.Provider, Model: first.Model, RetryAfter: RetryAfterOf(err), Err: err, First: first}
+		}
+		return err
+	}
+	c := *pe
+	c.First = first
+	return &c
 }
 
 // checkedOutput is the outcome of validating one answer against one schema.
@@ -466,9 +497,24 @@ func decodeChecked[T any](e *schemaEntry, resp Response) (T, *Error) {
 	return val, nil
 }
 
-func repairPrompt(name string, err *Error) string {
-	return fmt.Sprintf("Your previous answer was not a valid %q JSON document: %s.\n"+
-		"Answer again with only the corrected JSON document, matching the schema exactly.", name, err.Msg)
+func repairPrompt(name string, err *Error, resp Response) string {
+	what := "Your previous answer was not"
+	switch {
+	case len(resp.ToolCalls) > 0 && strings.TrimSpace(resp.Text) == "":
+		names := make([]string, len(resp.ToolCalls))
+		for i, c := range resp.ToolCalls {
+			names[i] = c.Name
+		}
+		what = fmt.Sprintf("Your previous answer had no text, only calls of tools that were not offered (%s); it was not", strings.Join(names, ", "))
+	case strings.TrimSpace(resp.Text) == "" && !errors.Is(err, ErrTruncated):
+		what = "Your previous answer was empty, not"
+	}
+	why := err.Msg
+	if why == "" && err.Err != nil {
+		why = err.Err.Error()
+	}
+	return fmt.Sprintf("%s a valid %q JSON document: %s.\n"+
+		"Answer again with only the corrected JSON document, matching the schema exactly.", what, name, why)
 }
 
 // dropNulls removes object members whose value is null: in OpenAI's strict

@@ -1,6 +1,7 @@
-// Package langchain is the provider for Anthropic, Mistral, Bedrock and
-// native Ollama, built on github.com/tmc/langchaingo. (Gemini is
-// providers/google, on Google's own SDK.)
+// Package langchain is the provider for Anthropic, Bedrock and native
+// Ollama, built on github.com/tmc/langchaingo, and for Mistral over the
+// OpenAI wire format through providers/openai (wire.go says why). (Gemini
+// is providers/google, on Google's own SDK.)
 //
 // langchaingo cannot enforce a JSON schema on these backends, so structured
 // output works by putting the schema in the prompt; providers.Structured then
@@ -8,8 +9,9 @@
 //
 // Tool calling goes through langchaingo's llms.WithTools, llms.ToolCall and
 // llms.ToolCallResponse where the backend's adapter has them (anthropic,
-// bedrock with Anthropic models); mistral and ollama-native call
-// tools over the OpenAI wire format through providers/openai (wire.go);
+// bedrock with Anthropic models); mistral (every request) and
+// ollama-native call tools over the OpenAI wire format through
+// providers/openai (wire.go);
 // tools.go says which cannot and why.
 package langchain
 
@@ -37,7 +39,6 @@ import (
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
 	"github.com/tmc/langchaingo/llms/bedrock"
-	"github.com/tmc/langchaingo/llms/mistral"
 	"github.com/tmc/langchaingo/llms/ollama"
 
 	"github.com/swarm-dev/swarm/providers"
@@ -45,7 +46,7 @@ import (
 
 var kinds = []providers.KindInfo{
 	{Kind: "anthropic", Description: "Anthropic Messages API (langchaingo; tool calling; options.max_tokens, default 4096)", DefaultKeyEnv: "ANTHROPIC_API_KEY", Options: []string{"max_tokens"}, Check: providers.CheckKeyedServer},
-	{Kind: "mistral", Description: "Mistral (langchaingo; tool calling over Mistral's OpenAI-style API at base_url/v1; base_url default " + DefaultMistralBaseURL + ")", DefaultKeyEnv: "MISTRAL_API_KEY", Check: providers.CheckKeyedServer},
+	{Kind: "mistral", Description: "Mistral (its OpenAI-style API at base_url/v1 through go-openai; tool calling; reasoning models' content chunks; base_url default " + DefaultMistralBaseURL + ")", DefaultKeyEnv: "MISTRAL_API_KEY", Check: providers.CheckKeyedServer},
 	{Kind: "bedrock", Description: "AWS Bedrock InvokeModel (langchaingo; tool calling for Anthropic models; AWS credentials from the environment or profile; options.region, else AWS_REGION)", Options: []string{"region"}, Check: checkBedrock},
 	{Kind: "ollama-native", Description: "Ollama native /api/chat (langchaingo; no key; tool calling over Ollama's OpenAI-compatible base_url/v1)", DefaultBaseURL: "http://localhost:11434"},
 }
@@ -83,13 +84,10 @@ type Provider struct {
 	llm llms.Model
 	// defaultMaxTokens is sent when a request sets none (0: the backend's).
 	defaultMaxTokens int
-	// detached: the backend ignores ctx (Mistral's SDK), so Complete waits
-	// for it in a goroutine and returns when ctx ends.
-	detached bool
 	// keyEnv names the API-key variable, for the hint on a 401 or 403.
 	keyEnv string
-	// wire is the OpenAI-wire delegate that calls tools for kinds whose
-	// langchaingo backend cannot (mistral, ollama-native; see wire.go).
+	// wire is the OpenAI-wire delegate: every request of mistral, and the
+	// requests with tools of ollama-native (see wire.go).
 	wire providers.Provider
 }
 
@@ -133,20 +131,8 @@ func New(ref providers.Ref, cfg providers.KindConfig) (providers.Provider, error
 		if err := needKey(); err != nil {
 			return nil, err
 		}
-		// The SDK retries 429 and 5xx itself (5 times, resending an empty
-		// body after the first try); swarm's retry middleware does that.
-		opts := []mistral.Option{mistral.WithAPIKey(key), mistral.WithModel(ref.Model), mistral.WithMaxRetries(1)}
-		if cfg.Timeout > 0 {
-			opts = append(opts, mistral.WithTimeout(cfg.Timeout))
-		}
-		if cfg.BaseURL != "" {
-			opts = append(opts, mistral.WithEndpoint(strings.TrimRight(cfg.BaseURL, "/")))
-		}
-		p.llm, err = mistral.New(opts...)
-		p.detached = true
-		if err == nil {
-			p.wire, err = newWire(ref, cfg, cmp.Or(cfg.BaseURL, DefaultMistralBaseURL), cfg.APIKeyEnv)
-		}
+		// Every Mistral request goes over the OpenAI wire (wire.go says why).
+		p.wire, err = newWire(ref, cfg, cmp.Or(cfg.BaseURL, DefaultMistralBaseURL), cfg.APIKeyEnv)
 	case "bedrock":
 		var client *bedrockruntime.Client
 		client, err = bedrockClient(cfg)
@@ -389,7 +375,7 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 	c := &call{}
 	cctx := context.WithValue(ctx, callKey{}, c)
 	start := time.Now()
-	out, err := p.generate(cctx, msgs, opts)
+	out, err := p.llm.GenerateContent(cctx, msgs, opts...)
 	lat := time.Since(start)
 	if status := c.statusCode(); err == nil && status >= 400 {
 		// An error status whose body the SDK read as an empty answer
@@ -412,8 +398,26 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 		u := NormaliseUsage(ch.GenerationInfo)
 		usage.InputTokens = max(usage.InputTokens, u.InputTokens)
 		usage.OutputTokens = max(usage.OutputTokens, u.OutputTokens)
+		usage.CacheReadTokens = max(usage.CacheReadTokens, u.CacheReadTokens)
+		usage.CacheWriteTokens = max(usage.CacheWriteTokens, u.CacheWriteTokens)
 		if ch.StopReason != "" && (stop == "" || normaliseStop(stop) == providers.FinishStop) {
 			stop = ch.StopReason
+		}
+	}
+	if p.ref.Kind == "bedrock" && usage.CacheReadTokens == 0 && usage.CacheWriteTokens == 0 {
+		// langchaingo's Bedrock client keeps only input_tokens and
+		// output_tokens of an Anthropic answer; its cache reads and
+		// writes are read from the body the capture transport saw.
+		_, _, last := c.snapshot()
+		var body struct {
+			Usage struct {
+				CacheRead  int `json:"cache_read_input_tokens"`
+				CacheWrite int `json:"cache_creation_input_tokens"`
+			} `json:"usage"`
+		}
+		if json.Unmarshal([]byte(last), &body) == nil {
+			usage.CacheReadTokens, usage.CacheWriteTokens = body.Usage.CacheRead, body.Usage.CacheWrite
+			usage.InputTokens += body.Usage.CacheRead + body.Usage.CacheWrite
 		}
 	}
 	if p.ref.Kind == "ollama-native" && stop == "" {
@@ -446,29 +450,6 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 		return resp, &providers.Error{Class: providers.ClassRefused, Provider: p.ref.Kind, Model: p.ref.Model, Raw: resp.Text, Msg: "refused or filtered (" + stop + ")"}
 	}
 	return resp, nil
-}
-
-// generate calls the backend; for one that ignores ctx it returns as soon
-// as ctx ends and leaves the call to finish (bounded by the SDK's timeout).
-func (p *Provider) generate(ctx context.Context, msgs []llms.MessageContent, opts []llms.CallOption) (*llms.ContentResponse, error) {
-	if !p.detached {
-		return p.llm.GenerateContent(ctx, msgs, opts...)
-	}
-	type result struct {
-		out *llms.ContentResponse
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		out, err := p.llm.GenerateContent(ctx, msgs, opts...)
-		done <- result{out, err}
-	}()
-	select {
-	case r := <-done:
-		return r.out, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
 }
 
 // mergeSystem moves system messages to the front as one message (Anthropic
@@ -513,9 +494,10 @@ func normaliseStop(s string) string {
 }
 
 // NormaliseUsage reads token usage from a langchaingo GenerationInfo, whose
-// keys differ per backend: Anthropic InputTokens/OutputTokens; Ollama and
-// OpenAI-style PromptTokens/CompletionTokens; Gemini and Bedrock
-// input_tokens/output_tokens; Mistral a nested "usage" object.
+// keys differ per backend: Anthropic InputTokens/OutputTokens (and its
+// cache reads and writes, CacheReadInputTokens/CacheCreationInputTokens,
+// added to the input); Ollama and OpenAI-style PromptTokens/CompletionTokens;
+// Gemini and Bedrock input_tokens/output_tokens; a nested "usage" object.
 func NormaliseUsage(info map[string]any) providers.Usage {
 	var u providers.Usage
 	pick := func(keys ...string) int {
@@ -528,6 +510,12 @@ func NormaliseUsage(info map[string]any) providers.Usage {
 	}
 	u.InputTokens = pick("InputTokens", "PromptTokens", "input_tokens", "prompt_tokens", "PromptEvalCount", "inputTokens")
 	u.OutputTokens = pick("OutputTokens", "CompletionTokens", "output_tokens", "completion_tokens", "EvalCount", "outputTokens")
+	// Anthropic counts the tokens read from and written to its prompt
+	// cache beside input_tokens, not in it: they are added, and kept as
+	// the details of the input (providers.Usage).
+	u.CacheReadTokens = pick("CacheReadInputTokens", "cache_read_input_tokens")
+	u.CacheWriteTokens = pick("CacheCreationInputTokens", "cache_creation_input_tokens")
+	u.InputTokens += u.CacheReadTokens + u.CacheWriteTokens
 	if u.InputTokens == 0 && u.OutputTokens == 0 {
 		if nested, ok := info["usage"]; ok {
 			m, ok := nested.(map[string]any)
@@ -576,6 +564,7 @@ var statusRe = regexp.MustCompile(`(?i)(?:status(?: code)?[:= ]*|HTTP (?:Error |
 func (p *Provider) classify(ctx context.Context, err error, c *call) error {
 	e := &providers.Error{Provider: p.ref.Kind, Model: p.ref.Model, Err: err}
 	status, hdr, tail := c.snapshot()
+	answered := status // the status of the answer, before a success is set aside
 	if status < 400 {
 		status = 0
 	}
@@ -637,6 +626,11 @@ func (p *Provider) classify(ctx context.Context, err error, c *call) error {
 	case code == string(llms.ErrCodeAuthentication) || code == string(llms.ErrCodeInvalidRequest) ||
 		code == string(llms.ErrCodeResourceNotFound) || code == string(llms.ErrCodeTokenLimit) || code == string(llms.ErrCodeNotImplemented):
 		e.Class = providers.ClassPermanent // e.g. Ollama's "model not found" (status lost in its stream)
+	case answered == http.StatusOK && badJSON(err):
+		// The server said 200 and sent a body that is not the answer's
+		// JSON: a retry would get the same, so the answer is unparseable,
+		// not the server failing.
+		e.Class, e.Msg = providers.ClassUnparseable, "the 200 answer's body does not parse"
 	default:
 		e.Class = providers.ClassTransient // connection refused, reset, a cut-off body, "server busy"
 	}
@@ -660,6 +654,19 @@ func (p *Provider) classify(ctx context.Context, err error, c *call) error {
 		e.Err = providers.WithMessage(e.Err, providers.Excerpt([]byte(e.Err.Error())))
 	}
 	return e
+}
+
+// badJSON reports an error of decoding a body that arrived whole: not JSON
+// or JSON of the wrong shape. The SDKs under langchaingo do not all wrap
+// the decoder's error, so their texts are recognised too.
+func badJSON(err error) bool {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &se) || errors.As(err, &te) {
+		return true
+	}
+	m := err.Error()
+	return strings.Contains(m, "invalid character") || strings.Contains(m, "cannot unmarshal")
 }
 
 // isQuota reports a spent budget (no retry helps) as opposed to a rate limit.

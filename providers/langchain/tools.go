@@ -27,8 +27,9 @@ import (
 //   - mistral: not through langchaingo: its Mistral SDK
 //     (gage-technologies/mistral-go v1.1.0, the newest) has no tool_call_id
 //     on a message, and Mistral refuses a tool result without one ("Tool
-//     call id has to be defined"). Requests with tools or tool history go
-//     over Mistral's OpenAI-style API instead (wire.go).
+//     call id has to be defined"), nor can it read a reasoning model's
+//     content chunks. Every Mistral request goes over Mistral's
+//     OpenAI-style API instead (wire.go).
 //   - ollama-native: not through langchaingo: its Ollama client sends no
 //     tools and reads no tool_calls. Requests with tools or tool history go
 //     over Ollama's OpenAI-compatible endpoint instead (wire.go).
@@ -113,7 +114,9 @@ func (p *Provider) toMessages(req providers.Request) []llms.MessageContent {
 			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, m.Content))
 		case providers.RoleAssistant:
 			if len(m.ToolCalls) == 0 {
-				msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeAI, m.Content))
+				if m.Content != "" { // an empty assistant turn is refused (Anthropic: HTTP 400)
+					msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeAI, m.Content))
+				}
 				continue
 			}
 			var parts []llms.ContentPart
@@ -167,6 +170,12 @@ func toolsAsText(in []providers.Message) []llms.MessageContent {
 				fmt.Fprintf(&b, "[tool call %s (id %s): %s]", c.Name, c.ID, c.Arguments)
 			}
 			text = b.String()
+			if text == "" {
+				// An assistant turn that says nothing: an empty text block
+				// is refused (Anthropic, Bedrock: HTTP 400).
+				lastTool = false
+				continue
+			}
 		case providers.RoleTool:
 			text = fmt.Sprintf("[tool result of %s (id %s)]\n%s", m.ToolName, m.ToolCallID, m.Content)
 			if lastTool {

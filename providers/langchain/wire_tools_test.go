@@ -164,7 +164,9 @@ func TestWireToolHistoryWithoutTools(t *testing.T) {
 }
 
 // A request without tools and without tool history stays on the langchaingo
-// path, as before.
+// path for ollama-native; Mistral's goes over the OpenAI wire too (its
+// langchaingo SDK cannot read the content arrays of Mistral's reasoning
+// models; wire.go), with Mistral's own seed field.
 func TestWirePlainRequestStaysNative(t *testing.T) {
 	nd := map[string]string{"Content-Type": "application/x-ndjson"}
 	replies := map[string]reply{
@@ -181,7 +183,14 @@ func TestWirePlainRequestStaysNative(t *testing.T) {
 			if resp.Text != "All good." || resp.Usage != (providers.Usage{InputTokens: 10, OutputTokens: 3}) {
 				t.Errorf("response %+v", resp)
 			}
-			if s := f.last(); !k.native(s) {
+			s := f.last()
+			if k.kind == "mistral" {
+				if s.path != "/v1/chat/completions" || s.body["random_seed"] != 9.0 || s.body["seed"] != nil || s.body["user"] != nil {
+					t.Errorf("a plain Mistral request went to %s %s, want the OpenAI wire with random_seed 9 and no seed or user", s.path, s.raw)
+				}
+				return
+			}
+			if !k.native(s) {
 				t.Errorf("a plain request went to %s %s, want the native path", s.path, s.raw)
 			}
 		})

@@ -62,6 +62,13 @@ type Provider struct {
 
 // New builds the provider for ref.
 func New(ref providers.Ref, cfg providers.KindConfig) (providers.Provider, error) {
+	return NewWithTransport(ref, cfg, http.DefaultTransport)
+}
+
+// NewWithTransport is New with the HTTP transport requests go through:
+// kinds that speak this wire with their own dialect (Mistral, see
+// providers/langchain) rewrite requests there.
+func NewWithTransport(ref providers.Ref, cfg providers.KindConfig, base http.RoundTripper) (providers.Provider, error) {
 	key := cfg.APIKey()
 	if key == "" && needsKey[ref.Kind] {
 		return nil, fmt.Errorf("%w: set %s to use %s", providers.ErrMissingAPIKey, cfg.APIKeyEnv, ref)
@@ -84,7 +91,7 @@ func New(ref providers.Ref, cfg providers.KindConfig) (providers.Provider, error
 		cc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 		cc.OrgID = cfg.Options["organization"] // OpenAI-Organization header
 	}
-	cc.HTTPClient = &http.Client{Transport: headerCapture{base: http.DefaultTransport}}
+	cc.HTTPClient = &http.Client{Transport: headerCapture{base: base}}
 	p := &Provider{ref: ref, client: goopenai.NewClientWithConfig(cc), reasoning: isReasoningModel(ref.Model), keyEnv: cfg.APIKeyEnv}
 	switch cfg.Options["token_limit_param"] {
 	case "":
@@ -233,16 +240,12 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 		return providers.Response{Latency: lat}, p.classify(ctx, err, h)
 	}
 	_, _, hdr, _ := h.get()
-	resp := providers.Response{Model: out.Model, Latency: lat, RateLimit: providers.ParseRateLimit(hdr, time.Now()),
-		Usage: providers.Usage{InputTokens: out.Usage.PromptTokens, OutputTokens: out.Usage.CompletionTokens}}
-	if d := out.Usage.PromptTokensDetails; d != nil {
-		resp.Usage.CacheReadTokens = d.CachedTokens // part of prompt_tokens
-	}
+	resp := providers.Response{Model: out.Model, Latency: lat, RateLimit: providers.ParseRateLimit(hdr, time.Now()), Usage: usage(out.Usage)}
 	if len(out.Choices) == 0 {
 		return resp, &providers.Error{Class: providers.ClassUnparseable, Provider: p.ref.Kind, Model: p.ref.Model, Msg: "no choices in the response"}
 	}
 	ch := out.Choices[0]
-	resp.Text = ch.Message.Content
+	resp.Text = answerText(ch.Message)
 	resp.FinishReason = string(ch.FinishReason)
 	for i, tc := range ch.Message.ToolCalls {
 		resp.ToolCalls = append(resp.ToolCalls, providers.ToolCall{ID: providers.CallID(tc.ID, i), Name: tc.Function.Name, Arguments: tc.Function.Arguments})
@@ -251,6 +254,18 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 		// Some OpenAI-compatible servers (older Ollama, some vLLM parsers)
 		// say "stop" although the answer is tool calls.
 		resp.FinishReason = providers.FinishToolCalls
+	}
+	if len(req.Tools) == 0 && len(resp.ToolCalls) > 0 {
+		// Calls of tools that were never offered: with text beside them the
+		// text is the answer; without, there is no answer at all.
+		if strings.TrimSpace(resp.Text) == "" {
+			return resp, &providers.Error{Class: providers.ClassUnparseable, Provider: p.ref.Kind, Model: p.ref.Model,
+				Msg: "tools called: " + callNames(resp.ToolCalls), Err: providers.ErrUnofferedToolCalls}
+		}
+		resp.ToolCalls = nil
+		if resp.FinishReason == providers.FinishToolCalls {
+			resp.FinishReason = providers.FinishStop
+		}
 	}
 	switch {
 	case ch.Message.Refusal != "":
@@ -262,6 +277,46 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 		return resp, &providers.Error{Class: providers.ClassUnparseable, Provider: p.ref.Kind, Model: p.ref.Model, Raw: resp.Text, Msg: "cut off at the token limit", Err: providers.ErrTruncated}
 	}
 	return resp, nil
+}
+
+// usage converts the wire's usage: cached prompt tokens and reasoning
+// tokens are reported inside prompt_tokens and completion_tokens already
+// (OpenAI, Mistral), so they are parts of the totals as they stand.
+func usage(u goopenai.Usage) providers.Usage {
+	out := providers.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+	if d := u.PromptTokensDetails; d != nil {
+		out.CacheReadTokens = d.CachedTokens
+	}
+	if d := u.CompletionTokensDetails; d != nil {
+		out.ReasoningTokens = d.ReasoningTokens
+	}
+	return out
+}
+
+// answerText is the answer in a message: its content when that is a
+// string, else the text chunks of its content array (Mistral's reasoning
+// models answer [{"type":"thinking",...},{"type":"text","text":...}]);
+// thinking chunks are not the answer and are left out.
+func answerText(m goopenai.ChatCompletionMessage) string {
+	if m.Content != "" || len(m.MultiContent) == 0 {
+		return m.Content
+	}
+	var b strings.Builder
+	for _, part := range m.MultiContent {
+		if part.Type == goopenai.ChatMessagePartTypeText {
+			b.WriteString(part.Text)
+		}
+	}
+	return b.String()
+}
+
+// callNames lists the tools called, for an error message: "a, b".
+func callNames(calls []providers.ToolCall) string {
+	names := make([]string, len(calls))
+	for i, c := range calls {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // classify maps a go-openai error to a failure class. The HTTP status
@@ -279,6 +334,7 @@ func (p *Provider) classify(ctx context.Context, err error, h *holder) error {
 	var api *goopenai.APIError
 	var reqErr *goopenai.RequestError
 	var ue *url.Error
+	answered := status // the status of the answer, before a success is set aside
 	if status < 400 {
 		status = 0
 		switch {
@@ -316,9 +372,14 @@ func (p *Provider) classify(ctx context.Context, err error, h *holder) error {
 		if ue.Timeout() {
 			e.Class = providers.ClassTimeout
 		}
+	case answered == http.StatusOK && badJSON(err):
+		// The server said 200 and sent a body that is not the answer's JSON
+		// (or none at all): a retry would get the same, so it is not the
+		// server failing but an answer that does not parse.
+		e.Class, e.Msg = providers.ClassUnparseable, "the 200 answer's body does not parse"
 	default:
-		// The request was sent and the answer could not be read (a body cut
-		// off or not JSON): the server's fault, worth another try.
+		// The request was sent and the answer could not be read (a body
+		// cut off, a connection reset): worth another try.
 		e.Class = providers.ClassTransient
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
@@ -331,6 +392,15 @@ func (p *Provider) classify(ctx context.Context, err error, h *holder) error {
 		e.RetryAfter = rateLimitReset(hdr)
 	}
 	return e
+}
+
+// badJSON reports an error of decoding a body that arrived whole: not
+// JSON, JSON of the wrong shape, or empty. A body cut off in transit
+// (io.ErrUnexpectedEOF) is not one of them.
+func badJSON(err error) bool {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &se) || errors.As(err, &te) || errors.Is(err, io.EOF)
 }
 
 // classForAPIError classifies an OpenAI-style error object by its code and

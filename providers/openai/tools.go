@@ -13,9 +13,16 @@ import (
 // chatMessages maps the conversation to go-openai's messages: an assistant
 // message's tool calls become tool_calls (type function, arguments as the
 // model wrote them) and a tool result carries the tool_call_id it answers.
+// An empty assistant message (no content, no tool calls) is not sent.
 func chatMessages(msgs []providers.Message) []goopenai.ChatCompletionMessage {
 	out := make([]goopenai.ChatCompletionMessage, 0, len(msgs))
 	for _, m := range msgs {
+		if m.Role == providers.RoleAssistant && m.Content == "" && len(m.ToolCalls) == 0 {
+			// An assistant turn with neither content nor tool calls goes
+			// out as {"role":"assistant"}, which strict servers refuse
+			// (HTTP 400); it says nothing, so it is left out.
+			continue
+		}
 		cm := goopenai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
 		if m.Role == providers.RoleTool {
 			cm.ToolCallID = m.ToolCallID
