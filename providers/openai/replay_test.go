@@ -153,7 +153,12 @@ func TestReplayRecordedAnswers(t *testing.T) {
 			if !strings.HasPrefix(resp.Text, tc.want.Text) || (tc.want.Text == "" && resp.Text != "") {
 				t.Errorf("text %.80q, want it to start with %q", resp.Text, tc.want.Text)
 			}
-			resp.Text, resp.Latency = tc.want.Text, 0
+			// The answer's rate-limit headers pass through as recorded
+			// (ParseRateLimit itself: TestParseRateLimit).
+			if d := cmp.Diff(providers.ParseRateLimit(loadRecording(t, tc.file).header, time.Now()), resp.RateLimit); d != "" {
+				t.Errorf("rate limit (-want +got):\n%s", d)
+			}
+			resp.Text, resp.Latency, resp.RateLimit = tc.want.Text, 0, nil
 			if d := cmp.Diff(tc.want, resp, cmp.AllowUnexported(providers.Response{})); d != "" {
 				t.Errorf("response (-want +got):\n%s", d)
 			}
