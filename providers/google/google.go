@@ -51,7 +51,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"cloud.google.com/go/auth"
@@ -154,7 +153,7 @@ func New(ref providers.Ref, cfg providers.KindConfig) (providers.Provider, error
 		return nil, fmt.Errorf("%s: options.stream %q: want true or false", ref, cfg.Options["stream"])
 	}
 	// Every request goes through capture (status, headers, error body).
-	hc := &http.Client{Transport: capture{base: http.DefaultTransport}}
+	hc := &http.Client{Transport: providers.CaptureTransport{Base: http.DefaultTransport}}
 	if cfg.Timeout > 0 {
 		hc.Timeout = cfg.Timeout
 	}
@@ -182,7 +181,7 @@ func New(ref providers.Ref, cfg providers.KindConfig) (providers.Provider, error
 		if err != nil {
 			return nil, fmt.Errorf("%s: Application Default Credentials: %w (set GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default login`)", ref, err)
 		}
-		opts := &httptransport.Options{Credentials: creds, BaseRoundTripper: capture{base: http.DefaultTransport}}
+		opts := &httptransport.Options{Credentials: creds, BaseRoundTripper: providers.CaptureTransport{Base: http.DefaultTransport}}
 		if qp, err := creds.QuotaProjectID(context.Background()); err == nil && qp != "" {
 			opts.Headers = http.Header{"X-Goog-User-Project": []string{qp}}
 		}
@@ -238,8 +237,7 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 		// One system instruction: Gemini keeps only one.
 		gc.SystemInstruction = &genai.Content{Parts: []*genai.Part{{Text: strings.Join(system, "\n\n")}}}
 	}
-	h := &holder{}
-	cctx := context.WithValue(ctx, holderKey{}, h)
+	cctx, h := providers.WithExchange(ctx)
 	start := time.Now()
 	var acc answer
 	var err error
@@ -416,67 +414,6 @@ func schemaInstruction(s *providers.Schema) string {
 	return fmt.Sprintf("You may call the tools offered to you before answering. Your final answer is only one JSON document (no prose, no code fence) that validates against this JSON schema named %q%s:\n%s", s.Name, what, string(s.JSON))
 }
 
-// ---------- HTTP capture ----------
-
-type holderKey struct{}
-
-// holder is what the transport saw of one call's last response.
-type holder struct {
-	mu     sync.Mutex
-	sent   bool
-	status int
-	header http.Header
-	body   []byte // the head of an error response's body
-}
-
-func (h *holder) get() (bool, int, http.Header, []byte) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.sent, h.status, h.header, h.body
-}
-
-// capture records, for the call in the request's context, that the request
-// was sent, the response's status and headers, and the first
-// providers.MaxErrBody bytes of an error body (genai keeps none of the
-// headers, and drops the status of an error body it can read as JSON).
-type capture struct{ base http.RoundTripper }
-
-func (t capture) RoundTrip(r *http.Request) (*http.Response, error) {
-	h, _ := r.Context().Value(holderKey{}).(*holder)
-	if h != nil {
-		h.mu.Lock()
-		h.sent = true
-		h.mu.Unlock()
-	}
-	resp, err := t.base.RoundTrip(r)
-	if resp != nil && h != nil {
-		h.mu.Lock()
-		h.status, h.header, h.body = resp.StatusCode, resp.Header.Clone(), nil
-		h.mu.Unlock()
-		if resp.StatusCode >= 400 {
-			resp.Body = &headReader{rc: resp.Body, h: h}
-		}
-	}
-	return resp, err
-}
-
-type headReader struct {
-	rc io.ReadCloser
-	h  *holder
-}
-
-func (r *headReader) Read(b []byte) (int, error) {
-	n, err := r.rc.Read(b)
-	if n > 0 {
-		r.h.mu.Lock()
-		r.h.body = providers.AppendHead(r.h.body, b[:n])
-		r.h.mu.Unlock()
-	}
-	return n, err
-}
-
-func (r *headReader) Close() error { return r.rc.Close() }
-
 // ---------- errors ----------
 
 // classify maps a genai error to a failure class. The HTTP status the
@@ -485,8 +422,8 @@ func (r *headReader) Close() error { return r.rc.Close() }
 // object refines it: a 429 whose QuotaFailure names a per-day quota is a
 // spent quota, not a rate limit, and its RetryInfo retryDelay is the wait
 // when no Retry-After header says one.
-func (p *Provider) classify(ctx context.Context, err error, h *holder) error {
-	sent, rawStatus, hdr, body := h.get()
+func (p *Provider) classify(ctx context.Context, err error, h *providers.Exchange) error {
+	sent, rawStatus, hdr, body := h.Get()
 	status := rawStatus
 	e := &providers.Error{Provider: p.ref.Kind, Model: p.ref.Model, Err: err}
 	var api genai.APIError

@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	goopenai "github.com/sashabaranov/go-openai"
@@ -91,7 +90,7 @@ func NewWithTransport(ref providers.Ref, cfg providers.KindConfig, base http.Rou
 		cc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 		cc.OrgID = cfg.Options["organization"] // OpenAI-Organization header
 	}
-	cc.HTTPClient = &http.Client{Transport: headerCapture{base: base}}
+	cc.HTTPClient = &http.Client{Transport: providers.CaptureTransport{Base: base}}
 	p := &Provider{ref: ref, client: goopenai.NewClientWithConfig(cc), reasoning: isReasoningModel(ref.Model), keyEnv: cfg.APIKeyEnv}
 	switch cfg.Options["token_limit_param"] {
 	case "":
@@ -126,65 +125,6 @@ func isReasoningModel(model string) bool {
 	}
 	return false
 }
-
-type holderKey struct{}
-
-// holder receives what go-openai does not expose on errors: the status,
-// the response headers (Retry-After lives there) and the first bytes of
-// an error body, and whether the request reached the transport at all.
-type holder struct {
-	mu     sync.Mutex
-	sent   bool
-	status int
-	h      http.Header
-	body   []byte // the first providers.MaxErrBody bytes of an error response's body
-}
-
-func (h *holder) get() (sent bool, status int, hdr http.Header, body []byte) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.sent, h.status, h.h, h.body
-}
-
-type headerCapture struct{ base http.RoundTripper }
-
-func (t headerCapture) RoundTrip(r *http.Request) (*http.Response, error) {
-	h, _ := r.Context().Value(holderKey{}).(*holder)
-	if h != nil {
-		h.mu.Lock()
-		h.sent = true
-		h.mu.Unlock()
-	}
-	resp, err := t.base.RoundTrip(r)
-	if resp != nil && h != nil {
-		h.mu.Lock()
-		h.status, h.h, h.body = resp.StatusCode, resp.Header.Clone(), nil
-		h.mu.Unlock()
-		if resp.StatusCode >= 400 {
-			resp.Body = &headReader{rc: resp.Body, h: h}
-		}
-	}
-	return resp, err
-}
-
-// headReader copies the first providers.MaxErrBody bytes read from an
-// error body into the call's holder.
-type headReader struct {
-	rc io.ReadCloser
-	h  *holder
-}
-
-func (r *headReader) Read(b []byte) (int, error) {
-	n, err := r.rc.Read(b)
-	if n > 0 {
-		r.h.mu.Lock()
-		r.h.body = providers.AppendHead(r.h.body, b[:n])
-		r.h.mu.Unlock()
-	}
-	return n, err
-}
-
-func (r *headReader) Close() error { return r.rc.Close() }
 
 // Complete sends one chat completion.
 func (p *Provider) Complete(ctx context.Context, req providers.Request) (providers.Response, error) {
@@ -232,14 +172,14 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 			JSONSchema: &goopenai.ChatCompletionResponseFormatJSONSchema{Name: req.Schema.Name, Description: req.Schema.Description, Schema: json.RawMessage(strict), Strict: true},
 		}
 	}
-	h := &holder{}
+	hctx, h := providers.WithExchange(ctx)
 	start := time.Now()
-	out, err := p.client.CreateChatCompletion(context.WithValue(ctx, holderKey{}, h), cr)
+	out, err := p.client.CreateChatCompletion(hctx, cr)
 	lat := time.Since(start)
 	if err != nil {
 		return providers.Response{Latency: lat}, p.classify(ctx, err, h)
 	}
-	_, _, hdr, _ := h.get()
+	_, _, hdr, _ := h.Get()
 	resp := providers.Response{Model: out.Model, Latency: lat, RateLimit: providers.ParseRateLimit(hdr, time.Now()), Usage: usage(out.Usage)}
 	if len(out.Choices) == 0 {
 		return resp, &providers.Error{Class: providers.ClassUnparseable, Provider: p.ref.Kind, Model: p.ref.Model, Msg: "no choices in the response"}
@@ -328,8 +268,8 @@ func callNames(calls []providers.ToolCall) string {
 // Whether the request reached the transport matters too: go-openai refuses
 // some requests client-side (for example max_tokens or a temperature for a
 // reasoning model), and no retry can fix those.
-func (p *Provider) classify(ctx context.Context, err error, h *holder) error {
-	sent, status, hdr, body := h.get()
+func (p *Provider) classify(ctx context.Context, err error, h *providers.Exchange) error {
+	sent, status, hdr, body := h.Get()
 	e := &providers.Error{Provider: p.ref.Kind, Model: p.ref.Model, Err: err}
 	var api *goopenai.APIError
 	var reqErr *goopenai.RequestError
