@@ -1,14 +1,10 @@
 package langchain
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/internal/httprec"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -28,25 +25,12 @@ import (
 // recorded loads a recorded HTTP response as a reply of the fake server.
 func recorded(t *testing.T, name string) reply {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(b)), nil)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
+	r := httprec.Load(t, filepath.Join("testdata", name))
 	hdr := map[string]string{}
-	for k := range resp.Header {
-		if k != "Content-Length" && k != "Transfer-Encoding" {
-			hdr[k] = resp.Header.Get(k)
-		}
+	for k := range r.Header {
+		hdr[k] = r.Header.Get(k)
 	}
-	return reply{status: resp.StatusCode, hdr: hdr, body: string(body)}
+	return reply{status: r.Status, hdr: hdr, body: string(r.Body)}
 }
 
 var entityTool = providers.Tool{Name: "retrieve_entity_info", Description: "Get the knowledge about the given entity.",

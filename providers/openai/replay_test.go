@@ -1,15 +1,12 @@
 package openai
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/internal/httprec"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -28,29 +26,11 @@ import (
 // calls, error class, status and Retry-After — not what our own fakes say.
 
 // recording is one recorded HTTP response.
-type recording struct {
-	status int
-	header http.Header
-	body   []byte
-}
+type recording = httprec.Recording
 
 func loadRecording(t *testing.T, name string) recording {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(b)), nil)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	resp.Header.Del("Content-Length")
-	resp.Header.Del("Transfer-Encoding")
-	return recording{status: resp.StatusCode, header: resp.Header, body: body}
+	return httprec.Load(t, filepath.Join("testdata", name))
 }
 
 // replayServer answers the recordings in order, one per request, and keeps
@@ -84,11 +64,11 @@ func replay(t *testing.T, names ...string) *replayServer {
 			http.Error(w, "no more recordings", http.StatusGone)
 			return
 		}
-		for k, vs := range recs[i].header {
+		for k, vs := range recs[i].Header {
 			w.Header()[k] = vs
 		}
-		w.WriteHeader(recs[i].status)
-		w.Write(recs[i].body)
+		w.WriteHeader(recs[i].Status)
+		w.Write(recs[i].Body)
 	}))
 	t.Cleanup(s.Close)
 	return s
@@ -155,7 +135,7 @@ func TestReplayRecordedAnswers(t *testing.T) {
 			}
 			// The answer's rate-limit headers pass through as recorded
 			// (ParseRateLimit itself: TestParseRateLimit).
-			if d := cmp.Diff(providers.ParseRateLimit(loadRecording(t, tc.file).header, time.Now()), resp.RateLimit); d != "" {
+			if d := cmp.Diff(providers.ParseRateLimit(loadRecording(t, tc.file).Header, time.Now()), resp.RateLimit); d != "" {
 				t.Errorf("rate limit (-want +got):\n%s", d)
 			}
 			resp.Text, resp.Latency, resp.RateLimit = tc.want.Text, 0, nil
