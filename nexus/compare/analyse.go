@@ -94,13 +94,8 @@ type ContenderStats struct {
 	InputTokens  int            `json:"input_tokens"`
 	OutputTokens int            `json:"output_tokens"`
 	CostUSD      float64        `json:"cost_usd"`
-	// The parts of InputTokens and OutputTokens reported and the calls
-	// that read from the prompt cache (RunSummary's, summed); absent when
-	// none was reported.
-	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
-	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
-	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
-	PromptCacheHits  int `json:"prompt_cache_hits,omitempty"`
+	// TokenParts are its runs' (RunSummary's), summed.
+	TokenParts
 	// Unpriced are the models of the contender's own calls (RunUnpriced: of
 	// the whole runs) that had no known price: CostUSD (RunCostUSD) leaves
 	// them out, a lower bound, shown as "≥" or "—", never as a full sum.
@@ -505,10 +500,7 @@ func contenderStats(m string, runs []RunSummary, crit map[string]string) Contend
 		c.Calls += s.Calls
 		c.InputTokens += s.InputTokens
 		c.OutputTokens += s.OutputTokens
-		c.ReasoningTokens += s.ReasoningTokens
-		c.CacheReadTokens += s.CacheReadTokens
-		c.CacheWriteTokens += s.CacheWriteTokens
-		c.PromptCacheHits += s.PromptCacheHits
+		c.TokenParts.add(s.TokenParts)
 		c.CostUSD += s.CostUSD
 		c.RunInputTokens += s.RunInputTokens
 		c.RunOutputTokens += s.RunOutputTokens

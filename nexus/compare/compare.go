@@ -123,13 +123,7 @@ type RunSummary struct {
 	InputTokens  int               `json:"input_tokens"`
 	OutputTokens int               `json:"output_tokens"`
 	CostUSD      float64           `json:"cost_usd"`
-	// The parts of the contender's tokens its provider reported
-	// (providers.Usage) and its calls that read from the prompt cache;
-	// absent when none was reported.
-	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
-	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
-	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
-	PromptCacheHits  int `json:"prompt_cache_hits,omitempty"`
+	TokenParts
 	// Unpriced are the contender's models whose calls had no known price
 	// (CostUSD leaves them out: a lower bound); RunUnpriced the whole run's.
 	Unpriced        []string       `json:"unpriced_models,omitempty"`
@@ -557,14 +551,29 @@ type callTally struct {
 	mu        sync.Mutex
 	calls     int
 	in, out   int
-	reasoning int
-	cacheRead int
-	cacheWrt  int
-	cacheHits int
+	parts     TokenParts
 	cost      float64
 	unpriced  bool // some call had no known price
 	failures  map[string]int
 	latencies []float64
+}
+
+// TokenParts are the parts of a contender's tokens its provider reported
+// (providers.Usage: reasoning output, input read from and written to the
+// prompt cache, each part of the totals) and its calls that read from the
+// prompt cache; each absent when none was reported.
+type TokenParts struct {
+	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
+	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	PromptCacheHits  int `json:"prompt_cache_hits,omitempty"`
+}
+
+func (p *TokenParts) add(o TokenParts) {
+	p.ReasoningTokens += o.ReasoningTokens
+	p.CacheReadTokens += o.CacheReadTokens
+	p.CacheWriteTokens += o.CacheWriteTokens
+	p.PromptCacheHits += o.PromptCacheHits
 }
 
 func newCallTally(ref providers.Ref, roles map[string]bool) *callTally {
@@ -582,12 +591,11 @@ func (t *callTally) Observe(e nexus.Event) {
 	t.calls++
 	t.in += c.InputTokens
 	t.out += c.OutputTokens
-	t.reasoning += c.ReasoningTokens
-	t.cacheRead += c.CacheReadTokens
-	t.cacheWrt += c.CacheWriteTokens
+	hit := 0
 	if c.CacheReadTokens > 0 {
-		t.cacheHits++
+		hit = 1
 	}
+	t.parts.add(TokenParts{ReasoningTokens: c.ReasoningTokens, CacheReadTokens: c.CacheReadTokens, CacheWriteTokens: c.CacheWriteTokens, PromptCacheHits: hit})
 	if c.CostUSD != nil {
 		t.cost += *c.CostUSD
 	}
@@ -605,10 +613,7 @@ func (t *callTally) addTo(s *RunSummary) {
 	s.Calls += t.calls
 	s.InputTokens += t.in
 	s.OutputTokens += t.out
-	s.ReasoningTokens += t.reasoning
-	s.CacheReadTokens += t.cacheRead
-	s.CacheWriteTokens += t.cacheWrt
-	s.PromptCacheHits += t.cacheHits
+	s.TokenParts.add(t.parts)
 	s.CostUSD += t.cost
 	if t.unpriced && !slices.Contains(s.Unpriced, t.model) {
 		s.Unpriced = append(s.Unpriced, t.model)

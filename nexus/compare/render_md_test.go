@@ -41,9 +41,9 @@ func richReport() *Report {
 			CriterionPassRate: map[string]float64{"sc-1": 0.5}, CategoryFailRate: map[string]float64{"happy_path": 0.5},
 			ReviewScore: 0.7, Toxicity: 0.2, QualityGap: 0.1, JudgeDisagreement: 0.1,
 			Calls: 10, InputTokens: 2000, OutputTokens: 500, CostUSD: 0.02, RunCostUSD: 0.05, LatencyP50MS: 300, LatencyP95MS: 900,
-			ReasoningTokens: 120, CacheReadTokens: 1500, PromptCacheHits: 6, // shown beside its tokens; mock:honest reported none, so none are shown for it
-			Failures: map[string]int{"timeout": 1, "rate_limit": 2},
-			Advisory: true, AdvisoryReason: "judge openai:gpt-4.1 is of the contender's family openai",
+			TokenParts: TokenParts{ReasoningTokens: 120, CacheReadTokens: 1500, PromptCacheHits: 6}, // shown beside its tokens; mock:honest reported none, so none are shown for it
+			Failures:   map[string]int{"timeout": 1, "rate_limit": 2},
+			Advisory:   true, AdvisoryReason: "judge openai:gpt-4.1 is of the contender's family openai",
 			NotDistinguishable: []string{"mock:honest", "mock:prose"},
 		}, {
 			Rank: 3, Model: "mock:prose", NoResult: true, BundlesPlanned: 4, BundlesFailed: 4, FailureRate: 1,
