@@ -1,32 +1,17 @@
 package providers_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/internal/httprec"
 	"github.com/swarm-dev/swarm/providers"
 )
-
-func readRecorded(t *testing.T, path string) *http.Response {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(raw)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
-}
 
 func TestParseRateLimit(t *testing.T) {
 	now := time.Date(2025, 4, 14, 15, 51, 0, 0, time.UTC)
@@ -54,14 +39,14 @@ func TestParseRateLimit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := tc.hdr
 			if tc.file != "" {
-				h = readRecorded(t, tc.file).Header
+				h = httprec.Load(t, tc.file).Header
 			}
 			if diff := cmp.Diff(tc.want, providers.ParseRateLimit(h, now)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
 	}
-	if h, ok := providers.ParseRateLimit(readRecorded(t, "testdata/ratelimit/anthropic-429.http").Header, now).Headroom(); !ok || h != 0 {
+	if h, ok := providers.ParseRateLimit(httprec.Load(t, "testdata/ratelimit/anthropic-429.http").Header, now).Headroom(); !ok || h != 0 {
 		t.Errorf("headroom %v %v, want 0 (requests spent)", h, ok)
 	}
 }

@@ -1,12 +1,7 @@
 package langchain
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
-	"io"
-	"net/http"
-	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -59,23 +54,11 @@ func TestAnthropicCacheControlOnSystem(t *testing.T) {
 // headers (documented format; testdata/ORIGIN) is rate_limited with its
 // budgets on the error, and a success's headers reach the Response.
 func TestAnthropicRateLimitHeaders(t *testing.T) {
-	raw, err := os.ReadFile("testdata/anthropic-429.http")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(raw)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(rec.Body)
-	hdr := map[string]string{}
-	for k := range rec.Header {
-		hdr[k] = rec.Header.Get(k)
-	}
+	rec := recorded(t, "../../testdata/ratelimit/anthropic-429.http")
 	okHdr := map[string]string{"anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "49"}
-	f := newFake(t, anthropicCheck, reply{status: 429, hdr: hdr, body: string(body)}, reply{hdr: okHdr, body: anthropicMsg("end_turn", 4, 2, "ok")})
+	f := newFake(t, anthropicCheck, rec, reply{hdr: okHdr, body: anthropicMsg("end_turn", 4, 2, "ok")})
 	p := newAnthropic(t, f, nil)
-	_, err = p.Complete(t.Context(), twoSystems)
+	_, err := p.Complete(t.Context(), twoSystems)
 	var pe *providers.Error
 	if !errors.As(err, &pe) || pe.Class != providers.ClassRateLimited || pe.RateLimit == nil {
 		t.Fatalf("error %v: want rate_limited with its rate-limit headers", err)

@@ -1,17 +1,15 @@
 package openai_test
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/internal/httprec"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/openai"
 )
@@ -20,21 +18,12 @@ import (
 // (testdata/ORIGIN): its x-ratelimit-* headers reach Response.RateLimit; a
 // 429 with the same headers carries them on the error.
 func TestRateLimitFromRecordedAnswer(t *testing.T) {
-	raw, err := os.ReadFile("testdata/openai-200.http")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(raw)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(rec.Body)
+	rec := httprec.Load(t, "../testdata/ratelimit/openai-200.http")
+	body := rec.Body
 	status := http.StatusOK
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for k, v := range rec.Header {
-			if k != "Content-Length" {
-				w.Header()[k] = v
-			}
+			w.Header()[k] = v
 		}
 		w.WriteHeader(status)
 		if status == http.StatusOK {
