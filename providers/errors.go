@@ -203,8 +203,6 @@ func Retryable(err error) bool {
 	return false
 }
 
-func asError(err error, pe **Error) bool { return errors.As(err, pe) }
-
 // RetryAfterOf returns the server-requested retry delay carried by err, if any.
 func RetryAfterOf(err error) time.Duration {
 	var pe *Error

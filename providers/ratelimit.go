@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -124,7 +125,7 @@ func headerInt(v string) int64 {
 // RateLimitOf returns the rate-limit state carried by err (a *Error), if any.
 func RateLimitOf(err error) *RateLimitState {
 	var pe *Error
-	if asError(err, &pe) {
+	if errors.As(err, &pe) {
 		return pe.RateLimit
 	}
 	return nil

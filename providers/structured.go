@@ -501,11 +501,7 @@ func repairPrompt(name string, err *Error, resp Response) string {
 	what := "Your previous answer was not"
 	switch {
 	case len(resp.ToolCalls) > 0 && strings.TrimSpace(resp.Text) == "":
-		names := make([]string, len(resp.ToolCalls))
-		for i, c := range resp.ToolCalls {
-			names[i] = c.Name
-		}
-		what = fmt.Sprintf("Your previous answer had no text, only calls of tools that were not offered (%s); it was not", strings.Join(names, ", "))
+		what = fmt.Sprintf("Your previous answer had no text, only calls of tools that were not offered (%s); it was not", CallNames(resp.ToolCalls))
 	case strings.TrimSpace(resp.Text) == "" && !errors.Is(err, ErrTruncated):
 		what = "Your previous answer was empty, not"
 	}

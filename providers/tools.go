@@ -3,6 +3,7 @@ package providers
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 )
 
 // Tool is a function the model may call. Parameters is the JSON schema of
@@ -48,4 +49,13 @@ func AssistantToolCalls(resp Response) Message {
 // ToolResult is the message answering call with content.
 func ToolResult(call ToolCall, content string) Message {
 	return Message{Role: RoleTool, Content: content, ToolCallID: call.ID, ToolName: call.Name}
+}
+
+// CallNames lists the names of the tools calls call, for messages: "a, b".
+func CallNames(calls []ToolCall) string {
+	names := make([]string, len(calls))
+	for i, c := range calls {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ", ")
 }

@@ -200,7 +200,7 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 		// text is the answer; without, there is no answer at all.
 		if strings.TrimSpace(resp.Text) == "" {
 			return resp, &providers.Error{Class: providers.ClassUnparseable, Provider: p.ref.Kind, Model: p.ref.Model,
-				Msg: "tools called: " + callNames(resp.ToolCalls), Err: providers.ErrUnofferedToolCalls}
+				Msg: "tools called: " + providers.CallNames(resp.ToolCalls), Err: providers.ErrUnofferedToolCalls}
 		}
 		resp.ToolCalls = nil
 		if resp.FinishReason == providers.FinishToolCalls {
@@ -248,15 +248,6 @@ func answerText(m goopenai.ChatCompletionMessage) string {
 		}
 	}
 	return b.String()
-}
-
-// callNames lists the tools called, for an error message: "a, b".
-func callNames(calls []providers.ToolCall) string {
-	names := make([]string, len(calls))
-	for i, c := range calls {
-		names[i] = c.Name
-	}
-	return strings.Join(names, ", ")
 }
 
 // classify maps a go-openai error to a failure class. The HTTP status
