@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -285,4 +286,14 @@ func RetryAfterHeader(h http.Header) time.Duration {
 		return max(0, time.Until(t))
 	}
 	return 0
+}
+
+// IsJSONDecodeError reports an error of decoding a JSON body that arrived
+// whole: not JSON, or JSON of the wrong shape (a *json.SyntaxError or
+// *json.UnmarshalTypeError in err's chain). Adapters use it to class a 200
+// answer whose body does not parse as unparseable, not as a server failure.
+func IsJSONDecodeError(err error) bool {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &se) || errors.As(err, &te)
 }

@@ -660,9 +660,7 @@ func (p *Provider) classify(ctx context.Context, err error, c *call) error {
 // or JSON of the wrong shape. The SDKs under langchaingo do not all wrap
 // the decoder's error, so their texts are recognised too.
 func badJSON(err error) bool {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &se) || errors.As(err, &te) {
+	if providers.IsJSONDecodeError(err) {
 		return true
 	}
 	m := err.Error()
@@ -677,8 +675,9 @@ func isQuota(msg, awsCode string, status int) bool {
 	case strings.Contains(msg, "insufficient_quota") || strings.Contains(msg, "credit balance"):
 		return true
 	case status == http.StatusTooManyRequests:
-		// Gemini says "exceeded your current quota ... billing" for its
-		// per-minute limits too; only a per-day quotaId means spent.
+		// A 429 is a rate limit unless it names a per-day quota (Gemini's
+		// quotaId, when Gemini was served here; providers/google reads it
+		// now): "billing" in a 429's text does not make it a spent budget.
 		return strings.Contains(msg, "perday")
 	}
 	return strings.Contains(msg, "billing") || strings.Contains(msg, "quota exceeded")

@@ -329,9 +329,7 @@ func (p *Provider) classify(ctx context.Context, err error, h *providers.Exchang
 // JSON, JSON of the wrong shape, or empty. A body cut off in transit
 // (io.ErrUnexpectedEOF) is not one of them.
 func badJSON(err error) bool {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	return errors.As(err, &se) || errors.As(err, &te) || errors.Is(err, io.EOF)
+	return providers.IsJSONDecodeError(err) || errors.Is(err, io.EOF)
 }
 
 // classForAPIError classifies an OpenAI-style error object by its code and
