@@ -567,3 +567,26 @@ func StructuredRetry[T any](ctx context.Context, p Provider, req Request, attemp
 		}
 	}
 }
+
+// SchemaInstruction is the system text that carries the output schema to a
+// backend that cannot enforce one (the schema goes in the prompt and
+// Structured validates the answer): its name, its description when it has
+// one, and the schema itself, whose "description" keywords say what each
+// field means. With tools offered too, ToolsInstruction follows it.
+func SchemaInstruction(s *Schema, withTools bool) string {
+	what := ""
+	if d := strings.TrimSpace(s.Description); d != "" {
+		what = " (" + strings.TrimSuffix(d, ".") + ")"
+	}
+	instr := fmt.Sprintf("Answer with only one JSON document (no prose, no code fence) that validates against this JSON schema named %q%s. Each field's \"description\" says what its value means:\n%s", s.Name, what, string(s.JSON))
+	if withTools {
+		instr += "\n" + ToolsInstruction
+	}
+	return instr
+}
+
+// ToolsInstruction follows the schema instruction when the request also
+// offers tools: the model may call them first, and answers in the schema
+// only when it answers. Without it, "answer with only one JSON document"
+// reads as "answer now".
+const ToolsInstruction = "You may call the tools offered to you before answering; the instruction above is about your final answer."

@@ -230,7 +230,7 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 		if len(req.Tools) == 0 {
 			gc.ResponseMIMEType, gc.ResponseJsonSchema = "application/json", schema
 		} else {
-			system = append(system, schemaInstruction(req.Schema))
+			system = append(system, providers.SchemaInstruction(req.Schema, true))
 		}
 	}
 	if len(system) > 0 {
@@ -402,16 +402,6 @@ func normaliseFinish(f string) string {
 		return providers.FinishFilter
 	}
 	return providers.FinishStop
-}
-
-// schemaInstruction carries the output schema in the system instruction
-// when the request also offers tools (JSON mode would forbid calling them).
-func schemaInstruction(s *providers.Schema) string {
-	what := ""
-	if d := strings.TrimSpace(s.Description); d != "" {
-		what = " (" + strings.TrimSuffix(d, ".") + ")"
-	}
-	return fmt.Sprintf("You may call the tools offered to you before answering. Your final answer is only one JSON document (no prose, no code fence) that validates against this JSON schema named %q%s:\n%s", s.Name, what, string(s.JSON))
 }
 
 // ---------- errors ----------

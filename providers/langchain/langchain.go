@@ -313,17 +313,6 @@ func (l *lastLine) String() string {
 	return string(l.last)
 }
 
-// SchemaInstruction is the system text that carries the output schema: its
-// name, its description when it has one, and the schema itself, whose
-// "description" keywords say what each field means.
-func SchemaInstruction(s *providers.Schema) string {
-	what := ""
-	if d := strings.TrimSpace(s.Description); d != "" {
-		what = " (" + strings.TrimSuffix(d, ".") + ")"
-	}
-	return fmt.Sprintf("Answer with only one JSON document (no prose, no code fence) that validates against this JSON schema named %q%s. Each field's \"description\" says what its value means:\n%s", s.Name, what, string(s.JSON))
-}
-
 // Complete sends one request.
 func (p *Provider) Complete(ctx context.Context, req providers.Request) (providers.Response, error) {
 	if p.usesWire(req) {
@@ -341,10 +330,7 @@ func (p *Provider) Complete(ctx context.Context, req providers.Request) (provide
 		// backends have no schema mode that coexists with tools); one more
 		// line tells the model the instruction is about its final answer,
 		// so it may call tools first.
-		instr := SchemaInstruction(req.Schema)
-		if len(req.Tools) > 0 {
-			instr += "\n" + toolsInstruction
-		}
+		instr := providers.SchemaInstruction(req.Schema, len(req.Tools) > 0)
 		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, instr))
 	}
 	// One system prompt, first: Anthropic glues several together without a

@@ -219,12 +219,6 @@ func toolCalls(choices []*llms.ContentChoice) []providers.ToolCall {
 	return out
 }
 
-// toolsInstruction follows the schema instruction when the request also
-// offers tools: the model may call them first, and answers in the schema
-// only when it answers. Without it, "answer with only one JSON document"
-// reads as "answer now".
-const toolsInstruction = "You may call the tools offered to you before answering; the instruction above is about your final answer."
-
 // mergeTurns joins consecutive messages of one role in an Anthropic
 // Messages API request into one message holding their content blocks in
 // order: the tool_use blocks of one assistant turn in one assistant message,

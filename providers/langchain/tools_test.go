@@ -144,7 +144,7 @@ func TestAnthropicToolsWithSchema(t *testing.T) {
 	}
 	b := f.last().body
 	sys := systemText(b["system"])
-	if !strings.Contains(sys, "You review code.") || !strings.Contains(sys, `named "out"`) || !strings.HasSuffix(sys, toolsInstruction) {
+	if !strings.Contains(sys, "You review code.") || !strings.Contains(sys, `named "out"`) || !strings.HasSuffix(sys, providers.ToolsInstruction) {
 		t.Errorf("system prompt:\n%s", sys)
 	}
 	if tools, _ := b["tools"].([]any); len(tools) != 2 {
