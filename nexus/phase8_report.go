@@ -1,11 +1,11 @@
 package nexus
 
 import (
-	"github.com/swarm-dev/swarm/providers"
 	"sort"
 	"time"
 
 	"github.com/swarm-dev/swarm/internal/stats"
+	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
