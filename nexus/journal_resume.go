@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/swarm-dev/swarm/internal/rundir"
+	"github.com/swarm-dev/swarm/internal/safeio"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
@@ -174,7 +175,9 @@ func treeHash(dir string) (string, int, error) {
 		if n > maxTreeFiles || total > maxTreeBytes {
 			return over
 		}
-		b, err := os.ReadFile(p)
+		// Opened without following a link or blocking on a FIFO: the
+		// entry may have been swapped since the walk saw a regular file.
+		b, err := safeio.ReadFileNoFollow(p, maxTreeBytes)
 		if err != nil {
 			return err
 		}
@@ -392,6 +395,9 @@ type ResumeOptions struct {
 	// Force resumes even when what the run was started with changed; the
 	// changes are in the run_resumed event and ResumeChanges.
 	Force bool
+	// AllowHomeWorkspace is Options.AllowHomeWorkspace: run.json's workspace
+	// is checked again, and the consent is not taken from the run directory.
+	AllowHomeWorkspace bool
 	// Observers, KeepPrompts, KeepEvents and Now are as in Options.
 	Observers   []Observer
 	KeepPrompts bool
@@ -500,6 +506,7 @@ func (mf *Manifest) options(dir string, ro ResumeOptions) (Options, error) {
 	if mf.Workspace != nil {
 		o.Workspace = mf.Workspace.Dir
 	}
+	o.AllowHomeWorkspace = ro.AllowHomeWorkspace
 	o.FollowUp = mf.FollowUp
 	if mf.GroundTruth != nil {
 		o.GroundTruth = mf.GroundTruth.Path
