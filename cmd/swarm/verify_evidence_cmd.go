@@ -37,7 +37,7 @@ func newVerifyEvidenceCmd(app *App, runF func(context.Context, *VerifyEvidenceOp
 	}
 	var o VerifyEvidenceOptions
 	cmd := &cobra.Command{
-		Use:   "verify-evidence RUN_DIR --workspace DIR [--deny PATTERN]... [--json]",
+		Use:   "verify-evidence RUN_DIR --workspace DIR [--deny PATTERN]... [--allow PATTERN]... [--json]",
 		Short: "Re-check a finished run's citations against a workspace",
 		Long: `Check every citation a finished run recorded (each atom's, each final
 bundle's and each finding's, read from RUN_DIR/bundles/*.json) against the
