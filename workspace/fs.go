@@ -478,17 +478,15 @@ func (f *FS) resolve(p string) (target, *refusal) {
 }
 
 // readText reads the regular text file t through the root and records it
-// for the fingerprint.
+// for the fingerprint. t.info may be nil.
 func (f *FS) readText(t target) ([]byte, *refusal) {
-	if !t.info.Mode().IsRegular() {
+	if t.info != nil && !t.info.Mode().IsRegular() {
 		return nil, refuse(RefusalNotRegular, "%s: not a regular file", t.rel)
 	}
-	if t.info.Size() > f.limits.MaxFileBytes {
-		return nil, refuse(RefusalTooLarge, "%s: %d bytes, over max_file_bytes (%d)", t.rel, t.info.Size(), f.limits.MaxFileBytes)
-	}
 	// Opened without blocking: the file may have been swapped for a FIFO
-	// since the Stat.
-	fh, _, err := safeio.OpenRoot(f.root, t.real)
+	// since the Stat (a nil t.info: no Stat was made, grep's walk saw a
+	// regular file).
+	fh, fi, err := safeio.OpenRoot(f.root, t.real)
 	if errors.Is(err, safeio.ErrNotRegular) {
 		return nil, refuse(RefusalNotRegular, "%s: not a regular file", t.rel)
 	}
@@ -496,6 +494,9 @@ func (f *FS) readText(t target) ([]byte, *refusal) {
 		return nil, f.classify(t.rel, err)
 	}
 	defer fh.Close()
+	if fi.Size() > f.limits.MaxFileBytes {
+		return nil, refuse(RefusalTooLarge, "%s: %d bytes, over max_file_bytes (%d)", t.rel, fi.Size(), f.limits.MaxFileBytes)
+	}
 	b, err := io.ReadAll(io.LimitReader(fh, f.limits.MaxFileBytes+1))
 	if err != nil {
 		return nil, f.classify(t.rel, err)

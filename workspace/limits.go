@@ -49,7 +49,7 @@ func DefaultLimits() Limits {
 		MaxFileBytes:         1048576,
 		MaxGrepMatches:       50,
 		MaxListEntries:       500,
-		MaxFilesPerCall:      20000,
+		MaxFilesPerCall:      10000,
 		MaxToolTurns:         8,
 		MaxCallsPerTurn:      16,
 		MaxToolCallsPerAgent: 250,

@@ -617,13 +617,7 @@ scan:
 				continue
 			}
 		}
-		t := target{rel: p, real: p}
-		info, err := f.root.Stat(p)
-		if err != nil {
-			continue
-		}
-		t.info = info
-		b, r := f.readText(t)
+		b, r := f.readText(target{rel: p, real: p})
 		if r != nil {
 			continue
 		}
