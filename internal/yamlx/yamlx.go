@@ -132,8 +132,9 @@ func (e *Error) Unwrap() error { return e.Err }
 type Doc struct {
 	Name string
 	File *ast.File
-	pos  map[string]Pos // dotted key → position of the key
-	keys map[Pos]string // position of any node → dotted key that holds it
+	pos  map[string]Pos    // dotted key → position of the key
+	keys map[Pos]string    // position of any node → dotted key that holds it
+	text map[string]string // dotted key → its scalar value as written
 }
 
 // Empty reports whether the document holds no value (only comments, or
@@ -179,6 +180,16 @@ func (d *Doc) PosOrParent(key string) (Pos, string, bool) {
 		k = k[:i]
 	}
 	return Pos{}, "", false
+}
+
+// Text returns the scalar value set at key as the file writes it (1e11,
+// not 100000000000), for messages about a value.
+func (d *Doc) Text(key string) (string, bool) {
+	if d == nil {
+		return "", false
+	}
+	t, ok := d.text[key]
+	return t, ok
 }
 
 // KeyAt returns the dotted key whose key or value token is at p.
@@ -432,7 +443,7 @@ func Check(name string, data []byte, lim Limits) (*Doc, error) {
 		}
 		return nil, e
 	}
-	doc := &Doc{Name: name, File: f, pos: map[string]Pos{}, keys: map[Pos]string{}}
+	doc := &Doc{Name: name, File: f, pos: map[string]Pos{}, keys: map[Pos]string{}, text: map[string]string{}}
 	w := walker{doc: doc, lim: lim, anchors: map[string]size{}}
 	for _, d := range f.Docs {
 		if _, err := w.walk(d.Body, "", 0); err != nil {
@@ -551,6 +562,9 @@ func (w *walker) walk(n ast.Node, path string, depth int) (size, error) {
 				w.doc.pos[p] = kp
 			}
 			w.doc.keys[kp] = p
+			if sc, ok := t.Value.(ast.ScalarNode); ok && sc.GetToken() != nil {
+				w.doc.text[p] = sc.GetToken().Value
+			}
 		}
 		k, err := w.walk(t.Key, path, depth)
 		if err != nil {
