@@ -609,6 +609,11 @@ func (m *Mission) reopen(path string, mf *Manifest) (rundir.Dir, *ResumeInfo, er
 	}
 	prev := rs.was.Attempts
 	dir, err := rundir.Reopen(path, prev)
+	if errors.Is(err, rundir.ErrNotDir) {
+		// A run directory someone handed over, with attempts/ linked out of
+		// it: refused as bad input (exit 2), nothing written outside.
+		return rundir.Dir{}, nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
 	if err != nil {
 		return rundir.Dir{}, nil, err
 	}
