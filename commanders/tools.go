@@ -24,13 +24,24 @@ type ToolSet interface {
 	Turns() int
 }
 
+// TurnBound is implemented by a ToolSet that bounds the tool calls of one
+// model answer: past CallsPerTurn calls, Skip answers each further call
+// without running it (and without charging it to any budget), so one
+// answer asking for thousands of calls cannot spend what other agents
+// need.
+type TurnBound interface {
+	CallsPerTurn() int
+	Skip(ctx context.Context, call providers.ToolCall) string
+}
+
 // WithTools returns a provider that lets p use ts: each request is sent
 // with the tools offered; while the model answers with tool calls (at most
 // ts.Turns() times) the calls are run in order, the model's turn and the
 // results are appended to the conversation, and the model is asked again.
 // The last request goes without tools, so the model must answer. The
 // returned response is the final answer, with the usage and latency of
-// every turn summed. A nil ts returns p.
+// every turn summed. A ToolSet that is also a TurnBound bounds the calls
+// run per answer. A nil ts returns p.
 func WithTools(p providers.Provider, ts ToolSet) providers.Provider {
 	if ts == nil {
 		return p
@@ -73,9 +84,16 @@ func (l toolLoop) Complete(ctx context.Context, req providers.Request) (provider
 			return resp, err
 		}
 		msgs = append(msgs, providers.AssistantToolCalls(resp))
-		for _, c := range resp.ToolCalls {
+		bound, _ := l.ts.(TurnBound)
+		for i, c := range resp.ToolCalls {
 			if err := ctx.Err(); err != nil {
 				return providers.Response{Usage: usage, Latency: latency}, err
+			}
+			// Every call gets an answer (providers require one per call id);
+			// the calls past the bound get a refusal and are not run.
+			if bound != nil && i >= bound.CallsPerTurn() {
+				msgs = append(msgs, providers.ToolResult(c, bound.Skip(ctx, c)))
+				continue
 			}
 			msgs = append(msgs, providers.ToolResult(c, l.ts.Call(ctx, c)))
 		}

@@ -180,3 +180,52 @@ func TestWithToolsNilToolSetIsTheProvider(t *testing.T) {
 		t.Errorf("WithTools(p, nil) = %T, want p itself", got)
 	}
 }
+
+// boundTools is fakeTools bounding the calls of one answer (TurnBound).
+type boundTools struct {
+	fakeTools
+	perTurn int
+	skipped []string
+}
+
+func (b *boundTools) CallsPerTurn() int { return b.perTurn }
+
+func (b *boundTools) Skip(_ context.Context, c providers.ToolCall) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.skipped = append(b.skipped, c.ID)
+	return "skipped " + c.ID
+}
+
+// TestWithToolsBoundsCallsPerTurn: one answer asking for 20 000 parallel
+// tool calls gets the first CallsPerTurn run and every other one answered
+// (each call id needs a result) by Skip, not run; on main all 20 000 ran,
+// spending the run's tool budget for every other agent.
+func TestWithToolsBoundsCallsPerTurn(t *testing.T) {
+	ids := make([]string, 20000)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("c%05d", i)
+	}
+	final := providers.Response{Text: `{"ok":true}`, FinishReason: providers.FinishStop}
+	p := &scripted{answers: []providers.Response{toolTurn(ids...), toolTurn("again"), final}}
+	ts := &boundTools{fakeTools: fakeTools{turns: 3}, perTurn: 4}
+	if _, err := WithTools(p, ts).Complete(t.Context(), providers.Request{}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"c00000", "c00001", "c00002", "c00003", "again"}, ts.calls); d != "" {
+		t.Errorf("calls run (-want +got):\n%s", d)
+	}
+	if len(ts.skipped) != 20000-4 || ts.skipped[0] != "c00004" {
+		t.Errorf("%d calls skipped (first %v), want 19996 from c00004", len(ts.skipped), ts.skipped[:1])
+	}
+	// The second request carries one result per call of the first answer.
+	results := 0
+	for _, m := range p.reqs[1].Messages {
+		if m.Role == providers.RoleTool {
+			results++
+		}
+	}
+	if results != 20000 {
+		t.Errorf("%d tool results sent back, want 20000 (one per call id)", results)
+	}
+}

@@ -100,7 +100,12 @@ type WorkspaceConfig struct {
 	// can name real files) may be added.
 	Roles []string `yaml:"roles" json:"roles"`
 	// Deny adds patterns (gitignore syntax) to the default deny list.
-	Deny   []string         `yaml:"deny" json:"deny"`
+	Deny []string `yaml:"deny" json:"deny"`
+	// Allow lifts the default deny list (workspace.DefaultDeny) for the
+	// paths its patterns (gitignore syntax) match, e.g. ".env.example":
+	// the only way to lower that floor. Nothing inside the workspace (its
+	// .swarmignore, its .gitignore files) can.
+	Allow  []string         `yaml:"allow" json:"allow"`
 	Limits workspace.Limits `yaml:"limits" json:"limits"`
 }
 

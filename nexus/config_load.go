@@ -21,6 +21,7 @@ import (
 	"github.com/swarm-dev/swarm/internal/yamlx"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
+	"github.com/swarm-dev/swarm/workspace"
 
 	swarm "github.com/swarm-dev/swarm"
 )
@@ -234,7 +235,28 @@ func (c *Config) validateWorkspace(add func(key, format string, args ...any)) {
 	}
 	// Each bad limit at its own key (Limits.Validate names only the first).
 	for _, bad := range w.Limits.Invalid() {
-		add("workspace.limits."+bad.Key, "%d must be at least 1", bad.Value)
+		if bad.Value <= 0 {
+			add("workspace.limits."+bad.Key, "%d must be at least 1", bad.Value)
+		} else {
+			add("workspace.limits."+bad.Key, "%d is over the maximum of %d", bad.Value, bad.Max())
+		}
+	}
+	// A negation in deny cannot lift the default deny list: that is what
+	// allow is for, and saying so beats a pattern that silently does nothing.
+	for i, d := range w.Deny {
+		if neg, ok := strings.CutPrefix(d, "!"); ok && workspace.DefaultDenies(neg) {
+			add(fmt.Sprintf("workspace.deny[%d]", i), "%q cannot lift the default deny list; list %q under workspace.allow instead", d, neg)
+		}
+	}
+	for i, a := range w.Allow {
+		switch {
+		case strings.TrimSpace(a) == "" || strings.HasPrefix(a, "#"):
+			add(fmt.Sprintf("workspace.allow[%d]", i), "%q is not a pattern (empty or a comment)", a)
+		case strings.HasPrefix(a, "!"):
+			add(fmt.Sprintf("workspace.allow[%d]", i), "%q: a negation means nothing here; to deny a path, list it under workspace.deny", a)
+		case !workspace.DefaultDenies(a):
+			add(fmt.Sprintf("workspace.allow[%d]", i), "%q lifts nothing: the default deny list does not deny it (allow only lifts that list)", a)
+		}
 	}
 }
 

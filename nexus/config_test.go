@@ -70,6 +70,14 @@ func TestConfigRejectsBadInputWithFileLineAndKey(t *testing.T) {
 		{"a role that may not read the workspace", "workspace:\n  roles: [worker, reviewer]\n", 2, "workspace.roles[1]", "unknown role \"reviewer\""},
 		{"a workspace limit of zero", "workspace:\n  limits:\n    max_tool_turns: 0\n", 3, "workspace.limits.max_tool_turns", "at least 1"},
 		{"an unknown workspace key", "workspace:\n  directory: src\n", 2, "workspace.directory", "unknown key"},
+		// Issue 22: every workspace limit has a maximum (max_file_bytes: 1e11 passed).
+		{"max_file_bytes: 1e11", "workspace:\n  limits:\n    max_file_bytes: 100000000000\n", 3, "workspace.limits.max_file_bytes", "100000000000 is over the maximum of 268435456"},
+		{"max_tool_calls without bound", "workspace:\n  limits:\n    max_tool_calls: 50000000\n", 3, "workspace.limits.max_tool_calls", "over the maximum of 1000000"},
+		{"max_files_per_call of zero", "workspace:\n  limits:\n    max_files_per_call: 0\n", 3, "workspace.limits.max_files_per_call", "at least 1"},
+		// Issue 22: only workspace.allow lowers the default deny list.
+		{"a deny negation cannot lift the default deny list", "workspace:\n  deny: [vendor/, '!.env']\n", 2, "workspace.deny[1]", "list \".env\" under workspace.allow"},
+		{"an allow pattern the default list does not deny lifts nothing", "workspace:\n  allow: [src/]\n", 2, "workspace.allow[0]", "lifts nothing"},
+		{"a negation in allow", "workspace:\n  allow: ['!.env']\n", 2, "workspace.allow[0]", "a negation means nothing here"},
 		{"negative provider retries", "providers:\n  openai:\n    retries: -1\n", 3, "providers.openai.retries", "out of range"},
 		{"badly named scale", "scales:\n  big:\n    commanders: 3\n    sealed_criteria: 4\n    max_depth: 2\n", 2, "scales.big", "ss-<agents>"},
 		{"rate out of range", "sandbox:\n  audit_rate: 7\n", 2, "sandbox.audit_rate", "out of range 0..1"},

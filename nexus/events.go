@@ -43,6 +43,9 @@ const (
 	EvReplay          Kind = "replay"
 	EvRunEnd          Kind = "run_end"
 	EvToolCall        Kind = "tool_call"
+	// EvWorkspaceWarning: something odd about the workspace's own files
+	// (a .swarmignore line dropped, a .gitignore skipped); Message says what.
+	EvWorkspaceWarning Kind = "workspace_warning"
 )
 
 // Issue 12, part A (resume).

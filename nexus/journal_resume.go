@@ -453,6 +453,9 @@ type ResumeOptions struct {
 	// Force resumes even when what the run was started with changed; the
 	// changes are in the run_resumed event and ResumeChanges.
 	Force bool
+	// AllowHomeWorkspace is Options.AllowHomeWorkspace: run.json's workspace
+	// is checked again, and the consent is not taken from the run directory.
+	AllowHomeWorkspace bool
 	// Observers, KeepPrompts, KeepEvents and Now are as in Options.
 	Observers   []Observer
 	KeepPrompts bool
@@ -561,6 +564,7 @@ func (mf *Manifest) options(dir string, ro ResumeOptions) (Options, error) {
 	if mf.Workspace != nil {
 		o.Workspace = mf.Workspace.Dir
 	}
+	o.AllowHomeWorkspace = ro.AllowHomeWorkspace
 	o.FollowUp = mf.FollowUp
 	if mf.GroundTruth != nil {
 		o.GroundTruth = mf.GroundTruth.Path

@@ -114,6 +114,16 @@ func Prepare(o Options, opts ...Option) (*Mission, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Opened once now: a .swarmignore that cannot be read is bad input
+	// before the briefing, and the lines it drops are in the plan.
+	ws, err := openWorkspace(o)
+	if err != nil {
+		return nil, err
+	}
+	if ws != nil {
+		plan.WorkspaceWarnings = ws.Warnings()
+		closeWorkspace(ws)
+	}
 	m := &Mission{opts: o, plan: plan, observers: append([]Observer(nil), o.Observers...), missionRaw: raw}
 	if m.ev, err = prepareEvidence(o, o.Workspace); err != nil { // o.Workspace is resolved (flag, front matter, config)
 		return nil, err

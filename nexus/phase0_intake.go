@@ -61,6 +61,11 @@ type Options struct {
 	// every citation is checked against it. It overrides the mission's
 	// front matter and the config's workspace.dir.
 	Workspace string
+	// AllowHomeWorkspace lets Workspace (from whichever source) be the file
+	// system's root or a directory that is or contains the user's home
+	// directory (workspace.ExposesHome); without it such a workspace is
+	// refused (--allow-home-workspace).
+	AllowHomeWorkspace bool
 	// GroundTruth is a file of planted defects (workspace.LoadGroundTruth)
 	// the run's findings are matched against (recall and precision). It
 	// needs a Workspace.
@@ -115,6 +120,9 @@ type Plan struct {
 	Hardening      HardeningConfig `json:"hardening"`
 	// Workspace is the directory the agents read ("" = none).
 	Workspace string `json:"workspace,omitempty"`
+	// WorkspaceWarnings are what was odd about the workspace's own files
+	// when it was opened (a .swarmignore line dropped).
+	WorkspaceWarnings []string `json:"workspace_warnings,omitempty"`
 	// Unpriced are the roster's models (fallbacks included) without a
 	// known price (Config.PriceOf): the cost ceiling cannot act on their
 	// calls, and costs leave them out. Absent when every model is priced.

@@ -58,9 +58,15 @@ func SplitFrontMatter(name, mission string) (FrontMatter, string, error) {
 	}
 }
 
+// ErrHomeWorkspace (wrapped with ErrBadInput) refuses a workspace that is
+// the file system's root or is or contains the user's home directory,
+// unless Options.AllowHomeWorkspace.
+var ErrHomeWorkspace = errors.New("the workspace exposes the home directory")
+
 // resolveWorkspace applies the mission's front matter to o: the mission
 // loses it, and o.Workspace is set from it when the caller gave none, else
-// from the config's workspace.dir. The directory must exist.
+// from the config's workspace.dir. The directory must exist, and may be /
+// or contain the user's home only with o.AllowHomeWorkspace.
 func resolveWorkspace(o Options) (Options, error) {
 	fm, body, err := SplitFrontMatter(o.MissionName, o.Mission)
 	if err != nil {
@@ -88,6 +94,10 @@ func resolveWorkspace(o Options) (Options, error) {
 	case !st.IsDir():
 		return o, fmt.Errorf("%w: workspace %s (from %s) is not a directory", ErrBadInput, textsafe.Printable(o.Workspace), source)
 	}
+	if why := workspace.ExposesHome(o.Workspace); why != "" && !o.AllowHomeWorkspace {
+		return o, fmt.Errorf("%w: %w: workspace %s (from %s) %s: its agents could read every file in it, credentials the deny list does not know included; point the workspace at a project directory, or pass --allow-home-workspace to run on it anyway",
+			ErrBadInput, ErrHomeWorkspace, textsafe.Printable(o.Workspace), source, textsafe.Printable(why))
+	}
 	return o, nil
 }
 
@@ -96,7 +106,7 @@ func openWorkspace(o Options) (*workspace.FS, error) {
 	if o.Workspace == "" {
 		return nil, nil
 	}
-	ws, err := workspace.Open(o.Workspace, workspace.Options{Limits: o.Config.Workspace.Limits, Deny: o.Config.Workspace.Deny})
+	ws, err := workspace.Open(o.Workspace, workspace.Options{Limits: o.Config.Workspace.Limits, Deny: o.Config.Workspace.Deny, Allow: o.Config.Workspace.Allow})
 	if err != nil {
 		return nil, fmt.Errorf("%w: workspace: %w", ErrBadInput, err)
 	}
@@ -110,7 +120,7 @@ func (r *runState) toolsFor(a commanders.Agent, scope []string) commanders.ToolS
 	if r.ws == nil || !r.cfg.Workspace.reads(a.Role) {
 		return nil
 	}
-	return &agentTools{s: r.ws.Session(scope), r: r, agent: a}
+	return &agentTools{s: r.ws.Session(scope).ForAgent(a.ID), r: r, agent: a}
 }
 
 // withTools is p with the read tools of agent a (the whole workspace), or p
@@ -134,8 +144,24 @@ type agentTools struct {
 func (t *agentTools) Definitions() []providers.Tool { return t.s.Definitions() }
 func (t *agentTools) Turns() int                    { return t.s.Turns() }
 
+func (t *agentTools) CallsPerTurn() int { return t.s.CallsPerTurn() }
+
+// Skip answers a call past max_calls_per_turn without running it; it is
+// recorded like any refused call.
+func (t *agentTools) Skip(ctx context.Context, call providers.ToolCall) string {
+	return t.note(ctx, t.s.Skip(call))
+}
+
 func (t *agentTools) Call(ctx context.Context, call providers.ToolCall) string {
-	out := t.s.Call(ctx, call)
+	return t.note(ctx, t.s.Call(ctx, call))
+}
+
+// note records one tool call's outcome (meter, refusals, event) and
+// returns its answer.
+func (t *agentTools) note(ctx context.Context, out workspace.Outcome) string {
+	for _, w := range t.r.ws.TakeWarnings() {
+		t.r.rec.emit(Event{Phase: t.r.rec.phaseOf(ctx), Kind: EvWorkspaceWarning, Message: w})
+	}
 	t.r.meter.noteTool(t.agent.Role, out)
 	t.r.meter.noteRefusal(t.agent, out)
 	t.r.rec.emit(Event{Phase: t.r.rec.phaseOf(ctx), Kind: EvToolCall, Role: t.agent.Role, AgentID: t.agent.ID, Model: t.agent.Ref.String(),

@@ -108,6 +108,88 @@ func TestWorkspaceResolution(t *testing.T) {
 	}
 }
 
+// TestHomeWorkspaceNeedsConsent: a mission's front matter (or the flag,
+// or the config) may name /, the home directory or one of its ancestors:
+// the agents could then read every credential store of the home. Such a
+// workspace is refused (bad input, exit 2) naming the reason and the
+// flag, unless AllowHomeWorkspace (--allow-home-workspace). On main it
+// ran with no prompt.
+func TestHomeWorkspaceNeedsConsent(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "users", "alice")
+	project := filepath.Join(home, "src", "app")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	body := "# Review the service\n\nFind the security defects of the session handling and the storage layer.\n"
+	fm := func(ws string) string { return "---\nworkspace: " + ws + "\n---\n" + body }
+	tests := []struct {
+		name      string
+		mission   string
+		flag      string
+		allow     bool
+		wantInErr []string // nil: accepted
+	}{
+		{"front matter naming / (absolute, no prompt)", fm("/"), "", false,
+			[]string{"workspace / (from the mission's front matter (workspace)) is the file system's root", "--allow-home-workspace"}},
+		{"front matter naming an ancestor of the home", fm(filepath.Join(root, "users")), "", false,
+			[]string{"contains your home directory (" + home + ")", "--allow-home-workspace"}},
+		{"front matter naming the home by a relative path", fm("../../users/alice"), "", false,
+			[]string{"is your home directory", "--allow-home-workspace"}},
+		{"the flag naming the home", body, home, false, []string{"(from --workspace) is your home directory"}},
+		{"the home with consent", fm(home), "", true, nil},
+		{"a project inside the home needs no consent", fm(project), "", false, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := missionOptions(t, filepath.Join(t.TempDir(), "run"))
+			o.Mission, o.Workspace, o.MissionDir, o.AllowHomeWorkspace = tc.mission, tc.flag, filepath.Join(root, "missions", "x"), tc.allow
+			_, err := nexus.Prepare(o)
+			if tc.wantInErr == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !errors.Is(err, nexus.ErrBadInput) || !errors.Is(err, nexus.ErrHomeWorkspace) {
+				t.Fatalf("err = %v, want bad input (ErrHomeWorkspace)", err)
+			}
+			for _, w := range tc.wantInErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("err = %v, want it to say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestSwarmignoreWarningsInThePlan: the .swarmignore lines dropped because
+// they would lower the deny list are in the plan (the briefing shows
+// them); an unreadable .swarmignore is bad input before any call.
+func TestSwarmignoreWarningsInThePlan(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, ".swarmignore"), []byte("build/\n!.env\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := missionOptions(t, filepath.Join(t.TempDir(), "run"))
+	o.Workspace = ws
+	m, err := nexus.Prepare(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := m.Plan().WorkspaceWarnings
+	if len(w) != 1 || !strings.HasPrefix(w[0], `.swarmignore:2: "!.env" ignored`) {
+		t.Errorf("plan warnings %q", w)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".swarmignore"), []byte(strings.Repeat("x\n", 1<<20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nexus.Prepare(o); err == nil || !errors.Is(err, nexus.ErrBadInput) || !strings.Contains(err.Error(), ".swarmignore") {
+		t.Errorf("a 2 MiB .swarmignore: err = %v, want bad input naming it", err)
+	}
+}
+
 // openFDs is how many files the process has open (-1 where /proc is not).
 func openFDs() int {
 	es, err := os.ReadDir("/proc/self/fd")

@@ -18,8 +18,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+
+	"github.com/swarm-dev/swarm/internal/safeio"
+	"github.com/swarm-dev/swarm/internal/textsafe"
 )
 
 // ErrOpen is wrapped by every error Open returns.
@@ -72,25 +76,46 @@ func refuse(kind, format string, args ...any) *refusal {
 	return &refusal{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
 
+// maxIgnoreBytes bounds an ignore file (.swarmignore, a .gitignore): a
+// larger one is refused (.swarmignore) or skipped (.gitignore).
+const maxIgnoreBytes = 1 << 20
+
+// SwarmignoreFile is the file at a workspace's root whose patterns are
+// added to the deny list.
+const SwarmignoreFile = ".swarmignore"
+
 // FS is read-only access to one directory. Every file access goes through
 // an os.Root, so the standard library refuses paths leaving the directory.
 // An FS and its Sessions are safe for concurrent use.
 type FS struct {
-	dir     string
-	root    *os.Root
-	limits  Limits
-	deny    []gitignore.Pattern
-	escErr  error // the error os.Root wraps when a path escapes
-	calls   atomic.Int64
-	ignMu   sync.Mutex
-	ignores map[string][]gitignore.Pattern // directory → patterns of its .gitignore
-	readMu  sync.Mutex
-	read    map[string]string // path → hex sha256 of the content read
+	dir    string
+	root   *os.Root
+	limits Limits
+	// The deny list has three tiers, each matched on its own so that no
+	// tier's negations can lower another: the floor (DefaultDeny, lifted
+	// only by Options.Allow), the user's Options.Deny, and the workspace's
+	// own .swarmignore.
+	floor, user, own gitignore.Matcher
+	escErr           error // the error os.Root wraps when a path escapes
+	calls            atomic.Int64
+	agentMu          sync.Mutex
+	agentCalls       map[string]int // tool calls per agent (Session owner)
+	ignMu            sync.Mutex
+	ignores          map[string][]gitignore.Pattern // directory → patterns of its .gitignore
+	warnMu           sync.Mutex
+	warnings         []string
+	taken            int // warnings TakeWarnings returned
+	readMu           sync.Mutex
+	read             map[string]string // path → hex sha256 of the content read
+	visited          atomic.Int64      // directory entries examined by the tools (tests)
 }
 
 // Open opens dir read-only. opts.Limits must be valid (see Limits.Validate)
 // or zero (DefaultLimits); a .swarmignore at the root adds its patterns to
-// the deny list.
+// the deny list. A .swarmignore that is not a regular file or is over
+// 1 MiB is an error naming it; its negation lines that would re-include
+// what DefaultDeny or opts.Deny denies are dropped, each with a warning
+// (Warnings).
 func Open(dir string, opts Options) (*FS, error) {
 	if opts.Limits == (Limits{}) {
 		opts.Limits = DefaultLimits()
@@ -113,7 +138,7 @@ func Open(dir string, opts Options) (*FS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w %s: %w", ErrOpen, dir, err)
 	}
-	f := &FS{dir: abs, root: root, limits: opts.Limits,
+	f := &FS{dir: abs, root: root, limits: opts.Limits, agentCalls: map[string]int{},
 		ignores: map[string][]gitignore.Pattern{}, read: map[string]string{}}
 	// Learn the error os.Root reports for an escaping path (the standard
 	// library does not export it) by asking it about one.
@@ -123,33 +148,135 @@ func Open(dir string, opts Options) (*FS, error) {
 			f.escErr = pe.Err
 		}
 	}
-	patterns := append(DefaultDeny(), opts.Deny...)
-	switch b, err := root.ReadFile(".swarmignore"); {
+	floor := DefaultDeny()
+	for _, a := range opts.Allow {
+		floor = append(floor, "!"+strings.TrimPrefix(a, "!"))
+	}
+	f.floor = denyMatcher(floor)
+	f.user = denyMatcher(opts.Deny)
+	var own []string
+	switch b, err := safeio.ReadFileRoot(root, SwarmignoreFile, maxIgnoreBytes); {
 	case err == nil:
-		patterns = append(patterns, parseIgnoreLines(b)...)
-	case !errors.Is(err, fs.ErrNotExist):
+		for _, l := range parseIgnore(b) {
+			if strings.HasPrefix(l.text, "!") && f.tierDenied(strings.TrimPrefix(l.text, "!")) {
+				f.warn(fmt.Sprintf("%s:%d: %q ignored: a .swarmignore may only add to the deny list, not re-include what the built-in deny list or workspace.deny denies (to allow it, list it under workspace.allow in your own config)", SwarmignoreFile, l.line, textsafe.Printable(l.text)))
+				continue
+			}
+			own = append(own, l.text)
+		}
+	case errors.Is(err, fs.ErrNotExist):
+	default:
 		root.Close()
-		return nil, fmt.Errorf("%w %s: reading .swarmignore: %w", ErrOpen, dir, err)
+		return nil, fmt.Errorf("%w %s: reading %s: %w (a .swarmignore must be a regular file of at most %d bytes)", ErrOpen, dir, SwarmignoreFile, err, maxIgnoreBytes)
 	}
-	for _, p := range patterns {
-		f.deny = append(f.deny, gitignore.ParsePattern(strings.ToLower(p), nil))
-	}
+	f.own = denyMatcher(own)
 	return f, nil
 }
 
-// parseIgnoreLines returns the patterns of a gitignore-syntax file: blank
+// denyMatcher is the matcher of deny patterns, compared in lower case.
+func denyMatcher(patterns []string) gitignore.Matcher {
+	ps := make([]gitignore.Pattern, 0, len(patterns))
+	for _, p := range patterns {
+		ps = append(ps, gitignore.ParsePattern(strings.ToLower(p), nil))
+	}
+	return gitignore.NewMatcher(ps)
+}
+
+// tierDenied reports whether the path a negation pattern names (taken as a
+// path: "*.pem" names a file called *.pem, which *.pem denies) is denied
+// by the floor or the user's deny list, as a file or as a directory.
+func (f *FS) tierDenied(p string) bool {
+	return namedDenied(f.floor, p) || namedDenied(f.user, p)
+}
+
+// DefaultDenies reports whether DefaultDeny denies the path the pattern p
+// names (taken as a path, as a file or a directory, at the root): whether
+// an allow pattern p would lift anything, or a negation !p would try to.
+func DefaultDenies(p string) bool {
+	return namedDenied(denyMatcher(DefaultDeny()), p)
+}
+
+// namedDenied reports whether m denies the path pattern p names, or one of
+// its parents.
+func namedDenied(m gitignore.Matcher, p string) bool {
+	p = strings.Trim(strings.TrimSpace(p), "/")
+	if p == "" {
+		return false
+	}
+	parts := strings.Split(strings.ToLower(p), "/")
+	for i := 1; i <= len(parts); i++ {
+		for _, isDir := range []bool{false, true} {
+			if m.Match(parts[:i], i < len(parts) || isDir) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// warn records a warning once.
+func (f *FS) warn(msg string) {
+	msg = textsafe.Printable(msg) // it names files of the workspace
+	f.warnMu.Lock()
+	defer f.warnMu.Unlock()
+	if !slices.Contains(f.warnings, msg) {
+		f.warnings = append(f.warnings, msg)
+	}
+}
+
+// Warnings are what was odd about the workspace's own files, each once: a
+// .swarmignore line that was dropped (known when Open returns), a
+// .gitignore that was skipped (known when a tool first meets it).
+func (f *FS) Warnings() []string {
+	f.warnMu.Lock()
+	defer f.warnMu.Unlock()
+	return slices.Clone(f.warnings)
+}
+
+// TakeWarnings returns the warnings no earlier TakeWarnings returned.
+func (f *FS) TakeWarnings() []string {
+	f.warnMu.Lock()
+	defer f.warnMu.Unlock()
+	w := slices.Clone(f.warnings[f.taken:])
+	f.taken = len(f.warnings)
+	return w
+}
+
+// ignoreLine is one pattern line of an ignore file and its line number.
+type ignoreLine struct {
+	text string
+	line int
+}
+
+// parseIgnore returns the pattern lines of a gitignore-syntax file: blank
 // lines and comments dropped.
-func parseIgnoreLines(b []byte) []string {
-	var out []string
+func parseIgnore(b []byte) []ignoreLine {
+	var out []ignoreLine
 	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, maxIgnoreBytes+1)
+	n := 0
 	for sc.Scan() {
+		n++
 		line := strings.TrimSuffix(sc.Text(), "\r")
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		out = append(out, line)
+		out = append(out, ignoreLine{line, n})
 	}
 	return out
+}
+
+// safeReason is err without the path (the caller names the file).
+func safeReason(err error) string {
+	var se *safeio.SizeError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%d bytes, over the limit", se.Size)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // Close releases the root.
@@ -210,9 +337,9 @@ func splitRel(p string) []string {
 // opens .env, and must be denied like it.
 func (f *FS) denied(rel string, isDir bool) bool {
 	parts := splitRel(strings.ToLower(rel))
-	m := gitignore.NewMatcher(f.deny)
 	for i := 1; i <= len(parts); i++ {
-		if m.Match(parts[:i], i < len(parts) || isDir) {
+		dir := i < len(parts) || isDir
+		if f.floor.Match(parts[:i], dir) || f.user.Match(parts[:i], dir) || f.own.Match(parts[:i], dir) {
 			return true
 		}
 	}
@@ -227,12 +354,18 @@ func (f *FS) dirIgnores(dir string) []gitignore.Pattern {
 	if ok {
 		return ps
 	}
-	b, err := f.root.ReadFile(path.Join(dir, ".gitignore"))
-	if err == nil {
+	name := path.Join(dir, ".gitignore")
+	b, err := safeio.ReadFileRoot(f.root, name, maxIgnoreBytes)
+	switch {
+	case err == nil:
 		domain := splitRel(dir)
-		for _, l := range parseIgnoreLines(b) {
-			ps = append(ps, gitignore.ParsePattern(l, domain))
+		for _, l := range parseIgnore(b) {
+			ps = append(ps, gitignore.ParsePattern(l.text, domain))
 		}
+	case !errors.Is(err, fs.ErrNotExist):
+		// A FIFO, a device or a huge file must not hang or flood the
+		// tools: the file is skipped (what it would hide stays visible).
+		f.warn(fmt.Sprintf("%s skipped: %s (a .gitignore must be a regular file of at most %d bytes)", name, textsafe.Printable(safeReason(err)), maxIgnoreBytes))
 	}
 	f.ignMu.Lock()
 	f.ignores[dir] = ps
@@ -345,21 +478,24 @@ func (f *FS) resolve(p string) (target, *refusal) {
 }
 
 // readText reads the regular text file t through the root and records it
-// for the fingerprint.
+// for the fingerprint. t.info may be nil.
 func (f *FS) readText(t target) ([]byte, *refusal) {
-	if !t.info.Mode().IsRegular() {
+	if t.info != nil && !t.info.Mode().IsRegular() {
 		return nil, refuse(RefusalNotRegular, "%s: not a regular file", t.rel)
 	}
-	if t.info.Size() > f.limits.MaxFileBytes {
-		return nil, refuse(RefusalTooLarge, "%s: %d bytes, over max_file_bytes (%d)", t.rel, t.info.Size(), f.limits.MaxFileBytes)
+	// Opened without blocking: the file may have been swapped for a FIFO
+	// since the Stat (a nil t.info: no Stat was made, grep's walk saw a
+	// regular file).
+	fh, fi, err := safeio.OpenRoot(f.root, t.real)
+	if errors.Is(err, safeio.ErrNotRegular) {
+		return nil, refuse(RefusalNotRegular, "%s: not a regular file", t.rel)
 	}
-	fh, err := f.root.Open(t.real)
 	if err != nil {
 		return nil, f.classify(t.rel, err)
 	}
 	defer fh.Close()
-	if fi, err := fh.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, refuse(RefusalNotRegular, "%s: not a regular file", t.rel)
+	if fi.Size() > f.limits.MaxFileBytes {
+		return nil, refuse(RefusalTooLarge, "%s: %d bytes, over max_file_bytes (%d)", t.rel, fi.Size(), f.limits.MaxFileBytes)
 	}
 	b, err := io.ReadAll(io.LimitReader(fh, f.limits.MaxFileBytes+1))
 	if err != nil {
@@ -378,6 +514,28 @@ func (f *FS) readText(t target) ([]byte, *refusal) {
 	}
 	f.readMu.Unlock()
 	return b, nil
+}
+
+// shown is text as the tools show it to a model: each byte that is not
+// part of valid UTF-8 becomes U+FFFD, one for each byte, as encoding/json
+// writes it in the answer. Evidence verification compares quotes with
+// this text, so a quote of exactly what read_file returned matches.
+func shown(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // splitLines splits text into lines: a final newline ends the last line

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"reflect"
@@ -47,6 +48,42 @@ type Outcome struct {
 type Session struct {
 	fs    *FS
 	scope []scopeEntry
+	agent string // whose share of the run's tool budget the calls take ("" = none)
+}
+
+// ForAgent makes the session's calls count against agent's share of the
+// run's tool budget (max_tool_calls_per_agent), shared by every session
+// of the same agent id. It returns s.
+func (s *Session) ForAgent(id string) *Session {
+	s.agent = id
+	return s
+}
+
+// CallsPerTurn is how many tool calls of one model answer are run
+// (max_calls_per_turn); the others get Skip's answer.
+func (s *Session) CallsPerTurn() int { return s.fs.limits.MaxCallsPerTurn }
+
+// Skip answers a call past max_calls_per_turn without running it: it is
+// not charged to the run's or the agent's budget.
+func (s *Session) Skip(call providers.ToolCall) Outcome {
+	n := s.fs.limits.MaxCallsPerTurn
+	return Outcome{Tool: call.Name}.refused(refuse(RefusalLimit, "limit reached: max_calls_per_turn (%d tool calls per answer): this call was not run; ask for at most %d tools at once, the most useful first, and call the rest in your next turn", n, n))
+}
+
+// chargeAgent counts one call against the session's agent and reports
+// whether its share was already spent.
+func (s *Session) chargeAgent() bool {
+	if s.agent == "" {
+		return true
+	}
+	f := s.fs
+	f.agentMu.Lock()
+	defer f.agentMu.Unlock()
+	if f.agentCalls[s.agent] >= f.limits.MaxToolCallsPerAgent {
+		return false
+	}
+	f.agentCalls[s.agent]++
+	return true
 }
 
 type scopeEntry struct {
@@ -127,9 +164,9 @@ func (s *Session) Definitions() []providers.Tool {
 			Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"Directory relative to the workspace root; \".\" is the root."}},"required":["path"],"additionalProperties":false}`)},
 		{Name: ToolReadFile, Description: fmt.Sprintf("Read a text file of the workspace (read-only), optionally only lines start_line..end_line (1-based, inclusive). Each returned line is prefixed with its number and a tab; cite those numbers. At most %d bytes are returned per call, cut at whole lines (truncated:true, end_line is the last line returned: call again from the next line). Binary files, files over %d bytes and denied files are refused.", l.MaxReadBytes, l.MaxFileBytes),
 			Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"File relative to the workspace root, e.g. internal/auth/session.go."},"start_line":{"type":"integer","minimum":1,"description":"First line to return (1-based). Default 1."},"end_line":{"type":"integer","minimum":1,"description":"Last line to return (inclusive). Default: the end of the file."}},"required":["path"],"additionalProperties":false}`)},
-		{Name: ToolGrep, Description: fmt.Sprintf("Search the workspace's text files for a regular expression (RE2 syntax, matched per line). Returns matching lines with path and line number, files in path order, optionally with context lines. At most %d matches per call (truncated:true when there were more: narrow the pattern or path_glob). Gitignored, denied, binary and too large files are skipped.", l.MaxGrepMatches),
+		{Name: ToolGrep, Description: fmt.Sprintf("Search the workspace's text files for a regular expression (RE2 syntax, matched per line). Returns matching lines with path and line number, files in path order, optionally with context lines. At most %d matches per call (truncated:true when there were more: narrow the pattern or path_glob). At most %d directory entries are examined per call: in a large workspace start path_glob with a directory (e.g. \"src/**/*.go\"). Gitignored, denied, binary and too large files are skipped. At most %d tool calls of one answer are run.", l.MaxGrepMatches, l.MaxFilesPerCall, l.MaxCallsPerTurn),
 			Parameters: json.RawMessage(`{"type":"object","properties":{"pattern":{"type":"string","description":"RE2 regular expression, matched against each line, e.g. \"func .*Session\" or \"(?i)password\"."},"path_glob":{"type":"string","description":"Only search files whose path matches this glob (** matches any number of directories), e.g. \"**/*.go\" or \"internal/**\". Default: all files."},"context":{"type":"integer","minimum":0,"maximum":5,"description":"Lines of context to return before and after each match (0 to 5). Default 0."}},"required":["pattern"],"additionalProperties":false}`)},
-		{Name: ToolGlob, Description: fmt.Sprintf("Find files of the workspace whose path matches a glob (* matches within a directory, ** any number of directories), e.g. \"**/*.go\" or \"cmd/*/main.go\". Returns sorted file paths relative to the root, at most %d (truncated:true when there were more). Denied and gitignored files are left out.", l.MaxListEntries),
+		{Name: ToolGlob, Description: fmt.Sprintf("Find files of the workspace whose path matches a glob (* matches within a directory, ** any number of directories), e.g. \"**/*.go\" or \"cmd/*/main.go\". Returns sorted file paths relative to the root, at most %d (truncated:true when there were more). At most %d directory entries are examined per call: in a large workspace start the pattern with a directory. Denied and gitignored files are left out.", l.MaxListEntries, l.MaxFilesPerCall),
 			Parameters: json.RawMessage(`{"type":"object","properties":{"pattern":{"type":"string","description":"Glob over file paths relative to the workspace root, e.g. \"**/*_test.go\"."}},"required":["pattern"],"additionalProperties":false}`)},
 	}
 }
@@ -139,6 +176,11 @@ func (s *Session) Definitions() []providers.Tool {
 // an error.
 func (s *Session) Call(ctx context.Context, call providers.ToolCall) Outcome {
 	o := Outcome{Tool: call.Name}
+	// The agent's share first: a call it refuses is not charged to the run.
+	if !s.chargeAgent() {
+		n := s.fs.limits.MaxToolCallsPerAgent
+		return o.refused(refuse(RefusalLimit, "limit reached: max_tool_calls_per_agent (%d tool calls per agent per run): your share of the run's tool budget is spent; answer with what you have", n))
+	}
 	max := s.fs.limits.MaxToolCalls
 	if n := s.fs.calls.Add(1); n > int64(max) {
 		return o.refused(refuse(RefusalLimit, "limit reached: max_tool_calls (%d tool calls per run); answer with what you have", max))
@@ -319,11 +361,20 @@ func (s *Session) listDir(o Outcome, p string) Outcome {
 	if err != nil {
 		return o.refused(f.classify(t.rel, err))
 	}
-	des, err := dh.ReadDir(-1)
+	// Read at most max_files_per_call entries (plus one, to know whether
+	// there were more): a directory of 300 000 files must not cost a
+	// listing of them all.
+	des, err := dh.ReadDir(f.limits.MaxFilesPerCall + 1)
 	dh.Close()
-	if err != nil {
+	if err != nil && !errors.Is(err, io.EOF) {
 		return o.refused(f.classify(t.rel, err))
 	}
+	stopped := ""
+	if len(des) > f.limits.MaxFilesPerCall {
+		des = des[:f.limits.MaxFilesPerCall]
+		stopped = f.stoppedNote("the directory holds more entries than that, and only those read were sorted and listed; use glob with a narrower pattern to find a file in it")
+	}
+	f.visited.Add(int64(len(des)))
 	sort.Slice(des, func(i, j int) bool { return des[i].Name() < des[j].Name() })
 	entries := []dirEntry{}
 	limit := ""
@@ -359,6 +410,9 @@ func (s *Session) listDir(o Outcome, p string) Outcome {
 			break
 		}
 		entries = append(entries, e)
+	}
+	if limit == "" {
+		limit = stopped
 	}
 	return o.ok(struct {
 		OK        bool       `json:"ok"`
@@ -409,7 +463,7 @@ func (s *Session) readFile(o Outcome, p string, start, end *int) Outcome {
 	truncated := false
 	n := first - 1
 	for i := first; i <= last; i++ {
-		line := fmt.Sprintf("%d\t%s", i, lines[i-1])
+		line := fmt.Sprintf("%d\t%s", i, shown(lines[i-1]))
 		add := len(line)
 		if i > first {
 			add++
@@ -443,39 +497,80 @@ func (s *Session) readFile(o Outcome, p string, start, end *int) Outcome {
 	}{true, t.rel, first, n, len(lines), truncated, limit, sb.String()}, sb.Len())
 }
 
-// files returns the regular files of the workspace the session may see
-// (not denied, not gitignored, in scope), in path order. Symlinks are not
-// followed: their targets inside the root are found where they are.
-func (s *Session) files(ctx context.Context) []string {
+// walk is the result of one bounded walk: the files found and, when the
+// walk stopped at max_files_per_call, the note saying so.
+type walk struct {
+	files   []string
+	stopped string
+}
+
+// stoppedNote says that a call examined max_files_per_call entries and
+// how to narrow it (hint: the argument that narrows it).
+func (f *FS) stoppedNote(hint string) string {
+	return fmt.Sprintf("stopped early: max_files_per_call (%d directory entries examined per call) reached, so only part of the workspace was searched; %s", f.limits.MaxFilesPerCall, hint)
+}
+
+// files returns the regular files under base (a directory, "." for the
+// root) the session may see (not denied, not gitignored, in scope), in
+// path order. At most max_files_per_call directory entries are examined
+// (shown or not); past that the walk stops and says so. Symlinks are not
+// followed: their targets inside the root are found where they are. A
+// base that is not a plain directory (a symlink in its path, denied,
+// missing) is walked from the root instead.
+func (s *Session) files(ctx context.Context, base, hint string) walk {
 	f := s.fs
-	var out []string
-	_ = fs.WalkDir(f.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+	base = path.Clean(base)
+	if base != "." {
+		if real, err := f.realRel(base); err != nil || real != base || f.denied(base, true) || f.ignored(base, true) || !s.reaches(base) {
+			base = "."
+		} else if fi, err := f.root.Lstat(base); err != nil || !fi.IsDir() {
+			base = "."
+		}
+	}
+	var w walk
+	budget := f.limits.MaxFilesPerCall
+	var visit func(dir string)
+	visit = func(dir string) {
+		dh, err := f.root.Open(dir)
 		if err != nil {
-			if d != nil && d.IsDir() && p != "." {
-				return fs.SkipDir
+			return
+		}
+		// Read no more entries than the budget has left (plus one, to know
+		// whether there were more).
+		des, _ := dh.ReadDir(budget + 1)
+		dh.Close()
+		if len(des) > budget {
+			des = des[:budget]
+			w.stopped = f.stoppedNote(hint)
+		}
+		budget -= len(des)
+		f.visited.Add(int64(len(des)))
+		sort.Slice(des, func(i, j int) bool { return des[i].Name() < des[j].Name() })
+		for _, d := range des {
+			if ctx.Err() != nil {
+				return
 			}
-			return nil
-		}
-		if ctx.Err() != nil {
-			return fs.SkipAll
-		}
-		if p == "." {
-			return nil
-		}
-		if d.IsDir() {
-			if f.denied(p, true) || f.ignoredSelf(p, true) || !s.reaches(p) {
-				return fs.SkipDir
+			p := path.Join(dir, d.Name())
+			if d.IsDir() {
+				if f.denied(p, true) || f.ignoredSelf(p, true) || !s.reaches(p) {
+					continue
+				}
+				if budget == 0 {
+					w.stopped = f.stoppedNote(hint)
+					return
+				}
+				visit(p)
+				continue
 			}
-			return nil
+			if !d.Type().IsRegular() || f.denied(p, false) || f.ignoredSelf(p, false) || !s.inScope(p) {
+				continue
+			}
+			w.files = append(w.files, p)
 		}
-		if !d.Type().IsRegular() || f.denied(p, false) || f.ignoredSelf(p, false) || !s.inScope(p) {
-			return nil
-		}
-		out = append(out, p)
-		return nil
-	})
-	sort.Strings(out)
-	return out
+	}
+	visit(base)
+	sort.Strings(w.files)
+	return w
 }
 
 type grepMatch struct {
@@ -510,20 +605,19 @@ func (s *Session) grep(ctx context.Context, o Outcome, pattern, pathGlob string,
 	matches := []grepMatch{}
 	limit := ""
 	size := 0
+	base := "."
+	if pathGlob != "" {
+		base, _ = doublestar.SplitPattern(pathGlob)
+	}
+	w := s.files(ctx, base, `narrow path_glob to one directory (e.g. "src/**/*.go" rather than "**/*.go")`)
 scan:
-	for _, p := range s.files(ctx) {
+	for _, p := range w.files {
 		if pathGlob != "" {
 			if ok, _ := doublestar.Match(pathGlob, p); !ok {
 				continue
 			}
 		}
-		t := target{rel: p, real: p}
-		info, err := f.root.Stat(p)
-		if err != nil {
-			continue
-		}
-		t.info = info
-		b, r := f.readText(t)
+		b, r := f.readText(target{rel: p, real: p})
 		if r != nil {
 			continue
 		}
@@ -559,6 +653,9 @@ scan:
 			matches = append(matches, m)
 		}
 	}
+	if limit == "" {
+		limit = w.stopped
+	}
 	return o.ok(struct {
 		OK        bool        `json:"ok"`
 		Pattern   string      `json:"pattern"`
@@ -589,7 +686,9 @@ func (s *Session) glob(ctx context.Context, o Outcome, pattern string) Outcome {
 	}
 	paths := []string{}
 	limit := ""
-	for _, p := range s.files(ctx) {
+	base, _ := doublestar.SplitPattern(pat)
+	w := s.files(ctx, base, `start the pattern with one directory (e.g. "src/**/*.go" rather than "**/*.go")`)
+	for _, p := range w.files {
 		if ok, _ := doublestar.Match(pat, p); !ok {
 			continue
 		}
@@ -598,6 +697,9 @@ func (s *Session) glob(ctx context.Context, o Outcome, pattern string) Outcome {
 			break
 		}
 		paths = append(paths, p)
+	}
+	if limit == "" {
+		limit = w.stopped
 	}
 	return o.ok(struct {
 		OK        bool     `json:"ok"`

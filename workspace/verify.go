@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -13,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/swarm-dev/swarm/internal/safeio"
 )
 
 // Check is the verdict on one citation.
@@ -63,7 +66,9 @@ func (f *FS) Verify(c Citation) Check {
 	if normSpace(c.Quote) == "" {
 		return set(Fabricated, refuse("", "empty quote"))
 	}
-	if !QuoteMatches(strings.Join(lines[c.StartLine-1:c.EndLine], "\n"), c.Quote) {
+	// The quote is compared with the text as read_file showed it (invalid
+	// UTF-8 as U+FFFD), not with the raw bytes.
+	if !QuoteMatches(shown(strings.Join(lines[c.StartLine-1:c.EndLine], "\n")), c.Quote) {
 		return set(Fabricated, refuse("", "%s: the quote is not what those lines say", Citation{Path: t.rel, StartLine: c.StartLine, EndLine: c.EndLine}.Ref()))
 	}
 	ck.State = Verified
@@ -107,12 +112,16 @@ func (f *FS) Fingerprint() Fingerprint {
 	return fp
 }
 
+// maxGitSmall bounds the small files of a git directory read for the
+// fingerprint (.git as a file, HEAD, commondir, a loose ref).
+const maxGitSmall = 64 << 10
+
 // gitHead resolves HEAD of the root's .git (a directory, or a file naming
 // the git directory as worktrees and submodules have).
 func (f *FS) gitHead() (string, bool) {
 	gitDir, err := f.root.OpenRoot(".git")
 	if err != nil {
-		b, err := f.root.ReadFile(".git")
+		b, err := safeio.ReadFileRoot(f.root, ".git", maxGitSmall)
 		if err != nil {
 			return "", false
 		}
@@ -130,7 +139,7 @@ func (f *FS) gitHead() (string, bool) {
 	}
 	defer gitDir.Close()
 	common := gitDir
-	if b, err := gitDir.ReadFile("commondir"); err == nil {
+	if b, err := safeio.ReadFileRoot(gitDir, "commondir", maxGitSmall); err == nil {
 		d := strings.TrimSpace(string(b))
 		if !filepath.IsAbs(d) {
 			d = filepath.Join(gitDir.Name(), d)
@@ -140,7 +149,7 @@ func (f *FS) gitHead() (string, bool) {
 			common = c
 		}
 	}
-	b, err := gitDir.ReadFile("HEAD")
+	b, err := safeio.ReadFileRoot(gitDir, "HEAD", maxGitSmall)
 	if err != nil {
 		return "", false
 	}
@@ -153,7 +162,7 @@ func (f *FS) gitHead() (string, bool) {
 		ref = path.Clean(strings.TrimSpace(ref))
 		head = ""
 		for _, d := range []*os.Root{gitDir, common} {
-			if b, err := d.ReadFile(ref); err == nil {
+			if b, err := safeio.ReadFileRoot(d, ref, maxGitSmall); err == nil {
 				head = strings.TrimSpace(string(b))
 				break
 			}
@@ -170,12 +179,15 @@ func (f *FS) gitHead() (string, bool) {
 
 // packedRef finds ref in packed-refs.
 func packedRef(d *os.Root, ref string) string {
-	b, err := d.ReadFile("packed-refs")
+	fh, _, err := safeio.OpenRoot(d, "packed-refs")
 	if err != nil {
 		return ""
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		hash, name, ok := strings.Cut(strings.TrimSpace(l), " ")
+	defer fh.Close()
+	// Read line by line: a large repository's packed-refs may be big.
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		hash, name, ok := strings.Cut(strings.TrimSpace(sc.Text()), " ")
 		if ok && name == ref && isHash(hash) {
 			return hash
 		}

@@ -85,6 +85,7 @@ and the reports written all the same); 2 bad input; 1 a run failed;
 	f.BoolVar(&o.Resume, "resume", false, "skip finished contender runs and reuse cached calls (cache under OUT/cache)")
 	f.Int64Var(&o.Seed, "seed", 42, "base seed; repeat i uses seed+i")
 	f.StringVar(&o.Workspace, "workspace", "", "directory every contender reads through read-only tools; citations are checked against it")
+	f.BoolVar(&o.AllowHomeWorkspace, "allow-home-workspace", false, "let the workspace be / or a directory that is or contains your home directory (refused without it, exit 2; see swarm run --help)")
 	f.StringVar(&o.GroundTruth, "ground-truth", "", "planted-defects YAML (kept outside the workspace): recall, precision and their correlation with Shadow Score; needs a workspace (--workspace or the mission's front matter)")
 	f.IntVar(&o.Parallel, "parallel", 0, "contender runs of one repeat at once (default: all; 1 = one after another); provider rate limits are shared")
 	return cmd

@@ -233,7 +233,7 @@ func (v *progressView) Observe(e nexus.Event) {
 		if !v.tty {
 			fmt.Fprintf(v.w, "[%6.1fs]   %s\n", time.Since(v.start).Seconds(), textsafe.Printable(e.Message))
 		}
-	case nexus.EvGate, nexus.EvCostWarning, nexus.EvCostStop, nexus.EvBreakerTrip:
+	case nexus.EvGate, nexus.EvCostWarning, nexus.EvCostStop, nexus.EvBreakerTrip, nexus.EvWorkspaceWarning:
 		if !v.tty {
 			fmt.Fprintf(v.w, "[%6.1fs]   %s %s\n", time.Since(v.start).Seconds(), e.Kind, describe(e))
 		}

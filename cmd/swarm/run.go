@@ -43,9 +43,11 @@ type RunOptions struct {
 	Spec        string // Shadow Score Spec version of the reports; "" = from config
 	FileScope   []string
 	Workspace   string // the directory the mission is about
-	GroundTruth string // planted defects to match the findings against (needs a workspace)
-	Resume      string // a run directory to continue (--resume)
-	FollowUp    string // the run directory of an earlier run this one follows up
+	// AllowHomeWorkspace lets the workspace be / or contain the home directory.
+	AllowHomeWorkspace bool
+	GroundTruth        string // planted defects to match the findings against (needs a workspace)
+	Resume             string // a run directory to continue (--resume)
+	FollowUp           string // the run directory of an earlier run this one follows up
 }
 
 // newRunCmd builds `swarm run`; runF runs the parsed options (nil: runRun).
@@ -133,6 +135,7 @@ Exit codes:
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only the final summary")
 	f.IntVar(&o.Replays, "replays", 0, "run the mission K times in all (K ≥ 2; same sealed criteria) to measure incoherence; 0 runs it once")
 	f.StringVar(&o.Workspace, "workspace", "", "directory the mission is about: agents read it through read-only tools and every citation is checked (overrides the mission's front matter and workspace.dir; see docs/workspace.md)")
+	f.BoolVar(&o.AllowHomeWorkspace, "allow-home-workspace", false, "let the workspace (from --workspace, the mission's front matter or workspace.dir) be / or a directory that is or contains your home directory, whose credential files the agents could then read beyond the deny list; refused without it (exit 2)")
 	f.StringArrayVar(&o.FileScope, "file-scope", nil, "limit the files the agents may touch to this path or directory (repeatable; a constraint of every capsule)")
 	f.StringVar(&o.GroundTruth, "ground-truth", "", "YAML file of planted defects (outside the workspace) to match the findings against: recall and precision in result.json and report.md; needs a workspace")
 	f.StringVar(&o.FollowUp, "follow-up", "", "run directory of an earlier run of the mission to follow up: its findings, failed criteria categories (never the criteria) and Shadow Score are the agents' prior context, and report.md shows the chain of runs with its Shadow Score velocity (see docs/follow-up.md)")
@@ -261,7 +264,7 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 	}
 	opts := nexus.Options{Config: cfg, Registry: app.Registry(), Mission: mission, MissionName: name, Scale: o.Scale,
 		Personality: o.Personality, Provider: provider, Models: models, Fallbacks: fallbacks, OutDir: o.Out, Force: o.Force, Replays: o.Replays, FileScope: o.FileScope,
-		Workspace: o.Workspace, MissionDir: missionDir(o), GroundTruth: o.GroundTruth, ConfigPath: app.ConfigPath, FollowUp: o.FollowUp}
+		Workspace: o.Workspace, AllowHomeWorkspace: o.AllowHomeWorkspace, MissionDir: missionDir(o), GroundTruth: o.GroundTruth, ConfigPath: app.ConfigPath, FollowUp: o.FollowUp}
 	if o.MissionText == "" && o.MissionArg != "-" {
 		opts.MissionPath = o.MissionArg
 	}
@@ -277,7 +280,7 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 
 // runResume continues the run in o.Resume (--resume).
 func runResume(ctx context.Context, app *App, o RunOptions) error {
-	m, err := nexus.Resume(o.Resume, nexus.ResumeOptions{Registry: app.Registry(), Force: o.Force})
+	m, err := nexus.Resume(o.Resume, nexus.ResumeOptions{Registry: app.Registry(), Force: o.Force, AllowHomeWorkspace: o.AllowHomeWorkspace})
 	var fin *nexus.FinishedError
 	if errors.As(err, &fin) {
 		fmt.Fprintf(app.Err, "%s: %v\n", o.Resume, fin)
@@ -473,6 +476,9 @@ func printBriefing(w io.Writer, p nexus.Plan) {
 	fmt.Fprintf(w, "          workers %s%s · reviewers %s · synthesizer %s\n", strings.Join(wk, ","), squad, strings.Join(rv, ","), p.Roster.Synthesizer)
 	if p.Workspace != "" {
 		fmt.Fprintf(w, "Workspace: %s (read-only tools; every citation checked)\n", textsafe.Printable(p.Workspace))
+		for _, warn := range p.WorkspaceWarnings {
+			fmt.Fprintf(w, "          warning: %s\n", textsafe.Printable(warn))
+		}
 	}
 	if adv := p.ScoresAdvisory(); adv != "" {
 		fmt.Fprintf(w, "Scores:   %s\n", textsafe.Printable(strings.TrimPrefix(adv, "scores are ")))

@@ -21,7 +21,10 @@ type VerifyEvidenceOptions struct {
 	RunDir    string
 	Workspace string
 	Deny      []string // extra deny patterns, as the run's workspace.deny
-	JSON      bool
+	// Allow lifts the default deny list, as workspace.allow; never taken
+	// from the run directory (someone else's config must not lower it).
+	Allow []string
+	JSON  bool
 }
 
 // newVerifyEvidenceCmd builds `swarm verify-evidence`; runF runs the
@@ -34,7 +37,7 @@ func newVerifyEvidenceCmd(app *App, runF func(context.Context, *VerifyEvidenceOp
 	}
 	var o VerifyEvidenceOptions
 	cmd := &cobra.Command{
-		Use:   "verify-evidence RUN_DIR --workspace DIR [--deny PATTERN]... [--json]",
+		Use:   "verify-evidence RUN_DIR --workspace DIR [--deny PATTERN]... [--allow PATTERN]... [--json]",
 		Short: "Re-check a finished run's citations against a workspace",
 		Long: `Check every citation a finished run recorded (each atom's, each final
 bundle's and each finding's, read from RUN_DIR/bundles/*.json) against the
@@ -48,6 +51,9 @@ code changed, or to check a run directory someone handed you.
 The deny list and the size limits are the run's own: its workspace.deny
 and workspace.limits, read from RUN_DIR/config.effective.yml, on top of the
 default deny list and the workspace's .swarmignore. --deny adds patterns.
+The run's workspace.allow is not taken from RUN_DIR (a run directory
+someone handed you must not lower the default deny list): pass --allow for
+each pattern you allow yourself.
 
 Exit 0 when no citation changed state, 1 when at least one did (each is
 listed), 2 on bad usage or a run directory that cannot be read (the file
@@ -63,6 +69,7 @@ workspace records no evidence).`,
 	}
 	cmd.Flags().StringVar(&o.Workspace, "workspace", "", "the workspace directory the run read (required)")
 	cmd.Flags().StringArrayVar(&o.Deny, "deny", nil, "an extra deny pattern (gitignore syntax), added to the run's workspace.deny; repeatable")
+	cmd.Flags().StringArrayVar(&o.Allow, "allow", nil, "a pattern (gitignore syntax) lifting the default deny list, as workspace.allow (not read from RUN_DIR); repeatable")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	return cmd
 }
@@ -83,11 +90,15 @@ func runVerifyEvidence(app *App, o VerifyEvidenceOptions, check func(string, *wo
 		return usageError(err)
 	}
 	opts.Deny = append(opts.Deny, o.Deny...)
+	opts.Allow = o.Allow
 	fs, err := workspace.Open(o.Workspace, opts)
 	if err != nil {
 		return usageError(fmt.Errorf("--workspace: %w", err))
 	}
 	defer fs.Close()
+	for _, w := range fs.Warnings() {
+		fmt.Fprintf(app.Err, "warning: %s\n", textsafe.Printable(w))
+	}
 	rep, err := check(o.RunDir, fs)
 	if err != nil {
 		return usageError(err)

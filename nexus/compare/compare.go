@@ -73,6 +73,8 @@ type Options struct {
 	// (needs Workspace).
 	Workspace   string
 	GroundTruth string
+	// AllowHomeWorkspace is nexus.Options.AllowHomeWorkspace for every run.
+	AllowHomeWorkspace bool
 	// Progress receives one line per finished run (called one at a time).
 	Progress func(Progress)
 }
@@ -369,7 +371,7 @@ func sealOnce(ctx context.Context, o Options, cfg *nexus.Config, wrap func(provi
 	os.RemoveAll(dir)
 	seed := o.Seed
 	m, err := nexus.Prepare(nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName, MissionDir: o.MissionDir,
-		Scale: o.Scale, OutDir: dir, Seed: &seed, Workspace: o.Workspace}, nexus.WithProviderWrap(wrap))
+		Scale: o.Scale, OutDir: dir, Seed: &seed, Workspace: o.Workspace, AllowHomeWorkspace: o.AllowHomeWorkspace}, nexus.WithProviderWrap(wrap))
 	if err != nil {
 		return nil, fmt.Errorf("seal: %w", err)
 	}
@@ -414,7 +416,7 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sea
 		models[r] = []providers.Ref{ref}
 	}
 	m, err := nexus.Prepare(nexus.Options{Config: cfg, Registry: o.Registry, Mission: o.Mission, MissionName: o.MissionName, MissionDir: o.MissionDir,
-		Scale: o.Scale, Models: models, OutDir: dir, Seed: &seed, Workspace: o.Workspace, GroundTruth: o.GroundTruth},
+		Scale: o.Scale, Models: models, OutDir: dir, Seed: &seed, Workspace: o.Workspace, AllowHomeWorkspace: o.AllowHomeWorkspace, GroundTruth: o.GroundTruth},
 		nexus.WithProviderWrap(wrap), nexus.WithLimits(limits))
 	if err != nil {
 		return RunSummary{}, false, err

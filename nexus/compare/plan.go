@@ -34,6 +34,9 @@ type Request struct {
 	// GroundTruth the planted-defects file (needs Workspace).
 	Workspace   string
 	GroundTruth string
+	// AllowHomeWorkspace is nexus.Options.AllowHomeWorkspace
+	// (--allow-home-workspace; never from the compare file).
+	AllowHomeWorkspace bool
 	// Changed holds the names of the flags given on the command line
 	// (--judge-samples: "judge-samples"); they win over the compare file.
 	Changed map[string]bool
@@ -60,6 +63,8 @@ type Plan struct {
 	Parallel     int
 	Workspace    string
 	GroundTruth  string
+	// AllowHomeWorkspace: see Request.
+	AllowHomeWorkspace bool
 }
 
 // PlannedMission is one mission of a plan, read and given its output
@@ -190,7 +195,7 @@ func NewPlan(r Request, loadConfig func() (*nexus.Config, error)) (*Plan, error)
 	}
 	p := &Plan{Models: r.Models, Judge: r.Judge, SealAuthor: r.SealAuthor, Repeats: r.Repeats, Scale: r.Scale, Roles: r.Roles,
 		JudgeSamples: r.JudgeSamples, CacheDir: r.CacheDir, Resume: r.Resume, Seed: r.Seed, Parallel: r.Parallel,
-		Workspace: r.Workspace, GroundTruth: r.GroundTruth}
+		Workspace: r.Workspace, GroundTruth: r.GroundTruth, AllowHomeWorkspace: r.AllowHomeWorkspace}
 	names := map[string]string{}
 	for _, mpath := range missions {
 		name := strings.TrimSuffix(filepath.Base(mpath), filepath.Ext(mpath))
@@ -238,7 +243,8 @@ func NewPlan(r Request, loadConfig func() (*nexus.Config, error)) (*Plan, error)
 func (p *Plan) Options(m PlannedMission) Options {
 	return Options{Config: p.Config, Mission: m.Text, MissionName: m.Name, MissionDir: filepath.Dir(m.Path), Models: p.Models, Judge: p.Judge, SealAuthor: p.SealAuthor,
 		Repeats: p.Repeats, Scale: p.Scale, Roles: p.Roles, JudgeSamples: p.JudgeSamples, Seed: p.Seed, Out: m.Out,
-		CacheDir: p.CacheDir, Resume: p.Resume, Parallel: p.Parallel, Workspace: p.Workspace, GroundTruth: p.GroundTruth}
+		CacheDir: p.CacheDir, Resume: p.Resume, Parallel: p.Parallel, Workspace: p.Workspace, GroundTruth: p.GroundTruth,
+		AllowHomeWorkspace: p.AllowHomeWorkspace}
 }
 
 // Unpriced lists the models of the comparison without a known price
