@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -104,11 +103,14 @@ type journalLoad struct {
 // per key for replay, and the file new records are appended to.
 type journal struct {
 	mu       sync.Mutex
-	f        *os.File
+	log      *lineLog // nil once closed
 	seq      int64
 	unsynced int
 	queue    map[string][]JournalRecord // key -> journaled answers not yet replayed, in journal order
-	err      error                      // the first write error (the run goes on; resume then asks again)
+	err      error                      // the first write error: nothing is appended after it
+	// onFail is told the first write error: the run stops (a resume could
+	// not trust a journal that misses answers the run went on with).
+	onFail func(error)
 }
 
 // openJournal opens (creating) the journal at path and reads back the
@@ -121,7 +123,7 @@ func openJournal(path string) (*journal, journalLoad, error) {
 	if err != nil {
 		return nil, load, err
 	}
-	j := &journal{f: f, queue: map[string][]JournalRecord{}}
+	j := &journal{queue: map[string][]JournalRecord{}}
 	data, err := io.ReadAll(f)
 	if err != nil {
 		f.Close()
@@ -138,6 +140,10 @@ func openJournal(path string) (*journal, journalLoad, error) {
 			return nil, load, fmt.Errorf("%s: cut the torn last line: %w", path, err)
 		}
 		load.Torn = true
+	}
+	if j.log, err = newLineLog(f); err != nil {
+		f.Close()
+		return nil, load, err
 	}
 	for _, r := range recs {
 		j.queue[r.Key] = append(j.queue[r.Key], r)
@@ -209,18 +215,17 @@ func (j *journal) take(key string) (JournalRecord, bool) {
 func (j *journal) append(key string, caller providers.Caller, ref string, resp providers.Response) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.f == nil {
+	if j.log == nil || j.err != nil {
 		return
 	}
 	j.seq++
 	b, err := json.Marshal(JournalRecord{Seq: j.seq, Key: key, Role: caller.Role, AgentID: caller.AgentID, Ref: ref, Response: journalResponse(resp)})
-	if err == nil {
-		_, err = j.f.Write(append(b, '\n'))
-	}
 	if err != nil {
-		if j.err == nil {
-			j.err = err
-		}
+		j.failLocked(fmt.Errorf("%s: record %d: %w", JournalFile, j.seq, err))
+		return
+	}
+	if !j.log.write(append(b, '\n')) {
+		j.failLocked(j.log.err)
 		return
 	}
 	j.unsynced++
@@ -240,13 +245,34 @@ func (j *journal) sync() {
 }
 
 func (j *journal) syncLocked() {
-	if j.f == nil || j.unsynced == 0 {
+	if j.log == nil || j.unsynced == 0 {
 		return
 	}
-	if err := j.f.Sync(); err != nil && j.err == nil {
-		j.err = err
+	if err := j.log.sync(); err != nil {
+		j.failLocked(err)
 	}
 	j.unsynced = 0
+}
+
+// failLocked keeps the first write error and tells onFail. j.mu is held.
+func (j *journal) failLocked(err error) {
+	if j.err != nil {
+		return
+	}
+	j.err = err
+	if j.onFail != nil {
+		j.onFail(err)
+	}
+}
+
+// failed is the first write error (nil: none).
+func (j *journal) failed() error {
+	if j == nil {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.err
 }
 
 func (j *journal) close() error {
@@ -255,17 +281,16 @@ func (j *journal) close() error {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.f == nil {
+	if j.log == nil {
 		return j.err
 	}
 	j.unsynced++ // always sync at close
 	j.syncLocked()
-	err := j.f.Close()
-	j.f = nil
-	if j.err != nil {
-		return j.err
+	if err := j.log.close(); err != nil && j.err == nil {
+		j.err = err
 	}
-	return err
+	j.log = nil
+	return j.err
 }
 
 // answeredByKey carries, down a call's context, where the recorder notes

@@ -14,6 +14,8 @@ import (
 // with its exports (findings.csv, findings.sarif), telemetry.json and
 // result.json (safe to call on a partial or failed run,
 // and more than once). A run stopped after sealing writes only the last two.
+// A write that fails is kept by r.dir (Err): the run's end reports it
+// (ErrWrite) instead of claiming files it does not have.
 func (r *runState) writeFinal(res *Result) {
 	res.Workspace = r.workspaceInfo()
 	res.FollowUp = r.followUpResult(res)

@@ -337,6 +337,11 @@ func runMission(ctx context.Context, app *App, o RunOptions, m *nexus.Mission) e
 		view.finish()
 	}
 	if err != nil {
+		if res != nil && errors.Is(err, nexus.ErrWrite) {
+			fmt.Fprintf(app.Err, "run failed: %v\nthe run directory %s is incomplete: make room (or fix the cause), then continue it with: swarm run --resume %s\n",
+				err, res.Dir, res.Dir)
+			return exitCode(exitWrite)
+		}
 		if res != nil && errors.Is(err, nexus.ErrInterrupted) {
 			fmt.Fprintf(app.Err, "interrupted: partial results written to %s\n", res.Dir)
 			return exitCode(130)
