@@ -26,7 +26,7 @@ type recorder struct {
 	cur           Phase
 	open          []Phase // entered and not yet left (4, 5 and 6 overlap)
 	interruptedIn Phase
-	done          <-chan struct{} // the context of the call under way (Seal, Run)
+	done          <-chan struct{}         // the context of the call under way (Seal, Run)
 	stop          context.CancelCauseFunc // stops the call under way (guard)
 }
 

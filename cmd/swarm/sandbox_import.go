@@ -89,7 +89,7 @@ func runSandboxImport(app *App, o SandboxImportOptions) error {
 	}
 	// Atomically (temp file + rename): a failure leaves any earlier file whole.
 	if err := (rundir.Dir{Path: filepath.Dir(o.Out)}).WriteFile(filepath.Base(o.Out), res.YAML, 0o600); err != nil {
-		return err
+		return &exitError{code: exitWrite, err: err}
 	}
 	fmt.Fprintf(app.Err, "wrote %s (%d keys not mapped)\n", o.Out, len(res.Warnings))
 	return nil

@@ -98,15 +98,18 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 	if err != nil {
 		return err
 	}
-	defer events.Close()
 	events.Hook(&opts, s.Outputs.Events == nil || *s.Outputs.Events)
 	opts.OnEpoch = sim.EpochTable(app.Out, s.ScenarioID, seed)
 	res, err := sim.Run(ctx, s, opts)
+	// A run whose outputs could not all be written says so (exit 5) rather
+	// than print a summary of files that are not there.
+	werr := events.Close()
 	if res != nil {
 		plots := s.Outputs.Plots == nil || *s.Outputs.Plots
-		if werr := sim.WriteOutputs(out, res, plots); werr != nil && err == nil {
-			err = werr
-		}
+		werr = errors.Join(werr, sim.WriteOutputs(out, res, plots))
+	}
+	if werr != nil {
+		return &exitError{code: exitWrite, err: fmt.Errorf("sandbox run: the outputs in %s are incomplete: %w", out, werr)}
 	}
 	if sandboxInterrupted(err) {
 		if res != nil {
@@ -144,7 +147,7 @@ func writeReplays(ctx context.Context, app *App, s sim.Scenario, opts sim.Option
 	}
 	st, err := sim.WriteReplays(out, rs)
 	if err != nil {
-		return err
+		return &exitError{code: exitWrite, err: fmt.Errorf("sandbox run: %w", err)}
 	}
 	fmt.Fprintf(app.Out, "  %d replays: toxicity %.3f ± %.3f · welfare %.1f ± %.1f (replays.csv)\n", n, st.Toxicity, st.ToxicitySD, st.Welfare, st.WelfareSD)
 	return nil
@@ -213,7 +216,7 @@ func runSandboxSweep(ctx context.Context, app *App, o SandboxSweepOptions) error
 		return usageError(err)
 	}
 	if err := sim.WriteSweepOutputs(out, sw, rows); err != nil {
-		return err
+		return &exitError{code: exitWrite, err: fmt.Errorf("sandbox sweep: the outputs in %s are incomplete: %w", out, err)}
 	}
 	fmt.Fprintf(app.Out, "%d runs · results in %s\n", len(rows), out)
 	return nil
