@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/swarm-dev/swarm/internal/rundir"
+	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/nexus"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -34,7 +35,7 @@ func (r *Report) Write(dir string) error {
 	for _, f := range []struct {
 		name string
 		data []byte
-	}{{"compare.json", append(b, '\n')}, {"compare.md", []byte(r.Markdown())}, {"compare.html", []byte(h)}} {
+	}{{"compare.json", append(b, '\n')}, {"compare.md", []byte(textsafe.PrintableLines(r.Markdown()))}, {"compare.html", []byte(h)}} {
 		if err := d.WriteFile(f.name, f.data, 0o644); err != nil {
 			return fmt.Errorf("%w: %w", nexus.ErrWrite, err)
 		}
