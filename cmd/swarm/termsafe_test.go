@@ -126,3 +126,31 @@ func TestBriefingEscapesModelNames(t *testing.T) {
 		t.Errorf("the briefing does not show the escaped name:\n%s", b.String())
 	}
 }
+
+// The progress view shows domain names (from the model's decomposition),
+// tool paths and events' messages: escaped, in a pipe and on a terminal
+// (where only the view's own cursor sequences are raw). On main a pipe got
+// them raw.
+func TestProgressViewEscapesWhatItDidNotWrite(t *testing.T) {
+	plan := nexus.Plan{Domains: []string{hostile}, Commanders: 1, Workers: 1}
+	events := []nexus.Event{
+		{Kind: nexus.EvPhaseStart, Phase: nexus.Phase4, Message: "phase " + hostile},
+		{Kind: nexus.EvToolCall, AgentID: "worker-" + hostile + "-01", Data: nexus.ToolCallData{Tool: "read_file", Path: hostile, Refusal: "escape"}},
+		{Kind: nexus.EvAgentFinish, Role: "commander", AgentID: "commander-" + hostile, Data: nexus.AgentFinishData{Status: "complete"}},
+		{Kind: nexus.EvFailure, Message: hostile},
+	}
+	for _, tty := range []bool{false, true} {
+		var b bytes.Buffer
+		v := newProgressView(&b, plan, tty)
+		for _, e := range events {
+			v.Observe(e)
+		}
+		v.finish()
+		out := b.String()
+		if tty {
+			// the view's own sequences: cursor up, erase line
+			out = strings.NewReplacer("\x1b[2K", "", "\x1b[1A", "", "\x1b[2A", "", "\x1b[3A", "").Replace(out)
+		}
+		checkNoRawControls(t, map[bool]string{false: "the progress view in a pipe", true: "the live progress view"}[tty], out)
+	}
+}
