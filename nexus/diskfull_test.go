@@ -111,10 +111,17 @@ func TestFullDiskFailsTheRunAndLosesNothing(t *testing.T) {
 			if msg := err.Error(); !strings.Contains(msg, "no space left on device") || !strings.Contains(msg, out+string(filepath.Separator)) {
 				t.Errorf("error %q does not name the file and the reason", msg)
 			}
+			t.Log(err)
 			if res != nil && res.Interrupted {
 				t.Error("a full disk reads as an interruption")
 			}
 			checkNothingTorn(t, out)
+			if b, err := os.ReadFile(filepath.Join(out, "result.json")); err == nil {
+				var r struct{ Status string }
+				if json.Unmarshal(b, &r) != nil || r.Status != nexus.StatusFailed {
+					t.Errorf("result.json says %q on a full disk, want %q", r.Status, nexus.StatusFailed)
+				}
+			}
 			if _, err := os.Stat(filepath.Join(out, nexus.ManifestFile)); err != nil {
 				return // nothing to resume: the run never started
 			}

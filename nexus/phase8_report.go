@@ -22,6 +22,13 @@ func (r *runState) writeFinal(res *Result) {
 	res.Telemetry = r.telemetry(res)
 	res.Resumed, res.Telemetry.Resume = r.resumeInfo()
 	defer func() {
+		// A file the run could not write (report.md, a bundle, a log line)
+		// makes result.json say failed, never complete: the record is not
+		// whole, and a resume (which leaves a finished run alone) may
+		// write it again.
+		if werr := r.writeFailure(false); werr != nil && res.Status != StatusFailed {
+			res.OK, res.Status, res.Error, res.FailureClass = false, StatusFailed, werr.Error(), providers.ClassOf(werr)
+		}
 		_ = r.dir.WriteJSON("telemetry.json", res.Telemetry)
 		_ = r.dir.WriteJSON("result.json", res)
 	}()

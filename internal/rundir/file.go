@@ -1,7 +1,6 @@
 package rundir
 
 import (
-	"errors"
 	"os"
 	"sync"
 	"syscall"
@@ -98,9 +97,4 @@ func FailWritesAfter(n int64) (undo func()) {
 		quota.on, quota.left = false, 0
 		quota.mu.Unlock()
 	}
-}
-
-// IsNoSpace reports whether err says the disk (or the user's quota) is full.
-func IsNoSpace(err error) bool {
-	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, errDQUOT)
 }

@@ -2,14 +2,9 @@
 
 package rundir
 
-import "errors"
-
 // oNoFollow: Windows and Plan 9 have no O_NOFOLLOW; OpenLog's Lstat checks
 // refuse a symbolic link there.
 const oNoFollow = 0
-
-// errDQUOT: no such error here.
-var errDQUOT = errors.New("disk quota exceeded")
 
 // syncDir: directories cannot be synced here; the rename is what there is.
 func syncDir(string) error { return nil }

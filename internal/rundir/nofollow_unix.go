@@ -11,9 +11,6 @@ import (
 // oNoFollow makes opening a symbolic link fail (ELOOP) instead of following it.
 const oNoFollow = syscall.O_NOFOLLOW
 
-// errDQUOT: the user's disk quota is exhausted.
-const errDQUOT = syscall.EDQUOT
-
 // syncDir makes a rename in dir durable. A file system that cannot sync a
 // directory (EINVAL) is not a failure to write.
 func syncDir(dir string) error {
