@@ -287,7 +287,7 @@ func (f ObserverFunc) Observe(e Event) { f(e) }
 // Result.Events.
 type eventLog struct {
 	mu        sync.Mutex
-	log       *lineLog // nil once closed
+	log       *rundir.Log // nil once closed
 	seq       int64
 	now       func() time.Time
 	observers []Observer
@@ -301,7 +301,7 @@ func newEventLog(path string, now func() time.Time, keep bool, obs ...Observer) 
 	if err != nil {
 		return nil, err
 	}
-	log, err := newLineLog(f)
+	log, err := rundir.NewLog(f)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -319,7 +319,7 @@ func (l *eventLog) emit(e Event) {
 	e = redactEvent(e)
 	if l.log != nil {
 		if b, err := json.Marshal(e); err == nil {
-			l.log.write(append(b, '\n'))
+			l.log.WriteLine(append(b, '\n'))
 		}
 	}
 	if l.keep {
@@ -381,7 +381,7 @@ func (l *eventLog) err() error {
 	if l.log == nil {
 		return l.closeErr
 	}
-	return l.log.err
+	return l.log.Err()
 }
 
 // sync flushes events.jsonl to disk and returns its first failure.
@@ -391,7 +391,7 @@ func (l *eventLog) sync() error {
 	if l.log == nil {
 		return l.closeErr
 	}
-	return l.log.sync()
+	return l.log.Sync()
 }
 
 func (l *eventLog) close() error {
@@ -400,7 +400,7 @@ func (l *eventLog) close() error {
 	if l.log == nil {
 		return l.closeErr
 	}
-	l.closeErr = l.log.close()
+	l.closeErr = l.log.Close()
 	l.log = nil
 	return l.closeErr
 }

@@ -103,7 +103,7 @@ type journalLoad struct {
 // per key for replay, and the file new records are appended to.
 type journal struct {
 	mu       sync.Mutex
-	log      *lineLog // nil once closed
+	log      *rundir.Log // nil once closed
 	seq      int64
 	unsynced int
 	queue    map[string][]JournalRecord // key -> journaled answers not yet replayed, in journal order
@@ -141,7 +141,7 @@ func openJournal(path string) (*journal, journalLoad, error) {
 		}
 		load.Torn = true
 	}
-	if j.log, err = newLineLog(f); err != nil {
+	if j.log, err = rundir.NewLog(f); err != nil {
 		f.Close()
 		return nil, load, err
 	}
@@ -224,8 +224,8 @@ func (j *journal) append(key string, caller providers.Caller, ref string, resp p
 		j.failLocked(fmt.Errorf("%s: record %d: %w", JournalFile, j.seq, err))
 		return
 	}
-	if !j.log.write(append(b, '\n')) {
-		j.failLocked(j.log.err)
+	if !j.log.WriteLine(append(b, '\n')) {
+		j.failLocked(j.log.Err())
 		return
 	}
 	j.unsynced++
@@ -248,7 +248,7 @@ func (j *journal) syncLocked() {
 	if j.log == nil || j.unsynced == 0 {
 		return
 	}
-	if err := j.log.sync(); err != nil {
+	if err := j.log.Sync(); err != nil {
 		j.failLocked(err)
 	}
 	j.unsynced = 0
@@ -286,7 +286,7 @@ func (j *journal) close() error {
 	}
 	j.unsynced++ // always sync at close
 	j.syncLocked()
-	if err := j.log.close(); err != nil && j.err == nil {
+	if err := j.log.Close(); err != nil && j.err == nil {
 		j.err = err
 	}
 	j.log = nil

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -28,7 +26,7 @@ func TestEventLogOnDevFullReportsNoSpace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, err := newLineLog(&rundir.File{File: f})
+	log, err := rundir.NewLog(&rundir.File{File: f})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,41 +35,6 @@ func TestEventLogOnDevFullReportsNoSpace(t *testing.T) {
 	err = l.close()
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "/dev/full: no space left on device") {
 		t.Errorf("close() = %v, want the file and ENOSPC", err)
-	}
-}
-
-// A log that cannot write a line keeps the lines it had whole (the cut
-// line's start is removed again) and writes nothing after, even once the
-// disk has room again: one more line would follow a missing one.
-func TestLineLogStopsAtTheFirstFailureWithNoHalfLine(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "events.jsonl")
-	f, err := rundir.OpenLog(path, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := newLineLog(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wrote []bool
-	wrote = append(wrote, l.write([]byte("{\"seq\":1}\n")), l.write([]byte("{\"seq\":2}\n")))
-	undo := rundir.FailWritesAfter(5)
-	wrote = append(wrote, l.write([]byte("{\"seq\":3,\"message\":\"cut by a full disk\"}\n")))
-	undo()
-	wrote = append(wrote, l.write([]byte("{\"seq\":4}\n")))
-	if d := cmp.Diff([]bool{true, true, false, false}, wrote); d != "" {
-		t.Errorf("lines written (-want +got)\n%s", d)
-	}
-	err = l.close()
-	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), path) {
-		t.Errorf("close() = %v, want ENOSPC naming %s", err, path)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff("{\"seq\":1}\n{\"seq\":2}\n", string(b)); d != "" {
-		t.Errorf("events.jsonl (-want +got)\n%s", d)
 	}
 }
 

@@ -173,8 +173,8 @@ const maxTranscriptToolResult = 2048
 
 type transcriptLog struct {
 	mu       sync.Mutex
-	log      *lineLog // nil once closed
-	closeErr error    // what closing the log returned
+	log      *rundir.Log // nil once closed
+	closeErr error       // what closing the log returned
 	seq      int64
 	// prompts keeps every prompt of the run in memory for the leak scan
 	// (only when keepPrompts is set: tests and audits).
@@ -187,7 +187,7 @@ func newTranscriptLog(path string, keep bool) (*transcriptLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	log, err := newLineLog(f)
+	log, err := rundir.NewLog(f)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -204,7 +204,7 @@ func (t *transcriptLog) write(tr Transcript) int64 {
 		// On disk, secrets are redacted (an agent's answer may hold a
 		// credential); in memory (keepPrompts) the calls stay as they were.
 		if b, err := json.Marshal(redactTranscript(tr)); err == nil {
-			t.log.write(append(b, '\n'))
+			t.log.WriteLine(append(b, '\n'))
 		}
 	}
 	if t.keepPrompts {
@@ -220,7 +220,7 @@ func (t *transcriptLog) sync() error {
 	if t.log == nil {
 		return t.closeErr
 	}
-	return t.log.sync()
+	return t.log.Sync()
 }
 
 func (t *transcriptLog) close() error {
@@ -229,7 +229,7 @@ func (t *transcriptLog) close() error {
 	if t.log == nil {
 		return t.closeErr
 	}
-	t.closeErr = t.log.close()
+	t.closeErr = t.log.Close()
 	t.log = nil
 	return t.closeErr
 }

@@ -35,6 +35,10 @@ func TestFullDiskExitsFiveAndNeverSaysComplete(t *testing.T) {
 			func(out string) []string {
 				return []string{"compare", mission, "--models", "mock:honest,mock:sloppy", "--repeats", "1", "--scale", "ss-50", "--out", out}
 			}, []string{"reports:"}},
+		{"sandbox run: the disk fills while events.jsonl is written", 2 << 10,
+			func(out string) []string {
+				return []string{"sandbox", "run", "../../examples/scenarios/adverse_selection.yaml", "--out", out}
+			}, []string{"output in"}},
 	} {
 		t.Run(tc.why, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
@@ -47,6 +51,14 @@ func TestFullDiskExitsFiveAndNeverSaysComplete(t *testing.T) {
 			}
 			if msg := stderr.String(); !strings.Contains(msg, "no space left on device") || !strings.Contains(msg, out+string(os.PathSeparator)) {
 				t.Errorf("stderr does not name the file and the reason:\n%s", msg)
+			}
+			// No log is cut mid-line.
+			logs, _ := filepath.Glob(filepath.Join(out, "*.jsonl"))
+			more, _ := filepath.Glob(filepath.Join(out, "*", "*.jsonl"))
+			for _, p := range append(logs, more...) {
+				if b, _ := os.ReadFile(p); len(b) > 0 && b[len(b)-1] != '\n' {
+					t.Errorf("%s ends mid-line", p)
+				}
 			}
 			for _, s := range tc.never {
 				if strings.Contains(stdout.String(), s) || strings.Contains(stderr.String(), s) {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // A file that cannot be written on a full disk leaves the previous one
@@ -65,5 +67,40 @@ func TestLogWriteOnAFullDiskIsShort(t *testing.T) {
 	n, err := f.Write([]byte("abcdef\n"))
 	if n != 3 || !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), path) {
 		t.Errorf("Write = %d, %v; want 3 bytes and ENOSPC naming %s", n, err, path)
+	}
+}
+
+// A log that cannot write a line keeps the lines it had whole (the cut
+// line's start is removed again) and writes nothing after, even once the
+// disk has room again: one more line would follow a missing one.
+func TestLogStopsAtTheFirstFailureWithNoHalfLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	f, err := OpenLog(path, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewLog(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wrote []bool
+	wrote = append(wrote, l.WriteLine([]byte("{\"seq\":1}\n")), l.WriteLine([]byte("{\"seq\":2}\n")))
+	undo := FailWritesAfter(5)
+	wrote = append(wrote, l.WriteLine([]byte("{\"seq\":3,\"message\":\"cut by a full disk\"}\n")))
+	undo()
+	wrote = append(wrote, l.WriteLine([]byte("{\"seq\":4}\n")))
+	if d := cmp.Diff([]bool{true, true, false, false}, wrote); d != "" {
+		t.Errorf("lines written (-want +got)\n%s", d)
+	}
+	err = l.Close()
+	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), path) {
+		t.Errorf("close() = %v, want ENOSPC naming %s", err, path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff("{\"seq\":1}\n{\"seq\":2}\n", string(b)); d != "" {
+		t.Errorf("events.jsonl (-want +got)\n%s", d)
 	}
 }
