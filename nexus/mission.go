@@ -208,9 +208,11 @@ func (m *Mission) sealLocked(ctx context.Context, preset *Sealed) error {
 			return err
 		}
 	}
+	// The caller's cancellation is an interruption; a failed journal
+	// write (guard) stops the run too, but is not one.
+	m.r.rec.watch(ctx.Done())
 	ctx, release := m.r.rec.guard(ctx)
 	defer release()
-	m.r.rec.watch(ctx.Done())
 	m.r.preset = preset
 	sealed, err := m.r.sealPhases(ctx, m.res)
 	if err == nil {
@@ -236,9 +238,9 @@ func (m *Mission) runLocked(ctx context.Context, preset *Sealed) (*Result, error
 	if err := m.sealLocked(ctx, preset); err != nil {
 		return m.res, err
 	}
+	m.r.rec.watch(ctx.Done())
 	ctx, release := m.r.rec.guard(ctx)
 	defer release()
-	m.r.rec.watch(ctx.Done())
 	m.end(ctx, m.r.execute(ctx, m.res, m.sealed))
 	return m.res, m.err
 }
@@ -381,7 +383,10 @@ func (m *Mission) end(ctx context.Context, err error) {
 	m.ended = true
 	if werr := r.writeFailure(false); werr != nil {
 		// A write failed: the journal's stopped the run; any other ends
-		// it as failed, whatever else happened.
+		// it as failed, whatever else happened (said too).
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrInterrupted) {
+			werr = fmt.Errorf("%w; the run had failed too: %v", werr, err)
+		}
 		err = werr
 	} else if ctx.Err() != nil && err == nil {
 		err = ErrInterrupted
