@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/sandbox/sim"
 )
 
@@ -102,7 +103,7 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 		return err
 	}
 	events.Hook(&opts, s.Outputs.Events == nil || *s.Outputs.Events)
-	opts.OnEpoch = sim.EpochTable(app.Out, s.ScenarioID, seed)
+	opts.OnEpoch = sim.EpochTable(app.Out, textsafe.Printable(s.ScenarioID), seed)
 	res, err := sim.Run(ctx, s, opts)
 	// A run whose outputs could not all be written says so (exit 5) rather
 	// than print a summary of files that are not there.
@@ -116,7 +117,7 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 	}
 	if sandboxInterrupted(err) {
 		if res != nil {
-			fmt.Fprintf(app.Err, "interrupted: the epochs simulated so far are in %s\n", out)
+			fmt.Fprintf(app.Err, "interrupted: the epochs simulated so far are in %s\n", textsafe.Printable(out))
 		} else {
 			fmt.Fprintln(app.Err, "interrupted before the first epoch")
 		}
@@ -125,7 +126,10 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 	if err != nil {
 		return err
 	}
-	sim.WriteSummary(app.Out, res, out)
+	// The summary names the scenario's agents, criteria and --out: not ours.
+	var summary strings.Builder
+	sim.WriteSummary(&summary, res, out)
+	fmt.Fprint(app.Out, textsafe.PrintableLines(summary.String()))
 	if o.Replays > 1 {
 		if err := writeReplays(ctx, app, s, opts, seed, o.Replays, out); err != nil {
 			return err
@@ -221,6 +225,6 @@ func runSandboxSweep(ctx context.Context, app *App, o SandboxSweepOptions) error
 	if err := sim.WriteSweepOutputs(out, sw, rows); err != nil {
 		return &exitError{code: exitWrite, err: fmt.Errorf("sandbox sweep: the outputs in %s are incomplete: %w", out, err)}
 	}
-	fmt.Fprintf(app.Out, "%d runs · results in %s\n", len(rows), out)
+	fmt.Fprintf(app.Out, "%d runs · results in %s\n", len(rows), textsafe.Printable(out))
 	return nil
 }

@@ -89,6 +89,8 @@ func TestHostileTextNeverReachesTheTerminalRaw(t *testing.T) {
 		{"verify-evidence: a run directory named with controls", []string{"verify-evidence", evilRun, "--workspace", ws}},
 		{"run --follow-up: a previous run named with controls, with a hostile run id", []string{"run", mission, "--scale", "ss-50", "--follow-up", evilRun, "--out", followUp}},
 		{"compare: a mission file and --out named with controls", []string{"compare", evilMission, "--models", "mock:honest,mock:sloppy", "--repeats", "1", "--scale", "ss-50", "--out", filepath.Join(t.TempDir(), hostile)}},
+		{"sandbox run: --out named with controls", []string{"sandbox", "run", "../../examples/scenarios/adverse_selection.yaml", "--out", filepath.Join(t.TempDir(), hostile)}},
+		{"sandbox run: a scenario that does not exist", []string{"sandbox", "run", evilDir + ".yaml"}},
 		{"cobra: an unknown flag", []string{"run", "--" + hostile}},
 		{"cobra: an unknown command", []string{hostile}},
 		{"cobra: too many arguments", []string{"shadow", "verify", "a", hostile}},
