@@ -202,7 +202,7 @@ func testRecorder(t *testing.T, observe func(Event)) *recorder {
 		t.Fatal(err)
 	}
 	rec := &recorder{events: events, transcripts: transcripts}
-	t.Cleanup(rec.close)
+	t.Cleanup(func() { _ = rec.close() })
 	return rec
 }
 

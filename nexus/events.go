@@ -290,13 +290,13 @@ func (f ObserverFunc) Observe(e Event) { f(e) }
 // Result.Events.
 type eventLog struct {
 	mu        sync.Mutex
-	f         *os.File
-	w         *bufio.Writer
+	log       *rundir.Log // nil once closed
 	seq       int64
 	now       func() time.Time
 	observers []Observer
 	keep      bool
 	kept      []Event
+	closeErr  error // what closing the log returned
 }
 
 func newEventLog(path string, now func() time.Time, keep bool, obs ...Observer) (*eventLog, error) {
@@ -304,7 +304,12 @@ func newEventLog(path string, now func() time.Time, keep bool, obs ...Observer) 
 	if err != nil {
 		return nil, err
 	}
-	return &eventLog{f: f, w: bufio.NewWriter(f), now: now, keep: keep, observers: obs}, nil
+	log, err := rundir.NewLog(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &eventLog{log: log, now: now, keep: keep, observers: obs}, nil
 }
 
 func (l *eventLog) emit(e Event) {
@@ -315,11 +320,9 @@ func (l *eventLog) emit(e Event) {
 		e.Time = l.now()
 	}
 	e = redactEvent(e)
-	if l.w != nil {
+	if l.log != nil {
 		if b, err := json.Marshal(e); err == nil {
-			l.w.Write(b)
-			l.w.WriteByte('\n')
-			l.w.Flush()
+			l.log.WriteLine(append(b, '\n'))
 		}
 	}
 	if l.keep {
@@ -374,16 +377,35 @@ func (l *eventLog) events() []Event {
 	return append([]Event(nil), l.kept...)
 }
 
+// err is the first write to events.jsonl that failed (nil: none).
+func (l *eventLog) err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.log == nil {
+		return l.closeErr
+	}
+	return l.log.Err()
+}
+
+// sync flushes events.jsonl to disk and returns its first failure.
+func (l *eventLog) sync() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.log == nil {
+		return l.closeErr
+	}
+	return l.log.Sync()
+}
+
 func (l *eventLog) close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.f == nil {
-		return nil
+	if l.log == nil {
+		return l.closeErr
 	}
-	l.w.Flush()
-	err := l.f.Close()
-	l.f, l.w = nil, nil
-	return err
+	l.closeErr = l.log.Close()
+	l.log = nil
+	return l.closeErr
 }
 
 // CommittedHashes returns the sealed hash and the task hash (of the

@@ -26,7 +26,8 @@ const (
 
 // writeExports writes findings.csv (when a bundle exists) and
 // findings.sarif (when the run checked its evidence: without a workspace
-// no location is verified). A write error is dropped like report.md's.
+// no location is verified). A write error is kept by the run directory
+// (rundir.Dir.Err) and fails the run at its end (ErrWrite), like report.md's.
 func (r *runState) writeExports(res *Result) {
 	if len(res.Bundles) == 0 {
 		return

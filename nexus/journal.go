@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -127,14 +126,17 @@ type journalLoad struct {
 // per key for replay, and the file new records are appended to.
 type journal struct {
 	mu       sync.Mutex
-	f        *os.File
+	log      *rundir.Log // nil once closed
 	seq      int64
 	unsynced int
 	queue    map[string][]JournalRecord // key -> journaled answers not yet replayed, in journal order
 	// decided holds the decisions read back (by name, the latest first
 	// taken): a resumed run does not take them again.
 	decided map[string]JournalDecision
-	err     error // the first write error (the run goes on; resume then asks again)
+	err     error // the first write error: nothing is appended after it
+	// onFail is told the first write error: the run stops (a resume could
+	// not trust a journal that misses answers the run went on with).
+	onFail func(error)
 }
 
 // openJournal opens (creating) the journal at path and reads back the
@@ -147,7 +149,7 @@ func openJournal(path string) (*journal, journalLoad, error) {
 	if err != nil {
 		return nil, load, err
 	}
-	j := &journal{f: f, queue: map[string][]JournalRecord{}, decided: map[string]JournalDecision{}}
+	j := &journal{queue: map[string][]JournalRecord{}, decided: map[string]JournalDecision{}}
 	data, err := io.ReadAll(f)
 	if err != nil {
 		f.Close()
@@ -164,6 +166,10 @@ func openJournal(path string) (*journal, journalLoad, error) {
 			return nil, load, fmt.Errorf("%s: cut the torn last line: %w", path, err)
 		}
 		load.Torn = true
+	}
+	if j.log, err = rundir.NewLog(f); err != nil {
+		f.Close()
+		return nil, load, err
 	}
 	for _, r := range recs {
 		j.seq = max(j.seq, r.Seq)
@@ -275,19 +281,18 @@ func (j *journal) decision(name string) (JournalDecision, bool) {
 // writeLocked writes rec (numbered) as one line with one write(2): the one
 // write path of every record. j.mu is held.
 func (j *journal) writeLocked(rec JournalRecord) {
-	if j.f == nil {
+	if j.log == nil || j.err != nil {
 		return
 	}
 	j.seq++
 	rec.Seq = j.seq
 	b, err := json.Marshal(rec)
-	if err == nil {
-		_, err = j.f.Write(append(b, '\n'))
-	}
 	if err != nil {
-		if j.err == nil {
-			j.err = err
-		}
+		j.failLocked(fmt.Errorf("%s: record %d: %w", JournalFile, j.seq, err))
+		return
+	}
+	if !j.log.WriteLine(append(b, '\n')) {
+		j.failLocked(j.log.Err())
 		return
 	}
 	j.unsynced++
@@ -307,13 +312,34 @@ func (j *journal) sync() {
 }
 
 func (j *journal) syncLocked() {
-	if j.f == nil || j.unsynced == 0 {
+	if j.log == nil || j.unsynced == 0 {
 		return
 	}
-	if err := j.f.Sync(); err != nil && j.err == nil {
-		j.err = err
+	if err := j.log.Sync(); err != nil {
+		j.failLocked(err)
 	}
 	j.unsynced = 0
+}
+
+// failLocked keeps the first write error and tells onFail. j.mu is held.
+func (j *journal) failLocked(err error) {
+	if j.err != nil {
+		return
+	}
+	j.err = err
+	if j.onFail != nil {
+		j.onFail(err)
+	}
+}
+
+// failed is the first write error (nil: none).
+func (j *journal) failed() error {
+	if j == nil {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.err
 }
 
 func (j *journal) close() error {
@@ -322,17 +348,16 @@ func (j *journal) close() error {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.f == nil {
+	if j.log == nil {
 		return j.err
 	}
 	j.unsynced++ // always sync at close
 	j.syncLocked()
-	err := j.f.Close()
-	j.f = nil
-	if j.err != nil {
-		return j.err
+	if err := j.log.Close(); err != nil && j.err == nil {
+		j.err = err
 	}
-	return err
+	j.log = nil
+	return j.err
 }
 
 // answeredByKey carries, down a call's context, where the recorder notes

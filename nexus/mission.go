@@ -218,7 +218,11 @@ func (m *Mission) sealLocked(ctx context.Context, preset *Sealed) error {
 			return err
 		}
 	}
+	// The caller's cancellation is an interruption; a failed journal
+	// write (guard) stops the run too, but is not one.
 	m.r.rec.watch(ctx.Done())
+	ctx, release := m.r.rec.guard(ctx)
+	defer release()
 	m.r.preset = preset
 	sealed, err := m.r.sealPhases(ctx, m.res)
 	if err == nil {
@@ -245,6 +249,8 @@ func (m *Mission) runLocked(ctx context.Context, preset *Sealed) (*Result, error
 		return m.res, err
 	}
 	m.r.rec.watch(ctx.Done())
+	ctx, release := m.r.rec.guard(ctx)
+	defer release()
 	m.end(ctx, m.r.execute(ctx, m.res, m.sealed))
 	return m.res, m.err
 }
@@ -317,7 +323,7 @@ func (m *Mission) open() error {
 		return err
 	}
 	if err := dir.WriteJSON(ManifestFile, mf); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrWrite, err)
 	}
 	jr, load, err := openJournal(dir.Join(JournalFile))
 	if err != nil {
@@ -338,6 +344,7 @@ func (m *Mission) open() error {
 		return err
 	}
 	rec := &recorder{events: events, transcripts: transcripts, journal: jr}
+	jr.onFail = rec.writeFailed
 	if resumed != nil {
 		resumed.JournalRecords, resumed.TornLineDropped = load.Records, load.Torn
 		rec.emit(Event{Phase: Phase0, Kind: EvRunResumed, Message: resumeMessage(resumed),
@@ -356,10 +363,13 @@ func (m *Mission) open() error {
 	r.meter.noteLaunch(commanders.RoleNexus, "nexus")
 	if err := dir.WriteFile("mission.md", []byte(strings.TrimSpace(o.Mission)+"\n"), 0o644); err != nil {
 		rec.close()
-		return err
+		return fmt.Errorf("%w: %w", ErrWrite, err)
 	}
 	if eff, err := cfg.Effective(); err == nil {
-		_ = dir.WriteFile("config.effective.yml", eff, 0o644)
+		if err := dir.WriteFile("config.effective.yml", eff, 0o644); err != nil {
+			rec.close()
+			return fmt.Errorf("%w: %w", ErrWrite, err)
+		}
 	}
 	if cfg.Sandbox.Enabled {
 		if r.sb, err = newMissionSandbox(cfg.Sandbox, cfg.CircuitBreaker, rec.emit, r.meter.noteTrip); err != nil {
@@ -379,10 +389,16 @@ func (m *Mission) open() error {
 // run_end and closes the logs.
 func (m *Mission) end(ctx context.Context, err error) {
 	r, res := m.r, m.res
-	defer r.rec.close()
 	defer closeWorkspace(r.ws)
 	m.ended = true
-	if ctx.Err() != nil && err == nil {
+	if werr := r.writeFailure(false); werr != nil {
+		// A write failed: the journal's stopped the run; any other ends
+		// it as failed, whatever else happened (said too).
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrInterrupted) {
+			werr = fmt.Errorf("%w; the run had failed too: %v", werr, err)
+		}
+		err = werr
+	} else if ctx.Err() != nil && err == nil {
 		err = ErrInterrupted
 	}
 	if err != nil && errors.Is(err, context.Canceled) {
@@ -396,9 +412,15 @@ func (m *Mission) end(ctx context.Context, err error) {
 		r.conclude(res, err)
 		r.writeFinal(res)
 	}
+	// Nothing is said to be complete that is not on disk: the final files
+	// were synced as they were written; the logs are synced now.
+	if werr := r.writeFailure(true); werr != nil && !errors.Is(err, ErrWrite) {
+		err = werr
+		res.Interrupted = false
+	}
 	res.Events = r.rec.events.events()
 	res.Transcripts = r.rec.transcripts.prompts
-	end := RunEndData{OK: res.OK, Status: res.Status, Phase: res.Phase, Dir: r.dir.Path,
+	end := RunEndData{OK: res.OK && err == nil, Status: res.Status, Phase: res.Phase, Dir: r.dir.Path,
 		BundlesPlanned: res.Aggregate.Planned, BundlesScored: res.Aggregate.Scored, FailureClass: string(res.FailureClass)}
 	m.err = err
 	msg := "run complete"
@@ -409,6 +431,11 @@ func (m *Mission) end(ctx context.Context, err error) {
 		msg = "run " + res.Status + ": " + res.Error
 	}
 	r.rec.emit(Event{Kind: EvRunEnd, Message: msg, Data: end})
+	if cerr := r.rec.close(); cerr != nil && !errors.Is(m.err, ErrWrite) {
+		// The last lines (run_end) did not reach the disk.
+		m.err = fmt.Errorf("%w: %w", ErrWrite, cerr)
+		res.Interrupted = false
+	}
 }
 
 // Run executes a mission end to end (Prepare, then Mission.Run): phases

@@ -14,12 +14,21 @@ import (
 // with its exports (findings.csv, findings.sarif), telemetry.json and
 // result.json (safe to call on a partial or failed run,
 // and more than once). A run stopped after sealing writes only the last two.
+// A write that fails is kept by r.dir (Err): the run's end reports it
+// (ErrWrite) instead of claiming files it does not have.
 func (r *runState) writeFinal(res *Result) {
 	res.Workspace = r.workspaceInfo()
 	res.FollowUp = r.followUpResult(res)
 	res.Telemetry = r.telemetry(res)
 	res.Resumed, res.Telemetry.Resume = r.resumeInfo()
 	defer func() {
+		// A file the run could not write (report.md, a bundle, a log line)
+		// makes result.json say failed, never complete: the record is not
+		// whole, and a resume (which leaves a finished run alone) may
+		// write it again.
+		if werr := r.writeFailure(false); werr != nil && res.Status != StatusFailed {
+			res.OK, res.Status, res.Error, res.FailureClass = false, StatusFailed, werr.Error(), providers.ClassOf(werr)
+		}
 		_ = r.dir.WriteJSON("telemetry.json", res.Telemetry)
 		_ = r.dir.WriteJSON("result.json", res)
 	}()

@@ -1,10 +1,10 @@
 package nexus
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"sync"
@@ -26,7 +26,8 @@ type recorder struct {
 	cur           Phase
 	open          []Phase // entered and not yet left (4, 5 and 6 overlap)
 	interruptedIn Phase
-	done          <-chan struct{} // the context of the call under way (Seal, Run)
+	done          <-chan struct{}         // the context of the call under way (Seal, Run)
+	stop          context.CancelCauseFunc // stops the call under way (guard)
 }
 
 func (r *recorder) emit(e Event) { r.events.emit(e) }
@@ -111,10 +112,41 @@ func (r *recorder) ended() (phase, interruptedIn Phase) {
 	return r.cur, r.interruptedIn
 }
 
-func (r *recorder) close() {
-	_ = r.journal.close()
-	r.transcripts.close()
-	r.events.close()
+// close closes the journal and the logs and returns the first write to
+// any of them that failed.
+func (r *recorder) close() error {
+	return firstErr(r.journal.close(), r.transcripts.close(), r.events.close())
+}
+
+// guard returns ctx made to stop when a write the run cannot go on without
+// fails (the journal: a resume could not trust it), and the function that
+// releases it.
+func (r *recorder) guard(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	r.mu.Lock()
+	r.stop = cancel
+	r.mu.Unlock()
+	return ctx, func() { cancel(nil) }
+}
+
+// writeFailed stops the run under way (guard) because a write failed.
+func (r *recorder) writeFailed(err error) {
+	r.mu.Lock()
+	stop := r.stop
+	r.mu.Unlock()
+	if stop != nil {
+		stop(fmt.Errorf("%w: %w", ErrWrite, err))
+	}
+}
+
+// firstErr is the first error that is not nil.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Transcript is one LLM call with its prompt and answer, stored in
@@ -140,10 +172,10 @@ type Transcript struct {
 const maxTranscriptToolResult = 2048
 
 type transcriptLog struct {
-	mu  sync.Mutex
-	f   *os.File
-	w   *bufio.Writer
-	seq int64
+	mu       sync.Mutex
+	log      *rundir.Log // nil once closed
+	closeErr error       // what closing the log returned
+	seq      int64
 	// prompts keeps every prompt of the run in memory for the leak scan
 	// (only when keepPrompts is set: tests and audits).
 	keepPrompts bool
@@ -155,7 +187,12 @@ func newTranscriptLog(path string, keep bool) (*transcriptLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &transcriptLog{f: f, w: bufio.NewWriter(f), keepPrompts: keep}, nil
+	log, err := rundir.NewLog(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &transcriptLog{log: log, keepPrompts: keep}, nil
 }
 
 func (t *transcriptLog) write(tr Transcript) int64 {
@@ -163,13 +200,11 @@ func (t *transcriptLog) write(tr Transcript) int64 {
 	defer t.mu.Unlock()
 	t.seq++
 	tr.Seq = t.seq
-	if t.w != nil {
+	if t.log != nil {
 		// On disk, secrets are redacted (an agent's answer may hold a
 		// credential); in memory (keepPrompts) the calls stay as they were.
 		if b, err := json.Marshal(redactTranscript(tr)); err == nil {
-			t.w.Write(b)
-			t.w.WriteByte('\n')
-			t.w.Flush()
+			t.log.WriteLine(append(b, '\n'))
 		}
 	}
 	if t.keepPrompts {
@@ -178,16 +213,25 @@ func (t *transcriptLog) write(tr Transcript) int64 {
 	return tr.Seq
 }
 
+// sync flushes transcripts.jsonl to disk and returns its first failure.
+func (t *transcriptLog) sync() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.log == nil {
+		return t.closeErr
+	}
+	return t.log.Sync()
+}
+
 func (t *transcriptLog) close() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.f == nil {
-		return nil
+	if t.log == nil {
+		return t.closeErr
 	}
-	t.w.Flush()
-	err := t.f.Close()
-	t.f, t.w = nil, nil
-	return err
+	t.closeErr = t.log.Close()
+	t.log = nil
+	return t.closeErr
 }
 
 // recorded wraps a provider so every call becomes an llm_call event and a

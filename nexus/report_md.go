@@ -7,6 +7,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
 )
@@ -38,7 +39,11 @@ type reportInputs struct {
 	MajorityThreshold float64
 }
 
-// renderActionReport renders report.md of plan p and result res.
+// renderActionReport renders report.md of plan p and result res. Much of
+// what it shows is not ours (model names, models' text, a previous run's id
+// and directory read from a run directory someone may have handed over):
+// every line goes through textsafe.PrintableLines, so no control character,
+// bidi override or invalid byte reaches a reader's terminal or viewer.
 func renderActionReport(p Plan, res *Result, in reportInputs) string {
 	var b strings.Builder
 	if err := reportTemplate.Execute(&b, newReportView(p, res, in)); err != nil {
@@ -46,7 +51,7 @@ func renderActionReport(p Plan, res *Result, in reportInputs) string {
 		// failure here is a bug in the template, which the tests render.
 		panic(fmt.Sprintf("report.md template: %v", err))
 	}
-	return b.String()
+	return textsafe.PrintableLines(b.String())
 }
 
 // reportView is what templates/report.md.tmpl shows: every number and

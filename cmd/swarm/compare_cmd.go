@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/nexus/compare"
 )
@@ -97,7 +98,7 @@ func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 		return usageError(err)
 	}
 	if w := nexus.CeilingWarning(plan.Unpriced()); w != "" {
-		fmt.Fprintf(app.Err, "warning: %s\n", w)
+		fmt.Fprintf(app.Err, "warning: %s\n", textsafe.Printable(w))
 	}
 	var incomplete []string // missions with failed or unjudged bundles
 	for _, m := range plan.Missions {
@@ -106,20 +107,22 @@ func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 		if plan.Workspace != "" {
 			ws = ", workspace " + plan.Workspace
 		}
-		fmt.Fprintf(app.Err, "compare %s: %d contenders × %d repeats at %s (roles: %s%s) → %s\n", m.Name, len(plan.Models), plan.Repeats, plan.Scale, plan.Roles, ws, m.Out)
+		fmt.Fprint(app.Err, textsafe.PrintableLines(fmt.Sprintf("compare %s: %d contenders × %d repeats at %s (roles: %s%s) → %s\n", m.Name, len(plan.Models), plan.Repeats, plan.Scale, plan.Roles, ws, m.Out)))
 		opts := plan.Options(m)
 		opts.Registry = app.Registry()
-		opts.Progress = func(p compare.Progress) { fmt.Fprint(app.Err, progressLine(p)) }
+		opts.Progress = func(p compare.Progress) { fmt.Fprint(app.Err, textsafe.PrintableLines(progressLine(p))) }
 		rep, err := compare.Run(ctx, opts)
 		if err != nil {
 			if ctx.Err() != nil {
-				fmt.Fprintf(app.Err, "interrupted: finished runs are kept in %s; re-run with --resume to complete\n", m.Out)
+				fmt.Fprintf(app.Err, "interrupted: finished runs are kept in %s; re-run with --resume to complete\n", textsafe.Printable(m.Out))
 				return exitCode(130)
 			}
 			return toExit(err)
 		}
-		fmt.Fprintf(app.Out, "\n%s (sealed %s, judge %s, %s)\n%s", m.Name, rep.SealedHash, rep.Judge, time.Since(start).Round(time.Millisecond), rep.Table())
-		fmt.Fprintf(app.Out, "reports: %s/compare.{json,md,html}\n", m.Out)
+		// Mission names, model names and paths are not ours: every line
+		// is printed through textsafe.PrintableLines.
+		fmt.Fprint(app.Out, textsafe.PrintableLines(fmt.Sprintf("\n%s (sealed %s, judge %s, %s)\n%s", m.Name, rep.SealedHash, rep.Judge, time.Since(start).Round(time.Millisecond), rep.Table())))
+		fmt.Fprintf(app.Out, "reports: %s/compare.{json,md,html}\n", textsafe.Printable(m.Out))
 		if !rep.Complete() {
 			incomplete = append(incomplete, m.Name)
 		}
@@ -127,7 +130,7 @@ func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 	if len(incomplete) > 0 {
 		// The tables are printed; the exit code says they are not whole.
 		fmt.Fprintf(app.Err, "incomplete: %s: some contenders' bundles failed or were not judged (counted as Shadow Score 100; see [failed] above); exit 3\n",
-			strings.Join(incomplete, ", "))
+			textsafe.Printable(strings.Join(incomplete, ", ")))
 		return exitCode(exitIncomplete)
 	}
 	return nil

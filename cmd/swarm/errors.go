@@ -41,6 +41,10 @@ const (
 	// exitTampered: shadow scoring is invalid, the sealed criteria changed
 	// after sealing (swarm run, swarm shadow verify).
 	exitTampered = 4
+	// exitWrite: the run directory (or another output) could not be
+	// written: a full disk, an I/O error. The message names the file and
+	// the reason; nothing is said to be complete that is not on disk.
+	exitWrite = 5
 )
 
 // usageArgs wraps a cobra positional-argument validator (cobra.ExactArgs,
@@ -60,10 +64,14 @@ func flagError(c *cobra.Command, err error) error {
 	return usageError(fmt.Errorf("%w\n%s", err, "See '"+c.CommandPath()+" --help'."))
 }
 
-// toExit makes nexus' bad-input errors usage errors.
+// toExit makes nexus' bad-input errors usage errors, and its failed writes
+// exit 5.
 func toExit(err error) error {
-	if errors.Is(err, nexus.ErrBadInput) {
+	switch {
+	case errors.Is(err, nexus.ErrBadInput):
 		return usageError(err)
+	case errors.Is(err, nexus.ErrWrite):
+		return &exitError{code: exitWrite, err: err}
 	}
 	return err
 }

@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/swarm-dev/swarm/internal/textsafe"
 )
 
 func main() {
@@ -27,6 +29,11 @@ func run(ctx context.Context, args []string) int {
 }
 
 // runCLI is run with its streams given; standard error is scrubbed of secrets.
+//
+// Every error ends here, cobra's included: its message is printed through
+// textsafe.PrintableLines, so a path, a model name or a flag a user or a
+// file supplied cannot move the cursor, retitle the window or reorder
+// what is shown, whichever error quotes it and however (%s, %v).
 func runCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, scrubbed(stderr))
 	err := execute(ctx, app, args)
@@ -34,9 +41,9 @@ func runCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	switch {
 	case err == nil:
 	case !errors.As(err, &ee):
-		fmt.Fprintln(app.Err, "error:", err)
+		fmt.Fprintln(app.Err, "error:", textsafe.PrintableLines(err.Error()))
 	case ee.err != nil && !ee.silent:
-		fmt.Fprintln(app.Err, "error:", ee.err)
+		fmt.Fprintln(app.Err, "error:", textsafe.PrintableLines(ee.err.Error()))
 	}
 	return exitCodeOf(err)
 }

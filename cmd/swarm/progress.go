@@ -114,7 +114,7 @@ func (v *progressView) Observe(e nexus.Event) {
 		v.flushRefusals(false)
 		v.phase = e.Phase
 		if !v.tty {
-			fmt.Fprintf(v.w, "[%6.1fs] phase %-3s %s\n", time.Since(v.start).Seconds(), e.Phase, e.Message)
+			v.printf("[%6.1fs] phase %-3s %s\n", time.Since(v.start).Seconds(), e.Phase, e.Message)
 		}
 	case nexus.EvLLMCall:
 		v.calls++
@@ -168,7 +168,7 @@ func (v *progressView) Observe(e nexus.Event) {
 					refused = fmt.Sprintf("; %s refused: %s", count(g.total(), "tool call"), g)
 					delete(v.refusals, d)
 				}
-				fmt.Fprintf(v.w, "[%6.1fs]   commander %-15s %s (%d/%d children done, %d failed%s)\n", time.Since(v.start).Seconds(), d, status, c.done, c.total, c.failed, refused)
+				v.printf("[%6.1fs]   commander %-15s %s (%d/%d children done, %d failed%s)\n", time.Since(v.start).Seconds(), d, status, c.done, c.total, c.failed, refused)
 			}
 		} else {
 			c.done++
@@ -188,7 +188,7 @@ func (v *progressView) Observe(e nexus.Event) {
 			v.breakersOpen[k] = true
 		}
 		if !v.tty {
-			fmt.Fprintf(v.w, "[%6.1fs]   breaker %s (%s) %s → %s\n", time.Since(v.start).Seconds(), textsafe.Printable(d.Model), d.Layer, d.From, d.To)
+			v.printf("[%6.1fs]   breaker %s (%s) %s → %s\n", time.Since(v.start).Seconds(), textsafe.Printable(d.Model), d.Layer, d.From, d.To)
 		}
 	case nexus.EvModelSwap:
 		d, ok := e.Data.(nexus.ModelSwapData)
@@ -200,7 +200,7 @@ func (v *progressView) Observe(e nexus.Event) {
 		// event, not a line.
 		if k := d.Role + " " + d.From + " " + d.To; !v.swapSeen[k] && !v.tty {
 			v.swapSeen[k] = true
-			fmt.Fprintf(v.w, "[%6.1fs]   swap %s: %s → %s (%s)\n", time.Since(v.start).Seconds(), d.Role, textsafe.Printable(d.From), textsafe.Printable(d.To), d.Reason)
+			v.printf("[%6.1fs]   swap %s: %s → %s (%s)\n", time.Since(v.start).Seconds(), d.Role, textsafe.Printable(d.From), textsafe.Printable(d.To), d.Reason)
 		}
 	case nexus.EvWave:
 		if d, ok := e.Data.(nexus.WaveData); ok {
@@ -213,7 +213,7 @@ func (v *progressView) Observe(e nexus.Event) {
 			}
 			v.wave = fmt.Sprintf("wave %d/%d: %d %s", d.Wave, d.Planned, d.Size, what)
 			if !v.tty {
-				fmt.Fprintf(v.w, "[%6.1fs]   %s (%s)\n", time.Since(v.start).Seconds(), v.wave, d.Reason)
+				v.printf("[%6.1fs]   %s (%s)\n", time.Since(v.start).Seconds(), v.wave, d.Reason)
 			}
 		}
 	case nexus.EvConcurrency:
@@ -227,15 +227,15 @@ func (v *progressView) Observe(e nexus.Event) {
 		v.limits[d.Model] = [2]int{d.To, d.Max}
 		// In a pipe, the slow-downs: every step back up is not a line.
 		if !v.tty && d.To < d.From {
-			fmt.Fprintf(v.w, "[%6.1fs]   concurrency limit %s %d → %d of %d (%s)\n", time.Since(v.start).Seconds(), textsafe.Printable(d.Model), d.From, d.To, d.Max, d.Reason)
+			v.printf("[%6.1fs]   concurrency limit %s %d → %d of %d (%s)\n", time.Since(v.start).Seconds(), textsafe.Printable(d.Model), d.From, d.To, d.Max, d.Reason)
 		}
 	case nexus.EvCanary:
 		if !v.tty {
-			fmt.Fprintf(v.w, "[%6.1fs]   %s\n", time.Since(v.start).Seconds(), textsafe.Printable(e.Message))
+			v.printf("[%6.1fs]   %s\n", time.Since(v.start).Seconds(), textsafe.Printable(e.Message))
 		}
 	case nexus.EvGate, nexus.EvCostWarning, nexus.EvCostStop, nexus.EvBreakerTrip, nexus.EvWorkspaceWarning:
 		if !v.tty {
-			fmt.Fprintf(v.w, "[%6.1fs]   %s %s\n", time.Since(v.start).Seconds(), e.Kind, describe(e))
+			v.printf("[%6.1fs]   %s %s\n", time.Since(v.start).Seconds(), e.Kind, describe(e))
 		}
 	}
 	if v.tty && time.Since(v.last) > 100*time.Millisecond {
@@ -261,8 +261,15 @@ func (v *progressView) flushRefusals(all bool) {
 		if d != "" {
 			who = " in " + d
 		}
-		fmt.Fprintf(v.w, "[%6.1fs]   %s refused%s: %s\n", time.Since(v.start).Seconds(), count(g.total(), "tool call"), who, g)
+		v.printf("[%6.1fs]   %s refused%s: %s\n", time.Since(v.start).Seconds(), count(g.total(), "tool call"), who, g)
 	}
+}
+
+// printf prints one line of the view in a pipe (no escape sequences of
+// ours): domain names, models' messages and payloads are not ours, so the
+// line goes through textsafe.PrintableLines.
+func (v *progressView) printf(format string, args ...any) {
+	fmt.Fprint(v.w, textsafe.PrintableLines(fmt.Sprintf(format, args...)))
 }
 
 func describe(e nexus.Event) string {
@@ -309,7 +316,7 @@ func (v *progressView) redraw() {
 	}
 	wave := ""
 	if v.wave != "" {
-		wave = "  " + v.wave
+		wave = "  " + textsafe.Printable(v.wave)
 	}
 	cost := fmt.Sprintf("$%.4f", v.cost)
 	if v.unpriced {
@@ -324,7 +331,7 @@ func (v *progressView) redraw() {
 		if c.total > 0 {
 			filled = min(width, c.done*width/c.total)
 		}
-		fmt.Fprintf(&b, "\033[2K  %-15s [%s%s] %3d/%-3d %s\n", d, strings.Repeat("█", filled), strings.Repeat("·", width-filled), c.done, c.total, c.status)
+		fmt.Fprintf(&b, "\033[2K  %-15s [%s%s] %3d/%-3d %s\n", textsafe.Printable(d), strings.Repeat("█", filled), strings.Repeat("·", width-filled), c.done, c.total, c.status)
 		n++
 	}
 	v.lines = n

@@ -283,14 +283,14 @@ func runResume(ctx context.Context, app *App, o RunOptions) error {
 	m, err := nexus.Resume(o.Resume, nexus.ResumeOptions{Registry: app.Registry(), Force: o.Force, AllowHomeWorkspace: o.AllowHomeWorkspace})
 	var fin *nexus.FinishedError
 	if errors.As(err, &fin) {
-		fmt.Fprintf(app.Err, "%s: %v\n", o.Resume, fin)
+		fmt.Fprintf(app.Err, "%s: %s\n", textsafe.Printable(o.Resume), textsafe.PrintableLines(fin.Error()))
 		return nil
 	}
 	if err != nil {
 		return toExit(err)
 	}
 	if ch := m.ResumeChanges(); len(ch) > 0 {
-		fmt.Fprintf(app.Err, "warning: resuming with --force although these changed since the run started: %s\n", strings.Join(ch, "; "))
+		fmt.Fprintf(app.Err, "warning: resuming with --force although these changed since the run started: %s\n", textsafe.Printable(strings.Join(ch, "; ")))
 	}
 	return runMission(ctx, app, o, m)
 }
@@ -340,12 +340,18 @@ func runMission(ctx context.Context, app *App, o RunOptions, m *nexus.Mission) e
 		view.finish()
 	}
 	if err != nil {
+		if res != nil && errors.Is(err, nexus.ErrWrite) {
+			dir := textsafe.Printable(res.Dir)
+			fmt.Fprintf(app.Err, "run failed: %s\nthe run directory %s is incomplete: make room (or fix the cause), then continue it with: swarm run --resume %s\n",
+				textsafe.Printable(err.Error()), dir, dir)
+			return exitCode(exitWrite)
+		}
 		if res != nil && errors.Is(err, nexus.ErrInterrupted) {
-			fmt.Fprintf(app.Err, "interrupted: partial results written to %s\n", res.Dir)
+			fmt.Fprintf(app.Err, "interrupted: partial results written to %s\n", textsafe.Printable(res.Dir))
 			return exitCode(130)
 		}
 		if res != nil {
-			fmt.Fprintf(app.Err, "run failed in phase %s (%s): %v\npartial results in %s\n", res.Phase, res.FailureClass, err, res.Dir)
+			fmt.Fprintf(app.Err, "run failed in phase %s (%s): %s\npartial results in %s\n", res.Phase, res.FailureClass, textsafe.Printable(err.Error()), textsafe.Printable(res.Dir))
 			return exitCode(1)
 		}
 		return toExit(err)
@@ -357,7 +363,7 @@ func runMission(ctx context.Context, app *App, o RunOptions, m *nexus.Mission) e
 		}
 		printSummary(app.Out, res, mission, app.ConfigPath)
 	} else if !res.OK {
-		fmt.Fprintf(app.Err, "run %s: %s\n", res.Status, res.Error)
+		fmt.Fprintf(app.Err, "run %s: %s\n", res.Status, textsafe.Printable(res.Error))
 	}
 	return runExit(res)
 }
@@ -444,7 +450,12 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd())) && os.Getenv("CI") == ""
 }
 
-func printBriefing(w io.Writer, p nexus.Plan) {
+// printBriefing shows what the run will deploy. Model names (config,
+// flags), domain names and the mission title are not ours: the whole
+// briefing is printed through textsafe.PrintableLines.
+func printBriefing(out io.Writer, p nexus.Plan) {
+	w := &strings.Builder{}
+	defer func() { fmt.Fprint(out, textsafe.PrintableLines(w.String())) }()
 	fmt.Fprintf(w, "Mission:  %s\n", p.MissionTitle)
 	fmt.Fprintf(w, "Scale:    %s (%s) · %d agents: 1 nexus, %d commanders, %d squad leads, %d workers, %d reviewers\n",
 		p.Scale, p.Personality, p.Agents, p.Commanders, p.SquadLeads, p.Workers, p.Reviewers)
@@ -495,8 +506,11 @@ func printBriefing(w io.Writer, p nexus.Plan) {
 // truth), the bundles, the cost, and the next commands that fit. mission is
 // the mission file as given ("" when it came from stdin, --mission or a
 // resumed run.json); config is the --config file ("" for the embedded one),
-// which the next commands repeat.
-func printSummary(w io.Writer, res *nexus.Result, mission, config string) {
+// which the next commands repeat. Paths, model names and run ids in it are
+// not ours: the whole summary is printed through textsafe.PrintableLines.
+func printSummary(out io.Writer, res *nexus.Result, mission, config string) {
+	w := &strings.Builder{}
+	defer func() { fmt.Fprint(out, textsafe.PrintableLines(w.String())) }()
 	t := res.Telemetry
 	fmt.Fprintf(w, "\nRun %s: %s\n", statusWord(res.Status), textsafe.Printable(statusWords(res)))
 	fmt.Fprintf(w, "  run directory: %s\n", res.Dir)

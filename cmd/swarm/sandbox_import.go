@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/swarm-dev/swarm/internal/rundir"
+	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/internal/yamlx"
 	"github.com/swarm-dev/swarm/sandbox/importer"
 )
@@ -89,8 +90,8 @@ func runSandboxImport(app *App, o SandboxImportOptions) error {
 	}
 	// Atomically (temp file + rename): a failure leaves any earlier file whole.
 	if err := (rundir.Dir{Path: filepath.Dir(o.Out)}).WriteFile(filepath.Base(o.Out), res.YAML, 0o600); err != nil {
-		return err
+		return &exitError{code: exitWrite, err: err}
 	}
-	fmt.Fprintf(app.Err, "wrote %s (%d keys not mapped)\n", o.Out, len(res.Warnings))
+	fmt.Fprintf(app.Err, "wrote %s (%d keys not mapped)\n", textsafe.Printable(o.Out), len(res.Warnings))
 	return nil
 }

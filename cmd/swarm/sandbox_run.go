@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/sandbox/sim"
 )
 
@@ -101,19 +102,22 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 	if err != nil {
 		return err
 	}
-	defer events.Close()
 	events.Hook(&opts, s.Outputs.Events == nil || *s.Outputs.Events)
-	opts.OnEpoch = sim.EpochTable(app.Out, s.ScenarioID, seed)
+	opts.OnEpoch = sim.EpochTable(app.Out, textsafe.Printable(s.ScenarioID), seed)
 	res, err := sim.Run(ctx, s, opts)
+	// A run whose outputs could not all be written says so (exit 5) rather
+	// than print a summary of files that are not there.
+	werr := events.Close()
 	if res != nil {
 		plots := s.Outputs.Plots == nil || *s.Outputs.Plots
-		if werr := sim.WriteOutputs(out, res, plots); werr != nil && err == nil {
-			err = werr
-		}
+		werr = errors.Join(werr, sim.WriteOutputs(out, res, plots))
+	}
+	if werr != nil {
+		return &exitError{code: exitWrite, err: fmt.Errorf("sandbox run: the outputs in %s are incomplete: %w", out, werr)}
 	}
 	if sandboxInterrupted(err) {
 		if res != nil {
-			fmt.Fprintf(app.Err, "interrupted: the epochs simulated so far are in %s\n", out)
+			fmt.Fprintf(app.Err, "interrupted: the epochs simulated so far are in %s\n", textsafe.Printable(out))
 		} else {
 			fmt.Fprintln(app.Err, "interrupted before the first epoch")
 		}
@@ -122,7 +126,10 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 	if err != nil {
 		return err
 	}
-	sim.WriteSummary(app.Out, res, out)
+	// The summary names the scenario's agents, criteria and --out: not ours.
+	var summary strings.Builder
+	sim.WriteSummary(&summary, res, out)
+	fmt.Fprint(app.Out, textsafe.PrintableLines(summary.String()))
 	if o.Replays > 1 {
 		if err := writeReplays(ctx, app, s, opts, seed, o.Replays, out); err != nil {
 			return err
@@ -147,7 +154,7 @@ func writeReplays(ctx context.Context, app *App, s sim.Scenario, opts sim.Option
 	}
 	st, err := sim.WriteReplays(out, rs)
 	if err != nil {
-		return err
+		return &exitError{code: exitWrite, err: fmt.Errorf("sandbox run: %w", err)}
 	}
 	fmt.Fprintf(app.Out, "  %d replays: toxicity %.3f ± %.3f · welfare %.1f ± %.1f (replays.csv)\n", n, st.Toxicity, st.ToxicitySD, st.Welfare, st.WelfareSD)
 	return nil
@@ -216,8 +223,8 @@ func runSandboxSweep(ctx context.Context, app *App, o SandboxSweepOptions) error
 		return usageError(err)
 	}
 	if err := sim.WriteSweepOutputs(out, sw, rows); err != nil {
-		return err
+		return &exitError{code: exitWrite, err: fmt.Errorf("sandbox sweep: the outputs in %s are incomplete: %w", out, err)}
 	}
-	fmt.Fprintf(app.Out, "%d runs · results in %s\n", len(rows), out)
+	fmt.Fprintf(app.Out, "%d runs · results in %s\n", len(rows), textsafe.Printable(out))
 	return nil
 }

@@ -24,7 +24,17 @@ import (
 //
 // Files are never written through a symbolic link inside it: logs are
 // opened with O_NOFOLLOW and other files are replaced by rename.
-type Dir struct{ Path string }
+//
+// A Dir made by Create, Reopen or Open remembers the first write that
+// failed (Err) for every copy of it: a run writes many files, ignores
+// none, and says at its end that it could not record everything.
+type Dir struct {
+	Path string
+	st   *state
+}
+
+// Open is the existing run directory at path, for writing (Err works).
+func Open(path string) Dir { return Dir{Path: path, st: &state{}} }
 
 // entries are the names a run writes at the top of its directory.
 var entries = []string{"run.json", "journal.jsonl", "attempts", "mission.md", "config.effective.yml", "events.jsonl", "transcripts.jsonl", "decomposition.json",
@@ -84,7 +94,7 @@ func Create(path string, force bool) (Dir, error) {
 			return Dir{}, fmt.Errorf("create run directory: %w", err)
 		}
 	}
-	return Dir{Path: path}, nil
+	return Open(path), nil
 }
 
 // maxClaims bounds the suffixes Claim tries.
@@ -121,17 +131,17 @@ func Claim(parent, id string) (path, name string, err error) {
 // it refuses a symbolic link or anything but a regular file. On Unix
 // O_NOFOLLOW refuses a link as the file is opened; elsewhere a link found
 // before opening is refused, and the opened file must be the one at path.
-func OpenLog(path string, perm os.FileMode) (*os.File, error) {
+func OpenLog(path string, perm os.FileMode) (*File, error) {
 	return openLog(path, os.O_WRONLY, perm)
 }
 
 // OpenLogRW is OpenLog for reading too: the journal is read back (and a
 // torn last line cut off) through the same descriptor it is appended to.
-func OpenLogRW(path string, perm os.FileMode) (*os.File, error) {
+func OpenLogRW(path string, perm os.FileMode) (*File, error) {
 	return openLog(path, os.O_RDWR, perm)
 }
 
-func openLog(path string, mode int, perm os.FileMode) (*os.File, error) {
+func openLog(path string, mode int, perm os.FileMode) (*File, error) {
 	notRegular := fmt.Errorf("open %s: not a regular file", path)
 	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
 		return nil, notRegular
@@ -146,7 +156,7 @@ func openLog(path string, mode int, perm os.FileMode) (*os.File, error) {
 		f.Close()
 		return nil, notRegular
 	}
-	return f, nil
+	return newFile(f), nil
 }
 
 // Derived are the entries a resumed run writes again from scratch: every
@@ -180,7 +190,7 @@ func Reopen(path string, attempt int) (Dir, error) {
 	if !fi.IsDir() {
 		return Dir{}, fmt.Errorf("resume %s: not a directory", path)
 	}
-	d := Dir{Path: path}
+	d := Open(path)
 	keep := filepath.Join("attempts", strconv.Itoa(attempt))
 	root, err := os.OpenRoot(path)
 	if err != nil {
@@ -251,28 +261,64 @@ func (d Dir) Join(elem ...string) string {
 // EnvelopePath is where the sealed envelope lives.
 func (d Dir) EnvelopePath() string { return d.Join("sealed", "envelope.json") }
 
-// WriteFile writes atomically (temp file + rename) so readers never see a
-// half-written file.
+// WriteFile writes atomically (temp file, fsync, rename, fsync of the
+// directory) so readers never see a half-written file and a file said to
+// be written is on disk. Its error names the file (not the temporary one)
+// and the system's reason ("write runs/x/result.json: no space left on
+// device"); the first failure is also kept for Err. The temporary file is
+// removed on failure, so a failed write leaves the previous file whole.
 func (d Dir) WriteFile(name string, data []byte, perm os.FileMode) error {
 	path := d.Join(name)
+	if err := writeFile(path, data, perm); err != nil {
+		d.fail(err)
+		return err
+	}
+	return nil
+}
+
+func writeFile(path string, data []byte, perm os.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
-		return err
+		return &os.PathError{Op: "write", Path: path, Err: reason(err)}
 	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
+	f := newFile(tmp)
+	undo := func(err error) error {
+		_ = f.Close() // the write already failed: that error is the one to report
+		_ = os.Remove(tmp.Name())
+		return &os.PathError{Op: "write", Path: path, Err: reason(err)}
 	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
+	if _, err := f.Write(data); err != nil {
+		return undo(err)
 	}
-	if err := os.Chmod(tmp.Name(), perm); err != nil {
-		os.Remove(tmp.Name())
-		return err
+	if err := f.Sync(); err != nil {
+		return undo(err)
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := f.Chmod(perm); err != nil {
+		return undo(err)
+	}
+	if err := f.Close(); err != nil {
+		_ = os.Remove(tmp.Name())
+		return &os.PathError{Op: "write", Path: path, Err: reason(err)}
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		_ = os.Remove(tmp.Name())
+		return &os.PathError{Op: "write", Path: path, Err: reason(err)}
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// reason is the system's reason inside err (ENOSPC, EIO, ...), without the
+// temporary file's name the error was built with.
+func reason(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }
 
 // WriteJSON writes v as indented JSON.

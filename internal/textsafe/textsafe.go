@@ -50,6 +50,18 @@ func Printable(s string) string {
 	return b.String()
 }
 
+// PrintableLines is Printable for text of several lines that we wrote (an
+// error with a hint below it, a summary, a report): each line is made
+// Printable and the line breaks (\n) between them stay. A carriage return
+// is still escaped, so no line can overwrite another.
+func PrintableLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = Printable(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
 func unsafeRune(r rune) bool {
 	if r == '\t' {
 		return false

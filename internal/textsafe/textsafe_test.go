@@ -56,3 +56,17 @@ func TestTruncate(t *testing.T) {
 		}
 	}
 }
+
+// PrintableLines keeps the lines we wrote and escapes what is inside them.
+func TestPrintableLines(t *testing.T) {
+	for _, tc := range []struct{ why, in, want string }{
+		{"plain lines stay", "error: x\nSee 'swarm run --help'.\n", "error: x\nSee 'swarm run --help'.\n"},
+		{"controls inside a line are escaped", "open /tmp/x\x1b]0;pwned\x07: no such file\nhint", `open /tmp/x\x1b]0;pwned\x07: no such file` + "\nhint"},
+		{"a carriage return cannot overwrite the line", "ok\rFAKE", `ok\rFAKE`},
+		{"C1 and bidi", "a\u009bb\n\u202ec", `a\u009bb` + "\n" + `\u202ec`},
+	} {
+		if got := PrintableLines(tc.in); got != tc.want {
+			t.Errorf("%s: PrintableLines(%q) = %q, want %q", tc.why, tc.in, got, tc.want)
+		}
+	}
+}

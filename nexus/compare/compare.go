@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/internal/slug"
 	"github.com/swarm-dev/swarm/internal/stats"
 	"github.com/swarm-dev/swarm/nexus"
@@ -433,9 +434,12 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sea
 	evidenceOf(&s, res, ref.String()) // the model as the run's events name it
 	calls.addTo(&s)
 	s.Criteria = sealedCriteria(sealed)
-	b, _ := json.MarshalIndent(s, "", "  ")
-	if err := os.WriteFile(sumPath, b, 0o644); err != nil {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
 		return s, false, err
+	}
+	if err := rundir.Open(dir).WriteFile(filepath.Base(sumPath), b, 0o644); err != nil {
+		return s, false, fmt.Errorf("%w: %w", nexus.ErrWrite, err)
 	}
 	return s, false, nil
 }

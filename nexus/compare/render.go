@@ -7,10 +7,10 @@ import (
 	"html/template"
 	"image/color"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/swarm-dev/swarm/internal/rundir"
+	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/nexus"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -19,23 +19,28 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Write writes compare.json, compare.md and compare.html into dir.
+// Write writes compare.json, compare.md and compare.html into dir, each
+// replaced atomically and synced (rundir.Dir.WriteFile); a write that
+// fails is an error wrapping nexus.ErrWrite, naming the file and the reason.
 func (r *Report) Write(dir string) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "compare.json"), append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "compare.md"), []byte(r.Markdown()), 0o644); err != nil {
 		return err
 	}
 	h, err := r.HTML()
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "compare.html"), []byte(h), 0o644)
+	d := rundir.Open(dir)
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{"compare.json", append(b, '\n')}, {"compare.md", []byte(textsafe.PrintableLines(r.Markdown()))}, {"compare.html", []byte(h)}} {
+		if err := d.WriteFile(f.name, f.data, 0o644); err != nil {
+			return fmt.Errorf("%w: %w", nexus.ErrWrite, err)
+		}
+	}
+	return nil
 }
 
 // velocity formats a hardening velocity that may not have been measured.

@@ -200,7 +200,13 @@ func sweepParam(out, key string, values []any, rows []SweepRow) error {
 		wel = append(wel, plotter.XY{X: x, Y: we / float64(n)})
 	}
 	w.Flush()
-	f.Close()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
 	for _, m := range []struct {
 		name string
 		xy   plotter.XYs

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/sandbox"
 )
 
@@ -22,11 +22,12 @@ import (
 // EventLog writes a run's events.jsonl as the run goes: one JSON object a
 // line, governance events always, interactions when asked. Its hooks are
 // safe for concurrent use.
+//
+// A line that cannot be written (a full disk) is cut off again and nothing
+// more is written (rundir.Log): Close returns that failure.
 type EventLog struct {
 	mu  sync.Mutex
-	f   *os.File
-	w   *bufio.Writer
-	enc *json.Encoder
+	log *rundir.Log
 }
 
 // CreateEventLog creates dir/events.jsonl.
@@ -35,8 +36,12 @@ func CreateEventLog(dir string) (*EventLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := bufio.NewWriter(f)
-	return &EventLog{f: f, w: w, enc: json.NewEncoder(w)}, nil
+	log, err := rundir.NewLog(&rundir.File{File: f})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &EventLog{log: log}, nil
 }
 
 // governanceLine is a governance event of events.jsonl.
@@ -78,18 +83,17 @@ func (l *EventLog) Hook(o *Options, interactions bool) {
 func (l *EventLog) write(v any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	_ = l.enc.Encode(v)
+	if b, err := json.Marshal(v); err == nil {
+		l.log.WriteLine(append(b, '\n'))
+	}
 }
 
-// Close flushes and closes the file.
+// Close syncs and closes the file and returns the first write that
+// failed.
 func (l *EventLog) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ferr := l.w.Flush()
-	if err := l.f.Close(); err != nil {
-		return err
-	}
-	return ferr
+	return l.log.Close()
 }
 
 // epochRowFmt has fixed widths: each row is printed as its epoch ends,
