@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/swarm-dev/swarm/nexus"
 )
 
 // envRunMain makes the test binary run swarm's main instead of the tests,
@@ -25,6 +27,19 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envRunMain) == "1" {
 		main()
 		return
+	}
+	// Every run signs its journal with the user's journal key: the tests'
+	// key lives in a temporary directory (inherited by the processes they
+	// start), never in the user's config directory.
+	if os.Getenv(nexus.EnvJournalKeyFile) == "" {
+		dir, err := os.MkdirTemp("", "swarm-journal-key-")
+		if err != nil {
+			panic(err)
+		}
+		os.Setenv(nexus.EnvJournalKeyFile, filepath.Join(dir, "journal.key"))
+		code := m.Run()
+		os.RemoveAll(dir)
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }
