@@ -301,7 +301,12 @@ func (was *Manifest) changes(now *Manifest) []string {
 	}
 	switch {
 	case was.Config.FileSHA256 != now.Config.FileSHA256:
-		out = append(out, "config file ("+orEmbedded(was.Config.Path)+")")
+		// Resume never loads the config run.json names (a directory handed
+		// to you could name one that sends your key elsewhere): the user's
+		// --config is used, and when it is not the run's, both are named.
+		out = append(out, fmt.Sprintf("config file (the run was started with %s, %s, and is resumed with %s, %s: resume with --config naming the file you trust, "+
+			"the run's own only if you trust where this directory came from)",
+			orEmbedded(was.Config.Path), configHash(was.Config), orEmbedded(now.Config.Path), configHash(now.Config)))
 	case was.Config.EffectiveSHA256 != now.Config.EffectiveSHA256:
 		out = append(out, "effective config (config.effective.yml; a different swarm version may change defaults)")
 	}
@@ -329,6 +334,15 @@ func (was *Manifest) changes(now *Manifest) []string {
 		out = append(out, "follow-up run directory")
 	}
 	return out
+}
+
+// configHash is how a manifest's config is named: its file's hash, or the
+// effective configuration's for the embedded one.
+func configHash(c ManifestConfig) string {
+	if c.FileSHA256 != "" {
+		return c.FileSHA256
+	}
+	return "effective " + c.EffectiveSHA256
 }
 
 func orStdin(p string) string {

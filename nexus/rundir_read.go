@@ -33,7 +33,7 @@ func VerifyCommitment(runDir string, env *shadow.Envelope) error {
 	sealed, task, ok, err := CommittedHashes(d.Path)
 	switch {
 	case err != nil:
-		return fmt.Errorf("%w: cannot read the run's commitment: %v", shadow.ErrTampered, err)
+		return fmt.Errorf("%w: cannot read the run's commitment: %w", shadow.ErrTampered, err)
 	case !ok:
 		return fmt.Errorf("%w: events.jsonl records no sealed hash", shadow.ErrTampered)
 	case sealed != env.SealedHash:
@@ -43,7 +43,7 @@ func VerifyCommitment(runDir string, env *shadow.Envelope) error {
 	}
 	dec, err := rundir.ReadFile(d.Join("decomposition.json"))
 	if err != nil {
-		return fmt.Errorf("%w: cannot read decomposition.json: %v", shadow.ErrTampered, err)
+		return fmt.Errorf("%w: cannot read decomposition.json: %w", shadow.ErrTampered, err)
 	}
 	if err := shadow.VerifyTaskHash(dec, task); err != nil {
 		return fmt.Errorf("decomposition.json: %w", err)
