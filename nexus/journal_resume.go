@@ -299,16 +299,8 @@ func (was *Manifest) changes(now *Manifest) []string {
 	if was.Mission.SHA256 != now.Mission.SHA256 {
 		out = append(out, "mission text ("+orStdin(was.Mission.Path)+")")
 	}
-	switch {
-	case was.Config.FileSHA256 != now.Config.FileSHA256:
-		// Resume never loads the config run.json names (a directory handed
-		// to you could name one that sends your key elsewhere): the user's
-		// --config is used, and when it is not the run's, both are named.
-		out = append(out, fmt.Sprintf("config file (the run was started with %s, %s, and is resumed with %s, %s: resume with --config naming the file you trust, "+
-			"the run's own only if you trust where this directory came from)",
-			orEmbedded(was.Config.Path), configHash(was.Config), orEmbedded(now.Config.Path), configHash(now.Config)))
-	case was.Config.EffectiveSHA256 != now.Config.EffectiveSHA256:
-		out = append(out, "effective config (config.effective.yml; a different swarm version may change defaults)")
+	if c := configChange(was.Config, now.Config); c != "" {
+		out = append(out, c)
 	}
 	switch {
 	case (was.Workspace == nil) != (now.Workspace == nil):
@@ -334,6 +326,23 @@ func (was *Manifest) changes(now *Manifest) []string {
 		out = append(out, "follow-up run directory")
 	}
 	return out
+}
+
+// configChange says how the configuration a run was started with (was)
+// differs from the one it is resumed with (now), "" when it does not.
+func configChange(was, now ManifestConfig) string {
+	switch {
+	case was.FileSHA256 != now.FileSHA256:
+		// Resume never loads the config run.json names (a directory handed
+		// to you could name one that sends your key elsewhere): the user's
+		// --config is used, and when it is not the run's, both are named.
+		return fmt.Sprintf("config file (the run was started with %s, %s, and is resumed with %s, %s: resume with --config naming the file you trust, "+
+			"the run's own only if you trust where this directory came from)",
+			orEmbedded(was.Path), configHash(was), orEmbedded(now.Path), configHash(now))
+	case was.EffectiveSHA256 != now.EffectiveSHA256:
+		return "effective config (config.effective.yml; a different swarm version may change defaults)"
+	}
+	return ""
 }
 
 // configHash is how a manifest's config is named: its file's hash, or the
@@ -481,6 +490,26 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error
 	o, err := mf.options(dir, ro)
 	if err != nil {
 		return nil, err
+	}
+	// The user's config against the run's, before anything is built from
+	// it: a mismatch is named at once (it is also among the changes below
+	// when forced).
+	if !ro.Force {
+		user := ManifestConfig{Path: absPath(ro.ConfigPath)}
+		if ro.ConfigPath != "" {
+			if user.FileSHA256, err = fileSHA256(ro.ConfigPath); err != nil {
+				return nil, fmt.Errorf("%w: --config %s: %w", ErrBadInput, ro.ConfigPath, err)
+			}
+		}
+		eff, err := o.Config.Effective()
+		if err != nil {
+			return nil, fmt.Errorf("effective configuration: %w", err)
+		}
+		user.EffectiveSHA256 = sha256Hex(eff)
+		if c := configChange(mf.Config, user); c != "" {
+			return nil, fmt.Errorf("%w: %w: resume of %s refused: %s changed since the run started (pass --force to resume anyway with your config)",
+				ErrBadInput, ErrResumeChanged, dir, c)
+		}
 	}
 	o.OutDir = "" // Prepare refuses a non-empty directory: this one is resumed
 	m, err = Prepare(o, opts...)

@@ -22,8 +22,8 @@ func writeJournal(t *testing.T, content string) string {
 }
 
 const (
-	body1 = `{"seq":1,"key":"k1","role":"worker","agent_id":"w1","ref":"mock:honest","response":{"text":"one","usage":{"input_tokens":3,"output_tokens":1},"model":"honest","finish_reason":"stop","latency_ns":5}}`
-	body2 = `{"seq":2,"key":"k2","role":"worker","agent_id":"w2","ref":"mock:honest","response":{"text":"two","usage":{"input_tokens":3,"output_tokens":1},"model":"honest","finish_reason":"stop","latency_ns":5}}`
+	body1     = `{"seq":1,"key":"k1","role":"worker","agent_id":"w1","ref":"mock:honest","response":{"text":"one","usage":{"input_tokens":3,"output_tokens":1},"model":"honest","finish_reason":"stop","latency_ns":5}}`
+	body2     = `{"seq":2,"key":"k2","role":"worker","agent_id":"w2","ref":"mock:honest","response":{"text":"two","usage":{"input_tokens":3,"output_tokens":1},"model":"honest","finish_reason":"stop","latency_ns":5}}`
 	testRunID = "20260101-000000-test-ss-12"
 )
 

@@ -230,7 +230,7 @@ func checkResume(t *testing.T, dir string, code int, want runOutcome) {
 	if code == 0 {
 		// The signal landed after the run finished: resuming is a no-op.
 		before := readFile(t, dir, "result.json")
-		c, _, stderr := execCLI(t, "run", "--resume", dir)
+		c, _, stderr := execCLI(t, "--config", resumeConfig, "run", "--resume", dir)
 		if c != 0 || !strings.Contains(stderr, "run already finished (status complete); nothing to do") {
 			t.Fatalf("resume of a finished run: exit %d: %s", c, stderr)
 		}
@@ -243,7 +243,7 @@ func checkResume(t *testing.T, dir string, code int, want runOutcome) {
 		t.Fatalf("stopped run exited %d, want killed or 130", code)
 	}
 	j := journaled(t, dir)
-	c, _, stderr := execCLI(t, "run", "--resume", dir, "-q")
+	c, _, stderr := execCLI(t, "--config", resumeConfig, "run", "--resume", dir, "-q")
 	if c != 0 {
 		t.Fatalf("swarm run --resume: exit %d: %s", c, stderr)
 	}
@@ -314,14 +314,14 @@ func TestResumeRefusesAChangedMission(t *testing.T) {
 		t.Fatal(err)
 	}
 	events := readFile(t, dir, "events.jsonl")
-	c, _, stderr := execCLIWithError(t, "run", "--resume", dir)
+	c, _, stderr := execCLIWithError(t, "--config", "testdata/golden/config.yml", "run", "--resume", dir)
 	if c != 2 || !strings.Contains(stderr, "mission text ("+mission+") changed since the run started") {
 		t.Fatalf("exit %d: %s; want 2 naming the mission", c, stderr)
 	}
 	if !bytes.Equal(events, readFile(t, dir, "events.jsonl")) {
 		t.Error("a refused resume touched events.jsonl")
 	}
-	c, _, stderr = execCLIWithError(t, "run", "--resume", dir, "--force", "-q")
+	c, _, stderr = execCLIWithError(t, "--config", "testdata/golden/config.yml", "run", "--resume", dir, "--force", "-q")
 	if c != 1 || !strings.Contains(stderr, "resuming with --force although these changed since the run started: mission text") ||
 		!strings.Contains(stderr, "run failed in phase 1.5") || !strings.Contains(stderr, "does not match the stored run") {
 		t.Fatalf("--force: exit %d: %s; want 1, the change named and the seal mismatch", c, stderr)
