@@ -473,7 +473,8 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error
 		}
 	}()
 	if status, done, err := finishedStatus(dir); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+		return nil, fmt.Errorf("%w: --resume %s: %w (swarm writes result.json as a regular file of at most %d bytes: this directory was not left so by a run)",
+			ErrBadInput, dir, err, rundir.MaxFileBytes)
 	} else if done {
 		return nil, &FinishedError{Status: status}
 	}
