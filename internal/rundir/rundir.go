@@ -19,7 +19,7 @@ import (
 // Dir is a run's directory:
 //
 //	run.json (what the run was started with), journal.jsonl (every LLM
-//	answer, for resume), mission.md, config.effective.yml, events.jsonl,
+//	answer, for resume), run.lock (Acquire), mission.md, config.effective.yml, events.jsonl,
 //	transcripts.jsonl, capsules/, bundles/, reviews/, sealed/ (0700;
 //	envelope 0600), reports/, report.md, telemetry.json, sandbox.json,
 //	result.json (and replays/, and attempts/N/ after a resume)
