@@ -25,6 +25,7 @@ import (
 	"github.com/swarm-dev/swarm/providers/builtin"
 	"github.com/swarm-dev/swarm/providers/mock"
 	"github.com/swarm-dev/swarm/shadow"
+	"github.com/swarm-dev/swarm/workspace"
 )
 
 // killedRun runs the resume fixture into a fresh directory and removes its
@@ -335,6 +336,27 @@ func TestRunDirectoryFilesAreReadRegularAndBounded(t *testing.T) {
 			_, err := nexus.VerifyJournal(dir, false)
 			return err
 		}, safeio.ErrNotRegular, "journal.jsonl"},
+		{"verify-evidence: evidence.json is a FIFO", true, "evidence.json", false, func(dir, _ string) error {
+			ws, err := workspace.Open(t.TempDir(), workspace.Options{})
+			if err != nil {
+				return err
+			}
+			defer ws.Close()
+			_, err = nexus.VerifyEvidence(dir, ws)
+			return err
+		}, safeio.ErrNotRegular, "evidence.json"},
+		{"verify-evidence: a 3 GB bundle", true, filepath.Join("bundles", "huge.json"), true, func(dir, _ string) error {
+			if err := os.WriteFile(filepath.Join(dir, "evidence.json"), []byte("{}"), 0o644); err != nil {
+				return err
+			}
+			ws, err := workspace.Open(t.TempDir(), workspace.Options{})
+			if err != nil {
+				return err
+			}
+			defer ws.Close()
+			_, err = nexus.VerifyEvidence(dir, ws)
+			return err
+		}, safeio.ErrTooLarge, "over the limit of 67108864"},
 		{"shadow report: a 3 GB report", true, filepath.Join("reports", "huge.json"), true, func(dir, _ string) error {
 			_, err := nexus.ReadReports(dir)
 			return err
