@@ -178,6 +178,10 @@ type circuit struct {
 	admitted int // probes let through in this half-open spell
 	passed   int // of them, succeeded
 	reopened int // half-open spells a failed probe ended (route's waiters)
+	// foundDown: the breaker is open because a probe failed (not only
+	// because of the failure rate): the model was tried after a cooldown
+	// and was still down. Calls that would wait for it give up instead.
+	foundDown bool
 
 	// Telemetry.
 	opened, halfOpened, closed int
@@ -274,6 +278,7 @@ func (c *circuit) move(ctx context.Context, to, reason string, rate *float64, ca
 	c.state = to
 	c.gen++
 	c.admitted, c.passed = 0, 0
+	c.foundDown = to == breakerOpen && reason == "probe_failed"
 	switch to {
 	case breakerOpen:
 		c.openedAt = now
@@ -298,6 +303,16 @@ func (c *circuit) release() {
 	if c.onRelease != nil {
 		c.onRelease()
 	}
+}
+
+// knownDown says whether c is open because its last probe failed, and its
+// cooldown has not ended: its model was found still down, and a call that
+// waits for it now would idle a whole cooldown for a probe that will most
+// likely fail the same way.
+func (c *circuit) knownDown() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state == breakerOpen && c.foundDown && c.clock.Now().Before(c.openedAt.Add(c.set.cooldown))
 }
 
 // probesFailed is how many half-open spells of c a failed probe ended.

@@ -494,3 +494,41 @@ func TestWaitersGiveUpWhenTheProbeFails(t *testing.T) {
 		t.Errorf("the model got %d calls, want 2 (the one that opened the breaker, the probe)", n)
 	}
 }
+
+// Issue 22 (point 16c): once a probe found the model still down, a judge
+// call that comes after it gives up at once instead of waiting a cooldown
+// of its own for a probe of its own (a dead judge endpoint idled a run for
+// eight cooldowns, one per later judge call); when the cooldown has ended,
+// the next call is the probe again, so a model that recovers is used.
+func TestCallsAfterAFailedProbeGiveUpUntilTheCooldownEnds(t *testing.T) {
+	tp := newTestPool(t, CircuitBreakerConfig{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: 30 * time.Second, HalfOpenProbes: 1}, nil)
+	j, _ := tp.pp.forRole("judge", downRef)
+	_, _ = ask(t, j, t.Context(), "judge", "judge") // opens (down:m, judge) on the failure rate
+	tp.clock.Advance(30 * time.Second)
+	if _, err := ask(t, j, t.Context(), "judge", "judge"); err == nil || errors.Is(err, ErrBreakerOpen) {
+		t.Fatalf("the call after the cooldown: %v; want it to be the probe, and fail on the model", err)
+	}
+	for i := range 3 { // the probe failed: the model is known down
+		done := make(chan error, 1)
+		go func() {
+			_, err := ask(t, j, t.Context(), "judge", "judge")
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrBreakerOpen) {
+				t.Errorf("judge call %d after the failed probe: %v, want ErrBreakerOpen at once", i+1, err)
+			}
+		case d := <-tp.clock.timers:
+			t.Fatalf("judge call %d after the failed probe waits %v for another probe", i+1, d)
+		}
+	}
+	if n := tp.callsTo("down:m"); n != 2 {
+		t.Errorf("the model got %d calls, want 2 (the one that opened the breaker, the probe)", n)
+	}
+	tp.setFailing(false)
+	tp.clock.Advance(30 * time.Second) // the cooldown after the failed probe ended: the next call probes, and the model is back
+	if resp, err := ask(t, j, t.Context(), "judge", "judge"); err != nil || resp.Text != "answer from down:m" {
+		t.Errorf("the call after the second cooldown: %q, %v; want the recovered model's answer", resp.Text, err)
+	}
+}

@@ -357,6 +357,10 @@ type CanaryData struct {
 	LatencyMaxMS   float64        `json:"latency_max_ms"`
 	LatencyP50MS   float64        `json:"latency_p50_ms"`
 	OK             bool           `json:"ok"`
+	// PassedInAttempt, on a resumed run, is the earlier attempt whose probe
+	// passed: the verdict recorded in the journal stands and the probe is
+	// not run again (the other fields are then zero).
+	PassedInAttempt int `json:"passed_in_attempt,omitempty"`
 	// WaitMS is the time from the canary's launch to the verdict.
 	WaitMS float64 `json:"wait_ms"`
 }

@@ -53,11 +53,34 @@ type JournalRecord struct {
 	// Ref is the model that answered (kind:model).
 	Ref      string          `json:"ref"`
 	Response JournalResponse `json:"response"`
+	// Decision, set on a record that is not an answer, is a decision the
+	// run took from timing and must not take again on resume (the
+	// canary's verdict): its Key is decisionKeyPrefix + the decision's
+	// name, and Response is empty. Never replayed as an answer.
+	Decision *JournalDecision `json:"decision,omitempty"`
 	// MAC is the record's HMAC-SHA256 (hex) under the user's journal key,
 	// chained to the record before (journal_mac.go); always the last field
 	// of the line. Empty in a journal from before journal MACs.
 	MAC string `json:"mac,omitempty"`
 }
+
+// JournalDecision is a recorded decision (DESIGN.md: decisions taken from
+// timing are recorded, so replay follows the same branch).
+type JournalDecision struct {
+	// Name says which decision: "canary" (the probe's verdict, docs/waves.md).
+	Name string `json:"name"`
+	// OK is its outcome (the canary passed).
+	OK bool `json:"ok"`
+	// Attempt is the run's attempt that took it (1, then one more per resume).
+	Attempt int `json:"attempt"`
+}
+
+// decisionKeyPrefix starts the key of a decision record; an answer's key is
+// hex, so the two never meet.
+const decisionKeyPrefix = "decision:"
+
+// decisionCanary names the canary's verdict.
+const decisionCanary = "canary"
 
 // JournalResponse is an answer as the journal keeps it. Text and tool-call
 // arguments are redacted as transcripts.jsonl redacts them (configured
@@ -100,7 +123,7 @@ func replayKey(req providers.Request) string {
 
 // journalLoad is what reading a journal back found.
 type journalLoad struct {
-	Records int  // good records read
+	Records int  // good answer records read (decisions are not counted)
 	Torn    bool // a torn last line was dropped (and cut off the file)
 }
 
@@ -119,7 +142,10 @@ type journal struct {
 	seq      int64
 	unsynced int
 	queue    map[string][]JournalRecord // key -> journaled answers not yet replayed, in journal order
-	err      error                      // the first write error (the run goes on; resume then asks again)
+	// decided holds the decisions read back (by name, the latest first
+	// taken): a resumed run does not take them again.
+	decided map[string]JournalDecision
+	err     error // the first write error (the run goes on; resume then asks again)
 
 	key   *journalKey // signs new records (nil: unsigned, only in tests of the file format)
 	runID string
@@ -151,11 +177,18 @@ func openJournal(path string, jo journalOpen) (*journal, journalLoad, error) {
 	if err != nil {
 		return nil, load, err
 	}
-	j := &journal{f: f, queue: map[string][]JournalRecord{}, key: jo.key, runID: jo.runID}
+	j := &journal{f: f, queue: map[string][]JournalRecord{}, decided: map[string]JournalDecision{}, key: jo.key, runID: jo.runID}
 	v := jo.verifier()
-	good, n, torn, err := scanJournal(f, filepath.Base(path), v, func(r JournalRecord) {
-		j.queue[r.Key] = append(j.queue[r.Key], r)
+	good, _, torn, err := scanJournal(f, filepath.Base(path), v, func(r JournalRecord) {
 		j.seq = max(j.seq, r.Seq)
+		if r.Decision != nil {
+			if _, seen := j.decided[r.Decision.Name]; !seen {
+				j.decided[r.Decision.Name] = *r.Decision
+			}
+			return
+		}
+		j.queue[r.Key] = append(j.queue[r.Key], r)
+		load.Records++
 	})
 	if err != nil {
 		f.Close()
@@ -169,7 +202,6 @@ func openJournal(path string, jo journalOpen) (*journal, journalLoad, error) {
 		load.Torn = true
 	}
 	j.prev = v.prev
-	load.Records = n
 	return j, load, nil
 }
 
@@ -275,16 +307,51 @@ func (j *journal) take(key string) (JournalRecord, bool) {
 	return r, true
 }
 
-// append writes one record as one line with one write(2), and fsyncs every
+// append writes one answer as one line with one write(2), and fsyncs every
 // journalSyncEvery records.
 func (j *journal) append(key string, caller providers.Caller, ref string, resp providers.Response) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.writeLocked(JournalRecord{Key: key, Role: caller.Role, AgentID: caller.AgentID, Ref: ref, Response: journalResponse(resp)})
+}
+
+// decide records a decision (d.Name) and fsyncs it: a resume reads it
+// back (decision) instead of taking it again. Only the first record of a
+// name counts when read back; a name already decided is not written again.
+func (j *journal) decide(d JournalDecision) {
+	if j == nil {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, ok := j.decided[d.Name]; ok {
+		return
+	}
+	j.decided[d.Name] = d
+	j.writeLocked(JournalRecord{Key: decisionKeyPrefix + d.Name, Role: "nexus", AgentID: "nexus", Decision: &d})
+	j.syncLocked()
+}
+
+// decision returns the decision name a previous attempt recorded.
+func (j *journal) decision(name string) (JournalDecision, bool) {
+	if j == nil {
+		return JournalDecision{}, false
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	d, ok := j.decided[name]
+	return d, ok
+}
+
+// writeLocked writes rec (numbered) as one line with one write(2): the one
+// write path of every record. j.mu is held.
+func (j *journal) writeLocked(rec JournalRecord) {
 	if j.f == nil {
 		return
 	}
 	j.seq++
-	b, err := json.Marshal(JournalRecord{Seq: j.seq, Key: key, Role: caller.Role, AgentID: caller.AgentID, Ref: ref, Response: journalResponse(resp)})
+	rec.Seq = j.seq
+	b, err := json.Marshal(rec)
 	mac := ""
 	if err == nil {
 		if j.key != nil {

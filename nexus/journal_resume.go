@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -101,14 +102,18 @@ type ManifestConfig struct {
 
 // ManifestWorkspace is the workspace: its directory, its fingerprint when
 // the run opened (git HEAD and dirty state when it is a checkout) and the
-// hash of every file in it (TreeHash; "" when it has more than
-// maxTreeFiles files or maxTreeBytes bytes: then the git fingerprint alone
-// tells a change).
+// fingerprint of every file in it (treeHash): TreeHash covers the first
+// maxTreeWalk files, by content while they stay within maxTreeFiles files
+// and maxTreeBytes bytes (and a file within maxTreeFileBytes), by size,
+// times and inode beyond (TreeByStat counts those); TreeTruncated says
+// there were more files than it covers, so a change cannot be ruled out.
 type ManifestWorkspace struct {
-	Dir         string                `json:"dir"`
-	Fingerprint workspace.Fingerprint `json:"fingerprint"`
-	TreeHash    string                `json:"tree_hash,omitempty"`
-	TreeFiles   int                   `json:"tree_files"`
+	Dir           string                `json:"dir"`
+	Fingerprint   workspace.Fingerprint `json:"fingerprint"`
+	TreeHash      string                `json:"tree_hash,omitempty"`
+	TreeFiles     int                   `json:"tree_files"`
+	TreeByStat    int                   `json:"tree_by_stat,omitempty"`
+	TreeTruncated bool                  `json:"tree_truncated,omitempty"`
 }
 
 // ManifestFileHash is a file and the SHA-256 of its content.
@@ -117,9 +122,19 @@ type ManifestFileHash struct {
 	SHA256 string `json:"sha256"`
 }
 
-const (
-	maxTreeFiles = 50_000
-	maxTreeBytes = 1 << 30
+// The workspace fingerprint's bounds (variables so tests can lower them).
+var (
+	// maxTreeFiles files are hashed by content, at most maxTreeBytes bytes
+	// in all, each file at most maxTreeFileBytes; a file beyond any of
+	// them is fingerprinted by its size, modification and change times
+	// and inode (a change to it changes those), not skipped.
+	maxTreeFiles     = 50_000
+	maxTreeBytes     = int64(1 << 30)
+	maxTreeFileBytes = int64(64 << 20)
+	// maxTreeWalk bounds the files fingerprinted at all; a tree with more
+	// is marked truncated, and resume refuses it (without --force) rather
+	// than call it unchanged.
+	maxTreeWalk = 1_000_000
 )
 
 func sha256Hex(b []byte) string {
@@ -150,12 +165,24 @@ func absPath(p string) string {
 	return p
 }
 
-// treeHash hashes every regular file under dir (path and content; .git
-// skipped), or returns "" when the tree is over the caps.
-func treeHash(dir string) (string, int, error) {
+// treeSum is a workspace's fingerprint (see ManifestWorkspace).
+type treeSum struct {
+	Hash      string
+	Files     int  // regular files fingerprinted
+	ByStat    int  // of them, fingerprinted by size, times and inode
+	Truncated bool // more than maxTreeWalk files: the rest are not covered
+}
+
+// treeHash fingerprints every regular file under dir (path, and content or
+// metadata; symbolic links by their target; .git skipped). It never calls
+// a tree "the same" without looking: a file too big to read is
+// fingerprinted by its metadata, and a tree too big to walk is marked
+// Truncated.
+func treeHash(dir string) (treeSum, error) {
 	h := sha256.New()
-	n, total := 0, int64(0)
-	over := errors.New("over")
+	var sum treeSum
+	content := int64(0) // bytes hashed by content so far
+	full := errors.New("full")
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -163,38 +190,65 @@ func treeHash(dir string) (string, int, error) {
 		if d.IsDir() && d.Name() == ".git" && p != dir {
 			return filepath.SkipDir
 		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
 		if !d.Type().IsRegular() {
 			if d.Type()&fs.ModeSymlink != 0 {
 				t, _ := os.Readlink(p)
-				rel, _ := filepath.Rel(dir, p)
-				fmt.Fprintf(h, "link\x00%s\x00%s\n", filepath.ToSlash(rel), t)
+				fmt.Fprintf(h, "link\x00%s\x00%s\n", rel, t)
 			}
 			return nil
 		}
-		n++
+		if sum.Files == maxTreeWalk {
+			sum.Truncated = true
+			return full
+		}
+		sum.Files++
 		fi, err := d.Info()
 		if err != nil {
 			return err
 		}
-		total += fi.Size()
-		if n > maxTreeFiles || total > maxTreeBytes {
-			return over
+		if sum.Files > maxTreeFiles || fi.Size() > maxTreeFileBytes || content+fi.Size() > maxTreeBytes {
+			sum.ByStat++
+			fmt.Fprintf(h, "stat\x00%s\x00%s\n", rel, statKey(fi))
+			return nil
 		}
-		b, err := os.ReadFile(p)
+		digest, n, err := contentSHA256(p)
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(dir, p)
-		fmt.Fprintf(h, "file\x00%s\x00%s\n", filepath.ToSlash(rel), sha256Hex(b))
+		content += n
+		fmt.Fprintf(h, "file\x00%s\x00%s\n", rel, digest)
 		return nil
 	})
-	if errors.Is(err, over) {
-		return "", n, nil
+	if err != nil && !errors.Is(err, full) {
+		return sum, err
 	}
+	sum.Hash = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return sum, nil
+}
+
+// contentSHA256 streams the regular file at p through SHA-256 (never
+// blocking on a FIFO swapped in, never following a link).
+func contentSHA256(p string) (string, int64, error) {
+	f, _, err := safeio.Open(p, true)
 	if err != nil {
-		return "", n, err
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", n, fmt.Errorf("%s: %w", p, err)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// statKey is a file's metadata fingerprint: size, modification time and,
+// where the system has them, change time and inode (a write changes the
+// change time even when the modification time is set back).
+func statKey(fi fs.FileInfo) string {
+	return fmt.Sprintf("%d\x00%d\x00%s", fi.Size(), fi.ModTime().UnixNano(), sysStatKey(fi))
 }
 
 func swarmVersion() string {
@@ -275,11 +329,11 @@ func manifestFor(o Options, missionRaw string, ws *workspace.FS) (*Manifest, err
 		if ws != nil {
 			w.Fingerprint = ws.Fingerprint()
 		}
-		h, n, err := treeHash(o.Workspace)
+		sum, err := treeHash(o.Workspace)
 		if err != nil {
 			return nil, fmt.Errorf("%w: workspace %s: %w", ErrBadInput, o.Workspace, err)
 		}
-		w.TreeHash, w.TreeFiles = h, n
+		w.TreeHash, w.TreeFiles, w.TreeByStat, w.TreeTruncated = sum.Hash, sum.Files, sum.ByStat, sum.Truncated
 		mf.Workspace = w
 	}
 	if o.GroundTruth != "" {
@@ -312,8 +366,14 @@ func (was *Manifest) changes(now *Manifest) []string {
 			out = append(out, "workspace directory ("+w.Dir+" → "+n.Dir+")")
 		case w.Fingerprint.GitHead != n.Fingerprint.GitHead:
 			out = append(out, fmt.Sprintf("workspace %s (git HEAD %s → %s)", w.Dir, w.Fingerprint.GitHead, n.Fingerprint.GitHead))
+		case w.TreeHash != n.TreeHash && w.TreeHash == "":
+			// A manifest of a swarm that left trees over its caps
+			// unfingerprinted: nothing says the files are the same.
+			out = append(out, fmt.Sprintf("workspace %s (not fingerprinted when the run started: %d files; a change cannot be ruled out)", w.Dir, w.TreeFiles))
 		case w.TreeHash != n.TreeHash:
 			out = append(out, fmt.Sprintf("workspace %s (file contents: %d files then, %d now)", w.Dir, w.TreeFiles, n.TreeFiles))
+		case w.TreeTruncated || n.TreeTruncated:
+			out = append(out, fmt.Sprintf("workspace %s (more than %d files: too large to fingerprint, a change beyond them cannot be ruled out)", w.Dir, maxTreeWalk))
 		}
 	}
 	switch {
@@ -707,6 +767,11 @@ func (m *Mission) reopen(path string, mf *Manifest) (rundir.Dir, *ResumeInfo, er
 	}
 	prev := rs.was.Attempts
 	dir, err := rundir.Reopen(path, prev)
+	if errors.Is(err, rundir.ErrNotDir) {
+		// A run directory someone handed over, with attempts/ linked out of
+		// it: refused as bad input (exit 2), nothing written outside.
+		return rundir.Dir{}, nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
 	if err != nil {
 		return rundir.Dir{}, nil, err
 	}

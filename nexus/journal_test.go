@@ -201,3 +201,42 @@ func TestReplayKeyIgnoresTheModelButNotTheCaller(t *testing.T) {
 		t.Error("the key is not stable")
 	}
 }
+
+// Issue 22 (point 14): the canary's passing verdict is a decision record in
+// the journal. Read back, it is known as decided (so a resume does not judge
+// the canary again), is never replayed as an answer, is not counted among
+// the answers, and is written once: a second decide keeps the first.
+func TestJournalDecisionIsReadBackAndNotReplayed(t *testing.T) {
+	path := writeJournal(t, rec1+"\n")
+	j, _, err := openJournal(path, testOpen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := j.decision(decisionCanary); ok {
+		t.Fatal("a journal without a decision record says the canary was decided")
+	}
+	j.decide(JournalDecision{Name: decisionCanary, OK: true, Attempt: 1})
+	j.decide(JournalDecision{Name: decisionCanary, OK: true, Attempt: 2}) // already decided: not written again
+	if err := j.close(); err != nil {
+		t.Fatal(err)
+	}
+	j, load, err := openJournal(path, testOpen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.close()
+	d, ok := j.decision(decisionCanary)
+	if diff := cmp.Diff(JournalDecision{Name: decisionCanary, OK: true, Attempt: 1}, d); !ok || diff != "" {
+		t.Errorf("decision read back (found %v) (-want +got):\n%s", ok, diff)
+	}
+	if load.Records != 1 {
+		t.Errorf("journal_records = %d, want 1 (the answer; a decision is not one)", load.Records)
+	}
+	if _, ok := j.take(decisionKeyPrefix + decisionCanary); ok {
+		t.Error("a decision record was replayed as an answer")
+	}
+	b, _ := os.ReadFile(path)
+	if n := strings.Count(string(b), "\n"); n != 2 {
+		t.Errorf("the journal has %d lines, want 2 (one answer, one decision):\n%s", n, b)
+	}
+}

@@ -124,7 +124,7 @@ func (pp *providerPool) route(ctx context.Context, req providers.Request, role, 
 				soonest = retryIn
 			}
 		}
-		if !waitsForProbe(role) || pp.probedWhileWaiting(&waitedFrom, layer, cands) {
+		if !waitsForProbe(role) || pp.probedWhileWaiting(&waitedFrom, layer, cands) || pp.allKnownDown(layer, cands) {
 			return providers.Response{}, breakerOpenError(cands[0], layer, cands[1:])
 		}
 		var timer <-chan time.Time
@@ -191,6 +191,22 @@ func (pp *providerPool) probedWhileWaiting(from *[]int, layer string, cands []pr
 		}
 	}
 	return all
+}
+
+// allKnownDown says whether every one of cands (in layer) is open because
+// a probe of it failed and its cooldown is still under way: every route
+// the call could take is known to be down, so a call that would wait for
+// one gives up at once instead of idling a cooldown (issue 22: a dead
+// judge endpoint idled a run for eight cooldowns, one per judge call that
+// came after the last failed probe). When a cooldown ends, the next call
+// is that model's probe again.
+func (pp *providerPool) allKnownDown(layer string, cands []providers.Ref) bool {
+	for _, ref := range cands {
+		if !pp.circuit(ref, layer).knownDown() {
+			return false
+		}
+	}
+	return true
 }
 
 func (pp *providerPool) breakerClock() breakerClock {

@@ -589,6 +589,18 @@ func (r *runState) deployWaves(ctx context.Context, w WavesConfig, outs []*Bundl
 		startReview()
 		return nil
 	}
+	if d, ok := r.pool.journal.decision(decisionCanary); ok && d.OK {
+		// A resumed run whose canary passed in an earlier attempt: the
+		// verdict stands (docs/resume.md). Judging it again on the fresh
+		// calls alone would judge a sample biased to the calls that were
+		// failing when the run was killed, and could stop a run the first
+		// attempt let go on.
+		data := CanaryData{OK: true, PassedInAttempt: d.Attempt}
+		log.Canary = data
+		r.rec.emit(Event{Phase: Phase4, Kind: EvCanary, Message: fmt.Sprintf("canary passed in attempt %d (recorded in the journal; not judged again)", d.Attempt), Data: data})
+		startReview()
+		return r.deployRest(ctx, w, ctl, log, outs, nCanary, first, conc, emitWave, launchWave, refuseFrom, wait)
+	}
 	if !wait(ctl.verdict) {
 		refuseFrom(nCanary)
 		startReview()
@@ -611,9 +623,37 @@ func (r *runState) deployWaves(ctx context.Context, w WavesConfig, outs []*Bundl
 		return &canaryError{diagnosis: data.Diagnosis, class: cls}
 	}
 	log.Canary, log.ChainCalls = data, chain
+	attempt := 1
+	if r.resumed != nil {
+		attempt = r.resumed.Attempt
+	}
+	// Recorded (and fsync'd) before the rest is launched: a resume of this
+	// run does not judge the canary again.
+	r.pool.journal.decide(JournalDecision{Name: decisionCanary, OK: true, Attempt: attempt})
 	r.rec.emit(Event{Phase: Phase4, Kind: EvCanary, Message: fmt.Sprintf("canary passed: %d of %d probe calls failed", data.Errors, data.Calls), Data: data})
 	startReview()
+	return r.deployRest(ctx, w, ctl, log, outs, nCanary, first, conc, emitWave, launchWave, refuseFrom, wait)
+}
 
+// deployRest launches the commanders after the canary (outs[nCanary:]) in
+// waves, the first of size first.
+func (r *runState) deployRest(ctx context.Context, w WavesConfig, ctl *waveCtl, log *waveLog, outs []*BundleOutcome, nCanary, first int, conc runConcurrency,
+	emitWave func(WaveRecord, int), launchWave func(from, to int) bool, refuseFrom func(from int), wait func(<-chan struct{}) bool) error {
+	n := len(outs)
+	domains := func(from, to int) []string {
+		var ds []string
+		for _, o := range outs[from:to] {
+			ds = append(ds, o.Domain)
+		}
+		return ds
+	}
+	ids := func(from, to int) []string {
+		var cs []string
+		for _, o := range outs[from:to] {
+			cs = append(cs, o.Commander)
+		}
+		return cs
+	}
 	// The rest, in waves.
 	size, reason, detail, delay := first, "probe", fmt.Sprintf("sized from the run's concurrency %d and a team's widest layer of %d calls", conc.N, teamWidth(r.plan)), time.Duration(0)
 	if w.Initial > 0 {

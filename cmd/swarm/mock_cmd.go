@@ -39,6 +39,10 @@ type MockServeOptions struct {
 	ReadTimeout time.Duration
 	// Limits: prompt-cache reporting and rate limits (mock.Limits).
 	Limits mock.Limits
+	// MaxAnswerBytes bounds the answers to one request (every choice);
+	// MaxInFlightBytes the answer bytes of all requests answered at once.
+	MaxAnswerBytes   int64
+	MaxInFlightBytes int64
 }
 
 // newMockServeCmd builds `swarm mock serve`; runF runs the parsed options
@@ -59,9 +63,16 @@ names a persona (honest, sloppy, ...) uses it; any other model uses
 
 Limits: a request body above --max-body bytes is answered 413; reading a
 request (headers and body) must finish within --read-timeout; a schema that
-does not compile, or asks for more than the mock generates (minItems above
-` + fmt.Sprint(mock.MaxGenItems) + `, minLength above ` + fmt.Sprint(mock.MaxGenStringLen) + `, more than ` + fmt.Sprint(mock.MaxGenValues) + ` values in one
-answer), is answered 400. max_tokens (or max_completion_tokens) cuts the
+does not compile, is nested more than ` + fmt.Sprint(mock.MaxSchemaDepth) + ` levels deep, brings the request's
+schemas (response format and tools together) over ` + fmt.Sprint(mock.MaxSchemaNodes) + ` subschemas, or asks
+for more than the mock generates (minItems above ` + fmt.Sprint(mock.MaxGenItems) + `, minLength above
+` + fmt.Sprint(mock.MaxGenStringLen) + `, more than ` + fmt.Sprint(mock.MaxGenValues) + ` values in one answer) is answered 400.
+The answers to one request (all its choices) are bounded by
+--max-answer-bytes: a schema whose usual answer is larger gets its smallest
+valid answer (required properties, minItems, minLength), and one whose
+smallest answer is larger is answered 400. The answer bytes of all the
+requests being answered at once are bounded by --max-inflight-bytes: a
+request that would go over it is answered 503 with Retry-After. max_tokens (or max_completion_tokens) cuts the
 answer at that many tokens (4 bytes each) with finish_reason "length".
 Every error, 404 and 405 included, is an OpenAI-shaped JSON error.
 
@@ -76,6 +87,7 @@ parameters schemas. An unknown message role is answered 400.`,
 		Example: `  swarm mock serve --addr 127.0.0.1:8080
   swarm mock serve --persona flaky --faults examples/mock/faults-20.yaml
   swarm mock serve --max-body 1048576 --read-timeout 10s
+  swarm mock serve --max-answer-bytes 1048576 --max-inflight-bytes 16777216
   swarm mock serve --prompt-cache --rpm 120 --max-inflight 4   # cache hits and rate limits as OpenAI reports them
   # then, in another shell, with a config whose providers.openai-compatible.base_url is http://127.0.0.1:8080/v1:
   swarm run examples/missions/api-design.md --provider openai-compatible:honest`,
@@ -90,6 +102,8 @@ parameters schemas. An unknown message role is answered 400.`,
 	cmd.Flags().DurationVar(&o.Latency, "latency", 0, "fixed latency per call")
 	cmd.Flags().Int64Var(&o.MaxBody, "max-body", mock.DefaultMaxBodyBytes, "largest request body in bytes (413 above it)")
 	cmd.Flags().DurationVar(&o.ReadTimeout, "read-timeout", 30*time.Second, "time allowed to read one request, headers and body")
+	cmd.Flags().Int64Var(&o.MaxAnswerBytes, "max-answer-bytes", mock.DefaultMaxAnswerBytes, "largest answer to one request in bytes, all choices together (its smallest valid form is sent when the usual one is larger; 400 when even that is)")
+	cmd.Flags().Int64Var(&o.MaxInFlightBytes, "max-inflight-bytes", mock.DefaultMaxInFlightAnswerBytes, "answer bytes of all requests answered at once (503 with Retry-After above it); at least --max-answer-bytes")
 	cmd.Flags().BoolVar(&o.Limits.PromptCache, "prompt-cache", false, "report OpenAI-style automatic prefix caching in usage.prompt_tokens_details.cached_tokens")
 	cmd.Flags().IntVar(&o.Limits.RequestsPerMinute, "rpm", 0, "requests per minute: x-ratelimit-*-requests headers, 429 with Retry-After above it (0: none)")
 	cmd.Flags().IntVar(&o.Limits.TokensPerMinute, "tpm", 0, "tokens per minute: x-ratelimit-*-tokens headers, 429 once spent (0: none)")
@@ -104,10 +118,16 @@ func runMockServe(ctx context.Context, app *App, o MockServeOptions) error {
 	if o.ReadTimeout <= 0 {
 		return usageError(fmt.Errorf("--read-timeout %s: want a positive duration", o.ReadTimeout))
 	}
+	if o.MaxAnswerBytes <= 0 {
+		return usageError(fmt.Errorf("--max-answer-bytes %d: want a positive number of bytes", o.MaxAnswerBytes))
+	}
+	if o.MaxInFlightBytes < o.MaxAnswerBytes {
+		return usageError(fmt.Errorf("--max-inflight-bytes %d: want at least --max-answer-bytes (%d), or no answer of the largest size could be served", o.MaxInFlightBytes, o.MaxAnswerBytes))
+	}
 	if l := o.Limits; l.RequestsPerMinute < 0 || l.TokensPerMinute < 0 || l.MaxInFlight < 0 {
 		return usageError(fmt.Errorf("--rpm %d, --tpm %d, --max-inflight %d: want 0 (none) or a positive number", l.RequestsPerMinute, l.TokensPerMinute, l.MaxInFlight))
 	}
-	opts := mock.Options{Seed: o.Seed, Latency: mock.LatencyConfig{Fixed: o.Latency}}
+	opts := mock.Options{Seed: o.Seed, Latency: mock.LatencyConfig{Fixed: o.Latency}, MaxAnswerBytes: o.MaxAnswerBytes}
 	if o.Faults != "" {
 		f, err := mock.LoadFaults(o.Faults)
 		if err != nil {
@@ -122,7 +142,7 @@ func runMockServe(ctx context.Context, app *App, o MockServeOptions) error {
 		}
 		opts.Script = s
 	}
-	h, err := mock.NewServer(mock.ServerOptions{Persona: o.Persona, Options: opts, MaxBodyBytes: o.MaxBody, Limits: o.Limits})
+	h, err := mock.NewServer(mock.ServerOptions{Persona: o.Persona, Options: opts, MaxBodyBytes: o.MaxBody, Limits: o.Limits, MaxInFlightAnswerBytes: o.MaxInFlightBytes})
 	if err != nil {
 		return usageError(err)
 	}

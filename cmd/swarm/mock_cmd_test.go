@@ -54,8 +54,10 @@ func TestMockServeRejectsBadLimits(t *testing.T) {
 	for _, args := range [][]string{
 		{"mock", "serve", "--max-body", "0"},
 		{"mock", "serve", "--read-timeout", "-1s"},
-		{"mock", "serve", "--rpm", "-5"},          // a negative budget (issue 21)
-		{"mock", "serve", "--max-inflight", "-1"}, // a negative budget (issue 21)
+		{"mock", "serve", "--rpm", "-5"},                                                      // a negative budget (issue 21)
+		{"mock", "serve", "--max-inflight", "-1"},                                             // a negative budget (issue 21)
+		{"mock", "serve", "--max-answer-bytes", "0"},                                          // no answer could be sent (issue 22)
+		{"mock", "serve", "--max-answer-bytes", "2000000", "--max-inflight-bytes", "1000000"}, // the largest answer could never be served (issue 22)
 	} {
 		if c, _, errOut := execCLI(t, args...); c != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, c, errOut)

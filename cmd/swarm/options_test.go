@@ -165,10 +165,12 @@ func TestMockServeFlagsParse(t *testing.T) {
 		args []string
 		want MockServeOptions
 	}{
-		{"defaults", nil, MockServeOptions{Addr: "127.0.0.1:8080", Persona: mock.Honest, MaxBody: mock.DefaultMaxBodyBytes, ReadTimeout: 30 * time.Second}},
+		{"defaults", nil, MockServeOptions{Addr: "127.0.0.1:8080", Persona: mock.Honest, MaxBody: mock.DefaultMaxBodyBytes, ReadTimeout: 30 * time.Second,
+			MaxAnswerBytes: mock.DefaultMaxAnswerBytes, MaxInFlightBytes: mock.DefaultMaxInFlightAnswerBytes}},
 		{"every flag", []string{"--addr", ":0", "--persona", "sloppy", "--faults", "f.yaml", "--script", "s.yaml", "--seed", "5", "--latency", "20ms",
-			"--max-body", "1024", "--read-timeout", "2s"},
-			MockServeOptions{Addr: ":0", Persona: "sloppy", Faults: "f.yaml", Script: "s.yaml", Seed: 5, Latency: 20 * time.Millisecond, MaxBody: 1024, ReadTimeout: 2 * time.Second}},
+			"--max-body", "1024", "--read-timeout", "2s", "--max-answer-bytes", "4096", "--max-inflight-bytes", "8192"},
+			MockServeOptions{Addr: ":0", Persona: "sloppy", Faults: "f.yaml", Script: "s.yaml", Seed: 5, Latency: 20 * time.Millisecond, MaxBody: 1024, ReadTimeout: 2 * time.Second,
+				MaxAnswerBytes: 4096, MaxInFlightBytes: 8192}},
 	} {
 		t.Run(tc.why, func(t *testing.T) { checkParse(t, newMockServeCmd, tc.want, tc.args...) })
 	}

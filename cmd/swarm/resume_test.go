@@ -133,7 +133,15 @@ func journaled(t *testing.T, dir string) int {
 // seen the llm_call event number at. It returns the exit code.
 func startRun(t *testing.T, dir string, at int, sig os.Signal) int {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), os.Args[0], "--config", resumeConfig, "run", resumeMission, "--out", dir, "--json")
+	return stopAfterCalls(t, at, sig, "--config", resumeConfig, "run", resumeMission, "--out", dir, "--json")
+}
+
+// stopAfterCalls runs swarm with args (which must stream events as JSON) as
+// a process of its own and stops it with sig once it has seen the llm_call
+// event number at. It returns the exit code.
+func stopAfterCalls(t *testing.T, at int, sig os.Signal, args ...string) int {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), os.Args[0], args...)
 	cmd.Env = append(os.Environ(), envRunMain+"=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -325,5 +333,70 @@ func TestResumeRefusesAChangedMission(t *testing.T) {
 	if c != 1 || !strings.Contains(stderr, "resuming with --force although these changed since the run started: mission text") ||
 		!strings.Contains(stderr, "run failed in phase 1.5") || !strings.Contains(stderr, "does not match the stored run") {
 		t.Fatalf("--force: exit %d: %s; want 1, the change named and the seal mismatch", c, stderr)
+	}
+}
+
+// resumeFaultsConfig: three commanders deployed in waves (a canary, then
+// the rest) on a mock failing 30% of its calls.
+const resumeFaultsConfig = "testdata/resume/faults-config.yml"
+
+// Issue 22 (point 14): a run on a flaky provider (30% of calls failing),
+// SIGKILLed and resumed, finishes as the uninterrupted run did, however
+// often it is killed. Before, the resume judged the canary again on its
+// fresh calls alone, which are the calls that were failing when the run was
+// killed (the answered ones replay), so the probe failed ("canary failed: 3
+// of 3 probe calls failed") and every resume after it failed the same way.
+// Now a canary that passed is recorded in the journal and not judged again.
+// The kill points are call counts spread over the run (deterministic
+// whatever the machine's speed); the mock's faults are drawn from each
+// request and its attempt, so the runs are repeatable.
+func TestResumeUnderFaultsAfterRepeatedSIGKILLs(t *testing.T) {
+	full := filepath.Join(t.TempDir(), "full")
+	if c, _, stderr := execCLI(t, "--config", resumeFaultsConfig, "run", resumeMission, "--out", full, "-q"); c != 0 {
+		t.Fatalf("uninterrupted run: exit %d: %s", c, stderr)
+	}
+	want := readOutcome(t, full)
+	if want.Status != "complete" || want.Calls < 20 {
+		t.Fatalf("uninterrupted run: %s with %d calls: the fixture must complete with enough calls to kill between", want.Status, want.Calls)
+	}
+	finish := func(t *testing.T, dir string) {
+		t.Helper()
+		c, _, stderr := execCLI(t, "--config", resumeFaultsConfig, "run", "--resume", dir, "-q")
+		got := readOutcome(t, dir)
+		if c != 0 || got.Status != want.Status {
+			t.Fatalf("swarm run --resume: exit %d, status %s; want 0 and %s: %s", c, got.Status, want.Status, stderr)
+		}
+		if got.SealedHash != want.SealedHash {
+			t.Errorf("sealed %s, want the uninterrupted run's %s", got.SealedHash, want.SealedHash)
+		}
+		if diff := cmp.Diff(want.Scores, got.Scores); diff != "" {
+			t.Errorf("per-bundle Shadow Scores (-uninterrupted +resumed):\n%s", diff)
+		}
+	}
+	kill := func(t *testing.T, at int, args ...string) {
+		t.Helper()
+		if code := stopAfterCalls(t, at, syscall.SIGKILL, args...); code != -int(syscall.SIGKILL) {
+			t.Fatalf("swarm %s: exit %d, want killed after call %d", strings.Join(args, " "), code, at)
+		}
+	}
+	for _, tc := range []struct {
+		why   string
+		kills []int // the call counts to SIGKILL the run, then each resume, at
+	}{
+		{"killed once while the canary's team still works", []int{want.Calls / 4}},
+		{"killed once in the middle", []int{want.Calls / 2}},
+		{"killed once near the end", []int{want.Calls * 3 / 4}},
+		// A resume is killed too: it counts its replayed answers as calls,
+		// so each kill lands further into the run.
+		{"killed three times in a row", []int{want.Calls / 3, want.Calls / 2, want.Calls * 3 / 4}},
+	} {
+		t.Run(tc.why, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			kill(t, tc.kills[0], "--config", resumeFaultsConfig, "run", resumeMission, "--out", dir, "--json")
+			for _, at := range tc.kills[1:] {
+				kill(t, at, "--config", resumeFaultsConfig, "run", "--resume", dir, "--json")
+			}
+			finish(t, dir)
+		})
 	}
 }

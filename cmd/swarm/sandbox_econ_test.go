@@ -336,3 +336,43 @@ func TestEconReadsStdin(t *testing.T) {
 	}
 	wantNum(t, m, 0.256713128, "volatility")
 }
+
+// TestEconSizeBounds: every size parameter of an econ file has an upper
+// bound, and a value over it is an error naming file:line:col, the key and
+// the bound, exit 2, before anything runs. Before issue 22, ticks: 1e8 ran
+// for minutes and took 8 GB; each value here is just over its bound, so
+// the old code ran it (cheaply) and exited 0.
+func TestEconSizeBounds(t *testing.T) {
+	for _, c := range []struct {
+		why, mechanism, body, want string
+	}{
+		{"ticks: a line of the report each", "market", "seed: 1\nticks: 100001\norders: []\n",
+			"a.yaml:2:1: ticks: 100001 is over the maximum of 100000"},
+		{"ticks written as a float", "market", "seed: 1\nticks: 2e5\norders: []\n",
+			"a.yaml:2:1: ticks: 200000 is over the maximum of 100000"},
+		{"batch interval", "market", "config: {batch_interval_ticks: 100001}\nseed: 1\nticks: 5\norders: []\n",
+			"a.yaml:1:10: config.batch_interval_ticks: 100001 is over the maximum of 100000"},
+		{"halt duration", "market", "config: {halt_duration_ticks: 100001}\nseed: 1\nticks: 5\norders: []\n",
+			"a.yaml:1:10: config.halt_duration_ticks: 100001 is over the maximum of 100000"},
+		{"orders per tick", "market", "config: {max_orders_per_tick: 1000001}\nseed: 1\nticks: 5\norders: []\n",
+			"a.yaml:1:10: config.max_orders_per_tick: 1000001 is over the maximum of 1000000"},
+		{"auction rounds", "auction", "config: {max_rounds: 10001}\nsupply: {x: 1}\nbids: [{agent: a, budget: 1, valuations: {x: 1}}]\n",
+			"a.yaml:1:10: config.max_rounds: 10001 is over the maximum of 10000"},
+		{"detector window: scanned at every price", "crash", "config: {drop_threshold: 0.1, window: 10001}\nprices: [{tick: 0, price: 1}]\n",
+			"a.yaml:1:31: config.window: 10001 is over the maximum of 10000"},
+		{"credential expiry", "identity", "config: {credential_expiry_epochs: 100001}\nidentities: [{id: a}]\nepochs: [1]\n",
+			"a.yaml:1:10: config.credential_expiry_epochs: 100001 is over the maximum of 100000"},
+	} {
+		t.Run(c.why, func(t *testing.T) {
+			app, outb, _ := testApp()
+			path := writeFile(t, "a.yaml", c.body)
+			root := newRootCmd(app)
+			root.SetArgs([]string{"sandbox", "econ", c.mechanism, path})
+			err := root.ExecuteContext(t.Context())
+			want := filepath.Join(filepath.Dir(path), c.want)
+			if code(err) != 2 || outb.Len() != 0 || err == nil || err.Error() != want {
+				t.Errorf("exit %d, stdout %.200q, error %v; want 2, nothing printed and %q", code(err), outb, err, want)
+			}
+		})
+	}
+}

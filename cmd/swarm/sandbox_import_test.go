@@ -77,3 +77,55 @@ func TestSandboxImport(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxImportBoundsSizes: a size of the reference file is read as
+// written (1e11 is a whole number, not "got 0") and refused with the key,
+// the value as written and swarm's bound, exit 2 — never left out for a
+// default that would run a different scenario without a word.
+func TestSandboxImportBoundsSizes(t *testing.T) {
+	for _, c := range []struct {
+		why, yaml, want string
+	}{
+		{"1e11 epochs: reported as got 0 and left out before issue 22", "agents: [{type: honest, count: 3}]\nsimulation:\n  n_epochs: 1e11\n",
+			"r.yaml:3:3: simulation.n_epochs: 1e11 is over the maximum of 100000"},
+		{"an integer too large for 32 bits", "agents: [{type: honest, count: 3}]\nsimulation:\n  steps_per_epoch: 5000000000\n",
+			"r.yaml:3:3: simulation.steps_per_epoch: 5000000000 is over the maximum of 100000"},
+		{"zero epochs would read as swarm's default of 20", "agents: [{type: honest, count: 3}]\nsimulation: {n_epochs: 0}\n",
+			"r.yaml:2:14: simulation.n_epochs: 0 is below the minimum of 1"},
+		{"an agent group over the bound", "agents:\n  - {type: honest, count: 2e6}\n",
+			"r.yaml:2:20: agents[0].count: 2e6 is over the maximum of 1000000"},
+	} {
+		t.Run(c.why, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "r.yaml")
+			if err := os.WriteFile(path, []byte(c.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := execCLIWithError(t, "sandbox", "import", path)
+			want := filepath.Join(filepath.Dir(path), c.want)
+			if code != 2 || out != "" || !strings.Contains(errOut, want) {
+				t.Errorf("exit %d, stdout %.200q, stderr %q; want 2, nothing on stdout and %q", code, out, errOut, want)
+			}
+		})
+	}
+}
+
+// TestSandboxRunBoundsReplays: --replays is a size like --epochs: outside
+// 0..sim.MaxReplays it is an error naming the flag and the bound, exit 2,
+// before anything runs (before issue 22, -1 ran once and said nothing, and
+// any number ran).
+func TestSandboxRunBoundsReplays(t *testing.T) {
+	scenario := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(scenario, []byte("scenario_id: x\nagents:\n  - {type: honest, count: 2}\nsimulation: {epochs: 1, steps_per_epoch: 1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"-1", "10001"} {
+		out := filepath.Join(t.TempDir(), "run")
+		code, _, errOut := execCLIWithError(t, "sandbox", "run", scenario, "--replays", n, "--out", out)
+		if want := "--replays " + n + ": want 0..10000"; code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("--replays %s: exit %d, stderr %q; want 2 and %q", n, code, errOut, want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("--replays %s: %s was created", n, out)
+		}
+	}
+}

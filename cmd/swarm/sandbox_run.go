@@ -68,6 +68,9 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 	if o.Epochs < 0 || o.Epochs > sim.MaxEpochs {
 		return usageError(fmt.Errorf("--epochs %d: want 1..%d (0: the scenario's)", o.Epochs, sim.MaxEpochs))
 	}
+	if o.Replays < 0 || o.Replays > sim.MaxReplays {
+		return usageError(fmt.Errorf("--replays %d: want 0..%d", o.Replays, sim.MaxReplays))
+	}
 	if o.MemoryBudgetMB < 0 {
 		return usageError(fmt.Errorf("--memory-budget-mb %d: must not be negative", o.MemoryBudgetMB))
 	}

@@ -183,12 +183,19 @@ func Reopen(path string, attempt int) (Dir, error) {
 		return Dir{}, fmt.Errorf("resume %s: not a directory", path)
 	}
 	d := Dir{Path: path}
-	keep := d.Join("attempts", strconv.Itoa(attempt))
-	if err := os.MkdirAll(keep, 0o755); err != nil {
+	keep := filepath.Join("attempts", strconv.Itoa(attempt))
+	root, err := os.OpenRoot(path)
+	if err != nil {
 		return Dir{}, fmt.Errorf("resume %s: %w", path, err)
 	}
+	defer root.Close()
+	for _, sub := range []string{"attempts", keep} {
+		if err := mkdirNoFollow(root, sub); err != nil {
+			return Dir{}, fmt.Errorf("resume %s: %w", path, err)
+		}
+	}
 	for _, name := range []string{"events.jsonl", "transcripts.jsonl"} {
-		if err := os.Rename(d.Join(name), filepath.Join(keep, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := root.Rename(name, filepath.Join(keep, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return Dir{}, fmt.Errorf("resume %s: keep %s: %w", path, name, err)
 		}
 	}
@@ -209,6 +216,33 @@ func Reopen(path string, attempt int) (Dir, error) {
 		return Dir{}, fmt.Errorf("resume %s: sealed is not a directory", path)
 	}
 	return d, nil
+}
+
+// ErrNotDir is wrapped by Reopen's refusal of an entry it writes into that
+// is not a directory of the run's own (a symbolic link, a file).
+var ErrNotDir = errors.New("not a directory of the run's own")
+
+// mkdirNoFollow creates the directory name inside root, or accepts an
+// existing one only when it is a real directory: a symbolic link there (say
+// attempts -> /elsewhere, from a directory someone handed over) is refused,
+// never followed. root (os.Root) also refuses any path that would leave the
+// run directory, should the entry be swapped after the check.
+func mkdirNoFollow(root *os.Root, name string) error {
+	if err := root.Mkdir(name, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	fi, err := root.Lstat(name)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		what := "not a directory"
+		if fi.Mode()&os.ModeSymlink != 0 {
+			what = "a symbolic link"
+		}
+		return fmt.Errorf("%w: %s is %s; remove it (the previous attempts' logs go there) and resume again", ErrNotDir, name, what)
+	}
+	return nil
 }
 
 // Join returns a path inside the run directory.

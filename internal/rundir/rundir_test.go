@@ -1,8 +1,11 @@
 package rundir
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -73,5 +76,52 @@ func TestReopenKeepsTheJournalAndThePreviousAttemptsLogs(t *testing.T) {
 		if fi, err := os.Stat(d.Join(sub)); err != nil || !fi.IsDir() {
 			t.Errorf("%s/ not recreated: %v", sub, err)
 		}
+	}
+}
+
+// Issue 22 (point 16a): a run directory handed over with attempts/ (or
+// attempts/N/) a symbolic link out of it: Reopen refuses, naming the entry,
+// and moves nothing out of the run directory; before, it created attempts/N
+// through the link and moved the logs there.
+func TestReopenRefusesSymlinkedAttempts(t *testing.T) {
+	for _, tc := range []struct {
+		why  string
+		link string // the entry that is a symbolic link to a directory outside
+		want string
+	}{
+		{"attempts/ is a link out of the run directory", "attempts", "attempts is a symbolic link"},
+		{"attempts/1 is a link out of the run directory", "attempts/1", "attempts/1 is a symbolic link"},
+	} {
+		t.Run(tc.why, func(t *testing.T) {
+			dir, outside := t.TempDir(), t.TempDir()
+			for _, name := range []string{"run.json", "events.jsonl", "transcripts.jsonl"} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, tc.link)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, filepath.Join(dir, tc.link)); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Reopen(dir, 1)
+			if !errors.Is(err, ErrNotDir) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Reopen: %v; want ErrNotDir saying %q", err, tc.want)
+			}
+			var found []string
+			_ = filepath.WalkDir(outside, func(p string, d fs.DirEntry, err error) error {
+				if p != outside {
+					found = append(found, p)
+				}
+				return nil
+			})
+			if len(found) > 0 {
+				t.Errorf("Reopen wrote outside the run directory: %v", found)
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, "events.jsonl")); err != nil || string(b) != "events.jsonl" {
+				t.Errorf("events.jsonl moved: %q, %v", b, err)
+			}
+		})
 	}
 }

@@ -8,9 +8,11 @@
 //     stream before the parser runs (the parser's cost grows with the square
 //     of the nesting depth: 64 KB of "[" would cost gigabytes), then exactly
 //     on the syntax tree;
-//   - an alias-expansion cap (Limits.MaxNodes): the number of nodes the
-//     document holds once every alias is expanded, computed on the syntax tree
-//     with one pass, so a 500-byte "billion laughs" chain is refused at once;
+//   - alias-expansion caps (Limits.MaxNodes, Limits.MaxExpandedBytes): the
+//     number of nodes, and the bytes of scalars, the document holds once
+//     every alias is expanded, computed on the syntax tree with one pass, so a
+//     500-byte "billion laughs" chain, or a 244 KB file aliasing one long
+//     string 40 000 times (8 GB once decoded and merged), is refused at once;
 //   - no .nan or .inf: every number swarm reads is finite.
 //
 // Decoding is strict: an unknown key or a value of the wrong type is an
@@ -36,6 +38,7 @@ import (
 	"github.com/goccy/go-yaml/scanner"
 	"github.com/goccy/go-yaml/token"
 
+	"github.com/swarm-dev/swarm/internal/safeio"
 	"github.com/swarm-dev/swarm/internal/textsafe"
 )
 
@@ -45,6 +48,9 @@ type Limits struct {
 	MaxBytes int64 // size of the file
 	MaxDepth int   // nesting of mappings and sequences
 	MaxNodes int   // nodes after every alias is expanded
+	// MaxExpandedBytes bounds the bytes of the scalars (keys and values)
+	// once every alias is expanded.
+	MaxExpandedBytes int64
 }
 
 // Default limits: far above any file swarm ships or documents (config.yml is
@@ -54,10 +60,13 @@ const (
 	DefaultMaxBytes = 256 << 10
 	DefaultMaxDepth = 64
 	DefaultMaxNodes = 200_000
+	// DefaultMaxExpandedBytes: 32 times the largest file, far above what
+	// any file swarm reads expands to without aliases (its own size).
+	DefaultMaxExpandedBytes = 32 * DefaultMaxBytes
 )
 
 // DefaultLimits are the limits used when a caller has no reason to differ.
-var DefaultLimits = Limits{MaxBytes: DefaultMaxBytes, MaxDepth: DefaultMaxDepth, MaxNodes: DefaultMaxNodes}
+var DefaultLimits = Limits{MaxBytes: DefaultMaxBytes, MaxDepth: DefaultMaxDepth, MaxNodes: DefaultMaxNodes, MaxExpandedBytes: DefaultMaxExpandedBytes}
 
 func (l Limits) withDefaults() Limits {
 	if l.MaxBytes <= 0 {
@@ -69,6 +78,9 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxNodes <= 0 {
 		l.MaxNodes = DefaultMaxNodes
 	}
+	if l.MaxExpandedBytes <= 0 {
+		l.MaxExpandedBytes = DefaultMaxExpandedBytes
+	}
 	return l
 }
 
@@ -77,6 +89,7 @@ var (
 	ErrTooLarge     = errors.New("file too large")
 	ErrTooDeep      = errors.New("nested too deeply")
 	ErrTooManyNodes = errors.New("too many nodes after alias expansion")
+	ErrTooManyBytes = errors.New("too many bytes after alias expansion")
 	ErrSyntax       = errors.New("YAML syntax error")
 	ErrUnknownKey   = errors.New("unknown key")
 	ErrType         = errors.New("wrong type")
@@ -119,8 +132,9 @@ func (e *Error) Unwrap() error { return e.Err }
 type Doc struct {
 	Name string
 	File *ast.File
-	pos  map[string]Pos // dotted key → position of the key
-	keys map[Pos]string // position of any node → dotted key that holds it
+	pos  map[string]Pos    // dotted key → position of the key
+	keys map[Pos]string    // position of any node → dotted key that holds it
+	text map[string]string // dotted key → its scalar value as written
 }
 
 // Empty reports whether the document holds no value (only comments, or
@@ -168,6 +182,16 @@ func (d *Doc) PosOrParent(key string) (Pos, string, bool) {
 	return Pos{}, "", false
 }
 
+// Text returns the scalar value set at key as the file writes it (1e11,
+// not 100000000000), for messages about a value.
+func (d *Doc) Text(key string) (string, bool) {
+	if d == nil {
+		return "", false
+	}
+	t, ok := d.text[key]
+	return t, ok
+}
+
 // KeyAt returns the dotted key whose key or value token is at p.
 func (d *Doc) KeyAt(p Pos) (string, bool) {
 	if d == nil {
@@ -178,9 +202,13 @@ func (d *Doc) KeyAt(p Pos) (string, bool) {
 }
 
 // ReadFile reads path, refusing more than lim.MaxBytes (without reading the
-// rest).
+// rest) and anything but a regular file (a FIFO would block the reader for
+// ever, a device never ends).
 func ReadFile(path string, lim Limits) ([]byte, error) {
-	f, err := os.Open(path)
+	f, _, err := safeio.Open(path, false)
+	if errors.Is(err, safeio.ErrNotRegular) {
+		return nil, &Error{File: path, Msg: "not a regular file (a FIFO, device or directory): give the path of a YAML file", Err: ErrRead}
+	}
 	if err != nil {
 		return nil, &Error{File: path, Msg: errText(err), Err: ErrRead}
 	}
@@ -415,8 +443,8 @@ func Check(name string, data []byte, lim Limits) (*Doc, error) {
 		}
 		return nil, e
 	}
-	doc := &Doc{Name: name, File: f, pos: map[string]Pos{}, keys: map[Pos]string{}}
-	w := walker{doc: doc, lim: lim, anchors: map[string]int{}}
+	doc := &Doc{Name: name, File: f, pos: map[string]Pos{}, keys: map[Pos]string{}, text: map[string]string{}}
+	w := walker{doc: doc, lim: lim, anchors: map[string]size{}}
 	for _, d := range f.Docs {
 		if _, err := w.walk(d.Body, "", 0); err != nil {
 			return nil, err
@@ -499,15 +527,24 @@ func scanDepth(name string, data []byte, max int) error {
 type walker struct {
 	doc     *Doc
 	lim     Limits
-	anchors map[string]int // anchor name → expanded node count of its value
-	total   int            // nodes so far, aliases expanded
+	anchors map[string]size // anchor name → expanded size of its value
+	total   size            // so far, aliases expanded
 }
 
-// walk records key positions under path and returns n's node count with
-// aliases expanded. depth is the number of collections n is nested in.
-func (w *walker) walk(n ast.Node, path string, depth int) (int, error) {
+// size is what a node holds once its aliases are expanded: nodes, and
+// bytes of scalars.
+type size struct {
+	nodes int
+	bytes int64
+}
+
+func (a size) add(b size) size { return size{a.nodes + b.nodes, a.bytes + b.bytes} }
+
+// walk records key positions under path and returns n's size with aliases
+// expanded. depth is the number of collections n is nested in.
+func (w *walker) walk(n ast.Node, path string, depth int) (size, error) {
 	if n == nil {
-		return 0, nil
+		return size{}, nil
 	}
 	if tk := n.GetToken(); tk != nil && path != "" {
 		p := Pos{tk.Position.Line, tk.Position.Column}
@@ -525,13 +562,16 @@ func (w *walker) walk(n ast.Node, path string, depth int) (int, error) {
 				w.doc.pos[p] = kp
 			}
 			w.doc.keys[kp] = p
+			if sc, ok := t.Value.(ast.ScalarNode); ok && sc.GetToken() != nil {
+				w.doc.text[p] = sc.GetToken().Value
+			}
 		}
 		k, err := w.walk(t.Key, path, depth)
 		if err != nil {
-			return 0, err
+			return size{}, err
 		}
 		v, err := w.walk(t.Value, p, depth)
-		return k + v, err
+		return k.add(v), err
 	case *ast.MappingKeyNode:
 		return w.walk(t.Value, path, depth)
 	case *ast.TagNode:
@@ -543,33 +583,33 @@ func (w *walker) walk(n ast.Node, path string, depth int) (int, error) {
 		}
 		return k, err
 	case *ast.AliasNode:
-		size := 1
+		sz := size{nodes: 1}
 		if t.Value != nil {
 			if k, ok := w.anchors[t.Value.GetToken().Value]; ok {
-				size = k
+				sz = k
 			}
 		}
 		// The anchor's nodes were walked once where it is defined; every
 		// alias adds them again, as a decoder expanding it would.
-		return size, w.count(n, path, size)
+		return sz, w.count(n, path, sz)
 	case *ast.MappingNode:
 		if err := w.enter(n, path, depth+1); err != nil {
-			return 0, err
+			return size{}, err
 		}
-		size := 1
+		sz := size{nodes: 1}
 		for _, mv := range t.Values {
 			k, err := w.walk(mv, path, depth+1)
 			if err != nil {
-				return 0, err
+				return size{}, err
 			}
-			size += k
+			sz = sz.add(k)
 		}
-		return size, w.count(n, path, 1)
+		return sz, w.count(n, path, size{nodes: 1})
 	case *ast.SequenceNode:
 		if err := w.enter(n, path, depth+1); err != nil {
-			return 0, err
+			return size{}, err
 		}
-		size := 1
+		sz := size{nodes: 1}
 		for i, v := range t.Values {
 			p := fmt.Sprintf("%s[%d]", path, i)
 			if tk := v.GetToken(); tk != nil {
@@ -579,19 +619,24 @@ func (w *walker) walk(n ast.Node, path string, depth int) (int, error) {
 			}
 			k, err := w.walk(v, p, depth+1)
 			if err != nil {
-				return 0, err
+				return size{}, err
 			}
-			size += k
+			sz = sz.add(k)
 		}
-		return size, w.count(n, path, 1)
+		return sz, w.count(n, path, size{nodes: 1})
 	case *ast.CommentGroupNode, *ast.CommentNode:
-		return 0, nil
+		return size{}, nil
 	case *ast.NanNode, *ast.InfinityNode:
 		// No setting, scenario or input of swarm means anything by them,
 		// and a NaN passes every range check written as v < lo || v > hi.
-		return 0, w.errAt(n, path, fmt.Sprintf("%s is not a finite number", n.GetToken().Value), ErrType)
+		return size{}, w.errAt(n, path, fmt.Sprintf("%s is not a finite number", n.GetToken().Value), ErrType)
 	}
-	return 1, w.count(n, path, 1) // a scalar
+	// A scalar: its bytes are its text (a block scalar's, folded or not).
+	sz := size{nodes: 1}
+	if tk := n.GetToken(); tk != nil {
+		sz.bytes = int64(len(tk.Value))
+	}
+	return sz, w.count(n, path, sz)
 }
 
 // enter refuses a collection nested deeper than the limit.
@@ -602,12 +647,15 @@ func (w *walker) enter(n ast.Node, path string, depth int) error {
 	return nil
 }
 
-// count adds k nodes to the document's expanded size.
-func (w *walker) count(n ast.Node, path string, k int) error {
-	if k > w.lim.MaxNodes-w.total {
+// count adds k to the document's expanded size.
+func (w *walker) count(n ast.Node, path string, k size) error {
+	if k.nodes > w.lim.MaxNodes-w.total.nodes {
 		return w.errAt(n, path, fmt.Sprintf("more than %d nodes once aliases are expanded (an alias bomb?)", w.lim.MaxNodes), ErrTooManyNodes)
 	}
-	w.total += k
+	if k.bytes > w.lim.MaxExpandedBytes-w.total.bytes {
+		return w.errAt(n, path, fmt.Sprintf("more than %d bytes once aliases are expanded (an alias bomb?)", w.lim.MaxExpandedBytes), ErrTooManyBytes)
+	}
+	w.total = w.total.add(k)
 	return nil
 }
 

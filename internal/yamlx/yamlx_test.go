@@ -45,6 +45,28 @@ func billionLaughs() string {
 	return b.String()
 }
 
+// stringBomb is a 30 KB file aliasing one 10 000-byte string 5000 times:
+// 5000 nodes (under the node cap), 50 MB once expanded. The issue's 244 KB
+// file of the same shape expanded to 8 GB.
+func stringBomb() string {
+	return "any:\n  s: &s " + strings.Repeat("x", 10_000) + "\n  l: [" + strings.TrimSuffix(strings.Repeat("*s, ", 5000), ", ") + "]\n"
+}
+
+// TestCheckCountsExpandedBytes: the node cap alone let a file of one
+// aliased long string through (before issue 22, Check accepted this one).
+// Only Check runs, so the test is cheap on the code before the fix too.
+func TestCheckCountsExpandedBytes(t *testing.T) {
+	_, err := Check("f.yaml", []byte(stringBomb()), DefaultLimits)
+	if err == nil || !strings.Contains(err.Error(), "f.yaml:3:") || !strings.Contains(err.Error(), "bytes once aliases are expanded") {
+		t.Fatalf("Check: %v, want an error naming f.yaml, line 3 and the expanded bytes", err)
+	}
+	// Aliasing within the cap is fine.
+	small := "any:\n  s: &s " + strings.Repeat("x", 1000) + "\n  l: [" + strings.TrimSuffix(strings.Repeat("*s, ", 100), ", ") + "]\n"
+	if _, err := Check("f.yaml", []byte(small), DefaultLimits); err != nil {
+		t.Errorf("100 KB once expanded: %v", err)
+	}
+}
+
 func TestDecodeRefuses(t *testing.T) {
 	tests := []struct {
 		name string
@@ -58,6 +80,12 @@ func TestDecodeRefuses(t *testing.T) {
 			why:  "a 500-byte alias chain expands to 10^9 nodes and would run for minutes",
 			data: billionLaughs(),
 			want: &Error{File: "f.yaml", Line: 7, Col: 44, Key: "any.a5[8]", Msg: "more than 200000 nodes once aliases are expanded (an alias bomb?)", Err: ErrTooManyNodes},
+		},
+		{
+			name: "one string aliased 5000 times",
+			why:  "5000 nodes pass the node cap; 50 MB of strings once expanded (the issue's 244 KB file: 8 GB)",
+			data: stringBomb(),
+			want: &Error{File: "f.yaml", Line: 3, Col: 3355, Key: "any.l[837]", Msg: "more than 8388608 bytes once aliases are expanded (an alias bomb?)", Err: ErrTooManyBytes},
 		},
 		{
 			name: "64 KB of [",

@@ -3,6 +3,7 @@ package mock
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -69,7 +70,7 @@ func toolTurn(req providers.Request) int {
 // request and the others following it in the order offered. Each call's
 // arguments validate against the tool's parameters; a tool whose schema
 // the mock cannot satisfy is an ErrBadSchema error naming it.
-func anyToolCalls(req providers.Request, only string, n int) ([]providers.ToolCall, error) {
+func anyToolCalls(req providers.Request, only string, n int, budget *answerBudget) ([]providers.ToolCall, error) {
 	var cands []int
 	for i, t := range req.Tools {
 		if only == "" || t.Name == only {
@@ -86,7 +87,10 @@ func anyToolCalls(req providers.Request, only string, n int) ([]providers.ToolCa
 	var out []providers.ToolCall
 	for k := range min(n, len(cands)) {
 		i := cands[(start+k)%len(cands)]
-		args, err := toolArguments(req.Tools[i], words, rngFor(key, uint64(k)+0x70))
+		args, err := toolArguments(req.Tools[i], words, rngFor(key, uint64(k)+0x70), budget)
+		if errors.Is(err, errBusy) {
+			return nil, budgetError(err)
+		}
 		if err != nil {
 			return nil, providers.NewError(providers.ClassPermanent, fmt.Sprintf("mock: cannot call tools[%d] %q", i, req.Tools[i].Name), err)
 		}
@@ -97,10 +101,14 @@ func anyToolCalls(req providers.Request, only string, n int) ([]providers.ToolCa
 
 // toolArguments generates arguments for t that validate against its
 // parameters schema ({} for a tool without parameters).
-func toolArguments(t providers.Tool, words []string, rng *rand.Rand) (string, error) {
+func toolArguments(t providers.Tool, words []string, rng *rand.Rand, budget *answerBudget) (string, error) {
 	raw := t.Parameters
 	if len(raw) == 0 || string(raw) == "null" {
 		return "{}", nil
+	}
+	var nodes int
+	if err := checkSchemaShape(raw, &nodes); err != nil {
+		return "", fmt.Errorf("parameters: %w", err)
 	}
 	v, err := providers.CompileSchema(raw)
 	if err != nil {
@@ -110,10 +118,10 @@ func toolArguments(t providers.Tool, words []string, rng *rand.Rand) (string, er
 	if err := json.Unmarshal(raw, &schema); err != nil {
 		return "", fmt.Errorf("%w: parameters are not a JSON object: %w", ErrBadSchema, err)
 	}
-	g := &generator{rng: rng, words: words, root: schema}
-	val := g.value(schema, 0)
-	if g.err != nil {
-		return "", g.err
+	g := &generator{rng: rng, words: words, root: schema, budget: budget}
+	val, err := g.build(schema)
+	if err != nil {
+		return "", err
 	}
 	b, _ := json.Marshal(val)
 	if err := v.Validate(b); err != nil {

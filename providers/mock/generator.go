@@ -1,11 +1,13 @@
 package mock
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"regexp/syntax"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -38,7 +40,67 @@ type generator struct {
 	refs   int   // $refs followed so far
 	values int   // values built so far
 	err    error // the first cap exceeded
+	// budget bounds the answer's bytes (nil: DefaultMaxAnswerBytes);
+	// bytes is what the value built so far takes as JSON, reserved from
+	// budget before the value is built.
+	budget *answerBudget
+	bytes  int64
+	// minimal builds the smallest answer the schema allows: required
+	// properties only, minItems items, minLength characters, null where
+	// null is allowed (build tries it when the first answer is too large).
+	minimal bool
 }
+
+// build generates a value for schema within the budget: the mock's usual
+// answer when it fits, else the smallest answer the schema allows, else an
+// ErrAnswerTooLarge error (wrapping ErrBadSchema) naming the bound.
+func (g *generator) build(schema map[string]any) (any, error) {
+	if g.budget == nil {
+		g.budget = newAnswerBudget(0, nil)
+	}
+	start := *g
+	val := g.value(schema, 0)
+	if errors.Is(g.err, ErrAnswerTooLarge) {
+		*g = start
+		g.minimal = true
+		val = g.value(schema, 0)
+		if errors.Is(g.err, ErrAnswerTooLarge) {
+			return nil, fmt.Errorf("%w: the smallest answer the mock can build for this schema is over the bound: %w", ErrBadSchema, g.err)
+		}
+	}
+	return val, g.err
+}
+
+// charge counts n more bytes of the answer; false once over the budget (or
+// any cap), with g.err set.
+func (g *generator) charge(n int64) bool {
+	if g.err != nil {
+		return false
+	}
+	g.bytes += n
+	if g.budget == nil {
+		g.budget = newAnswerBudget(0, nil)
+	}
+	if err := g.budget.reserve(g.bytes); err != nil {
+		g.err = err
+		return false
+	}
+	return true
+}
+
+// chargeJSON counts the bytes of v as JSON (a schema's const or enum
+// value).
+func (g *generator) chargeJSON(v any) bool {
+	b, err := json.Marshal(v)
+	if err != nil {
+		g.fail("a const or enum value is not JSON: %v", err)
+		return false
+	}
+	return g.charge(int64(len(b)))
+}
+
+// numberBytes is the most bytes encoding/json writes for a float64.
+const numberBytes = 24
 
 func (g *generator) fail(format string, args ...any) any {
 	if g.err == nil {
@@ -68,13 +130,23 @@ func (g *generator) value(s map[string]any, depth int) any {
 		return g.value(mergeAllOf(s, all), depth+1)
 	}
 	if c, ok := s["const"]; ok {
+		g.chargeJSON(c)
 		return c
 	}
 	if e, ok := s["enum"].([]any); ok && len(e) > 0 {
-		return e[g.rng.IntN(len(e))]
+		v := e[g.rng.IntN(len(e))]
+		g.chargeJSON(v)
+		return v
 	}
 	for _, k := range []string{"anyOf", "oneOf"} {
 		if alts, ok := s[k].([]any); ok && len(alts) > 0 {
+			if g.minimal {
+				for _, a := range alts {
+					if m, ok := a.(map[string]any); ok && m["type"] == "null" {
+						return g.value(m, depth+1)
+					}
+				}
+			}
 			// Prefer a non-null alternative.
 			for _, a := range alts {
 				if m, ok := a.(map[string]any); ok && m["type"] != "null" {
@@ -95,18 +167,39 @@ func (g *generator) value(s map[string]any, depth int) any {
 				break
 			}
 		}
+		if g.minimal && slices.Contains(ts, any("null")) {
+			typ = "null"
+		}
 	}
 	switch typ {
 	case "object":
 		out := map[string]any{}
 		props, _ := s["properties"].(map[string]any)
+		var required map[string]bool
+		if g.minimal {
+			required = map[string]bool{}
+			r, _ := s["required"].([]any)
+			for _, k := range r {
+				if k, ok := k.(string); ok {
+					required[k] = true
+				}
+			}
+		}
 		keys := make([]string, 0, len(props))
 		for k := range props {
-			keys = append(keys, k)
+			if required == nil || required[k] {
+				keys = append(keys, k)
+			}
 		}
 		sort.Strings(keys)
+		if !g.charge(2) {
+			return nil
+		}
 		for _, k := range keys {
 			if m, ok := props[k].(map[string]any); ok && depth < maxGenDepth {
+				if !g.charge(jsonStringLen(k) + 2) { // "key": and a comma
+					return nil
+				}
 				out[k] = g.value(m, depth+1)
 			}
 		}
@@ -118,43 +211,27 @@ func (g *generator) value(s map[string]any, depth int) any {
 				return g.fail("minItems %v is above the mock's cap of %d", v, MaxGenItems)
 			}
 			n = max(n, int(v))
+			if g.minimal {
+				n = max(0, int(v))
+			}
+		} else if g.minimal {
+			n = 0
 		}
 		if v, ok := s["maxItems"].(float64); ok && v >= 0 {
 			n = min(n, int(min(v, MaxGenItems)))
 		}
 		items, _ := s["items"].(map[string]any)
-		out := make([]any, 0, n)
-		for i := 0; i < n && items != nil && depth < maxGenDepth && g.err == nil; i++ {
+		if !g.charge(2) {
+			return nil
+		}
+		out := make([]any, 0, min(n, 64))
+		for i := 0; i < n && items != nil && depth < maxGenDepth && g.charge(1); i++ {
 			out = append(out, g.value(items, depth+1))
 		}
 		return out
 	case "string":
-		if f, ok := s["format"].(string); ok && formatExamples[f] != "" {
-			return formatExamples[f]
-		}
-		if p, ok := s["pattern"].(string); ok {
-			if w, ok := fromPattern(p); ok {
-				return w
-			}
-		}
-		w := "value"
-		if len(g.words) > 0 {
-			w = g.words[g.rng.IntN(len(g.words))]
-		}
-		if v, ok := s["minLength"].(float64); ok {
-			if v > MaxGenStringLen {
-				return g.fail("minLength %v is above the mock's cap of %d", v, MaxGenStringLen)
-			}
-			if w == "" {
-				w = "value"
-			}
-			for len(w) < int(v) {
-				w += " " + w
-			}
-		}
-		if v, ok := s["maxLength"].(float64); ok && v >= 0 && float64(len(w)) > v {
-			w = w[:int(v)]
-		}
+		w := g.str(s)
+		g.charge(jsonStringLen(w))
 		return w
 	case "integer", "number":
 		lo, hi := 0.0, 10.0
@@ -178,6 +255,7 @@ func (g *generator) value(s map[string]any, depth int) any {
 			hi = exHi
 			lo = math.Min(lo, hi-1)
 		}
+		g.charge(numberBytes)
 		x := lo + g.rng.Float64()*(hi-lo)
 		if typ == "integer" {
 			x = math.Floor(x)
@@ -192,11 +270,56 @@ func (g *generator) value(s map[string]any, depth int) any {
 		}
 		return x
 	case "boolean":
+		g.charge(5)
 		return g.rng.IntN(2) == 1
 	case "null":
+		g.charge(4)
 		return nil
 	}
-	return fmt.Sprintf("%v", g.words)
+	w := fmt.Sprintf("%v", g.words)
+	g.charge(jsonStringLen(w))
+	return w
+}
+
+// str is a string valid against s: its format's example, a match of its
+// pattern, else one of the request's words repeated to minLength and cut
+// to maxLength (in minimal mode: minLength x's).
+func (g *generator) str(s map[string]any) string {
+	if f, ok := s["format"].(string); ok && formatExamples[f] != "" {
+		return formatExamples[f]
+	}
+	if p, ok := s["pattern"].(string); ok {
+		if w, ok := fromPattern(p); ok {
+			return w
+		}
+	}
+	minLen, hasMin := s["minLength"].(float64)
+	if hasMin && minLen > MaxGenStringLen {
+		g.fail("minLength %v is above the mock's cap of %d", minLen, MaxGenStringLen)
+		return ""
+	}
+	if g.minimal {
+		if hasMin && minLen > 0 {
+			return strings.Repeat("x", int(minLen))
+		}
+		return ""
+	}
+	w := "value"
+	if len(g.words) > 0 {
+		w = g.words[g.rng.IntN(len(g.words))]
+	}
+	if hasMin {
+		if w == "" {
+			w = "value"
+		}
+		for len(w) < int(minLen) {
+			w += " " + w
+		}
+	}
+	if v, ok := s["maxLength"].(float64); ok && v >= 0 && float64(len(w)) > v {
+		w = w[:int(v)]
+	}
+	return w
 }
 
 // formatExamples are values of the string formats a tool schema commonly

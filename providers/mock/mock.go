@@ -13,6 +13,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -78,6 +79,12 @@ type Options struct {
 	// from Faults (called concurrently), so tests can compare what was
 	// injected with what a run recorded.
 	OnFault func(providers.Class)
+	// MaxAnswerBytes bounds the bytes of one answer (text and tool calls;
+	// behind the server, of every choice of one request together); 0:
+	// DefaultMaxAnswerBytes. A schema-driven answer that would be larger
+	// is built in its smallest valid form instead; when even that is
+	// larger, the call fails with ErrAnswerTooLarge (permanent).
+	MaxAnswerBytes int64
 }
 
 // Mock is one persona's provider. Safe for concurrent use.
@@ -193,8 +200,30 @@ func rngFor(key [32]byte, salt uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(binary.BigEndian.Uint64(key[:8])^salt, binary.BigEndian.Uint64(key[8:16])))
 }
 
-// Complete answers a request deterministically.
+// Complete answers a request deterministically, within Options.MaxAnswerBytes.
 func (m *Mock) Complete(ctx context.Context, req providers.Request) (providers.Response, error) {
+	b := budgetFrom(ctx)
+	if b == nil {
+		b = newAnswerBudget(m.opts.MaxAnswerBytes, nil)
+	}
+	resp, err := m.complete(ctx, req, b)
+	if n := len(resp.Text) + callsSize(resp.ToolCalls); n > 0 {
+		if serr := b.spend(int64(n)); serr != nil {
+			return providers.Response{}, budgetError(serr)
+		}
+	}
+	return resp, err
+}
+
+// budgetError is the provider error of an answer over its bounds.
+func budgetError(err error) error {
+	if errors.Is(err, errBusy) {
+		return providers.NewError(providers.ClassTransient, "mock: server busy", err)
+	}
+	return providers.NewError(providers.ClassPermanent, "mock: answer too large", err)
+}
+
+func (m *Mock) complete(ctx context.Context, req providers.Request, b *answerBudget) (providers.Response, error) {
 	start := time.Now()
 	seed := m.opts.Seed
 	if req.Seed != nil {
@@ -215,14 +244,14 @@ func (m *Mock) Complete(ctx context.Context, req providers.Request) (providers.R
 		resp.Latency = time.Since(start)
 		return m.limitTokens(req, resp)
 	}
-	calls, err := m.toolCalls(req)
+	calls, err := m.toolCalls(req, b)
 	if err != nil {
 		return providers.Response{}, err
 	}
 	if len(calls) > 0 {
 		resp.ToolCalls, resp.FinishReason = calls, providers.FinishToolCalls
 	} else {
-		text, err := m.answer(req, key)
+		text, err := m.answer(req, key, b)
 		if err != nil {
 			return providers.Response{}, err
 		}
@@ -318,7 +347,7 @@ func schemaSize(raw []byte) int {
 }
 
 // answer builds the response text.
-func (m *Mock) answer(req providers.Request, key [32]byte) (string, error) {
+func (m *Mock) answer(req providers.Request, key [32]byte, budget *answerBudget) (string, error) {
 	if req.Schema == nil {
 		return m.prose(req), nil
 	}
@@ -346,6 +375,10 @@ func (m *Mock) answer(req providers.Request, key [32]byte) (string, error) {
 	case SchemaJSONObject:
 		doc = map[string]any{"answer": m.prose(req)}
 	}
+	var nodes int
+	if err := checkSchemaShape(req.Schema.JSON, &nodes); err != nil {
+		return "", providers.NewError(providers.ClassPermanent, "mock: request schema is too large", err)
+	}
 	v, err := providers.CompileSchema(req.Schema.JSON)
 	if err != nil {
 		return "", providers.NewError(providers.ClassPermanent, "mock: request schema does not compile", fmt.Errorf("%w: %w", ErrBadSchema, err))
@@ -362,12 +395,22 @@ func (m *Mock) answer(req providers.Request, key [32]byte) (string, error) {
 	if err := json.Unmarshal(req.Schema.JSON, &schema); err != nil {
 		return "", providers.NewError(providers.ClassPermanent, "mock: schema is not a JSON object", fmt.Errorf("%w: %w", ErrBadSchema, err))
 	}
-	g := &generator{rng: rng, words: salientTerms(allText(req), 12), root: schema}
-	val := g.value(schema, 0)
-	if g.err != nil {
-		return "", providers.NewError(providers.ClassPermanent, "mock: cannot answer this schema", g.err)
+	g := &generator{rng: rng, words: salientTerms(allText(req), 12), root: schema, budget: budget}
+	val, err := g.build(schema)
+	if errors.Is(err, errBusy) {
+		return "", budgetError(err)
+	}
+	if err != nil {
+		return "", providers.NewError(providers.ClassPermanent, "mock: cannot answer this schema", err)
 	}
 	b, _ := json.Marshal(val)
+	if g.minimal {
+		// The usual answer did not fit: the smallest one must still be valid.
+		if err := v.Validate(b); err != nil {
+			return "", providers.NewError(providers.ClassPermanent, "mock: cannot answer this schema",
+				fmt.Errorf("%w: %w: the usual answer is over %d bytes and the smallest the mock can build does not validate: %w", ErrBadSchema, ErrAnswerTooLarge, budget.max, err))
+		}
+	}
 	return string(b), nil
 }
 

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -27,6 +29,12 @@ type ServerOptions struct {
 	MaxBodyBytes int64
 	// Limits: prompt-cache reporting and rate limits (server_limits.go).
 	Limits Limits
+	// MaxInFlightAnswerBytes bounds the answer bytes of all the requests
+	// being answered at once (default DefaultMaxInFlightAnswerBytes; at
+	// least Options.MaxAnswerBytes). Each request reserves its answer's
+	// bytes as the answer grows; one that cannot is answered 503 with
+	// Retry-After. Each request's own bound is Options.MaxAnswerBytes.
+	MaxInFlightAnswerBytes int64
 }
 
 // DefaultMaxBodyBytes is the default request body limit of the server.
@@ -78,10 +86,20 @@ func newServer(o ServerOptions, p providers.Provider) (http.Handler, error) {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if o.Options.MaxAnswerBytes <= 0 {
+		o.Options.MaxAnswerBytes = DefaultMaxAnswerBytes
+	}
+	if o.MaxInFlightAnswerBytes <= 0 {
+		o.MaxInFlightAnswerBytes = max(DefaultMaxInFlightAnswerBytes, o.Options.MaxAnswerBytes)
+	}
+	if o.MaxInFlightAnswerBytes < o.Options.MaxAnswerBytes {
+		return nil, fmt.Errorf("the bound on answer bytes in flight (%d) is below the bound on one answer (%d): no answer of the largest size could be served", o.MaxInFlightAnswerBytes, o.Options.MaxAnswerBytes)
+	}
 	if _, err := New(o.Persona, o.Options); err != nil {
 		return nil, err
 	}
-	s := &server{opts: o, mocks: map[string]*Mock{}, provider: p, limits: newLimiter(o.Limits)}
+	s := &server{opts: o, mocks: map[string]*Mock{}, provider: p, limits: newLimiter(o.Limits),
+		inFlight: semaphore.NewWeighted(o.MaxInFlightAnswerBytes)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.models)
@@ -107,6 +125,9 @@ type server struct {
 	mu       sync.Mutex
 	mocks    map[string]*Mock
 	limits   *limiter // server_limits.go
+	// inFlight holds the answer bytes of the requests being answered
+	// (bounds.go).
+	inFlight *semaphore.Weighted
 }
 
 // personaOf is the persona a model id names ("honest", "mock-honest" or
@@ -184,7 +205,8 @@ type wireToolCall struct {
 }
 
 // tools maps the request's tools to providers.Tool; an error names the field.
-func (cr chatRequest) tools() ([]providers.Tool, error) {
+// nodes counts the subschemas of the request's schemas (checkSchemaShape).
+func (cr chatRequest) tools(nodes *int) ([]providers.Tool, error) {
 	var out []providers.Tool
 	for i, t := range cr.Tools {
 		if t.Type != "function" {
@@ -196,6 +218,9 @@ func (cr chatRequest) tools() ([]providers.Tool, error) {
 		if p := bytes.TrimSpace(t.Function.Parameters); len(p) > 0 && string(p) != "null" {
 			if p[0] != '{' {
 				return nil, fmt.Errorf("tools[%d].function.parameters must be a JSON schema object", i)
+			}
+			if err := checkSchemaShape(p, nodes); err != nil {
+				return nil, fmt.Errorf("tools[%d].function.parameters: %w", i, err)
 			}
 			if _, err := providers.CompileSchema(p); err != nil {
 				return nil, fmt.Errorf("tools[%d].function.parameters: %w", i, err)
@@ -432,7 +457,8 @@ func (cr chatRequest) plan() (chatPlan, *apiError) {
 	if err != nil {
 		return pl, badRequest(code, "messages", err.Error())
 	}
-	tools, err := cr.tools()
+	var nodes int
+	tools, err := cr.tools(&nodes)
 	if err != nil {
 		return pl, badRequest("invalid_tools", "tools", err.Error())
 	}
@@ -453,6 +479,11 @@ func (cr chatRequest) plan() (chatPlan, *apiError) {
 		case "json_schema":
 			if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
 				return pl, badRequest("invalid_response_format", "response_format.json_schema.schema", "response_format.json_schema.schema is required")
+			}
+			// Before compiling: the compiler's time is not linear in
+			// the schema's depth and size.
+			if err := checkSchemaShape(rf.JSONSchema.Schema, &nodes); err != nil {
+				return pl, badRequest("invalid_schema", "response_format.json_schema.schema", "response_format.json_schema.schema: "+err.Error())
 			}
 			if _, err := providers.CompileSchema(rf.JSONSchema.Schema); err != nil {
 				return pl, badRequest("invalid_schema", "response_format.json_schema.schema", "response_format.json_schema.schema: "+err.Error())
@@ -509,6 +540,11 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	// Every choice's answer counts against one bound and holds its bytes
+	// from the server's bound until the response is written.
+	budget := newAnswerBudget(s.opts.Options.MaxAnswerBytes, s.inFlight)
+	defer budget.release()
+	ctx := withBudget(r.Context(), budget)
 	choices := make([]choice, pl.n)
 	for i := range choices {
 		req := pl.req
@@ -516,7 +552,7 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 			seed := base + int64(i)
 			req.Seed = &seed
 		}
-		c, e := complete(r.Context(), p, pl, req, persona)
+		c, e := complete(ctx, p, pl, req, persona)
 		if e != nil {
 			writeAPIError(w, e)
 			return
@@ -560,6 +596,9 @@ func complete(ctx context.Context, p providers.Provider, pl chatPlan, req provid
 	resp, err := p.Complete(ctx, req)
 	finish := "stop"
 	if err != nil {
+		if e := budgetAPIError(err); e != nil {
+			return choice{}, e
+		}
 		var pe *providers.Error
 		switch {
 		case !errors.As(err, &pe):
@@ -586,8 +625,11 @@ func complete(ctx context.Context, p providers.Provider, pl chatPlan, req provid
 			return choice{}, &apiError{status: http.StatusInternalServerError, typ: "server_error", code: "server_error", msg: pe.Msg}
 		}
 	}
-	resp, changed, err := pl.shape(req, resp)
+	resp, changed, err := pl.shape(req, resp, budgetFrom(ctx))
 	if err != nil {
+		if e := budgetAPIError(err); e != nil {
+			return choice{}, e
+		}
 		if errors.Is(err, ErrBadSchema) {
 			return choice{}, badRequest("invalid_schema", "tools", err.Error())
 		}
@@ -615,7 +657,7 @@ func complete(ctx context.Context, p providers.Provider, pl chatPlan, req provid
 // calls to it, calling it when the answer did not; parallel_tool_calls
 // false keeps the first call. A shaped answer that calls tools has no
 // text. changed reports whether the answer was shaped.
-func (pl chatPlan) shape(req providers.Request, resp providers.Response) (_ providers.Response, changed bool, err error) {
+func (pl chatPlan) shape(req providers.Request, resp providers.Response, budget *answerBudget) (_ providers.Response, changed bool, err error) {
 	req.Tools = pl.offered
 	calls := resp.ToolCalls
 	limit := maxAnyCalls
@@ -629,7 +671,7 @@ func (pl chatPlan) shape(req providers.Request, resp providers.Response) (_ prov
 	case "required":
 		if len(calls) == 0 {
 			changed = true
-			if calls, err = anyToolCalls(req, "", limit); err != nil {
+			if calls, err = anyToolCalls(req, "", limit, budget); err != nil {
 				return resp, false, err
 			}
 		}
@@ -639,7 +681,7 @@ func (pl chatPlan) shape(req providers.Request, resp providers.Response) (_ prov
 		calls = named
 		if len(calls) == 0 {
 			changed = true
-			if calls, err = anyToolCalls(req, pl.choice.name, 1); err != nil {
+			if calls, err = anyToolCalls(req, pl.choice.name, 1, budget); err != nil {
 				return resp, false, err
 			}
 		}
@@ -656,6 +698,24 @@ func (pl chatPlan) shape(req providers.Request, resp providers.Response) (_ prov
 		resp.Text, resp.FinishReason = "", providers.FinishToolCalls
 	}
 	return resp, true, nil
+}
+
+// budgetAPIError is the answer to a request over the answer bounds: 503
+// with Retry-After when the server's bound on bytes in flight is spent
+// (the request may succeed later), 400 when the request's own answer is
+// too large (it never will); nil for any other error.
+func budgetAPIError(err error) *apiError {
+	switch {
+	case errors.Is(err, errBusy):
+		return &apiError{status: http.StatusServiceUnavailable, typ: "server_error", code: "server_busy",
+			msg:    "The mock server is answering too many bytes at once (mock serve --max-inflight-bytes); try again shortly",
+			header: map[string]string{"Retry-After": "1", "retry-after-ms": "1000"}}
+	case errors.Is(err, ErrBadSchema):
+		return nil // answered 400 invalid_schema by the caller
+	case errors.Is(err, ErrAnswerTooLarge):
+		return badRequest("answer_too_large", "", err.Error())
+	}
+	return nil
 }
 
 // writeStream answers a "stream": true request as server-sent events the

@@ -215,12 +215,12 @@ type plannedCall struct {
 // toolCalls is the persona's next tool turn for req (nil: answer now).
 // A request offering only tools other than the workspace's gets calls
 // chosen from those (anyToolCalls), once per user turn.
-func (m *Mock) toolCalls(req providers.Request) ([]providers.ToolCall, error) {
+func (m *Mock) toolCalls(req providers.Request, b *answerBudget) ([]providers.ToolCall, error) {
 	if len(req.Tools) > 0 && !offersWorkspaceTools(req) {
 		if calledSinceUser(req) {
 			return nil, nil
 		}
-		return anyToolCalls(req, "", maxAnyCalls)
+		return anyToolCalls(req, "", maxAnyCalls, b)
 	}
 	if !wantsTools(req) {
 		return nil, nil

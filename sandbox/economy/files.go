@@ -71,6 +71,25 @@ func evaluateFile[In any, Out any](name string, r io.Reader, in *In, eval func(*
 	return out, nil
 }
 
+// Upper bounds of the size parameters of the econ files: a value over one
+// is an error naming the key and the bound (before issue 22, ticks: 1e8
+// ran for minutes and took 8 GB). They are those of a scenario's economy
+// (sandbox/sim, docs/sandbox.md) where the key is the same, and far above
+// any file the reference ships.
+const (
+	MaxMarketTicks            = 100_000   // market: ticks (each is a line of the report)
+	MaxIntervalTicks          = 100_000   // market: batch_interval_ticks, halt_duration_ticks
+	MaxOrdersPerTick          = 1_000_000 // market: max_orders_per_tick
+	MaxAuctionRounds          = 10_000    // auction: max_rounds
+	MaxDetectorWindow         = 10_000    // crash: window (the detector scans it at every price)
+	MaxCredentialExpiryEpochs = 100_000   // identity: credential_expiry_epochs
+)
+
+// overMax is the error of a size parameter at path above its bound hi.
+func overMax(path string, v, hi int) error {
+	return fieldErr(path, "%d is over the maximum of %d", v, hi)
+}
+
 // Ordered is a JSON object that keeps its keys in insertion order.
 type Ordered[V any] []KeyValue[V]
 

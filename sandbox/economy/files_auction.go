@@ -56,6 +56,9 @@ func (f *AuctionInput) Evaluate() (*AuctionReport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, configErr(err, "max_rounds", "price_adjustment_rate", "convergence_tolerance", "envy_tolerance")
 	}
+	if cfg.MaxRounds > MaxAuctionRounds {
+		return nil, overMax("config.max_rounds", cfg.MaxRounds, MaxAuctionRounds)
+	}
 	if len(f.Supply) == 0 {
 		return nil, fieldErr("supply", "give at least one resource (resource: quantity)")
 	}

@@ -128,12 +128,24 @@ func (f *MarketInput) Evaluate() (*MarketReport, error) {
 		return nil, configErr(err, "latency_noise_ms", "batch_interval_ticks", "max_orders_per_tick", "halt_duration_ticks")
 	}
 	switch {
+	case cfg.BatchIntervalTicks > MaxIntervalTicks:
+		return nil, overMax("config.batch_interval_ticks", cfg.BatchIntervalTicks, MaxIntervalTicks)
+	case cfg.HaltDurationTicks > MaxIntervalTicks:
+		return nil, overMax("config.halt_duration_ticks", cfg.HaltDurationTicks, MaxIntervalTicks)
+	case cfg.MaxOrdersPerTick > MaxOrdersPerTick:
+		return nil, overMax("config.max_orders_per_tick", cfg.MaxOrdersPerTick, MaxOrdersPerTick)
+	case !(cfg.LatencyNoiseMS <= 1e6):
+		return nil, fieldErr("config.latency_noise_ms", "%v is over the maximum of 1e6", cfg.LatencyNoiseMS)
+	}
+	switch {
 	case f.Seed == nil:
 		return nil, fieldErr("seed", "missing (latency noise is drawn from it)")
 	case f.Ticks == nil:
 		return nil, fieldErr("ticks", "missing (how many ticks to process)")
 	case *f.Ticks < 1:
 		return nil, fieldErr("ticks", "%d: want ≥ 1", *f.Ticks)
+	case *f.Ticks > MaxMarketTicks:
+		return nil, overMax("ticks", *f.Ticks, MaxMarketTicks)
 	}
 	byTick := map[int][]int{}
 	for i, o := range f.Orders {

@@ -41,6 +41,9 @@ func (f *CrashInput) Evaluate() (*CrashFileReport, error) {
 	if err != nil {
 		return nil, configErr(err, "drop_threshold", "window")
 	}
+	if cfg.Window > MaxDetectorWindow {
+		return nil, overMax("config.window", cfg.Window, MaxDetectorWindow)
+	}
 	if len(f.Prices) == 0 {
 		return nil, fieldErr("prices", "give at least one {tick, price}")
 	}
@@ -202,6 +205,9 @@ func (f *IdentityInput) Evaluate() (*IdentityReport, error) {
 	r, err := NewRegistry(cfg)
 	if err != nil {
 		return nil, configErr(err, "credential_expiry_epochs")
+	}
+	if cfg.CredentialExpiryEpochs > MaxCredentialExpiryEpochs {
+		return nil, overMax("config.credential_expiry_epochs", cfg.CredentialExpiryEpochs, MaxCredentialExpiryEpochs)
 	}
 	switch {
 	case len(f.Identities) == 0:

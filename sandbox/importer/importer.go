@@ -35,6 +35,9 @@ var (
 	// ErrInvalidResult: what could be mapped does not make a valid scenario
 	// (for example, no agent group of a type swarm has).
 	ErrInvalidResult = errors.New("the converted scenario is not valid")
+	// ErrOutOfRange: a size (simulation.n_epochs, steps_per_epoch, an
+	// agent group's count) is outside swarm's bounds (sim.MaxEpochs, ...).
+	ErrOutOfRange = errors.New("out of range")
 )
 
 // Warning is one key of the reference file that the conversion could not
@@ -82,6 +85,9 @@ func Convert(name string, data []byte) (*Result, error) {
 	}
 	c := &conv{name: name, doc: doc}
 	out := c.scenario(top)
+	if c.err != nil {
+		return &Result{Warnings: c.warns}, c.err
+	}
 	sort.SliceStable(c.warns, func(i, j int) bool {
 		a, b := c.warns[i], c.warns[j]
 		return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col
@@ -128,6 +134,30 @@ type conv struct {
 	name  string
 	doc   *yamlx.Doc
 	warns []Warning
+	err   error // the first size out of bounds
+}
+
+// bounded returns v, or records an error (the first) naming key, its value
+// as written and the bound when v is outside lo..hi: a size the reference
+// file sets out of swarm's bounds is an error, never a silent default.
+func (c *conv) bounded(key string, v, lo, hi int) int {
+	if (v >= lo && v <= hi) || c.err != nil {
+		return v
+	}
+	text, ok := c.doc.Text(key)
+	if !ok {
+		text = strconv.Itoa(v)
+	}
+	msg := fmt.Sprintf("%s is over the maximum of %d", text, hi)
+	if v < lo {
+		msg = fmt.Sprintf("%s is below the minimum of %d", text, lo)
+	}
+	e := &yamlx.Error{File: c.name, Key: key, Msg: msg, Err: ErrOutOfRange}
+	if p, _, ok := c.doc.PosOrParent(key); ok {
+		e.Line, e.Col = p.Line, p.Col
+	}
+	c.err = e
+	return v
 }
 
 func (c *conv) warn(key, reason string) {
@@ -154,17 +184,31 @@ func number(v any) (float64, bool) {
 	return 0, false
 }
 
-// whole returns v as an int when it is a YAML integer.
+// whole returns v as an int when it is a whole number: a YAML integer, or
+// a float with no fractional part that an int holds exactly. 1e11 (no
+// dot) is a string to YAML 1.1 readers, the reference's among them, but
+// plainly a number to whoever wrote it: it is read as one.
 func whole(v any) (int, bool) {
+	if s, ok := v.(string); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, false
+		}
+		v = f
+	}
 	switch x := v.(type) {
 	case int:
 		return x, true
 	case int64:
-		if x >= math.MinInt32 && x <= math.MaxInt32 {
+		if x >= math.MinInt && x <= math.MaxInt {
 			return int(x), true
 		}
 	case uint64:
-		if x <= math.MaxInt32 {
+		if x <= math.MaxInt {
+			return int(x), true
+		}
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) <= 1<<53 {
 			return int(x), true
 		}
 	}
@@ -180,6 +224,7 @@ func (c *conv) get(m map[string]any, at, key, want string) (any, bool) {
 		return nil, false
 	}
 	var good bool
+	orig := v
 	switch want {
 	case "number":
 		v, good = number(v)
@@ -191,7 +236,11 @@ func (c *conv) get(m map[string]any, at, key, want string) (any, bool) {
 		_, good = v.(string)
 	}
 	if !good {
-		c.warn(at+key, fmt.Sprintf("want a %s, got %s: left out", want, kind(v)))
+		got := kind(orig)
+		if t, ok := c.doc.Text(at + key); ok {
+			got = t
+		}
+		c.warn(at+key, fmt.Sprintf("want a %s, got %s: left out", want, got))
 		return nil, false
 	}
 	return v, true
@@ -293,7 +342,7 @@ func (c *conv) agents(list []any) []ms {
 		}
 		count := 1 // the reference's default
 		if v, ok := c.get(g, at+".", "count", "whole"); ok {
-			count = v.(int)
+			count = c.bounded(at+".count", v.(int), 1, sim.MaxAgents)
 		}
 		out = append(out, ms{item("type", typ), item("count", count)})
 		for _, k := range sorted(g) {
@@ -316,10 +365,10 @@ func (c *conv) simulation(m map[string]any) ms {
 	// both are always written.
 	epochs, steps := 10, 10
 	if v, ok := c.get(m, "simulation.", "n_epochs", "whole"); ok {
-		epochs = v.(int)
+		epochs = c.bounded("simulation.n_epochs", v.(int), 1, sim.MaxEpochs)
 	}
 	if v, ok := c.get(m, "simulation.", "steps_per_epoch", "whole"); ok {
-		steps = v.(int)
+		steps = c.bounded("simulation.steps_per_epoch", v.(int), 1, sim.MaxStepsPerEpoch)
 	}
 	out := ms{item("epochs", epochs), item("steps_per_epoch", steps)}
 	if v, ok := c.get(m, "simulation.", "seed", "whole"); ok {

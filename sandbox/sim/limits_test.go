@@ -114,3 +114,43 @@ func TestRunStopsWhileAllocating(t *testing.T) {
 		t.Errorf("a result for a run stopped before its first epoch: %+v", res.Summary)
 	}
 }
+
+// TestLoadSweepBoundsSizes: a sweep's epochs and its number of runs (the
+// product of the parameters' values, times the seeds) are bounded before
+// a single point is built; before issue 22, 30 parameters of 2 values
+// built 10^9 maps and epochs had no bound.
+func TestLoadSweepBoundsSizes(t *testing.T) {
+	many := "scenario: s.yaml\nparameters:\n"
+	for i := range 14 { // 2^14 = 16384 points
+		many += fmt.Sprintf("  governance.p%d: [1, 2]\n", i)
+	}
+	tests := []struct {
+		why, yaml, want string
+	}{
+		{"epochs over the scenario bound", "scenario: s.yaml\nepochs: 100001\nparameters: {governance.x: [1]}\n",
+			"w.yaml:2:1: epochs: 100001 is out of range 0..100000 (0: the scenario's)"},
+		{"negative epochs", "scenario: s.yaml\nepochs: -1\nparameters: {governance.x: [1]}\n",
+			"w.yaml:2:1: epochs: -1 is out of range 0..100000 (0: the scenario's)"},
+		{"points × seeds over the bound", "scenario: s.yaml\nseeds: [1, 2, 3]\nparameters: {a.x: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], a.y: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], a.z: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34]}\n",
+			"w.yaml:3:1: parameters: more than 10000 runs (points × seeds): sweep fewer values or seeds"},
+		{"a product of many small lists", many, "w.yaml:2:1: parameters: more than 10000 runs"},
+		{"a parameter without values swept nothing and passed", "scenario: s.yaml\nparameters: {a.x: []}\n",
+			"w.yaml:2:14: parameters.a.x: give at least one value"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.why, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "w.yaml")
+			if err := os.WriteFile(path, []byte(tc.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "s.yaml"), []byte("scenario_id: x\nagents:\n  - {type: honest, count: 3}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := LoadSweep(path)
+			if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, tc.want)) {
+				t.Errorf("%s: LoadSweep: %v, want %q", tc.why, err, tc.want)
+			}
+		})
+	}
+}

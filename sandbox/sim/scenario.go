@@ -26,6 +26,8 @@ const (
 	MaxAgents        = 1_000_000 // in all groups together
 	MaxEpochs        = 100_000   // simulation.epochs (and --epochs)
 	MaxStepsPerEpoch = 100_000   // simulation.steps_per_epoch
+	MaxReplays       = 10_000    // swarm sandbox run --replays
+	MaxSweepRuns     = 10_000    // a sweep's points × seeds
 )
 
 // DefaultMemoryBudget is the memory a simulation may be estimated to need

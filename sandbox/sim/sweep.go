@@ -34,11 +34,36 @@ type SweepRow struct {
 // LoadSweep reads a sweep file and its scenario (strictly).
 func LoadSweep(path string) (Sweep, []byte, error) {
 	var sw Sweep
-	if _, err := yamlx.DecodeFile(path, &sw, yamlx.DefaultLimits); err != nil {
+	doc, err := yamlx.DecodeFile(path, &sw, yamlx.DefaultLimits)
+	if err != nil {
 		return sw, nil, err
 	}
 	if sw.Scenario == "" || len(sw.Parameters) == 0 {
-		return sw, nil, fmt.Errorf("%s: scenario and parameters are required", path)
+		return sw, nil, fmt.Errorf("%s: scenario and parameters are required", textsafe.Printable(path))
+	}
+	// Bounds, before anything is built: the points are the cartesian
+	// product of the parameters' values (30 parameters of 2 values are
+	// 10^9 maps).
+	at := func(key, msg string) error {
+		e := &yamlx.Error{File: path, Key: key, Msg: msg}
+		if p, k, ok := doc.PosOrParent(key); ok {
+			e.Line, e.Col, e.Key = p.Line, p.Col, k
+		}
+		return e
+	}
+	if sw.Epochs < 0 || sw.Epochs > MaxEpochs {
+		return sw, nil, at("epochs", fmt.Sprintf("%d is out of range 0..%d (0: the scenario's)", sw.Epochs, MaxEpochs))
+	}
+	runs := max(len(sw.Seeds), 1)
+	for _, k := range sw.Keys() {
+		n := len(sw.Parameters[k])
+		if n == 0 {
+			return sw, nil, at("parameters."+k, "give at least one value")
+		}
+		if runs > MaxSweepRuns/n {
+			return sw, nil, at("parameters", fmt.Sprintf("more than %d runs (points × seeds): sweep fewer values or seeds", MaxSweepRuns))
+		}
+		runs *= n
 	}
 	if len(sw.Seeds) == 0 {
 		sw.Seeds = []int64{1}
