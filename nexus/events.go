@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sync"
 	"time"
 
 	"github.com/swarm-dev/swarm/internal/rundir"
+	"github.com/swarm-dev/swarm/internal/safeio"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -413,7 +413,7 @@ func (l *eventLog) close() error {
 // Phase 1.5, written before any commander started). ok is false when the
 // run directory has no such event.
 func CommittedHashes(runDir string) (sealed, task string, ok bool, err error) {
-	f, err := os.Open(filepath.Join(runDir, "events.jsonl"))
+	f, _, err := safeio.Open(filepath.Join(runDir, "events.jsonl"), true)
 	if err != nil {
 		return "", "", false, err
 	}

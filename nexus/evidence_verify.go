@@ -73,7 +73,7 @@ type bundleFile struct {
 }
 
 func readJSONFile(path string, v any) error {
-	b, err := os.ReadFile(path)
+	b, err := rundir.ReadFile(path)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/vocab"
@@ -201,7 +202,7 @@ func prepareFollowUp(o Options) (*followUpSetup, error) {
 	for _, m := range prior.Missing {
 		fu.Warnings = append(fu.Warnings, "previous run "+rec.Plan.RunID+": "+m)
 	}
-	if prev, err := os.ReadFile(filepath.Join(dir, "mission.md")); err != nil {
+	if prev, err := rundir.ReadFile(filepath.Join(dir, "mission.md")); err != nil {
 		fu.Warnings = append(fu.Warnings, fmt.Sprintf("cannot tell whether the mission changed: %v", err))
 	} else if strings.TrimSpace(string(prev)) != strings.TrimSpace(o.Mission) {
 		fu.MissionChanged = true

@@ -1,7 +1,7 @@
 package nexus
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,6 +57,10 @@ type JournalRecord struct {
 	// canary's verdict): its Key is decisionKeyPrefix + the decision's
 	// name, and Response is empty. Never replayed as an answer.
 	Decision *JournalDecision `json:"decision,omitempty"`
+	// MAC is the record's HMAC-SHA256 (hex) under the user's journal key,
+	// chained to the record before (journal_mac.go); always the last field
+	// of the line. Empty in a journal from before journal MACs.
+	MAC string `json:"mac,omitempty"`
 }
 
 // JournalDecision is a recorded decision (DESIGN.md: decisions taken from
@@ -122,8 +126,15 @@ type journalLoad struct {
 	Torn    bool // a torn last line was dropped (and cut off the file)
 }
 
+// maxJournalLine bounds one line of the journal (one answer, its text and
+// tool calls). A journal may hold any number of lines: it is read line by
+// line, never whole. A last line over the bound is a torn tail (dropped
+// without being held in memory); one before the last is damage.
+const maxJournalLine = 32 << 20
+
 // journal is the open journal.jsonl: the records read back at open, queued
-// per key for replay, and the file new records are appended to.
+// per key for replay, and the file new records are appended to, each
+// signed (journal_mac.go) and chained to the one before.
 type journal struct {
 	mu       sync.Mutex
 	log      *rundir.Log // nil once closed
@@ -137,31 +148,56 @@ type journal struct {
 	// onFail is told the first write error: the run stops (a resume could
 	// not trust a journal that misses answers the run went on with).
 	onFail func(error)
+
+	key   *journalKey // signs new records (nil: unsigned, only in tests of the file format)
+	runID string
+	prev  string // the MAC of the last record
+}
+
+// journalOpen says how a journal is verified and signed: under key, for
+// the run runID; trustUnsigned accepts records from before journal MACs
+// (ResumeOptions.TrustUnsignedJournal).
+type journalOpen struct {
+	key           *journalKey
+	runID         string
+	trustUnsigned bool
+}
+
+func (jo journalOpen) verifier() *journalVerifier {
+	return &journalVerifier{key: jo.key, runID: jo.runID, trustUnsigned: jo.trustUnsigned}
 }
 
 // openJournal opens (creating) the journal at path and reads back the
-// records it holds. A torn last line (no newline, or not valid JSON) is
-// dropped and cut off the file, so appends start after the last good
-// record; a bad line before it is an error naming the file and line.
-func openJournal(path string) (*journal, journalLoad, error) {
+// records it holds, verifying each one's MAC and its place in the chain
+// (ErrJournalTampered, ErrJournalUnsigned, naming file, line and seq). A
+// torn last line (no newline, or not valid JSON) is dropped and cut off
+// the file, so appends start after the last good record; a bad line before
+// it is an error naming the file and line.
+func openJournal(path string, jo journalOpen) (*journal, journalLoad, error) {
 	var load journalLoad
 	f, err := rundir.OpenLogRW(path, 0o600)
 	if err != nil {
 		return nil, load, err
 	}
-	j := &journal{queue: map[string][]JournalRecord{}, decided: map[string]JournalDecision{}}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		f.Close()
-		return nil, load, fmt.Errorf("read %s: %w", path, err)
-	}
-	recs, good, torn, err := parseJournal(filepath.Base(path), data)
+	j := &journal{queue: map[string][]JournalRecord{}, decided: map[string]JournalDecision{}, key: jo.key, runID: jo.runID}
+	v := jo.verifier()
+	good, _, torn, err := scanJournal(f, filepath.Base(path), v, func(r JournalRecord) {
+		j.seq = max(j.seq, r.Seq)
+		if r.Decision != nil {
+			if _, seen := j.decided[r.Decision.Name]; !seen {
+				j.decided[r.Decision.Name] = *r.Decision
+			}
+			return
+		}
+		j.queue[r.Key] = append(j.queue[r.Key], r)
+		load.Records++
+	})
 	if err != nil {
 		f.Close()
 		return nil, load, err
 	}
 	if torn {
-		if err := f.Truncate(int64(good)); err != nil {
+		if err := f.Truncate(good); err != nil {
 			f.Close()
 			return nil, load, fmt.Errorf("%s: cut the torn last line: %w", path, err)
 		}
@@ -171,57 +207,92 @@ func openJournal(path string) (*journal, journalLoad, error) {
 		f.Close()
 		return nil, load, err
 	}
-	for _, r := range recs {
-		j.seq = max(j.seq, r.Seq)
-		if r.Decision != nil {
-			if _, seen := j.decided[r.Decision.Name]; !seen {
-				j.decided[r.Decision.Name] = *r.Decision
-			}
-			continue
-		}
-		j.queue[r.Key] = append(j.queue[r.Key], r)
-		load.Records++
-	}
+	j.prev = v.prev
 	return j, load, nil
 }
 
-// parseJournal reads the records of data; good is the length of the prefix
-// holding them (where a torn last line starts), torn says one was dropped.
-func parseJournal(name string, data []byte) (recs []JournalRecord, good int, torn bool, err error) {
-	line := 0
-	for off := 0; off < len(data); {
-		line++
-		end := bytes.IndexByte(data[off:], '\n')
-		last := end < 0 || off+end+1 == len(data)
-		var text []byte
-		if end < 0 {
-			text = data[off:]
-		} else {
-			text = data[off : off+end]
+// scanJournal reads the records of r (the journal, named name in errors)
+// one line at a time, checking each with v (nil: not verified) and handing
+// it to keep. good is the length of the prefix holding the records (where
+// a torn last line starts), torn says one was dropped.
+func scanJournal(r io.Reader, name string, v *journalVerifier, keep func(JournalRecord)) (good int64, records int, torn bool, err error) {
+	br := bufio.NewReaderSize(r, 1<<20) // large reads: a torn tail of gigabytes is skipped at disk speed
+	var buf []byte
+	for line := 1; ; line++ {
+		text, n, complete, over, rerr := readJournalLine(br, buf[:0], maxJournalLine)
+		buf = text
+		if rerr != nil {
+			return 0, 0, false, fmt.Errorf("read %s: %w", name, rerr)
 		}
-		var r JournalRecord
-		bad := end < 0 // no newline: the write was cut short
-		if !bad {
-			if uerr := json.Unmarshal(text, &r); uerr != nil {
-				bad = true
-				if !last {
-					return nil, 0, false, fmt.Errorf("%w: %s line %d: %v", ErrJournal, name, line, uerr)
-				}
-			} else if r.Key == "" {
-				if !last {
-					return nil, 0, false, fmt.Errorf("%w: %s line %d: a record without a key", ErrJournal, name, line)
-				}
-				bad = true
+		if n == 0 {
+			return good, records, false, nil
+		}
+		if !complete { // no newline: the write was cut short
+			return good, records, true, nil
+		}
+		_, perr := br.Peek(1)
+		last := perr == io.EOF
+		var rec JournalRecord
+		var bad error
+		switch {
+		case over:
+			bad = fmt.Errorf("longer than the limit of %d bytes", maxJournalLine)
+		default:
+			if uerr := json.Unmarshal(text, &rec); uerr != nil {
+				bad = uerr
+			} else if rec.Key == "" {
+				bad = errors.New("a record without a key")
 			}
 		}
-		if bad {
-			return recs, off, true, nil
+		if bad != nil {
+			if last {
+				return good, records, true, nil
+			}
+			return 0, 0, false, fmt.Errorf("%w: %s line %d: %v", ErrJournal, name, line, bad)
 		}
-		recs = append(recs, r)
-		off += end + 1
-		good = off
+		if err := v.check(name, line, rec.Seq, text); err != nil {
+			return 0, 0, false, err
+		}
+		if keep != nil {
+			keep(rec)
+		}
+		records++
+		good += n
 	}
-	return recs, good, false, nil
+}
+
+// readJournalLine reads one line of br into buf (without its newline): n
+// is the bytes it took (newline included), complete says a newline ended
+// it, over that it was longer than limit (then text is not kept and the
+// rest of the line is skipped without being held in memory).
+func readJournalLine(br *bufio.Reader, buf []byte, limit int) (text []byte, n int64, complete, over bool, err error) {
+	for {
+		chunk, rerr := br.ReadSlice('\n')
+		n += int64(len(chunk))
+		if !over {
+			if len(buf)+len(chunk) > limit+1 {
+				over, buf = true, buf[:0]
+			} else {
+				if len(buf)+len(chunk) > cap(buf) { // double: a long line costs at most twice its length in allocations
+					buf = append(make([]byte, 0, max(2*cap(buf), len(buf)+len(chunk))), buf...)
+				}
+				buf = append(buf, chunk...)
+			}
+		}
+		switch {
+		case rerr == nil:
+			if !over {
+				buf = buf[:len(buf)-1]
+			}
+			return buf, n, true, over, nil
+		case errors.Is(rerr, bufio.ErrBufferFull):
+			continue
+		case rerr == io.EOF:
+			return buf, n, false, over, nil
+		default:
+			return buf, n, false, over, rerr
+		}
+	}
 }
 
 // take returns the next journaled answer for key, in journal order, and
@@ -287,6 +358,10 @@ func (j *journal) writeLocked(rec JournalRecord) {
 	j.seq++
 	rec.Seq = j.seq
 	b, err := json.Marshal(rec)
+	mac := ""
+	if err == nil && j.key != nil {
+		b, mac = j.key.sign(j.runID, j.prev, b)
+	}
 	if err != nil {
 		j.failLocked(fmt.Errorf("%s: record %d: %w", JournalFile, j.seq, err))
 		return
@@ -294,6 +369,9 @@ func (j *journal) writeLocked(rec JournalRecord) {
 	if !j.log.WriteLine(append(b, '\n')) {
 		j.failLocked(j.log.Err())
 		return
+	}
+	if mac != "" {
+		j.prev = mac
 	}
 	j.unsynced++
 	if j.unsynced >= journalSyncEvery {

@@ -142,8 +142,13 @@ func sha256Hex(b []byte) string {
 	return "sha256:" + hex.EncodeToString(s[:])
 }
 
+// maxHashedFile bounds a file hashed for the manifest (the mission, the
+// config, the ground truth): each has a tighter bound of its own where it
+// is parsed; this one keeps a path run.json names from costing more.
+const maxHashedFile = 64 << 20
+
 func fileSHA256(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := safeio.ReadFile(path, maxHashedFile)
 	if err != nil {
 		return "", err
 	}
@@ -348,11 +353,8 @@ func (was *Manifest) changes(now *Manifest) []string {
 	if was.Mission.SHA256 != now.Mission.SHA256 {
 		out = append(out, "mission text ("+orStdin(was.Mission.Path)+")")
 	}
-	switch {
-	case was.Config.FileSHA256 != now.Config.FileSHA256:
-		out = append(out, "config file ("+orEmbedded(was.Config.Path)+")")
-	case was.Config.EffectiveSHA256 != now.Config.EffectiveSHA256:
-		out = append(out, "effective config (config.effective.yml; a different swarm version may change defaults)")
+	if c := configChange(was.Config, now.Config); c != "" {
+		out = append(out, c)
 	}
 	switch {
 	case (was.Workspace == nil) != (now.Workspace == nil):
@@ -386,6 +388,32 @@ func (was *Manifest) changes(now *Manifest) []string {
 	return out
 }
 
+// configChange says how the configuration a run was started with (was)
+// differs from the one it is resumed with (now), "" when it does not.
+func configChange(was, now ManifestConfig) string {
+	switch {
+	case was.FileSHA256 != now.FileSHA256:
+		// Resume never loads the config run.json names (a directory handed
+		// to you could name one that sends your key elsewhere): the user's
+		// --config is used, and when it is not the run's, both are named.
+		return fmt.Sprintf("config file (the run was started with %s, %s, and is resumed with %s, %s: resume with --config naming the file you trust, "+
+			"the run's own only if you trust where this directory came from)",
+			orEmbedded(was.Path), configHash(was), orEmbedded(now.Path), configHash(now))
+	case was.EffectiveSHA256 != now.EffectiveSHA256:
+		return "effective config (config.effective.yml; a different swarm version may change defaults)"
+	}
+	return ""
+}
+
+// configHash is how a manifest's config is named: its file's hash, or the
+// effective configuration's for the embedded one.
+func configHash(c ManifestConfig) string {
+	if c.FileSHA256 != "" {
+		return c.FileSHA256
+	}
+	return "effective " + c.EffectiveSHA256
+}
+
 func orStdin(p string) string {
 	if p == "" {
 		return "stdin or --mission"
@@ -403,7 +431,7 @@ func orEmbedded(p string) string {
 // ReadManifest reads a run directory's run.json.
 func ReadManifest(dir string) (*Manifest, error) {
 	path := filepath.Join(dir, ManifestFile)
-	b, err := os.ReadFile(path)
+	b, err := rundir.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		if _, serr := os.Stat(dir); serr != nil {
 			return nil, fmt.Errorf("%w: --resume %s: %w", ErrBadInput, dir, serr)
@@ -426,7 +454,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 // finishedStatus reads the status of dir's result.json ("" when there is
 // none) and says whether it is a finished run's.
 func finishedStatus(dir string) (string, bool, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "result.json"))
+	b, err := rundir.ReadFile(filepath.Join(dir, "result.json"))
 	if errors.Is(err, os.ErrNotExist) {
 		return "", false, nil
 	}
@@ -447,9 +475,20 @@ func finishedStatus(dir string) (string, bool, error) {
 type ResumeOptions struct {
 	// Registry builds the providers (required).
 	Registry *providers.Registry
-	// Config, when set, is used instead of loading the run's config file
-	// again (the effective configuration must still match).
+	// ConfigPath is the user's configuration file, as --config gives it
+	// ("" = the embedded config.yml), exactly as for a fresh run: a resumed
+	// run never loads the config file its run.json names (a directory
+	// handed to you could name one that sends your API key elsewhere). When
+	// its hash differs from the one the run was started with, the resume is
+	// refused naming both files and hashes (unless Force).
+	ConfigPath string
+	// Config, when set, is used instead of loading ConfigPath (the
+	// configuration must still match the run's).
 	Config *Config
+	// TrustUnsignedJournal resumes a run whose journal was written before
+	// journal MACs (records without one): its answers are replayed
+	// unverified. Without it such a journal is refused (ErrJournalUnsigned).
+	TrustUnsignedJournal bool
 	// Force resumes even when what the run was started with changed; the
 	// changes are in the run_resumed event and ResumeChanges.
 	Force bool
@@ -467,6 +506,8 @@ type resumeState struct {
 	was     *Manifest
 	now     *Manifest // what the run is started with now: open writes it as run.json
 	changed []string
+	lock    *rundir.Lock // held from Resume to the end of the run
+	journal journalOpen  // how open verifies and signs the journal
 }
 
 // Resume prepares the continuation of the run in dir (an interrupted,
@@ -477,30 +518,65 @@ type resumeState struct {
 // returns a *FinishedError (ErrRunFinished) and touches nothing; a
 // changed mission, config, workspace or ground truth is refused
 // (ErrResumeChanged, ErrBadInput) unless ro.Force.
-func Resume(dir string, ro ResumeOptions, opts ...Option) (*Mission, error) {
+func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error) {
 	mf, err := ReadManifest(dir)
 	if err != nil {
 		return nil, err
 	}
+	// Before anything else: one process at a time in a run directory (a
+	// second resume, or a resume beside the run still going, is refused
+	// naming the holder's pid). The lock is held until the run ends.
+	lock, err := rundir.Acquire(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --resume: %w", ErrBadInput, err)
+	}
+	defer func() {
+		if err != nil {
+			lock.Unlock()
+		}
+	}()
 	if status, done, err := finishedStatus(dir); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+		return nil, fmt.Errorf("%w: --resume %s: %w (swarm writes result.json as a regular file of at most %d bytes: this directory was not left so by a run)",
+			ErrBadInput, dir, err, rundir.MaxFileBytes)
 	} else if done {
 		return nil, &FinishedError{Status: status}
 	}
-	// A damaged journal is refused before anything in dir is touched.
-	if b, err := os.ReadFile(filepath.Join(dir, JournalFile)); err == nil {
-		if _, _, _, err := parseJournal(JournalFile, b); err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, dir, err)
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
+	// A damaged or forged journal is refused before anything in dir is
+	// touched.
+	key, err := loadJournalKey(true)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	jo := journalOpen{key: key, runID: mf.RunID, trustUnsigned: ro.TrustUnsignedJournal}
+	if err := checkJournal(dir, jo); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, dir, err)
 	}
 	o, err := mf.options(dir, ro)
 	if err != nil {
 		return nil, err
 	}
+	// The user's config against the run's, before anything is built from
+	// it: a mismatch is named at once (it is also among the changes below
+	// when forced).
+	if !ro.Force {
+		user := ManifestConfig{Path: absPath(ro.ConfigPath)}
+		if ro.ConfigPath != "" {
+			if user.FileSHA256, err = fileSHA256(ro.ConfigPath); err != nil {
+				return nil, fmt.Errorf("%w: --config %s: %w", ErrBadInput, ro.ConfigPath, err)
+			}
+		}
+		eff, err := o.Config.Effective()
+		if err != nil {
+			return nil, fmt.Errorf("effective configuration: %w", err)
+		}
+		user.EffectiveSHA256 = sha256Hex(eff)
+		if c := configChange(mf.Config, user); c != "" {
+			return nil, fmt.Errorf("%w: %w: resume of %s refused: %s changed since the run started (pass --force to resume anyway with your config)",
+				ErrBadInput, ErrResumeChanged, dir, c)
+		}
+	}
 	o.OutDir = "" // Prepare refuses a non-empty directory: this one is resumed
-	m, err := Prepare(o, opts...)
+	m, err = Prepare(o, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -523,8 +599,25 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (*Mission, error) {
 		return nil, fmt.Errorf("%w: %w: resume of %s refused: %s changed since the run started (pass --force to resume anyway)",
 			ErrBadInput, ErrResumeChanged, dir, strings.Join(changed, "; "))
 	}
-	m.resume = &resumeState{was: mf, now: now, changed: changed}
+	jo.runID = m.plan.RunID
+	m.resume = &resumeState{was: mf, now: now, changed: changed, lock: lock, journal: jo}
 	return m, nil
+}
+
+// checkJournal reads dir's journal (when it has one) without changing it
+// and verifies every record as a resume would.
+func checkJournal(dir string, jo journalOpen) error {
+	path := filepath.Join(dir, JournalFile)
+	f, _, err := safeio.Open(path, true)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, _, _, err = scanJournal(f, JournalFile, jo.verifier(), nil)
+	return err
 }
 
 // options rebuilds the Options a run was started with.
@@ -535,9 +628,9 @@ func (mf *Manifest) options(dir string, ro ResumeOptions) (Options, error) {
 	o := Options{Registry: ro.Registry, MissionName: mf.Mission.Name, MissionDir: mf.Mission.Dir, MissionPath: mf.Mission.Path,
 		Scale: mf.Scale, Personality: mf.Personality, Seed: mf.Seed, Replays: mf.Replays, FileScope: mf.FileScope,
 		GroundTruth: "", OutDir: dir, Force: ro.Force, Observers: ro.Observers, KeepPrompts: ro.KeepPrompts, KeepEvents: ro.KeepEvents,
-		ConfigPath: mf.Config.Path}
+		ConfigPath: ro.ConfigPath} // the user's config, never the one run.json names
 	if mf.Mission.Path != "" {
-		f, err := os.Open(mf.Mission.Path)
+		f, _, err := safeio.Open(mf.Mission.Path, false)
 		if err != nil {
 			return o, fmt.Errorf("%w: resume: the mission: %w", ErrBadInput, err)
 		}
@@ -571,12 +664,16 @@ func (mf *Manifest) options(dir string, ro ResumeOptions) (Options, error) {
 	}
 	o.Config = ro.Config
 	if o.Config == nil {
-		cfg, err := LoadConfig(mf.Config.Path, ro.Registry)
+		cfg, err := LoadConfig(ro.ConfigPath, ro.Registry)
 		if err != nil {
 			return o, fmt.Errorf("%w: resume: %w", ErrBadInput, err)
 		}
-		if mf.Config.Spec != "" {
+		switch mf.Config.Spec {
+		case "":
+		case shadow.SpecV1, shadow.SpecV2:
 			cfg.ShadowScoring.SpecVersion = mf.Config.Spec
+		default:
+			return o, fmt.Errorf("%w: %s: config.spec %q: want %s or %s", ErrBadInput, ManifestFile, mf.Config.Spec, shadow.SpecV2, shadow.SpecV1)
 		}
 		o.Config = cfg
 	}
@@ -626,7 +723,7 @@ func (r *runState) resumeInfo() (*ResumeInfo, *ResumeTelemetry) {
 // loadStoredEnvelope reads and verifies the envelope a resumed run sealed
 // before (nil when it never got that far).
 func loadStoredEnvelope(path string) (*shadow.Envelope, []byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := safeio.ReadFileNoFollow(path, shadow.MaxEnvelopeBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/builtin"
@@ -188,6 +189,11 @@ func snapshot(t *testing.T, dir string) map[string]string {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
+		if rel == rundir.LockFile {
+			// The lock every process using the directory takes (a refused
+			// resume too), holding the last holder's pid.
+			return nil
+		}
 		if d.IsDir() {
 			out[rel+"/"] = fi.ModTime().String()
 			return nil
@@ -215,7 +221,7 @@ func TestResumeFinishedRunChangesNothing(t *testing.T) {
 		t.Fatalf("run: %v %v", err, res)
 	}
 	before := snapshot(t, out)
-	m, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{})})
+	m, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: config})
 	var fin *nexus.FinishedError
 	if !errors.As(err, &fin) || !errors.Is(err, nexus.ErrRunFinished) || fin.Status != nexus.StatusComplete || m != nil {
 		t.Fatalf("Resume = %v, %v; want a FinishedError with status complete", m, err)
@@ -265,7 +271,7 @@ func TestResumeRefusesWhatChanged(t *testing.T) {
 			}
 			tc.change(t, mission, config, ws, gt)
 			before := snapshot(t, out)
-			_, err = nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{})})
+			_, err = nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: config})
 			if !errors.Is(err, nexus.ErrResumeChanged) || !errors.Is(err, nexus.ErrBadInput) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Resume: %v; want ErrResumeChanged naming %q", err, tc.want)
 			}
@@ -275,7 +281,7 @@ func TestResumeRefusesWhatChanged(t *testing.T) {
 			if diff := cmp.Diff(before, snapshot(t, out)); diff != "" {
 				t.Errorf("a refused resume changed the directory (-before +after):\n%s", diff)
 			}
-			m, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), Force: true, KeepEvents: true})
+			m, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: config, Force: true, KeepEvents: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -336,7 +342,7 @@ func TestResumeAfterInterruptionReplaysAndMatches(t *testing.T) {
 		t.Fatalf("interrupted run: %v, status %s", err, got.Status)
 	}
 	journaled := len(journalKeys(t, out))
-	m, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{})})
+	m, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: config})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +409,7 @@ func TestResumeWithAnotherStoredEnvelopeFails(t *testing.T) {
 	if err := os.Remove(filepath.Join(out, "result.json")); err != nil {
 		t.Fatal(err)
 	}
-	m, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{})})
+	m, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: config})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +425,7 @@ func TestResumeWithAnotherStoredEnvelopeFails(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(out, "sealed", "envelope.json")); err != nil || !bytes.Equal(got, b) {
 		t.Errorf("sealed/envelope.json changed by the failed resume (err %v)", err)
 	}
-	m, err = nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{})})
+	m, err = nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: config})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +456,7 @@ func TestResumeRefusesADamagedJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := snapshot(t, out)
-	_, err = nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{})})
+	_, err = nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: config})
 	if !errors.Is(err, nexus.ErrBadInput) || !errors.Is(err, nexus.ErrJournal) || !strings.Contains(err.Error(), "journal.jsonl line 3") {
 		t.Fatalf("Resume: %v; want bad input naming journal.jsonl line 3", err)
 	}

@@ -22,9 +22,23 @@ func writeJournal(t *testing.T, content string) string {
 }
 
 const (
-	rec1 = `{"seq":1,"key":"k1","role":"worker","agent_id":"w1","ref":"mock:honest","response":{"text":"one","usage":{"input_tokens":3,"output_tokens":1},"model":"honest","finish_reason":"stop","latency_ns":5}}`
-	rec2 = `{"seq":2,"key":"k2","role":"worker","agent_id":"w2","ref":"mock:honest","response":{"text":"two","usage":{"input_tokens":3,"output_tokens":1},"model":"honest","finish_reason":"stop","latency_ns":5}}`
+	body1     = `{"seq":1,"key":"k1","role":"worker","agent_id":"w1","ref":"mock:honest","response":{"text":"one","usage":{"input_tokens":3,"output_tokens":1},"model":"honest","finish_reason":"stop","latency_ns":5}}`
+	body2     = `{"seq":2,"key":"k2","role":"worker","agent_id":"w2","ref":"mock:honest","response":{"text":"two","usage":{"input_tokens":3,"output_tokens":1},"model":"honest","finish_reason":"stop","latency_ns":5}}`
+	testRunID = "20260101-000000-test-ss-12"
 )
+
+// testKey is a fixed journal key: records signed with it verify under it.
+var testKey = &journalKey{path: "test journal.key", key: []byte("0123456789abcdef0123456789abcdef")}
+
+// testOpen verifies and signs as a run does, under testKey.
+var testOpen = journalOpen{key: testKey, runID: testRunID}
+
+// rec1 and rec2 are body1 and body2 signed and chained (rec1 first).
+var rec1, rec2 = func() (string, string) {
+	l1, m1 := testKey.sign(testRunID, "", []byte(body1))
+	l2, _ := testKey.sign(testRunID, m1, []byte(body2))
+	return string(l1), string(l2)
+}()
 
 // A journal read back after SIGKILL or a crash: the last line may be torn;
 // it is dropped and cut off so the next record starts a line of its own. A
@@ -49,7 +63,7 @@ func TestOpenJournalTornTailAndBadMiddleLine(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeJournal(t, tc.content)
-			j, load, err := openJournal(path)
+			j, load, err := openJournal(path, testOpen)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, ErrJournal) {
 					t.Fatalf("err = %v, want ErrJournal naming %q", err, tc.wantErr)
@@ -78,7 +92,7 @@ func TestOpenJournalTornTailAndBadMiddleLine(t *testing.T) {
 			if err := j.close(); err != nil {
 				t.Fatal(err)
 			}
-			j2, load2, err := openJournal(path)
+			j2, load2, err := openJournal(path, testOpen)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +111,7 @@ func TestOpenJournalTornTailAndBadMiddleLine(t *testing.T) {
 // each answer replays once.
 func TestJournalReplaysIdenticalKeysInOrder(t *testing.T) {
 	path := filepath.Join(t.TempDir(), JournalFile)
-	j, _, err := openJournal(path)
+	j, _, err := openJournal(path, testOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +121,7 @@ func TestJournalReplaysIdenticalKeysInOrder(t *testing.T) {
 	}
 	j.append("other", c, "mock:honest", providers.Response{Text: "other"})
 	j.close()
-	j, load, err := openJournal(path)
+	j, load, err := openJournal(path, testOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +151,7 @@ func TestJournalRedactsSecrets(t *testing.T) {
 	const secret = "sk-journal-test-secret-0123456789"
 	providers.AddSecrets(secret)
 	path := filepath.Join(t.TempDir(), JournalFile)
-	j, _, err := openJournal(path)
+	j, _, err := openJournal(path, testOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +169,7 @@ func TestJournalRedactsSecrets(t *testing.T) {
 	if strings.Contains(string(b), "the prompt text") {
 		t.Errorf("journal holds prompt text: %s", b)
 	}
-	j, _, err = openJournal(path)
+	j, _, err = openJournal(path, testOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +208,7 @@ func TestReplayKeyIgnoresTheModelButNotTheCaller(t *testing.T) {
 // the answers, and is written once: a second decide keeps the first.
 func TestJournalDecisionIsReadBackAndNotReplayed(t *testing.T) {
 	path := writeJournal(t, rec1+"\n")
-	j, _, err := openJournal(path)
+	j, _, err := openJournal(path, testOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +220,7 @@ func TestJournalDecisionIsReadBackAndNotReplayed(t *testing.T) {
 	if err := j.close(); err != nil {
 		t.Fatal(err)
 	}
-	j, load, err := openJournal(path)
+	j, load, err := openJournal(path, testOpen)
 	if err != nil {
 		t.Fatal(err)
 	}

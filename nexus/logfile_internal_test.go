@@ -43,7 +43,7 @@ func TestEventLogOnDevFullReportsNoSpace(t *testing.T) {
 // on and appended after the torn record.
 func TestJournalAppendFailureStopsTheRun(t *testing.T) {
 	path := filepath.Join(t.TempDir(), JournalFile)
-	j, _, err := openJournal(path)
+	j, _, err := openJournal(path, testOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestJournalAppendFailureStopsTheRun(t *testing.T) {
 	if err := j.close(); !errors.Is(err, syscall.ENOSPC) {
 		t.Errorf("close() = %v, want ENOSPC", err)
 	}
-	j2, load, err := openJournal(path)
+	j2, load, err := openJournal(path, testOpen)
 	if err != nil {
 		t.Fatal(err)
 	}

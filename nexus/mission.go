@@ -74,7 +74,7 @@ func LoadSealed(runDir string) (*Sealed, error) {
 	}
 	var dec Decomposition
 	decPath := filepath.Join(runDir, "decomposition.json")
-	b, err := os.ReadFile(decPath)
+	b, err := rundir.ReadFile(decPath)
 	if err != nil {
 		return nil, err
 	}
@@ -191,10 +191,15 @@ func (m *Mission) RunSealed(ctx context.Context, s *Sealed) (*Result, error) {
 
 // Close ends a mission that was sealed and will not run: it writes
 // result.json (status sealed) and telemetry.json and closes the logs. It
-// does nothing for a mission that ran or never started.
+// does nothing for a mission that ran or never started (but releases the
+// run directory of a resumed mission that never started).
 func (m *Mission) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.r == nil && m.resume != nil {
+		m.resume.lock.Unlock() // a resumed mission that never ran lets its directory go
+		m.resume.lock = nil
+	}
 	if m.r == nil || m.ended {
 		return nil
 	}
@@ -315,6 +320,32 @@ func (m *Mission) open() error {
 	mf.RunID = plan.RunID
 	var dir rundir.Dir
 	var resumed *ResumeInfo
+	// One process at a time in a run directory: a resumed run holds the
+	// lock since Resume; a new one takes it as soon as its directory
+	// exists, before writing anything else in it.
+	var lock *rundir.Lock
+	jo := journalOpen{runID: plan.RunID}
+	if m.resume != nil {
+		lock, jo = m.resume.lock, m.resume.journal
+		m.resume.lock = nil
+	} else {
+		if err := os.MkdirAll(dirPath, 0o755); err != nil {
+			return fmt.Errorf("create run directory: %w", err)
+		}
+		if lock, err = rundir.Acquire(dirPath); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadInput, err)
+		}
+		if jo.key, err = loadJournalKey(true); err != nil {
+			lock.Unlock()
+			return fmt.Errorf("%w: %w", ErrBadInput, err)
+		}
+	}
+	opened := false
+	defer func() {
+		if !opened {
+			lock.Unlock()
+		}
+	}()
 	if m.resume != nil {
 		if dir, resumed, err = m.reopen(dirPath, mf); err != nil {
 			return err
@@ -325,7 +356,7 @@ func (m *Mission) open() error {
 	if err := dir.WriteJSON(ManifestFile, mf); err != nil {
 		return fmt.Errorf("%w: %w", ErrWrite, err)
 	}
-	jr, load, err := openJournal(dir.Join(JournalFile))
+	jr, load, err := openJournal(dir.Join(JournalFile), jo)
 	if err != nil {
 		if errors.Is(err, ErrJournal) {
 			err = fmt.Errorf("%w: %w", ErrBadInput, err)
@@ -379,6 +410,7 @@ func (m *Mission) open() error {
 	}
 	r.ev = m.ev
 	r.fu = m.fu
+	r.lock, opened = lock, true
 	m.r = r
 	m.res = &Result{Plan: plan, Dir: dir.Path, ShadowValid: true}
 	return nil
@@ -389,6 +421,7 @@ func (m *Mission) open() error {
 // run_end and closes the logs.
 func (m *Mission) end(ctx context.Context, err error) {
 	r, res := m.r, m.res
+	defer r.lock.Unlock() // after the logs are closed (below)
 	defer closeWorkspace(r.ws)
 	m.ended = true
 	if werr := r.writeFailure(false); werr != nil {

@@ -22,6 +22,7 @@ type runState struct {
 	cfg    *Config
 	plan   Plan
 	dir    rundir.Dir
+	lock   *rundir.Lock // the run directory's lock, released when the run ends
 	rec    *recorder
 	meter  *meter
 	pool   *providerPool

@@ -4,14 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/swarm-dev/swarm/internal/rundir"
+	"github.com/swarm-dev/swarm/internal/safeio"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
@@ -32,7 +33,7 @@ func VerifyCommitment(runDir string, env *shadow.Envelope) error {
 	sealed, task, ok, err := CommittedHashes(d.Path)
 	switch {
 	case err != nil:
-		return fmt.Errorf("%w: cannot read the run's commitment: %v", shadow.ErrTampered, err)
+		return fmt.Errorf("%w: cannot read the run's commitment: %w", shadow.ErrTampered, err)
 	case !ok:
 		return fmt.Errorf("%w: events.jsonl records no sealed hash", shadow.ErrTampered)
 	case sealed != env.SealedHash:
@@ -40,9 +41,9 @@ func VerifyCommitment(runDir string, env *shadow.Envelope) error {
 	case task == "" || task != env.TaskHash:
 		return fmt.Errorf("%w: envelope task_hash %s, the run's events committed %q", shadow.ErrTampered, env.TaskHash, task)
 	}
-	dec, err := os.ReadFile(d.Join("decomposition.json"))
+	dec, err := rundir.ReadFile(d.Join("decomposition.json"))
 	if err != nil {
-		return fmt.Errorf("%w: cannot read decomposition.json: %v", shadow.ErrTampered, err)
+		return fmt.Errorf("%w: cannot read decomposition.json: %w", shadow.ErrTampered, err)
 	}
 	if err := shadow.VerifyTaskHash(dec, task); err != nil {
 		return fmt.Errorf("decomposition.json: %w", err)
@@ -65,7 +66,7 @@ func ReadReports(runDir string) ([]shadow.Report, error) {
 	sort.Strings(files)
 	var all []shadow.Report
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := rundir.ReadFile(f)
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +114,7 @@ var runStatuses = []string{StatusComplete, StatusIncomplete, StatusPartial, Stat
 // and the field at fault.
 func readRunRecord(dir string) (*runRecord, error) {
 	path := filepath.Join(dir, "result.json")
-	b, err := os.ReadFile(path)
+	b, err := rundir.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -141,4 +142,53 @@ func readRunRecord(dir string) (*runRecord, error) {
 		}
 	}
 	return &rec, nil
+}
+
+// JournalCheck is what VerifyJournal found in a run directory's journal.
+type JournalCheck struct {
+	Present  bool // the directory has a journal.jsonl
+	Records  int  // records read, every one verified (or unsigned and trusted)
+	Unsigned int  // records without a MAC, accepted because trustUnsigned
+	Torn     bool // a torn last line (a crash mid-write) would be dropped on resume
+}
+
+// VerifyJournal checks every record of runDir's journal.jsonl against the
+// user's journal key, in chain order, as a resume would: a record edited,
+// moved, inserted or following a deleted one fails (ErrJournalTampered,
+// naming file, line and seq), and so does a run written under another
+// user's key. Records without a MAC (a journal from before journal MACs)
+// fail with ErrJournalUnsigned unless trustUnsigned. A directory without a
+// journal is not an error (Present false).
+func VerifyJournal(runDir string, trustUnsigned bool) (JournalCheck, error) {
+	var jc JournalCheck
+	f, _, err := safeio.Open(filepath.Join(runDir, JournalFile), true)
+	if errors.Is(err, fs.ErrNotExist) {
+		return jc, nil
+	}
+	if err != nil {
+		return jc, err
+	}
+	defer f.Close()
+	jc.Present = true
+	b, err := rundir.ReadFile(filepath.Join(runDir, ManifestFile))
+	if err != nil {
+		return jc, fmt.Errorf("%s: the journal's run id: %w", runDir, err)
+	}
+	var mf struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal(b, &mf); err != nil {
+		return jc, fmt.Errorf("%s: %w", filepath.Join(runDir, ManifestFile), err)
+	}
+	key, err := loadJournalKey(false)
+	if err != nil {
+		return jc, err
+	}
+	v := &journalVerifier{key: key, runID: mf.RunID, trustUnsigned: trustUnsigned}
+	_, n, torn, err := scanJournal(f, JournalFile, v, nil)
+	if err != nil {
+		return jc, err
+	}
+	jc.Records, jc.Unsigned, jc.Torn = n, v.unsigned, torn
+	return jc, nil
 }

@@ -312,7 +312,7 @@ func TestResumeOverAWorkspaceSealsTheSameChecks(t *testing.T) {
 	if _, err := prepareResumeRun(t, mission, config, out, withWS, nexus.WithProviderWrap(stopAfter)).Run(ctx); err == nil {
 		t.Fatal("the interrupted run was not interrupted")
 	}
-	m, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{})})
+	m, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: config})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -128,7 +128,7 @@ if [[ $mode == trials ]]; then
 			[[ -f $dir/run.json ]] && break
 		done
 		rc=0
-		"$SWARM" run --resume "$dir" -q >/dev/null 2>"$dir.resume.err" || rc=$?
+		"$SWARM" --config "$work/config.yml" run --resume "$dir" -q >/dev/null 2>"$dir.resume.err" || rc=$?
 		verdict "$i" "$dir" "$rc ($how)"
 	done
 else
@@ -140,7 +140,7 @@ else
 		[[ -f $dir/run.json ]] && break
 	done
 	for ((i = 1; i <= kills; i++)); do
-		"$SWARM" run --resume "$dir" -q >/dev/null 2>"$work/resume-$i.err" &
+		"$SWARM" --config "$work/config.yml" run --resume "$dir" -q >/dev/null 2>"$work/resume-$i.err" &
 		pid=$!
 		if ((i < kills)); then
 			killed "$pid"

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/gowebpki/jcs"
+
+	"github.com/swarm-dev/swarm/internal/safeio"
 )
 
 // Spec categories. Config may add more; reports map extra ones to "unknown".
@@ -222,10 +224,15 @@ func WriteSealed(path string, e *Envelope) error {
 	return werr
 }
 
-// LoadSealed reads an envelope written by WriteSealed. It does not verify
+// MaxEnvelopeBytes bounds a sealed envelope read back (LoadSealed): a run
+// writes far less; a file handed to us may hold anything.
+const MaxEnvelopeBytes = 64 << 20
+
+// LoadSealed reads an envelope written by WriteSealed: a regular file of at
+// most MaxEnvelopeBytes (never a FIFO or a device). It does not verify
 // the hash: call Verify.
 func LoadSealed(path string) (*Envelope, error) {
-	b, err := os.ReadFile(path)
+	b, err := safeio.ReadFile(path, MaxEnvelopeBytes)
 	if err != nil {
 		return nil, err
 	}

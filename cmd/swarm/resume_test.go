@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/swarm-dev/swarm/nexus"
 )
 
 // envRunMain makes the test binary run swarm's main instead of the tests,
@@ -25,6 +27,19 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envRunMain) == "1" {
 		main()
 		return
+	}
+	// Every run signs its journal with the user's journal key: the tests'
+	// key lives in a temporary directory (inherited by the processes they
+	// start), never in the user's config directory.
+	if os.Getenv(nexus.EnvJournalKeyFile) == "" {
+		dir, err := os.MkdirTemp("", "swarm-journal-key-")
+		if err != nil {
+			panic(err)
+		}
+		os.Setenv(nexus.EnvJournalKeyFile, filepath.Join(dir, "journal.key"))
+		code := m.Run()
+		os.RemoveAll(dir)
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }
@@ -223,7 +238,7 @@ func checkResume(t *testing.T, dir string, code int, want runOutcome) {
 	if code == 0 {
 		// The signal landed after the run finished: resuming is a no-op.
 		before := readFile(t, dir, "result.json")
-		c, _, stderr := execCLI(t, "run", "--resume", dir)
+		c, _, stderr := execCLI(t, "--config", resumeConfig, "run", "--resume", dir)
 		if c != 0 || !strings.Contains(stderr, "run already finished (status complete); nothing to do") {
 			t.Fatalf("resume of a finished run: exit %d: %s", c, stderr)
 		}
@@ -236,7 +251,7 @@ func checkResume(t *testing.T, dir string, code int, want runOutcome) {
 		t.Fatalf("stopped run exited %d, want killed or 130", code)
 	}
 	j := journaled(t, dir)
-	c, _, stderr := execCLI(t, "run", "--resume", dir, "-q")
+	c, _, stderr := execCLI(t, "--config", resumeConfig, "run", "--resume", dir, "-q")
 	if c != 0 {
 		t.Fatalf("swarm run --resume: exit %d: %s", c, stderr)
 	}
@@ -307,14 +322,14 @@ func TestResumeRefusesAChangedMission(t *testing.T) {
 		t.Fatal(err)
 	}
 	events := readFile(t, dir, "events.jsonl")
-	c, _, stderr := execCLIWithError(t, "run", "--resume", dir)
+	c, _, stderr := execCLIWithError(t, "--config", "testdata/golden/config.yml", "run", "--resume", dir)
 	if c != 2 || !strings.Contains(stderr, "mission text ("+mission+") changed since the run started") {
 		t.Fatalf("exit %d: %s; want 2 naming the mission", c, stderr)
 	}
 	if !bytes.Equal(events, readFile(t, dir, "events.jsonl")) {
 		t.Error("a refused resume touched events.jsonl")
 	}
-	c, _, stderr = execCLIWithError(t, "run", "--resume", dir, "--force", "-q")
+	c, _, stderr = execCLIWithError(t, "--config", "testdata/golden/config.yml", "run", "--resume", dir, "--force", "-q")
 	if c != 1 || !strings.Contains(stderr, "resuming with --force although these changed since the run started: mission text") ||
 		!strings.Contains(stderr, "run failed in phase 1.5") || !strings.Contains(stderr, "does not match the stored run") {
 		t.Fatalf("--force: exit %d: %s; want 1, the change named and the seal mismatch", c, stderr)
@@ -346,7 +361,7 @@ func TestResumeUnderFaultsAfterRepeatedSIGKILLs(t *testing.T) {
 	}
 	finish := func(t *testing.T, dir string) {
 		t.Helper()
-		c, _, stderr := execCLI(t, "run", "--resume", dir, "-q")
+		c, _, stderr := execCLI(t, "--config", resumeFaultsConfig, "run", "--resume", dir, "-q")
 		got := readOutcome(t, dir)
 		if c != 0 || got.Status != want.Status {
 			t.Fatalf("swarm run --resume: exit %d, status %s; want 0 and %s: %s", c, got.Status, want.Status, stderr)
@@ -379,7 +394,7 @@ func TestResumeUnderFaultsAfterRepeatedSIGKILLs(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")
 			kill(t, tc.kills[0], "--config", resumeFaultsConfig, "run", resumeMission, "--out", dir, "--json")
 			for _, at := range tc.kills[1:] {
-				kill(t, at, "run", "--resume", dir, "--json")
+				kill(t, at, "--config", resumeFaultsConfig, "run", "--resume", dir, "--json")
 			}
 			finish(t, dir)
 		})

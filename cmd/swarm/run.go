@@ -47,7 +47,10 @@ type RunOptions struct {
 	AllowHomeWorkspace bool
 	GroundTruth        string // planted defects to match the findings against (needs a workspace)
 	Resume             string // a run directory to continue (--resume)
-	FollowUp           string // the run directory of an earlier run this one follows up
+	// TrustUnsigned resumes a run whose journal has no MACs (written before
+	// journal MACs) (--trust-unsigned-journal).
+	TrustUnsigned bool
+	FollowUp      string // the run directory of an earlier run this one follows up
 }
 
 // newRunCmd builds `swarm run`; runF runs the parsed options (nil: runRun).
@@ -71,12 +74,17 @@ The run directory (--out, default runs/<run-id>) must be new or empty; --force
 writes into a non-empty one, replacing the files of an earlier run there.
 
 --resume RUN_DIR continues an interrupted (Ctrl-C, SIGTERM, SIGKILL, crash) or
-failed run in its directory: the mission, config and options come from its
-run.json, every LLM answer its journal.jsonl recorded is replayed instead of
-asked again, and only what was never answered is asked. A finished run is left
-untouched ("nothing to do", exit 0). A changed mission, config, workspace or
-ground truth is refused (exit 2, listing what changed) unless --force. See
-docs/resume.md.
+failed run in its directory: the mission and options come from its run.json,
+every LLM answer its journal.jsonl recorded is replayed instead of asked again,
+and only what was never answered is asked. The configuration is yours (--config,
+default the embedded config.yml), never the file run.json names: when it is not
+the one the run was started with, the resume is refused naming both (pass
+--config with the file you trust). Every journal record must carry a valid MAC
+under your journal key (a forged or edited journal is refused, naming the
+line). A finished run is left untouched ("nothing to do", exit 0). A changed
+mission, config, workspace or ground truth is refused (exit 2, listing what
+changed) unless --force. A run directory is used by one process at a time: a
+second one is refused naming the pid holding it. See docs/resume.md.
 
 Exit codes:
   0    every planned bundle was judged (shadow scoring valid)
@@ -115,6 +123,8 @@ Exit codes:
 				if o.MissionArg != "" {
 					return usageError(fmt.Errorf("--resume takes the mission from RUN_DIR/run.json: drop the mission argument %q", o.MissionArg))
 				}
+			} else if o.TrustUnsigned {
+				return usageError(errors.New("--trust-unsigned-journal applies to --resume only"))
 			}
 			return runF(cmd.Context(), &o)
 		},
@@ -128,7 +138,8 @@ Exit codes:
 	f.StringVar(&o.Personality, "personality", "", "balanced, thorough, fast, creative or cautious")
 	f.StringVar(&o.Out, "out", "", "run directory, new or empty (default runs/<run-id>)")
 	f.BoolVar(&o.Force, "force", false, "write into a non-empty --out directory, replacing the files of an earlier run there; with --resume, resume although the mission, config or workspace changed")
-	f.StringVar(&o.Resume, "resume", "", "continue the interrupted or failed run in RUN_DIR, replaying its recorded LLM answers (the mission and options come from RUN_DIR/run.json)")
+	f.StringVar(&o.Resume, "resume", "", "continue the interrupted or failed run in RUN_DIR, replaying its recorded LLM answers (the mission and options come from RUN_DIR/run.json; the config is yours: --config)")
+	f.BoolVar(&o.TrustUnsigned, "trust-unsigned-journal", false, "with --resume: replay a journal written before journal MACs (its records cannot be verified; only for a run directory you made yourself)")
 	f.Int64Var(&o.Seed, "seed", 0, "seed for every agent's sampling (default from config)")
 	f.BoolVar(&o.JSON, "json", false, "stream events to stdout as JSON lines")
 	f.BoolVar(&o.Interactive, "interactive", false, "show the briefing and ask to confirm before spending")
@@ -280,7 +291,8 @@ func runRun(ctx context.Context, app *App, o RunOptions) error {
 
 // runResume continues the run in o.Resume (--resume).
 func runResume(ctx context.Context, app *App, o RunOptions) error {
-	m, err := nexus.Resume(o.Resume, nexus.ResumeOptions{Registry: app.Registry(), Force: o.Force, AllowHomeWorkspace: o.AllowHomeWorkspace})
+	m, err := nexus.Resume(o.Resume, nexus.ResumeOptions{Registry: app.Registry(), ConfigPath: app.ConfigPath, Force: o.Force,
+		AllowHomeWorkspace: o.AllowHomeWorkspace, TrustUnsignedJournal: o.TrustUnsigned})
 	var fin *nexus.FinishedError
 	if errors.As(err, &fin) {
 		fmt.Fprintf(app.Err, "%s: %s\n", textsafe.Printable(o.Resume), textsafe.PrintableLines(fin.Error()))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -136,6 +137,9 @@ func runShadowScore(app *App, o ShadowScoreOptions) error {
 // ShadowVerifyOptions are the arguments of `swarm shadow verify`.
 type ShadowVerifyOptions struct {
 	Target string // an envelope file or a run directory
+	// TrustUnsigned accepts a journal from before journal MACs
+	// (--trust-unsigned-journal): its records are not checked.
+	TrustUnsigned bool
 }
 
 // newShadowVerifyCmd builds `swarm shadow verify`; runF runs the parsed
@@ -144,7 +148,8 @@ func newShadowVerifyCmd(app *App, runF func(context.Context, *ShadowVerifyOption
 	if runF == nil {
 		runF = func(_ context.Context, o *ShadowVerifyOptions) error { return runShadowVerify(app, *o) }
 	}
-	return &cobra.Command{
+	var o ShadowVerifyOptions
+	cmd := &cobra.Command{
 		Use:   "verify ENVELOPE_OR_RUN_DIR",
 		Short: "Recompute a sealed envelope's hashes and check them",
 		Long: `Recompute the sealed hash (sha256 over the RFC 8785 canonical JSON of the
@@ -154,15 +159,23 @@ For a run directory, also check:
     any commander started (a forger who rewrites the criteria and the
     envelope's own hashes is caught here);
   - decomposition.json: its canonical hash must equal the envelope's
-    task_hash and the committed one.
+    task_hash and the committed one;
+  - journal.jsonl (the recorded LLM answers, judge verdicts included): every
+    record's MAC under your journal key, in chain order. An edited, moved,
+    inserted or deleted-before record is named (line and seq). A run written
+    by another user fails (their key is not yours); a journal from before
+    journal MACs fails unless --trust-unsigned-journal.
 Exit 4 on a mismatch or when a file the check needs is missing (shadow
 scoring invalid), 2 when the envelope cannot be read.`,
 		Example: "  swarm shadow verify runs/20261122-120000-auth-migration-ss-100\n  swarm shadow verify sealed/envelope.json",
 		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runF(cmd.Context(), &ShadowVerifyOptions{Target: args[0]})
+			o.Target = args[0]
+			return runF(cmd.Context(), &o)
 		},
 	}
+	cmd.Flags().BoolVar(&o.TrustUnsigned, "trust-unsigned-journal", false, "accept a run's journal written before journal MACs (its records are not checked)")
+	return cmd
 }
 
 func runShadowVerify(app *App, o ShadowVerifyOptions) error {
@@ -187,7 +200,20 @@ func runShadowVerify(app *App, o ShadowVerifyOptions) error {
 		if err := nexus.VerifyCommitment(runDir, env); err != nil {
 			return tampered(err)
 		}
+		jc, err := nexus.VerifyJournal(runDir, o.TrustUnsigned)
+		if err != nil {
+			fmt.Fprintf(app.Err, "%s: TAMPERED: %s\n", textsafe.Printable(filepath.Join(runDir, nexus.JournalFile)), textsafe.Printable(err.Error()))
+			return exitCode(exitTampered)
+		}
 		fmt.Fprintf(app.Out, "%s: ok %s (%d criteria), task %s\n", shown, env.SealedHash, env.CriteriaCount, env.TaskHash)
+		switch {
+		case !jc.Present:
+			fmt.Fprintf(app.Out, "%s: no journal.jsonl (not checked)\n", textsafe.Printable(runDir))
+		case jc.Unsigned > 0:
+			fmt.Fprintf(app.Out, "%s: ok, %d records (%d unsigned, from before journal MACs, trusted unchecked)\n", textsafe.Printable(filepath.Join(runDir, nexus.JournalFile)), jc.Records, jc.Unsigned)
+		default:
+			fmt.Fprintf(app.Out, "%s: ok, %d records verified\n", textsafe.Printable(filepath.Join(runDir, nexus.JournalFile)), jc.Records)
+		}
 		return nil
 	}
 	fmt.Fprintf(app.Out, "%s: ok %s (%d criteria)\n", shown, env.SealedHash, env.CriteriaCount)

@@ -12,12 +12,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/swarm-dev/swarm/internal/safeio"
 )
 
 // Dir is a run's directory:
 //
 //	run.json (what the run was started with), journal.jsonl (every LLM
-//	answer, for resume), mission.md, config.effective.yml, events.jsonl,
+//	answer, for resume), run.lock (Acquire), mission.md, config.effective.yml, events.jsonl,
 //	transcripts.jsonl, capsules/, bundles/, reviews/, sealed/ (0700;
 //	envelope 0600), reports/, report.md, telemetry.json, sandbox.json,
 //	result.json (and replays/, and attempts/N/ after a resume)
@@ -328,4 +330,18 @@ func (d Dir) WriteJSON(name string, v any) error {
 		return err
 	}
 	return d.WriteFile(name, append(b, '\n'), 0o644)
+}
+
+// MaxFileBytes bounds every file read back from a run directory but the
+// logs (journal.jsonl, events.jsonl), which are read line by line:
+// result.json, run.json, bundles, reports, decomposition.json,
+// evidence.json, mission.md, run-summary.json. A run writes far less; a
+// directory handed to you may hold anything.
+const MaxFileBytes = 64 << 20
+
+// ReadFile reads a file of a run directory: a regular file (never a FIFO,
+// a device or a symbolic link), at most MaxFileBytes (a *safeio.SizeError
+// naming the limit).
+func ReadFile(path string) ([]byte, error) {
+	return safeio.ReadFileNoFollow(path, MaxFileBytes)
 }

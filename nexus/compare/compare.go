@@ -402,7 +402,7 @@ func advisory(ref, judge, sealAuthor providers.Ref) (bool, string) {
 
 func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sealed, model string, ref providers.Ref, rep int, dir string, wrap func(providers.Ref, providers.Provider) providers.Provider, limits *providers.LimitSet) (RunSummary, bool, error) {
 	sumPath := filepath.Join(dir, "run-summary.json")
-	if b, err := os.ReadFile(sumPath); err == nil {
+	if b, err := rundir.ReadFile(sumPath); err == nil {
 		var s RunSummary
 		if json.Unmarshal(b, &s) == nil && measuredAsAsked(s, o) && s.SealedHash == sealed.Hash() {
 			return s, true, nil

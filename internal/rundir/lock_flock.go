@@ -1,0 +1,24 @@
+//go:build linux || darwin || freebsd || openbsd || netbsd || dragonfly
+
+package rundir
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// flock takes an exclusive flock(2) on f without waiting; held says
+// another open file description holds it.
+func flock(f *os.File) (held bool, err error) {
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return true, nil
+	}
+	return false, err
+}
