@@ -125,7 +125,7 @@ func TestFullDiskFailsTheRunAndLosesNothing(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(out, nexus.ManifestFile)); err != nil {
 				return // nothing to resume: the run never started
 			}
-			r, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{})})
+			r, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: config})
 			if err != nil {
 				t.Fatalf("resume after a full disk: %v", err)
 			}
