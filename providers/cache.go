@@ -8,12 +8,18 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+
+	"github.com/swarm-dev/swarm/internal/safeio"
 )
 
 // CacheStats counts hits and misses of a Cache.
 type CacheStats struct {
 	Hits, Misses atomic.Int64
 }
+
+// maxCachedAnswerBytes bounds one cached answer read back: a file over it
+// (or not a regular file: a FIFO would block the call) is a miss.
+const maxCachedAnswerBytes = 64 << 20
 
 // Cache is a content-addressed on-disk cache of successful responses, keyed
 // on the provider reference, its endpoint (two servers behind one kind are
@@ -26,7 +32,7 @@ func Cache(dir string, ref Ref, endpoint string, stats *CacheStats) Middleware {
 		return ProviderFunc(func(ctx context.Context, req Request) (Response, error) {
 			key := CacheKey(ref, endpoint, req)
 			path := filepath.Join(dir, key[:2], key+".json")
-			if b, err := os.ReadFile(path); err == nil {
+			if b, err := safeio.ReadFileNoFollow(path, maxCachedAnswerBytes); err == nil {
 				var resp Response
 				if json.Unmarshal(b, &resp) == nil {
 					if stats != nil {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/swarm-dev/swarm/internal/safeio"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -203,7 +204,7 @@ func NewPlan(r Request, loadConfig func() (*nexus.Config, error)) (*Plan, error)
 			return nil, fmt.Errorf("%s: %s and %s would share the output directory %q: rename one", where("", "missions"), prev, mpath, name)
 		}
 		names[name] = mpath
-		text, err := os.ReadFile(mpath)
+		text, err := safeio.ReadFile(mpath, nexus.MaxMissionBytesLimit)
 		if err != nil {
 			return nil, fmt.Errorf("%s: read mission: %w", where("", "missions"), err)
 		}
