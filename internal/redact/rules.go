@@ -1,0 +1,635 @@
+package redact
+
+import (
+	"fmt"
+	"hash/maphash"
+	"regexp"
+	"strings"
+	"sync"
+
+	ahocorasick "github.com/BobuSumisu/aho-corasick"
+	"github.com/spf13/viper"
+	gitleaks "github.com/zricethezav/gitleaks/v8/config"
+)
+
+// rule is one detector: a regular expression whose secret group is the
+// secret (gitleaks' rules and ours), or a scanner of its own (a key body).
+type rule struct {
+	id, kind, severity string
+	re                 *regexp.Regexp
+	group              int // the secret's group; 0: the first non-empty group, or the whole match
+	entropy            float64
+	keywords           []string // lower case; none: the rule always runs
+	// check, when set, must accept the secret (and the match around it).
+	check func(secret, match string) bool
+	// allow lists what is not a secret (gitleaks' allowlists).
+	allow []*gitleaks.Allowlist
+	// scan, when set, replaces re: it returns the secrets' spans.
+	scan func(s string) [][2]int
+	pii  bool
+	// minDigits skips the rule when the text holds fewer digits (PII).
+	minDigits int
+	// assign marks a rule of the shape "name, then = or : (or =>, :=, ||,
+	// ...), then the secret" within a few characters of its keyword: it
+	// runs only around a keyword that such an operator follows (assignNear).
+	assign bool
+	// need, when set, is a string the text must contain for the rule to
+	// match (a cheaper test than its keywords).
+	need string
+}
+
+// assignShape is the part of gitleaks' generated expressions that puts an
+// assignment operator right after the name.
+const assignShape = `(?:[ \t\w.-]{0,20})[\s'"]{0,3}`
+
+// assignNear is how far after a keyword's end an assignment's operator may
+// be (the rest of the name, 20 characters, 3 quotes or blanks: a bound, not
+// the exact grammar); assignBefore and assignAfter are the window around
+// the keyword that holds the whole match (a name of up to 50 characters
+// before it, a secret of up to 150 after the operator, and margin).
+const (
+	assignNear   = 48
+	assignBefore = 64
+	assignAfter  = 320
+)
+
+// ruleSet is every rule and the keyword prefilter.
+type ruleSet struct {
+	rules  []rule
+	trie   *ahocorasick.Trie
+	byWord [][]int // keyword pattern index -> rules that need it
+	always []int   // rules without keywords
+	global []*gitleaks.Allowlist
+}
+
+// rules is compiled once, on first use (gitleaks' ~220 expressions take a
+// few milliseconds to compile).
+var rules = sync.OnceValue(func() *ruleSet {
+	rs, err := compile()
+	if err != nil {
+		panic("redact: built-in rules: " + err.Error())
+	}
+	return rs
+})
+
+// gitleaksRules loads gitleaks' default rule set through its own config
+// package (the embedded gitleaks.toml the gitleaks CLI uses by default).
+func gitleaksRules() (gitleaks.Config, error) {
+	v := viper.New()
+	v.SetConfigType("toml")
+	if err := v.ReadConfig(strings.NewReader(gitleaks.DefaultConfig)); err != nil {
+		return gitleaks.Config{}, fmt.Errorf("gitleaks default config: %w", err)
+	}
+	var vc gitleaks.ViperConfig
+	if err := v.Unmarshal(&vc); err != nil {
+		return gitleaks.Config{}, fmt.Errorf("gitleaks default config: %w", err)
+	}
+	return vc.Translate()
+}
+
+func compile() (*ruleSet, error) {
+	gl, err := gitleaksRules()
+	if err != nil {
+		return nil, err
+	}
+	rs := &ruleSet{global: gl.Allowlists}
+	rs.rules = append(rs.rules, ours()...)
+	for _, id := range gl.OrderedRules {
+		r := gl.Rules[id]
+		// A rule with no expression matches paths only; a skip-report rule
+		// only ever serves as another rule's required part.
+		if r.Regex == nil || r.SkipReport {
+			continue
+		}
+		sev := SeverityCritical
+		if r.RuleID == "generic-api-key" {
+			// It guesses from a name and the value's entropy: high, not
+			// critical, so a false positive cannot quarantine a bundle.
+			sev = SeverityHigh
+		}
+		kws := make([]string, len(r.Keywords))
+		for i, k := range r.Keywords {
+			kws[i] = strings.ToLower(k)
+		}
+		nr := rule{id: r.RuleID, kind: KindCredential, severity: sev, re: r.Regex, group: r.SecretGroup,
+			entropy: r.Entropy, keywords: kws, allow: r.Allowlists, assign: strings.Contains(r.Regex.String(), assignShape)}
+		if r.RuleID == "jwt" {
+			nr.need = ".ey" // its keyword "ey" is in every other word
+		}
+		rs.rules = append(rs.rules, nr)
+	}
+	var words []string
+	index := map[string]int{}
+	for i, r := range rs.rules {
+		if len(r.keywords) == 0 {
+			rs.always = append(rs.always, i)
+			continue
+		}
+		for _, k := range r.keywords {
+			w, ok := index[k]
+			if !ok {
+				w = len(words)
+				index[k] = w
+				words = append(words, k)
+				rs.byWord = append(rs.byWord, nil)
+			}
+			rs.byWord[w] = append(rs.byWord[w], i)
+		}
+	}
+	rs.trie = ahocorasick.NewTrieBuilder().AddStrings(words).Build()
+	return rs, nil
+}
+
+// ours are the rules gitleaks' set leaves out or keeps too strict for text
+// that is not a source file.
+func ours() []rule {
+	const (
+		// quote is an optional quote, escaped or not (JSON in JSON).
+		quote = `(?:\\?["'])?`
+		// op is an assignment: =, :, :=, =>, with blanks around.
+		op = `[ \t]*(?::=|=>|[:=])[ \t]*`
+		// namePost is the rest of the name after the word that says what
+		// follows (the name's start is not needed to find the value).
+		namePost = `[A-Za-z0-9_.-]*`
+		// value is what is assigned: no blank, quote, escape or bracket.
+		value = "([^\\s\"'\\\\,;&<>\\[\\]{}()`]{4,})"
+	)
+	assign := func(words string) *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(?:` + words + `)` + namePost + quote + op + quote + value)
+	}
+	return []rule{
+		{id: "password_assignment", kind: KindCredential, severity: SeverityCritical,
+			re:       assign(`passw(?:or)?d|passwd|pwd|passphrase`),
+			keywords: []string{"passw", "pwd", "passphrase"}, check: passwordValue, assign: true},
+		{id: "api_key_assignment", kind: KindCredential, severity: SeverityCritical,
+			re:       assign(`secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth[_-]?key|signing[_-]?key|credentials?|[_-]key`),
+			keywords: []string{"secret", "token", "key", "credential"}, check: tokenValue, assign: true},
+		{id: "bearer_token", kind: KindCredential, severity: SeverityHigh,
+			re: regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9._~+/=-]{6,})`), keywords: []string{"bearer"},
+			check: func(s, _ string) bool { return len(s) >= 20 || hasDigit(s) }},
+		{id: "aws_access_key_id", kind: KindCredential, severity: SeverityCritical,
+			re: regexp.MustCompile(`\b((?:AKIA|ASIA)[0-9A-Z]{16})\b`), keywords: []string{"akia", "asia"}},
+		{id: "openai_style_key", kind: KindCredential, severity: SeverityCritical,
+			re: regexp.MustCompile(`\b(sk-[A-Za-z0-9_-]{16,})`), keywords: []string{"sk-"}},
+		{id: "google_api_key", kind: KindCredential, severity: SeverityCritical,
+			re: regexp.MustCompile(`(AIza[0-9A-Za-z_-]{20,})`), keywords: []string{"aiza"}},
+		{id: "api_key_header", kind: KindCredential, severity: SeverityCritical,
+			re:       regexp.MustCompile(`(?i)(?:x-)?(?:api|goog-api|subscription)[-_]?key\\?["']?\s*[:=]\s*\\?["']?([^\s"'\\,;&}]{6,})`),
+			keywords: []string{"api-key", "api_key", "apikey", "subscription-key", "subscription_key"}},
+		{id: "key_parameter", kind: KindCredential, severity: SeverityCritical,
+			re: regexp.MustCompile(`(?i)[?&]key=([^\s&"'#\\]+)`), keywords: []string{"key="}},
+		// The whole key block: up to its END line, or, when the END line is
+		// missing (a truncated key is still a key), to the end of the text
+		// or of the JSON string it is in.
+		{id: "private_key", kind: KindCredential, severity: SeverityCritical,
+			re:       regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?s:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|(?:[^"\\]|\\[^"])*)`),
+			keywords: []string{"private key"}},
+		{id: "private_key_body", kind: KindCredential, severity: SeverityCritical, scan: keyBody},
+		{id: "email", kind: KindPII, severity: SeverityMedium, pii: true,
+			re: regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b`), keywords: []string{"@"}},
+		{id: "phone", kind: KindPII, severity: SeverityMedium, pii: true, minDigits: 10,
+			re: regexp.MustCompile(`(?:\+\d{1,3}[ .-]?)?\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`)},
+		{id: "us_ssn", kind: KindPII, severity: SeverityHigh, pii: true, minDigits: 9,
+			re: regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b`)},
+		{id: "card_number", kind: KindPII, severity: SeverityCritical, pii: true, minDigits: 13,
+			re: regexp.MustCompile(`\b(?:\d[ -]?){13,19}\b`), check: func(s, _ string) bool { return luhn(s) }},
+	}
+}
+
+// passwordValue accepts what follows a password's name: four characters or
+// more that are not a placeholder (***, xxxx, $VAR).
+func passwordValue(v, _ string) bool {
+	return !placeholderValue(v)
+}
+
+// tokenValue accepts what follows a secret's, token's or key's name: eight
+// characters or more with a letter and a digit (so max_tokens: 4096, a
+// key: value of words, or a number are left alone).
+func tokenValue(v, _ string) bool {
+	return len(v) >= 8 && hasDigit(v) && hasLetter(v) && !placeholderValue(v)
+}
+
+func placeholderValue(v string) bool {
+	if v[0] == '$' || v[0] == '%' {
+		return true
+	}
+	for i := 1; i < len(v); i++ {
+		if v[i] != v[0] {
+			return false
+		}
+	}
+	return true // one character repeated: ****, xxxx
+}
+
+func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
+
+func hasLetter(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; c >= 'a' && c <= 'z' {
+			return true
+		}
+	}
+	return false
+}
+
+// find appends the secrets the rules find in s to ms.
+//
+// JSON inside JSON (a model's raw answer in a log line) escapes the quotes
+// that end a secret: the rules see each \" as a blank and a quote (the
+// same length, so every offset holds), as they would in the decoded text.
+func (rs *ruleSet) find(s string, pii bool, ms []Match) []Match {
+	if strings.Contains(s, `\"`) {
+		s = strings.ReplaceAll(s, `\"`, ` "`)
+	}
+	active := make([]bool, len(rs.rules))
+	for _, i := range rs.always {
+		active[i] = true
+	}
+	// near[i]: the ends of rule i's keywords that an operator follows
+	// (assignment-shaped rules only).
+	var near map[int][]int
+	lower := lowerASCII(s)
+	rs.trie.Walk(lower, func(end, _, w int64) bool {
+		kwEnd := int(end) + 1
+		op := -1
+		for _, i := range rs.byWord[w] {
+			if !rs.rules[i].assign {
+				active[i] = true
+				continue
+			}
+			if op < 0 {
+				op = 0
+				if operatorNear(s, kwEnd) {
+					op = 1
+				}
+			}
+			if op == 1 {
+				active[i] = true
+				if near == nil {
+					near = map[int][]int{}
+				}
+				if p := near[i]; len(p) == 0 || p[len(p)-1] != kwEnd {
+					near[i] = append(p, kwEnd)
+				}
+			}
+		}
+		return true
+	})
+	digits := -1
+	for i := range rs.rules {
+		r := &rs.rules[i]
+		if !active[i] || (r.pii && !pii) {
+			continue
+		}
+		if r.minDigits > 0 {
+			if digits < 0 {
+				digits = countDigits(s)
+			}
+			if digits < r.minDigits {
+				continue
+			}
+		}
+		if r.need != "" && !strings.Contains(s, r.need) {
+			continue
+		}
+		if r.scan != nil {
+			for _, sp := range r.scan(s) {
+				ms = append(ms, Match{Rule: r.id, Kind: r.kind, Severity: r.severity, Start: sp[0], End: sp[1]})
+			}
+			continue
+		}
+		for _, loc := range r.matches(s, near[i]) {
+			start, end := secretSpan(r, loc)
+			if start < 0 || start == end {
+				continue
+			}
+			secret, match := s[start:end], s[loc[0]:loc[1]]
+			if strings.HasPrefix(s[start:], placeholderPrefix) {
+				continue // redacted already
+			}
+			if r.entropy > 0 && shannon(secret) <= r.entropy {
+				continue
+			}
+			if r.check != nil && !r.check(secret, match) {
+				continue
+			}
+			if r.kind == KindCredential && (allowed(rs.global, s, secret, match, loc) || allowed(r.allow, s, secret, match, loc)) {
+				continue
+			}
+			ms = append(ms, Match{Rule: r.id, Kind: r.kind, Severity: r.severity, Start: start, End: end})
+		}
+	}
+	return ms
+}
+
+// matches returns r's matches in s (FindAllStringSubmatchIndex); for an
+// assignment-shaped rule, only in the windows around the keywords an
+// operator follows (kwEnds).
+func (r *rule) matches(s string, kwEnds []int) [][]int {
+	if !r.assign {
+		return r.re.FindAllStringSubmatchIndex(s, -1)
+	}
+	var out [][]int
+	for k := 0; k < len(kwEnds); {
+		lo, hi := max(0, kwEnds[k]-assignBefore), min(len(s), kwEnds[k]+assignAfter)
+		for k++; k < len(kwEnds) && kwEnds[k]-assignBefore <= hi; k++ {
+			hi = min(len(s), kwEnds[k]+assignAfter)
+		}
+		// Let the window end where a token ends, not inside one.
+		for hi < len(s) && isToken(s[hi]) {
+			hi++
+		}
+		for _, loc := range r.re.FindAllStringSubmatchIndex(s[lo:hi], -1) {
+			for j := range loc {
+				if loc[j] >= 0 {
+					loc[j] += lo
+				}
+			}
+			if len(out) > 0 && loc[0] < out[len(out)-1][1] {
+				continue // windows overlap: found already
+			}
+			out = append(out, loc)
+		}
+	}
+	return out
+}
+
+// isToken says whether c can be part of a secret's token.
+func isToken(c byte) bool {
+	return isB64(c) || c == '_' || c == '-' || c == '.' || c == '='
+}
+
+// operatorNear says whether an assignment operator (= : > | ,) follows the
+// keyword that ends at i, past the rest of its name, blanks and quotes.
+func operatorNear(s string, i int) bool {
+	for end := min(len(s), i+assignNear); i < end; i++ {
+		switch c := s[i]; c {
+		case '=', ':', '>', '|', ',':
+			return true
+		case ' ', '\t', '\n', '\r', '\f', '\v', '"', '\'', '\\', '_', '.', '-':
+		default:
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// secretSpan is the span of the secret in a match: the rule's secret
+// group, else its first non-empty group, else the whole match.
+func secretSpan(r *rule, loc []int) (int, int) {
+	groups := len(loc)/2 - 1
+	if r.group > 0 && r.group <= groups {
+		return loc[2*r.group], loc[2*r.group+1]
+	}
+	for g := 1; g <= groups; g++ {
+		if loc[2*g] >= 0 && loc[2*g+1] > loc[2*g] {
+			return loc[2*g], loc[2*g+1]
+		}
+	}
+	return loc[0], loc[1]
+}
+
+// allowed says whether one of the allowlists lets the finding pass: its
+// expressions (on the secret, the match or the line, as the list says) or
+// its stop words (on the secret). A list that also needs a path or a
+// commit to match (AND) never applies: a text has neither.
+func allowed(lists []*gitleaks.Allowlist, s, secret, match string, loc []int) bool {
+	for _, a := range lists {
+		if a == nil || (len(a.Regexes) == 0 && len(a.StopWords) == 0) {
+			continue
+		}
+		target := secret
+		switch a.RegexTarget {
+		case "match":
+			target = match
+		case "line":
+			target = lineOf(s, loc[0], loc[1])
+		}
+		re := len(a.Regexes) > 0 && a.RegexAllowed(target)
+		sw := false
+		if len(a.StopWords) > 0 {
+			sw, _ = a.ContainsStopWord(secret)
+		}
+		if a.MatchCondition == gitleaks.AllowlistMatchAnd {
+			if len(a.Commits) > 0 || len(a.Paths) > 0 {
+				continue
+			}
+			if (len(a.Regexes) == 0 || re) && (len(a.StopWords) == 0 || sw) {
+				return true
+			}
+			continue
+		}
+		if re || sw {
+			return true
+		}
+	}
+	return false
+}
+
+func lineOf(s string, start, end int) string {
+	i := strings.LastIndexByte(s[:start], '\n') + 1
+	j := strings.IndexByte(s[end:], '\n')
+	if j < 0 {
+		return s[i:]
+	}
+	return s[i : end+j]
+}
+
+// lowerASCII lower-cases s's ASCII letters into a new slice (keywords are
+// ASCII).
+func lowerASCII(s string) []byte {
+	b := make([]byte, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return b
+}
+
+func countDigits(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			n++
+		}
+	}
+	return n
+}
+
+func luhn(s string) bool {
+	var digits []int
+	for _, c := range s {
+		if c >= '0' && c <= '9' {
+			digits = append(digits, int(c-'0'))
+		}
+	}
+	if len(digits) < 13 || len(digits) > 19 {
+		return false
+	}
+	sum := 0
+	for i := len(digits) - 1; i >= 0; i-- {
+		d := digits[i]
+		if (len(digits)-1-i)%2 == 1 {
+			d *= 2
+			if d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return sum%10 == 0
+}
+
+// A private key's body, seen without its BEGIN and END lines (grep shows
+// "path:12:MIIEv..." lines, a tool's window cuts the block): a line that is
+// nothing but 60 to 100 base64 characters with upper- and lower-case
+// letters and digits (PEM lines are 64, OpenSSH's 70), or a base64 run of
+// any length from 60 that starts like a DER key ("MII"), and the short last
+// line right after such a line.
+const (
+	minBodyLine = 60
+	maxBodyLine = 100
+)
+
+func isB64(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/'
+}
+
+func keyBody(s string) [][2]int {
+	var out [][2]int
+	prevEnd := -1 // end of the last body line found
+	for i := 0; i < len(s); {
+		if !isB64(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isB64(s[j]) {
+			j++
+		}
+		start, end := i, j
+		for end < len(s) && end-j < 2 && s[end] == '=' {
+			end++
+		}
+		i = end
+		if start > 0 && s[start-1] == '\\' { // "\nMIIE...": the n is the escape's
+			start++
+		}
+		n := j - start
+		if n < 4 || !bodyBoundary(s, start, end) {
+			continue
+		}
+		switch {
+		case n >= minBodyLine && (n <= maxBodyLine || strings.HasPrefix(s[start:], "MII")) && mixed(s[start:j]):
+			out = append(out, [2]int{start, end})
+			prevEnd = end
+		case prevEnd >= 0 && start-prevEnd <= 48 && lineBreakBetween(s, prevEnd, start):
+			// The last, shorter line of the body just found.
+			out = append(out, [2]int{start, end})
+			prevEnd = -1
+		}
+	}
+	return out
+}
+
+// bodyBoundary says whether s[start:end] stands alone on its line's end:
+// nothing but a line break, a blank, a quote or the end of the text follows,
+// and no identifier character (., _) is glued to either side.
+func bodyBoundary(s string, start, end int) bool {
+	if start > 0 {
+		if c := s[start-1]; c == '.' || c == '_' {
+			return false
+		}
+	}
+	if end == len(s) {
+		return true
+	}
+	switch s[end] {
+	case '\n', '\r', ' ', '\t', '"', '\'', '\\':
+		return true
+	}
+	return false
+}
+
+// lineBreakBetween says whether s[i:j] holds a line break, raw or escaped.
+func lineBreakBetween(s string, i, j int) bool {
+	seg := s[i:j]
+	return strings.ContainsAny(seg, "\n\r") || strings.Contains(seg, `\n`)
+}
+
+// mixed says whether s has an upper-case letter, a lower-case letter and a
+// digit (a hex digest or a word does not).
+func mixed(s string) bool {
+	var up, low, dig bool
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			up = true
+		case c >= 'a' && c <= 'z':
+			low = true
+		case c >= '0' && c <= '9':
+			dig = true
+		}
+	}
+	return up && low && dig
+}
+
+// minCached is the shortest text whose being clean is remembered (a
+// shorter one costs less to scan than to hash).
+const minCached = 256
+
+// maxCached bounds the remembered texts; past it the set starts again.
+const maxCached = 1 << 15
+
+// cleanSet remembers texts found to hold no secret, by a keyed 64-bit hash
+// (the seed is random per process, so no input can be made to collide on
+// purpose). AddSecrets empties it.
+type cleanSet struct {
+	mu   sync.Mutex
+	seed maphash.Seed
+	m    map[uint64]struct{}
+}
+
+// clean holds the texts clean of credentials and registered values;
+// cleanPII those clean of personal data too.
+var (
+	clean    = &cleanSet{seed: maphash.MakeSeed(), m: map[uint64]struct{}{}}
+	cleanPII = &cleanSet{seed: maphash.MakeSeed(), m: map[uint64]struct{}{}}
+)
+
+func cleanFor(pii bool) *cleanSet {
+	if pii {
+		return cleanPII
+	}
+	return clean
+}
+
+func (c *cleanSet) has(s string) bool {
+	h := maphash.String(c.seed, s)
+	c.mu.Lock()
+	_, ok := c.m[h]
+	c.mu.Unlock()
+	return ok
+}
+
+func (c *cleanSet) add(s string) {
+	h := maphash.String(c.seed, s)
+	c.mu.Lock()
+	if len(c.m) >= maxCached {
+		clear(c.m)
+	}
+	c.m[h] = struct{}{}
+	c.mu.Unlock()
+}
+
+func (c *cleanSet) reset() {
+	c.mu.Lock()
+	clear(c.m)
+	c.mu.Unlock()
+}
