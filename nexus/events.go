@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -314,6 +315,7 @@ func (l *eventLog) emit(e Event) {
 	e = redactEvent(e)
 	if l.w != nil {
 		if b, err := json.Marshal(e); err == nil {
+			b = redact.Bytes(b) // the last line of defence: every field, nested ones too
 			l.w.Write(b)
 			l.w.WriteByte('\n')
 			l.w.Flush()

@@ -47,6 +47,9 @@ func TestOrdinaryTextStays(t *testing.T) {
 		{"prose about secrets", "Rotate the API key and the bearer tokens; the password policy needs a minimum length."},
 		{"an env reference is not a value", "DB_PASSWORD=$DB_PASSWORD_FROM_VAULT"},
 		{"a placeholder stays a placeholder", "DB_PASSWORD=[REDACTED:password_assignment]"},
+		{"a temporary directory is a path, not a key body", `"dir": "/tmp/TestFollowUpPassesPriorContextAndNeverTheCriteria2572241475/003/run"`},
+		{"a hash after a key-like line is not its last line", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCWSQN3raQHYWwI6KdeLfhx+yFw+JnhWUd placed\n" +
+			`"sealed_hash": "sha256:b3c316c575e65fc9a31b030dcacc5d55d197f16c310b1881ab5a3dd3e2b54e9d"`},
 		{"a go.sum line", "golang.org/x/text v0.28.0 h1:rhazDwis8INMIwQ4tpjLDzUhx6RlXqZNPEM0huQojng="},
 	} {
 		t.Run(tc.why, func(t *testing.T) {

@@ -22,7 +22,8 @@ type rule struct {
 	keywords           []string // lower case; none: the rule always runs
 	// check, when set, must accept the secret (and the match around it).
 	check func(secret, match string) bool
-	// allow lists what is not a secret (gitleaks' allowlists).
+	// allow lists what is not a secret (gitleaks' allowlists); non-nil for
+	// gitleaks' rules only, which gitleaks' global allowlists apply to too.
 	allow []*gitleaks.Allowlist
 	// scan, when set, replaces re: it returns the secrets' spans.
 	scan func(s string) [][2]int
@@ -112,7 +113,7 @@ func compile() (*ruleSet, error) {
 			kws[i] = strings.ToLower(k)
 		}
 		nr := rule{id: r.RuleID, kind: KindCredential, severity: sev, re: r.Regex, group: r.SecretGroup,
-			entropy: r.Entropy, keywords: kws, allow: r.Allowlists, assign: strings.Contains(r.Regex.String(), assignShape)}
+			entropy: r.Entropy, keywords: kws, allow: append([]*gitleaks.Allowlist{}, r.Allowlists...), assign: strings.Contains(r.Regex.String(), assignShape)}
 		if r.RuleID == "jwt" {
 			nr.need = ".ey" // its keyword "ey" is in every other word
 		}
@@ -166,7 +167,7 @@ func ours() []rule {
 			keywords: []string{"secret", "token", "key", "credential"}, check: tokenValue, assign: true},
 		{id: "bearer_token", kind: KindCredential, severity: SeverityHigh,
 			re: regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9._~+/=-]{6,})`), keywords: []string{"bearer"},
-			check: func(s, _ string) bool { return len(s) >= 20 || hasDigit(s) }},
+			check: bearerValue},
 		{id: "aws_access_key_id", kind: KindCredential, severity: SeverityCritical,
 			re: regexp.MustCompile(`\b((?:AKIA|ASIA)[0-9A-Z]{16})\b`), keywords: []string{"akia", "asia"}},
 		{id: "openai_style_key", kind: KindCredential, severity: SeverityCritical,
@@ -200,6 +201,12 @@ func ours() []rule {
 // more that are not a placeholder (***, xxxx, $VAR).
 func passwordValue(v, _ string) bool {
 	return !placeholderValue(v)
+}
+
+// bearerValue accepts what follows "Bearer": a token with a digit or a
+// punctuation mark, or 16 characters or more ("Bearer tokens" is prose).
+func bearerValue(v, _ string) bool {
+	return len(v) >= 16 || hasDigit(v) || strings.ContainsAny(v, "._~+/=-")
 }
 
 // tokenValue accepts what follows a secret's, token's or key's name: eight
@@ -313,7 +320,7 @@ func (rs *ruleSet) find(s string, pii bool, ms []Match) []Match {
 			if r.check != nil && !r.check(secret, match) {
 				continue
 			}
-			if r.kind == KindCredential && (allowed(rs.global, s, secret, match, loc) || allowed(r.allow, s, secret, match, loc)) {
+			if r.allow != nil && (allowed(rs.global, s, secret, match, loc) || allowed(r.allow, s, secret, match, loc)) {
 				continue
 			}
 			ms = append(ms, Match{Rule: r.id, Kind: r.kind, Severity: r.severity, Start: start, End: end})
@@ -525,11 +532,12 @@ func keyBody(s string) [][2]int {
 			continue
 		}
 		switch {
-		case n >= minBodyLine && (n <= maxBodyLine || strings.HasPrefix(s[start:], "MII")) && mixed(s[start:j]):
+		case n >= minBodyLine && (n <= maxBodyLine || strings.HasPrefix(s[start:], "MII")) && mixed(s[start:j]) && !wordy(s[start:j]):
 			out = append(out, [2]int{start, end})
 			prevEnd = end
-		case prevEnd >= 0 && start-prevEnd <= 48 && lineBreakBetween(s, prevEnd, start):
-			// The last, shorter line of the body just found.
+		case prevEnd >= 0 && n < minBodyLine && (mixed(s[start:j]) || end > j) && nextLine(s, prevEnd, start):
+			// The last, shorter line of the body just found (random
+			// base64, or padded with =).
 			out = append(out, [2]int{start, end})
 			prevEnd = -1
 		}
@@ -556,10 +564,45 @@ func bodyBoundary(s string, start, end int) bool {
 	return false
 }
 
-// lineBreakBetween says whether s[i:j] holds a line break, raw or escaped.
-func lineBreakBetween(s string, i, j int) bool {
+// nextLine says whether s[i:j] is one line break (raw or escaped) and, at
+// most, a grep prefix ("path:12:", "path-12-"): nothing else, no blank.
+func nextLine(s string, i, j int) bool {
 	seg := s[i:j]
-	return strings.ContainsAny(seg, "\n\r") || strings.Contains(seg, `\n`)
+	switch {
+	case strings.HasPrefix(seg, "\r\n"):
+		seg = seg[2:]
+	case strings.HasPrefix(seg, "\n"):
+		seg = seg[1:]
+	case strings.HasPrefix(seg, `\`): // \n, or \\n in JSON inside JSON
+		seg = strings.TrimLeft(seg, `\`)
+		if !strings.HasPrefix(seg, "n") {
+			return false
+		}
+		seg = seg[1:]
+	default:
+		return false
+	}
+	return len(seg) <= 200 && !strings.ContainsAny(seg, " \t\r\n\\\"'")
+}
+
+// wordy says whether s reads as words rather than random base64: a path or
+// a CamelCase name (/tmp/TestFollowUpPassesPriorContext.../003/run) has
+// many runs of four lower-case letters or more, and a path many slashes;
+// random base64 seldom has either (five such runs: about 0.4% of 64
+// random characters; three runs and three slashes: about 0.6%).
+func wordy(s string) bool {
+	runs, slashes, n := 0, strings.Count(s, "/"), 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] >= 'a' && s[i] <= 'z' {
+			n++
+			continue
+		}
+		if n >= 4 {
+			runs++
+		}
+		n = 0
+	}
+	return runs >= 5 || (runs >= 3 && slashes >= 3)
 }
 
 // mixed says whether s has an upper-case letter, a lower-case letter and a

@@ -12,6 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+
+	"github.com/swarm-dev/swarm/internal/redact"
 )
 
 // Dir is a run's directory:
@@ -218,8 +221,15 @@ func (d Dir) Join(elem ...string) string {
 func (d Dir) EnvelopePath() string { return d.Join("sealed", "envelope.json") }
 
 // WriteFile writes atomically (temp file + rename) so readers never see a
-// half-written file.
+// half-written file. Every file but the sealed envelope's passes through the
+// module's redaction pass (internal/redact) on its way to disk, the last
+// line of defence after the field-by-field redaction of what it holds; an
+// envelope is redacted before it is hashed (shadow.NewEnvelope) and never
+// rewritten after, or its hash would no longer hold.
 func (d Dir) WriteFile(name string, data []byte, perm os.FileMode) error {
+	if !sealed(name) {
+		data = redact.Bytes(data)
+	}
 	path := d.Join(name)
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
@@ -239,6 +249,12 @@ func (d Dir) WriteFile(name string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// sealed says whether name is under sealed/.
+func sealed(name string) bool {
+	first, _, _ := strings.Cut(filepath.ToSlash(filepath.Clean(name)), "/")
+	return first == "sealed"
 }
 
 // WriteJSON writes v as indented JSON.

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/internal/slug"
 	"github.com/swarm-dev/swarm/internal/stats"
 	"github.com/swarm-dev/swarm/nexus"
@@ -432,7 +433,7 @@ func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sea
 	calls.addTo(&s)
 	s.Criteria = sealedCriteria(sealed)
 	b, _ := json.MarshalIndent(s, "", "  ")
-	if err := os.WriteFile(sumPath, b, 0o644); err != nil {
+	if err := os.WriteFile(sumPath, redact.Bytes(b), 0o644); err != nil {
 		return s, false, err
 	}
 	return s, false, nil

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/nexus"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -25,17 +26,17 @@ func (r *Report) Write(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "compare.json"), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "compare.json"), redact.Bytes(append(b, '\n')), 0o644); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "compare.md"), []byte(r.Markdown()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "compare.md"), redact.Bytes([]byte(r.Markdown())), 0o644); err != nil {
 		return err
 	}
 	h, err := r.HTML()
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "compare.html"), []byte(h), 0o644)
+	return os.WriteFile(filepath.Join(dir, "compare.html"), redact.Bytes([]byte(h)), 0o644)
 }
 
 // velocity formats a hardening velocity that may not have been measured.
