@@ -2,12 +2,13 @@ package redact
 
 import (
 	"fmt"
+	"math"
 	"hash/maphash"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
-	ahocorasick "github.com/BobuSumisu/aho-corasick"
 	"github.com/spf13/viper"
 	gitleaks "github.com/zricethezav/gitleaks/v8/config"
 )
@@ -17,6 +18,12 @@ import (
 type rule struct {
 	id, kind, severity string
 	re                 *regexp.Regexp
+	// src is the expression of a gitleaks rule, compiled (into re) the
+	// first time a text holds one of its keywords: most of gitleaks' ~220
+	// rules never see one in a run, and compiling them all costs more CPU
+	// than a run's redaction.
+	src  string
+	once *sync.Once
 	group              int // the secret's group; 0: the first non-empty group, or the whole match
 	entropy            float64
 	keywords           []string // lower case; none: the rule always runs
@@ -24,7 +31,7 @@ type rule struct {
 	check func(secret, match string) bool
 	// allow lists what is not a secret (gitleaks' allowlists); non-nil for
 	// gitleaks' rules only, which gitleaks' global allowlists apply to too.
-	allow []*gitleaks.Allowlist
+	allow []*allowlist
 	// scan, when set, replaces re: it returns the secrets' spans.
 	scan func(s string) [][2]int
 	pii  bool
@@ -37,6 +44,9 @@ type rule struct {
 	// need, when set, is a string the text must contain for the rule to
 	// match (a cheaper test than its keywords).
 	need string
+	// wordStart: a keyword counts only where a word starts (the expression
+	// starts with \b and the keyword).
+	wordStart bool
 }
 
 // assignShape is the part of gitleaks' generated expressions that puts an
@@ -57,10 +67,10 @@ const (
 // ruleSet is every rule and the keyword prefilter.
 type ruleSet struct {
 	rules  []rule
-	trie   *ahocorasick.Trie
-	byWord [][]int // keyword pattern index -> rules that need it
+	words  keywords
+	byWord [][]int // keyword index -> rules that need it
 	always []int   // rules without keywords
-	global []*gitleaks.Allowlist
+	global []*allowlist
 }
 
 // rules is compiled once, on first use (gitleaks' ~220 expressions take a
@@ -73,37 +83,88 @@ var rules = sync.OnceValue(func() *ruleSet {
 	return rs
 })
 
-// gitleaksRules loads gitleaks' default rule set through its own config
-// package (the embedded gitleaks.toml the gitleaks CLI uses by default).
-func gitleaksRules() (gitleaks.Config, error) {
+// gitleaksRules reads gitleaks' default rule set: the gitleaks.toml its
+// config package embeds (the one the gitleaks CLI uses by default), decoded
+// by viper into its ViperConfig, as gitleaks decodes it. The expressions
+// are compiled later, each on first use.
+func gitleaksRules() (gitleaks.ViperConfig, error) {
 	v := viper.New()
 	v.SetConfigType("toml")
-	if err := v.ReadConfig(strings.NewReader(gitleaks.DefaultConfig)); err != nil {
-		return gitleaks.Config{}, fmt.Errorf("gitleaks default config: %w", err)
-	}
 	var vc gitleaks.ViperConfig
-	if err := v.Unmarshal(&vc); err != nil {
-		return gitleaks.Config{}, fmt.Errorf("gitleaks default config: %w", err)
+	if err := v.ReadConfig(strings.NewReader(gitleaks.DefaultConfig)); err != nil {
+		return vc, fmt.Errorf("gitleaks default config: %w", err)
 	}
-	return vc.Translate()
+	if err := v.Unmarshal(&vc); err != nil {
+		return vc, fmt.Errorf("gitleaks default config: %w", err)
+	}
+	return vc, nil
+}
+
+// allowlist is one of gitleaks' allowlists: what it says is not a secret.
+type allowlist struct {
+	and         bool // every criterion must hold (else any one)
+	pathOrSHA   bool // it also names paths or commits, which a text has none of
+	regexTarget string
+	src         []string
+	once        sync.Once
+	re          *regexp.Regexp // src, joined
+	stopWords   []string       // lower case
+	rules       []string       // the rules a global list is for (none: all)
+}
+
+func newAllowlist(condition string, commits, paths []string, target string, regexes, stopWords, rules []string) *allowlist {
+	a := &allowlist{and: strings.EqualFold(condition, "AND"), pathOrSHA: len(commits) > 0 || len(paths) > 0,
+		regexTarget: target, src: regexes, rules: rules}
+	for _, w := range stopWords {
+		a.stopWords = append(a.stopWords, strings.ToLower(w))
+	}
+	return a
+}
+
+func (a *allowlist) regexAllowed(target string) bool {
+	a.once.Do(func() {
+		if len(a.src) > 0 {
+			a.re = regexp.MustCompile(`(?:` + strings.Join(a.src, `)|(?:`) + `)`)
+		}
+	})
+	return a.re != nil && a.re.MatchString(target)
+}
+
+func (a *allowlist) stopWord(secret string) bool {
+	if len(a.stopWords) == 0 {
+		return false
+	}
+	lower := strings.ToLower(secret)
+	for _, w := range a.stopWords {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func compile() (*ruleSet, error) {
-	gl, err := gitleaksRules()
+	vc, err := gitleaksRules()
 	if err != nil {
 		return nil, err
 	}
-	rs := &ruleSet{global: gl.Allowlists}
+	rs := &ruleSet{}
+	globals := vc.Allowlists
+	if vc.AllowList != nil {
+		globals = append(globals, vc.AllowList)
+	}
+	for _, g := range globals {
+		rs.global = append(rs.global, newAllowlist(g.Condition, g.Commits, g.Paths, g.RegexTarget, g.Regexes, g.StopWords, g.TargetRules))
+	}
 	rs.rules = append(rs.rules, ours()...)
-	for _, id := range gl.OrderedRules {
-		r := gl.Rules[id]
+	for _, r := range vc.Rules {
 		// A rule with no expression matches paths only; a skip-report rule
 		// only ever serves as another rule's required part.
-		if r.Regex == nil || r.SkipReport {
+		if r.Regex == "" || r.SkipReport {
 			continue
 		}
 		sev := SeverityCritical
-		if r.RuleID == "generic-api-key" {
+		if r.ID == "generic-api-key" {
 			// It guesses from a name and the value's entropy: high, not
 			// critical, so a false positive cannot quarantine a bundle.
 			sev = SeverityHigh
@@ -112,15 +173,26 @@ func compile() (*ruleSet, error) {
 		for i, k := range r.Keywords {
 			kws[i] = strings.ToLower(k)
 		}
-		nr := rule{id: r.RuleID, kind: KindCredential, severity: sev, re: r.Regex, group: r.SecretGroup,
-			entropy: r.Entropy, keywords: kws, allow: append([]*gitleaks.Allowlist{}, r.Allowlists...), assign: strings.Contains(r.Regex.String(), assignShape)}
-		if r.RuleID == "jwt" {
+		allow := []*allowlist{}
+		lists := r.Allowlists
+		if r.AllowList != nil {
+			lists = append(lists, r.AllowList)
+		}
+		for _, l := range lists {
+			allow = append(allow, newAllowlist(l.Condition, l.Commits, l.Paths, l.RegexTarget, l.Regexes, l.StopWords, nil))
+		}
+		nr := rule{id: r.ID, kind: KindCredential, severity: sev, src: r.Regex, once: new(sync.Once), group: r.SecretGroup,
+			entropy: r.Entropy, keywords: kws, allow: allow, assign: strings.Contains(r.Regex, assignShape)}
+		switch r.ID {
+		case "jwt":
 			nr.need = ".ey" // its keyword "ey" is in every other word
+		case "vault-service-token":
+			nr.wordStart = true // its keyword "s." ends every other sentence
 		}
 		rs.rules = append(rs.rules, nr)
 	}
-	var words []string
 	index := map[string]int{}
+	var words []string
 	for i, r := range rs.rules {
 		if len(r.keywords) == 0 {
 			rs.always = append(rs.always, i)
@@ -137,8 +209,66 @@ func compile() (*ruleSet, error) {
 			rs.byWord[w] = append(rs.byWord[w], i)
 		}
 	}
-	rs.trie = ahocorasick.NewTrieBuilder().AddStrings(words).Build()
+	rs.words = newKeywords(words)
 	return rs, nil
+}
+
+// regexp returns the rule's expression, compiled on first use.
+func (r *rule) regexp() *regexp.Regexp {
+	if r.once != nil {
+		r.once.Do(func() { r.re = regexp.MustCompile(r.src) })
+	}
+	return r.re
+}
+
+// keywords finds which of a set of lower-case keywords occur in a
+// lower-cased text, and where they end, in one pass: each keyword is filed
+// under its first two bytes (one-byte keywords apart), so the pass costs
+// one table look-up per byte and a comparison only where a keyword's first
+// two bytes are.
+type keywords struct {
+	words  []string
+	bucket map[uint16][]int // first two bytes -> keywords
+	single [256][]int       // one-byte keywords
+	first  [256]bool        // a keyword starts with this byte
+}
+
+func newKeywords(words []string) keywords {
+	k := keywords{words: words, bucket: map[uint16][]int{}}
+	for i, w := range words {
+		if w == "" {
+			continue
+		}
+		k.first[w[0]] = true
+		if len(w) == 1 {
+			k.single[w[0]] = append(k.single[w[0]], i)
+			continue
+		}
+		key := uint16(w[0])<<8 | uint16(w[1])
+		k.bucket[key] = append(k.bucket[key], i)
+	}
+	return k
+}
+
+// each calls fn with every keyword occurrence in lower: the keyword's index
+// and the offset just past it.
+func (k *keywords) each(lower []byte, fn func(word, end int)) {
+	for i, c := range lower {
+		if !k.first[c] {
+			continue
+		}
+		for _, w := range k.single[c] {
+			fn(w, i+1)
+		}
+		if i+1 >= len(lower) {
+			continue
+		}
+		for _, w := range k.bucket[uint16(c)<<8|uint16(lower[i+1])] {
+			if kw := k.words[w]; len(lower)-i >= len(kw) && string(lower[i:i+len(kw)]) == kw {
+				fn(w, i+len(kw))
+			}
+		}
+	}
 }
 
 // ours are the rules gitleaks' set leaves out or keeps too strict for text
@@ -256,21 +386,22 @@ func (rs *ruleSet) find(s string, pii bool, ms []Match) []Match {
 	// (assignment-shaped rules only).
 	var near map[int][]int
 	lower := lowerASCII(s)
-	rs.trie.Walk(lower, func(end, _, w int64) bool {
-		kwEnd := int(end) + 1
-		op := -1
+	rs.words.each(lower, func(w, kwEnd int) {
+		var a *assignment
 		for _, i := range rs.byWord[w] {
-			if !rs.rules[i].assign {
+			r := &rs.rules[i]
+			if r.wordStart && kwEnd > len(rs.words.words[w]) && isWord(lower[kwEnd-len(rs.words.words[w])-1]) {
+				continue
+			}
+			if !r.assign {
 				active[i] = true
 				continue
 			}
-			if op < 0 {
-				op = 0
-				if operatorNear(s, kwEnd) {
-					op = 1
-				}
+			if a == nil {
+				v := assignmentAfter(s, kwEnd)
+				a = &v
 			}
-			if op == 1 {
+			if r.admits(*a) {
 				active[i] = true
 				if near == nil {
 					near = map[int][]int{}
@@ -280,7 +411,6 @@ func (rs *ruleSet) find(s string, pii bool, ms []Match) []Match {
 				}
 			}
 		}
-		return true
 	})
 	digits := -1
 	for i := range rs.rules {
@@ -320,7 +450,7 @@ func (rs *ruleSet) find(s string, pii bool, ms []Match) []Match {
 			if r.check != nil && !r.check(secret, match) {
 				continue
 			}
-			if r.allow != nil && (allowed(rs.global, s, secret, match, loc) || allowed(r.allow, s, secret, match, loc)) {
+			if r.allow != nil && (allowed(rs.global, r.id, s, secret, match, loc) || allowed(r.allow, r.id, s, secret, match, loc)) {
 				continue
 			}
 			ms = append(ms, Match{Rule: r.id, Kind: r.kind, Severity: r.severity, Start: start, End: end})
@@ -333,8 +463,9 @@ func (rs *ruleSet) find(s string, pii bool, ms []Match) []Match {
 // assignment-shaped rule, only in the windows around the keywords an
 // operator follows (kwEnds).
 func (r *rule) matches(s string, kwEnds []int) [][]int {
+	re := r.regexp()
 	if !r.assign {
-		return r.re.FindAllStringSubmatchIndex(s, -1)
+		return re.FindAllStringSubmatchIndex(s, -1)
 	}
 	var out [][]int
 	for k := 0; k < len(kwEnds); {
@@ -346,7 +477,7 @@ func (r *rule) matches(s string, kwEnds []int) [][]int {
 		for hi < len(s) && isToken(s[hi]) {
 			hi++
 		}
-		for _, loc := range r.re.FindAllStringSubmatchIndex(s[lo:hi], -1) {
+		for _, loc := range re.FindAllStringSubmatchIndex(s[lo:hi], -1) {
 			for j := range loc {
 				if loc[j] >= 0 {
 					loc[j] += lo
@@ -361,26 +492,96 @@ func (r *rule) matches(s string, kwEnds []int) [][]int {
 	return out
 }
 
+// isWord says whether c is a word character (\w).
+func isWord(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
 // isToken says whether c can be part of a secret's token.
 func isToken(c byte) bool {
 	return isB64(c) || c == '_' || c == '-' || c == '.' || c == '='
 }
 
-// operatorNear says whether an assignment operator (= : > | ,) follows the
-// keyword that ends at i, past the rest of its name, blanks and quotes.
-func operatorNear(s string, i int) bool {
-	for end := min(len(s), i+assignNear); i < end; i++ {
+// assignment is what follows a keyword when an assignment operator does:
+// the value after it, measured two ways.
+type assignment struct {
+	ok bool // an operator follows the keyword
+	// distinct is how many different characters the value's first token
+	// (gitleaks' secret characters: letters, digits, _ . = + / -) has; a
+	// secret of entropy e needs more than 2^e of them.
+	distinct, tokenLen int
+	// valueLen, letter and digit describe the value up to a blank, quote,
+	// escape, comma, semicolon or bracket (our assignment rules' value).
+	valueLen      int
+	letter, digit bool
+}
+
+// assignmentAfter says whether an assignment operator (= : > | ,) follows
+// the keyword that ends at i, past the rest of its name, blanks and quotes,
+// and measures the value after it. It is a necessary condition of every
+// assignment-shaped rule, cheaper than its expression.
+func assignmentAfter(s string, i int) assignment {
+	var a assignment
+	for end := min(len(s), i+assignNear); i < end && !a.ok; i++ {
 		switch c := s[i]; c {
 		case '=', ':', '>', '|', ',':
-			return true
+			a.ok = true
 		case ' ', '\t', '\n', '\r', '\f', '\v', '"', '\'', '\\', '_', '.', '-':
 		default:
 			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-				return false
+				return a
 			}
 		}
 	}
-	return false
+	if !a.ok {
+		return a
+	}
+	// Past more operator characters, quotes and blanks (at most 10).
+	for end := min(len(s), i+10); i < end; i++ {
+		if !strings.ContainsRune(":=>|?,`'\" \t\r\n\\", rune(s[i])) {
+			break
+		}
+	}
+	var seen [256]bool
+	token := true
+	for j := i; j < len(s) && j-i < 160; j++ {
+		c := s[j]
+		if token && (isB64(c) || c == '_' || c == '.' || c == '=' || c == '-') {
+			a.tokenLen++
+			if !seen[c] {
+				seen[c] = true
+				a.distinct++
+			}
+		} else {
+			token = false
+		}
+		if strings.IndexByte(" \t\r\n\"'\\,;&<>[]{}()`", c) >= 0 {
+			break
+		}
+		a.valueLen++
+		a.letter = a.letter || (c|0x20 >= 'a' && c|0x20 <= 'z')
+		a.digit = a.digit || (c >= '0' && c <= '9')
+	}
+	return a
+}
+
+// admits says whether an assignment can hold a secret for r: its value is
+// long enough and varied enough for r's check and entropy floor.
+func (r *rule) admits(a assignment) bool {
+	if !a.ok {
+		return false
+	}
+	switch r.id {
+	case "password_assignment":
+		return a.valueLen >= 4
+	case "api_key_assignment":
+		return a.valueLen >= 8 && a.letter && a.digit
+	case "generic-api-key":
+		// Entropy over e bits needs more than 2^e distinct characters; its
+		// secret is made of the token's characters and maybe a leading =.
+		return a.distinct+1 > int(math.Exp2(r.entropy))
+	}
+	return true
 }
 
 // secretSpan is the span of the secret in a match: the rule's secret
@@ -402,28 +603,28 @@ func secretSpan(r *rule, loc []int) (int, int) {
 // expressions (on the secret, the match or the line, as the list says) or
 // its stop words (on the secret). A list that also needs a path or a
 // commit to match (AND) never applies: a text has neither.
-func allowed(lists []*gitleaks.Allowlist, s, secret, match string, loc []int) bool {
+func allowed(lists []*allowlist, rule, s, secret, match string, loc []int) bool {
 	for _, a := range lists {
-		if a == nil || (len(a.Regexes) == 0 && len(a.StopWords) == 0) {
+		if len(a.src) == 0 && len(a.stopWords) == 0 {
+			continue
+		}
+		if len(a.rules) > 0 && !slices.Contains(a.rules, rule) {
 			continue
 		}
 		target := secret
-		switch a.RegexTarget {
+		switch a.regexTarget {
 		case "match":
 			target = match
 		case "line":
 			target = lineOf(s, loc[0], loc[1])
 		}
-		re := len(a.Regexes) > 0 && a.RegexAllowed(target)
-		sw := false
-		if len(a.StopWords) > 0 {
-			sw, _ = a.ContainsStopWord(secret)
-		}
-		if a.MatchCondition == gitleaks.AllowlistMatchAnd {
-			if len(a.Commits) > 0 || len(a.Paths) > 0 {
+		re := len(a.src) > 0 && a.regexAllowed(target)
+		sw := a.stopWord(secret)
+		if a.and {
+			if a.pathOrSHA {
 				continue
 			}
-			if (len(a.Regexes) == 0 || re) && (len(a.StopWords) == 0 || sw) {
+			if (len(a.src) == 0 || re) && (len(a.stopWords) == 0 || sw) {
 				return true
 			}
 			continue
