@@ -2,8 +2,8 @@ package redact
 
 import (
 	"fmt"
-	"math"
 	"hash/maphash"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,11 +22,11 @@ type rule struct {
 	// first time a text holds one of its keywords: most of gitleaks' ~220
 	// rules never see one in a run, and compiling them all costs more CPU
 	// than a run's redaction.
-	src  string
-	once *sync.Once
-	group              int // the secret's group; 0: the first non-empty group, or the whole match
-	entropy            float64
-	keywords           []string // lower case; none: the rule always runs
+	src      string
+	once     *sync.Once
+	group    int // the secret's group; 0: the first non-empty group, or the whole match
+	entropy  float64
+	keywords []string // lower case; none: the rule always runs
 	// check, when set, must accept the secret (and the match around it).
 	check func(secret, match string) bool
 	// allow lists what is not a secret (gitleaks' allowlists); non-nil for
