@@ -67,7 +67,7 @@ const (
 // ruleSet is every rule and the keyword prefilter.
 type ruleSet struct {
 	rules  []rule
-	words  keywords
+	words  *keywords
 	byWord [][]int // keyword index -> rules that need it
 	always []int   // rules without keywords
 	global []*allowlist
@@ -221,20 +221,32 @@ func (r *rule) regexp() *regexp.Regexp {
 	return r.re
 }
 
-// keywords finds which of a set of lower-case keywords occur in a
-// lower-cased text, and where they end, in one pass: each keyword is filed
-// under its first two bytes (one-byte keywords apart), so the pass costs
-// one table look-up per byte and a comparison only where a keyword's first
-// two bytes are.
+// keywords finds which of a set of lower-case ASCII keywords occur in a
+// text, whatever its case, and where they end, in one pass: each keyword is
+// filed under its first two bytes (one-byte keywords apart), so the pass
+// costs one table look-up per byte and a comparison only where a keyword's
+// first two bytes are.
 type keywords struct {
 	words  []string
-	bucket map[uint16][]int // first two bytes -> keywords
-	single [256][]int       // one-byte keywords
-	first  [256]bool        // a keyword starts with this byte
+	lists  [][]int         // lists[bucket[k]-1]: the keywords whose first two bytes are k
+	bucket [1 << 16]uint16 // first two bytes -> 1 + index in lists; 0: none
+	single [256][]int      // one-byte keywords
+	first  [256]bool       // a keyword starts with this byte
 }
 
-func newKeywords(words []string) keywords {
-	k := keywords{words: words, bucket: map[uint16][]int{}}
+// lowerTable maps each byte to its ASCII lower case.
+var lowerTable = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+		if i >= 'A' && i <= 'Z' {
+			t[i] = byte(i) + 'a' - 'A'
+		}
+	}
+	return t
+}()
+
+func newKeywords(words []string) *keywords {
+	k := &keywords{words: words}
 	for i, w := range words {
 		if w == "" {
 			continue
@@ -245,30 +257,49 @@ func newKeywords(words []string) keywords {
 			continue
 		}
 		key := uint16(w[0])<<8 | uint16(w[1])
-		k.bucket[key] = append(k.bucket[key], i)
+		if k.bucket[key] == 0 {
+			k.lists = append(k.lists, nil)
+			k.bucket[key] = uint16(len(k.lists))
+		}
+		k.lists[k.bucket[key]-1] = append(k.lists[k.bucket[key]-1], i)
 	}
 	return k
 }
 
-// each calls fn with every keyword occurrence in lower: the keyword's index
-// and the offset just past it.
-func (k *keywords) each(lower []byte, fn func(word, end int)) {
-	for i, c := range lower {
+// each calls fn with every keyword occurrence in s (compared in lower
+// case): the keyword's index and the offset just past it.
+func (k *keywords) each(s string, fn func(word, end int)) {
+	for i := 0; i < len(s); i++ {
+		c := lowerTable[s[i]]
 		if !k.first[c] {
 			continue
 		}
 		for _, w := range k.single[c] {
 			fn(w, i+1)
 		}
-		if i+1 >= len(lower) {
+		if i+1 >= len(s) {
 			continue
 		}
-		for _, w := range k.bucket[uint16(c)<<8|uint16(lower[i+1])] {
-			if kw := k.words[w]; len(lower)-i >= len(kw) && string(lower[i:i+len(kw)]) == kw {
+		l := k.bucket[uint16(c)<<8|uint16(lowerTable[s[i+1]])]
+		if l == 0 {
+			continue
+		}
+		for _, w := range k.lists[l-1] {
+			if kw := k.words[w]; len(s)-i >= len(kw) && equalFoldASCII(s[i:i+len(kw)], kw) {
 				fn(w, i+len(kw))
 			}
 		}
 	}
+}
+
+// equalFoldASCII says whether s, lower-cased (ASCII), is kw.
+func equalFoldASCII(s, kw string) bool {
+	for j := 0; j < len(kw); j++ {
+		if lowerTable[s[j]] != kw[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // ours are the rules gitleaks' set leaves out or keeps too strict for text
@@ -385,12 +416,11 @@ func (rs *ruleSet) find(s string, pii bool, ms []Match) []Match {
 	// near[i]: the ends of rule i's keywords that an operator follows
 	// (assignment-shaped rules only).
 	var near map[int][]int
-	lower := lowerASCII(s)
-	rs.words.each(lower, func(w, kwEnd int) {
+	rs.words.each(s, func(w, kwEnd int) {
 		var a *assignment
 		for _, i := range rs.byWord[w] {
 			r := &rs.rules[i]
-			if r.wordStart && kwEnd > len(rs.words.words[w]) && isWord(lower[kwEnd-len(rs.words.words[w])-1]) {
+			if r.wordStart && kwEnd > len(rs.words.words[w]) && isWord(s[kwEnd-len(rs.words.words[w])-1]) {
 				continue
 			}
 			if !r.assign {
@@ -643,20 +673,6 @@ func lineOf(s string, start, end int) string {
 		return s[i:]
 	}
 	return s[i : end+j]
-}
-
-// lowerASCII lower-cases s's ASCII letters into a new slice (keywords are
-// ASCII).
-func lowerASCII(s string) []byte {
-	b := make([]byte, len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b[i] = c
-	}
-	return b
 }
 
 func countDigits(s string) int {
