@@ -150,8 +150,11 @@ func compile() (*ruleSet, error) {
 	}
 	rs := &ruleSet{}
 	globals := vc.Allowlists
-	if vc.AllowList != nil {
-		globals = append(globals, vc.AllowList)
+	// gitleaks' own default config still writes its global allowlist as
+	// [allowlist], which decodes into the deprecated field.
+	//lint:ignore SA1019 the default gitleaks.toml uses it
+	if global := vc.AllowList; global != nil {
+		globals = append(globals, global)
 	}
 	for _, g := range globals {
 		rs.global = append(rs.global, newAllowlist(g.Condition, g.Commits, g.Paths, g.RegexTarget, g.Regexes, g.StopWords, g.TargetRules))
