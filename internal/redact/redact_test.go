@@ -2,7 +2,9 @@ package redact_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -98,15 +100,20 @@ func TestOnlyTheSecretIsReplaced(t *testing.T) {
 	}
 }
 
+var lateValues atomic.Int64
+
 // A value registered after a text was found clean is still removed from it
 // (the memory of clean texts is emptied).
 func TestAddSecretsForgetsCleanTexts(t *testing.T) {
-	text := strings.Repeat("lorem ipsum ", 40) + "late-registered-Qx7Zp2"
+	// Registration is for the process's life: a value of its own per run
+	// of the test (-count).
+	value := fmt.Sprintf("late-registered-%d-Qx7Zp2", lateValues.Add(1))
+	text := strings.Repeat("lorem ipsum ", 40) + value
 	if got := redact.String(text); got != text {
 		t.Fatalf("changed before registration: %s", got)
 	}
-	redact.AddSecrets("late-registered-Qx7Zp2")
-	if got := redact.String(text); strings.Contains(got, "late-registered-Qx7Zp2") {
+	redact.AddSecrets(value)
+	if got := redact.String(text); strings.Contains(got, value) {
 		t.Errorf("a value registered later stayed: %s", got)
 	}
 }
