@@ -3,6 +3,7 @@ package redact_test
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -128,7 +129,20 @@ func BenchmarkString(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(answer)))
 		for i := 0; b.Loop(); i++ {
-			_ = redact.String(answer + strings.Repeat(" ", i%64) + string(rune('a'+i%26)))
+			_ = redact.String(answer + strconv.Itoa(i)) // never seen before
+		}
+	})
+	// A run file: indented JSON whose names say token and key, with
+	// numbers and ids for values (telemetry.json, result.json).
+	var file strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&file, "  \"input_tokens\": %d,\n  \"cache_read_tokens\": %d,\n  \"api_key_env\": \"OPENAI_API_KEY\",\n  \"key\": \"worker-%02d-brief\",\n", 1000+i, 37*i, i)
+	}
+	b.Run("run file", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(file.Len()))
+		for i := 0; b.Loop(); i++ {
+			_ = redact.String(file.String() + strconv.Itoa(i))
 		}
 	})
 	b.Run("repeated", func(b *testing.B) {

@@ -22,8 +22,12 @@ type rule struct {
 	// first time a text holds one of its keywords: most of gitleaks' ~220
 	// rules never see one in a run, and compiling them all costs more CPU
 	// than a run's redaction.
-	src      string
-	once     *sync.Once
+	src  string
+	once *sync.Once
+	// anchored is re matching only at the start of its input: an
+	// assignment-shaped rule's expression starts with the name's keyword,
+	// so it is tried only where a keyword starts.
+	anchored *regexp.Regexp
 	group    int // the secret's group; 0: the first non-empty group, or the whole match
 	entropy  float64
 	keywords []string // lower case; none: the rule always runs
@@ -44,10 +48,22 @@ type rule struct {
 	// need, when set, is a string the text must contain for the rule to
 	// match (a cheaper test than its keywords).
 	need string
+	// namePrefix: gitleaks' expression started with the lazy name prefix
+	// (namePrefix, removed from src): what it matched is found again by
+	// walking back over the name (nameStart) for the allowlists that test
+	// the whole match.
+	namePrefix bool
 	// wordStart: a keyword counts only where a word starts (the expression
 	// starts with \b and the keyword).
 	wordStart bool
 }
+
+// namePrefix starts gitleaks' generated expressions: up to 50 name
+// characters before the keyword, matched lazily. It decides where a match
+// starts, never what the secret group holds, and it keeps up to 50 threads
+// of Go's regexp engine alive at every position: it is removed, and the
+// expression runs from a little before each keyword instead.
+const namePrefix = `(?i)[\w.-]{0,50}?`
 
 // assignShape is the part of gitleaks' generated expressions that puts an
 // assignment operator right after the name.
@@ -60,8 +76,8 @@ const assignShape = `(?:[ \t\w.-]{0,20})[\s'"]{0,3}`
 // before it, a secret of up to 150 after the operator, and margin).
 const (
 	assignNear   = 48
-	assignBefore = 64
-	assignAfter  = 320
+	assignBefore = 56  // the name prefix's 50 characters, and margin
+	assignAfter  = 176 // blanks and quotes (5), the secret (150), its end, and margin
 )
 
 // ruleSet is every rule and the keyword prefilter.
@@ -160,6 +176,11 @@ func compile() (*ruleSet, error) {
 		rs.global = append(rs.global, newAllowlist(g.Condition, g.Commits, g.Paths, g.RegexTarget, g.Regexes, g.StopWords, g.TargetRules))
 	}
 	rs.rules = append(rs.rules, ours()...)
+	for i := range rs.rules {
+		if r := &rs.rules[i]; r.assign {
+			r.anchored = regexp.MustCompile(`^(?:` + r.re.String() + `)`)
+		}
+	}
 	for _, r := range vc.Rules {
 		// A rule with no expression matches paths only; a skip-report rule
 		// only ever serves as another rule's required part.
@@ -186,6 +207,9 @@ func compile() (*ruleSet, error) {
 		}
 		nr := rule{id: r.ID, kind: KindCredential, severity: sev, src: r.Regex, once: new(sync.Once), group: r.SecretGroup,
 			entropy: r.Entropy, keywords: kws, allow: allow, assign: strings.Contains(r.Regex, assignShape)}
+		if rest, ok := strings.CutPrefix(r.Regex, namePrefix); ok && nr.assign {
+			nr.src, nr.namePrefix = "(?i)"+rest, true
+		}
 		switch r.ID {
 		case "jwt":
 			nr.need = ".ey" // its keyword "ey" is in every other word
@@ -219,7 +243,12 @@ func compile() (*ruleSet, error) {
 // regexp returns the rule's expression, compiled on first use.
 func (r *rule) regexp() *regexp.Regexp {
 	if r.once != nil {
-		r.once.Do(func() { r.re = regexp.MustCompile(r.src) })
+		r.once.Do(func() {
+			r.re = regexp.MustCompile(r.src)
+			if r.assign {
+				r.anchored = regexp.MustCompile(`^(?:` + r.src + `)`)
+			}
+		})
 	}
 	return r.re
 }
@@ -327,7 +356,7 @@ func ours() []rule {
 			re:       assign(`passw(?:or)?d|passwd|pwd|passphrase`),
 			keywords: []string{"passw", "pwd", "passphrase"}, check: passwordValue, assign: true},
 		{id: "api_key_assignment", kind: KindCredential, severity: SeverityCritical,
-			re:       assign(`secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth[_-]?key|signing[_-]?key|credentials?|[_-]key`),
+			re:       assign(`secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth[_-]?key|signing[_-]?key|credentials?|key`),
 			keywords: []string{"secret", "token", "key", "credential"}, check: tokenValue, assign: true},
 		{id: "bearer_token", kind: KindCredential, severity: SeverityHigh,
 			re: regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9._~+/=-]{6,})`), keywords: []string{"bearer"},
@@ -340,7 +369,7 @@ func ours() []rule {
 			re: regexp.MustCompile(`(AIza[0-9A-Za-z_-]{20,})`), keywords: []string{"aiza"}},
 		{id: "api_key_header", kind: KindCredential, severity: SeverityCritical,
 			re:       regexp.MustCompile(`(?i)(?:x-)?(?:api|goog-api|subscription)[-_]?key\\?["']?\s*[:=]\s*\\?["']?([^\s"'\\,;&}]{6,})`),
-			keywords: []string{"api-key", "api_key", "apikey", "subscription-key", "subscription_key"}},
+			keywords: []string{"api-key", "api_key", "apikey", "subscription-key", "subscription_key"}, assign: true},
 		{id: "key_parameter", kind: KindCredential, severity: SeverityCritical,
 			re: regexp.MustCompile(`(?i)[?&]key=([^\s&"'#\\]+)`), keywords: []string{"key="}},
 		// The whole key block: up to its END line, or, when the END line is
@@ -416,11 +445,15 @@ func (rs *ruleSet) find(s string, pii bool, ms []Match) []Match {
 	for _, i := range rs.always {
 		active[i] = true
 	}
-	// near[i]: the ends of rule i's keywords that an operator follows
-	// (assignment-shaped rules only).
-	var near map[int][]int
+	// near[i]: the windows around rule i's keywords that an operator
+	// follows (assignment-shaped rules only): from the name's possible
+	// start to past the longest secret after the operator.
+	var near map[int][][2]int
 	rs.words.each(s, func(w, kwEnd int) {
-		var a *assignment
+		var (
+			a    assignment
+			seen bool
+		)
 		for _, i := range rs.byWord[w] {
 			r := &rs.rules[i]
 			if r.wordStart && kwEnd > len(rs.words.words[w]) && isWord(s[kwEnd-len(rs.words.words[w])-1]) {
@@ -430,17 +463,17 @@ func (rs *ruleSet) find(s string, pii bool, ms []Match) []Match {
 				active[i] = true
 				continue
 			}
-			if a == nil {
-				v := assignmentAfter(s, kwEnd)
-				a = &v
+			if !seen {
+				a, seen = assignmentAfter(s, kwEnd), true
 			}
-			if r.admits(*a) {
+			if r.admits(a) {
 				active[i] = true
 				if near == nil {
-					near = map[int][]int{}
+					near = map[int][][2]int{}
 				}
-				if p := near[i]; len(p) == 0 || p[len(p)-1] != kwEnd {
-					near[i] = append(p, kwEnd)
+				win := [2]int{kwEnd - len(rs.words.words[w]), min(len(s), a.op+assignAfter)}
+				if p := near[i]; len(p) == 0 || p[len(p)-1] != win {
+					near[i] = append(p, win)
 				}
 			}
 		}
@@ -473,7 +506,11 @@ func (rs *ruleSet) find(s string, pii bool, ms []Match) []Match {
 			if start < 0 || start == end {
 				continue
 			}
-			secret, match := s[start:end], s[loc[0]:loc[1]]
+			from := loc[0]
+			if r.namePrefix {
+				from = nameStart(s, from)
+			}
+			secret, match := s[start:end], s[from:loc[1]]
 			if strings.HasPrefix(s[start:], placeholderPrefix) {
 				continue // redacted already
 			}
@@ -494,35 +531,52 @@ func (rs *ruleSet) find(s string, pii bool, ms []Match) []Match {
 
 // matches returns r's matches in s (FindAllStringSubmatchIndex); for an
 // assignment-shaped rule, only in the windows around the keywords an
-// operator follows (kwEnds).
-func (r *rule) matches(s string, kwEnds []int) [][]int {
+// operator follows (wins, in order), overlapping ones merged.
+func (r *rule) matches(s string, wins [][2]int) [][]int {
 	re := r.regexp()
 	if !r.assign {
 		return re.FindAllStringSubmatchIndex(s, -1)
 	}
 	var out [][]int
-	for k := 0; k < len(kwEnds); {
-		lo, hi := max(0, kwEnds[k]-assignBefore), min(len(s), kwEnds[k]+assignAfter)
-		for k++; k < len(kwEnds) && kwEnds[k]-assignBefore <= hi; k++ {
-			hi = min(len(s), kwEnds[k]+assignAfter)
+	for _, win := range wins {
+		lo, hi := win[0], win[1]
+		if len(out) > 0 && lo < out[len(out)-1][1] {
+			continue // inside the last match
 		}
 		// Let the window end where a token ends, not inside one.
 		for hi < len(s) && isToken(s[hi]) {
 			hi++
 		}
-		for _, loc := range re.FindAllStringSubmatchIndex(s[lo:hi], -1) {
+		// Where the keyword starts, and where the name it is part of
+		// starts (an expression's name may start before its keyword).
+		loc := r.anchored.FindStringSubmatchIndex(s[lo:hi])
+		if n := nameStart(s, lo); loc == nil && n < lo && (len(out) == 0 || n >= out[len(out)-1][1]) {
+			if loc = r.anchored.FindStringSubmatchIndex(s[n:hi]); loc != nil {
+				lo = n
+			}
+		}
+		if loc == nil {
+			continue
+		}
+		{
 			for j := range loc {
 				if loc[j] >= 0 {
 					loc[j] += lo
 				}
 			}
-			if len(out) > 0 && loc[0] < out[len(out)-1][1] {
-				continue // windows overlap: found already
-			}
 			out = append(out, loc)
 		}
 	}
 	return out
+}
+
+// nameStart is where gitleaks' lazy name prefix would have started a match
+// found at i: up to 50 name characters ([\w.-]) back.
+func nameStart(s string, i int) int {
+	for n := 0; n < 50 && i > 0 && (isWord(s[i-1]) || s[i-1] == '.' || s[i-1] == '-'); n++ {
+		i--
+	}
+	return i
 }
 
 // isWord says whether c is a word character (\w).
@@ -539,10 +593,14 @@ func isToken(c byte) bool {
 // the value after it, measured two ways.
 type assignment struct {
 	ok bool // an operator follows the keyword
+	op int  // where the operator is
 	// distinct is how many different characters the value's first token
 	// (gitleaks' secret characters: letters, digits, _ . = + / -) has; a
 	// secret of entropy e needs more than 2^e of them.
 	distinct, tokenLen int
+	// plain: the token is letters, _ . - only (gitleaks' generic rule
+	// allows such a value: a word, a name).
+	plain bool
 	// valueLen, letter and digit describe the value up to a blank, quote,
 	// escape, comma, semicolon or bracket (our assignment rules' value).
 	valueLen      int
@@ -558,7 +616,7 @@ func assignmentAfter(s string, i int) assignment {
 	for end := min(len(s), i+assignNear); i < end && !a.ok; i++ {
 		switch c := s[i]; c {
 		case '=', ':', '>', '|', ',':
-			a.ok = true
+			a.ok, a.op = true, i
 		case ' ', '\t', '\n', '\r', '\f', '\v', '"', '\'', '\\', '_', '.', '-':
 		default:
 			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
@@ -577,10 +635,12 @@ func assignmentAfter(s string, i int) assignment {
 	}
 	var seen [256]bool
 	token := true
+	a.plain = true
 	for j := i; j < len(s) && j-i < 160; j++ {
 		c := s[j]
 		if token && (isB64(c) || c == '_' || c == '.' || c == '=' || c == '-') {
 			a.tokenLen++
+			a.plain = a.plain && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '.' || c == '-')
 			if !seen[c] {
 				seen[c] = true
 				a.distinct++
@@ -609,10 +669,13 @@ func (r *rule) admits(a assignment) bool {
 		return a.valueLen >= 4
 	case "api_key_assignment":
 		return a.valueLen >= 8 && a.letter && a.digit
+	case "api_key_header":
+		return a.valueLen >= 6
 	case "generic-api-key":
 		// Entropy over e bits needs more than 2^e distinct characters; its
-		// secret is made of the token's characters and maybe a leading =.
-		return a.distinct+1 > int(math.Exp2(r.entropy))
+		// secret is made of the token's characters and maybe a leading =;
+		// a value of letters, _ . - only is on its allowlist.
+		return !a.plain && a.distinct+1 > int(math.Exp2(r.entropy))
 	}
 	return true
 }
