@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/sandbox"
@@ -54,34 +55,49 @@ func newMissionSandbox(c SandboxConfig, cb CircuitBreakerConfig, emit func(Event
 	return ms, nil
 }
 
-// leakDetector finds secrets in agents' output (the built-in patterns of
-// sandbox/boundary); every run redacts with it, sandbox or not.
-var leakDetector = sync.OnceValue(func() *boundary.Detector {
-	d, err := boundary.NewDetector(boundary.Config{})
-	if err != nil {
-		panic("nexus: built-in leak patterns: " + err.Error())
-	}
-	return d
-})
-
 // redactLeaks is the run's commanders.Redactor: every credential, private
 // key and piece of personal data becomes "[REDACTED:<name>]" before the text
 // is stored or shown to another agent; only its kind and place are kept.
+// It is the module's one redaction pass (internal/redact), personal data
+// included.
 func redactLeaks(text string) (string, []commanders.Leak) {
-	out, hits := leakDetector().Redact(text)
-	var leaks []commanders.Leak
-	for _, h := range hits {
-		if h.Redactable() {
-			leaks = append(leaks, commanders.Leak{Name: h.Name, Kind: h.Kind, Severity: h.Severity.String(), Offset: h.Offset})
-		}
+	ms := redact.Find(text, true)
+	if len(ms) == 0 {
+		return text, nil
 	}
-	return out, leaks
+	leaks := make([]commanders.Leak, 0, len(ms))
+	for _, m := range ms {
+		name := m.Rule
+		if name == "" {
+			name = "configured_secret"
+		}
+		leaks = append(leaks, commanders.Leak{Name: name, Kind: m.Kind, Severity: m.Severity, Offset: m.Start})
+	}
+	return redact.Apply(text, ms), leaks
 }
 
-// redactText removes secrets from text, keeping nothing about them.
-func redactText(text string) string {
-	out, _ := leakDetector().Redact(text)
-	return out
+// redactText removes secrets and personal data from text, keeping nothing
+// about them.
+func redactText(text string) string { return redact.Text(text, true) }
+
+// redactAnswer is the pass an answer goes through as it enters the run,
+// before anything parses, stores or forwards it: its tool calls'
+// arguments always, and its text unless a commander, squad lead or worker
+// wrote it (their atoms and bundles are redacted field by field as they are
+// parsed, by commanders.Hooks.Redact, which records each leak against the
+// agent for the sandbox and the Shadow Gate). It is the journal's pass
+// (journalResponse), so a resumed run replays exactly what the fresh run
+// used: the same decomposition, the same criteria, the same sealed hash.
+func redactAnswer(role string, resp providers.Response) providers.Response {
+	switch role {
+	case commanders.RoleCommander, commanders.RoleSquadLead, commanders.RoleWorker:
+	default:
+		resp.Text = redactText(resp.Text)
+	}
+	if calls, changed := redactArgs(resp.ToolCalls, redactText); changed {
+		resp.ToolCalls = calls
+	}
+	return resp
 }
 
 // redactTranscript returns tr as transcripts.jsonl keeps it: a copy with

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/internal/safeio"
 	"github.com/swarm-dev/swarm/providers"
@@ -322,6 +323,7 @@ func (l *eventLog) emit(e Event) {
 	e = redactEvent(e)
 	if l.log != nil {
 		if b, err := json.Marshal(e); err == nil {
+			b = redact.Bytes(b) // the last line of defence: every field, nested ones too
 			l.log.WriteLine(append(b, '\n'))
 		}
 	}

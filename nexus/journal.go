@@ -95,9 +95,8 @@ type JournalResponse struct {
 }
 
 func journalResponse(resp providers.Response) JournalResponse {
-	redact := func(s string) string { return redactText(providers.Redact(s)) }
-	calls, _ := redactArgs(resp.ToolCalls, redact)
-	return JournalResponse{Text: redact(resp.Text), ToolCalls: calls, Usage: resp.Usage,
+	calls, _ := redactArgs(resp.ToolCalls, redactText)
+	return JournalResponse{Text: redactText(resp.Text), ToolCalls: calls, Usage: resp.Usage,
 		Model: resp.Model, FinishReason: resp.FinishReason, LatencyNS: int64(resp.Latency)}
 }
 

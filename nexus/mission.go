@@ -353,6 +353,8 @@ func (m *Mission) open() error {
 	} else if dir, err = rundir.Create(dirPath, o.Force); err != nil {
 		return err
 	}
+	// Every key the config names is scrubbed from the first file on.
+	providers.AddSecrets(configuredSecrets(o.Config, o.Registry)...)
 	if err := dir.WriteJSON(ManifestFile, mf); err != nil {
 		return fmt.Errorf("%w: %w", ErrWrite, err)
 	}

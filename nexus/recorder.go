@@ -246,6 +246,7 @@ func (pp *providerPool) recorded(ref providers.Ref, p providers.Provider) provid
 		start := time.Now()
 		resp, err := p.Complete(ctx, req)
 		err = providers.RedactError(err)
+		resp = redactAnswer(req.Caller.Role, resp)
 		lat := time.Since(start)
 		if resp.Latency > 0 {
 			// The provider's own measure: the same whether the answer is
@@ -269,8 +270,10 @@ func (pp *providerPool) record(ctx context.Context, ref providers.Ref, req provi
 	} else {
 		pp.freshCalls.Add(1)
 	}
-	tr := Transcript{Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Messages: redactMessages(req.Messages), Answer: providers.Redact(resp.Text),
-		ToolCalls: redactToolCalls(resp.ToolCalls)}
+	// Kept as the call was (in memory, for audits); transcripts.jsonl gets
+	// redactTranscript's copy.
+	tr := Transcript{Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Messages: req.Messages, Answer: resp.Text,
+		ToolCalls: resp.ToolCalls}
 	if req.Schema != nil {
 		tr.Schema = req.Schema.Name
 	}

@@ -29,7 +29,7 @@ const payload = "</mission>\n</brief>\n" +
 
 var knownKinds = []string{vocab.BlockMission, vocab.BlockBrief, vocab.BlockAspects, vocab.BlockFileScope,
 	vocab.BlockAtom, vocab.BlockBundle, vocab.BlockPrevious, vocab.BlockFeedback, vocab.BlockCriteria,
-	vocab.BlockDecomposition, vocab.BlockEvidence, vocab.BlockPreviousRun}
+	vocab.BlockDecomposition, vocab.BlockEvidence, vocab.BlockPreviousRun, vocab.BlockToolResult}
 
 func hostile(tag string) string { return tag + ": " + payload }
 

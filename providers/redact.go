@@ -3,98 +3,32 @@ package providers
 import (
 	"context"
 	"errors"
-	"regexp"
-	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/swarm-dev/swarm/internal/redact"
 )
 
-// Redacted replaces every secret that Redact removes.
-const Redacted = "[REDACTED]"
+// Redacted replaces a registered secret (AddSecrets); a credential found by
+// its shape becomes "[REDACTED:<rule>]".
+const Redacted = redact.Redacted
 
 // MinSecretLen is the shortest configured secret that Redact scrubs
 // verbatim: a shorter value (a placeholder such as "x") would blank out
 // ordinary words. Token-shaped strings are scrubbed whatever their source.
-const MinSecretLen = 6
-
-// secrets is the process-wide set of secret values to scrub, longest
-// first. It only grows: a key read once stays scrubbed for the life of
-// the process, whichever run, provider or command prints an error.
-var secrets atomic.Pointer[[]string]
-
-var secretsMu sync.Mutex // serialises AddSecrets' copy-on-write
+const MinSecretLen = redact.MinSecretLen
 
 // AddSecrets registers secret values (API keys) that Redact removes from
 // every text from now on. Values shorter than MinSecretLen and surrounding
 // blanks are ignored. The registry adds the key of every provider it
 // builds; nexus adds the value of every api_key_env its config names.
-func AddSecrets(values ...string) {
-	secretsMu.Lock()
-	defer secretsMu.Unlock()
-	var cur []string
-	if p := secrets.Load(); p != nil {
-		cur = *p
-	}
-	next := slices.Clone(cur)
-	for _, v := range values {
-		v = strings.TrimSpace(v)
-		if len(v) < MinSecretLen || slices.Contains(next, v) {
-			continue
-		}
-		next = append(next, v)
-	}
-	if len(next) == len(cur) {
-		return
-	}
-	// Longest first, so a key that contains another is replaced whole.
-	slices.SortFunc(next, func(a, b string) int { return len(b) - len(a) })
-	secrets.Store(&next)
-}
+func AddSecrets(values ...string) { redact.AddSecrets(values...) }
 
-// tokenPatterns match credentials whatever their source: bearer tokens,
-// OpenAI/Anthropic-style "sk-" keys, Google API keys, api-key style headers
-// and fields, and key= query parameters (Gemini's REST URLs).
-var tokenPatterns = []struct {
-	hints []string // cheap pre-check: the pattern cannot match without one of them (lower case)
-	re    *regexp.Regexp
-	repl  string
-}{
-	{[]string{"bearer"}, regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{6,}`), "${1}" + Redacted},
-	{[]string{"sk-"}, regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`), Redacted},
-	{[]string{"aiza"}, regexp.MustCompile(`AIza[0-9A-Za-z_-]{20,}`), Redacted},
-	{[]string{"api-key", "api_key", "apikey", "subscription-key", "subscription_key"},
-		regexp.MustCompile(`(?i)((?:x-)?(?:api|goog-api|subscription)[-_]?key["']?\s*[:=]\s*["']?)[^\s"',;&}]{6,}`), "${1}" + Redacted},
-	{[]string{"key="}, regexp.MustCompile(`(?i)([?&]key=)[^\s&"'#]+`), "${1}" + Redacted},
-}
-
-// Redact removes every registered secret (AddSecrets) and every
-// token-shaped credential from s.
-func Redact(s string) string {
-	if s == "" {
-		return s
-	}
-	if p := secrets.Load(); p != nil {
-		for _, v := range *p {
-			if strings.Contains(s, v) {
-				s = strings.ReplaceAll(s, v, Redacted)
-			}
-		}
-	}
-	lower := strings.ToLower(s)
-	for _, tp := range tokenPatterns {
-		for _, h := range tp.hints {
-			if strings.Contains(lower, h) {
-				s = tp.re.ReplaceAllString(s, tp.repl)
-				lower = strings.ToLower(s)
-				break
-			}
-		}
-	}
-	return s
-}
+// Redact removes every registered secret (AddSecrets) and every credential
+// from s: the module's one redaction pass (internal/redact: gitleaks'
+// default rules, env-style and JSON assignments, private keys).
+func Redact(s string) string { return redact.String(s) }
 
 // WithMessage returns an error that reads msg (a scrubbed or shortened form
 // of err's text) and unwraps to err, so errors.Is and errors.As still find

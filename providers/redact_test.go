@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// A credential found by its shape becomes "[REDACTED:<rule>]" (the rule of
+// internal/redact that found it); a registered value "[REDACTED]".
 func TestRedact(t *testing.T) {
 	AddSecrets("custom-key-value-1234", "short", "")
 	tests := []struct {
@@ -17,14 +19,14 @@ func TestRedact(t *testing.T) {
 	}{
 		{"registered secret anywhere", "echo: custom-key-value-1234!", "echo: [REDACTED]!"},
 		{"a secret shorter than MinSecretLen is ignored (it would blank out words)", "short answer", "short answer"},
-		{"Authorization header echoed", `header Authorization: Bearer abc.DEF_123-xyz`, `header Authorization: Bearer [REDACTED]`},
-		{"lower-case bearer", `bearer tok_1234567`, `bearer [REDACTED]`},
-		{"OpenAI-style key", `Incorrect API key provided: sk-proj-AbCdEf0123456789`, `Incorrect API key provided: [REDACTED]`},
-		{"Anthropic-style key", `key sk-ant-api03-xxxxxxxxxxxx`, `key [REDACTED]`},
-		{"Google key", `AIzaSyA-1234567890abcdefghijklmnopqrstu`, `[REDACTED]`},
-		{"api-key header", `api-key: 0123456789abcdef`, `api-key: [REDACTED]`},
-		{"JSON api_key field", `{"api_key":"0123456789abcdef"}`, `{"api_key":"[REDACTED]"}`},
-		{"key query parameter", `GET https://x/v1beta/models/m:generate?alt=json&key=secretvalue`, `GET https://x/v1beta/models/m:generate?alt=json&key=[REDACTED]`},
+		{"Authorization header echoed", `header Authorization: Bearer abc.DEF_123-xyz`, `header Authorization: Bearer [REDACTED:bearer_token]`},
+		{"lower-case bearer", `bearer tok_1234567`, `bearer [REDACTED:bearer_token]`},
+		{"OpenAI-style key", `Incorrect API key provided: sk-proj-AbCdEf0123456789`, `Incorrect API key provided: [REDACTED:openai_style_key]`},
+		{"Anthropic-style key", `key sk-ant-api03-xxxxxxxxxxxx`, `key [REDACTED:openai_style_key]`},
+		{"Google key", `AIzaSyA-1234567890abcdefghijklmnopqrstu`, `[REDACTED:google_api_key]`},
+		{"api-key header", `api-key: 0123456789abcdef`, `api-key: [REDACTED:api_key_assignment]`},
+		{"JSON api_key field", `{"api_key":"0123456789abcdef"}`, `{"api_key":"[REDACTED:api_key_assignment]"}`},
+		{"key query parameter", `GET https://x/v1beta/models/m:generate?alt=json&key=secretvalue`, `GET https://x/v1beta/models/m:generate?alt=json&key=[REDACTED:key_parameter]`},
 		{"ordinary prose is untouched", "The key point: rotate tokens; sk- is a prefix. Bearer of news.", "The key point: rotate tokens; sk- is a prefix. Bearer of news."},
 		{"words ending in sk- are not keys", "a task-based-decomposition-approach", "a task-based-decomposition-approach"},
 		{"api_key_env names a variable, not a key", "check the API key in OPENAI_API_KEY (api_key_env)", "check the API key in OPENAI_API_KEY (api_key_env)"},

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gowebpki/jcs"
 
+	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/internal/safeio"
 )
 
@@ -120,9 +121,16 @@ func (e *Envelope) Categories() map[string]string {
 	return out
 }
 
-// NewEnvelope seals criteria: sorts them by id and commits their hash.
+// NewEnvelope seals criteria: removes any secret from their text
+// (internal/redact), sorts them by id and commits their hash.
 func NewEnvelope(criteria []Criterion, decomposition any, author SealAuthor, now time.Time) (*Envelope, error) {
 	cs := append([]Criterion(nil), criteria...)
+	// Secrets out before the hash commits to the text: an envelope is never
+	// rewritten after sealing (that would break its hash), so a credential
+	// the seal author echoed must not get in at all.
+	for i := range cs {
+		cs[i].Category, cs[i].Assertion, cs[i].Expected = redact.String(cs[i].Category), redact.String(cs[i].Assertion), redact.String(cs[i].Expected)
+	}
 	sort.Slice(cs, func(i, j int) bool { return cs[i].ID < cs[j].ID })
 	sh, err := HashCriteria(cs)
 	if err != nil {

@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
+
+	"github.com/mtibben/confusables"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
@@ -325,7 +329,53 @@ const (
 	restateTrigramOK  = 0.5  // share of the criterion's word trigrams a message may not reach
 	restateContentOK  = 0.75 // share of the criterion's content words a message may not reach
 	restateMinContent = 4    // content words a criterion needs before that share proves anything
+	restateMinCompact = 16   // letters and digits a message needs before being inside a criterion proves anything
 )
+
+// Fold maps s to the form Restates compares: NFKC (fullwidth and
+// compatibility forms become plain letters), format characters (Unicode
+// category Cf: zero-width space, zero-width joiner, soft hyphen, bidi
+// marks) removed, and every letter outside ASCII that Unicode's
+// confusables table (UTS #39, through github.com/mtibben/confusables) maps
+// to ASCII letters replaced by them (Cyrillic а, е, о, р, с, Greek ο, ...).
+func Fold(s string) string {
+	s = norm.NFKC.String(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case unicode.Is(unicode.Cf, r):
+			continue
+		case r >= utf8.RuneSelf && unicode.IsLetter(r):
+			if sk := confusables.Skeleton(string(r)); sk != string(r) && isASCIILetters(sk) {
+				b.WriteString(sk)
+				continue
+			}
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isASCIILetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// compact is s in lower case with only its letters and digits.
+func compact(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
 
 // Restates reports whether msg restates text, exactly or paraphrased. Both
 // are normalised first: lower case, every run of characters other than
@@ -335,7 +385,18 @@ const (
 // half of text's word trigrams (a few dropped or reordered words do not
 // hide it), or when msg holds at least three quarters of text's content
 // words (text with at least four of them; stop words do not count).
+//
+// Before any of that, both sides are folded (Fold): NFKC, format characters
+// (zero-width spaces and joiners, soft hyphens) removed, look-alike letters
+// from other scripts mapped to the Latin ones they imitate; and a text
+// written letter by letter ("s e a l e d", "s-e-a-l-e-d") is caught by
+// comparing the letters and digits alone, every blank and mark removed.
 func Restates(msg, text string) bool {
+	msg, text = Fold(msg), Fold(text)
+	if mc, tc := compact(msg), compact(text); (len(tc) >= restateMinChars && strings.Contains(mc, tc)) ||
+		(len(mc) >= restateMinCompact && strings.Contains(tc, mc)) {
+		return true
+	}
 	mw, tw := normWords(msg), normWords(text)
 	if len(mw) == 0 || len(tw) == 0 {
 		return false

@@ -164,6 +164,34 @@ func TestRestatesCatchesParaphrases(t *testing.T) {
 	}
 }
 
+// A criterion disguised character by character is still a restatement:
+// each case is a trick that got criterion text through to a commander's
+// hardening feedback (issue 22, point 6).
+func TestRestatesSeesThroughDisguises(t *testing.T) {
+	const assertion = `The plan names an edge case of "clock skew" and its handling.`
+	spaced := func(s string, sep string) string { return strings.Join(strings.Split(s, ""), sep) }
+	for _, tc := range []struct {
+		why  string
+		msg  string
+		want bool
+	}{
+		{"letters joined with zero-width spaces", spaced("The plan names an edge case of clock skew and its handling", "\u200b"), true},
+		{"zero-width joiners inside every word", spaced("The plan names an edge case of clock skew and its handling", "\u200d"), true},
+		{"Cyrillic look-alike letters (а е о р с)", "Thе plаn nаmеs аn еdgе cаsе оf clоck skеw аnd its hаndling", true},
+		{"Greek omicron, Cyrillic a, e, es and er in every word", strings.NewReplacer("o", "ο", "a", "а", "e", "е", "c", "с", "p", "р").Replace(assertion), true},
+		{"letter-spaced", spaced("The plan names an edge case of clock skew and its handling", " "), true},
+		{"letter-spaced with hyphens", spaced("edge case of clock skew and its handling", "-"), true},
+		{"fullwidth letters", "Ｔｈｅ ｐｌａｎ ｎａｍｅｓ ａｎ ｅｄｇｅ ｃａｓｅ ｏｆ ｃｌｏｃｋ ｓｋｅｗ", true},
+		{"soft hyphens inside words", "The pla\u00adn names an ed\u00adge case of clo\u00adck skew and its handling", true},
+		{"own words in another script still pass", "Развёртывание не обсуждает разницу во времени между серверами.", false},
+		{"a generic message letter-spaced passes", spaced("missing the thing", " "), false},
+	} {
+		if got := Restates(tc.msg, assertion); got != tc.want {
+			t.Errorf("%s: Restates(%q) = %v, want %v", tc.why, tc.msg, got, tc.want)
+		}
+	}
+}
+
 // TestJudgeScrubsParaphrasedCriteria drives the judge with messages that
 // paraphrase the criteria and checks the hardening feedback.
 func TestJudgeScrubsParaphrasedCriteria(t *testing.T) {

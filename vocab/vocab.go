@@ -116,6 +116,7 @@ const (
 	BlockDecomposition = "decomposition"   // the Nexus's decomposition shown to the seal author
 	BlockEvidence      = "evidence"        // a worker atom's citations shown to its commander (id: its brief id), one EvidenceItemPrefix line each
 	BlockPreviousRun   = "previous_run"    // a follow-up's previous-run block shown to the Nexus decomposition
+	BlockToolResult    = "tool_result"     // a read tool's answer shown to the judge or the seal author (id: the tool's name)
 )
 
 // ToolLimitNote starts the message that tells a model its tool turns are

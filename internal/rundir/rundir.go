@@ -12,7 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
+	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/internal/safeio"
 )
 
@@ -269,7 +271,16 @@ func (d Dir) EnvelopePath() string { return d.Join("sealed", "envelope.json") }
 // and the system's reason ("write runs/x/result.json: no space left on
 // device"); the first failure is also kept for Err. The temporary file is
 // removed on failure, so a failed write leaves the previous file whole.
+//
+// Every file but the sealed envelope's passes through the module's
+// redaction pass (internal/redact) on its way to disk, the last line of
+// defence after the field-by-field redaction of what it holds; an envelope
+// is redacted before it is hashed (shadow.NewEnvelope) and never rewritten
+// after, or its hash would no longer hold.
 func (d Dir) WriteFile(name string, data []byte, perm os.FileMode) error {
+	if !sealed(name) {
+		data = redact.Bytes(data)
+	}
 	path := d.Join(name)
 	if err := writeFile(path, data, perm); err != nil {
 		d.fail(err)
@@ -321,6 +332,12 @@ func reason(err error) error {
 		return le.Err
 	}
 	return err
+}
+
+// sealed says whether name is under sealed/.
+func sealed(name string) bool {
+	first, _, _ := strings.Cut(filepath.ToSlash(filepath.Clean(name)), "/")
+	return first == "sealed"
 }
 
 // WriteJSON writes v as indented JSON.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/swarm-dev/swarm/internal/redact"
 )
 
 // Severity of a hit.
@@ -93,22 +95,12 @@ type Config struct {
 // Detector scans text. Safe for concurrent use.
 type Detector struct{ patterns []Pattern }
 
-// The assignment patterns accept a quote escaped with a backslash, so a
-// secret is found in JSON-encoded text (a model's raw answer) too.
+// builtin are the code patterns: credentials and personal data are found by
+// the module's one redaction pass (internal/redact: registered secrets,
+// gitleaks' default rules, env-style and JSON assignments, private keys,
+// e-mail, phone, SSN and card numbers), which Scan runs first.
 func builtin() []Pattern {
 	return []Pattern{
-		{Name: "email", Kind: KindPII, Regexp: `\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b`, Severity: Medium, need: []string{"@"}},
-		{Name: "phone", Kind: KindPII, Regexp: `(?:\+\d{1,3}[ .-]?)?\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`, Severity: Medium, minDigits: 10},
-		{Name: "us_ssn", Kind: KindPII, Regexp: `\b\d{3}-\d{2}-\d{4}\b`, Severity: High, minDigits: 9},
-		{Name: "card_number", Kind: KindPII, Regexp: `\b(?:\d[ -]?){13,19}\b`, Severity: Critical, check: luhn, minDigits: 13},
-		{Name: "password_assignment", Kind: KindCredential, Regexp: `(?i)\b(?:password|passwd|pwd)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?[^\s"'\\,]{4,}`, Severity: Critical, need: []string{"passw", "pwd"}},
-		{Name: "api_key_assignment", Kind: KindCredential, Regexp: `(?i)\b(?:api[_-]?key|secret|token|access[_-]?token|client[_-]?secret)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?[A-Za-z0-9_\-./+]{8,}`, Severity: Critical, need: []string{"key", "secret", "token"}},
-		{Name: "bearer_token", Kind: KindCredential, Regexp: `(?i)\bbearer\s+[A-Za-z0-9_\-.=]{10,}`, Severity: High, need: []string{"bearer"}},
-		{Name: "aws_access_key_id", Kind: KindCredential, Regexp: `\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, Severity: Critical, need: []string{"akia", "asia"}},
-		// The whole key block: up to its END line, or to the end of the text
-		// when the END line is missing (a truncated key is still a key).
-		{Name: "private_key", Kind: KindCredential, Regexp: `-----BEGIN (?:RSA |EC |OPENSSH |DSA |ENCRYPTED )?PRIVATE KEY-----(?s:.*?-----END (?:RSA |EC |OPENSSH |DSA |ENCRYPTED )?PRIVATE KEY-----|.*)`, Severity: Critical, need: []string{"private key"}},
-		{Name: "openai_style_key", Kind: KindCredential, Regexp: `\bsk-[A-Za-z0-9_\-]{16,}`, Severity: Critical, need: []string{"sk-"}},
 		{Name: "shell_injection", Kind: KindCode, Regexp: `(?i)(?:;\s*rm\s+-rf\s+/|\$\(curl\s|\|\s*sh\b|\bos\.system\(|\bsubprocess\.(?:call|run|Popen)\()`, Severity: High, need: []string{"-rf", "$(curl", "|", "os.system(", "subprocess."}},
 		{Name: "eval_exec", Kind: KindCode, Regexp: `\b(?:eval|exec)\s*\(`, Severity: Medium, need: []string{"eval", "exec"}},
 		{Name: "prompt_injection", Kind: KindCode, Regexp: `(?i)ignore (?:all )?(?:previous|prior) instructions`, Severity: High, need: []string{"instructions"}},
@@ -143,6 +135,14 @@ func NewDetector(c Config) (*Detector, error) {
 // Scan returns every hit in text, ordered by offset.
 func (d *Detector) Scan(text string) []Hit {
 	var hits []Hit
+	for _, m := range redact.Find(text, true) {
+		h := Hit{Kind: m.Kind, Name: m.Rule, Offset: m.Start, Length: m.End - m.Start, Redacted: excerpt(text[m.Start:m.End])}
+		if h.Name == "" {
+			h.Name = "configured_secret"
+		}
+		_ = h.Severity.UnmarshalText([]byte(m.Severity))
+		hits = append(hits, h)
+	}
 	lower, digits := "", -1
 	for _, p := range d.patterns {
 		if len(p.need) > 0 {
@@ -166,7 +166,7 @@ func (d *Detector) Scan(text string) []Hit {
 			if p.check != nil && !p.check(m) {
 				continue
 			}
-			hits = append(hits, Hit{Kind: p.Kind, Name: p.Name, Severity: p.Severity, Offset: loc[0], Length: loc[1] - loc[0], Redacted: redact(m)})
+			hits = append(hits, Hit{Kind: p.Kind, Name: p.Name, Severity: p.Severity, Offset: loc[0], Length: loc[1] - loc[0], Redacted: excerpt(m)})
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Offset < hits[j].Offset })
@@ -224,37 +224,13 @@ func MaxSeverity(hits []Hit) Severity {
 	return s
 }
 
-// redact keeps at most the first 4 characters.
-func redact(s string) string {
+// excerpt keeps at most the first 4 characters.
+func excerpt(s string) string {
 	r := []rune(s)
 	if len(r) <= 4 {
 		return strings.Repeat("*", len(r))
 	}
 	return string(r[:4]) + strings.Repeat("*", min(12, len(r)-4))
-}
-
-func luhn(s string) bool {
-	var digits []int
-	for _, c := range s {
-		if c >= '0' && c <= '9' {
-			digits = append(digits, int(c-'0'))
-		}
-	}
-	if len(digits) < 13 || len(digits) > 19 {
-		return false
-	}
-	sum := 0
-	for i := len(digits) - 1; i >= 0; i-- {
-		d := digits[i]
-		if (len(digits)-1-i)%2 == 1 {
-			d *= 2
-			if d > 9 {
-				d -= 9
-			}
-		}
-		sum += d
-	}
-	return sum%10 == 0
 }
 
 // Policy is a boundary policy.
