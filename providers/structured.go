@@ -166,6 +166,12 @@ func CompileSchema(raw json.RawMessage) (*Validator, error) {
 	return v, nil
 }
 
+// CompiledSchema returns the validator of raw when it was compiled before
+// (CompileSchema's cache), without compiling anything.
+func CompiledSchema(raw json.RawMessage) (*Validator, bool) {
+	return validatorCache.Get(sha256.Sum256(raw))
+}
+
 // validatorFor returns the compiled validator of a request's schema: the one
 // of the Go type it was built from, else the one compiled from its content.
 func validatorFor(s *Schema) (*Validator, error) {
