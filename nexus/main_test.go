@@ -3,9 +3,9 @@ package nexus_test
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/swarm-dev/swarm/internal/journalkeytest"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/nexus"
 )
@@ -26,15 +26,12 @@ func TestMain(m *testing.M) {
 		fmt.Println("locked")
 		select {} // until killed
 	}
-	if os.Getenv(nexus.EnvJournalKeyFile) == "" {
-		dir, err := os.MkdirTemp("", "swarm-journal-key-")
-		if err != nil {
-			panic(err)
-		}
-		os.Setenv(nexus.EnvJournalKeyFile, filepath.Join(dir, "journal.key"))
-		code := m.Run()
-		os.RemoveAll(dir)
-		os.Exit(code)
+	os.Exit(journalkeytest.Run(m))
+}
+
+// The tests' key file variable is the one nexus reads.
+func TestJournalKeyTestUsesNexusVariable(t *testing.T) {
+	if journalkeytest.EnvKeyFile != nexus.EnvJournalKeyFile {
+		t.Fatalf("journalkeytest.EnvKeyFile = %q, nexus reads %q", journalkeytest.EnvKeyFile, nexus.EnvJournalKeyFile)
 	}
-	os.Exit(m.Run())
 }

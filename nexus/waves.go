@@ -523,21 +523,7 @@ type launcher func(i int, finished func(*BundleOutcome)) bool
 func (r *runState) deployWaves(ctx context.Context, w WavesConfig, outs []*BundleOutcome, conc runConcurrency, launch launcher, startReview func()) error {
 	n := len(outs)
 	nCanary := min(max(1, w.Canary), n)
-	domains := func(from, to int) []string {
-		var ds []string
-		for _, o := range outs[from:to] {
-			ds = append(ds, o.Domain)
-		}
-		return ds
-	}
-	ids := func(from, to int) []string {
-		var cs []string
-		for _, o := range outs[from:to] {
-			cs = append(cs, o.Commander)
-		}
-		return cs
-	}
-	ctl := newWaveCtl(r.plan, w, domains(0, nCanary))
+	ctl := newWaveCtl(r.plan, w, outDomains(outs[:nCanary]))
 	defer r.rec.events.observe(ctl)()
 	log := &waveLog{}
 	r.waves = log
@@ -581,7 +567,7 @@ func (r *runState) deployWaves(ctx context.Context, w WavesConfig, outs []*Bundl
 
 	// The canary and its probe.
 	first := firstWaveSize(w, conc.N, teamWidth(r.plan))
-	emitWave(WaveRecord{Wave: 0, Size: nCanary, Reason: "canary", Commanders: ids(0, nCanary),
+	emitWave(WaveRecord{Wave: 0, Size: nCanary, Reason: "canary", Commanders: outCommanders(outs[:nCanary]),
 		Detail: fmt.Sprintf("probe: the first %d call outcomes of its team", max(1, w.ProbeCalls))}, ceilDiv(n-nCanary, first))
 	start := time.Now()
 	ctl.startWave(nil)
@@ -635,25 +621,28 @@ func (r *runState) deployWaves(ctx context.Context, w WavesConfig, outs []*Bundl
 	return r.deployRest(ctx, w, ctl, log, outs, nCanary, first, conc, emitWave, launchWave, refuseFrom, wait)
 }
 
+// outDomains and outCommanders name the domains and commanders of outs.
+func outDomains(outs []*BundleOutcome) []string {
+	var ds []string
+	for _, o := range outs {
+		ds = append(ds, o.Domain)
+	}
+	return ds
+}
+
+func outCommanders(outs []*BundleOutcome) []string {
+	var cs []string
+	for _, o := range outs {
+		cs = append(cs, o.Commander)
+	}
+	return cs
+}
+
 // deployRest launches the commanders after the canary (outs[nCanary:]) in
 // waves, the first of size first.
 func (r *runState) deployRest(ctx context.Context, w WavesConfig, ctl *waveCtl, log *waveLog, outs []*BundleOutcome, nCanary, first int, conc runConcurrency,
 	emitWave func(WaveRecord, int), launchWave func(from, to int) bool, refuseFrom func(from int), wait func(<-chan struct{}) bool) error {
 	n := len(outs)
-	domains := func(from, to int) []string {
-		var ds []string
-		for _, o := range outs[from:to] {
-			ds = append(ds, o.Domain)
-		}
-		return ds
-	}
-	ids := func(from, to int) []string {
-		var cs []string
-		for _, o := range outs[from:to] {
-			cs = append(cs, o.Commander)
-		}
-		return cs
-	}
 	// The rest, in waves.
 	size, reason, detail, delay := first, "probe", fmt.Sprintf("sized from the run's concurrency %d and a team's widest layer of %d calls", conc.N, teamWidth(r.plan)), time.Duration(0)
 	if w.Initial > 0 {
@@ -665,8 +654,8 @@ func (r *runState) deployRest(ctx context.Context, w WavesConfig, ctl *waveCtl, 
 			return nil
 		}
 		to := min(n, next+size)
-		underWay := ctl.startWave(domains(next, to))
-		emitWave(WaveRecord{Wave: k, Size: to - next, Reason: reason, Detail: detail, DelayMS: delay.Milliseconds(), Commanders: ids(next, to)},
+		underWay := ctl.startWave(outDomains(outs[next:to]))
+		emitWave(WaveRecord{Wave: k, Size: to - next, Reason: reason, Detail: detail, DelayMS: delay.Milliseconds(), Commanders: outCommanders(outs[next:to])},
 			k+ceilDiv(n-to, size))
 		if !launchWave(next, to) {
 			return nil

@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/internal/journalkeytest"
 )
 
 // envRunMain makes the test binary run swarm's main instead of the tests,
@@ -31,17 +31,7 @@ func TestMain(m *testing.M) {
 	// Every run signs its journal with the user's journal key: the tests'
 	// key lives in a temporary directory (inherited by the processes they
 	// start), never in the user's config directory.
-	if os.Getenv(nexus.EnvJournalKeyFile) == "" {
-		dir, err := os.MkdirTemp("", "swarm-journal-key-")
-		if err != nil {
-			panic(err)
-		}
-		os.Setenv(nexus.EnvJournalKeyFile, filepath.Join(dir, "journal.key"))
-		code := m.Run()
-		os.RemoveAll(dir)
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
+	os.Exit(journalkeytest.Run(m))
 }
 
 const (
