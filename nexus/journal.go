@@ -123,6 +123,9 @@ func replayKey(req providers.Request) string {
 type journalLoad struct {
 	Records int  // good answer records read (decisions are not counted)
 	Torn    bool // a torn last line was dropped (and cut off the file)
+	// Unsigned is how many records carried no MAC and were accepted
+	// unverified (--trust-unsigned-journal).
+	Unsigned int
 }
 
 // maxJournalLine bounds one line of the journal (one answer, its text and
@@ -206,7 +209,7 @@ func openJournal(path string, jo journalOpen) (*journal, journalLoad, error) {
 		f.Close()
 		return nil, load, err
 	}
-	j.prev = v.prev
+	j.prev, load.Unsigned = v.prev, v.unsigned
 	return j, load, nil
 }
 

@@ -693,9 +693,13 @@ func (m *Mission) ResumeChanges() []string {
 // this is, what the journal held and how many calls were replayed from it
 // versus asked.
 type ResumeInfo struct {
-	Attempt         int      `json:"attempt"`
-	JournalRecords  int      `json:"journal_records"`
-	TornLineDropped bool     `json:"torn_line_dropped,omitempty"`
+	Attempt         int  `json:"attempt"`
+	JournalRecords  int  `json:"journal_records"`
+	TornLineDropped bool `json:"torn_line_dropped,omitempty"`
+	// UnsignedRecords is how many journal records had no MAC and were
+	// replayed unverified because the user said to trust them
+	// (--trust-unsigned-journal): the answers they hold are not checked.
+	UnsignedRecords int      `json:"unsigned_records,omitempty"`
 	ReplayedCalls   int64    `json:"replayed_calls"`
 	FreshCalls      int64    `json:"fresh_calls"`
 	Changed         []string `json:"changed,omitempty"` // resumed with --force despite these
@@ -747,7 +751,8 @@ type ResumedData struct {
 	Attempt         int      `json:"attempt"`
 	JournalRecords  int      `json:"journal_records"`
 	TornLineDropped bool     `json:"torn_line_dropped"`
-	EnvelopeStored  bool     `json:"envelope_stored"` // a sealed envelope was found and verified
+	UnsignedRecords int      `json:"unsigned_records,omitempty"` // replayed unverified (--trust-unsigned-journal)
+	EnvelopeStored  bool     `json:"envelope_stored"`            // a sealed envelope was found and verified
 	Changed         []string `json:"changed,omitempty"`
 }
 
@@ -793,6 +798,9 @@ func resumeMessage(ri *ResumeInfo) string {
 	msg := fmt.Sprintf("resumed (attempt %d): %d journaled answers to replay", ri.Attempt, ri.JournalRecords)
 	if ri.TornLineDropped {
 		msg += "; a torn last line of journal.jsonl was dropped"
+	}
+	if ri.UnsignedRecords > 0 {
+		msg += fmt.Sprintf("; %d of them carry no MAC and are replayed unverified (--trust-unsigned-journal)", ri.UnsignedRecords)
 	}
 	if len(ri.Changed) > 0 {
 		msg += "; resumed with --force although " + strings.Join(ri.Changed, "; ") + " changed"

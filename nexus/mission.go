@@ -379,9 +379,9 @@ func (m *Mission) open() error {
 	rec := &recorder{events: events, transcripts: transcripts, journal: jr}
 	jr.onFail = rec.writeFailed
 	if resumed != nil {
-		resumed.JournalRecords, resumed.TornLineDropped = load.Records, load.Torn
+		resumed.JournalRecords, resumed.TornLineDropped, resumed.UnsignedRecords = load.Records, load.Torn, load.Unsigned
 		rec.emit(Event{Phase: Phase0, Kind: EvRunResumed, Message: resumeMessage(resumed),
-			Data: ResumedData{Attempt: resumed.Attempt, JournalRecords: load.Records, TornLineDropped: load.Torn, EnvelopeStored: m.storedEnv != nil, Changed: resumed.Changed}})
+			Data: ResumedData{Attempt: resumed.Attempt, JournalRecords: load.Records, TornLineDropped: load.Torn, UnsignedRecords: load.Unsigned, EnvelopeStored: m.storedEnv != nil, Changed: resumed.Changed}})
 	}
 	cfg := o.Config
 	r := &runState{opts: o, cfg: cfg, plan: plan, dir: dir, rec: rec, factor: timeoutFactor(cfg, plan.Personality), start: now(), storedEnv: m.storedEnv,

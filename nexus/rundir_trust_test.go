@@ -122,6 +122,11 @@ func TestResumeOfAnUnsignedJournalNeedsTheUsersWord(t *testing.T) {
 	if err != nil || res.Resumed == nil || res.Resumed.FreshCalls != 0 {
 		t.Fatalf("trusted resume: %v, %+v; want every answer replayed", err, res.Resumed)
 	}
+	// The result says its answers were replayed unverified: trusted is not
+	// the same as verified.
+	if res.Resumed.UnsignedRecords == 0 || res.Resumed.UnsignedRecords != res.Resumed.JournalRecords {
+		t.Errorf("result's resume record: %+v; want every journaled answer counted as unsigned", res.Resumed)
+	}
 	if jc, err := nexus.VerifyJournal(dir, true); err != nil || jc.Unsigned == 0 {
 		t.Errorf("VerifyJournal(trusted) = %+v, %v", jc, err)
 	}
