@@ -295,8 +295,10 @@ func writeFile(path string, data []byte, perm os.FileMode) error {
 		return &os.PathError{Op: "write", Path: path, Err: reason(err)}
 	}
 	f := newFile(tmp)
+	// undo removes the temporary file after a failed step (closing it again
+	// is harmless): the step's error is the one to report.
 	undo := func(err error) error {
-		_ = f.Close() // the write already failed: that error is the one to report
+		_ = f.Close()
 		_ = os.Remove(tmp.Name())
 		return &os.PathError{Op: "write", Path: path, Err: reason(err)}
 	}
@@ -310,12 +312,10 @@ func writeFile(path string, data []byte, perm os.FileMode) error {
 		return undo(err)
 	}
 	if err := f.Close(); err != nil {
-		_ = os.Remove(tmp.Name())
-		return &os.PathError{Op: "write", Path: path, Err: reason(err)}
+		return undo(err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		_ = os.Remove(tmp.Name())
-		return &os.PathError{Op: "write", Path: path, Err: reason(err)}
+		return undo(err)
 	}
 	return syncDir(filepath.Dir(path))
 }
