@@ -734,7 +734,7 @@ func loadStoredEnvelope(path string) (*shadow.Envelope, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	env, err := shadow.LoadSealed(path)
+	env, err := shadow.ParseSealed(path, b)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -244,6 +244,13 @@ func LoadSealed(path string) (*Envelope, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ParseSealed(path, b)
+}
+
+// ParseSealed is LoadSealed for the bytes b of the envelope read from path
+// (named in errors): a caller that keeps the bytes parses the very ones it
+// read, not a second read of a file that may have changed since.
+func ParseSealed(path string, b []byte) (*Envelope, error) {
 	var f sealedFile
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("%s: not a sealed envelope: %w", path, err)
