@@ -21,10 +21,10 @@ import (
 	goopenai "github.com/sashabaranov/go-openai"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
-	"github.com/swarm-dev/swarm/providers/mock"
 	"github.com/swarm-dev/swarm/providers/openai"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/vocab"
@@ -536,7 +536,7 @@ func TestStructuredSurvivesFaultsWithinRetryBudget(t *testing.T) {
 }
 
 func TestScriptOverrides(t *testing.T) {
-	s, err := mock.LoadScript("../../examples/mock/script.yaml")
+	s, err := mock.LoadScript("../examples/mock/script.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -562,7 +562,7 @@ func TestScriptOverrides(t *testing.T) {
 	if _, err := mock.LoadScript(bad); err == nil || !strings.Contains(err.Error(), "bad.yaml") {
 		t.Errorf("unknown key accepted: %v", err)
 	}
-	if _, err := mock.LoadFaults("../../examples/mock/faults-20.yaml"); err != nil {
+	if _, err := mock.LoadFaults("../examples/mock/faults-20.yaml"); err != nil {
 		t.Errorf("example faults: %v", err)
 	}
 }
