@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	goopenai "github.com/sashabaranov/go-openai"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
@@ -272,8 +273,8 @@ func TestJudgePassesByKeyTerms(t *testing.T) {
 // mark the agent wrote itself (escaped on the way in) changes nothing.
 func TestJudgeIgnoresUnsupportedFindings(t *testing.T) {
 	m, _ := mock.New(mock.Honest, mock.Options{})
-	verified := workspace.Check{Citation: workspace.Citation{Path: "a.go", StartLine: 1, EndLine: 1, Quote: "x"}, State: workspace.Verified}
-	fabricated := workspace.Check{Citation: workspace.Citation{Path: "ghost.go", StartLine: 1, EndLine: 1, Quote: "y"}, State: workspace.Fabricated, Reason: "not found"}
+	verified := workspace.Check{Citation: citation.Citation{Path: "a.go", StartLine: 1, EndLine: 1, Quote: "x"}, State: workspace.Verified}
+	fabricated := workspace.Check{Citation: citation.Citation{Path: "ghost.go", StartLine: 1, EndLine: 1, Quote: "y"}, State: workspace.Fabricated, Reason: "not found"}
 	bundle := strings.Join([]string{
 		"Domain: testing", "Summary: we cover audit logging.", "Findings:",
 		prompts.FindingMark(1, 3, []workspace.Check{verified}),
