@@ -14,10 +14,10 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/vocab"
-	"github.com/swarm-dev/swarm/workspace"
 )
 
 // Roles.
@@ -809,7 +809,7 @@ type AtomView struct {
 	Content    string
 	// Evidence is the atom's citations, shown to the commander in an
 	// evidence block (none without a workspace).
-	Evidence []workspace.Citation
+	Evidence []citation.Citation
 }
 
 const maxAtomChars = 1200

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/vocab"
-	"github.com/swarm-dev/swarm/workspace"
 )
 
 // fake answers by schema name.
@@ -35,9 +35,9 @@ func fake(shards int, calls *atomic.Int32) providers.Provider {
 			}
 			v = MicroBriefs{Briefs: bs}
 		case vocab.SchemaAtom:
-			v = Atom{Status: StatusComplete, Content: "done", Confidence: 0.8, Evidence: []workspace.Citation{}, SelfScore: 8}
+			v = Atom{Status: StatusComplete, Content: "done", Confidence: 0.8, Evidence: []citation.Citation{}, SelfScore: 8}
 		case vocab.SchemaBundle:
-			v = Bundle{Domain: "testing", Status: StatusComplete, Content: "c", Findings: []Finding{}, Evidence: []workspace.Citation{}, CoveredAspects: []string{}, Confidence: 0.8}
+			v = Bundle{Domain: "testing", Status: StatusComplete, Content: "c", Findings: []Finding{}, Evidence: []citation.Citation{}, CoveredAspects: []string{}, Confidence: 0.8}
 		}
 		b, _ := json.Marshal(v)
 		return providers.Response{Text: string(b)}, nil

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/providers"
-	"github.com/swarm-dev/swarm/workspace"
 )
 
 // Recovery configures the recovery ladder: what a unit of work that keeps
@@ -246,7 +246,7 @@ func salvageAtom(err error) (Atom, bool) {
 		return Atom{}, false
 	}
 	conf, _ := loose["confidence"].(float64)
-	return Atom{Status: StatusPartial, Content: content, Confidence: min(0.5, max(0, conf)), Evidence: []workspace.Citation{}}, true
+	return Atom{Status: StatusPartial, Content: content, Confidence: min(0.5, max(0, conf)), Evidence: []citation.Citation{}}, true
 }
 
 // SalvageAtoms builds a partial bundle from the atoms that finished, in
@@ -255,7 +255,7 @@ func salvageAtom(err error) (Atom, bool) {
 func SalvageAtoms(domain string, atoms []AtomResult, why string) (b Bundle, n int) {
 	var content strings.Builder
 	var conf float64
-	seen := map[workspace.Citation]bool{}
+	seen := map[citation.Citation]bool{}
 	for _, a := range atoms {
 		if a.Failed || strings.TrimSpace(a.Atom.Content) == "" {
 			continue

@@ -12,9 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/vocab"
-	"github.com/swarm-dev/swarm/workspace"
 )
 
 // answer is what a test model says to one request: its text, or an error.
@@ -46,9 +46,9 @@ func honest(schema, user string) (string, error) {
 		}
 		v = MicroBriefs{Briefs: bs}
 	case vocab.SchemaAtom:
-		v = Atom{Status: StatusComplete, Content: "done: " + strings.Repeat("x", 700) + " END-OF-ATOM", Confidence: 0.8, Evidence: []workspace.Citation{}, SelfScore: 8}
+		v = Atom{Status: StatusComplete, Content: "done: " + strings.Repeat("x", 700) + " END-OF-ATOM", Confidence: 0.8, Evidence: []citation.Citation{}, SelfScore: 8}
 	case vocab.SchemaBundle:
-		v = Bundle{Domain: "testing", Status: StatusComplete, Content: "c", Findings: []Finding{}, Evidence: []workspace.Citation{}, CoveredAspects: []string{}, Confidence: 0.8}
+		v = Bundle{Domain: "testing", Status: StatusComplete, Content: "c", Findings: []Finding{}, Evidence: []citation.Citation{}, CoveredAspects: []string{}, Confidence: 0.8}
 	}
 	b, _ := json.Marshal(v)
 	return string(b), nil

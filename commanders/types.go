@@ -14,8 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/vocab"
-	"github.com/swarm-dev/swarm/workspace"
 )
 
 // domains a mission is decomposed into, in their canonical order.
@@ -205,11 +205,11 @@ const (
 
 // Atom is a worker's result.
 type Atom struct {
-	Status     string               `json:"status" jsonschema:"enum=complete,enum=partial,enum=failed" jsonschema_description:"complete: the brief is fully done; partial: done in part (the content says what is missing); failed: nothing usable was produced."`
-	Content    string               `json:"content" jsonschema_description:"The result itself: concrete and actionable, naming every aspect it addresses."`
-	Confidence float64              `json:"confidence" jsonschema:"minimum=0,maximum=1" jsonschema_description:"How sure you are that the content is correct and complete, from 0 (not at all) to 1 (certain)."`
-	Evidence   []workspace.Citation `json:"evidence" jsonschema_description:"The workspace lines the result rests on, one citation each, quoted exactly as read_file showed them. Empty if none (and always empty when there is no workspace to read)."`
-	SelfScore  float64              `json:"self_score" jsonschema:"minimum=0,maximum=10" jsonschema_description:"Your own rating of the result's overall quality, from 0 (useless) to 10 (excellent)."`
+	Status     string              `json:"status" jsonschema:"enum=complete,enum=partial,enum=failed" jsonschema_description:"complete: the brief is fully done; partial: done in part (the content says what is missing); failed: nothing usable was produced."`
+	Content    string              `json:"content" jsonschema_description:"The result itself: concrete and actionable, naming every aspect it addresses."`
+	Confidence float64             `json:"confidence" jsonschema:"minimum=0,maximum=1" jsonschema_description:"How sure you are that the content is correct and complete, from 0 (not at all) to 1 (certain)."`
+	Evidence   []citation.Citation `json:"evidence" jsonschema_description:"The workspace lines the result rests on, one citation each, quoted exactly as read_file showed them. Empty if none (and always empty when there is no workspace to read)."`
+	SelfScore  float64             `json:"self_score" jsonschema:"minimum=0,maximum=10" jsonschema_description:"Your own rating of the result's overall quality, from 0 (useless) to 10 (excellent)."`
 }
 
 // SchemaDescription implements providers.Described.
@@ -220,14 +220,14 @@ func (Atom) SchemaName() string { return vocab.SchemaAtom }
 
 // Bundle is a commander's deliverable for its domain.
 type Bundle struct {
-	Domain         string               `json:"domain" jsonschema:"minLength=1" jsonschema_description:"The domain this bundle delivers, as named in the instructions (e.g. testing)."`
-	Status         string               `json:"status" jsonschema:"enum=complete,enum=partial,enum=failed" jsonschema_description:"complete: the domain's brief is fully delivered; partial: delivered in part; failed: nothing usable."`
-	Summary        string               `json:"summary" jsonschema_description:"A few sentences summarising the deliverable."`
-	Content        string               `json:"content" jsonschema_description:"The full deliverable: concrete and actionable, naming every aspect it covers. This is what is judged."`
-	Findings       []Finding            `json:"findings" jsonschema_description:"The actionable items the deliverable identifies. Empty if none."`
-	Confidence     float64              `json:"confidence" jsonschema:"minimum=0,maximum=1" jsonschema_description:"How sure you are that the bundle is correct and complete, from 0 (not at all) to 1 (certain)."`
-	Evidence       []workspace.Citation `json:"evidence" jsonschema_description:"The workspace lines the deliverable as a whole rests on, one citation each, quoted exactly. Empty if none (and always empty when there is no workspace to read)."`
-	CoveredAspects []string             `json:"covered_aspects" jsonschema_description:"The aspects from the Aspects line that the content actually covers, copied verbatim."`
+	Domain         string              `json:"domain" jsonschema:"minLength=1" jsonschema_description:"The domain this bundle delivers, as named in the instructions (e.g. testing)."`
+	Status         string              `json:"status" jsonschema:"enum=complete,enum=partial,enum=failed" jsonschema_description:"complete: the domain's brief is fully delivered; partial: delivered in part; failed: nothing usable."`
+	Summary        string              `json:"summary" jsonschema_description:"A few sentences summarising the deliverable."`
+	Content        string              `json:"content" jsonschema_description:"The full deliverable: concrete and actionable, naming every aspect it covers. This is what is judged."`
+	Findings       []Finding           `json:"findings" jsonschema_description:"The actionable items the deliverable identifies. Empty if none."`
+	Confidence     float64             `json:"confidence" jsonschema:"minimum=0,maximum=1" jsonschema_description:"How sure you are that the bundle is correct and complete, from 0 (not at all) to 1 (certain)."`
+	Evidence       []citation.Citation `json:"evidence" jsonschema_description:"The workspace lines the deliverable as a whole rests on, one citation each, quoted exactly. Empty if none (and always empty when there is no workspace to read)."`
+	CoveredAspects []string            `json:"covered_aspects" jsonschema_description:"The aspects from the Aspects line that the content actually covers, copied verbatim."`
 }
 
 // SchemaDescription implements providers.Described.
@@ -240,11 +240,11 @@ func (Bundle) SchemaName() string { return vocab.SchemaBundle }
 
 // Finding is one actionable item of a bundle.
 type Finding struct {
-	Title    string               `json:"title" jsonschema:"minLength=1" jsonschema_description:"Short imperative title of the item."`
-	Detail   string               `json:"detail" jsonschema_description:"What to do and why, specific enough to act on."`
-	Priority string               `json:"priority" jsonschema:"enum=high,enum=medium,enum=low" jsonschema_description:"How much the item matters: high, medium or low."`
-	Effort   string               `json:"effort" jsonschema:"enum=quick,enum=deep" jsonschema_description:"quick: a small change that can be made right away (a quick win); deep: substantial work."`
-	Evidence []workspace.Citation `json:"evidence" jsonschema_description:"The workspace lines this item is about or rests on, one citation each, quoted exactly as read_file showed them. Empty if none (and always empty when there is no workspace to read)."`
+	Title    string              `json:"title" jsonschema:"minLength=1" jsonschema_description:"Short imperative title of the item."`
+	Detail   string              `json:"detail" jsonschema_description:"What to do and why, specific enough to act on."`
+	Priority string              `json:"priority" jsonschema:"enum=high,enum=medium,enum=low" jsonschema_description:"How much the item matters: high, medium or low."`
+	Effort   string              `json:"effort" jsonschema:"enum=quick,enum=deep" jsonschema_description:"quick: a small change that can be made right away (a quick win); deep: substantial work."`
+	Evidence []citation.Citation `json:"evidence" jsonschema_description:"The workspace lines this item is about or rests on, one citation each, quoted exactly as read_file showed them. Empty if none (and always empty when there is no workspace to read)."`
 }
 
 // SchemaDescription implements providers.Described.
@@ -310,7 +310,7 @@ func (b Bundle) TextWith(m TextMarks) string {
 }
 
 // citationText renders a citation on one line: path:start-end "quote".
-func citationText(c workspace.Citation) string {
+func citationText(c citation.Citation) string {
 	return fmt.Sprintf("%s %q", c.Ref(), c.Quote)
 }
 

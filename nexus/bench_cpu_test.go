@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/providers"
-	"github.com/swarm-dev/swarm/providers/mock"
 )
 
 // The bench must not count the provider's own CPU as the orchestrator's. A

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
-	"github.com/swarm-dev/swarm/providers/mock"
 )
 
 // BenchmarkPipeline runs a full ss-100 mock mission per iteration and

@@ -13,9 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	swarm "github.com/swarm-dev/swarm"
+	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/builtin"
-	"github.com/swarm-dev/swarm/providers/mock"
 )
 
 // shippedKinds is a registry of every provider kind swarm ships (the CLI's).

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -66,9 +67,9 @@ func TestFormula(t *testing.T) {
 
 // atom builds an atom result citing one line of a file per evidence name.
 func atom(content string, conf float64, status string, evidence ...string) commanders.AtomResult {
-	var cites []workspace.Citation
+	var cites []citation.Citation
 	for _, e := range evidence {
-		cites = append(cites, workspace.Citation{Path: e, StartLine: 1, EndLine: 1, Quote: e})
+		cites = append(cites, citation.Citation{Path: e, StartLine: 1, EndLine: 1, Quote: e})
 	}
 	return commanders.AtomResult{Atom: commanders.Atom{Status: status, Content: content, Confidence: conf, Evidence: cites}}
 }

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/shadow"
@@ -19,7 +20,7 @@ import (
 // verifier checks one citation against a workspace (*workspace.FS; tests
 // use a fake with known states).
 type verifier interface {
-	Verify(workspace.Citation) workspace.Check
+	Verify(citation.Citation) workspace.Check
 }
 
 // workspaceVerifier is a verifier that can also say what it checked
@@ -144,7 +145,7 @@ func (o *BundleOutcome) findingVerified(i int) bool {
 }
 
 // checkAll verifies every citation.
-func checkAll(v verifier, cs []workspace.Citation) []workspace.Check {
+func checkAll(v verifier, cs []citation.Citation) []workspace.Check {
 	out := make([]workspace.Check, 0, len(cs))
 	for _, c := range cs {
 		out = append(out, v.Verify(c))

@@ -13,8 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/swarm-dev/swarm/citation"
+	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/providers"
-	"github.com/swarm-dev/swarm/providers/mock"
 	"github.com/swarm-dev/swarm/vocab"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -126,7 +127,7 @@ func TestRunMeasuresEvidenceWithAWorkspace(t *testing.T) {
 	findings := 0
 	for _, o := range res.Bundles {
 		var b workspace.Counts
-		tally := func(cs []workspace.Citation) {
+		tally := func(cs []citation.Citation) {
 			for _, c := range cs {
 				b.Add(evidenceFake.Verify(c).State)
 			}
@@ -325,7 +326,7 @@ type countingVerifier struct {
 	calls int
 }
 
-func (c *countingVerifier) Verify(ci workspace.Citation) workspace.Check {
+func (c *countingVerifier) Verify(ci citation.Citation) workspace.Check {
 	c.mu.Lock()
 	c.calls++
 	c.mu.Unlock()

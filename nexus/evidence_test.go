@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -17,7 +18,7 @@ type fakeVerifier struct {
 	states map[string]workspace.State
 }
 
-func (f fakeVerifier) Verify(c workspace.Citation) workspace.Check {
+func (f fakeVerifier) Verify(c citation.Citation) workspace.Check {
 	s, ok := f.states[c.Path]
 	if !ok {
 		return workspace.Check{Citation: c, State: workspace.Fabricated, Reason: "no such file"}
@@ -42,10 +43,10 @@ func atomChecks(v verifier, atoms []commanders.AtomResult) [][]workspace.Check {
 	return out
 }
 
-func cites(paths ...string) []workspace.Citation {
-	var out []workspace.Citation
+func cites(paths ...string) []citation.Citation {
+	var out []citation.Citation
 	for i, p := range paths {
-		out = append(out, workspace.Citation{Path: p, StartLine: i + 1, EndLine: i + 2, Quote: "q " + p})
+		out = append(out, citation.Citation{Path: p, StartLine: i + 1, EndLine: i + 2, Quote: "q " + p})
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/workspace"
@@ -40,11 +41,11 @@ type EvidenceReport struct {
 // <n> (<title>)". Was is "" for a citation evidence.json did not record,
 // Now "" for one the run directory no longer holds.
 type EvidenceChange struct {
-	Where    string             `json:"where"`
-	Citation workspace.Citation `json:"citation"`
-	Was      workspace.State    `json:"was"`
-	Now      workspace.State    `json:"now"`
-	Reason   string             `json:"reason,omitempty"`
+	Where    string            `json:"where"`
+	Citation citation.Citation `json:"citation"`
+	Was      workspace.State   `json:"was"`
+	Now      workspace.State   `json:"now"`
+	Reason   string            `json:"reason,omitempty"`
 }
 
 // Changed reports whether any citation's state changed.
@@ -125,7 +126,7 @@ func locate(f EvidenceFile) ([]string, map[string]located) {
 	var order []string
 	m := map[string]located{}
 	add := func(where string, cs []workspace.Check) {
-		seen := map[workspace.Citation]int{}
+		seen := map[citation.Citation]int{}
 		for _, c := range cs {
 			k := where + "\x00" + c.Path + "\x00" + strconv.Itoa(c.StartLine) + "\x00" + strconv.Itoa(c.EndLine) + "\x00" + c.Quote + "\x00" + strconv.Itoa(seen[c.Citation])
 			seen[c.Citation]++

@@ -7,9 +7,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
-	"github.com/swarm-dev/swarm/providers/mock"
 )
 
 // A Go program runs a mission with a configuration and a set of providers

@@ -5,26 +5,26 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/vocab"
-	"github.com/swarm-dev/swarm/workspace"
 )
 
 // ledgerBundle cites ok.go (verified by evidenceFake) and ghost.go
 // (fabricated).
 func ledgerBundle(summary string) commanders.Bundle {
-	cite := func(p string) workspace.Citation {
-		return workspace.Citation{Path: p, StartLine: 1, EndLine: 2, Quote: "package ok"}
+	cite := func(p string) citation.Citation {
+		return citation.Citation{Path: p, StartLine: 1, EndLine: 2, Quote: "package ok"}
 	}
 	return commanders.Bundle{Domain: "security", Status: "complete", Summary: summary, Content: "The plan.",
 		Findings: []commanders.Finding{
-			{Title: "Sign tokens", Detail: "compare in constant time", Priority: "high", Effort: "quick", Evidence: []workspace.Citation{cite("ok.go"), cite("ghost.go")}},
-			{Title: "Parameterise queries", Detail: "no string building", Priority: "medium", Effort: "deep", Evidence: []workspace.Citation{cite("ghost.go")}},
+			{Title: "Sign tokens", Detail: "compare in constant time", Priority: "high", Effort: "quick", Evidence: []citation.Citation{cite("ok.go"), cite("ghost.go")}},
+			{Title: "Parameterise queries", Detail: "no string building", Priority: "medium", Effort: "deep", Evidence: []citation.Citation{cite("ghost.go")}},
 			{Title: "Owner checks", Detail: "every handler", Priority: "low", Effort: "quick"},
 		},
-		Evidence: []workspace.Citation{cite("ok.go")}}
+		Evidence: []citation.Citation{cite("ok.go")}}
 }
 
 // stripMarks removes the ledger marks from a marked bundle text.

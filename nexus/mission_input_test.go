@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
-	"github.com/swarm-dev/swarm/providers/mock"
 )
 
 func TestCheckMission(t *testing.T) {

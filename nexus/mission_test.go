@@ -17,10 +17,10 @@ import (
 	"github.com/swarm-dev/swarm/providers/openai"
 	"github.com/swarm-dev/swarm/vocab"
 
+	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/builtin"
-	"github.com/swarm-dev/swarm/providers/mock"
 	"github.com/swarm-dev/swarm/shadow"
 )
 

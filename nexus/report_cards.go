@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
@@ -619,7 +620,7 @@ func newDefectRows(res *Result) []defectRow {
 	}
 	var rows []defectRow
 	for _, d := range g.ByDefect {
-		where := workspace.Citation{Path: d.Path, StartLine: d.StartLine, EndLine: d.EndLine}.Ref()
+		where := citation.Citation{Path: d.Path, StartLine: d.StartLine, EndLine: d.EndLine}.Ref()
 		rows = append(rows, defectRow{ID: mdCodeCell(d.ID), Where: mdCodeCell(where), Title: cmp.Or(mdCell(d.Title), "–"),
 			Found: names(d.Found), NearMisses: names(d.NearMisses), Missed: len(d.Found) == 0})
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
@@ -250,7 +251,7 @@ func TestFindingsSARIF(t *testing.T) {
 	for _, r := range log.Runs[0].Results {
 		for _, l := range r.Locations {
 			p := l.PhysicalLocation
-			got = append(got, r.RuleID+" "+r.Level+" "+workspace.Citation{Path: p.ArtifactLocation.URI, StartLine: p.Region.StartLine, EndLine: p.Region.EndLine}.Ref()+" "+p.Region.Snippet.Text)
+			got = append(got, r.RuleID+" "+r.Level+" "+citation.Citation{Path: p.ArtifactLocation.URI, StartLine: p.Region.StartLine, EndLine: p.Region.EndLine}.Ref()+" "+p.Region.Snippet.Text)
 		}
 	}
 	// The fabricated token.go citation, the unverifiable .env one and the

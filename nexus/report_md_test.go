@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/internal/golden"
 	"github.com/swarm-dev/swarm/providers"
@@ -207,7 +208,7 @@ func workspaceResult() *Result {
 		{Title: "Document the | API", Priority: "low", Effort: "deep"},
 	}
 	check := func(path string, start, end int, quote string, st workspace.State, reason string) workspace.Check {
-		return workspace.Check{Citation: workspace.Citation{Path: path, StartLine: start, EndLine: end, Quote: quote}, State: st, Reason: reason}
+		return workspace.Check{Citation: citation.Citation{Path: path, StartLine: start, EndLine: end, Quote: quote}, State: st, Reason: reason}
 	}
 	o.checks = &bundleChecks{
 		own: []workspace.Check{check("README.md", 3, 3, "x", workspace.Verified, "")},
@@ -231,7 +232,7 @@ func workspaceResult() *Result {
 
 // ck is a checked citation.
 func ck(path string, start, end int, quote string, st workspace.State, reason string) workspace.Check {
-	return workspace.Check{Citation: workspace.Citation{Path: path, StartLine: start, EndLine: end, Quote: quote}, State: st, Reason: reason}
+	return workspace.Check{Citation: citation.Citation{Path: path, StartLine: start, EndLine: end, Quote: quote}, State: st, Reason: reason}
 }
 
 // workspaceRunResult is a run over a workspace with three domains: two

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
-	"github.com/swarm-dev/swarm/providers/mock"
 )
 
 // Issue 20, "Run ids never collide": runs of one mission started in the

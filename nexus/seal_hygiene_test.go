@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
-	"github.com/swarm-dev/swarm/providers/mock"
 	"github.com/swarm-dev/swarm/vocab"
 )
 

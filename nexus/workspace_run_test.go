@@ -10,9 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/swarm-dev/swarm/citation"
+	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
-	"github.com/swarm-dev/swarm/providers/mock"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -152,7 +153,7 @@ func TestHonestCitationsVerify(t *testing.T) {
 	}
 	defer f.Close()
 	cited := 0
-	check := func(where string, cs []workspace.Citation) {
+	check := func(where string, cs []citation.Citation) {
 		for _, c := range cs {
 			cited++
 			if got := f.Verify(c); got.State != workspace.Verified {
@@ -169,7 +170,7 @@ func TestHonestCitationsVerify(t *testing.T) {
 			Atoms []struct {
 				AgentID string `json:"agent_id"`
 				Atom    struct {
-					Evidence []workspace.Citation `json:"evidence"`
+					Evidence []citation.Citation `json:"evidence"`
 				} `json:"atom"`
 			} `json:"atoms"`
 		}

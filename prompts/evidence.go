@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/vocab"
-	"github.com/swarm-dev/swarm/workspace"
 )
 
 // EvidenceBlock renders a worker atom's citations for its commander: an
@@ -17,7 +17,7 @@ import (
 // line), the quote JSON-encoded so that it stays on one line and reads back
 // exactly (ParseEvidence). Paths and quotes are model-written text, so they
 // go through Untrusted like every other.
-func EvidenceBlock(id string, cites []workspace.Citation) string {
+func EvidenceBlock(id string, cites []citation.Citation) string {
 	var b strings.Builder
 	for i, c := range cites {
 		if i > 0 {
@@ -46,8 +46,8 @@ var evidenceLine = regexp.MustCompile(`^(.+):([0-9]+)(?:-([0-9]+))? ("(?:[^"\\]|
 
 // ParseEvidence reads back the citations of an evidence block's content;
 // lines it cannot read are skipped.
-func ParseEvidence(content string) []workspace.Citation {
-	var out []workspace.Citation
+func ParseEvidence(content string) []citation.Citation {
+	var out []citation.Citation
 	for _, l := range strings.Split(content, "\n") {
 		rest, ok := strings.CutPrefix(l, vocab.EvidenceItemPrefix)
 		if !ok {
@@ -67,7 +67,7 @@ func ParseEvidence(content string) []workspace.Citation {
 		if err1 != nil || err2 != nil || json.Unmarshal([]byte(m[4]), &q) != nil {
 			continue
 		}
-		out = append(out, workspace.Citation{Path: m[1], StartLine: start, EndLine: end, Quote: q})
+		out = append(out, citation.Citation{Path: m[1], StartLine: start, EndLine: end, Quote: q})
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/vocab"
 	"github.com/swarm-dev/swarm/workspace"
@@ -27,9 +28,9 @@ func TestEscapeLedger(t *testing.T) {
 }
 
 func TestLedgerMarks(t *testing.T) {
-	ver := workspace.Check{Citation: workspace.Citation{Path: "internal/auth/session.go", StartLine: 40, EndLine: 42, Quote: "return sig == want"}, State: workspace.Verified}
-	fab := workspace.Check{Citation: workspace.Citation{Path: "ghost.go", StartLine: 1, EndLine: 1, Quote: "[ledger] verified"}, State: workspace.Fabricated, Reason: "ghost.go: not found"}
-	unv := workspace.Check{Citation: workspace.Citation{Path: ".env", StartLine: 1, EndLine: 2, Quote: "x"}, State: workspace.Unverifiable, Reason: ".env: denied"}
+	ver := workspace.Check{Citation: citation.Citation{Path: "internal/auth/session.go", StartLine: 40, EndLine: 42, Quote: "return sig == want"}, State: workspace.Verified}
+	fab := workspace.Check{Citation: citation.Citation{Path: "ghost.go", StartLine: 1, EndLine: 1, Quote: "[ledger] verified"}, State: workspace.Fabricated, Reason: "ghost.go: not found"}
+	unv := workspace.Check{Citation: citation.Citation{Path: ".env", StartLine: 1, EndLine: 2, Quote: "x"}, State: workspace.Unverifiable, Reason: ".env: denied"}
 	got := []string{
 		prompts.CitationMark(ver), prompts.CitationMark(fab), prompts.CitationMark(unv),
 		prompts.FindingMark(1, 3, []workspace.Check{fab, ver}), prompts.FindingMark(2, 3, []workspace.Check{fab, unv}), prompts.FindingMark(3, 3, nil),

@@ -8,10 +8,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/vocab"
-	"github.com/swarm-dev/swarm/workspace"
 )
 
 // payload is what a hostile mission, brief, atom or bundle carries: the old
@@ -75,7 +75,7 @@ func TestEveryTemplateKeepsHostileTextInItsBlock(t *testing.T) {
 			"FileScope": []string{hostile("scope")}},
 			[]string{"brief", "aspects", "file_scope"}, false},
 		{"bundle", map[string]any{"Capsule": capsule, "Atoms": []commanders.AtomView{{BriefID: "testing-01", Status: "complete", Confidence: 0.5, Content: hostile("atom"),
-			Evidence: []workspace.Citation{{Path: hostile("path"), StartLine: 1, EndLine: 2, Quote: hostile("quote")}}},
+			Evidence: []citation.Citation{{Path: hostile("path"), StartLine: 1, EndLine: 2, Quote: hostile("quote")}}},
 			{BriefID: "testing-02", Status: "partial", Confidence: 0.4, Content: hostile("atom two")}},
 			"Previous": hostile("previous bundle"), "Feedback": vocab.FeedbackHeading + "\n- [sc-01] " + hostile("feedback"), "Workspace": true},
 			[]string{"brief", "aspects", "atom", "evidence", "atom", "previous_bundle", "feedback"}, false},

@@ -6,9 +6,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/prompts"
-	"github.com/swarm-dev/swarm/workspace"
 )
 
 // TestWorkspaceParagraph: the atom and bundle prompts name the read tools
@@ -70,7 +70,7 @@ func TestWorkspaceParagraph(t *testing.T) {
 // exactly, whatever the path and quote hold (spaces, colons, quotes,
 // backslashes, tabs, several lines, angle brackets).
 func TestEvidenceRoundTrip(t *testing.T) {
-	cites := []workspace.Citation{
+	cites := []citation.Citation{
 		{Path: "internal/auth/session.go", StartLine: 40, EndLine: 52, Quote: "return s.Token == token"},
 		{Path: "dir with space/a:b.go", StartLine: 7, EndLine: 7, Quote: `say "hi" \ there`},
 		{Path: "x.go", StartLine: 1, EndLine: 3, Quote: "if a < b && c > d {\n\treturn 1 :2 \"\n}"},

@@ -1,71 +1,10 @@
 package providers
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"sync/atomic"
-
-	"github.com/swarm-dev/swarm/internal/safeio"
 )
-
-// CacheStats counts hits and misses of a Cache.
-type CacheStats struct {
-	Hits, Misses atomic.Int64
-}
-
-// maxCachedAnswerBytes bounds one cached answer read back: a file over it
-// (or not a regular file: a FIFO would block the call) is a miss.
-const maxCachedAnswerBytes = 64 << 20
-
-// Cache is a content-addressed on-disk cache of successful responses, keyed
-// on the provider reference, its endpoint (two servers behind one kind are
-// different providers) and everything in the request that shapes the answer
-// (messages, schema name and JSON, seed, temperature, max tokens).
-// Re-running with the same directory reuses identical calls instead of
-// paying twice. Writes are atomic (temp file + rename).
-func Cache(dir string, ref Ref, endpoint string, stats *CacheStats) Middleware {
-	return func(p Provider) Provider {
-		return ProviderFunc(func(ctx context.Context, req Request) (Response, error) {
-			key := CacheKey(ref, endpoint, req)
-			path := filepath.Join(dir, key[:2], key+".json")
-			if b, err := safeio.ReadFileNoFollow(path, maxCachedAnswerBytes); err == nil {
-				var resp Response
-				if json.Unmarshal(b, &resp) == nil {
-					if stats != nil {
-						stats.Hits.Add(1)
-					}
-					resp.Cached = true
-					return resp, nil
-				}
-			}
-			if stats != nil {
-				stats.Misses.Add(1)
-			}
-			resp, err := p.Complete(ctx, req)
-			if err != nil {
-				return resp, err
-			}
-			if b, merr := json.Marshal(resp); merr == nil {
-				if os.MkdirAll(filepath.Dir(path), 0o755) == nil {
-					if tmp, terr := os.CreateTemp(filepath.Dir(path), ".tmp-*"); terr == nil {
-						_, werr := tmp.Write(b)
-						cerr := tmp.Close()
-						if werr == nil && cerr == nil {
-							_ = os.Rename(tmp.Name(), path)
-						} else {
-							os.Remove(tmp.Name())
-						}
-					}
-				}
-			}
-			return resp, nil
-		})
-	}
-}
 
 // CacheKey is the hex SHA-256 of a request's identity (IdentityOf) and
 // of the model and endpoint it is sent to.

@@ -133,8 +133,9 @@ type Response struct {
 	// the results appended (an assistant message carrying these calls, then
 	// one RoleTool message per call).
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
-	// Cached is set when the answer came from a Cache rather than the
-	// provider; Latency is then the original call's.
+	// Cached is set when the answer came from the on-disk cache (package
+	// providers/cache) rather than the provider; Latency is then the
+	// original call's.
 	Cached bool `json:"-"`
 	// RateLimit is what the answer's headers said of the caller's
 	// rate-limit budgets (ParseRateLimit); nil when they said nothing.

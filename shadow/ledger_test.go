@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/vocab"
 	"github.com/swarm-dev/swarm/workspace"
@@ -37,7 +38,7 @@ func withChecks(t *testing.T) *Envelope {
 }
 
 func ck(path string, s workspace.State, reason string) workspace.Check {
-	return workspace.Check{Citation: workspace.Citation{Path: path, StartLine: 3, EndLine: 5, Quote: "q"}, State: s, Reason: reason}
+	return workspace.Check{Citation: citation.Citation{Path: path, StartLine: 3, EndLine: 5, Quote: "q"}, State: s, Reason: reason}
 }
 
 var (

@@ -10,9 +10,9 @@
 // models as providers.Tool definitions; each call answers the model in
 // JSON, and a refusal or a limit reached is an answer, never a crash.
 //
-// Evidence verification checks a Citation (path, lines, quote) against the
-// same root: Verified, Unverifiable or Fabricated.
+// Evidence verification checks a citation.Citation (path, lines, quote)
+// against the same root: Verified, Unverifiable or Fabricated.
 //
-// This package imports providers (for the tool types) and nothing else of
-// swarm's.
+// This package imports providers (for the tool types), citation (for what
+// it checks) and internal helpers, and nothing else of swarm's.
 package workspace

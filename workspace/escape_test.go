@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/swarm-dev/swarm/citation"
 )
 
 func TestHostilePaths(t *testing.T) {
@@ -90,7 +92,7 @@ func TestHostilePaths(t *testing.T) {
 				if tc.name == "gitignored read" {
 					quote = "password in a log"
 				}
-				ck := f.Verify(Citation{Path: tc.path, StartLine: 1, EndLine: 1, Quote: quote})
+				ck := f.Verify(citation.Citation{Path: tc.path, StartLine: 1, EndLine: 1, Quote: quote})
 				noCanary(t, tc.name+" verify", ck.Reason)
 				if ck.State != tc.verify {
 					t.Errorf("Verify: state %s (%s), want %s", ck.State, ck.Reason, tc.verify)
@@ -198,7 +200,7 @@ func TestGitFileDenied(t *testing.T) {
 		if o := call(t, s, ToolReadFile, map[string]any{"path": p}); o.Refusal != RefusalDenied {
 			t.Errorf("read_file %s: %s, want denied", p, o.Result)
 		}
-		if ck := f.Verify(Citation{Path: p, StartLine: 1, EndLine: 1, Quote: "gitdir"}); ck.State != Unverifiable {
+		if ck := f.Verify(citation.Citation{Path: p, StartLine: 1, EndLine: 1, Quote: "gitdir"}); ck.State != Unverifiable {
 			t.Errorf("Verify %s: %+v, want unverifiable", p, ck)
 		}
 	}
@@ -230,7 +232,7 @@ func TestDenyIgnoresCase(t *testing.T) {
 		if o := call(t, s, ToolReadFile, map[string]any{"path": p}); o.Refusal != RefusalDenied {
 			t.Errorf("read_file %s: %s, want denied", p, o.Result)
 		}
-		if ck := f.Verify(Citation{Path: p, StartLine: 1, EndLine: 1, Quote: canary}); ck.State != Unverifiable {
+		if ck := f.Verify(citation.Citation{Path: p, StartLine: 1, EndLine: 1, Quote: canary}); ck.State != Unverifiable {
 			t.Errorf("Verify %s: %+v, want unverifiable", p, ck)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/swarm-dev/swarm/citation"
 )
 
 // assertDenied checks that p cannot be reached by any tool or by Verify,
@@ -20,7 +22,7 @@ func assertDenied(t *testing.T, f *FS, p string) {
 	if o := call(t, s, ToolReadFile, map[string]any{"path": p}); o.Refusal != RefusalDenied {
 		t.Errorf("read_file %s: %s, want denied", p, o.Result)
 	}
-	if ck := f.Verify(Citation{Path: p, StartLine: 1, EndLine: 1, Quote: canary}); ck.State != Unverifiable {
+	if ck := f.Verify(citation.Citation{Path: p, StartLine: 1, EndLine: 1, Quote: canary}); ck.State != Unverifiable {
 		t.Errorf("Verify %s: %+v, want unverifiable", p, ck)
 	}
 	for _, c := range []struct{ tool, args string }{
@@ -250,14 +252,14 @@ func TestQuoteOfWhatReadFileShowed(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		c    Citation
+		c    citation.Citation
 		want State
 	}{
-		{"one line as shown", Citation{"latin1.txt", 2, 2, lines[1]}, Verified},
-		{"two lines as shown", Citation{"latin1.txt", 2, 3, lines[1] + "\n" + lines[2]}, Verified},
-		{"part of a line as shown", Citation{"latin1.txt", 2, 2, "caf\ufffd \ufffd\ufffdend"}, Verified},
-		{"one U+FFFD for two bytes is not what was shown", Citation{"latin1.txt", 2, 2, "caf\ufffd \ufffdend"}, Fabricated},
-		{"the valid part alone", Citation{"latin1.txt", 2, 2, "name = caf"}, Verified},
+		{"one line as shown", citation.Citation{Path: "latin1.txt", StartLine: 2, EndLine: 2, Quote: lines[1]}, Verified},
+		{"two lines as shown", citation.Citation{Path: "latin1.txt", StartLine: 2, EndLine: 3, Quote: lines[1] + "\n" + lines[2]}, Verified},
+		{"part of a line as shown", citation.Citation{Path: "latin1.txt", StartLine: 2, EndLine: 2, Quote: "caf\ufffd \ufffd\ufffdend"}, Verified},
+		{"one U+FFFD for two bytes is not what was shown", citation.Citation{Path: "latin1.txt", StartLine: 2, EndLine: 2, Quote: "caf\ufffd \ufffdend"}, Fabricated},
+		{"the valid part alone", citation.Citation{Path: "latin1.txt", StartLine: 2, EndLine: 2, Quote: "name = caf"}, Verified},
 	}
 	for _, tc := range cases {
 		if got := f.Verify(tc.c); got.State != tc.want {

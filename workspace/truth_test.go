@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/swarm-dev/swarm/citation"
 )
 
 const goodTruth = `workspace: shop
@@ -99,7 +101,7 @@ func TestMatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := func(p string, s, e int) Check {
-		return Check{Citation: Citation{Path: p, StartLine: s, EndLine: e, Quote: "q"}, State: Verified}
+		return Check{Citation: citation.Citation{Path: p, StartLine: s, EndLine: e, Quote: "q"}, State: Verified}
 	}
 	fab := func(c Check) Check { c.State = Fabricated; return c }
 	unv := func(c Check) Check { c.State = Unverifiable; return c }
@@ -142,7 +144,7 @@ func TestMatchByDefect(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := func(p string, s, e int) Check {
-		return Check{Citation: Citation{Path: p, StartLine: s, EndLine: e, Quote: "q"}, State: Verified}
+		return Check{Citation: citation.Citation{Path: p, StartLine: s, EndLine: e, Quote: "q"}, State: Verified}
 	}
 	fab := func(c Check) Check { c.State = Fabricated; return c }
 	findings := [][]Check{

@@ -15,12 +15,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/internal/safeio"
 )
 
 // Check is the verdict on one citation.
 type Check struct {
-	Citation
+	citation.Citation
 	State  State  `json:"state"`
 	Reason string `json:"reason,omitempty"`
 }
@@ -38,7 +39,7 @@ func QuoteMatches(text, quote string) bool {
 
 // Verify checks c against the workspace (see State). Gitignored files may
 // be cited; denied ones cannot be checked. The session scope does not apply.
-func (f *FS) Verify(c Citation) Check {
+func (f *FS) Verify(c citation.Citation) Check {
 	ck := Check{Citation: c}
 	set := func(s State, r *refusal) Check {
 		ck.State, ck.Reason = s, r.msg
@@ -69,7 +70,7 @@ func (f *FS) Verify(c Citation) Check {
 	// The quote is compared with the text as read_file showed it (invalid
 	// UTF-8 as U+FFFD), not with the raw bytes.
 	if !QuoteMatches(shown(strings.Join(lines[c.StartLine-1:c.EndLine], "\n")), c.Quote) {
-		return set(Fabricated, refuse("", "%s: the quote is not what those lines say", Citation{Path: t.rel, StartLine: c.StartLine, EndLine: c.EndLine}.Ref()))
+		return set(Fabricated, refuse("", "%s: the quote is not what those lines say", citation.Citation{Path: t.rel, StartLine: c.StartLine, EndLine: c.EndLine}.Ref()))
 	}
 	ck.State = Verified
 	return ck

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/swarm-dev/swarm/citation"
 )
 
 func TestVerify(t *testing.T) {
@@ -21,26 +23,26 @@ func TestVerify(t *testing.T) {
 	f := open(t, fx.root, Options{Limits: lim})
 	cases := []struct {
 		name string
-		c    Citation
+		c    citation.Citation
 		want State
 	}{
-		{"exact lines", Citation{"internal/auth/session.go", 6, 8, "func Check(a, b string) bool {\n\treturn a == b\n}"}, Verified},
-		{"whitespace-normalised", Citation{"internal/auth/session.go", 6, 7, "  func Check(a, b string)   bool {  return a == b "}, Verified},
-		{"substring of the lines", Citation{"internal/auth/session.go", 7, 7, "a == b"}, Verified},
-		{"leading ./", Citation{"./internal/auth/session.go", 7, 7, "return a == b"}, Verified},
-		{"gitignored file can be cited", Citation{"sub/gen.go", 1, 1, "password generated"}, Verified},
-		{"quote on other lines", Citation{"internal/auth/session.go", 1, 3, "return a == b"}, Fabricated},
-		{"quote altered", Citation{"internal/auth/session.go", 7, 7, "return a != b"}, Fabricated},
-		{"empty quote", Citation{"internal/auth/session.go", 7, 7, "  \n "}, Fabricated},
-		{"end past the file", Citation{"internal/auth/session.go", 10, 13, "func safe"}, Fabricated},
-		{"start zero", Citation{"internal/auth/session.go", 0, 1, "package auth"}, Fabricated},
-		{"end before start", Citation{"internal/auth/session.go", 7, 6, "return a == b"}, Fabricated},
-		{"missing file", Citation{"internal/auth/token.go", 1, 1, "package auth"}, Fabricated},
-		{"escapes the root", Citation{"../outside/canary.txt", 1, 1, canary}, Fabricated},
-		{"denied file", Citation{".env.local", 1, 1, "TOKEN=" + canary}, Unverifiable},
-		{"denied by .swarmignore", Citation{"private/notes.txt", 1, 1, canary}, Unverifiable},
-		{"binary", Citation{"bin.dat", 1, 1, "abc"}, Unverifiable},
-		{"too large", Citation{"big.txt", 1, 1, "big line"}, Unverifiable},
+		{"exact lines", citation.Citation{Path: "internal/auth/session.go", StartLine: 6, EndLine: 8, Quote: "func Check(a, b string) bool {\n\treturn a == b\n}"}, Verified},
+		{"whitespace-normalised", citation.Citation{Path: "internal/auth/session.go", StartLine: 6, EndLine: 7, Quote: "  func Check(a, b string)   bool {  return a == b "}, Verified},
+		{"substring of the lines", citation.Citation{Path: "internal/auth/session.go", StartLine: 7, EndLine: 7, Quote: "a == b"}, Verified},
+		{"leading ./", citation.Citation{Path: "./internal/auth/session.go", StartLine: 7, EndLine: 7, Quote: "return a == b"}, Verified},
+		{"gitignored file can be cited", citation.Citation{Path: "sub/gen.go", StartLine: 1, EndLine: 1, Quote: "password generated"}, Verified},
+		{"quote on other lines", citation.Citation{Path: "internal/auth/session.go", StartLine: 1, EndLine: 3, Quote: "return a == b"}, Fabricated},
+		{"quote altered", citation.Citation{Path: "internal/auth/session.go", StartLine: 7, EndLine: 7, Quote: "return a != b"}, Fabricated},
+		{"empty quote", citation.Citation{Path: "internal/auth/session.go", StartLine: 7, EndLine: 7, Quote: "  \n "}, Fabricated},
+		{"end past the file", citation.Citation{Path: "internal/auth/session.go", StartLine: 10, EndLine: 13, Quote: "func safe"}, Fabricated},
+		{"start zero", citation.Citation{Path: "internal/auth/session.go", StartLine: 0, EndLine: 1, Quote: "package auth"}, Fabricated},
+		{"end before start", citation.Citation{Path: "internal/auth/session.go", StartLine: 7, EndLine: 6, Quote: "return a == b"}, Fabricated},
+		{"missing file", citation.Citation{Path: "internal/auth/token.go", StartLine: 1, EndLine: 1, Quote: "package auth"}, Fabricated},
+		{"escapes the root", citation.Citation{Path: "../outside/canary.txt", StartLine: 1, EndLine: 1, Quote: canary}, Fabricated},
+		{"denied file", citation.Citation{Path: ".env.local", StartLine: 1, EndLine: 1, Quote: "TOKEN=" + canary}, Unverifiable},
+		{"denied by .swarmignore", citation.Citation{Path: "private/notes.txt", StartLine: 1, EndLine: 1, Quote: canary}, Unverifiable},
+		{"binary", citation.Citation{Path: "bin.dat", StartLine: 1, EndLine: 1, Quote: "abc"}, Unverifiable},
+		{"too large", citation.Citation{Path: "big.txt", StartLine: 1, EndLine: 1, Quote: "big line"}, Unverifiable},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,7 +76,7 @@ func TestFingerprintFiles(t *testing.T) {
 	call(t, s1, ToolReadFile, map[string]any{"path": "a.go"})
 	call(t, s1, ToolReadFile, map[string]any{"path": "b/b.go"})
 	call(t, s2, ToolReadFile, map[string]any{"path": "b/b.go"})
-	f2.Verify(Citation{"a.go", 1, 1, "package a"})
+	f2.Verify(citation.Citation{Path: "a.go", StartLine: 1, EndLine: 1, Quote: "package a"})
 	call(t, s2, ToolReadFile, map[string]any{"path": "a.go"}) // twice: counted once
 	fp1, fp2 := f1.Fingerprint(), f2.Fingerprint()
 	if fp1.FilesRead != 2 || fp1 != fp2 || fp1.FilesHash == empty.FilesHash {
@@ -239,7 +241,7 @@ func TestConcurrentUse(t *testing.T) {
 					t.Errorf("%s: %s", p, o.Result)
 				}
 				call(t, s, ToolGrep, map[string]any{"pattern": "file"})
-				if ck := f.Verify(Citation{p, 2, 2, fmt.Sprintf("// file %d", i)}); ck.State != Verified {
+				if ck := f.Verify(citation.Citation{Path: p, StartLine: 2, EndLine: 2, Quote: fmt.Sprintf("// file %d", i)}); ck.State != Verified {
 					t.Errorf("%s: %+v", p, ck)
 				}
 				f.Fingerprint()

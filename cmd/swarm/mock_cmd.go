@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/mock"
 )
 
 func newMockCmd(app *App) *cobra.Command {

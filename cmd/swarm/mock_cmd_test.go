@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/mock"
 )
 
 // TestMockServeCutsOffATricklingBody sends headers that announce a body

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/mock"
 )
 
 // interceptedMock serves the honest mock over HTTP. before sees each

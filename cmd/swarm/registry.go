@@ -1,9 +1,9 @@
 package main
 
 import (
+	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/builtin"
-	"github.com/swarm-dev/swarm/providers/mock"
 )
 
 // newRegistry registers every provider kind swarm ships.

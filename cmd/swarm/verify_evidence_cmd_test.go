@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -72,7 +73,7 @@ func TestVerifyEvidenceExitCodeAndOutput(t *testing.T) {
 		Counts: workspace.Counts{Cited: 3, Verified: 2, Fabricated: 1}, RecordedCounts: workspace.Counts{Cited: 3, Verified: 2, Fabricated: 1}, Changes: []nexus.EvidenceChange{}}
 	changed := &nexus.EvidenceReport{RunDir: run, Workspace: nexus.WorkspaceInfo{Dir: ws},
 		Counts: workspace.Counts{Cited: 3, Verified: 1, Fabricated: 2}, RecordedCounts: workspace.Counts{Cited: 3, Verified: 2, Fabricated: 1},
-		Changes: []nexus.EvidenceChange{{Where: "bundle security finding 1 (Compare tokens)", Citation: workspace.Citation{Path: "app.go", StartLine: 5, EndLine: 5},
+		Changes: []nexus.EvidenceChange{{Where: "bundle security finding 1 (Compare tokens)", Citation: citation.Citation{Path: "app.go", StartLine: 5, EndLine: 5},
 			Was: workspace.Verified, Now: workspace.Fabricated, Reason: "quote mismatch\x1b[2J"}}}
 	for _, tc := range []struct {
 		why      string
@@ -122,7 +123,7 @@ func TestVerifyEvidenceDetectsAnEditedFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	probe := fs.Verify(workspace.Citation{Path: "app.go", StartLine: 5, EndLine: 5, Quote: "return a == b"})
+	probe := fs.Verify(citation.Citation{Path: "app.go", StartLine: 5, EndLine: 5, Quote: "return a == b"})
 	_ = fs.Close()
 	if probe.State != workspace.Verified {
 		t.Fatalf("fixture: the cited line does not verify before the edit: %+v", probe)

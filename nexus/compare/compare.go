@@ -24,6 +24,7 @@ import (
 	"github.com/swarm-dev/swarm/internal/stats"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/providers/cache"
 	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
@@ -270,7 +271,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if o.CacheDir == "" {
 			return p
 		}
-		return providers.Cache(o.CacheDir, ref, cfg.Providers[ref.Kind].BaseURL, nil)(p)
+		return cache.Middleware(o.CacheDir, ref, cfg.Providers[ref.Kind].BaseURL, nil)(p)
 	}
 	// Seal once.
 	sealed, err := sealOnce(ctx, o, &cfg, wrap)

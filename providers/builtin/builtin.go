@@ -5,10 +5,10 @@
 package builtin
 
 import (
+	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/google"
 	"github.com/swarm-dev/swarm/providers/langchain"
-	"github.com/swarm-dev/swarm/providers/mock"
 	"github.com/swarm-dev/swarm/providers/openai"
 )
 

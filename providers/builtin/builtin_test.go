@@ -3,7 +3,7 @@ package builtin
 import (
 	"testing"
 
-	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/mock"
 )
 
 // Every kind swarm ships is in the registry, the mock among them.

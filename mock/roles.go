@@ -8,10 +8,10 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/vocab"
-	"github.com/swarm-dev/swarm/workspace"
 )
 
 func seedOf(req providers.Request) int64 {
@@ -285,11 +285,11 @@ func (m *Mock) bundle(req providers.Request, rng *rand.Rand) any {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The %s plan.\n", domain)
 	type finding struct {
-		Title    string               `json:"title"`
-		Detail   string               `json:"detail"`
-		Priority string               `json:"priority"`
-		Effort   string               `json:"effort"`
-		Evidence []workspace.Citation `json:"evidence"`
+		Title    string              `json:"title"`
+		Detail   string              `json:"detail"`
+		Priority string              `json:"priority"`
+		Effort   string              `json:"effort"`
+		Evidence []citation.Citation `json:"evidence"`
 	}
 	// Evidence cites workspace lines; without a workspace there is none.
 	ev := m.citations(req)

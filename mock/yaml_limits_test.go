@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/swarm-dev/swarm/internal/yamlx"
-	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/mock"
 )
 
 func TestScriptAndFaultsRefuseHostileYAML(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/vocab"
@@ -259,9 +260,9 @@ func (m *Mock) honestPlan(req providers.Request, s *toolState) []plannedCall {
 			return nil
 		}
 		var plan []plannedCall
-		seen := map[workspace.Citation]bool{}
+		seen := map[citation.Citation]bool{}
 		for _, c := range cites {
-			k := workspace.Citation{Path: c.Path, StartLine: c.StartLine, EndLine: c.EndLine}
+			k := citation.Citation{Path: c.Path, StartLine: c.StartLine, EndLine: c.EndLine}
 			if seen[k] || len(plan) >= 2*maxReads {
 				continue
 			}
@@ -384,7 +385,7 @@ func (m *Mock) termPattern(req providers.Request) string {
 // citations is the persona's evidence for req: built only from what the
 // request's tool answers showed (and, for a commander, its workers'
 // citations); empty without tools.
-func (m *Mock) citations(req providers.Request) []workspace.Citation {
+func (m *Mock) citations(req providers.Request) []citation.Citation {
 	s := stateOf(req)
 	if !s.used() && len(req.Tools) == 0 {
 		if !m.p.lies && !m.p.leaks && m.persona != Sloppy {
@@ -392,7 +393,7 @@ func (m *Mock) citations(req providers.Request) []workspace.Citation {
 			// citations on (none without a workspace).
 			return nonNil(workerCitations(req))
 		}
-		return []workspace.Citation{}
+		return []citation.Citation{}
 	}
 	switch {
 	case m.p.lies:
@@ -408,7 +409,7 @@ func (m *Mock) citations(req providers.Request) []workspace.Citation {
 		if !s.did(toolReadFile) {
 			return cites
 		}
-		var out []workspace.Citation
+		var out []citation.Citation
 		for _, c := range cites {
 			if q, ok := s.text(c.Path, c.StartLine, c.EndLine); ok && workspace.QuoteMatches(q, c.Quote) {
 				out = append(out, c)
@@ -423,9 +424,9 @@ func (m *Mock) citations(req providers.Request) []workspace.Citation {
 	return s.readCitations(re)
 }
 
-func nonNil(cs []workspace.Citation) []workspace.Citation {
+func nonNil(cs []citation.Citation) []citation.Citation {
 	if cs == nil {
-		return []workspace.Citation{}
+		return []citation.Citation{}
 	}
 	return cs
 }
@@ -450,8 +451,8 @@ func (s *toolState) text(p string, start, end int) (string, bool) {
 // readCitations cites one place of every file read: the first line
 // matching re (else the first non-blank line), with the next line when it
 // was read and is not blank; the quote is those lines exactly as read.
-func (s *toolState) readCitations(re *regexp.Regexp) []workspace.Citation {
-	out := []workspace.Citation{}
+func (s *toolState) readCitations(re *regexp.Regexp) []citation.Citation {
+	out := []citation.Citation{}
 	for _, p := range s.reads {
 		ls := s.lines[p]
 		nums := make([]int, 0, len(ls))
@@ -482,14 +483,14 @@ func (s *toolState) readCitations(re *regexp.Regexp) []workspace.Citation {
 			end = hit + 1
 		}
 		q, _ := s.text(p, hit, end)
-		out = append(out, workspace.Citation{Path: p, StartLine: hit, EndLine: end, Quote: q})
+		out = append(out, citation.Citation{Path: p, StartLine: hit, EndLine: end, Quote: q})
 	}
 	return out
 }
 
 // sloppy cites files it listed but never read, at lines it guesses from
 // their size, with quotes it guesses from the brief.
-func (m *Mock) sloppy(req providers.Request, s *toolState) []workspace.Citation {
+func (m *Mock) sloppy(req providers.Request, s *toolState) []citation.Citation {
 	terms := m.termWords(req)
 	if len(terms) == 0 {
 		terms = []string{"config"}
@@ -508,7 +509,7 @@ func (m *Mock) sloppy(req providers.Request, s *toolState) []workspace.Citation 
 		return binary.BigEndian.Uint64(sum[:8])
 	}
 	sort.SliceStable(files, func(i, j int) bool { return h(files[i].path) < h(files[j].path) })
-	out := []workspace.Citation{}
+	out := []citation.Citation{}
 	for i, f := range files {
 		if i == maxReads {
 			break
@@ -519,19 +520,19 @@ func (m *Mock) sloppy(req providers.Request, s *toolState) []workspace.Citation 
 		}
 		start := 1 + int(h(f.path)%uint64(approx))
 		t := terms[i%len(terms)]
-		out = append(out, workspace.Citation{Path: f.path, StartLine: start, EndLine: start + 2, Quote: fmt.Sprintf("// %s is handled here", t)})
+		out = append(out, citation.Citation{Path: f.path, StartLine: start, EndLine: start + 2, Quote: fmt.Sprintf("// %s is handled here", t)})
 	}
 	return out
 }
 
 // fabricated is the deceptive persona's evidence: plausible paths, lines
 // and code it never saw.
-func (m *Mock) fabricated(req providers.Request) []workspace.Citation {
+func (m *Mock) fabricated(req providers.Request) []citation.Citation {
 	terms := m.termWords(req)
 	if len(terms) == 0 {
 		terms = []string{"session"}
 	}
-	out := []workspace.Citation{}
+	out := []citation.Citation{}
 	for i, t := range terms {
 		if i == maxReads {
 			break
@@ -544,7 +545,7 @@ func (m *Mock) fabricated(req providers.Request) []workspace.Citation {
 		}, strings.ToLower(t))
 		name := strings.ToUpper(slug[:1]) + slug[1:]
 		start := 41 + 17*i
-		out = append(out, workspace.Citation{Path: path.Join("internal", slug, slug+"_guard.go"), StartLine: start, EndLine: start + 3,
+		out = append(out, citation.Citation{Path: path.Join("internal", slug, slug+"_guard.go"), StartLine: start, EndLine: start + 3,
 			Quote: fmt.Sprintf("if err := verify%s(ctx, req); err != nil {\n\treturn fmt.Errorf(\"%s: %%w\", err)\n}", name, slug)})
 	}
 	return out
@@ -552,12 +553,12 @@ func (m *Mock) fabricated(req providers.Request) []workspace.Citation {
 
 // workerCitations are the citations a bundle prompt shows of its workers'
 // atoms (prompts.ParseEvidence), each once, in order.
-func workerCitations(req providers.Request) []workspace.Citation {
+func workerCitations(req providers.Request) []citation.Citation {
 	if req.Schema == nil || req.Schema.Name != vocab.SchemaBundle {
 		return nil
 	}
-	var out []workspace.Citation
-	seen := map[workspace.Citation]bool{}
+	var out []citation.Citation
+	seen := map[citation.Citation]bool{}
 	for _, b := range prompts.BlocksOf(lastUser(req), vocab.BlockEvidence) {
 		for _, c := range prompts.ParseEvidence(b.Content) {
 			if !seen[c] {
@@ -572,8 +573,8 @@ func workerCitations(req providers.Request) []workspace.Citation {
 // forFinding picks the citations of one finding about term: those whose
 // path or quote names a word of it, else one in turn (i), so every finding
 // carries evidence when there is any.
-func forFinding(cites []workspace.Citation, term string, i int) []workspace.Citation {
-	out := []workspace.Citation{}
+func forFinding(cites []citation.Citation, term string, i int) []citation.Citation {
+	out := []citation.Citation{}
 	if len(cites) == 0 {
 		return out
 	}

@@ -20,11 +20,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	goopenai "github.com/sashabaranov/go-openai"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
-	"github.com/swarm-dev/swarm/providers/mock"
 	"github.com/swarm-dev/swarm/providers/openai"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/vocab"
@@ -272,8 +273,8 @@ func TestJudgePassesByKeyTerms(t *testing.T) {
 // mark the agent wrote itself (escaped on the way in) changes nothing.
 func TestJudgeIgnoresUnsupportedFindings(t *testing.T) {
 	m, _ := mock.New(mock.Honest, mock.Options{})
-	verified := workspace.Check{Citation: workspace.Citation{Path: "a.go", StartLine: 1, EndLine: 1, Quote: "x"}, State: workspace.Verified}
-	fabricated := workspace.Check{Citation: workspace.Citation{Path: "ghost.go", StartLine: 1, EndLine: 1, Quote: "y"}, State: workspace.Fabricated, Reason: "not found"}
+	verified := workspace.Check{Citation: citation.Citation{Path: "a.go", StartLine: 1, EndLine: 1, Quote: "x"}, State: workspace.Verified}
+	fabricated := workspace.Check{Citation: citation.Citation{Path: "ghost.go", StartLine: 1, EndLine: 1, Quote: "y"}, State: workspace.Fabricated, Reason: "not found"}
 	bundle := strings.Join([]string{
 		"Domain: testing", "Summary: we cover audit logging.", "Findings:",
 		prompts.FindingMark(1, 3, []workspace.Check{verified}),
@@ -536,7 +537,7 @@ func TestStructuredSurvivesFaultsWithinRetryBudget(t *testing.T) {
 }
 
 func TestScriptOverrides(t *testing.T) {
-	s, err := mock.LoadScript("../../examples/mock/script.yaml")
+	s, err := mock.LoadScript("../examples/mock/script.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -562,7 +563,7 @@ func TestScriptOverrides(t *testing.T) {
 	if _, err := mock.LoadScript(bad); err == nil || !strings.Contains(err.Error(), "bad.yaml") {
 		t.Errorf("unknown key accepted: %v", err)
 	}
-	if _, err := mock.LoadFaults("../../examples/mock/faults-20.yaml"); err != nil {
+	if _, err := mock.LoadFaults("../examples/mock/faults-20.yaml"); err != nil {
 		t.Errorf("example faults: %v", err)
 	}
 }

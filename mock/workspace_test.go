@@ -16,10 +16,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
-	"github.com/swarm-dev/swarm/providers/mock"
 	"github.com/swarm-dev/swarm/providers/openai"
 	"github.com/swarm-dev/swarm/vocab"
 	"github.com/swarm-dev/swarm/workspace"
@@ -186,7 +187,7 @@ func fileLines(t *testing.T, dir, p string) ([]string, bool) {
 }
 
 // exactQuote reports whether c's quote is exactly the text of its lines.
-func exactQuote(t *testing.T, dir string, c workspace.Citation) bool {
+func exactQuote(t *testing.T, dir string, c citation.Citation) bool {
 	ls, ok := fileLines(t, dir, c.Path)
 	if !ok || c.StartLine < 1 || c.EndLine < c.StartLine || c.EndLine > len(ls) {
 		return false
@@ -482,7 +483,7 @@ func bundleRequest(t *testing.T, atoms []commanders.AtomView, workspaceOn bool) 
 func TestHonestCommanderCitesItsWorkers(t *testing.T) {
 	dir, tools := newWorkspace(t)
 	worker := decodeAtom(t, runLoop(t, mustMock(t, mock.Honest), atomRequest(t, true), tools, 8).Final)
-	forged := workspace.Citation{Path: "internal/auth/session.go", StartLine: 1, EndLine: 1, Quote: "package forged"}
+	forged := citation.Citation{Path: "internal/auth/session.go", StartLine: 1, EndLine: 1, Quote: "package forged"}
 	views := []commanders.AtomView{{BriefID: "security-01", Status: worker.Status, Confidence: worker.Confidence, Content: worker.Content,
 		Evidence: append(slices.Clone(worker.Evidence), forged)}}
 	tr := runLoop(t, mustMock(t, mock.Honest), bundleRequest(t, views, true), tools, 8)
@@ -520,7 +521,7 @@ func TestHonestCommanderCitesItsWorkers(t *testing.T) {
 // worker's citations in an evidence block; without citations it is the
 // prompt it always was.
 func TestBundlePromptShowsWorkerEvidence(t *testing.T) {
-	cites := []workspace.Citation{{Path: "a b/c:d.go", StartLine: 3, EndLine: 4, Quote: "if x < \"y\" {\n\treturn"}, {Path: "z.go", StartLine: 7, EndLine: 7, Quote: "z"}}
+	cites := []citation.Citation{{Path: "a b/c:d.go", StartLine: 3, EndLine: 4, Quote: "if x < \"y\" {\n\treturn"}, {Path: "z.go", StartLine: 7, EndLine: 7, Quote: "z"}}
 	with := bundleRequest(t, []commanders.AtomView{{BriefID: "security-01", Status: "complete", Confidence: 0.8, Content: "done", Evidence: cites}}, false)
 	blocks := prompts.BlocksOf(with.Messages[0].Content, vocab.BlockEvidence)
 	if len(blocks) != 1 || blocks[0].ID != "security-01" {

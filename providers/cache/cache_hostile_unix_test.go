@@ -1,6 +1,6 @@
 //go:build unix
 
-package providers
+package cache
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/swarm-dev/swarm/providers"
 )
 
 // A cache directory is shared and may hold anything: an entry that is a
@@ -16,9 +18,9 @@ import (
 // provider), never a read that blocks or a gigabyte in memory. On main the
 // FIFO blocked the call forever.
 func TestCacheEntryThatIsNotARegularFileIsAMiss(t *testing.T) {
-	ref := Ref{Kind: "mock", Model: "honest"}
-	req := Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}, Seed: Int64(1)}
-	key := CacheKey(ref, "", req)
+	ref := providers.Ref{Kind: "mock", Model: "honest"}
+	req := providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: "hi"}}, Seed: providers.Int64(1)}
+	key := providers.CacheKey(ref, "", req)
 	for _, tc := range []struct {
 		why   string
 		plant func(t *testing.T, path string)
@@ -52,13 +54,13 @@ func TestCacheEntryThatIsNotARegularFileIsAMiss(t *testing.T) {
 			}
 			tc.plant(t, path)
 			calls := 0
-			base := ProviderFunc(func(_ context.Context, r Request) (Response, error) {
+			base := providers.ProviderFunc(func(_ context.Context, r providers.Request) (providers.Response, error) {
 				calls++
-				return Response{Text: "fresh"}, nil
+				return providers.Response{Text: "fresh"}, nil
 			})
-			var st CacheStats
-			p := Cache(dir, ref, "", &st)(base)
-			done := make(chan Response, 1)
+			var st Stats
+			p := Middleware(dir, ref, "", &st)(base)
+			done := make(chan providers.Response, 1)
 			go func() {
 				resp, _ := p.Complete(t.Context(), req)
 				done <- resp
