@@ -119,7 +119,6 @@ func newPopulation(ctx context.Context, s Scenario, proxy *sandbox.Proxy) (popul
 				return population{}, err
 			}
 			p.agents = append(p.agents, &agentState{a: a})
-			p.ids = append(p.ids, a.ID())
 			p.initiate = append(p.initiate, s.initiationProbability(g))
 			if g.Allies {
 				p.allies[a.ID()] = true
@@ -132,8 +131,10 @@ func newPopulation(ctx context.Context, s Scenario, proxy *sandbox.Proxy) (popul
 			}
 		}
 	}
-	for _, st := range p.agents {
+	p.ids = make([]string, len(p.agents))
+	for i, st := range p.agents {
 		agents.ShareAllies(st.a, p.allies)
+		p.ids[i] = st.a.ID()
 	}
 	return p, nil
 }
