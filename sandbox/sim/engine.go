@@ -101,6 +101,7 @@ type Options struct {
 	OnInteraction func(sandbox.Interaction)
 }
 
+// agentState is one agent of a run and its running totals.
 type agentState struct {
 	a            agents.Agent
 	n, acc       int
@@ -113,7 +114,8 @@ type agentState struct {
 // Run simulates a scenario: it sets the world up (agents, governance
 // state and levers, economy, network), runs the epochs (each a sequence of
 // steps, each step an interaction per proposing agent) and sums the run up.
-// Cancelling ctx stops it between steps with what was simulated so far.
+// Cancelling ctx stops it between steps with what was simulated so far
+// (nil while the world is being set up).
 func Run(ctx context.Context, s Scenario, o Options) (*Result, error) {
 	s.Defaults()
 	if err := s.Validate(); err != nil {
