@@ -12,6 +12,7 @@ import (
 // skipped, line numbers kept); a bad line stops the reading with an error
 // naming the file and line.
 func TestReadInteractions(t *testing.T) {
+	t.Parallel()
 	proxy, err := NewProxy(DefaultProxyConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +45,7 @@ func TestReadInteractions(t *testing.T) {
 		{"a line over the limit", "{\"id\":\"" + strings.Repeat("x", maxRecordBytes) + "\"}\n", nil, "in.jsonl: bufio.Scanner: token too long"},
 	} {
 		t.Run(tc.why, func(t *testing.T) {
+			t.Parallel()
 			var seen []got
 			err := ReadInteractions("in.jsonl", strings.NewReader(tc.in), proxy, func(line int, in Interaction) error {
 				seen = append(seen, got{Line: line, ID: in.ID, Accepted: in.Accepted, P: in.P, Truth: in.GroundTruth})
@@ -56,6 +58,7 @@ func TestReadInteractions(t *testing.T) {
 		})
 	}
 	t.Run("a bad line is a *LineError with its line", func(t *testing.T) {
+		t.Parallel()
 		err := ReadInteractions("f", strings.NewReader("{\"accepted\":true,\"p\":0.5}\n{}\n"), proxy, func(int, Interaction) error { return nil })
 		var le *LineError
 		if !errors.As(err, &le) || le.Name != "f" || le.Line != 2 {
@@ -63,6 +66,7 @@ func TestReadInteractions(t *testing.T) {
 		}
 	})
 	t.Run("the callback's error stops the reading and is returned as is", func(t *testing.T) {
+		t.Parallel()
 		stop := errors.New("stop")
 		calls := 0
 		err := ReadInteractions("f", strings.NewReader("{\"accepted\":true,\"p\":0.5}\n{\"accepted\":true,\"p\":0.5}\n"), proxy, func(int, Interaction) error { calls++; return stop })
@@ -76,6 +80,7 @@ func TestReadInteractions(t *testing.T) {
 // skipped, line numbers kept); a bad or over-long line stops the reading
 // with an error naming the file and line.
 func TestReadDecisions(t *testing.T) {
+	t.Parallel()
 	type got struct {
 		Line   int
 		ID     string
@@ -98,6 +103,7 @@ func TestReadDecisions(t *testing.T) {
 			[]got{{1, "a", ""}}, "in.jsonl:2: line too long: over 16777216 bytes"},
 	} {
 		t.Run(tc.why, func(t *testing.T) {
+			t.Parallel()
 			var seen []got
 			err := ReadDecisions("in.jsonl", strings.NewReader(tc.in), func(line int, d Decision) error {
 				seen = append(seen, got{line, d.DecisionID, d.Action})

@@ -7,6 +7,7 @@ import (
 )
 
 func TestDetector(t *testing.T) {
+	t.Parallel()
 	d, err := NewDetector(Config{Extra: []Pattern{{Name: "ticket", Regexp: `TICKET-\d+`, Severity: Low}}})
 	if err != nil {
 		t.Fatal(err)
@@ -32,6 +33,7 @@ func TestDetector(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			hits := d.Scan(tc.text)
 			found := ""
 			for _, h := range hits {
@@ -56,6 +58,7 @@ func TestDetector(t *testing.T) {
 }
 
 func TestBoundaryPolicies(t *testing.T) {
+	t.Parallel()
 	d, _ := NewDetector(Config{})
 	b := NewBoundary(Policy{RatePerMinute: 2, BlockAt: High, Sensitivity: 0.5}, d)
 	now := time.Unix(1000, 0)
@@ -79,6 +82,7 @@ func TestBoundaryPolicies(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
+	t.Parallel()
 	d, err := NewDetector(Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +107,7 @@ func TestRedact(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			got, hits := d.Redact(tc.text)
 			if got != tc.want {
 				t.Errorf("Redact(%q) = %q, want %q", tc.text, got, tc.want)

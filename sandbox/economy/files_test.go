@@ -9,6 +9,7 @@ import (
 )
 
 func TestReadFileLocatesBadValuesAndKeepsOrder(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		why, file, want string
 		read            func(name string, r *strings.Reader) (any, error)
@@ -33,6 +34,7 @@ func TestReadFileLocatesBadValuesAndKeepsOrder(t *testing.T) {
 			func(n string, r *strings.Reader) (any, error) { return ReadIdentityFile(n, r) }},
 	} {
 		t.Run(tc.why, func(t *testing.T) {
+			t.Parallel()
 			out, err := tc.read("f.yaml", strings.NewReader(tc.file))
 			got := ""
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 // interaction, at most one interaction per agent and step, none when the
 // scenario turns events off.
 func TestEstimateEventBytesBoundsTheLog(t *testing.T) {
+	t.Parallel()
 	on := scaleScenario(t, 200, "complete", 3, 4)
 	off := on
 	f := false
@@ -25,6 +26,7 @@ func TestEstimateEventBytesBoundsTheLog(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			n, b := EstimateEventBytes(tc.s, tc.epochs)
 			if n != tc.want || b != tc.want*estBytesPerEvent {
 				t.Errorf("got %d interactions, %d bytes; want %d, %d", n, b, tc.want, tc.want*estBytesPerEvent)

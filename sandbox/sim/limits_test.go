@@ -13,6 +13,7 @@ import (
 )
 
 func TestScenarioRefusesHostileInput(t *testing.T) {
+	t.Parallel()
 	const agents = "scenario_id: x\nagents:\n  - {type: honest, count: 3}\n"
 	laughs := func() string {
 		var b strings.Builder
@@ -42,6 +43,7 @@ func TestScenarioRefusesHostileInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := ParseScenario("c.yaml", []byte(tc.yaml))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("%s: err = %v, want %q", tc.why, err, tc.want)
@@ -54,6 +56,7 @@ func TestScenarioRefusesHostileInput(t *testing.T) {
 }
 
 func TestLoadScenarioRefusesOversizeFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "big.yaml")
 	if err := os.WriteFile(path, []byte("scenario_id: x\n"+strings.Repeat("# pad\n", 60000)), 0o644); err != nil {
 		t.Fatal(err)
@@ -64,6 +67,7 @@ func TestLoadScenarioRefusesOversizeFile(t *testing.T) {
 }
 
 func TestRunRefusesWhatWouldNotFitInMemory(t *testing.T) {
+	t.Parallel()
 	s, err := ParseScenario("c.yaml", []byte("scenario_id: x\nagents:\n  - {type: honest, count: 10000}\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +102,7 @@ func TestRunRefusesWhatWouldNotFitInMemory(t *testing.T) {
 }
 
 func TestRunStopsWhileAllocating(t *testing.T) {
+	t.Parallel()
 	// Ctrl-C during the allocation of a large scenario used to wait for the
 	// whole network to be built: a cancelled context stops it at once.
 	s, err := ParseScenario("c.yaml", []byte("scenario_id: x\nagents:\n  - {type: honest, count: 3000}\nsimulation: {epochs: 1000, steps_per_epoch: 1000}\n"))
@@ -120,6 +125,7 @@ func TestRunStopsWhileAllocating(t *testing.T) {
 // a single point is built; before issue 22, 30 parameters of 2 values
 // built 10^9 maps and epochs had no bound.
 func TestLoadSweepBoundsSizes(t *testing.T) {
+	t.Parallel()
 	many := "scenario: s.yaml\nparameters:\n"
 	for i := range 14 { // 2^14 = 16384 points
 		many += fmt.Sprintf("  governance.p%d: [1, 2]\n", i)
@@ -139,6 +145,7 @@ func TestLoadSweepBoundsSizes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.why, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			path := filepath.Join(dir, "w.yaml")
 			if err := os.WriteFile(path, []byte(tc.yaml), 0o644); err != nil {

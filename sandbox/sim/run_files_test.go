@@ -17,6 +17,7 @@ import (
 // do); every call is one whole line, and interactions are written only when
 // asked.
 func TestEventLog(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		why          string
 		interactions bool
@@ -26,6 +27,7 @@ func TestEventLog(t *testing.T) {
 		{"outputs: {events: false} keeps governance only", false, map[string]int{"governance": 50}},
 	} {
 		t.Run(tc.why, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			l, err := CreateEventLog(dir)
 			if err != nil {
