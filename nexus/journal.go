@@ -440,52 +440,31 @@ func (j *journal) close() error {
 	return j.err
 }
 
-// answeredByKey carries, down a call's context, where the recorder notes
-// which model answered (the routing layer may send a request to a
-// fallback): the journal records that model.
-type answeredByKey struct{}
+// replayHook is the replay layer of a role's stack (stack.go): a request
+// the journal holds an answer for is answered from it in Before (recorded
+// as a replayed llm_call, with the original answer's tokens, cost and
+// latency, under the model that gave it); any other request goes on to
+// routing, and its answer is journaled in After, under the model that
+// answered (Call.Ref), before it is handed back.
+type replayHook struct{ pp *providerPool }
 
-type answeredBy struct {
-	mu  sync.Mutex
-	ref string
+func (h replayHook) Before(_ context.Context, c *providers.Call) (providers.Response, bool, error) {
+	c.Key = replayKey(c.Request)
+	rec, ok := h.pp.journal.take(c.Key)
+	if !ok {
+		return providers.Response{}, false, nil
+	}
+	if from, err := providers.ParseRef(rec.Ref); err == nil {
+		c.Ref = from
+	}
+	return rec.Response.response(), true, nil
 }
 
-func noteAnsweredBy(ctx context.Context, ref providers.Ref) {
-	if a, ok := ctx.Value(answeredByKey{}).(*answeredBy); ok {
-		a.mu.Lock()
-		a.ref = ref.String()
-		a.mu.Unlock()
+func (h replayHook) After(ctx context.Context, c *providers.Call) {
+	switch {
+	case c.AnsweredBy == layerReplay:
+		c.Response, c.Err = h.pp.record(ctx, c, c.Ref, c.Response, nil, c.Response.Latency, true)
+	case c.Err == nil:
+		h.pp.journal.append(c.Key, c.Request.Caller, c.Ref.String(), c.Response)
 	}
-}
-
-// replaying wraps the provider routing chose for an agent's calls with the
-// replay layer: a request the journal holds an answer for is answered from
-// it (recorded as a replayed llm_call, with the original answer's tokens,
-// cost and latency), whichever model gave it; any other request goes on to
-// p and its answer is journaled before it is handed back.
-func (pp *providerPool) replaying(ref providers.Ref, p providers.Provider) providers.Provider {
-	j := pp.journal
-	if j == nil {
-		return p
-	}
-	return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
-		key := replayKey(req)
-		if rec, ok := j.take(key); ok {
-			from, err := providers.ParseRef(rec.Ref)
-			if err != nil {
-				from = ref
-			}
-			resp := rec.Response.response()
-			return pp.record(ctx, from, req, resp, nil, resp.Latency, true)
-		}
-		by := &answeredBy{ref: ref.String()}
-		resp, err := p.Complete(context.WithValue(ctx, answeredByKey{}, by), req)
-		if err == nil {
-			by.mu.Lock()
-			answered := by.ref
-			by.mu.Unlock()
-			j.append(key, req.Caller, answered, resp)
-		}
-		return resp, err
-	})
 }

@@ -387,7 +387,7 @@ func (m *Mission) open() error {
 	r := &runState{opts: o, cfg: cfg, plan: plan, dir: dir, rec: rec, factor: timeoutFactor(cfg, plan.Personality), start: now(), storedEnv: m.storedEnv,
 		meter: newMeter(cfg.PriceOf, plan.CostCeilingUSD, rec), ws: ws}
 	r.pool = &providerPool{cfg: cfg, reg: o.Registry, built: built, wrap: m.wrap, limits: m.limits, personality: plan.Personality,
-		factor: r.factor, rec: rec, meter: r.meter, provs: map[string]providers.Provider{}, journal: jr,
+		factor: r.factor, rec: rec, meter: r.meter, provs: map[string]*providers.Stack{}, journal: jr,
 		fallbacks: plan.Roster.Fallbacks, clock: m.clock}
 	r.resumed = resumed
 	if scale, err := cfg.ScaleFor(plan.Scale); err == nil {

@@ -234,37 +234,38 @@ func (t *transcriptLog) close() error {
 	return t.closeErr
 }
 
-// recorded wraps a provider so every call becomes an llm_call event and a
-// transcript line, and feeds the run's usage accounting.
+// recordHook is the record layer of model ref's stack (stack.go): every
+// attempt of a call becomes an llm_call event and a transcript line, and
+// feeds the run's usage accounting.
 //
 // Defence in depth for secrets: the registry already scrubs every
 // provider's errors, and the recorder scrubs again, with the value of every
 // api_key_env the config names, what it returns and what it writes.
-func (pp *providerPool) recorded(ref providers.Ref, p providers.Provider) providers.Provider {
+func (pp *providerPool) recordHook(ref providers.Ref) providers.Hook {
 	providers.AddSecrets(configuredSecrets(pp.cfg, pp.reg)...)
-	return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
-		start := time.Now()
-		resp, err := p.Complete(ctx, req)
-		err = providers.RedactError(err)
-		resp = redactAnswer(req.Caller.Role, resp)
-		lat := time.Since(start)
+	return providers.HookFuncs{AfterFunc: func(ctx context.Context, c *providers.Call) {
+		err := providers.RedactError(c.Err)
+		resp := redactAnswer(c.Request.Caller.Role, c.Response)
+		lat := c.Latency
 		if resp.Latency > 0 {
 			// The provider's own measure: the same whether the answer is
 			// fresh or (with its original latency) from a cache, and free of
 			// whatever wraps the provider.
 			lat = resp.Latency
 		}
-		noteAnsweredBy(ctx, ref)
-		return pp.record(ctx, ref, req, resp, err, lat, false)
-	})
+		c.Response, c.Err = pp.record(ctx, c, ref, resp, err, lat, false)
+	}}
 }
 
 // record makes one call (req answered by ref with resp or err, in lat) an
 // llm_call event and a transcript line, and feeds the run's usage
 // accounting. A fresh call (recorded) and a replayed one (the journal's
 // answer, replayed) are recorded alike; replayed says which. It returns
-// the answer as checked against req's schema and the call's error.
-func (pp *providerPool) record(ctx context.Context, ref providers.Ref, req providers.Request, resp providers.Response, err error, lat time.Duration, replayed bool) (providers.Response, error) {
+// the answer as checked against the call's schema (the outcome is also
+// reported on c.Validation) and the call's error. The event's phase is the
+// call's (c.Phase).
+func (pp *providerPool) record(ctx context.Context, c *providers.Call, ref providers.Ref, resp providers.Response, err error, lat time.Duration, replayed bool) (providers.Response, error) {
+	req := c.Request
 	if replayed {
 		pp.replayedCalls.Add(1)
 	} else {
@@ -293,8 +294,9 @@ func (pp *providerPool) record(ctx context.Context, ref providers.Ref, req provi
 		// Validated once, here: the Structured call this answer returns
 		// to reuses the outcome.
 		resp, cerr = providers.CheckOutput(req, resp)
+		c.Validation = resp.Validation
 	}
-	phase := pp.rec.phaseOf(ctx) // the call's event and any ceiling event it causes say the same phase
+	phase := Phase(c.Phase) // the call's event and any ceiling event it causes say the same phase
 	cost, unpriced := pp.meter.account(phase, ref, req.Caller.Role, resp.Usage, lat, cerr)
 	u := resp.Usage
 	data := CallData{

@@ -238,7 +238,7 @@ func answeredBy(ref Ref) Middleware {
 	return func(p Provider) Provider {
 		return ProviderFunc(func(ctx context.Context, req Request) (Response, error) {
 			resp, err := p.Complete(ctx, req)
-			resp.from = ref
+			resp.From = ref
 			var pe *Error
 			if errors.As(err, &pe) && pe == err && pe.Provider == "" && pe.Model == "" {
 				c := *pe
