@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -94,7 +95,8 @@ type JournalResponse struct {
 	LatencyNS    int64                `json:"latency_ns"`
 }
 
-func journalResponse(resp providers.Response) JournalResponse {
+func journalResponse(sec *redact.Secrets, resp providers.Response) JournalResponse {
+	redactText := redactText(sec)
 	calls, _ := redactArgs(resp.ToolCalls, redactText)
 	return JournalResponse{Text: redactText(resp.Text), ToolCalls: calls, Usage: resp.Usage,
 		Model: resp.Model, FinishReason: resp.FinishReason, LatencyNS: int64(resp.Latency)}
@@ -150,6 +152,9 @@ type journal struct {
 	// onFail is told the first write error: the run stops (a resume could
 	// not trust a journal that misses answers the run went on with).
 	onFail func(error)
+
+	// secrets is the run's secret set, scrubbed from every answer kept.
+	secrets *redact.Secrets
 
 	key   *journalKey // signs new records (nil: unsigned, only in tests of the file format)
 	runID string
@@ -320,7 +325,7 @@ func (j *journal) take(key string) (JournalRecord, bool) {
 func (j *journal) append(key string, caller providers.Caller, ref string, resp providers.Response) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.writeLocked(JournalRecord{Key: key, Role: caller.Role, AgentID: caller.AgentID, Ref: ref, Response: journalResponse(resp)})
+	j.writeLocked(JournalRecord{Key: key, Role: caller.Role, AgentID: caller.AgentID, Ref: ref, Response: journalResponse(j.secrets, resp)})
 }
 
 // decide records a decision (d.Name) and fsyncs it: a resume reads it
