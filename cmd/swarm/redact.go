@@ -14,7 +14,9 @@ import (
 // with: made by runCLI (a value, not a package global) and grown as the
 // command learns keys (App.LoadConfig: every api_key_env the config names
 // and every kind's default key variable).
-type scrubber struct{ set atomic.Pointer[redact.Secrets] }
+type scrubber struct {
+	set atomic.Pointer[redact.Secrets]
+}
 
 // add puts values into the set.
 func (s *scrubber) add(values ...string) {
