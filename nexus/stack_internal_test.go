@@ -3,11 +3,13 @@ package nexus
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -186,5 +188,45 @@ func TestRunsScrubOnlyTheirOwnSecrets(t *testing.T) {
 				t.Errorf("scrub = %q", got)
 			}
 		})
+	}
+}
+
+// Which model answered reaches the journal from routing (Call.Ref), not
+// through the context: a call the primary's open breaker sends to the
+// fallback is journaled under the fallback, and replays under it.
+func TestJournalRecordsTheModelThatAnswered(t *testing.T) {
+	t.Parallel()
+	tp := newTestPool(t, CircuitBreakerConfig{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: time.Hour, HalfOpenProbes: 1},
+		map[string][]providers.Ref{"worker": {upRef}})
+	path := filepath.Join(t.TempDir(), JournalFile)
+	j, _, err := openJournal(path, testOpen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp.pp.journal = j
+	p, err := tp.pp.forRole("worker", downRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first call fails on the primary, opens its breaker and is sent
+	// on to the fallback, which answers.
+	resp, err := ask(t, p, t.Context(), "worker", "w1")
+	if err != nil || resp.Text != "answer from up:f" {
+		t.Fatalf("answer %q, err %v: want the fallback's", resp.Text, err)
+	}
+	if err := j.close(); err != nil {
+		t.Fatal(err)
+	}
+	var refs []string
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, _, _, err := scanJournal(f, JournalFile, nil, func(r JournalRecord) { refs = append(refs, r.Ref) }); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{upRef.String()}, refs); diff != "" {
+		t.Errorf("journaled models (-want +got):\n%s", diff)
 	}
 }
