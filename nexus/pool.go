@@ -68,7 +68,7 @@ func (pp *providerPool) forRole(role string, ref providers.Ref) (providers.Provi
 	if err != nil {
 		return nil, err
 	}
-	return pp.entry(ref, pp.roleStack(role, ref, route)), nil
+	return pp.entry(ref, pp.roleStack(route)), nil
 }
 
 // routed is the routing layer of forRole: calls go to ref's stack while the

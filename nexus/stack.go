@@ -44,9 +44,10 @@ const (
 	layerTokenCeiling = "token_ceiling"
 )
 
-// roleStack is the stack of a role whose model is ref: replay, then route
-// (the end: it runs a model's stack on the same call).
-func (pp *providerPool) roleStack(role string, ref providers.Ref, route func(context.Context, *providers.Call)) *providers.Stack {
+// roleStack is the stack of a role's calls: replay (when the run has a
+// journal), then route, its end, which runs a model's stack on the same
+// call.
+func (pp *providerPool) roleStack(route func(context.Context, *providers.Call)) *providers.Stack {
 	var layers []providers.Layer
 	if pp.journal != nil {
 		layers = append(layers, providers.Layer{Name: layerReplay, Hook: replayHook{pp: pp}})

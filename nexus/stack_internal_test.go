@@ -68,7 +68,7 @@ func TestCallStackOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := append(sp.pp.roleStack("worker", ref, nil).Names(), ms.Names()...)
+	got := append(sp.pp.roleStack(nil).Names(), ms.Names()...)
 	want := []string{layerReplay, layerConcurrency, layerRetry, layerAdaptive, layerRateLimit, layerTimeout, layerRecord, layerTokenCeiling}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("stack order (-want +got):\n%s", diff)
