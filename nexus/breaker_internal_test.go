@@ -245,7 +245,7 @@ func newTestPool(t *testing.T, cb CircuitBreakerConfig, fallbacks map[string][]p
 	cb.Enabled = true
 	cfg := &Config{Providers: map[string]providers.KindConfig{}, CircuitBreaker: cb}
 	tp.pp = &providerPool{cfg: cfg, reg: reg, limits: &providers.LimitSet{}, rec: rec, meter: newMeter(nil, 0, rec),
-		provs: map[string]providers.Provider{}, fallbacks: fallbacks, clock: tp.clock}
+		provs: map[string]*providers.Stack{}, fallbacks: fallbacks, clock: tp.clock}
 	return tp
 }
 

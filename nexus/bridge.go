@@ -58,10 +58,14 @@ func newMissionSandbox(c SandboxConfig, cb CircuitBreakerConfig, emit func(Event
 // redactLeaks is the run's commanders.Redactor: every credential, private
 // key and piece of personal data becomes "[REDACTED:<name>]" before the text
 // is stored or shown to another agent; only its kind and place are kept.
-// It is the module's one redaction pass (internal/redact), personal data
-// included.
-func redactLeaks(text string) (string, []commanders.Leak) {
-	ms := redact.Find(text, true)
+// It is the module's one redaction pass (internal/redact) with the run's
+// secret set, personal data included.
+func redactLeaks(sec *redact.Secrets) func(string) (string, []commanders.Leak) {
+	return func(text string) (string, []commanders.Leak) { return findLeaks(sec, text) }
+}
+
+func findLeaks(sec *redact.Secrets, text string) (string, []commanders.Leak) {
+	ms := sec.Find(text, true)
 	if len(ms) == 0 {
 		return text, nil
 	}
@@ -76,9 +80,11 @@ func redactLeaks(text string) (string, []commanders.Leak) {
 	return redact.Apply(text, ms), leaks
 }
 
-// redactText removes secrets and personal data from text, keeping nothing
-// about them.
-func redactText(text string) string { return redact.Text(text, true) }
+// redactText returns the pass that removes the run's secrets (sec), every
+// credential and personal data from a text, keeping nothing about them.
+func redactText(sec *redact.Secrets) func(string) string {
+	return func(text string) string { return sec.Text(text, true) }
+}
 
 // redactAnswer is the pass an answer goes through as it enters the run,
 // before anything parses, stores or forwards it: its tool calls'
@@ -88,7 +94,8 @@ func redactText(text string) string { return redact.Text(text, true) }
 // agent for the sandbox and the Shadow Gate). It is the journal's pass
 // (journalResponse), so a resumed run replays exactly what the fresh run
 // used: the same decomposition, the same criteria, the same sealed hash.
-func redactAnswer(role string, resp providers.Response) providers.Response {
+func redactAnswer(sec *redact.Secrets, role string, resp providers.Response) providers.Response {
+	redactText := redactText(sec)
 	switch role {
 	case commanders.RoleCommander, commanders.RoleSquadLead, commanders.RoleWorker:
 	default:
@@ -103,9 +110,10 @@ func redactAnswer(role string, resp providers.Response) providers.Response {
 // redactTranscript returns tr as transcripts.jsonl keeps it: a copy with
 // secrets redacted from every message (and tool call), the answer and the
 // error, and each tool result cut at maxTranscriptToolResult bytes. The cut
-// comes after every redaction (providers.Redact's in recorded, then this
-// one): a secret across the cut would keep its start and match no pattern.
-func redactTranscript(tr Transcript) Transcript {
+// comes after every redaction (the recorder's, then this one): a secret
+// across the cut would keep its start and match no pattern.
+func redactTranscript(sec *redact.Secrets, tr Transcript) Transcript {
+	redactText := redactText(sec)
 	msgs := make([]providers.Message, len(tr.Messages))
 	for i, m := range tr.Messages {
 		m.Content = redactText(m.Content)

@@ -38,7 +38,7 @@ func TestCeilingAndBreakerEventsCarryTheCallsPhase(t *testing.T) {
 	defer cancel()
 	m.armStop(cancel)
 	pp := &providerPool{cfg: cfg, reg: reg, limits: &providers.LimitSet{}, rec: rec, meter: m,
-		provs: map[string]providers.Provider{}}
+		provs: map[string]*providers.Stack{}}
 	p, err := pp.forRole("worker", providers.Ref{Kind: "fake", Model: "m"})
 	if err != nil {
 		t.Fatal(err)

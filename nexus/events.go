@@ -13,7 +13,6 @@ import (
 	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/internal/safeio"
-	"github.com/swarm-dev/swarm/providers"
 )
 
 // Kind says what an Event reports.
@@ -298,6 +297,9 @@ type eventLog struct {
 	keep      bool
 	kept      []Event
 	closeErr  error // what closing the log returned
+	// secrets is the run's secret set, scrubbed from every event (nil:
+	// credential shapes only).
+	secrets *redact.Secrets
 }
 
 func newEventLog(path string, now func() time.Time, keep bool, obs ...Observer) (*eventLog, error) {
@@ -320,10 +322,10 @@ func (l *eventLog) emit(e Event) {
 	if e.Time.IsZero() {
 		e.Time = l.now()
 	}
-	e = redactEvent(e)
+	e = redactEvent(l.secrets, e)
 	if l.log != nil {
 		if b, err := json.Marshal(e); err == nil {
-			b = redact.Bytes(b) // the last line of defence: every field, nested ones too
+			b = l.secrets.Bytes(b) // the last line of defence: every field, nested ones too
 			l.log.WriteLine(append(b, '\n'))
 		}
 	}
@@ -342,8 +344,8 @@ func (l *eventLog) emit(e Event) {
 // event's message and the string fields of its payload before it is
 // written or observed: the registry and the recorder scrub provider errors
 // already, this covers any other text that reaches an event.
-func redactEvent(e Event) Event {
-	e.Message = providers.Redact(e.Message)
+func redactEvent(sec *redact.Secrets, e Event) Event {
+	e.Message = sec.String(e.Message)
 	if e.Data == nil {
 		return e
 	}
@@ -358,7 +360,7 @@ func redactEvent(e Event) Event {
 			continue
 		}
 		s := f.String()
-		if r := providers.Redact(s); r != s {
+		if r := sec.String(s); r != s {
 			if !c.IsValid() {
 				c = reflect.New(v.Type()).Elem()
 				c.Set(v)

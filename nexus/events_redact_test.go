@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -15,13 +16,13 @@ import (
 // written to events.jsonl or handed to an observer.
 func TestEventsNeverCarryASecret(t *testing.T) {
 	const key = "swarm-events-test-key-93b1c7"
-	providers.AddSecrets(key)
 	path := filepath.Join(t.TempDir(), "events.jsonl")
 	var seen []Event
 	l, err := newEventLog(path, time.Now, false, ObserverFunc(func(e Event) { seen = append(seen, e) }))
 	if err != nil {
 		t.Fatal(err)
 	}
+	l.secrets = redact.NewSecrets(key) // the run's set
 	score := 3.0
 	data := GateData{Reason: "upstream said: key " + key, Action: "Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345", ShadowScore: &score}
 	l.emit(Event{Kind: EvFailure, Message: "judging b1: denied for " + key, Data: data})

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -94,7 +95,8 @@ type JournalResponse struct {
 	LatencyNS    int64                `json:"latency_ns"`
 }
 
-func journalResponse(resp providers.Response) JournalResponse {
+func journalResponse(sec *redact.Secrets, resp providers.Response) JournalResponse {
+	redactText := redactText(sec)
 	calls, _ := redactArgs(resp.ToolCalls, redactText)
 	return JournalResponse{Text: redactText(resp.Text), ToolCalls: calls, Usage: resp.Usage,
 		Model: resp.Model, FinishReason: resp.FinishReason, LatencyNS: int64(resp.Latency)}
@@ -150,6 +152,9 @@ type journal struct {
 	// onFail is told the first write error: the run stops (a resume could
 	// not trust a journal that misses answers the run went on with).
 	onFail func(error)
+
+	// secrets is the run's secret set, scrubbed from every answer kept.
+	secrets *redact.Secrets
 
 	key   *journalKey // signs new records (nil: unsigned, only in tests of the file format)
 	runID string
@@ -320,7 +325,7 @@ func (j *journal) take(key string) (JournalRecord, bool) {
 func (j *journal) append(key string, caller providers.Caller, ref string, resp providers.Response) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.writeLocked(JournalRecord{Key: key, Role: caller.Role, AgentID: caller.AgentID, Ref: ref, Response: journalResponse(resp)})
+	j.writeLocked(JournalRecord{Key: key, Role: caller.Role, AgentID: caller.AgentID, Ref: ref, Response: journalResponse(j.secrets, resp)})
 }
 
 // decide records a decision (d.Name) and fsyncs it: a resume reads it
@@ -440,52 +445,31 @@ func (j *journal) close() error {
 	return j.err
 }
 
-// answeredByKey carries, down a call's context, where the recorder notes
-// which model answered (the routing layer may send a request to a
-// fallback): the journal records that model.
-type answeredByKey struct{}
+// replayHook is the replay layer of a role's stack (stack.go): a request
+// the journal holds an answer for is answered from it in Before (recorded
+// as a replayed llm_call, with the original answer's tokens, cost and
+// latency, under the model that gave it); any other request goes on to
+// routing, and its answer is journaled in After, under the model that
+// answered (Call.Ref), before it is handed back.
+type replayHook struct{ pp *providerPool }
 
-type answeredBy struct {
-	mu  sync.Mutex
-	ref string
+func (h replayHook) Before(_ context.Context, c *providers.Call) (providers.Response, bool, error) {
+	c.Key = replayKey(c.Request)
+	rec, ok := h.pp.journal.take(c.Key)
+	if !ok {
+		return providers.Response{}, false, nil
+	}
+	if from, err := providers.ParseRef(rec.Ref); err == nil {
+		c.Ref = from
+	}
+	return rec.Response.response(), true, nil
 }
 
-func noteAnsweredBy(ctx context.Context, ref providers.Ref) {
-	if a, ok := ctx.Value(answeredByKey{}).(*answeredBy); ok {
-		a.mu.Lock()
-		a.ref = ref.String()
-		a.mu.Unlock()
+func (h replayHook) After(ctx context.Context, c *providers.Call) {
+	switch {
+	case c.AnsweredBy == layerReplay:
+		c.Response, c.Err = h.pp.record(ctx, c, c.Ref, c.Response, nil, c.Response.Latency, true)
+	case c.Err == nil:
+		h.pp.journal.append(c.Key, c.Request.Caller, c.Ref.String(), c.Response)
 	}
-}
-
-// replaying wraps the provider routing chose for an agent's calls with the
-// replay layer: a request the journal holds an answer for is answered from
-// it (recorded as a replayed llm_call, with the original answer's tokens,
-// cost and latency), whichever model gave it; any other request goes on to
-// p and its answer is journaled before it is handed back.
-func (pp *providerPool) replaying(ref providers.Ref, p providers.Provider) providers.Provider {
-	j := pp.journal
-	if j == nil {
-		return p
-	}
-	return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
-		key := replayKey(req)
-		if rec, ok := j.take(key); ok {
-			from, err := providers.ParseRef(rec.Ref)
-			if err != nil {
-				from = ref
-			}
-			resp := rec.Response.response()
-			return pp.record(ctx, from, req, resp, nil, resp.Latency, true)
-		}
-		by := &answeredBy{ref: ref.String()}
-		resp, err := p.Complete(context.WithValue(ctx, answeredByKey{}, by), req)
-		if err == nil {
-			by.mu.Lock()
-			answered := by.ref
-			by.mu.Unlock()
-			j.append(key, req.Caller, answered, resp)
-		}
-		return resp, err
-	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -149,12 +150,12 @@ func TestJournalReplaysIdenticalKeysInOrder(t *testing.T) {
 // so replays redacted); the journal holds no prompt text (keys are hashes).
 func TestJournalRedactsSecrets(t *testing.T) {
 	const secret = "sk-journal-test-secret-0123456789"
-	providers.AddSecrets(secret)
 	path := filepath.Join(t.TempDir(), JournalFile)
 	j, _, err := openJournal(path, testOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
+	j.secrets = redact.NewSecrets(secret) // the run's set
 	req := providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: "the prompt text " + secret}}}
 	j.append(replayKey(req), providers.Caller{Role: "worker", AgentID: "w"}, "mock:honest", providers.Response{Text: "the key is " + secret,
 		ToolCalls: []providers.ToolCall{{ID: "c1", Name: "grep", Arguments: `{"pattern":"` + secret + `"}`}}})

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
@@ -270,9 +271,14 @@ func (m *Mission) open() error {
 	// A missing API key or an unknown model is bad input: say so before a
 	// run directory exists or anything is spent.
 	var unusable []string // every one, so a user fixes them in one go
+	// The run's secret set: every key the config names, scrubbed from the
+	// first file on, from every provider's errors, event and record.
+	secrets := redact.NewSecrets(configuredSecrets(o.Config, o.Registry)...)
 	built := map[string]providers.Provider{}
 	for _, ref := range plan.Roster.Refs() {
-		p, err := o.Registry.New(ref, o.Config.Providers[ref.Kind])
+		kc := o.Config.Providers[ref.Kind]
+		kc.Redactor = secrets
+		p, err := o.Registry.New(ref, kc)
 		if err != nil {
 			unusable = append(unusable, fmt.Sprintf("%s: %v", ref, err))
 			continue
@@ -353,8 +359,7 @@ func (m *Mission) open() error {
 	} else if dir, err = rundir.Create(dirPath, o.Force); err != nil {
 		return err
 	}
-	// Every key the config names is scrubbed from the first file on.
-	providers.AddSecrets(configuredSecrets(o.Config, o.Registry)...)
+	dir = dir.WithSecrets(secrets)
 	if err := dir.WriteJSON(ManifestFile, mf); err != nil {
 		return fmt.Errorf("%w: %w", ErrWrite, err)
 	}
@@ -376,7 +381,8 @@ func (m *Mission) open() error {
 		events.close()
 		return err
 	}
-	rec := &recorder{events: events, transcripts: transcripts, journal: jr}
+	events.secrets, transcripts.secrets, jr.secrets = secrets, secrets, secrets
+	rec := &recorder{secrets: secrets, events: events, transcripts: transcripts, journal: jr}
 	jr.onFail = rec.writeFailed
 	if resumed != nil {
 		resumed.JournalRecords, resumed.TornLineDropped, resumed.UnsignedRecords = load.Records, load.Torn, load.Unsigned
@@ -387,7 +393,7 @@ func (m *Mission) open() error {
 	r := &runState{opts: o, cfg: cfg, plan: plan, dir: dir, rec: rec, factor: timeoutFactor(cfg, plan.Personality), start: now(), storedEnv: m.storedEnv,
 		meter: newMeter(cfg.PriceOf, plan.CostCeilingUSD, rec), ws: ws}
 	r.pool = &providerPool{cfg: cfg, reg: o.Registry, built: built, wrap: m.wrap, limits: m.limits, personality: plan.Personality,
-		factor: r.factor, rec: rec, meter: r.meter, provs: map[string]providers.Provider{}, journal: jr,
+		factor: r.factor, rec: rec, meter: r.meter, provs: map[string]*providers.Stack{}, journal: jr,
 		fallbacks: plan.Roster.Fallbacks, clock: m.clock}
 	r.resumed = resumed
 	if scale, err := cfg.ScaleFor(plan.Scale); err == nil {

@@ -132,7 +132,7 @@ func (r *runState) hooks(commander string) commanders.Hooks {
 	h := commanders.Hooks{
 		Event:     func(e commanders.AgentEvent) { r.agentEvent(commander, e) },
 		MayLaunch: r.meter.mayLaunch,
-		Redact:    redactLeaks,
+		Redact:    redactLeaks(r.rec.secrets),
 	}
 	if r.ws != nil {
 		h.Tools = func(a commanders.Agent, cons commanders.Constraints) commanders.ToolSet {

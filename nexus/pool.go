@@ -40,7 +40,7 @@ type providerPool struct {
 	clock breakerClock
 
 	mu    sync.Mutex
-	provs map[string]providers.Provider
+	provs map[string]*providers.Stack // each model's own stack (modelStack)
 
 	// adaptive are the adaptive concurrency limits of the run's models
 	// (ratelimits.go); cache counts prompt-cache hits per role.
@@ -53,21 +53,22 @@ type providerPool struct {
 }
 
 // forRole is the provider an agent of role whose model is ref calls: the
-// seam where a run decides who answers a request. The layers, outside in:
+// seam where a run decides who answers a request. Its layers are the
+// stack's (stack.go), outside in:
 //
 //   - replay (issue 12, resume): a request the run's journal already holds
 //     an answer for is answered from it (recorded as a replayed llm_call),
 //     whichever model answered it then;
 //   - routing (routed): the breaker of (ref, role's layer); while it is
 //     open the role's fallback models (Roster.FallbacksFor) answer instead;
-//   - provider(ref): the model's own stack (retries, rate limit,
-//     concurrency cap, timeout, recording).
+//   - the model's own stack (provider: retries, rate limit, concurrency
+//     cap, timeout, recording).
 func (pp *providerPool) forRole(role string, ref providers.Ref) (providers.Provider, error) {
-	p, err := pp.routed(role, ref)
+	route, err := pp.routed(role, ref)
 	if err != nil {
 		return nil, err
 	}
-	return pp.replaying(ref, p), nil
+	return pp.entry(ref, pp.roleStack(route)), nil
 }
 
 // routed is the routing layer of forRole: calls go to ref's stack while the
@@ -81,10 +82,17 @@ func (pp *providerPool) forRole(role string, ref providers.Ref) (providers.Provi
 // and by one failed probe of every candidate, for a probe slot or a
 // fallback; any other fails fast with ErrBreakerOpen
 // (transient), so its commander salvages. See docs/recovery-breaker.md.
-func (pp *providerPool) routed(role string, ref providers.Ref) (providers.Provider, error) {
-	p, err := pp.provider(ref)
-	if err != nil || !pp.cfg.CircuitBreaker.Enabled {
-		return p, err
+// Whichever model answers is reported on the call (Call.Ref).
+func (pp *providerPool) routed(role string, ref providers.Ref) (func(context.Context, *providers.Call), error) {
+	st, err := pp.provider(ref)
+	if err != nil {
+		return nil, err
+	}
+	if !pp.cfg.CircuitBreaker.Enabled {
+		return func(ctx context.Context, c *providers.Call) {
+			c.Ref = ref
+			st.Run(ctx, c)
+		}, nil
 	}
 	var fbs []providers.Ref
 	for _, f := range pp.fallbacks[role] {
@@ -98,27 +106,27 @@ func (pp *providerPool) routed(role string, ref providers.Ref) (providers.Provid
 	}
 	cands := append([]providers.Ref{ref}, fbs...)
 	layer := layerOf(role)
-	return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
-		return pp.route(ctx, req, role, layer, cands)
-	}), nil
+	return func(ctx context.Context, c *providers.Call) {
+		c.Response, c.Err = pp.route(ctx, c, role, layer, cands)
+	}, nil
 }
 
-// route answers req with the first of cands (the primary, then the role's
+// route answers c with the first of cands (the primary, then the role's
 // fallbacks) whose breaker in layer lets it through (see routed). A call
 // that waits gives up (ErrBreakerOpen) once a probe of every candidate
 // failed while it waited: the models were found still down, and waiting on
 // would queue it behind the other waiters for one cooldown per
 // half_open_probes of them.
-func (pp *providerPool) route(ctx context.Context, req providers.Request, role, layer string, cands []providers.Ref) (providers.Response, error) {
+func (pp *providerPool) route(ctx context.Context, c *providers.Call, role, layer string, cands []providers.Ref) (providers.Response, error) {
 	var waitedFrom []int // each candidate's failed probes when the call began waiting
 	for {
 		wake := pp.wakeup() // before asking, so a release while we ask is not missed
 		soonest := time.Duration(-1)
 		for i, ref := range cands {
-			c := pp.circuit(ref, layer)
-			perm, ok, retryIn := c.acquire(ctx)
+			cb := pp.circuit(ref, layer)
+			perm, ok, retryIn := cb.acquire(ctx)
 			if ok {
-				return pp.send(ctx, req, role, layer, cands, i, c, perm)
+				return pp.send(ctx, c, role, layer, cands, i, cb, perm)
 			}
 			if retryIn > 0 && (soonest < 0 || retryIn < soonest) {
 				soonest = retryIn
@@ -140,33 +148,36 @@ func (pp *providerPool) route(ctx context.Context, req providers.Request, role, 
 	}
 }
 
-// send makes the call on cands[i], which c (its breaker) let through with
-// perm, and tells c how it went; a failure that leaves c open sends the
-// call on to the next fallback that lets it through.
-func (pp *providerPool) send(ctx context.Context, req providers.Request, role, layer string, cands []providers.Ref, i int, c *circuit, perm permit) (providers.Response, error) {
+// send makes the call c on cands[i], which cb (its breaker) let through
+// with perm, and tells cb how it went; a failure that leaves cb open sends
+// the call on to the next fallback that lets it through.
+func (pp *providerPool) send(ctx context.Context, c *providers.Call, role, layer string, cands []providers.Ref, i int, cb *circuit, perm permit) (providers.Response, error) {
+	req := c.Request
 	for {
 		ref := cands[i]
 		if i > 0 {
 			pp.circuit(cands[0], layer).noteRouted()
-			pp.rec.emit(Event{Phase: pp.rec.phaseOf(ctx), Kind: EvModelSwap, Role: role, AgentID: req.Caller.AgentID, Model: ref.String(),
+			pp.rec.emit(Event{Phase: Phase(c.Phase), Kind: EvModelSwap, Role: role, AgentID: req.Caller.AgentID, Model: ref.String(),
 				Message: fmt.Sprintf("%s answers for %s: its breaker in layer %s is open", ref, cands[0], layer),
 				Data:    ModelSwapData{AgentID: req.Caller.AgentID, From: cands[0].String(), Reason: SwapBreakerOpen, Role: role, To: ref.String()}})
 		}
-		p, err := pp.provider(ref)
+		st, err := pp.provider(ref)
 		if err != nil {
-			c.record(ctx, perm, outcomeIgnored)
+			cb.record(ctx, perm, outcomeIgnored)
 			return providers.Response{}, err
 		}
-		resp, err := p.Complete(ctx, req)
+		c.Ref = ref
+		st.Run(ctx, c)
+		resp, err := c.Response, c.Err
 		o := outcomeOf(ctx, err)
-		if open := c.record(ctx, perm, o); o != outcomeFailed || !open {
+		if open := cb.record(ctx, perm, o); o != outcomeFailed || !open {
 			return resp, err
 		}
 		next := -1
 		for j := i + 1; j < len(cands) && next < 0; j++ {
 			cj := pp.circuit(cands[j], layer)
 			if pj, ok, _ := cj.acquire(ctx); ok {
-				next, c, perm = j, cj, pj
+				next, cb, perm = j, cj, pj
 			}
 		}
 		if next < 0 {
@@ -285,12 +296,13 @@ func (pp *providerPool) breakerStats() []BreakerStats {
 	return out
 }
 
-// provider returns the (cached) provider for ref: the model's own stack.
-func (pp *providerPool) provider(ref providers.Ref) (providers.Provider, error) {
+// provider returns the (cached) stack of model ref (modelStack): the
+// model's own stack, below routing.
+func (pp *providerPool) provider(ref providers.Ref) (*providers.Stack, error) {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
-	if p, ok := pp.provs[ref.String()]; ok {
-		return p, nil
+	if st, ok := pp.provs[ref.String()]; ok {
+		return st, nil
 	}
 	kc := pp.cfg.Providers[ref.Kind]
 	raw, ok := pp.built[ref.String()]
@@ -305,14 +317,14 @@ func (pp *providerPool) provider(ref providers.Ref) (providers.Provider, error) 
 	if pp.wrap != nil {
 		p = pp.wrap(ref, p)
 	}
-	// The role's token ceiling applies before the cache looks the call up.
-	p = pp.recorded(ref, pp.tokenCeiling(p))
 	ck := kc
 	ck.Timeout = pp.callTimeout(kc.Timeout)
-	kl := pp.limits.For(ref.Kind, kc)
-	p = stack(p, ck, pp.personality, pp.cfg, kl, pp.adaptiveFor(ref, kl))
-	pp.provs[ref.String()] = p
-	return p, nil
+	st := pp.modelStack(ref, p, ck, pp.limits.For(ref.Kind, kc))
+	if pp.provs == nil {
+		pp.provs = map[string]*providers.Stack{}
+	}
+	pp.provs[ref.String()] = st
+	return st, nil
 }
 
 // callTimeout is the per-call (per attempt) timeout: the smaller of the

@@ -31,12 +31,13 @@ type ConcurrencyData struct {
 
 func (ConcurrencyData) payload() {}
 
-// adaptiveFor is ref's adaptive concurrency limit (nil: none) and the hook
-// that makes each change an event of this run.
-func (pp *providerPool) adaptiveFor(ref providers.Ref, limits *providers.KindLimits) providers.StandardOptions {
+// adaptiveLayer is the adaptive layer of ref's stack (stack.go): the
+// model's adaptive concurrency limit (nil: none), each change an event of
+// this run in the phase of the call that caused it.
+func (pp *providerPool) adaptiveLayer(ref providers.Ref, limits *providers.KindLimits) providers.Around {
 	a := limits.Adaptive(ref)
 	if a == nil {
-		return providers.StandardOptions{}
+		return nil
 	}
 	pp.amu.Lock()
 	if pp.adaptive == nil {
@@ -44,11 +45,13 @@ func (pp *providerPool) adaptiveFor(ref providers.Ref, limits *providers.KindLim
 	}
 	pp.adaptive[ref.String()] = a
 	pp.amu.Unlock()
-	return providers.StandardOptions{Adaptive: a, OnAdaptive: func(ctx context.Context, c providers.AdaptiveChange) {
-		pp.rec.emit(Event{Phase: pp.rec.phaseOf(ctx), Kind: EvConcurrency, Model: c.Model,
-			Message: fmt.Sprintf("concurrency limit of %s: %d → %d (%s)", c.Model, c.From, c.To, c.Reason),
-			Data:    ConcurrencyData{From: c.From, InFlight: c.InFlight, Max: c.Max, Model: c.Model, Reason: c.Reason, To: c.To}})
-	}}
+	return func(ctx context.Context, call *providers.Call, next func(context.Context)) {
+		providers.Wrap(providers.Adaptive(a, func(_ context.Context, c providers.AdaptiveChange) {
+			pp.rec.emit(Event{Phase: Phase(call.Phase), Kind: EvConcurrency, Model: c.Model,
+				Message: fmt.Sprintf("concurrency limit of %s: %d → %d (%s)", c.Model, c.From, c.To, c.Reason),
+				Data:    ConcurrencyData{From: c.From, InFlight: c.InFlight, Max: c.Max, Model: c.Model, Reason: c.Reason, To: c.To}})
+		}))(ctx, call, next)
+	}
 }
 
 // adaptiveStats is telemetry's adaptive_concurrency: every model of the run

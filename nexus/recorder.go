@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -18,6 +19,9 @@ import (
 // an interruption found it in), the events (events.jsonl and the
 // observers) and the transcripts (transcripts.jsonl).
 type recorder struct {
+	// secrets is the run's secret set (configured keys): every record
+	// scrubs it (nil in tests that need none: credential shapes only).
+	secrets     *redact.Secrets
 	events      *eventLog
 	transcripts *transcriptLog
 	journal     *journal // fsync'd at every phase transition; nil in tests that need none
@@ -31,6 +35,15 @@ type recorder struct {
 }
 
 func (r *recorder) emit(e Event) { r.events.emit(e) }
+
+// scrub removes the run's secrets and every credential from s (nil
+// recorder: credential shapes only).
+func (r *recorder) scrub(s string) string {
+	if r == nil {
+		return redact.String(s)
+	}
+	return r.secrets.String(s)
+}
 
 // phase is the phase entered last.
 func (r *recorder) phase() Phase {
@@ -180,6 +193,8 @@ type transcriptLog struct {
 	// (only when keepPrompts is set: tests and audits).
 	keepPrompts bool
 	prompts     []Transcript
+	// secrets is the run's secret set, scrubbed on disk.
+	secrets *redact.Secrets
 }
 
 func newTranscriptLog(path string, keep bool) (*transcriptLog, error) {
@@ -203,7 +218,7 @@ func (t *transcriptLog) write(tr Transcript) int64 {
 	if t.log != nil {
 		// On disk, secrets are redacted (an agent's answer may hold a
 		// credential); in memory (keepPrompts) the calls stay as they were.
-		if b, err := json.Marshal(redactTranscript(tr)); err == nil {
+		if b, err := json.Marshal(redactTranscript(t.secrets, tr)); err == nil {
 			t.log.WriteLine(append(b, '\n'))
 		}
 	}
@@ -234,37 +249,38 @@ func (t *transcriptLog) close() error {
 	return t.closeErr
 }
 
-// recorded wraps a provider so every call becomes an llm_call event and a
-// transcript line, and feeds the run's usage accounting.
+// recordHook is the record layer of model ref's stack (stack.go): every
+// attempt of a call becomes an llm_call event and a transcript line, and
+// feeds the run's usage accounting.
 //
 // Defence in depth for secrets: the registry already scrubs every
 // provider's errors, and the recorder scrubs again, with the value of every
 // api_key_env the config names, what it returns and what it writes.
-func (pp *providerPool) recorded(ref providers.Ref, p providers.Provider) providers.Provider {
-	providers.AddSecrets(configuredSecrets(pp.cfg, pp.reg)...)
-	return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
-		start := time.Now()
-		resp, err := p.Complete(ctx, req)
-		err = providers.RedactError(err)
-		resp = redactAnswer(req.Caller.Role, resp)
-		lat := time.Since(start)
+func (pp *providerPool) recordHook(ref providers.Ref) providers.Hook {
+	sec := pp.rec.secrets
+	return providers.HookFuncs{AfterFunc: func(ctx context.Context, c *providers.Call) {
+		err := providers.RedactError(sec, c.Err)
+		resp := redactAnswer(sec, c.Request.Caller.Role, c.Response)
+		lat := c.Latency
 		if resp.Latency > 0 {
 			// The provider's own measure: the same whether the answer is
 			// fresh or (with its original latency) from a cache, and free of
 			// whatever wraps the provider.
 			lat = resp.Latency
 		}
-		noteAnsweredBy(ctx, ref)
-		return pp.record(ctx, ref, req, resp, err, lat, false)
-	})
+		c.Response, c.Err = pp.record(ctx, c, ref, resp, err, lat, false)
+	}}
 }
 
 // record makes one call (req answered by ref with resp or err, in lat) an
 // llm_call event and a transcript line, and feeds the run's usage
 // accounting. A fresh call (recorded) and a replayed one (the journal's
 // answer, replayed) are recorded alike; replayed says which. It returns
-// the answer as checked against req's schema and the call's error.
-func (pp *providerPool) record(ctx context.Context, ref providers.Ref, req providers.Request, resp providers.Response, err error, lat time.Duration, replayed bool) (providers.Response, error) {
+// the answer as checked against the call's schema (the outcome is also
+// reported on c.Validation) and the call's error. The event's phase is the
+// call's (c.Phase).
+func (pp *providerPool) record(ctx context.Context, c *providers.Call, ref providers.Ref, resp providers.Response, err error, lat time.Duration, replayed bool) (providers.Response, error) {
+	req := c.Request
 	if replayed {
 		pp.replayedCalls.Add(1)
 	} else {
@@ -293,8 +309,9 @@ func (pp *providerPool) record(ctx context.Context, ref providers.Ref, req provi
 		// Validated once, here: the Structured call this answer returns
 		// to reuses the outcome.
 		resp, cerr = providers.CheckOutput(req, resp)
+		c.Validation = resp.Validation
 	}
-	phase := pp.rec.phaseOf(ctx) // the call's event and any ceiling event it causes say the same phase
+	phase := Phase(c.Phase) // the call's event and any ceiling event it causes say the same phase
 	cost, unpriced := pp.meter.account(phase, ref, req.Caller.Role, resp.Usage, lat, cerr)
 	u := resp.Usage
 	data := CallData{
@@ -363,20 +380,20 @@ func redactArgs(calls []providers.ToolCall, redact func(string) string) ([]provi
 	return out, true
 }
 
-// redactToolCalls returns calls with secrets removed from their arguments
-// (calls itself when there were none).
-func redactToolCalls(calls []providers.ToolCall) []providers.ToolCall {
-	out, _ := redactArgs(calls, providers.Redact)
+// redactToolCalls returns calls with sec's secrets removed from their
+// arguments (calls itself when there were none).
+func redactToolCalls(sec *redact.Secrets, calls []providers.ToolCall) []providers.ToolCall {
+	out, _ := redactArgs(calls, sec.String)
 	return out
 }
 
-// redactMessages returns msgs with secrets scrubbed, copying only when
+// redactMessages returns msgs with sec's secrets scrubbed, copying only when
 // something changed.
-func redactMessages(msgs []providers.Message) []providers.Message {
+func redactMessages(sec *redact.Secrets, msgs []providers.Message) []providers.Message {
 	var out []providers.Message
 	for i, m := range msgs {
-		c := providers.Redact(m.Content)
-		calls, changed := redactArgs(m.ToolCalls, providers.Redact)
+		c := sec.String(m.Content)
+		calls, changed := redactArgs(m.ToolCalls, sec.String)
 		if c != m.Content || changed {
 			if out == nil {
 				out = slices.Clone(msgs)

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/swarm-dev/swarm/commanders"
-	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -57,8 +56,8 @@ func (m *meter) noteRefusal(a commanders.Agent, out workspace.Outcome) {
 	if len(m.refused) >= maxRefusalsKept {
 		return
 	}
-	m.refused = append(m.refused, RefusalExample{Agent: a.ID, Role: a.Role, Tool: out.Tool, Path: providers.Redact(out.Path),
-		Pattern: providers.Redact(out.Pattern), Reason: providers.Redact(out.Reason), kind: kind})
+	m.refused = append(m.refused, RefusalExample{Agent: a.ID, Role: a.Role, Tool: out.Tool, Path: m.rec.scrub(out.Path),
+		Pattern: m.rec.scrub(out.Pattern), Reason: m.rec.scrub(out.Reason), kind: kind})
 }
 
 // refusalGroups groups the refusals kept by kind. Examples are chosen in a

@@ -25,7 +25,7 @@ func TestTranscriptToolMessages(t *testing.T) {
 		{Role: providers.RoleAssistant, ToolCalls: calls},
 		{Role: providers.RoleTool, ToolCallID: "c1", ToolName: "grep", Content: "aws_access_key_id = " + key + " " + big},
 	}
-	b, got := onDisk(t, Transcript{Role: "worker", Messages: redactMessages(msgs), ToolCalls: redactToolCalls(calls)})
+	b, got := onDisk(t, Transcript{Role: "worker", Messages: redactMessages(nil, msgs), ToolCalls: redactToolCalls(nil, calls)})
 	if bytes.Contains(b, []byte(key)) {
 		t.Errorf("a secret reached transcripts.jsonl: %s", b)
 	}
@@ -40,7 +40,7 @@ func TestTranscriptToolMessages(t *testing.T) {
 	}
 	// Without anything to cut or redact the slice is returned as it is.
 	clean := []providers.Message{{Role: providers.RoleTool, Content: `{"ok":true}`}, {Role: providers.RoleAssistant, ToolCalls: []providers.ToolCall{{ID: "a", Arguments: "{}"}}}}
-	if got := redactMessages(clean); &got[0] != &clean[0] {
+	if got := redactMessages(nil, clean); &got[0] != &clean[0] {
 		t.Error("clean messages were copied")
 	}
 }
@@ -105,7 +105,7 @@ func TestTranscriptToolResultCutAfterRedaction(t *testing.T) {
 	for _, key := range []string{"sk-abcdefghijklmnopqrstuv", "AKIAIOSFODNN7EXAMPLE"} {
 		content := strings.Repeat("x", maxTranscriptToolResult-9) + " " + key + " " + strings.Repeat("y", 100)
 		msgs := []providers.Message{{Role: providers.RoleTool, ToolCallID: "c1", Content: content}}
-		b, got := onDisk(t, Transcript{Role: "worker", Messages: redactMessages(msgs)})
+		b, got := onDisk(t, Transcript{Role: "worker", Messages: redactMessages(nil, msgs)})
 		if bytes.Contains(b, []byte(key[:8])) || !strings.Contains(got.Messages[0].Content, "bytes cut]") {
 			c := got.Messages[0].Content
 			t.Errorf("tool result kept as %q, want it cut with no part of %s", c[max(0, len(c)-60):], key)

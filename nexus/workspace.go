@@ -179,8 +179,8 @@ func (t *agentTools) note(ctx context.Context, out workspace.Outcome) string {
 	t.r.meter.noteTool(t.agent.Role, out)
 	t.r.meter.noteRefusal(t.agent, out)
 	t.r.rec.emit(Event{Phase: t.r.rec.phaseOf(ctx), Kind: EvToolCall, Role: t.agent.Role, AgentID: t.agent.ID, Model: t.agent.Ref.String(),
-		Data: ToolCallData{Tool: out.Tool, Path: providers.Redact(out.Path), Pattern: providers.Redact(out.Pattern), OK: out.OK,
-			Refusal: out.Refusal, Reason: providers.Redact(out.Reason), Bytes: out.Bytes}})
+		Data: ToolCallData{Tool: out.Tool, Path: t.r.rec.scrub(out.Path), Pattern: t.r.rec.scrub(out.Pattern), OK: out.OK,
+			Refusal: out.Refusal, Reason: t.r.rec.scrub(out.Reason), Bytes: out.Bytes}})
 	return out.Result
 }
 

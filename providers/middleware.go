@@ -268,10 +268,22 @@ func StandardWith(p Provider, c KindConfig, extraRetries int, limits *KindLimits
 		limits = NewKindLimits(c)
 	}
 	return Chain(p,
-		limitConcurrency(limits.sem),
-		Retry(RetryConfig{MaxRetries: c.Retries + extraRetries, Initial: 200 * time.Millisecond}),
+		limits.Cap(),
+		Retry(StandardRetry(c, extraRetries)),
 		Adaptive(o.Adaptive, o.OnAdaptive),
-		limitRate(limits.lim),
+		limits.Rate(),
 		Timeout(c.Timeout),
 	)
 }
+
+// StandardRetry is the retry configuration of a kind (its retries plus
+// extraRetries, first wait 200ms), as Standard retries.
+func StandardRetry(c KindConfig, extraRetries int) RetryConfig {
+	return RetryConfig{MaxRetries: c.Retries + extraRetries, Initial: 200 * time.Millisecond}
+}
+
+// Cap is the kind's concurrency cap as a middleware (none: p itself).
+func (l *KindLimits) Cap() Middleware { return limitConcurrency(l.sem) }
+
+// Rate is the kind's rate limit as a middleware (none: p itself).
+func (l *KindLimits) Rate() Middleware { return limitRate(l.lim) }

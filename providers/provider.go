@@ -141,11 +141,14 @@ type Response struct {
 	// rate-limit budgets (ParseRateLimit); nil when they said nothing.
 	RateLimit *RateLimitState `json:"-"`
 
-	checked *checkedOutput // set by CheckOutput (structured.go)
-	// from is the provider that answered, set by the registry's wrapper
-	// (Registry.New): Structured names it, as kind:model, in the errors
-	// it makes of the answer.
-	from Ref
+	// Validation is the outcome of validating Text against the request's
+	// schema, when a layer of the call did (CheckOutput); Structured then
+	// does not validate the same answer again.
+	Validation *Validation `json:"-"`
+	// From is the provider that answered, as the registry built it
+	// (Registry.New stamps it): Structured names it, as kind:model, in the
+	// errors it makes of the answer.
+	From Ref `json:"-"`
 }
 
 // Float returns a pointer to v, for Request.Temperature.

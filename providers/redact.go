@@ -6,29 +6,39 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/swarm-dev/swarm/internal/redact"
 )
 
-// Redacted replaces a registered secret (AddSecrets); a credential found by
-// its shape becomes "[REDACTED:<rule>]".
-const Redacted = redact.Redacted
+// Redacted replaces a secret value of a Redactor's set; a credential found
+// by its shape becomes "[REDACTED:<rule>]".
+const Redacted = "[REDACTED]"
 
-// MinSecretLen is the shortest configured secret that Redact scrubs
-// verbatim: a shorter value (a placeholder such as "x") would blank out
-// ordinary words. Token-shaped strings are scrubbed whatever their source.
-const MinSecretLen = redact.MinSecretLen
+// MinSecretLen is the shortest secret value a Redactor scrubs verbatim: a
+// shorter value (a placeholder such as "x") would blank out ordinary
+// words. Token-shaped strings are scrubbed whatever their source.
+const MinSecretLen = 6
 
-// AddSecrets registers secret values (API keys) that Redact removes from
-// every text from now on. Values shorter than MinSecretLen and surrounding
-// blanks are ignored. The registry adds the key of every provider it
-// builds; nexus adds the value of every api_key_env its config names.
-func AddSecrets(values ...string) { redact.AddSecrets(values...) }
+// Redactor removes secrets from a text: the secret values it was given
+// (a run's API keys) and every credential it finds by its shape. It is a
+// value, built per run and handed in (KindConfig.Redactor, the registry's
+// NewRedactor): this package holds no set of secrets. swarm's is
+// internal/redact's Secrets. A nil Redactor removes nothing.
+type Redactor interface {
+	Redact(s string) string
+}
 
-// Redact removes every registered secret (AddSecrets) and every credential
-// from s: the module's one redaction pass (internal/redact: gitleaks'
-// default rules, env-style and JSON assignments, private keys).
-func Redact(s string) string { return redact.String(s) }
+// RedactFunc adapts a function to the Redactor interface.
+type RedactFunc func(string) string
+
+// Redact calls f.
+func (f RedactFunc) Redact(s string) string { return f(s) }
+
+// redactWith is r's pass over s; s itself when r is nil.
+func redactWith(r Redactor, s string) string {
+	if r == nil {
+		return s
+	}
+	return r.Redact(s)
+}
 
 // WithMessage returns an error that reads msg (a scrubbed or shortened form
 // of err's text) and unwraps to err, so errors.Is and errors.As still find
@@ -43,22 +53,23 @@ type messageError struct {
 func (e *messageError) Error() string { return e.msg }
 func (e *messageError) Unwrap() error { return e.err }
 
-// RedactError returns err with every secret scrubbed from its message
-// (see Redact). A *Error keeps its type and class, with Msg, Raw, Body and
-// the text of its cause scrubbed; any other error becomes one whose
-// message is scrubbed and which unwraps to err. An error with nothing to
-// scrub is returned as is.
-func RedactError(err error) error {
-	if err == nil {
-		return nil
+// RedactError returns err with every secret r finds scrubbed from its
+// message. A *Error keeps its type and class, with Msg, Raw, Body and the
+// text of its cause scrubbed; any other error becomes one whose message is
+// scrubbed and which unwraps to err. An error with nothing to scrub (or a
+// nil r) is returned as is.
+func RedactError(r Redactor, err error) error {
+	if err == nil || r == nil {
+		return err
 	}
+	Redact := r.Redact
 	var pe *Error
 	if errors.As(err, &pe) && pe == err {
 		c := *pe
 		c.Msg, c.Raw, c.Body = Redact(c.Msg), Redact(c.Raw), Redact(c.Body)
 		if c.First != nil {
 			// The first attempt's failure is part of the error's text.
-			if f, ok := RedactError(c.First).(*Error); ok {
+			if f, ok := RedactError(r, c.First).(*Error); ok {
 				c.First = f
 			}
 		}
@@ -73,22 +84,22 @@ func RedactError(err error) error {
 		return &c
 	}
 	s := err.Error()
-	if r := Redact(s); r != s {
-		return WithMessage(err, r)
+	if red := Redact(s); red != s {
+		return WithMessage(err, red)
 	}
 	return err
 }
 
-// Redacting scrubs every error the provider returns (RedactError) and the
-// raw text of a failed answer. The registry puts it around every provider
-// it builds, so no adapter can forget it.
-func Redacting() Middleware {
+// Redacting scrubs, with r, every error the provider returns (RedactError)
+// and the raw text of a failed answer. The registry puts it around every
+// provider it builds, so no adapter can forget it.
+func Redacting(r Redactor) Middleware {
 	return func(p Provider) Provider {
 		return ProviderFunc(func(ctx context.Context, req Request) (Response, error) {
 			resp, err := p.Complete(ctx, req)
 			if err != nil {
-				err = RedactError(err)
-				resp.Text = Redact(resp.Text)
+				err = RedactError(r, err)
+				resp.Text = redactWith(r, resp.Text)
 			}
 			return resp, err
 		})
@@ -100,15 +111,15 @@ const MaxExcerpt = 200
 
 // Excerpt returns at most MaxExcerpt bytes of an HTTP body for an error
 // message: control characters and runs of blanks become one space, the cut
-// falls on a rune boundary and is marked with "...", secrets are scrubbed,
-// and an empty body reads "(empty body)".
-func Excerpt(b []byte) string {
+// falls on a rune boundary and is marked with "...", secrets are scrubbed
+// (by r, before the cut), and an empty body reads "(empty body)".
+func Excerpt(r Redactor, b []byte) string {
 	// Scrub before cutting, so a key straddling the cut leaves no prefix.
 	more := len(b) > MaxErrBody
 	if more {
 		b = b[:MaxErrBody]
 	}
-	b = []byte(Redact(string(b)))
+	b = []byte(redactWith(r, string(b)))
 	var sb strings.Builder
 	space := false
 	for len(b) > 0 && sb.Len() < MaxExcerpt+4 {

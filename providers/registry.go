@@ -80,6 +80,11 @@ type KindConfig struct {
 	// Options holds kind-specific settings (for example Azure's api_version or
 	// Bedrock's region).
 	Options map[string]string `yaml:"options" json:"options,omitempty"`
+	// Redactor scrubs the provider's errors (the registry's Redacting and
+	// the adapters' Excerpt): the run's secret set, handed in by whoever
+	// builds the provider (nexus: its run's). Nil: the registry's
+	// NewRedactor builds one. Never read from or written to a file.
+	Redactor Redactor `yaml:"-" json:"-"`
 }
 
 // APIKey returns the key from the environment, or "" when the kind needs none.
@@ -163,6 +168,11 @@ func CheckKeyedServer(kind string, cfg KindConfig, getenv func(string) string) S
 // Registry maps provider kinds to factories. The zero value is empty and
 // ready to use.
 type Registry struct {
+	// NewRedactor builds the Redactor of a provider whose KindConfig
+	// brings none, from the provider's API key (builtin.Registry sets
+	// internal/redact's); nil: such a provider's errors are not scrubbed.
+	NewRedactor func(values ...string) Redactor
+
 	mu    sync.RWMutex
 	kinds map[string]registered
 }
@@ -220,14 +230,16 @@ func (r *Registry) New(ref Ref, cfg KindConfig) (Provider, error) {
 		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownKind, ref.Kind, strings.Join(r.kindNames(), ", "))
 	}
 	cfg = k.info.withDefaults(cfg)
-	// The key is scrubbed from every error of this process from now on,
-	// and every error of the provider passes through Redacting.
-	AddSecrets(cfg.APIKey())
+	// Every error of the provider passes through Redacting, with the
+	// run's secret set (which holds the key) or one made for the key.
+	if cfg.Redactor == nil && r.NewRedactor != nil {
+		cfg.Redactor = r.NewRedactor(cfg.APIKey())
+	}
 	p, err := k.factory(ref, cfg)
 	if err != nil {
-		return nil, RedactError(err)
+		return nil, RedactError(cfg.Redactor, err)
 	}
-	return Chain(p, Redacting(), answeredBy(ref)), nil
+	return Chain(p, Redacting(cfg.Redactor), answeredBy(ref)), nil
 }
 
 // answeredBy marks every response of the provider built for ref with ref,
@@ -238,7 +250,7 @@ func answeredBy(ref Ref) Middleware {
 	return func(p Provider) Provider {
 		return ProviderFunc(func(ctx context.Context, req Request) (Response, error) {
 			resp, err := p.Complete(ctx, req)
-			resp.from = ref
+			resp.From = ref
 			var pe *Error
 			if errors.As(err, &pe) && pe == err && pe.Provider == "" && pe.Model == "" {
 				c := *pe

@@ -144,8 +144,7 @@ func TestErrorsNameTheModelOneWay(t *testing.T) {
 // The first attempt's failure is part of the error's text, so it is
 // scrubbed of secrets like the rest.
 func TestRedactErrorScrubsTheFirstFailure(t *testing.T) {
-	AddSecrets("first-failure-secret-4711")
-	err := RedactError(&Error{Class: ClassSchemaInvalid, Msg: "bad", First: &Error{Class: ClassUnparseable, Msg: "echoed first-failure-secret-4711"}})
+	err := RedactError(valuesRedactor("first-failure-secret-4711"), &Error{Class: ClassSchemaInvalid, Msg: "bad", First: &Error{Class: ClassUnparseable, Msg: "echoed first-failure-secret-4711"}})
 	if strings.Contains(err.Error(), "first-failure-secret-4711") {
 		t.Errorf("secret in %v", err)
 	}

@@ -392,7 +392,7 @@ func Structured[T any](ctx context.Context, p Provider, req Request, opts ...Str
 		}
 		perr.Raw = resp.Text
 		// The model as every adapter names it (kind:model), or none.
-		perr.Provider, perr.Model = resp.from.Kind, resp.from.Model
+		perr.Provider, perr.Model = resp.From.Kind, resp.From.Model
 		if first == nil {
 			first = perr
 		}
@@ -430,12 +430,15 @@ func chainRepair(err error, first *Error) error {
 	return &c
 }
 
-// checkedOutput is the outcome of validating one answer against one schema.
-type checkedOutput struct {
-	schema string // the schema's identity (Hash)
-	text   string // the answer validated
-	doc    string // the JSON document in it, null members dropped
-	err    *Error // why it is not a valid document; nil when it is
+// Validation is the outcome of validating one answer against one schema
+// (CheckOutput): reported on the Call to the seam's hooks and on the
+// Response to the Structured call it returns to, which then validates the
+// same answer only once.
+type Validation struct {
+	Schema string // the schema's identity (Schema.Hash)
+	Text   string // the answer validated
+	Doc    string // the JSON document in it, null members dropped ("" when invalid)
+	Err    *Error // why it is not a valid document (unparseable, schema_invalid); nil when it is
 }
 
 // check extracts the JSON document of text and validates it against v.
@@ -457,8 +460,9 @@ func check(v *Validator, text string) (doc string, perr *Error) {
 
 // CheckOutput validates resp's answer against req's schema the way
 // Structured does (the JSON document extracted from the text, null members
-// dropped) and remembers the outcome on the response it returns, so that a
-// Structured call further out validates the same answer only once. The
+// dropped) and reports the outcome on the response it returns
+// (Response.Validation), so that a Structured call further out validates
+// the same answer only once. The
 // error is the answer's failure (class unparseable or schema_invalid); it
 // is nil when the answer is valid, when the request has no schema, when
 // the schema does not compile (Structured reports that) and when resp is a
@@ -472,7 +476,7 @@ func CheckOutput(req Request, resp Response) (Response, error) {
 		return resp, nil
 	}
 	doc, perr := check(v, resp.Text)
-	resp.checked = &checkedOutput{schema: req.Schema.Hash(), text: resp.Text, doc: doc, err: perr}
+	resp.Validation = &Validation{Schema: req.Schema.Hash(), Text: resp.Text, Doc: doc, Err: perr}
 	if perr != nil {
 		e := *perr
 		return resp, &e
@@ -485,10 +489,10 @@ func CheckOutput(req Request, resp Response) (Response, error) {
 func decodeChecked[T any](e *schemaEntry, resp Response) (T, *Error) {
 	var val T
 	doc, perr := "", (*Error)(nil)
-	if c := resp.checked; c != nil && c.schema == e.id && c.text == resp.Text {
-		doc = c.doc
-		if c.err != nil {
-			ce := *c.err
+	if c := resp.Validation; c != nil && c.Schema == e.id && c.Text == resp.Text {
+		doc = c.Doc
+		if c.Err != nil {
+			ce := *c.Err
 			perr = &ce
 		}
 	} else {

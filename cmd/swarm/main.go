@@ -35,7 +35,9 @@ func run(ctx context.Context, args []string) int {
 // file supplied cannot move the cursor, retitle the window or reorder
 // what is shown, whichever error quotes it and however (%s, %v).
 func runCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	app := newApp(stdin, stdout, scrubbed(stderr))
+	sc := &scrubber{}
+	app := newApp(stdin, stdout, scrubbed(stderr, sc))
+	app.scrub = sc
 	err := execute(ctx, app, args)
 	var ee *exitError
 	switch {

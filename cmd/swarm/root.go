@@ -32,6 +32,9 @@ type App struct {
 	// Registry calls it once.
 	NewRegistry func() *providers.Registry
 	registry    *providers.Registry
+	// scrub is the secret set standard error is scrubbed with (runCLI's;
+	// nil in tests that build an App of their own).
+	scrub *scrubber
 }
 
 func newApp(in io.Reader, out, errw io.Writer) *App {
@@ -58,7 +61,11 @@ func (a *App) printJSON(v any) error {
 
 // LoadConfig loads the --config file (default: the embedded config.yml).
 func (a *App) LoadConfig() (*nexus.Config, error) {
-	return nexus.LoadConfig(a.ConfigPath, a.Registry())
+	cfg, err := nexus.LoadConfig(a.ConfigPath, a.Registry())
+	if err == nil {
+		a.scrub.addConfigured(cfg, a.Registry())
+	}
+	return cfg, err
 }
 
 func newRootCmd(app *App) *cobra.Command {

@@ -19,13 +19,6 @@ import (
 // "providers/openai"), the module's root package as ".".
 const module = "github.com/swarm-dev/swarm"
 
-// pendingProvidersImports are imports of ours that providers still has and
-// the design forbids: the one known exception. The seam change of issue 23
-// (the secret set passed to the model-call seam as a value, not a process
-// global) removes providers' import of internal/redact; delete this
-// variable and its uses then.
-var pendingProvidersImports = []string{"internal/redact"}
-
 // A rule forbids packages (From, but not Except) to reach packages matching
 // Forbid, directly or through any chain of imports, unless what they reach
 // matches Allow. Patterns are module-relative package paths; "x/..." is x
@@ -49,7 +42,6 @@ func rules() []rule {
 			Why:    "providers (the interface) imports nothing of ours",
 			From:   []string{"providers"},
 			Forbid: []string{"..."},
-			Allow:  pendingProvidersImports,
 		},
 		{
 			Name: "adapters_leaf",
@@ -58,14 +50,14 @@ func rules() []rule {
 			From:   []string{"providers/..."},
 			Except: []string{"providers", "providers/builtin", "providers/cache"},
 			Forbid: []string{"..."},
-			Allow:  append([]string{"providers/..."}, pendingProvidersImports...),
+			Allow:  []string{"providers/..."},
 		},
 		{
 			Name:   "providers_cache",
 			Why:    "providers/cache imports providers and the bounded no-follow read of internal/safeio, nothing else of ours",
 			From:   []string{"providers/cache"},
 			Forbid: []string{"..."},
-			Allow:  append([]string{"providers", "internal/safeio"}, pendingProvidersImports...),
+			Allow:  []string{"providers", "internal/safeio"},
 		},
 		{
 			Name:   "mock_outside_providers",
@@ -251,7 +243,7 @@ func TestLayering(t *testing.T) {
 // TestViolations checks the checker on small graphs.
 func TestViolations(t *testing.T) {
 	t.Parallel()
-	providersLeaf := rules()[0]
+	providersLeaf, providersCache := rules()[0], rules()[2]
 	mockNotInProviders := rule{Why: "x", From: []string{"providers/..."}, Except: []string{"providers/builtin"}, Forbid: []string{"mock/..."}}
 	cases := []struct {
 		name string // why the case exists
@@ -286,16 +278,16 @@ func TestViolations(t *testing.T) {
 			want: []string{"nexus → commanders → workspace → providers → internal/safeio"},
 		},
 		{
-			name: "the pending exception is allowed, any other import of ours is not",
+			name: "providers may import nothing of ours, internal packages included",
 			g:    graph{"providers": {"internal/redact", "vocab"}},
 			r:    providersLeaf,
-			want: []string{"providers → vocab"},
+			want: []string{"providers → internal/redact", "providers → vocab"},
 		},
 		{
 			name: "what an allowed package imports is reached too",
-			g:    graph{"providers": {"internal/redact"}, "internal/redact": {"internal/yamlx"}},
-			r:    providersLeaf,
-			want: []string{"providers → internal/redact → internal/yamlx"},
+			g:    graph{"providers/cache": {"providers", "internal/safeio"}, "internal/safeio": {"internal/yamlx"}},
+			r:    providersCache,
+			want: []string{"providers/cache → internal/safeio → internal/yamlx"},
 		},
 		{
 			name: "the registry may import the mock; nothing else under providers/ may",

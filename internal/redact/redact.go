@@ -5,8 +5,8 @@
 //
 // It finds, in one pass:
 //
-//   - the secret values the process was given (AddSecrets: every API key a
-//     provider was built with, every api_key_env the config names);
+//   - the secret values of a run (a Secrets value built per run: every API
+//     key a provider was built with, every api_key_env the config names);
 //   - gitleaks' default rule set (github.com/zricethezav/gitleaks/v8's
 //     embedded gitleaks.toml, loaded through its own config package, so the
 //     list of credential formats is the one gitleaks maintains), with each
@@ -35,8 +35,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 )
 
 // Redacted replaces a registered secret value.
@@ -77,23 +75,29 @@ type Match struct {
 	End      int
 }
 
-// registered is the process-wide set of secret values to scrub, longest
-// first. It only grows: a key read once stays scrubbed for the life of the
-// process, whichever run, provider or command prints it.
-var (
-	registered   atomic.Pointer[[]string]
-	registeredMu sync.Mutex // serialises AddSecrets' copy-on-write
-)
+// Secrets is a set of secret values to scrub (the API keys one run was
+// given: every api_key_env its config names, every key a provider of it
+// was built with) and the pass that scrubs them with every credential
+// shape. A set is a value built per run and handed to whatever writes for
+// that run; two runs with different sets never see each other's secrets.
+// It is immutable (With makes a new set) and safe for concurrent use.
+// The nil set has no values: it scrubs credential shapes only.
+type Secrets struct {
+	values []string // longest first
+	// clean and cleanPII remember the texts this set found clean.
+	clean, cleanPII *cleanSet
+}
 
-// AddSecrets registers secret values that every later pass removes. Values
-// shorter than MinSecretLen and surrounding blanks are ignored.
-func AddSecrets(values ...string) {
-	registeredMu.Lock()
-	defer registeredMu.Unlock()
-	var cur []string
-	if p := registered.Load(); p != nil {
-		cur = *p
-	}
+// NewSecrets returns the set of values. Values shorter than MinSecretLen
+// and surrounding blanks are ignored.
+func NewSecrets(values ...string) *Secrets {
+	return (*Secrets)(nil).With(values...)
+}
+
+// With returns a new set: s's values and values (as NewSecrets takes
+// them). It returns s itself when values add nothing.
+func (s *Secrets) With(values ...string) *Secrets {
+	cur := s.Values()
 	next := slices.Clone(cur)
 	for _, v := range values {
 		v = strings.TrimSpace(v)
@@ -102,84 +106,113 @@ func AddSecrets(values ...string) {
 		}
 		next = append(next, v)
 	}
-	if len(next) == len(cur) {
-		return
+	if s != nil && len(next) == len(cur) {
+		return s
 	}
 	// Longest first, so a key that contains another is replaced whole.
 	slices.SortFunc(next, func(a, b string) int { return len(b) - len(a) })
-	registered.Store(&next)
-	// A text clean before may hold the new value.
-	clean.reset()
-	cleanPII.reset()
+	return &Secrets{values: next, clean: newCleanSet(), cleanPII: newCleanSet()}
 }
 
-// String returns s with every registered secret and every credential
-// removed (no personal data: see Text). It is the pass every writer uses.
-func String(s string) string { return Text(s, false) }
-
-// Text returns s with every registered secret and every credential removed
-// and, with pii, every piece of personal data.
-func Text(s string, pii bool) string {
-	ms := Find(s, pii)
-	if len(ms) == 0 {
-		return s
+// Values are the set's values, longest first.
+func (s *Secrets) Values() []string {
+	if s == nil {
+		return nil
 	}
-	out := Apply(s, ms)
+	return s.values
+}
+
+func (s *Secrets) cleanFor(pii bool) *cleanSet {
+	if s == nil || s.clean == nil {
+		return noValuesClean(pii)
+	}
+	if pii {
+		return s.cleanPII
+	}
+	return s.clean
+}
+
+// String returns t with every secret of s and every credential removed
+// (no personal data: see Text). It is the pass every writer uses.
+func (s *Secrets) String(t string) string { return s.Text(t, false) }
+
+// Redact is String: it makes a set a providers.Redactor.
+func (s *Secrets) Redact(t string) string { return s.Text(t, false) }
+
+// Text returns t with every secret of s and every credential removed
+// and, with pii, every piece of personal data.
+func (s *Secrets) Text(t string, pii bool) string {
+	ms := s.Find(t, pii)
+	if len(ms) == 0 {
+		return t
+	}
+	out := Apply(t, ms)
 	if len(out) >= minCached {
-		cleanFor(pii).add(out) // the pass is idempotent: out is clean
+		s.cleanFor(pii).add(out) // the pass is idempotent: out is clean
 	}
 	return out
 }
 
 // Bytes is String for a file's or a line's bytes; b itself is returned when
 // there is nothing to remove.
-func Bytes(b []byte) []byte {
+func (s *Secrets) Bytes(b []byte) []byte {
 	if len(b) == 0 {
 		return b
 	}
-	s := string(b)
-	if r := String(s); r != s {
+	t := string(b)
+	if r := s.String(t); r != t {
 		return []byte(r)
 	}
 	return b
 }
 
-// Find returns every secret in s (registered values, credentials and, with
-// pii, personal data), ordered by start; spans may overlap.
+// Find returns every secret in t (s's values, credentials and, with pii,
+// personal data), ordered by start; spans may overlap.
 //
 // A text of minCached bytes or more found clean is remembered (a keyed
-// hash), and found clean again without a scan.
-func Find(s string, pii bool) []Match {
-	if s == "" {
+// hash, per set), and found clean again without a scan.
+func (s *Secrets) Find(t string, pii bool) []Match {
+	if t == "" {
 		return nil
 	}
-	long := len(s) >= minCached
-	if long && cleanFor(pii).has(s) {
+	long := len(t) >= minCached
+	if long && s.cleanFor(pii).has(t) {
 		return nil
 	}
 	var ms []Match
-	if p := registered.Load(); p != nil {
-		for _, v := range *p {
-			for off := 0; ; {
-				i := strings.Index(s[off:], v)
-				if i < 0 {
-					break
-				}
-				ms = append(ms, Match{Rule: "", Kind: KindCredential, Severity: SeverityCritical, Start: off + i, End: off + i + len(v)})
-				off += i + len(v)
+	for _, v := range s.Values() {
+		for off := 0; ; {
+			i := strings.Index(t[off:], v)
+			if i < 0 {
+				break
 			}
+			ms = append(ms, Match{Rule: "", Kind: KindCredential, Severity: SeverityCritical, Start: off + i, End: off + i + len(v)})
+			off += i + len(v)
 		}
 	}
-	ms = rules().find(s, pii, ms)
+	ms = rules().find(t, pii, ms)
 	if len(ms) == 0 {
 		if long {
-			cleanFor(pii).add(s)
+			s.cleanFor(pii).add(t)
 		}
 		return nil
 	}
 	slices.SortStableFunc(ms, func(a, b Match) int { return a.Start - b.Start })
 	return ms
 }
+
+// String returns s with every credential removed: the pass of a set with
+// no values ((*Secrets)(nil).String).
+func String(s string) string { return (*Secrets)(nil).String(s) }
+
+// Text is (*Secrets)(nil).Text: credentials and, with pii, personal data.
+func Text(s string, pii bool) string { return (*Secrets)(nil).Text(s, pii) }
+
+// Bytes is (*Secrets)(nil).Bytes.
+func Bytes(b []byte) []byte { return (*Secrets)(nil).Bytes(b) }
+
+// Find is (*Secrets)(nil).Find.
+func Find(s string, pii bool) []Match { return (*Secrets)(nil).Find(s, pii) }
 
 // Apply replaces the spans of ms (ordered by start, as Find returns them)
 // in s by their placeholders; overlapping spans are replaced together, by

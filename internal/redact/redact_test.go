@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -18,13 +17,13 @@ import (
 // as JSON inside JSON (a model's raw answer quoted in a log), and the JSON
 // stays JSON.
 func TestEveryFormatIsRemoved(t *testing.T) {
-	redact.AddSecrets(redacttest.Secret)
+	set := redact.NewSecrets(redacttest.Secret)
 	for _, p := range redacttest.All() {
 		t.Run(p.Name, func(t *testing.T) {
 			j, _ := json.Marshal(map[string]string{"content": p.Text})
 			jj, _ := json.Marshal(map[string]string{"raw": string(j)})
 			for _, form := range []string{p.Text, string(j), string(jj)} {
-				got := redact.String(form)
+				got := set.String(form)
 				for _, raw := range p.Raw {
 					if strings.Contains(got, raw) {
 						t.Errorf("%q still holds %q:\n%s", p.Name, raw, got)
@@ -33,7 +32,7 @@ func TestEveryFormatIsRemoved(t *testing.T) {
 				if form != p.Text && !json.Valid([]byte(got)) {
 					t.Errorf("redacting JSON broke it:\n%s", got)
 				}
-				if again := redact.String(got); again != got {
+				if again := set.String(got); again != got {
 					t.Errorf("not idempotent:\n%s\n%s", got, again)
 				}
 			}
@@ -93,29 +92,57 @@ func TestOnlyTheSecretIsReplaced(t *testing.T) {
 		{"registered value", "echo " + redacttest.Secret + "!", "echo [REDACTED]!"},
 	} {
 		t.Run(tc.why, func(t *testing.T) {
-			redact.AddSecrets(redacttest.Secret)
-			if diff := cmp.Diff(tc.want, redact.String(tc.in)); diff != "" {
+			if diff := cmp.Diff(tc.want, redact.NewSecrets(redacttest.Secret).String(tc.in)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
-var lateValues atomic.Int64
-
-// A value registered after a text was found clean is still removed from it
-// (the memory of clean texts is emptied).
-func TestAddSecretsForgetsCleanTexts(t *testing.T) {
-	// Registration is for the process's life: a value of its own per run
-	// of the test (-count).
-	value := fmt.Sprintf("late-registered-%d-Qx7Zp2", lateValues.Add(1))
+// A value added to a set after a text was found clean is still removed
+// from it: the new set does not share the old one's memory of clean texts.
+func TestWithForgetsCleanTexts(t *testing.T) {
+	t.Parallel()
+	value := "late-added-Qx7Zp2"
 	text := strings.Repeat("lorem ipsum ", 40) + value
-	if got := redact.String(text); got != text {
-		t.Fatalf("changed before registration: %s", got)
+	set := redact.NewSecrets("some-other-value-1")
+	if got := set.String(text); got != text {
+		t.Fatalf("changed before the value was added: %s", got)
 	}
-	redact.AddSecrets(value)
-	if got := redact.String(text); strings.Contains(got, value) {
-		t.Errorf("a value registered later stayed: %s", got)
+	if got := set.With(value).String(text); strings.Contains(got, value) {
+		t.Errorf("a value added later stayed: %s", got)
+	}
+	if got := set.String(text); got != text {
+		t.Errorf("With changed the set it was called on: %s", got)
+	}
+}
+
+// Two runs with different secret sets, side by side, each scrub their own
+// values and never the other's: a text clean for one run is remembered as
+// clean by that run's set only. (A process-global set could not pass: the
+// second run's values would be scrubbed from the first run's texts.)
+func TestSetsOfParallelRunsAreApart(t *testing.T) {
+	t.Parallel()
+	runs := []struct{ name, own, other string }{
+		{"run A", "run-a-key-0123456789", "run-b-key-9876543210"},
+		{"run B", "run-b-key-9876543210", "run-a-key-0123456789"},
+	}
+	for _, r := range runs {
+		t.Run(r.name, func(t *testing.T) {
+			t.Parallel()
+			set := redact.NewSecrets(r.own)
+			for i := range 200 {
+				// Long enough (minCached) for the memory of clean texts to count.
+				text := fmt.Sprintf("%s call %d: own %s, other %s", strings.Repeat("pad ", 70), i, r.own, r.other)
+				got := set.String(text)
+				if strings.Contains(got, r.own) {
+					t.Fatalf("own secret left: %s", got)
+				}
+				if !strings.Contains(got, r.other) {
+					t.Fatalf("the other run's value was scrubbed: its set leaked into this run: %s", got)
+				}
+			}
+		})
 	}
 }
 

@@ -915,25 +915,27 @@ const maxCached = 1 << 15
 
 // cleanSet remembers texts found to hold no secret, by a keyed 64-bit hash
 // (the seed is random per process, so no input can be made to collide on
-// purpose). AddSecrets empties it.
+// purpose). Each set of secrets has its own (a text clean of one set's
+// values may hold another's); the set with no values shares one.
 type cleanSet struct {
 	mu   sync.Mutex
 	seed maphash.Seed
 	m    map[uint64]struct{}
 }
 
-// clean holds the texts clean of credentials and registered values;
-// cleanPII those clean of personal data too.
-var (
-	clean    = &cleanSet{seed: maphash.MakeSeed(), m: map[uint64]struct{}{}}
-	cleanPII = &cleanSet{seed: maphash.MakeSeed(), m: map[uint64]struct{}{}}
-)
+func newCleanSet() *cleanSet { return &cleanSet{seed: maphash.MakeSeed(), m: map[uint64]struct{}{}} }
 
-func cleanFor(pii bool) *cleanSet {
+// noValues and noValuesPII remember the texts clean of credentials (and
+// of personal data): what the set with no values finds depends on the
+// rules alone, so every user of that set shares them (a cache, not a set
+// of secrets).
+var noValues, noValuesPII = newCleanSet(), newCleanSet()
+
+func noValuesClean(pii bool) *cleanSet {
 	if pii {
-		return cleanPII
+		return noValuesPII
 	}
-	return clean
+	return noValues
 }
 
 func (c *cleanSet) has(s string) bool {
@@ -951,11 +953,5 @@ func (c *cleanSet) add(s string) {
 		clear(c.m)
 	}
 	c.m[h] = struct{}{}
-	c.mu.Unlock()
-}
-
-func (c *cleanSet) reset() {
-	c.mu.Lock()
-	clear(c.m)
 	c.mu.Unlock()
 }

@@ -35,6 +35,16 @@ import (
 type Dir struct {
 	Path string
 	st   *state
+	// secrets are the run's secret values, scrubbed from every file
+	// (WithSecrets; nil: credential shapes only).
+	secrets *redact.Secrets
+}
+
+// WithSecrets returns d scrubbing the run's secret set (and every
+// credential shape) from every file it writes.
+func (d Dir) WithSecrets(s *redact.Secrets) Dir {
+	d.secrets = s
+	return d
 }
 
 // Open is the existing run directory at path, for writing (Err works).
@@ -279,7 +289,7 @@ func (d Dir) EnvelopePath() string { return d.Join("sealed", "envelope.json") }
 // after, or its hash would no longer hold.
 func (d Dir) WriteFile(name string, data []byte, perm os.FileMode) error {
 	if !sealed(name) {
-		data = redact.Bytes(data)
+		data = d.secrets.Bytes(data)
 	}
 	path := d.Join(name)
 	if err := writeFile(path, data, perm); err != nil {

@@ -140,11 +140,13 @@ type Provider struct {
 	// keyEnv names the API-key variable, for the hint on a 401 or 403
 	// ("" on Vertex AI, whose hint names the credentials instead).
 	keyEnv string
+	// redactor scrubs the bodies quoted in errors (KindConfig.Redactor).
+	redactor providers.Redactor
 }
 
 // New builds the provider for ref. It does not call the network.
 func New(ref providers.Ref, cfg providers.KindConfig) (providers.Provider, error) {
-	p := &Provider{ref: ref, keyEnv: cfg.APIKeyEnv}
+	p := &Provider{ref: ref, keyEnv: cfg.APIKeyEnv, redactor: cfg.Redactor}
 	switch v := strings.ToLower(strings.TrimSpace(cfg.Options["stream"])); v {
 	case "", "false":
 	case "true":
@@ -452,7 +454,7 @@ func (p *Provider) classify(ctx context.Context, err error, h *providers.Exchang
 				body = []byte(s + ": " + api.Message)
 			}
 		}
-		e.Body = providers.Excerpt(body)
+		e.Body = providers.Excerpt(p.redactor, body)
 		e.Msg = providers.StatusHint(status, p.keyEnv)
 		if p.ref.Kind == "vertex" && (status == http.StatusUnauthorized || status == http.StatusForbidden) {
 			e.Msg = "access denied: check the Application Default Credentials and that they may use this model in this project"

@@ -86,6 +86,8 @@ type Provider struct {
 	defaultMaxTokens int
 	// keyEnv names the API-key variable, for the hint on a 401 or 403.
 	keyEnv string
+	// redactor scrubs the bodies quoted in errors (KindConfig.Redactor).
+	redactor providers.Redactor
 	// wire is the OpenAI-wire delegate: every request of mistral, and the
 	// requests with tools of ollama-native (see wire.go).
 	wire providers.Provider
@@ -100,7 +102,7 @@ func New(ref providers.Ref, cfg providers.KindConfig) (providers.Provider, error
 		}
 		return nil
 	}
-	p := &Provider{ref: ref, keyEnv: cfg.APIKeyEnv}
+	p := &Provider{ref: ref, keyEnv: cfg.APIKeyEnv, redactor: cfg.Redactor}
 	if v := cfg.Options["max_tokens"]; v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
@@ -631,13 +633,13 @@ func (p *Provider) classify(ctx context.Context, err error, c *call) error {
 		default:
 			body = []byte(err.Error())
 		}
-		e.Body = providers.Excerpt(body)
+		e.Body = providers.Excerpt(p.redactor, body)
 		e.Msg = providers.StatusHint(status, p.keyEnv)
 		if p.ref.Kind == "bedrock" && (status == http.StatusUnauthorized || status == http.StatusForbidden) {
 			e.Msg = "access denied: check the AWS credentials and that they may use this model"
 		}
 		// The SDK's error text may hold a whole response body.
-		e.Err = providers.WithMessage(e.Err, providers.Excerpt([]byte(e.Err.Error())))
+		e.Err = providers.WithMessage(e.Err, providers.Excerpt(p.redactor, []byte(e.Err.Error())))
 	}
 	return e
 }

@@ -57,6 +57,8 @@ type Provider struct {
 	completionTokens bool
 	// keyEnv names the API-key variable, for the hint on a 401 or 403.
 	keyEnv string
+	// redactor scrubs the bodies quoted in errors (KindConfig.Redactor).
+	redactor providers.Redactor
 }
 
 // New builds the provider for ref.
@@ -91,7 +93,7 @@ func NewWithTransport(ref providers.Ref, cfg providers.KindConfig, base http.Rou
 		cc.OrgID = cfg.Options["organization"] // OpenAI-Organization header
 	}
 	cc.HTTPClient = &http.Client{Transport: providers.CaptureTransport{Base: base}}
-	p := &Provider{ref: ref, client: goopenai.NewClientWithConfig(cc), reasoning: isReasoningModel(ref.Model), keyEnv: cfg.APIKeyEnv}
+	p := &Provider{ref: ref, client: goopenai.NewClientWithConfig(cc), reasoning: isReasoningModel(ref.Model), keyEnv: cfg.APIKeyEnv, redactor: cfg.Redactor}
 	switch cfg.Options["token_limit_param"] {
 	case "":
 		// OpenAI itself accepts max_completion_tokens for every chat model
@@ -281,7 +283,7 @@ func (p *Provider) classify(ctx context.Context, err error, h *providers.Exchang
 		if len(body) == 0 && errors.As(err, &reqErr) {
 			body = reqErr.Body
 		}
-		e.Body = providers.Excerpt(body)
+		e.Body = providers.Excerpt(p.redactor, body)
 		e.Class = providers.ClassForStatus(status, "")
 		e.Msg = providers.StatusHint(status, p.keyEnv)
 		// Only an error object that go-openai read whole (its status set)
@@ -289,7 +291,7 @@ func (p *Provider) classify(ctx context.Context, err error, h *providers.Exchang
 		if errors.As(err, &api) && api.HTTPStatusCode == status {
 			e.Class = classForAPIError(api)
 			if m := strings.TrimSpace(api.Message); m != "" {
-				e.Msg += ": " + providers.Excerpt([]byte(m))
+				e.Msg += ": " + providers.Excerpt(p.redactor, []byte(m))
 			}
 		} else if bytes.Contains(body, []byte("insufficient_quota")) {
 			e.Class = providers.ClassQuota
