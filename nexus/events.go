@@ -297,7 +297,8 @@ type eventLog struct {
 	observers []Observer
 	keep      bool
 	kept      []Event
-	closeErr  error // what closing the log returned
+	closeErr  error       // what closing the log returned
+	line      lineEncoder // encodes each line (under mu)
 }
 
 func newEventLog(path string, now func() time.Time, keep bool, obs ...Observer) (*eventLog, error) {
@@ -322,9 +323,11 @@ func (l *eventLog) emit(e Event) {
 	}
 	e = redactEvent(e)
 	if l.log != nil {
-		if b, err := json.Marshal(e); err == nil {
-			b = redact.Bytes(b) // the last line of defence: every field, nested ones too
-			l.log.WriteLine(append(b, '\n'))
+		if b, err := l.line.encode(e); err == nil {
+			// The last line of defence: every field, nested ones too. The
+			// pass sees the line without its newline; an unchanged line is
+			// written from the buffer as it is.
+			l.log.WriteLine(append(redact.Bytes(b[:len(b)-1]), '\n'))
 		}
 	}
 	if l.keep {

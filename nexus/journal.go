@@ -153,7 +153,8 @@ type journal struct {
 
 	key   *journalKey // signs new records (nil: unsigned, only in tests of the file format)
 	runID string
-	prev  string // the MAC of the last record
+	prev  string      // the MAC of the last record
+	line  lineEncoder // encodes each record (under mu)
 }
 
 // journalOpen says how a journal is verified and signed: under key, for
@@ -359,16 +360,17 @@ func (j *journal) writeLocked(rec JournalRecord) {
 	}
 	j.seq++
 	rec.Seq = j.seq
-	b, err := json.Marshal(rec)
-	mac := ""
-	if err == nil && j.key != nil {
-		b, mac = j.key.sign(j.runID, j.prev, b)
-	}
+	b, err := j.line.encode(rec) // the record's JSON and a newline
 	if err != nil {
 		j.failLocked(fmt.Errorf("%s: record %d: %w", JournalFile, j.seq, err))
 		return
 	}
-	if !j.log.WriteLine(append(b, '\n')) {
+	mac := ""
+	if j.key != nil {
+		b, mac = j.key.sign(j.runID, j.prev, b[:len(b)-1])
+		b = append(b, '\n')
+	}
+	if !j.log.WriteLine(b) {
 		j.failLocked(j.log.Err())
 		return
 	}

@@ -37,6 +37,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Redacted replaces a registered secret value.
@@ -137,7 +138,10 @@ func Bytes(b []byte) []byte {
 	if len(b) == 0 {
 		return b
 	}
-	s := string(b)
+	// Scanned in place, not copied: the pass keeps nothing of the text
+	// (offsets and keyed hashes only), and a text with something to
+	// remove comes back as a new string.
+	s := unsafe.String(unsafe.SliceData(b), len(b))
 	if r := String(s); r != s {
 		return []byte(r)
 	}
