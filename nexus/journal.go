@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"sync"
 	"time"
@@ -219,7 +220,16 @@ func openJournal(path string, jo journalOpen) (*journal, journalLoad, error) {
 // it to keep. good is the length of the prefix holding the records (where
 // a torn last line starts), torn says one was dropped.
 func scanJournal(r io.Reader, name string, v *journalVerifier, keep func(JournalRecord)) (good int64, records int, torn bool, err error) {
-	br := bufio.NewReaderSize(r, 1<<20) // large reads: a torn tail of gigabytes is skipped at disk speed
+	// Large reads: a torn tail of gigabytes is skipped at disk speed. A
+	// file known to be smaller (a new run's empty journal) gets a buffer
+	// of its size, not a megabyte to clear and collect.
+	size := 1 << 20
+	if st, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := st.Stat(); err == nil && fi.Size() < int64(size) {
+			size = max(4096, int(fi.Size())+1)
+		}
+	}
+	br := bufio.NewReaderSize(r, size)
 	var buf []byte
 	for line := 1; ; line++ {
 		text, n, complete, over, rerr := readJournalLine(br, buf[:0], maxJournalLine)
