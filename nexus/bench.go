@@ -55,7 +55,7 @@ type BenchResult struct {
 // one here), the orchestrator's figure is absent rather than include the
 // mock.
 func Bench(ctx context.Context, o Options, latency time.Duration) (BenchResult, error) {
-	m := &providerMeter{latency: latency}
+	m := newProviderMeter(latency, runtime.GOMAXPROCS(0))
 	cpu0, cpuOK := processCPU()
 	start := time.Now()
 	mission, err := Prepare(o, WithProviderWrap(func(_ providers.Ref, p providers.Provider) providers.Provider { return m.wrap(p) }))
@@ -98,10 +98,23 @@ func Bench(ctx context.Context, o Options, latency time.Duration) (BenchResult, 
 
 // providerMeter measures the CPU providers spend inside their Complete and
 // adds a fixed latency after each call.
+//
+// A measured call holds its OS thread, and a thread held by a goroutine
+// the scheduler preempts or parks cannot run any other: with thousands of
+// calls in flight (a large scale whose concurrency does not bind) the
+// process grew to thousands of threads, their stacks and the switching
+// between them counted as the orchestrator's. So at most slots calls are
+// measured at once (GOMAXPROCS: no more can run at once anyway); the
+// others wait for a slot before their thread is held.
 type providerMeter struct {
 	latency time.Duration
-	cpu     atomic.Int64 // ns
-	failed  atomic.Bool  // a thread CPU reading failed
+	slots   chan struct{} // one per call being measured
+	cpu     atomic.Int64  // ns
+	failed  atomic.Bool   // a thread CPU reading failed
+}
+
+func newProviderMeter(latency time.Duration, slots int) *providerMeter {
+	return &providerMeter{latency: latency, slots: make(chan struct{}, max(1, slots))}
 }
 
 func (m *providerMeter) ok() bool { return !m.failed.Load() }
@@ -126,8 +139,15 @@ func (m *providerMeter) wrap(p providers.Provider) providers.Provider {
 	})
 }
 
-// measure runs one call locked to its OS thread and adds the thread's CPU.
+// measure runs one call locked to its OS thread, once a slot is free, and
+// adds the thread's CPU.
 func (m *providerMeter) measure(ctx context.Context, p providers.Provider, req providers.Request) (providers.Response, error) {
+	select {
+	case m.slots <- struct{}{}:
+		defer func() { <-m.slots }()
+	case <-ctx.Done():
+		return providers.Response{}, providers.NewError(providers.ClassTimeout, "bench: interrupted waiting to measure a call", ctx.Err())
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	t0, ok0 := threadCPU()

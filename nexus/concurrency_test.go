@@ -1,6 +1,9 @@
 package nexus
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -70,6 +73,51 @@ func TestDefaultConcurrencyTakesTheWidestLayerAtOnce(t *testing.T) {
 		got := effectiveConcurrency(cfg, plan, scale)
 		if widest := max(plan.Workers, plan.SquadLeads); got.N < widest {
 			t.Errorf("%s: concurrency %d (%s) below its widest layer of %d agents", name, got.N, got.Detail, widest)
+		}
+	}
+}
+
+// A custom scale wider than the old cap of 1024 (issue 23: a custom
+// ss-5000 ran its 5000 workers in rounds of 1024) loads from a user's file
+// and, with the mock's limit lifted, keeps its whole widest layer in
+// flight: the run-wide cap no longer has to bind.
+func TestLargeCustomScaleIsNotHeldBackByTheCap(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		why         string
+		concurrency int
+		wantN       int
+		wantRule    string
+	}{
+		{"ss-5000 at its widest layer", "5 commanders × 100 squad leads × 10 workers all at once", 5000, 5000, "scale"},
+		{"20000, far above the old cap", "what a custom ss-20000 (40 workers per squad lead) needs", 20000, 20000, "scale"},
+		{"the maximum", "the config's bound itself is accepted", MaxConcurrency, MaxConcurrency, "scale"},
+	}
+	for _, tt := range tests {
+		file := filepath.Join(t.TempDir(), "big.yml")
+		body := fmt.Sprintf("scales:\n  ss-5000:\n    description: big\n    min_commanders: 5\n    commanders: 5\n    squad_leads_per_commander: 100\n"+
+			"    workers_per_commander: 0\n    workers_per_squad_lead: 10\n    reviewers: 10\n    max_depth: 3\n    sealed_criteria: 10\n"+
+			"    cost_ceiling_usd: 1000\n    concurrency: %d\n    timeouts: {mission: 90m, commander: 30m, squad_lead: 10m, worker: 3m, call: 2m}\n"+
+			"providers:\n  mock:\n    max_concurrency: 0\n", tt.concurrency)
+		if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := LoadConfig(file, nil)
+		if err != nil {
+			t.Fatalf("%s (%s): %v", tt.name, tt.why, err)
+		}
+		scale, err := cfg.ScaleFor("ss-5000")
+		if err != nil {
+			t.Fatal(err)
+		}
+		roster, err := ResolveRoster(cfg, providers.Ref{Kind: "mock", Model: "honest"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := effectiveConcurrency(cfg, Plan{Roster: roster, Personality: "balanced"}, scale)
+		if diff := cmp.Diff([2]any{tt.wantN, tt.wantRule}, [2]any{got.N, got.Rule}); diff != "" {
+			t.Errorf("%s (%s) (-want +got):\n%s\ndetail: %s", tt.name, tt.why, diff, got.Detail)
 		}
 	}
 }

@@ -176,7 +176,7 @@ const (
 	MaxReviewers              = 1000
 	MaxSealedCriteria         = 200
 	MaxScaleDepth             = 10
-	MaxConcurrency            = 1024
+	MaxConcurrency            = 100_000 // above any widest layer the default memory budget admits (about 32 000 agents): never what holds a large scale back
 	MaxJudgeSamples           = 25
 	MaxHardeningCycles        = 10
 	MaxWorkerFactor           = 10

@@ -296,7 +296,8 @@ type eventLog struct {
 	observers []Observer
 	keep      bool
 	kept      []Event
-	closeErr  error // what closing the log returned
+	closeErr  error       // what closing the log returned
+	line      lineEncoder // encodes each line (under mu)
 	// secrets is the run's secret set, scrubbed from every event (nil:
 	// credential shapes only).
 	secrets *redact.Secrets
@@ -324,9 +325,11 @@ func (l *eventLog) emit(e Event) {
 	}
 	e = redactEvent(l.secrets, e)
 	if l.log != nil {
-		if b, err := json.Marshal(e); err == nil {
-			b = l.secrets.Bytes(b) // the last line of defence: every field, nested ones too
-			l.log.WriteLine(append(b, '\n'))
+		if b, err := l.line.encode(e); err == nil {
+			// The last line of defence: every field, nested ones too. The
+			// pass sees the line without its newline; an unchanged line is
+			// written from the buffer as it is.
+			l.log.WriteLine(append(l.secrets.Bytes(b[:len(b)-1]), '\n'))
 		}
 	}
 	if l.keep {

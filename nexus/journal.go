@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"sync"
 	"time"
@@ -158,7 +159,8 @@ type journal struct {
 
 	key   *journalKey // signs new records (nil: unsigned, only in tests of the file format)
 	runID string
-	prev  string // the MAC of the last record
+	prev  string      // the MAC of the last record
+	line  lineEncoder // encodes each record (under mu)
 }
 
 // journalOpen says how a journal is verified and signed: under key, for
@@ -223,7 +225,16 @@ func openJournal(path string, jo journalOpen) (*journal, journalLoad, error) {
 // it to keep. good is the length of the prefix holding the records (where
 // a torn last line starts), torn says one was dropped.
 func scanJournal(r io.Reader, name string, v *journalVerifier, keep func(JournalRecord)) (good int64, records int, torn bool, err error) {
-	br := bufio.NewReaderSize(r, 1<<20) // large reads: a torn tail of gigabytes is skipped at disk speed
+	// Large reads: a torn tail of gigabytes is skipped at disk speed. A
+	// file known to be smaller (a new run's empty journal) gets a buffer
+	// of its size, not a megabyte to clear and collect.
+	size := 1 << 20
+	if st, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := st.Stat(); err == nil && fi.Size() < int64(size) {
+			size = max(4096, int(fi.Size())+1)
+		}
+	}
+	br := bufio.NewReaderSize(r, size)
 	var buf []byte
 	for line := 1; ; line++ {
 		text, n, complete, over, rerr := readJournalLine(br, buf[:0], maxJournalLine)
@@ -364,16 +375,17 @@ func (j *journal) writeLocked(rec JournalRecord) {
 	}
 	j.seq++
 	rec.Seq = j.seq
-	b, err := json.Marshal(rec)
-	mac := ""
-	if err == nil && j.key != nil {
-		b, mac = j.key.sign(j.runID, j.prev, b)
-	}
+	b, err := j.line.encode(rec) // the record's JSON and a newline
 	if err != nil {
 		j.failLocked(fmt.Errorf("%s: record %d: %w", JournalFile, j.seq, err))
 		return
 	}
-	if !j.log.WriteLine(append(b, '\n')) {
+	mac := ""
+	if j.key != nil {
+		b, mac = j.key.sign(j.runID, j.prev, b[:len(b)-1])
+		b = append(b, '\n')
+	}
+	if !j.log.WriteLine(b) {
 		j.failLocked(j.log.Err())
 		return
 	}

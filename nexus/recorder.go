@@ -2,7 +2,6 @@ package nexus
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -193,6 +192,7 @@ type transcriptLog struct {
 	// (only when keepPrompts is set: tests and audits).
 	keepPrompts bool
 	prompts     []Transcript
+	line        lineEncoder // encodes each line (under mu)
 	// secrets is the run's secret set, scrubbed on disk.
 	secrets *redact.Secrets
 }
@@ -218,8 +218,8 @@ func (t *transcriptLog) write(tr Transcript) int64 {
 	if t.log != nil {
 		// On disk, secrets are redacted (an agent's answer may hold a
 		// credential); in memory (keepPrompts) the calls stay as they were.
-		if b, err := json.Marshal(redactTranscript(t.secrets, tr)); err == nil {
-			t.log.WriteLine(append(b, '\n'))
+		if b, err := t.line.encode(redactTranscript(t.secrets, tr)); err == nil {
+			t.log.WriteLine(b)
 		}
 	}
 	if t.keepPrompts {

@@ -56,11 +56,29 @@ func Render(name string, data any) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("prompts: %w", err)
 	}
-	var b bytes.Buffer
-	if err := t.ExecuteTemplate(&b, name+".tmpl", data); err != nil {
+	b := buffers.Get().(*bytes.Buffer)
+	defer putBuffer(b)
+	if err := t.ExecuteTemplate(b, name+".tmpl", data); err != nil {
 		return "", fmt.Errorf("prompts: render %s: %w", name, err)
 	}
-	return strings.TrimSpace(b.String()) + "\n", nil
+	// One copy, of the trimmed text and its newline.
+	return string(bytes.TrimSpace(b.Bytes())) + "\n", nil
+}
+
+// buffers holds the buffers Render executes templates into: a prompt is
+// rendered for every call, mostly of the same few sizes.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuffer is the largest buffer kept for reuse (a prompt carrying
+// whole bundles is rare and would pin its size).
+const maxPooledBuffer = 256 << 10
+
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() > maxPooledBuffer {
+		return
+	}
+	b.Reset()
+	buffers.Put(b)
 }
 
 // Names lists the embedded templates.

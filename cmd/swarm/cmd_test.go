@@ -285,7 +285,7 @@ func TestConfigValidateCommand(t *testing.T) {
 		{"negative timeout", "scales:\n  ss-100:\n    timeouts:\n      call: -1m\n", ":4:7: key scales.ss-100.timeouts.call: negative timeout"},
 		{"unknown scale name", "default_scale: ss-999\n", ":1:1: key default_scale: unknown scale"},
 		{"model with an unknown provider kind", "models:\n  judge: foo:bar\n", ":2:3: key models.judge: unknown provider kind"},
-		{"concurrency 0 serialised the whole run", "scales:\n  ss-100:\n    concurrency: 0\n", ":3:5: key scales.ss-100.concurrency: 0 is out of range 1..1024"},
+		{"concurrency 0 serialised the whole run", "scales:\n  ss-100:\n    concurrency: 0\n", ":3:5: key scales.ss-100.concurrency: 0 is out of range 1..100000"},
 		{"reviewers: 100000000 passed and then exhausted memory", "scales:\n  ss-100:\n    reviewers: 100000000\n", ":3:5: key scales.ss-100.reviewers: 100000000 is out of range 0..1000"},
 		{"an alias bomb", "run: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n", ":6:8: key f[0]: more than 200000 nodes once aliases are expanded"},
 	}

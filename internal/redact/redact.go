@@ -35,6 +35,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // Redacted replaces a registered secret value.
@@ -159,7 +160,10 @@ func (s *Secrets) Bytes(b []byte) []byte {
 	if len(b) == 0 {
 		return b
 	}
-	t := string(b)
+	// Scanned in place, not copied: the pass keeps nothing of the text
+	// (offsets and keyed hashes only), and a text with something to
+	// remove comes back as a new string.
+	t := unsafe.String(unsafe.SliceData(b), len(b))
 	if r := s.String(t); r != t {
 		return []byte(r)
 	}
