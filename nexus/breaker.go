@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -105,7 +106,7 @@ type breakerSettings struct {
 	probes   int
 }
 
-func settingsOf(c CircuitBreakerConfig) breakerSettings {
+func settingsOf(c config.CircuitBreaker) breakerSettings {
 	return breakerSettings{rate: c.FailureRate, window: max(1, c.CallWindow), minCalls: max(1, c.MinCalls), cooldown: c.Cooldown, probes: max(1, c.HalfOpenProbes)}
 }
 

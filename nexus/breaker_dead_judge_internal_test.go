@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
 	"github.com/swarm-dev/swarm/providers/openai"
@@ -58,7 +59,7 @@ func TestDeadJudgeEndpointIdlesOneCooldownNotEight(t *testing.T) {
 		http.Error(w, `{"error":{"message":"upstream unavailable","type":"server_error"}}`, http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(dead.Close)
-	cfg, err := LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -218,7 +219,7 @@ type testPool struct {
 	calls   map[string]int
 }
 
-func newTestPool(t *testing.T, cb CircuitBreakerConfig, fallbacks map[string][]providers.Ref) *testPool {
+func newTestPool(t *testing.T, cb config.CircuitBreaker, fallbacks map[string][]providers.Ref) *testPool {
 	t.Helper()
 	tp := &testPool{clock: newFakeClock(), failing: true, calls: map[string]int{}}
 	rec := testRecorder(t, func(e Event) {
@@ -243,7 +244,7 @@ func newTestPool(t *testing.T, cb CircuitBreakerConfig, fallbacks map[string][]p
 		})
 	}
 	cb.Enabled = true
-	cfg := &Config{Providers: map[string]providers.KindConfig{}, CircuitBreaker: cb}
+	cfg := &config.Config{Providers: map[string]providers.KindConfig{}, CircuitBreaker: cb}
 	tp.pp = &providerPool{cfg: cfg, reg: reg, limits: &providers.LimitSet{}, rec: rec, meter: newMeter(nil, 0, rec),
 		provs: map[string]providers.Provider{}, fallbacks: fallbacks, clock: tp.clock}
 	return tp
@@ -286,7 +287,7 @@ func breakerEv(from, to, reason string, rate *float64, calls int) Event {
 // opened it is sent on to the fallback too; after the cooldown one probe
 // goes to the primary, fails, and the breaker opens again.
 func TestRoutingSendsAnOpenBreakersCallsToTheFallback(t *testing.T) {
-	tp := newTestPool(t, CircuitBreakerConfig{FailureRate: 0.5, CallWindow: 4, MinCalls: 2, Cooldown: time.Minute, HalfOpenProbes: 1},
+	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 4, MinCalls: 2, Cooldown: time.Minute, HalfOpenProbes: 1},
 		map[string][]providers.Ref{"worker": {upRef}})
 	p, err := tp.pp.forRole("worker", downRef)
 	if err != nil {
@@ -336,7 +337,7 @@ func TestRoutingSendsAnOpenBreakersCallsToTheFallback(t *testing.T) {
 // A breaker is per model AND layer: the workers' open breaker does not
 // stop the same model answering its reviewers.
 func TestBreakersArePerLayer(t *testing.T) {
-	tp := newTestPool(t, CircuitBreakerConfig{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: time.Minute, HalfOpenProbes: 1}, nil)
+	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: time.Minute, HalfOpenProbes: 1}, nil)
 	w, _ := tp.pp.forRole("worker", downRef)
 	r, _ := tp.pp.forRole("reviewer", downRef)
 	_, _ = ask(t, w, t.Context(), "worker", "w1") // opens (down:m, workers)
@@ -356,7 +357,7 @@ func TestBreakersArePerLayer(t *testing.T) {
 // the model has recovered by the time the cooldown ends, the probe
 // succeeds, the breaker closes and the run goes on.
 func TestNoFallbackWorkersFailFastTheNexusWaitsForTheProbe(t *testing.T) {
-	tp := newTestPool(t, CircuitBreakerConfig{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: 30 * time.Second, HalfOpenProbes: 1}, nil)
+	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: 30 * time.Second, HalfOpenProbes: 1}, nil)
 	w, _ := tp.pp.forRole("worker", downRef)
 	n, _ := tp.pp.forRole("nexus", downRef)
 	_, _ = ask(t, w, t.Context(), "worker", "w1")
@@ -408,7 +409,7 @@ func TestNoFallbackWorkersFailFastTheNexusWaitsForTheProbe(t *testing.T) {
 
 // A waiting call ends with its context, saying what it waited for.
 func TestWaitingForAProbeEndsWithTheContext(t *testing.T) {
-	tp := newTestPool(t, CircuitBreakerConfig{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: time.Hour, HalfOpenProbes: 1}, nil)
+	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: time.Hour, HalfOpenProbes: 1}, nil)
 	j, _ := tp.pp.forRole("judge", downRef)
 	_, _ = ask(t, j, t.Context(), "judge", "judge")
 	ctx, cancel := context.WithCancel(t.Context())
@@ -432,7 +433,7 @@ func TestWaitingForAProbeEndsWithTheContext(t *testing.T) {
 // Switched off, the pool is the model's stack alone: no breaker, no
 // routing, every call reaches the model.
 func TestBreakerDisabled(t *testing.T) {
-	tp := newTestPool(t, CircuitBreakerConfig{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: time.Hour, HalfOpenProbes: 1},
+	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: time.Hour, HalfOpenProbes: 1},
 		map[string][]providers.Ref{"worker": {upRef}})
 	tp.pp.cfg.CircuitBreaker.Enabled = false
 	w, _ := tp.pp.forRole("worker", downRef)
@@ -453,7 +454,7 @@ func TestBreakerDisabled(t *testing.T) {
 // model is down took about 19 cooldowns, ten minutes at the default 30s, to
 // end an ss-50 run; with this, 8 to 10).
 func TestWaitersGiveUpWhenTheProbeFails(t *testing.T) {
-	tp := newTestPool(t, CircuitBreakerConfig{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: 30 * time.Second, HalfOpenProbes: 1}, nil)
+	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: 30 * time.Second, HalfOpenProbes: 1}, nil)
 	j, _ := tp.pp.forRole("judge", downRef)
 	_, _ = ask(t, j, t.Context(), "judge", "judge") // opens (down:m, judge)
 	done := make(chan error, 2)
@@ -501,7 +502,7 @@ func TestWaitersGiveUpWhenTheProbeFails(t *testing.T) {
 // eight cooldowns, one per later judge call); when the cooldown has ended,
 // the next call is the probe again, so a model that recovers is used.
 func TestCallsAfterAFailedProbeGiveUpUntilTheCooldownEnds(t *testing.T) {
-	tp := newTestPool(t, CircuitBreakerConfig{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: 30 * time.Second, HalfOpenProbes: 1}, nil)
+	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: 30 * time.Second, HalfOpenProbes: 1}, nil)
 	j, _ := tp.pp.forRole("judge", downRef)
 	_, _ = ask(t, j, t.Context(), "judge", "judge") // opens (down:m, judge) on the failure rate
 	tp.clock.Advance(30 * time.Second)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -16,10 +17,10 @@ import (
 // transitions does not depend on scheduling: the first two worker calls
 // fail and open it, every later worker call finds the cooldown over, goes
 // to the primary as the one probe, fails, and opens it again.
-func breakerTestConfig(t *testing.T, scale string) *nexus.Config {
+func breakerTestConfig(t *testing.T, scale string) *config.Config {
 	t.Helper()
 	cfg := defaultConfig(t)
-	cfg.CircuitBreaker = nexus.CircuitBreakerConfig{Enabled: true, FailureRate: 0.5, CallWindow: 4, MinCalls: 2, Cooldown: time.Nanosecond, HalfOpenProbes: 1,
+	cfg.CircuitBreaker = config.CircuitBreaker{Enabled: true, FailureRate: 0.5, CallWindow: 4, MinCalls: 2, Cooldown: time.Nanosecond, HalfOpenProbes: 1,
 		ToxicityThreshold: cfg.CircuitBreaker.ToxicityThreshold, Window: cfg.CircuitBreaker.Window}
 	s := cfg.Scales[scale]
 	s.Concurrency = 1

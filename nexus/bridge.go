@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/providers"
@@ -38,10 +39,10 @@ type missionSandbox struct {
 
 // newMissionSandbox builds the run's sandbox from its config; emit receives
 // its events and onTrip is called when its circuit breaker trips.
-func newMissionSandbox(c SandboxConfig, cb CircuitBreakerConfig, emit func(Event), onTrip func()) (*missionSandbox, error) {
-	proxy, pay, key, err := sandboxSettings(c)
+func newMissionSandbox(c config.Sandbox, cb config.CircuitBreaker, emit func(Event), onTrip func()) (*missionSandbox, error) {
+	proxy, pay, key, err := config.SandboxSettings(c)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrBadInput, key, err)
+		return nil, fmt.Errorf("%w: %s: %v", config.ErrBadInput, key, err)
 	}
 	det, err := boundary.NewDetector(boundary.Config{})
 	if err != nil {
@@ -287,55 +288,4 @@ func (m *missionSandbox) audit(ctx context.Context, judge *shadow.Judge, env *sh
 		m.mu.Unlock()
 		m.emit(Event{Phase: Phase6, Kind: EvAudit, Data: AuditData{BundleID: o.ID, Original: rec.Original, Audited: rec.Audited, Agreement: rec.Agree}})
 	}
-}
-
-// sandboxSettings builds the bridge's proxy and payoff from the sandbox
-// section. On error, key is the dotted configuration key at fault.
-func sandboxSettings(c SandboxConfig) (proxy *sandbox.Proxy, pay sandbox.PayoffConfig, key string, err error) {
-	pc := sandbox.DefaultProxyConfig()
-	for _, k := range sortedKeys(c.Proxy) {
-		v := c.Proxy[k]
-		switch k {
-		case "progress":
-			pc.Weights.Progress = v
-		case "rework":
-			pc.Weights.Rework = v
-		case "verifier":
-			pc.Weights.Verifier = v
-		case "engagement":
-			pc.Weights.Engagement = v
-		case "k":
-			pc.K = v
-		case "b":
-			pc.B = v
-		default:
-			return nil, pay, "sandbox.proxy." + k, fmt.Errorf("unknown key (known: progress, rework, verifier, engagement, k, b)")
-		}
-	}
-	if proxy, err = sandbox.NewProxy(pc); err != nil {
-		return nil, pay, "sandbox.proxy", err
-	}
-	pay = sandbox.DefaultPayoffConfig()
-	for _, k := range sortedKeys(c.Payoff) {
-		v := c.Payoff[k]
-		switch k {
-		case "s_plus":
-			pay.SPlus = v
-		case "s_minus":
-			pay.SMinus = v
-		case "h":
-			pay.H = v
-		case "theta":
-			pay.Theta = v
-		case "rho_a":
-			pay.RhoA = v
-		case "rho_b":
-			pay.RhoB = v
-		case "w_rep":
-			pay.WRep = v
-		default:
-			return nil, pay, "sandbox.payoff." + k, fmt.Errorf("unknown key (known: s_plus, s_minus, h, theta, rho_a, rho_b, w_rep)")
-		}
-	}
-	return proxy, pay, "", nil
 }

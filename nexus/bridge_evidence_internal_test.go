@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -14,7 +15,7 @@ import (
 // workspace verifier v (nil: no workspace), and returns its interaction.
 func bridgedAtom(t *testing.T, v verifier, a commanders.AtomResult) sandbox.Interaction {
 	t.Helper()
-	ms, err := newMissionSandbox(SandboxConfig{}, CircuitBreakerConfig{}, func(Event) {}, func() {})
+	ms, err := newMissionSandbox(config.Sandbox{}, config.CircuitBreaker{}, func(Event) {}, func() {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestBridgeLowersAtomsCitingFabricatedEvidence(t *testing.T) {
 // the same way when the sandbox bridges it; without checks it is not.
 func TestBridgeLowersBundlesCitingFabricatedEvidence(t *testing.T) {
 	bridged := func(checked bool) sandbox.Interaction {
-		ms, err := newMissionSandbox(SandboxConfig{}, CircuitBreakerConfig{}, func(Event) {}, func() {})
+		ms, err := newMissionSandbox(config.Sandbox{}, config.CircuitBreaker{}, func(Event) {}, func() {})
 		if err != nil {
 			t.Fatal(err)
 		}

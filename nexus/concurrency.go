@@ -2,6 +2,7 @@ package nexus
 
 import (
 	"fmt"
+	"github.com/swarm-dev/swarm/config"
 	"math"
 	"strings"
 	"time"
@@ -36,7 +37,7 @@ type runConcurrency struct {
 // guard on goroutines and sockets), never a reason to run below what the
 // providers accept when it is set at least as high as the scale's widest
 // layer, as the shipped defaults are.
-func effectiveConcurrency(cfg *Config, p Plan, scale Scale) runConcurrency {
+func effectiveConcurrency(cfg *config.Config, p Plan, scale config.Scale) runConcurrency {
 	ceiling := max(1, scale.Concurrency)
 	workerTimeout := time.Duration(float64(scale.Timeouts.Worker) * timeoutFactor(cfg, p.Personality))
 	sum, bounded := 0, true
@@ -66,7 +67,7 @@ func effectiveConcurrency(cfg *Config, p Plan, scale Scale) runConcurrency {
 }
 
 // rosterKinds lists the distinct provider kinds of a roster, in roster order.
-func rosterKinds(r Roster) []string {
+func rosterKinds(r config.Roster) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, ref := range r.Refs() {

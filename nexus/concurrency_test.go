@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -35,16 +36,16 @@ func TestEffectiveConcurrencyFollowsTheProvidersLimits(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := LoadConfig("", nil)
+			cfg, err := config.Load("", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			cfg.Providers = tc.kinds
-			roster, err := ResolveRoster(cfg, providers.Ref{Kind: "mock", Model: "honest"}, tc.models)
+			roster, err := config.ResolveRoster(cfg, providers.Ref{Kind: "mock", Model: "honest"}, tc.models)
 			if err != nil {
 				t.Fatal(err)
 			}
-			scale := Scale{Concurrency: tc.scale, Timeouts: Timeouts{Worker: 3 * time.Minute}}
+			scale := config.Scale{Concurrency: tc.scale, Timeouts: config.Timeouts{Worker: 3 * time.Minute}}
 			got := effectiveConcurrency(cfg, Plan{Roster: roster, Personality: "balanced"}, scale)
 			if diff := cmp.Diff([2]any{tc.wantN, tc.wantRule}, [2]any{got.N, got.Rule}); diff != "" {
 				t.Errorf("%s (-want +got):\n%s\ndetail: %s", tc.why, diff, got.Detail)
@@ -56,7 +57,7 @@ func TestEffectiveConcurrencyFollowsTheProvidersLimits(t *testing.T) {
 // The shipped defaults must not hold a scale's widest layer back: on the
 // mock, every worker of ss-250 can be in flight at once.
 func TestDefaultConcurrencyTakesTheWidestLayerAtOnce(t *testing.T) {
-	cfg, err := LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,11 +7,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
-var defaultConsensus = ConsensusConfig{ConsensusThreshold: 0.70, MajorityThreshold: 0.50,
-	Weights: ConsensusWeights{Confidence: 0.40, Evidence: 0.30, Scope: 0.15, Coverage: 0.15}, ConflictCap: 0.30, UnanimityBoost: 0.05}
+var defaultConsensus = config.Consensus{ConsensusThreshold: 0.70, MajorityThreshold: 0.50,
+	Weights: config.ConsensusWeights{Confidence: 0.40, Evidence: 0.30, Scope: 0.15, Coverage: 0.15}, ConflictCap: 0.30, UnanimityBoost: 0.05}
 
 func TestTier(t *testing.T) {
 	tests := []struct {

@@ -10,7 +10,7 @@
 // mission with a configuration and a set of providers and gets a typed
 // result, without the CLI.
 //
-//	cfg, _ := nexus.LoadConfig("", nil)     // the embedded config.yml; or a file decoded on top of it
+//	cfg, _ := config.Load("", nil)     // the embedded config.yml; or a file decoded on top of it
 //	                                        // (a registry instead of nil also checks its provider kinds)
 //	reg := &providers.Registry{}
 //	mock.Register(reg, mock.Options{})      // or builtin.Registry(mock.Options{}): every kind swarm ships

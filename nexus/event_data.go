@@ -1,6 +1,9 @@
 package nexus
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"github.com/swarm-dev/swarm/config"
+)
 
 // The payloads of events (Event.Data), one type per kind. Their fields are
 // declared in the order of their JSON names, the order events.jsonl has
@@ -8,20 +11,20 @@ import "encoding/json"
 
 // BriefingData is the plan a run starts with (briefing, Phase 0).
 type BriefingData struct {
-	Agents         int      `json:"agents"`
-	Commanders     int      `json:"commanders"`
-	CostCeilingUSD float64  `json:"cost_ceiling_usd"`
-	Criteria       int      `json:"criteria"`
-	Domains        []string `json:"domains"`
-	Models         Roster   `json:"models"`
-	Personality    string   `json:"personality"`
-	Reviewers      int      `json:"reviewers"`
-	RunID          string   `json:"run_id"`
-	Scale          string   `json:"scale"`
-	Seed           int64    `json:"seed"`
-	SquadLeads     int      `json:"squad_leads"`
-	Workers        int      `json:"workers"`
-	Workspace      string   `json:"workspace,omitempty"` // the directory the agents read
+	Agents         int           `json:"agents"`
+	Commanders     int           `json:"commanders"`
+	CostCeilingUSD float64       `json:"cost_ceiling_usd"`
+	Criteria       int           `json:"criteria"`
+	Domains        []string      `json:"domains"`
+	Models         config.Roster `json:"models"`
+	Personality    string        `json:"personality"`
+	Reviewers      int           `json:"reviewers"`
+	RunID          string        `json:"run_id"`
+	Scale          string        `json:"scale"`
+	Seed           int64         `json:"seed"`
+	SquadLeads     int           `json:"squad_leads"`
+	Workers        int           `json:"workers"`
+	Workspace      string        `json:"workspace,omitempty"` // the directory the agents read
 }
 
 // CallData is one LLM call (llm_call); its prompt and answer are line

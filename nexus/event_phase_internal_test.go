@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -32,7 +33,7 @@ func TestCeilingAndBreakerEventsCarryTheCallsPhase(t *testing.T) {
 			return providers.Response{Usage: providers.Usage{InputTokens: 1}}, providers.NewError(providers.ClassPermanent, "no", nil)
 		}), nil
 	})
-	cfg := &Config{Providers: prices, CircuitBreaker: CircuitBreakerConfig{Enabled: true, FailureRate: 1, CallWindow: 1, MinCalls: 1, Cooldown: time.Hour, HalfOpenProbes: 1}}
+	cfg := &config.Config{Providers: prices, CircuitBreaker: config.CircuitBreaker{Enabled: true, FailureRate: 1, CallWindow: 1, MinCalls: 1, Cooldown: time.Hour, HalfOpenProbes: 1}}
 	m := newMeter(cfg.PriceOf, 1, rec)
 	_, cancel := context.WithCancel(t.Context())
 	defer cancel()

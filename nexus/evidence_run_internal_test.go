@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
 	"github.com/swarm-dev/swarm/vocab"
@@ -76,7 +77,7 @@ func (m *recordingMatcher) Match(findings [][]workspace.Check) workspace.Match {
 
 func evidenceRun(t *testing.T, popts ...Option) (*Result, string) {
 	t.Helper()
-	cfg, err := LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +274,7 @@ defects:
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +290,7 @@ defects:
 		}
 	}
 	o := Options{Config: cfg, Registry: reg, Mission: "# Review\n\nReview the code.", Provider: providers.Ref{Kind: "mock", Model: "honest"}, Workspace: ws, GroundTruth: bad}
-	if _, err := Prepare(o); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), bad) {
+	if _, err := Prepare(o); !errors.Is(err, config.ErrBadInput) || !strings.Contains(err.Error(), bad) {
 		t.Errorf("malformed ground truth: err = %v, want ErrBadInput naming %s", err, bad)
 	}
 	o.GroundTruth = truth

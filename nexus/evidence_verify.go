@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -56,7 +57,7 @@ func (r *EvidenceReport) Changed() bool { return len(r.Changes) > 0 }
 // it (ErrNoEvidence when evidence.json is absent).
 func VerifyEvidence(runDir string, fs *workspace.FS) (*EvidenceReport, error) {
 	if fs == nil {
-		return nil, fmt.Errorf("%w: VerifyEvidence needs an opened workspace", ErrBadInput)
+		return nil, fmt.Errorf("%w: VerifyEvidence needs an opened workspace", config.ErrBadInput)
 	}
 	return verifyRunEvidence(runDir, fs)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
@@ -16,7 +17,7 @@ import (
 // and gets a typed result, without the CLI. The deterministic mock serves
 // every role here, offline.
 func ExampleRun() {
-	cfg, err := nexus.LoadConfig("", nil) // the embedded config.yml
+	cfg, err := config.Load("", nil) // the embedded config.yml
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func ExampleRun() {
 // Prepare computes the plan (what a briefing shows) without any LLM call
 // or file; Seal runs Phases 1 and 1.5; Run runs the rest.
 func ExamplePrepare() {
-	cfg, err := nexus.LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func ExamplePrepare() {
 // Two contenders are judged against ONE envelope: one mission seals (and
 // is closed), each contender runs against the sealed value with RunSealed.
 func ExampleMission_RunSealed() {
-	cfg, err := nexus.LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func ExampleMission_RunSealed() {
 // Event.Data's type for the payload of each kind. Here: the gate decisions
 // and the calls' cost as they stream by.
 func ExampleObserverFunc() {
-	cfg, err := nexus.LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

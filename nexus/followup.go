@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/shadow"
@@ -165,7 +166,7 @@ func prepareFollowUp(o Options) (*followUpSetup, error) {
 		return nil, nil
 	}
 	bad := func(format string, a ...any) error {
-		return fmt.Errorf("%w: --follow-up %s: %s", ErrBadInput, o.FollowUp, fmt.Sprintf(format, a...))
+		return fmt.Errorf("%w: --follow-up %s: %s", config.ErrBadInput, o.FollowUp, fmt.Sprintf(format, a...))
 	}
 	dir, err := filepath.Abs(o.FollowUp)
 	if err != nil {

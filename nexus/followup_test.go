@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers/mock"
 	"github.com/swarm-dev/swarm/shadow"
@@ -334,7 +335,7 @@ func TestFollowUpOfAnUnusableRunIsBadInput(t *testing.T) {
 			dir := tc.setup(t)
 			out := filepath.Join(t.TempDir(), "run")
 			_, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-50", "mock:honest", followUp(dir), func(o *nexus.Options) { o.OutDir = out })
-			if !errors.Is(err, nexus.ErrBadInput) || !strings.Contains(err.Error(), "--follow-up "+dir) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, config.ErrBadInput) || !strings.Contains(err.Error(), "--follow-up "+dir) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v: want bad input naming %s and %q", err, dir, tc.want)
 			}
 			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
@@ -345,7 +346,7 @@ func TestFollowUpOfAnUnusableRunIsBadInput(t *testing.T) {
 	t.Run("the run's own directory", func(t *testing.T) {
 		d := copyRun(t, prev.Dir)
 		_, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-50", "mock:honest", followUp(d), func(o *nexus.Options) { o.OutDir, o.Force = d, true })
-		if !errors.Is(err, nexus.ErrBadInput) || !strings.Contains(err.Error(), "cannot follow itself up") {
+		if !errors.Is(err, config.ErrBadInput) || !strings.Contains(err.Error(), "cannot follow itself up") {
 			t.Errorf("error %v", err)
 		}
 	})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
@@ -443,7 +444,7 @@ func TestOutDirIsNewOrEmptyAndLinksAreNeverFollowed(t *testing.T) {
 			res, err := runMission(t, loadMission(t, "api-design.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
 				o.OutDir, o.Force = tc.out, tc.force
 			})
-			if tc.wantErr != (err != nil) || (err != nil && !errors.Is(err, nexus.ErrBadInput)) {
+			if tc.wantErr != (err != nil) || (err != nil && !errors.Is(err, config.ErrBadInput)) {
 				t.Fatalf("%s: err = %v", tc.why, err)
 			}
 			if b, _ := os.ReadFile(target); string(b) != secret {
@@ -471,7 +472,7 @@ func TestOutDirIsNewOrEmptyAndLinksAreNeverFollowed(t *testing.T) {
 
 func TestNegativeReplaysIsBadInput(t *testing.T) {
 	_, err := runMission(t, "# m\n\nplan it", "ss-50", "mock:honest", func(o *nexus.Options) { o.Replays = -3 })
-	if !errors.Is(err, nexus.ErrBadInput) || !strings.Contains(err.Error(), "-3") {
+	if !errors.Is(err, config.ErrBadInput) || !strings.Contains(err.Error(), "-3") {
 		t.Fatalf("err = %v, want ErrBadInput naming -3", err)
 	}
 }

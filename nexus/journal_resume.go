@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/internal/safeio"
 	"github.com/swarm-dev/swarm/providers"
@@ -320,7 +321,7 @@ func manifestFor(o Options, missionRaw string, ws *workspace.FS) (*Manifest, err
 		mf.Config.Path = absPath(o.ConfigPath)
 		h, err := fileSHA256(o.ConfigPath)
 		if err != nil {
-			return nil, fmt.Errorf("%w: config %s: %w", ErrBadInput, o.ConfigPath, err)
+			return nil, fmt.Errorf("%w: config %s: %w", config.ErrBadInput, o.ConfigPath, err)
 		}
 		mf.Config.FileSHA256 = h
 	}
@@ -331,7 +332,7 @@ func manifestFor(o Options, missionRaw string, ws *workspace.FS) (*Manifest, err
 		}
 		sum, err := treeHash(o.Workspace)
 		if err != nil {
-			return nil, fmt.Errorf("%w: workspace %s: %w", ErrBadInput, o.Workspace, err)
+			return nil, fmt.Errorf("%w: workspace %s: %w", config.ErrBadInput, o.Workspace, err)
 		}
 		w.TreeHash, w.TreeFiles, w.TreeByStat, w.TreeTruncated = sum.Hash, sum.Files, sum.ByStat, sum.Truncated
 		mf.Workspace = w
@@ -339,7 +340,7 @@ func manifestFor(o Options, missionRaw string, ws *workspace.FS) (*Manifest, err
 	if o.GroundTruth != "" {
 		h, err := fileSHA256(o.GroundTruth)
 		if err != nil {
-			return nil, fmt.Errorf("%w: ground truth %s: %w", ErrBadInput, o.GroundTruth, err)
+			return nil, fmt.Errorf("%w: ground truth %s: %w", config.ErrBadInput, o.GroundTruth, err)
 		}
 		mf.GroundTruth = &ManifestFileHash{Path: absPath(o.GroundTruth), SHA256: h}
 	}
@@ -434,19 +435,19 @@ func ReadManifest(dir string) (*Manifest, error) {
 	b, err := rundir.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		if _, serr := os.Stat(dir); serr != nil {
-			return nil, fmt.Errorf("%w: --resume %s: %w", ErrBadInput, dir, serr)
+			return nil, fmt.Errorf("%w: --resume %s: %w", config.ErrBadInput, dir, serr)
 		}
-		return nil, fmt.Errorf("%w: --resume %s: no %s: not a run directory, or one written by a swarm without resume", ErrBadInput, dir, ManifestFile)
+		return nil, fmt.Errorf("%w: --resume %s: no %s: not a run directory, or one written by a swarm without resume", config.ErrBadInput, dir, ManifestFile)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+		return nil, fmt.Errorf("%w: %w", config.ErrBadInput, err)
 	}
 	var mf Manifest
 	if err := json.Unmarshal(b, &mf); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, path, err)
+		return nil, fmt.Errorf("%w: %s: %w", config.ErrBadInput, path, err)
 	}
 	if mf.Attempts < 1 || mf.Mission.SHA256 == "" {
-		return nil, fmt.Errorf("%w: %s: not a run manifest (no attempts or mission hash)", ErrBadInput, path)
+		return nil, fmt.Errorf("%w: %s: not a run manifest (no attempts or mission hash)", config.ErrBadInput, path)
 	}
 	return &mf, nil
 }
@@ -484,7 +485,7 @@ type ResumeOptions struct {
 	ConfigPath string
 	// Config, when set, is used instead of loading ConfigPath (the
 	// configuration must still match the run's).
-	Config *Config
+	Config *config.Config
 	// TrustUnsignedJournal resumes a run whose journal was written before
 	// journal MACs (records without one): its answers are replayed
 	// unverified. Without it such a journal is refused (ErrJournalUnsigned).
@@ -528,7 +529,7 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error
 	// naming the holder's pid). The lock is held until the run ends.
 	lock, err := rundir.Acquire(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --resume: %w", ErrBadInput, err)
+		return nil, fmt.Errorf("%w: --resume: %w", config.ErrBadInput, err)
 	}
 	defer func() {
 		if err != nil {
@@ -537,7 +538,7 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error
 	}()
 	if status, done, err := finishedStatus(dir); err != nil {
 		return nil, fmt.Errorf("%w: --resume %s: %w (swarm writes result.json as a regular file of at most %d bytes: this directory was not left so by a run)",
-			ErrBadInput, dir, err, rundir.MaxFileBytes)
+			config.ErrBadInput, dir, err, rundir.MaxFileBytes)
 	} else if done {
 		return nil, &FinishedError{Status: status}
 	}
@@ -545,11 +546,11 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error
 	// touched.
 	key, err := loadJournalKey(true)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+		return nil, fmt.Errorf("%w: %w", config.ErrBadInput, err)
 	}
 	jo := journalOpen{key: key, runID: mf.RunID, trustUnsigned: ro.TrustUnsignedJournal}
 	if err := checkJournal(dir, jo); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, dir, err)
+		return nil, fmt.Errorf("%w: %s: %w", config.ErrBadInput, dir, err)
 	}
 	o, err := mf.options(dir, ro)
 	if err != nil {
@@ -562,7 +563,7 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error
 		user := ManifestConfig{Path: absPath(ro.ConfigPath)}
 		if ro.ConfigPath != "" {
 			if user.FileSHA256, err = fileSHA256(ro.ConfigPath); err != nil {
-				return nil, fmt.Errorf("%w: --config %s: %w", ErrBadInput, ro.ConfigPath, err)
+				return nil, fmt.Errorf("%w: --config %s: %w", config.ErrBadInput, ro.ConfigPath, err)
 			}
 		}
 		eff, err := o.Config.Effective()
@@ -572,7 +573,7 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error
 		user.EffectiveSHA256 = sha256Hex(eff)
 		if c := configChange(mf.Config, user); c != "" {
 			return nil, fmt.Errorf("%w: %w: resume of %s refused: %s changed since the run started (pass --force to resume anyway with your config)",
-				ErrBadInput, ErrResumeChanged, dir, c)
+				config.ErrBadInput, ErrResumeChanged, dir, c)
 		}
 	}
 	o.OutDir = "" // Prepare refuses a non-empty directory: this one is resumed
@@ -597,7 +598,7 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error
 	changed := mf.changes(now)
 	if len(changed) > 0 && !ro.Force {
 		return nil, fmt.Errorf("%w: %w: resume of %s refused: %s changed since the run started (pass --force to resume anyway)",
-			ErrBadInput, ErrResumeChanged, dir, strings.Join(changed, "; "))
+			config.ErrBadInput, ErrResumeChanged, dir, strings.Join(changed, "; "))
 	}
 	jo.runID = m.plan.RunID
 	m.resume = &resumeState{was: mf, now: now, changed: changed, lock: lock, journal: jo}
@@ -623,7 +624,7 @@ func checkJournal(dir string, jo journalOpen) error {
 // options rebuilds the Options a run was started with.
 func (mf *Manifest) options(dir string, ro ResumeOptions) (Options, error) {
 	if ro.Registry == nil {
-		return Options{}, fmt.Errorf("%w: no provider registry", ErrBadInput)
+		return Options{}, fmt.Errorf("%w: no provider registry", config.ErrBadInput)
 	}
 	o := Options{Registry: ro.Registry, MissionName: mf.Mission.Name, MissionDir: mf.Mission.Dir, MissionPath: mf.Mission.Path,
 		Scale: mf.Scale, Personality: mf.Personality, Seed: mf.Seed, Replays: mf.Replays, FileScope: mf.FileScope,
@@ -632,12 +633,12 @@ func (mf *Manifest) options(dir string, ro ResumeOptions) (Options, error) {
 	if mf.Mission.Path != "" {
 		f, _, err := safeio.Open(mf.Mission.Path, false)
 		if err != nil {
-			return o, fmt.Errorf("%w: resume: the mission: %w", ErrBadInput, err)
+			return o, fmt.Errorf("%w: resume: the mission: %w", config.ErrBadInput, err)
 		}
 		o.Mission, err = ReadMission(f)
 		f.Close()
 		if err != nil {
-			return o, fmt.Errorf("%w: resume: the mission %s: %w", ErrBadInput, mf.Mission.Path, err)
+			return o, fmt.Errorf("%w: resume: the mission %s: %w", config.ErrBadInput, mf.Mission.Path, err)
 		}
 	} else {
 		o.Mission = mf.Mission.Text
@@ -645,14 +646,14 @@ func (mf *Manifest) options(dir string, ro ResumeOptions) (Options, error) {
 	var err error
 	if o.Provider.Kind == "" && mf.Provider != "" {
 		if o.Provider, err = providers.ParseRef(mf.Provider); err != nil {
-			return o, fmt.Errorf("%w: %s: provider: %w", ErrBadInput, ManifestFile, err)
+			return o, fmt.Errorf("%w: %s: provider: %w", config.ErrBadInput, ManifestFile, err)
 		}
 	}
 	if o.Models, err = parseRefMap("models", mf.Models); err != nil {
-		return o, fmt.Errorf("%w: %s: %w", ErrBadInput, ManifestFile, err)
+		return o, fmt.Errorf("%w: %s: %w", config.ErrBadInput, ManifestFile, err)
 	}
 	if o.Fallbacks, err = parseRefMap("fallbacks", mf.Fallbacks); err != nil {
-		return o, fmt.Errorf("%w: %s: %w", ErrBadInput, ManifestFile, err)
+		return o, fmt.Errorf("%w: %s: %w", config.ErrBadInput, ManifestFile, err)
 	}
 	if mf.Workspace != nil {
 		o.Workspace = mf.Workspace.Dir
@@ -664,16 +665,16 @@ func (mf *Manifest) options(dir string, ro ResumeOptions) (Options, error) {
 	}
 	o.Config = ro.Config
 	if o.Config == nil {
-		cfg, err := LoadConfig(ro.ConfigPath, ro.Registry)
+		cfg, err := config.Load(ro.ConfigPath, ro.Registry)
 		if err != nil {
-			return o, fmt.Errorf("%w: resume: %w", ErrBadInput, err)
+			return o, fmt.Errorf("%w: resume: %w", config.ErrBadInput, err)
 		}
 		switch mf.Config.Spec {
 		case "":
 		case shadow.SpecV1, shadow.SpecV2:
 			cfg.ShadowScoring.SpecVersion = mf.Config.Spec
 		default:
-			return o, fmt.Errorf("%w: %s: config.spec %q: want %s or %s", ErrBadInput, ManifestFile, mf.Config.Spec, shadow.SpecV2, shadow.SpecV1)
+			return o, fmt.Errorf("%w: %s: config.spec %q: want %s or %s", config.ErrBadInput, ManifestFile, mf.Config.Spec, shadow.SpecV2, shadow.SpecV1)
 		}
 		o.Config = cfg
 	}
@@ -772,14 +773,14 @@ func (m *Mission) reopen(path string, mf *Manifest) (rundir.Dir, *ResumeInfo, er
 	envPath := filepath.Join(path, "sealed", "envelope.json")
 	env, raw, err := loadStoredEnvelope(envPath)
 	if err != nil {
-		return rundir.Dir{}, nil, fmt.Errorf("%w: resume: %w", ErrBadInput, err)
+		return rundir.Dir{}, nil, fmt.Errorf("%w: resume: %w", config.ErrBadInput, err)
 	}
 	prev := rs.was.Attempts
 	dir, err := rundir.Reopen(path, prev)
 	if errors.Is(err, rundir.ErrNotDir) {
 		// A run directory someone handed over, with attempts/ linked out of
 		// it: refused as bad input (exit 2), nothing written outside.
-		return rundir.Dir{}, nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+		return rundir.Dir{}, nil, fmt.Errorf("%w: %w", config.ErrBadInput, err)
 	}
 	if err != nil {
 		return rundir.Dir{}, nil, err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
@@ -37,10 +38,10 @@ func resumeFixture(t *testing.T) (mission, config string) {
 
 // prepareResumeRun prepares a run of the fixture into out, as swarm run
 // does (mission and config paths recorded).
-func prepareResumeRun(t *testing.T, mission, config, out string, edit func(*nexus.Options), opts ...nexus.Option) *nexus.Mission {
+func prepareResumeRun(t *testing.T, mission, configPath, out string, edit func(*nexus.Options), opts ...nexus.Option) *nexus.Mission {
 	t.Helper()
 	reg := builtin.Registry(mock.Options{})
-	cfg, err := nexus.LoadConfig(config, reg)
+	cfg, err := config.Load(configPath, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func prepareResumeRun(t *testing.T, mission, config, out string, edit func(*nexu
 		t.Fatal(err)
 	}
 	o := nexus.Options{Config: cfg, Registry: reg, Mission: string(text), MissionName: mission, MissionPath: mission,
-		MissionDir: filepath.Dir(mission), ConfigPath: config, OutDir: out}
+		MissionDir: filepath.Dir(mission), ConfigPath: configPath, OutDir: out}
 	if edit != nil {
 		edit(&o)
 	}
@@ -240,18 +241,18 @@ func TestResumeFinishedRunChangesNothing(t *testing.T) {
 func TestResumeRefusesWhatChanged(t *testing.T) {
 	tests := []struct {
 		name   string
-		change func(t *testing.T, mission, config, ws, gt string)
+		change func(t *testing.T, mission, configPath, ws, gt string)
 		want   string
 	}{
 		{"mission text edited", func(t *testing.T, mission, _, _, _ string) { appendTo(t, mission, "\nAlso rotate the keys.\n") }, "mission text ("},
-		{"config file edited", func(t *testing.T, _, config, _, _ string) { appendTo(t, config, "\n# a comment only\n") }, "config file ("},
+		{"config file edited", func(t *testing.T, _, configPath, _, _ string) { appendTo(t, configPath, "\n# a comment only\n") }, "config file ("},
 		{"a workspace file edited", func(t *testing.T, _, _, ws, _ string) { appendTo(t, filepath.Join(ws, "app.py"), "# changed\n") }, "workspace "},
 		{"a workspace file added", func(t *testing.T, _, _, ws, _ string) { appendTo(t, filepath.Join(ws, "new.py"), "x = 1\n") }, "workspace "},
 		{"ground truth edited", func(t *testing.T, _, _, _, gt string) { appendTo(t, gt, "\n") }, "ground truth ("},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			mission, config := resumeFixture(t)
+			mission, configPath := resumeFixture(t)
 			base := t.TempDir()
 			ws := filepath.Join(base, "ws")
 			if err := os.MkdirAll(ws, 0o755); err != nil {
@@ -261,7 +262,7 @@ func TestResumeRefusesWhatChanged(t *testing.T) {
 			gt := filepath.Join(base, "truth.yml")
 			appendTo(t, gt, "defects:\n  - id: D1\n    path: app.py\n    start_line: 1\n    end_line: 2\n    category: security\n    title: login accepts anyone\n")
 			out := filepath.Join(base, "run")
-			res, err := prepareResumeRun(t, mission, config, out, func(o *nexus.Options) { o.Workspace, o.GroundTruth = ws, gt }).Run(t.Context())
+			res, err := prepareResumeRun(t, mission, configPath, out, func(o *nexus.Options) { o.Workspace, o.GroundTruth = ws, gt }).Run(t.Context())
 			if err != nil {
 				t.Fatalf("run: %v (%v)", err, res)
 			}
@@ -269,10 +270,10 @@ func TestResumeRefusesWhatChanged(t *testing.T) {
 			if err := os.Remove(filepath.Join(out, "result.json")); err != nil {
 				t.Fatal(err)
 			}
-			tc.change(t, mission, config, ws, gt)
+			tc.change(t, mission, configPath, ws, gt)
 			before := snapshot(t, out)
-			_, err = nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: config})
-			if !errors.Is(err, nexus.ErrResumeChanged) || !errors.Is(err, nexus.ErrBadInput) || !strings.Contains(err.Error(), tc.want) {
+			_, err = nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: configPath})
+			if !errors.Is(err, nexus.ErrResumeChanged) || !errors.Is(err, config.ErrBadInput) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Resume: %v; want ErrResumeChanged naming %q", err, tc.want)
 			}
 			if strings.Count(err.Error(), " changed since") != 1 || strings.Contains(err.Error(), "; ") {
@@ -281,7 +282,7 @@ func TestResumeRefusesWhatChanged(t *testing.T) {
 			if diff := cmp.Diff(before, snapshot(t, out)); diff != "" {
 				t.Errorf("a refused resume changed the directory (-before +after):\n%s", diff)
 			}
-			m, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: config, Force: true, KeepEvents: true})
+			m, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: configPath, Force: true, KeepEvents: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -437,9 +438,9 @@ func TestResumeWithAnotherStoredEnvelopeFails(t *testing.T) {
 // A journal damaged before its last line is refused, naming the file and
 // line, before anything in the run directory is touched.
 func TestResumeRefusesADamagedJournal(t *testing.T) {
-	mission, config := resumeFixture(t)
+	mission, configPath := resumeFixture(t)
 	out := filepath.Join(t.TempDir(), "run")
-	if _, err := prepareResumeRun(t, mission, config, out, nil).Run(t.Context()); err != nil {
+	if _, err := prepareResumeRun(t, mission, configPath, out, nil).Run(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(out, "result.json")); err != nil {
@@ -456,8 +457,8 @@ func TestResumeRefusesADamagedJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := snapshot(t, out)
-	_, err = nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: config})
-	if !errors.Is(err, nexus.ErrBadInput) || !errors.Is(err, nexus.ErrJournal) || !strings.Contains(err.Error(), "journal.jsonl line 3") {
+	_, err = nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: configPath})
+	if !errors.Is(err, config.ErrBadInput) || !errors.Is(err, nexus.ErrJournal) || !strings.Contains(err.Error(), "journal.jsonl line 3") {
 		t.Fatalf("Resume: %v; want bad input naming journal.jsonl line 3", err)
 	}
 	if diff := cmp.Diff(before, snapshot(t, out)); diff != "" {

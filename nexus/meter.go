@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -31,7 +32,7 @@ type usageStats struct {
 // the commanders at 100%), the agents that really started and the sandbox
 // breaker's trips.
 type meter struct {
-	price   func(providers.Ref) Price // a model's per-token price (Config.PriceOf)
+	price   func(providers.Ref) config.Price // a model's per-token price (Config.PriceOf)
 	ceiling float64
 	rec     *recorder // where the ceiling's events go
 
@@ -162,9 +163,9 @@ func (m *meter) toolStats() map[string]ToolStats {
 	return out
 }
 
-func newMeter(price func(providers.Ref) Price, ceiling float64, rec *recorder) *meter {
+func newMeter(price func(providers.Ref) config.Price, ceiling float64, rec *recorder) *meter {
 	if price == nil {
-		price = func(providers.Ref) Price { return Price{} } // nothing priced
+		price = func(providers.Ref) config.Price { return config.Price{} } // nothing priced
 	}
 	return &meter{price: price, ceiling: ceiling, rec: rec, byRole: map[string]*usageStats{}, byModel: map[string]*usageStats{},
 		launched: map[string]map[string]bool{}, unpriced: map[string]int{}, prices: map[string]*priceUse{}}
@@ -223,7 +224,7 @@ func (m *meter) account(phase Phase, ref providers.Ref, role string, u providers
 // stand-in rate (Price.CacheReadAssumed, CacheWriteAssumed) met tokens it
 // priced.
 type priceUse struct {
-	Price
+	config.Price
 	cacheReadAssumed, cacheWriteAssumed bool
 }
 

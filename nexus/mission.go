@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
@@ -179,12 +180,12 @@ func (m *Mission) Run(ctx context.Context) (*Result, error) {
 // compared under one envelope.
 func (m *Mission) RunSealed(ctx context.Context, s *Sealed) (*Result, error) {
 	if s == nil || s.Envelope == nil {
-		return nil, fmt.Errorf("%w: RunSealed needs a sealed envelope", ErrBadInput)
+		return nil, fmt.Errorf("%w: RunSealed needs a sealed envelope", config.ErrBadInput)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.r != nil {
-		return nil, fmt.Errorf("%w: RunSealed on a mission that already started", ErrBadInput)
+		return nil, fmt.Errorf("%w: RunSealed on a mission that already started", config.ErrBadInput)
 	}
 	return m.runLocked(ctx, s)
 }
@@ -213,7 +214,7 @@ func (m *Mission) sealLocked(ctx context.Context, preset *Sealed) error {
 		if m.err != nil {
 			return m.err
 		}
-		return fmt.Errorf("%w: the mission has ended", ErrBadInput)
+		return fmt.Errorf("%w: the mission has ended", config.ErrBadInput)
 	}
 	if m.sealed != nil {
 		return nil
@@ -265,7 +266,7 @@ func (m *Mission) runLocked(ctx context.Context, preset *Sealed) (*Result, error
 func (m *Mission) open() error {
 	o, plan := m.opts, m.plan
 	if o.Registry == nil {
-		return fmt.Errorf("%w: no provider registry", ErrBadInput)
+		return fmt.Errorf("%w: no provider registry", config.ErrBadInput)
 	}
 	// A missing API key or an unknown model is bad input: say so before a
 	// run directory exists or anything is spent.
@@ -280,7 +281,7 @@ func (m *Mission) open() error {
 		built[ref.String()] = p
 	}
 	if len(unusable) > 0 {
-		return fmt.Errorf("%w: %s", ErrBadInput, strings.Join(unusable, "; "))
+		return fmt.Errorf("%w: %s", config.ErrBadInput, strings.Join(unusable, "; "))
 	}
 	now := o.clock()
 	// Without --out the run claims <run.out_dir>/<run-id> below, just
@@ -333,11 +334,11 @@ func (m *Mission) open() error {
 			return fmt.Errorf("create run directory: %w", err)
 		}
 		if lock, err = rundir.Acquire(dirPath); err != nil {
-			return fmt.Errorf("%w: %w", ErrBadInput, err)
+			return fmt.Errorf("%w: %w", config.ErrBadInput, err)
 		}
 		if jo.key, err = loadJournalKey(true); err != nil {
 			lock.Unlock()
-			return fmt.Errorf("%w: %w", ErrBadInput, err)
+			return fmt.Errorf("%w: %w", config.ErrBadInput, err)
 		}
 	}
 	opened := false
@@ -361,7 +362,7 @@ func (m *Mission) open() error {
 	jr, load, err := openJournal(dir.Join(JournalFile), jo)
 	if err != nil {
 		if errors.Is(err, ErrJournal) {
-			err = fmt.Errorf("%w: %w", ErrBadInput, err)
+			err = fmt.Errorf("%w: %w", config.ErrBadInput, err)
 		}
 		return err
 	}
@@ -489,7 +490,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // is bad input.
 func checkOutDir(path string, force bool) error {
 	if err := rundir.Check(path, force); err != nil {
-		return fmt.Errorf("%w: %v", ErrBadInput, err)
+		return fmt.Errorf("%w: %v", config.ErrBadInput, err)
 	}
 	return nil
 }

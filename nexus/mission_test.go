@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/providers/openai"
 	"github.com/swarm-dev/swarm/vocab"
 
@@ -33,9 +34,9 @@ func loadMission(t *testing.T, name string) string {
 	return string(b)
 }
 
-func defaultConfig(t *testing.T) *nexus.Config {
+func defaultConfig(t *testing.T) *config.Config {
 	t.Helper()
-	cfg, err := nexus.LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -521,7 +522,7 @@ func TestTamperedEnvelopeIsDetectedInPhase6(t *testing.T) {
 
 func TestEmptyMissionIsBadInput(t *testing.T) {
 	_, err := runMission(t, "  \n", "ss-50", "mock:honest")
-	if !errors.Is(err, nexus.ErrBadInput) {
+	if !errors.Is(err, config.ErrBadInput) {
 		t.Fatalf("err = %v, want ErrBadInput", err)
 	}
 }
@@ -866,7 +867,7 @@ func TestMissingAPIKeyIsBadInputBeforeAnyRunDirectory(t *testing.T) {
 		o.OutDir = out
 	})
 	// Both missing keys at once, so the user fixes them in one go.
-	if !errors.Is(err, nexus.ErrBadInput) || !strings.Contains(err.Error(), "OPENAI_API_KEY") || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
+	if !errors.Is(err, config.ErrBadInput) || !strings.Contains(err.Error(), "OPENAI_API_KEY") || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
 		t.Fatalf("err = %v, want ErrBadInput naming OPENAI_API_KEY and ANTHROPIC_API_KEY", err)
 	}
 	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {

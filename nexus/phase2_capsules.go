@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/vocab"
 )
 
@@ -46,7 +47,7 @@ func buildCapsule(d Decomposition, dom Domain, c commanders.Constraints, prior s
 
 // capsules runs Phase 2: one context capsule per domain, the only context a
 // commander gets.
-func (r *runState) capsules(dec Decomposition, scale Scale) ([]commanders.Capsule, error) {
+func (r *runState) capsules(dec Decomposition, scale config.Scale) ([]commanders.Capsule, error) {
 	r.rec.enter(Phase2, "context capsules")
 	cons := commanders.Constraints{Timeout: r.scaled(scale.Timeouts.Commander), MaxTokens: r.cfg.Run.MaxTokens[commanders.RoleCommander],
 		FileScope: r.opts.FileScope}

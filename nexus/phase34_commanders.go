@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/providers"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
@@ -17,7 +18,7 @@ import (
 //
 // onBundle is called with each bundle that exists (not failed), in arrival
 // order, from one goroutine (Phase 6 starts judging it).
-func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, dec Decomposition, s commanders.Settings, scale Scale, onBundle func(*BundleOutcome)) ([]*BundleOutcome, []ReviewRecord, error) {
+func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, dec Decomposition, s commanders.Settings, scale config.Scale, onBundle func(*BundleOutcome)) ([]*BundleOutcome, []ReviewRecord, error) {
 	p := r.plan
 	r.rec.enter(Phase3, "commander deployment")
 	conc := effectiveConcurrency(r.cfg, p, scale)
@@ -34,7 +35,7 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 			Limits: commanders.Limits{Children: p.ChildrenPerCmd, WorkersPerLead: p.WorkersPerLead,
 				SquadLeadTimeout: r.scaled(scale.Timeouts.SquadLead), WorkerTimeout: r.scaled(scale.Timeouts.Worker),
 				SquadLeadMaxTokens: r.cfg.Run.MaxTokens[commanders.RoleSquadLead], WorkerMaxTokens: r.cfg.Run.MaxTokens[commanders.RoleWorker]},
-			Hooks: r.hooks(ca.ID), Recovery: r.cfg.Recovery.ladder(),
+			Hooks: r.hooks(ca.ID), Recovery: r.cfg.Recovery.Ladder(),
 		}
 		base := workerIdx
 		domain := c.Domain

@@ -26,7 +26,7 @@ type shadowJudging struct {
 	r      *runState
 	ctx    context.Context
 	sealed *shadow.Envelope
-	hcfg   HardeningConfig
+	hcfg   shadow.HardeningConfig
 
 	// Touched only by the goroutine that hands bundles over (arrived) and,
 	// after it is done, by finish.
@@ -127,7 +127,7 @@ func (j *shadowJudging) finish(res *Result) {
 	r.writeReports(res, j.env)
 }
 
-func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, o *BundleOutcome, hcfg HardeningConfig) {
+func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, o *BundleOutcome, hcfg shadow.HardeningConfig) {
 	in := r.judgeInput(o, o.Bundle)
 	ev, err := r.judgeWithLadder(ctx, judge, env, in, o)
 	if err != nil {
@@ -217,7 +217,7 @@ func (r *runState) judgeWithLadder(ctx context.Context, judge *shadow.Judge, env
 			fallbacks = append(fallbacks, x)
 		}
 	}
-	rec := r.cfg.Recovery.ladder()
+	rec := r.cfg.Recovery.Ladder()
 	var partial shadow.Evaluation
 	var unjudged map[string]error
 	step := commanders.Ladder{Recovery: rec, Unit: commanders.UnitVerdict, ID: o.ID,

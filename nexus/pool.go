@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -20,7 +21,7 @@ import (
 // cap (the kind's, from limits); and the circuit breakers, one per model and
 // layer, that route a role to its fallbacks while its model's is open.
 type providerPool struct {
-	cfg         *Config
+	cfg         *config.Config
 	reg         *providers.Registry
 	built       map[string]providers.Provider // the roster's raw providers, built before the run directory exists
 	wrap        func(providers.Ref, providers.Provider) providers.Provider
@@ -299,7 +300,7 @@ func (pp *providerPool) provider(ref providers.Ref) (providers.Provider, error) 
 		raw, err = pp.reg.New(ref, kc)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrBadInput, ref, err)
+		return nil, fmt.Errorf("%w: %s: %v", config.ErrBadInput, ref, err)
 	}
 	p := raw
 	if pp.wrap != nil {

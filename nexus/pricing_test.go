@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
@@ -30,7 +31,7 @@ func TestUnpricedModelsAreNeverSummedAsZero(t *testing.T) {
 		mk := cfg.Providers["mock"]
 		mk.InputPerMTok, mk.OutputPerMTok = 0, 0 // a kind without a list price, like openai-compatible
 		cfg.Providers["mock"] = mk
-		cfg.Pricing = map[string]nexus.ModelPrice{"mock:sloppy": {InputPerMTok: &in, OutputPerMTok: &out}}
+		cfg.Pricing = map[string]config.ModelPrice{"mock:sloppy": {InputPerMTok: &in, OutputPerMTok: &out}}
 		o.Config = &cfg
 		o.Models = map[string][]providers.Ref{"judge": {ref(t, "mock:sloppy")}}
 	})
@@ -93,7 +94,7 @@ func TestUnpricedModelsAreNeverSummedAsZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "| cost | " + nexus.FormatCost(tel.CostUSD, tel.UnpricedModels) + " of $"; !strings.Contains(string(md), want) || !strings.Contains(want, "≥ $") {
+	if want := "| cost | " + config.FormatCost(tel.CostUSD, tel.UnpricedModels) + " of $"; !strings.Contains(string(md), want) || !strings.Contains(want, "≥ $") {
 		t.Errorf("report.md lacks %q", want)
 	}
 }
@@ -122,18 +123,18 @@ func withTokenKinds(_ providers.Ref, p providers.Provider) providers.Provider {
 // share of input read from it, and names the price each model was charged.
 func TestCallEventsAndTelemetryCarryTokenKinds(t *testing.T) {
 	in, out, cacheRead, reasoning := 1.0, 4.0, 0.1, 8.0
-	price := nexus.ModelPrice{InputPerMTok: &in, OutputPerMTok: &out, CacheReadPerMTok: &cacheRead, ReasoningPerMTok: &reasoning,
+	price := config.ModelPrice{InputPerMTok: &in, OutputPerMTok: &out, CacheReadPerMTok: &cacheRead, ReasoningPerMTok: &reasoning,
 		AsOf: "2026-11-27", Source: "https://example.com/prices"}
 	res, err := runMissionWith(t, loadMission(t, "test-gap-hunt.md"), "ss-50", "mock:honest", []nexus.Option{nexus.WithProviderWrap(withTokenKinds)},
 		func(o *nexus.Options) {
 			cfg := *o.Config
-			cfg.Pricing = map[string]nexus.ModelPrice{"mock:honest": price}
+			cfg.Pricing = map[string]config.ModelPrice{"mock:honest": price}
 			o.Config = &cfg
 		})
 	if err != nil {
 		t.Fatal(err)
 	}
-	charged := nexus.Price{InputPerMTok: 1, OutputPerMTok: 4, CacheReadPerMTok: 0.1, CacheWritePerMTok: 1, ReasoningPerMTok: 8,
+	charged := config.Price{InputPerMTok: 1, OutputPerMTok: 4, CacheReadPerMTok: 0.1, CacheWritePerMTok: 1, ReasoningPerMTok: 8,
 		CacheWriteAssumed: true, Known: true}
 	type sums struct{ calls, in, out, reasoning, cacheRead, cacheWrite, hits int }
 	byRole := map[string]*sums{}
@@ -197,7 +198,7 @@ func TestCallEventsAndTelemetryCarryTokenKinds(t *testing.T) {
 		t.Errorf("by_model[mock:honest] %+v; want the run's totals %+v", m, total)
 	}
 	want := nexus.PriceUsed{InputPerMTok: 1, OutputPerMTok: 4, CacheReadPerMTok: 0.1, CacheWritePerMTok: 1, ReasoningPerMTok: 8,
-		Origin: nexus.PriceFromConfig, AsOf: "2026-11-27", Source: "https://example.com/prices", Assumed: []string{"cache_write"}}
+		Origin: config.PriceFromConfig, AsOf: "2026-11-27", Source: "https://example.com/prices", Assumed: []string{"cache_write"}}
 	if d := cmp.Diff(map[string]nexus.PriceUsed{"mock:honest": want}, tel.Prices); d != "" {
 		t.Errorf("telemetry's prices (-want +got)\n%s", d)
 	}
@@ -215,7 +216,7 @@ func TestCeilingWarningNamesUnpricedJudgeAndSealAuthor(t *testing.T) {
 	mk := cfg.Providers["mock"]
 	mk.InputPerMTok, mk.OutputPerMTok = 0, 0 // no kind-level price
 	cfg.Providers["mock"] = mk
-	cfg.Pricing = map[string]nexus.ModelPrice{"mock:honest": {InputPerMTok: &in, OutputPerMTok: &out}}
+	cfg.Pricing = map[string]config.ModelPrice{"mock:honest": {InputPerMTok: &in, OutputPerMTok: &out}}
 	o.Config = &cfg
 	o.Models = map[string][]providers.Ref{"judge": {ref(t, "mock:sloppy")}, "seal_author": {ref(t, "mock:deceptive")}}
 	m, err := nexus.Prepare(o)
@@ -226,7 +227,7 @@ func TestCeilingWarningNamesUnpricedJudgeAndSealAuthor(t *testing.T) {
 	if d := cmp.Diff([]string{"mock:deceptive", "mock:sloppy"}, p.Unpriced); d != "" {
 		t.Errorf("plan's unpriced models (-want +got)\n%s", d)
 	}
-	if w := nexus.CeilingWarning(p.Unpriced); !strings.Contains(w, "mock:deceptive, mock:sloppy: the cost ceiling cannot act") {
+	if w := config.CeilingWarning(p.Unpriced); !strings.Contains(w, "mock:deceptive, mock:sloppy: the cost ceiling cannot act") {
 		t.Errorf("warning %q does not name the judge's and seal author's models", w)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -323,7 +324,7 @@ func (pp *providerPool) record(ctx context.Context, ref providers.Ref, req provi
 
 // configuredSecrets returns the values of every API-key variable the
 // config names and of every registered kind's default key variable.
-func configuredSecrets(cfg *Config, reg *providers.Registry) []string {
+func configuredSecrets(cfg *config.Config, reg *providers.Registry) []string {
 	var names []string
 	if cfg != nil {
 		for _, kc := range cfg.Providers {

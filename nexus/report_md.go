@@ -7,6 +7,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
@@ -156,12 +157,12 @@ func newReportView(p Plan, res *Result, in reportInputs) reportView {
 	v := reportView{
 		Title: p.MissionTitle, RunID: p.RunID, Scale: p.Scale, Personality: p.Personality, Seed: p.Seed,
 		Launched: t.AgentsLaunched, Planned: t.Agents, Calls: t.Calls, InputTokens: t.InputTokens, OutputTokens: t.OutputTokens,
-		Cost: FormatCost(t.CostUSD, t.UnpricedModels), CostCeiling: fmt.Sprintf("%.2f", p.CostCeilingUSD),
+		Cost: config.FormatCost(t.CostUSD, t.UnpricedModels), CostCeiling: fmt.Sprintf("%.2f", p.CostCeilingUSD),
 		Wall:          (time.Duration(t.WallMS) * time.Millisecond).String(),
 		SealedHash:    res.SealedHash,
 		ShadowInvalid: !res.ShadowValid, ShadowReason: res.ShadowReason, ShadowOff: res.ShadowReason == ShadowOff,
 		Sandbox:     sandbox,
-		TokenDetail: TokenDetail(t.InputTokens, t.ReasoningTokens, t.CacheReadTokens, t.CacheWriteTokens),
+		TokenDetail: config.TokenDetail(t.InputTokens, t.ReasoningTokens, t.CacheReadTokens, t.CacheWriteTokens),
 		Usage:       newUsageView(t),
 	}
 	if t.PromptCacheHits > 0 {
@@ -244,7 +245,7 @@ func newUsageView(t Telemetry) *usageView {
 		if c.PromptCacheHits > 0 {
 			r.Hits = fmt.Sprint(c.PromptCacheHits)
 		}
-		if d := TokenDetail(c.InputTokens, c.ReasoningTokens, c.CacheReadTokens, c.CacheWriteTokens); d != "" {
+		if d := config.TokenDetail(c.InputTokens, c.ReasoningTokens, c.CacheReadTokens, c.CacheWriteTokens); d != "" {
 			r.Tokens += " · " + d
 		}
 		return r

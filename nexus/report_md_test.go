@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/golden"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
@@ -385,7 +386,7 @@ func TestReportSaysScoresAreAdvisory(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := reportPlan()
-			p.Roster = Roster{Judge: ref(c.judge), SealAuthor: ref(c.judge), Commanders: []providers.Ref{ref("openai:gpt-4.1")}}
+			p.Roster = config.Roster{Judge: ref(c.judge), SealAuthor: ref(c.judge), Commanders: []providers.Ref{ref("openai:gpt-4.1")}}
 			md := renderActionReport(p, c.res, reportInputs{MajorityThreshold: 0.5})
 			got := strings.Contains(md, "> **Advisory scores**: the judge and the seal author "+c.judge) && strings.Contains(md, "--model judge=KIND:MODEL")
 			if got != c.want {
@@ -414,7 +415,7 @@ func usageResult() *Result {
 		"openai-compatible:local": {Calls: 4, InputTokens: 1123, OutputTokens: 367, UnpricedCalls: 4},
 	}
 	tel.Prices = map[string]PriceUsed{"anthropic:claude-sonnet-4-5": {InputPerMTok: 3, OutputPerMTok: 15, CacheReadPerMTok: 0.3, CacheWritePerMTok: 3,
-		ReasoningPerMTok: 15, Origin: PriceFromConfig, Assumed: []string{"cache_write"}}}
+		ReasoningPerMTok: 15, Origin: config.PriceFromConfig, Assumed: []string{"cache_write"}}}
 	tel.ByRole["nexus"] = CallStats{Calls: 4, InputTokens: 1123, OutputTokens: 367, UnpricedCalls: 4}
 	mixed := tel.ByRole["judge"]
 	mixed.UnpricedCalls = 1

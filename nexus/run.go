@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
@@ -19,7 +20,7 @@ import (
 // functions read from it and write their outputs to the Result.
 type runState struct {
 	opts   Options
-	cfg    *Config
+	cfg    *config.Config
 	plan   Plan
 	dir    rundir.Dir
 	lock   *rundir.Lock // the run directory's lock, released when the run ends
@@ -52,7 +53,7 @@ type runState struct {
 // timeoutFactor is the personality's timeout factor (1 when unset): every
 // timeout of a run (calls, workers, squad leads, commanders, the mission)
 // is scaled by it.
-func timeoutFactor(cfg *Config, personality string) float64 {
+func timeoutFactor(cfg *config.Config, personality string) float64 {
 	if f := cfg.Personalities[personality].TimeoutFactor; f > 0 {
 		return f
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	swarm "github.com/swarm-dev/swarm"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/nexus"
 )
 
@@ -22,9 +23,9 @@ const seedBlock = `shadow_scoring:
   categories: [happy_path, edge_case, error_handling, security, completeness]
 `
 
-func seedConfig(t *testing.T, enabled string) *nexus.Config {
+func seedConfig(t *testing.T, enabled string) *config.Config {
 	t.Helper()
-	cfg, err := nexus.ParseConfig("seed.yml", []byte(strings.Replace(seedBlock, "%s", enabled, 1)), swarm.DefaultConfig, nil)
+	cfg, err := config.Parse("seed.yml", []byte(strings.Replace(seedBlock, "%s", enabled, 1)), swarm.DefaultConfig, nil)
 	if err != nil {
 		t.Fatalf("the seed's shadow_scoring block is refused: %v", err)
 	}

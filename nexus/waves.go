@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/stats"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -25,60 +26,6 @@ import (
 // call answered), shrunk by 429s and delayed by Retry-After, widened while
 // the providers are quiet. Waves decide only WHEN a commander starts, never
 // what any request says.
-
-// WavesConfig is scales.NAME.waves.
-type WavesConfig struct {
-	// Enabled turns waves on; off, every commander launches at once.
-	Enabled bool `yaml:"enabled" json:"enabled"`
-	// Canary is the number of commanders launched first (at least 1).
-	Canary int `yaml:"canary" json:"canary"`
-	// ProbeCalls is the size of the probe: the first llm_call outcomes of
-	// the canary's team the verdict is made on.
-	ProbeCalls int `yaml:"probe_calls" json:"probe_calls"`
-	// MaxErrorRate is the largest share of failed probe calls that passes
-	// (0..1). A probe whose every call failed never passes.
-	MaxErrorRate float64 `yaml:"max_error_rate" json:"max_error_rate"`
-	// Initial is the size of the first wave after the canary; 0 sizes it
-	// from the run's concurrency (commanders whose teams' widest layer
-	// fits in it at once).
-	Initial int `yaml:"initial" json:"initial"`
-	// Min and Max bound every wave after the canary (Max 0: no bound).
-	Min int `yaml:"min" json:"min"`
-	Max int `yaml:"max" json:"max"`
-}
-
-// MaxProbeCalls bounds scales.NAME.waves.probe_calls.
-const MaxProbeCalls = 1000
-
-// validate reports what makes no sense in an enabled waves block; key is
-// its config key (scales.NAME.waves).
-func (w WavesConfig) validate(key string, commanders int, add func(key, format string, args ...any)) {
-	if !w.Enabled {
-		return
-	}
-	if w.Canary < 1 || w.Canary > max(1, commanders) {
-		add(key+".canary", "%d is out of range 1..commanders (%d)", w.Canary, commanders)
-	}
-	if w.ProbeCalls < 1 || w.ProbeCalls > MaxProbeCalls {
-		add(key+".probe_calls", "%d is out of range 1..%d", w.ProbeCalls, MaxProbeCalls)
-	}
-	if !(w.MaxErrorRate >= 0 && w.MaxErrorRate <= 1) {
-		add(key+".max_error_rate", "%v is out of range 0..1", w.MaxErrorRate)
-	}
-	if w.Min < 1 {
-		add(key+".min", "%d is out of range: a wave has at least 1 commander", w.Min)
-	}
-	if w.Max < 0 {
-		add(key+".max", "%d is out of range: 0 (no bound) or at least min", w.Max)
-	} else if w.Max > 0 && w.Max < w.Min {
-		add(key+".max", "%d is below min (%d)", w.Max, w.Min)
-	}
-	if w.Initial < 0 {
-		add(key+".initial", "%d is out of range: 0 (from the concurrency) or a number of commanders", w.Initial)
-	} else if w.Initial > 0 && (w.Initial < w.Min || (w.Max > 0 && w.Initial > w.Max)) {
-		add(key+".initial", "%d is outside min..max (%d..%d)", w.Initial, w.Min, w.Max)
-	}
-}
 
 // ClassNotLaunched is the failure class of a bundle whose commander was
 // never launched because the canary failed: no work was attempted, so it
@@ -118,7 +65,7 @@ type windowStats struct {
 // firstWaveSize is the size of the first wave after the canary: Initial,
 // or as many commanders as the run's concurrency holds with each team's
 // widest layer in flight (teamWidth calls), bounded by Min and Max.
-func firstWaveSize(w WavesConfig, concurrency, teamWidth int) int {
+func firstWaveSize(w config.Waves, concurrency, teamWidth int) int {
 	n := w.Initial
 	if n == 0 {
 		n = concurrency / max(1, teamWidth)
@@ -126,7 +73,7 @@ func firstWaveSize(w WavesConfig, concurrency, teamWidth int) int {
 	return boundWave(w, n)
 }
 
-func boundWave(w WavesConfig, n int) int {
+func boundWave(w config.Waves, n int) int {
 	if w.Max > 0 {
 		n = min(n, w.Max)
 	}
@@ -137,7 +84,7 @@ func boundWave(w WavesConfig, n int) int {
 // saw: 429s halve it (down to Min) and delay it by the largest Retry-After;
 // a quiet window (calls, no 429, at most quietErrorRate errors) doubles it
 // (up to Max); anything else keeps it. detail says why, in words.
-func nextWave(w WavesConfig, prev int, s windowStats) (size int, delay time.Duration, detail string) {
+func nextWave(w config.Waves, prev int, s windowStats) (size int, delay time.Duration, detail string) {
 	switch {
 	case s.RateLimited > 0:
 		size = boundWave(w, prev/2)
@@ -171,7 +118,7 @@ type probe struct {
 	latency []float64
 }
 
-func newProbe(w WavesConfig) *probe {
+func newProbe(w config.Waves) *probe {
 	n := max(1, w.ProbeCalls)
 	allowed := int(math.Floor(w.MaxErrorRate*float64(n) + 1e-9))
 	return &probe{n: n, allowed: min(allowed, n-1), classes: map[string]int{}, failed: map[string]int{}}
@@ -283,7 +230,7 @@ type waveCtl struct {
 	winActive bool
 }
 
-func newWaveCtl(p Plan, w WavesConfig, canary []string) *waveCtl {
+func newWaveCtl(p Plan, w config.Waves, canary []string) *waveCtl {
 	c := &waveCtl{plan: p, canary: map[string]bool{}, probe: newProbe(w), verdict: make(chan struct{}),
 		canaryLeft: len(canary), agentCalls: map[string]int{}}
 	for _, d := range canary {
@@ -520,7 +467,7 @@ type launcher func(i int, finished func(*BundleOutcome)) bool
 // called once the canary passed (the cross-review and judging then take
 // the bundles as they arrive). A failed canary returns a *canaryError
 // after the canary's commanders ended; the rest are failed as not launched.
-func (r *runState) deployWaves(ctx context.Context, w WavesConfig, outs []*BundleOutcome, conc runConcurrency, launch launcher, startReview func()) error {
+func (r *runState) deployWaves(ctx context.Context, w config.Waves, outs []*BundleOutcome, conc runConcurrency, launch launcher, startReview func()) error {
 	n := len(outs)
 	nCanary := min(max(1, w.Canary), n)
 	ctl := newWaveCtl(r.plan, w, outDomains(outs[:nCanary]))
@@ -640,7 +587,7 @@ func outCommanders(outs []*BundleOutcome) []string {
 
 // deployRest launches the commanders after the canary (outs[nCanary:]) in
 // waves, the first of size first.
-func (r *runState) deployRest(ctx context.Context, w WavesConfig, ctl *waveCtl, log *waveLog, outs []*BundleOutcome, nCanary, first int, conc runConcurrency,
+func (r *runState) deployRest(ctx context.Context, w config.Waves, ctl *waveCtl, log *waveLog, outs []*BundleOutcome, nCanary, first int, conc runConcurrency,
 	emitWave func(WaveRecord, int), launchWave func(from, to int) bool, refuseFrom func(from int), wait func(<-chan struct{}) bool) error {
 	n := len(outs)
 	// The rest, in waves.

@@ -10,13 +10,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
 )
 
 // withWaves sets the waves of scale.
-func withWaves(scale string, w nexus.WavesConfig) runOpt {
+func withWaves(scale string, w config.Waves) runOpt {
 	return func(o *nexus.Options) {
 		s := o.Config.Scales[scale]
 		s.Waves = w
@@ -56,7 +57,7 @@ func wavesOf(events []nexus.Event) (waves []waveSeen, started, launchedBy map[st
 // up to max; each commander starts after its wave's event, and each wave
 // after every commander of the previous one made its first call.
 func TestWavesHealthyRunLaunchesEveryCommanderInWaves(t *testing.T) {
-	w := nexus.WavesConfig{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Initial: 2, Min: 1, Max: 2}
+	w := config.Waves{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Initial: 2, Min: 1, Max: 2}
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", withWaves("ss-100", w))
 	if err != nil {
 		t.Fatal(err)
@@ -125,12 +126,12 @@ func TestWavesHealthyRunLaunchesEveryCommanderInWaves(t *testing.T) {
 // waves there is no wave event and no waves telemetry (today's behaviour).
 func TestWavesChangeWhenNotWhat(t *testing.T) {
 	mission := loadMission(t, "auth-migration.md")
-	on := nexus.WavesConfig{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Initial: 1, Min: 1, Max: 1}
+	on := config.Waves{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Initial: 1, Min: 1, Max: 1}
 	withOn, err := runMission(t, mission, "ss-100", "mock:honest", withWaves("ss-100", on))
 	if err != nil {
 		t.Fatal(err)
 	}
-	withOff, err := runMission(t, mission, "ss-100", "mock:honest", withWaves("ss-100", nexus.WavesConfig{}))
+	withOff, err := runMission(t, mission, "ss-100", "mock:honest", withWaves("ss-100", config.Waves{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func (c *counter) get() int {
 // five teams.
 func TestWavesFailingCanaryStopsTheRun(t *testing.T) {
 	var calls counter
-	w := nexus.WavesConfig{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Min: 1}
+	w := config.Waves{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Min: 1}
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", withWaves("ss-100", w),
 		func(o *nexus.Options) {
 			o.Registry = brokenRegistry(&calls)
@@ -277,7 +278,7 @@ func TestWavesShrinkAfterRateLimits(t *testing.T) {
 		}
 		return next.Complete(ctx, req)
 	})
-	w := nexus.WavesConfig{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Initial: 2, Min: 1, Max: 4}
+	w := config.Waves{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Initial: 2, Min: 1, Max: 4}
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "hooked:honest", withWaves("ss-100", w),
 		func(o *nexus.Options) {
 			o.Registry = reg
@@ -322,7 +323,7 @@ func TestWavesShrinkAfterRateLimits(t *testing.T) {
 // when the deployment looks, so the run is repeated: a choice between them
 // left to chance would pass some runs only.
 func TestWavesCanaryCutShortByTheCeilingIsNoVerdict(t *testing.T) {
-	w := nexus.WavesConfig{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Initial: 2, Min: 1, Max: 2}
+	w := config.Waves{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Initial: 2, Min: 1, Max: 2}
 	for range 8 {
 		res, err := runMission(t, loadMission(t, "api-design.md"), "ss-100", "mock:honest", withWaves("ss-100", w), func(o *nexus.Options) {
 			k := o.Config.Providers["mock"]

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
@@ -133,7 +134,7 @@ Exit codes:
 	f.StringVar(&o.MissionText, "mission", "", "mission text (instead of a file)")
 	f.StringVar(&o.Scale, "scale", "", "scale: ss-50, ss-100 or ss-250 (default from config)")
 	f.StringVar(&o.Provider, "provider", "", "kind:model serving every role, e.g. mock:honest or openai:gpt-4.1")
-	f.StringArrayVar(&o.Models, "model", nil, "role=kind:model for one role (repeatable); roles: "+strings.Join(nexus.Roles(), ", "))
+	f.StringArrayVar(&o.Models, "model", nil, "role=kind:model for one role (repeatable); roles: "+strings.Join(config.Roles(), ", "))
 	f.StringArrayVar(&o.Fallbacks, "fallback", nil, "role=kind:model a role falls back to when its model keeps failing (repeatable, tried in order, after the config's fallbacks)")
 	f.StringVar(&o.Personality, "personality", "", "balanced, thorough, fast, creative or cautious")
 	f.StringVar(&o.Out, "out", "", "run directory, new or empty (default runs/<run-id>)")
@@ -222,7 +223,7 @@ func parseRoleRefs(flag string, values []string, replace bool) (map[string][]pro
 	return out, nil
 }
 
-// readMissionFile reads a mission file, at most nexus.MaxMissionBytesLimit
+// readMissionFile reads a mission file, at most config.MaxMissionBytesLimit
 // bytes of it.
 func readMissionFile(path string) (string, error) {
 	f, err := os.Open(path)
@@ -507,7 +508,7 @@ func printBriefing(out io.Writer, p nexus.Plan) {
 		fmt.Fprintf(w, "Scores:   %s\n", textsafe.Printable(strings.TrimPrefix(adv, "scores are ")))
 	}
 	fmt.Fprintf(w, "Budget:   cost ceiling $%.2f · seed %d\n", p.CostCeilingUSD, p.Seed)
-	if warn := nexus.CeilingWarning(p.Unpriced); warn != "" {
+	if warn := config.CeilingWarning(p.Unpriced); warn != "" {
 		fmt.Fprintf(w, "          warning: %s\n", textsafe.Printable(warn))
 	}
 	fmt.Fprintln(w)
@@ -520,7 +521,7 @@ func printBriefing(out io.Writer, p nexus.Plan) {
 // resumed run.json); config is the --config file ("" for the embedded one),
 // which the next commands repeat. Paths, model names and run ids in it are
 // not ours: the whole summary is printed through textsafe.PrintableLines.
-func printSummary(out io.Writer, res *nexus.Result, mission, config string) {
+func printSummary(out io.Writer, res *nexus.Result, mission, configPath string) {
 	w := &strings.Builder{}
 	defer func() { fmt.Fprint(out, textsafe.PrintableLines(w.String())) }()
 	t := res.Telemetry
@@ -551,14 +552,14 @@ func printSummary(out io.Writer, res *nexus.Result, mission, config string) {
 		agents = fmt.Sprintf("agents %d launched of %d planned", t.AgentsLaunched.Total, t.Agents.Total)
 	}
 	tokens := fmt.Sprintf("tokens %d in / %d out", t.InputTokens, t.OutputTokens)
-	if d := nexus.TokenDetail(t.InputTokens, t.ReasoningTokens, t.CacheReadTokens, t.CacheWriteTokens); d != "" {
+	if d := config.TokenDetail(t.InputTokens, t.ReasoningTokens, t.CacheReadTokens, t.CacheWriteTokens); d != "" {
 		tokens += " · " + d
 		if t.PromptCacheHits > 0 {
 			tokens += fmt.Sprintf(" · prompt cache hit by %d of %d calls", t.PromptCacheHits, t.Calls)
 		}
 	}
 	fmt.Fprintf(w, "  %s · LLM calls %d · %s · cost %s · %s\n",
-		agents, t.Calls, tokens, textsafe.Printable(nexus.FormatCost(t.CostUSD, t.UnpricedModels)), (time.Duration(t.WallMS) * time.Millisecond).Round(time.Millisecond))
+		agents, t.Calls, tokens, textsafe.Printable(config.FormatCost(t.CostUSD, t.UnpricedModels)), (time.Duration(t.WallMS) * time.Millisecond).Round(time.Millisecond))
 	if r := res.Resumed; r != nil {
 		fmt.Fprintf(w, "  resumed (attempt %d): %s replayed from the journal, %s asked\n", r.Attempt, count(r.ReplayedCalls, "answer"), count(r.FreshCalls, "call"))
 	}
@@ -587,7 +588,7 @@ func printSummary(out io.Writer, res *nexus.Result, mission, config string) {
 		fmt.Fprintf(w, "  failures: %s\n", strings.Join(sortStrings(parts), ", "))
 	}
 	fmt.Fprintf(w, "  action report: %s/report.md\n", res.Dir)
-	if next := nextCommands(res, mission, config); len(next) > 0 {
+	if next := nextCommands(res, mission, configPath); len(next) > 0 {
 		fmt.Fprintf(w, "  next:\n")
 		for _, n := range next {
 			fmt.Fprintf(w, "    %s\n", textsafe.Printable(n))

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/nexus"
 )
 
@@ -65,7 +66,7 @@ func TestResumeNeverLoadsTheConfigRunJSONNames(t *testing.T) {
 	golden := readFile(t, "testdata/golden", "config.yml")
 	evil := writeFile(t, "evil.yml", string(golden)+"\nproviders:\n  openai:\n    base_url: "+srv.URL+"/v1\n    api_key_env: SWARM_TEST_USERS_KEY\n")
 	reg := newRegistry()
-	cfg, err := nexus.LoadConfig(evil, reg)
+	cfg, err := config.Load(evil, reg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
@@ -108,7 +109,7 @@ func TestSummaryPieces(t *testing.T) {
 // known price.
 func TestBriefingWarnsAdvisoryScoresAndUnpricedModels(t *testing.T) {
 	r := func(s string) providers.Ref { x, _ := providers.ParseRef(s); return x }
-	p := nexus.Plan{Roster: nexus.Roster{Judge: r("openai-compatible:m"), SealAuthor: r("openai-compatible:m"), Commanders: []providers.Ref{r("openai-compatible:m")}},
+	p := nexus.Plan{Roster: config.Roster{Judge: r("openai-compatible:m"), SealAuthor: r("openai-compatible:m"), Commanders: []providers.Ref{r("openai-compatible:m")}},
 		Unpriced: []string{"openai-compatible:m"}, CostCeilingUSD: 5}
 	var b bytes.Buffer
 	printBriefing(&b, p)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -119,7 +120,7 @@ func TestHostileTextNeverReachesTheTerminalRaw(t *testing.T) {
 // flags escaped; on main it printed them raw.
 func TestBriefingEscapesModelNames(t *testing.T) {
 	evil := providers.Ref{Kind: "openai", Model: hostile}
-	p := nexus.Plan{MissionTitle: "t" + hostile, Domains: []string{hostile}, Roster: nexus.Roster{Nexus: evil, SealAuthor: evil, Judge: evil, Commanders: []providers.Ref{evil},
+	p := nexus.Plan{MissionTitle: "t" + hostile, Domains: []string{hostile}, Roster: config.Roster{Nexus: evil, SealAuthor: evil, Judge: evil, Commanders: []providers.Ref{evil},
 		SquadLead: evil, Workers: []providers.Ref{evil}, Reviewers: [][2]providers.Ref{{evil, evil}}, Synthesizer: evil}, SquadLeads: 1}
 	var b bytes.Buffer
 	printBriefing(&b, p)

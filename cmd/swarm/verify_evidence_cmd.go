@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/workspace"
@@ -151,7 +152,7 @@ func runWorkspaceOptions(runDir string) (workspace.Options, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return workspace.Options{Limits: workspace.DefaultLimits()}, nil
 	}
-	cfg, err := nexus.LoadConfig(path, nil)
+	cfg, err := config.Load(path, nil)
 	if err != nil {
 		return workspace.Options{}, fmt.Errorf("the run's configuration: %w", err)
 	}
