@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -191,10 +192,10 @@ func TestOutcomeOf(t *testing.T) {
 
 // testRecorder is a recorder writing to a temporary directory; its event
 // log calls observe with each event, one at a time. Closed at the test's end.
-func testRecorder(t *testing.T, observe func(Event)) *recorder {
+func testRecorder(t *testing.T, observe func(events.Event)) *recorder {
 	t.Helper()
 	dir := t.TempDir()
-	events, err := newEventLog(filepath.Join(dir, "events.jsonl"), time.Now, false, ObserverFunc(observe))
+	events, err := newEventLog(filepath.Join(dir, "events.jsonl"), time.Now, false, events.ObserverFunc(observe))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ type testPool struct {
 	pp      *providerPool
 	clock   *fakeClock
 	mu      sync.Mutex
-	events  []Event
+	events  []events.Event
 	failing bool
 	calls   map[string]int
 }
@@ -222,10 +223,10 @@ type testPool struct {
 func newTestPool(t *testing.T, cb config.CircuitBreaker, fallbacks map[string][]providers.Ref) *testPool {
 	t.Helper()
 	tp := &testPool{clock: newFakeClock(), failing: true, calls: map[string]int{}}
-	rec := testRecorder(t, func(e Event) {
-		if e.Kind == EvBreaker || e.Kind == EvModelSwap {
+	rec := testRecorder(t, func(e events.Event) {
+		if e.Kind == events.Breaker || e.Kind == events.ModelSwap {
 			tp.mu.Lock()
-			tp.events = append(tp.events, Event{Kind: e.Kind, Role: e.Role, AgentID: e.AgentID, Model: e.Model, Data: e.Data})
+			tp.events = append(tp.events, events.Event{Kind: e.Kind, Role: e.Role, AgentID: e.AgentID, Model: e.Model, Data: e.Data})
 			tp.mu.Unlock()
 		}
 	})
@@ -256,10 +257,10 @@ func (tp *testPool) setFailing(v bool) {
 	tp.mu.Unlock()
 }
 
-func (tp *testPool) got() []Event {
+func (tp *testPool) got() []events.Event {
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
-	return append([]Event(nil), tp.events...)
+	return append([]events.Event(nil), tp.events...)
 }
 
 func (tp *testPool) callsTo(model string) int {
@@ -278,8 +279,8 @@ func ask(t *testing.T, p providers.Provider, ctx context.Context, role, id strin
 	return p.Complete(ctx, providers.Request{Caller: providers.Caller{Role: role, AgentID: id}})
 }
 
-func breakerEv(from, to, reason string, rate *float64, calls int) Event {
-	return Event{Kind: EvBreaker, Model: "down:m", Data: BreakerData{FailureRate: rate, From: from, Layer: LayerWorkers, Model: "down:m", Reason: reason, To: to, WindowCalls: calls}}
+func breakerEv(from, to, reason string, rate *float64, calls int) events.Event {
+	return events.Event{Kind: events.Breaker, Model: "down:m", Data: events.BreakerData{FailureRate: rate, From: from, Layer: LayerWorkers, Model: "down:m", Reason: reason, To: to, WindowCalls: calls}}
 }
 
 // A worker whose model fails every call: once its breaker opens, the
@@ -310,10 +311,10 @@ func TestRoutingSendsAnOpenBreakersCallsToTheFallback(t *testing.T) {
 	if err != nil || resp.Text != "answer from up:f" {
 		t.Fatalf("probe call: %q, %v; want the fallback's answer", resp.Text, err)
 	}
-	swap := func(id string) Event {
-		return Event{Kind: EvModelSwap, Role: "worker", AgentID: id, Model: "up:f", Data: ModelSwapData{AgentID: id, From: "down:m", Reason: "breaker_open", Role: "worker", To: "up:f"}}
+	swap := func(id string) events.Event {
+		return events.Event{Kind: events.ModelSwap, Role: "worker", AgentID: id, Model: "up:f", Data: events.ModelSwapData{AgentID: id, From: "down:m", Reason: "breaker_open", Role: "worker", To: "up:f"}}
 	}
-	want := []Event{
+	want := []events.Event{
 		breakerEv("closed", "open", "failure_rate", ptr(1.0), 2), swap("w2"), swap("w3"),
 		breakerEv("open", "half_open", "cooldown", nil, 0),
 		breakerEv("half_open", "open", "probe_failed", ptr(1.0), 1), swap("w4"),
@@ -398,7 +399,7 @@ func TestNoFallbackWorkersFailFastTheNexusWaitsForTheProbe(t *testing.T) {
 	}
 	var got []string
 	for _, e := range tp.got() {
-		if d, ok := e.Data.(BreakerData); ok && d.Layer == LayerNexus {
+		if d, ok := e.Data.(events.BreakerData); ok && d.Layer == LayerNexus {
 			got = append(got, d.From+">"+d.To)
 		}
 	}

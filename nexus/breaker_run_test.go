@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -55,18 +56,18 @@ func TestWorkersOnAFailingModelCompleteOnTheirFallback(t *testing.T) {
 	swaps, fallbackAnswers := 0, 0
 	for _, e := range res.Events {
 		switch d := e.Data.(type) {
-		case nexus.BreakerData:
+		case events.BreakerData:
 			if d.Model == "down:honest" && d.Layer == nexus.LayerWorkers {
 				transitions[d.From+">"+d.To+":"+d.Reason]++
 			} else {
 				t.Errorf("a breaker of another model or layer moved: %+v", d)
 			}
-		case nexus.ModelSwapData:
-			if d != (nexus.ModelSwapData{AgentID: e.AgentID, From: "down:honest", Reason: "breaker_open", Role: "worker", To: "mock:honest"}) || e.AgentID == "" {
+		case events.ModelSwapData:
+			if d != (events.ModelSwapData{AgentID: e.AgentID, From: "down:honest", Reason: "breaker_open", Role: "worker", To: "mock:honest"}) || e.AgentID == "" {
 				t.Errorf("unexpected swap %+v", d)
 			}
 			swaps++
-		case nexus.CallData:
+		case events.CallData:
 			if e.Role == "worker" && e.Model == "mock:honest" && d.Outcome == "ok" {
 				fallbackAnswers++
 			}
@@ -101,7 +102,7 @@ func TestNoBreakersInTelemetryWhenNoneOpened(t *testing.T) {
 		t.Errorf("breakers = %+v, want absent", res.Telemetry.Breakers)
 	}
 	for _, e := range res.Events {
-		if e.Kind == nexus.EvBreaker || e.Kind == nexus.EvModelSwap {
+		if e.Kind == events.Breaker || e.Kind == events.ModelSwap {
 			t.Errorf("event %s in a run where nothing failed", e.Kind)
 		}
 	}
@@ -139,7 +140,7 @@ func TestRetriedAttemptsDoNotOpenTheNexusBreaker(t *testing.T) {
 		t.Errorf("status %s, want complete", res.Status)
 	}
 	for _, e := range res.Events {
-		if e.Kind == nexus.EvBreaker {
+		if e.Kind == events.Breaker {
 			t.Errorf("breaker moved: %s", e.Message)
 		}
 	}

@@ -2,10 +2,11 @@ package nexus
 
 import (
 	"fmt"
-	"github.com/swarm-dev/swarm/config"
 	"math"
 	"strings"
 	"time"
+
+	"github.com/swarm-dev/swarm/config"
 )
 
 // runConcurrency is how many LLM calls a run keeps in flight at once (the

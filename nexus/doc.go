@@ -46,11 +46,11 @@
 // call, an agent starting or finishing, the seal, a judgement, a gate
 // decision, a cost-ceiling mark, a breaker trip, the run's end. Each is
 // written to events.jsonl and handed, in order, to every Observer
-// (Options.Observers, Mission.Observe; ObserverFunc adapts a function).
+// (Options.Observers, Mission.Observe; events.ObserverFunc adapts a function).
 // Event.Kind says what happened, Event.Phase in which phase (a Phase
 // constant: phases 4, 5 and 6 overlap, and an event carries the phase its
-// work belongs to), and Event.Data holds the kind's typed payload: CallData
-// for an llm_call, GateData for a gate, SealedData for the seal,
+// work belongs to), and Event.Data holds the kind's typed payload: events.CallData
+// for an llm_call, events.GateData for a gate, events.SealedData for the seal,
 // PhaseNEnd for the end of phase N, and so on (nil for kinds without one).
 // Observers switch on its type.
 // An events.jsonl line decodes back into the same typed Event

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
@@ -174,13 +175,13 @@ func ExampleObserverFunc() {
 	}
 	calls := 0 // observers are called one event at a time
 	var sealed string
-	m.Observe(nexus.ObserverFunc(func(e nexus.Event) {
+	m.Observe(events.ObserverFunc(func(e events.Event) {
 		switch d := e.Data.(type) {
-		case nexus.CallData:
+		case events.CallData:
 			calls++
-		case nexus.SealedData:
+		case events.SealedData:
 			sealed = d.SealedHash
-		case nexus.GateData:
+		case events.GateData:
 			fmt.Printf("phase %s gate: %s %s (shadow %.1f%%)\n", e.Phase, d.BundleID, d.Action, *d.ShadowScore)
 		}
 	}))

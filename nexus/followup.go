@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/shadow"
@@ -91,7 +92,7 @@ type PriorContext struct {
 	// FailedCategories counts the previous run's failed sealed criteria
 	// per category, most failures first (as shown: the block's size bound
 	// may drop the last ones).
-	FailedCategories []CategoryCount `json:"failed_categories"`
+	FailedCategories []events.CategoryCount `json:"failed_categories"`
 	// Findings are the titles picked (at most 8, high priority first, the
 	// last ones dropped when the block would pass its size bound);
 	// FindingsTotal is how many the previous run had, FindingsWithheld
@@ -103,37 +104,12 @@ type PriorContext struct {
 	Missing []string `json:"missing,omitempty"`
 }
 
-// CategoryCount is one category's failed sealed criteria in the previous
-// run: Criteria distinct criteria failed in at least one bundle, Failures
-// failed verdicts over all judged bundles.
-type CategoryCount struct {
-	Category string `json:"category"`
-	Criteria int    `json:"criteria"`
-	Failures int    `json:"failures"`
-}
-
 // PriorFinding is one finding of the previous run shown to the agents.
 type PriorFinding struct {
 	Bundle   string `json:"bundle"`
 	Priority string `json:"priority"`
 	Title    string `json:"title"`
 }
-
-// FollowUpData is the follow_up event's payload (Phase 0): what the run
-// passes on from the previous run.
-type FollowUpData struct {
-	PreviousDir      string          `json:"previous_dir"`
-	PreviousRunID    string          `json:"previous_run_id"`
-	PreviousStatus   string          `json:"previous_status"`
-	PreviousScore    *float64        `json:"previous_shadow_score"`
-	ChainRuns        int             `json:"chain_runs"` // this one included
-	MissionChanged   bool            `json:"mission_changed"`
-	FailedCategories []CategoryCount `json:"failed_categories"`
-	Findings         int             `json:"findings"`
-	Warnings         []string        `json:"warnings,omitempty"`
-}
-
-func (FollowUpData) payload() {}
 
 // followUpSetup is a follow-up read at Phase 0: the record without this
 // run's entry (Chain holds the predecessors, oldest first) and the rendered
@@ -326,7 +302,7 @@ func verifyRunEnvelope(dir, resultHash string) error {
 func readPrior(dir string, rec *runRecord) (p PriorContext, distinct int, err error) {
 	c := chainRun(dir, rec)
 	p = PriorContext{RunID: rec.Plan.RunID, Status: rec.Status, ShadowScore: c.ShadowScore, Level: c.Level, NoScore: c.NoScore, Scored: c.Scored, Planned: c.Planned,
-		FailedCategories: []CategoryCount{}, Findings: []PriorFinding{}}
+		FailedCategories: []events.CategoryCount{}, Findings: []PriorFinding{}}
 	if c.NoScore != "" {
 		p.Missing = append(p.Missing, "no Shadow Score: "+c.NoScore)
 	} else if rec.Status != StatusComplete {
@@ -369,7 +345,7 @@ func readPrior(dir string, rec *runRecord) (p PriorContext, distinct int, err er
 // category (a configured category outside the spec's enum by its own name):
 // distinct criteria and failed verdicts, most failures first. Criterion ids
 // are used only to count distinct criteria; they are not returned.
-func failedCategories(reports []shadow.Report) []CategoryCount {
+func failedCategories(reports []shadow.Report) []events.CategoryCount {
 	type acc struct {
 		ids      map[string]bool
 		failures int
@@ -391,9 +367,9 @@ func failedCategories(reports []shadow.Report) []CategoryCount {
 			a.failures++
 		}
 	}
-	out := []CategoryCount{}
+	out := []events.CategoryCount{}
 	for cat, a := range by {
-		out = append(out, CategoryCount{Category: cat, Criteria: len(a.ids), Failures: a.failures})
+		out = append(out, events.CategoryCount{Category: cat, Criteria: len(a.ids), Failures: a.failures})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Failures != out[j].Failures {
@@ -478,7 +454,7 @@ func priorFindings(rec *runRecord) (shown []PriorFinding, distinct, total, withh
 // priorView is prompts/templates/previous_run.tmpl's data.
 type priorView struct {
 	RunID, Status, Score string
-	Categories           []CategoryCount
+	Categories           []events.CategoryCount
 	Findings             []PriorFinding
 	More                 int // findings not shown
 }
@@ -558,7 +534,7 @@ func (r *runState) followUpEvent() {
 	}
 	fu := r.fu.info
 	p := fu.Prior
-	r.rec.emit(Event{Phase: Phase0, Kind: EvFollowUp, Message: "follow-up of " + fu.PreviousRunID, Data: FollowUpData{
+	r.rec.emit(events.Event{Phase: events.Phase0, Kind: events.FollowUp, Message: "follow-up of " + fu.PreviousRunID, Data: events.FollowUpData{
 		PreviousDir: fu.PreviousDir, PreviousRunID: fu.PreviousRunID, PreviousStatus: p.Status, PreviousScore: p.ShadowScore,
 		ChainRuns: len(fu.Chain) + 1, MissionChanged: fu.MissionChanged, FailedCategories: p.FailedCategories,
 		Findings: len(p.Findings), Warnings: fu.Warnings}})

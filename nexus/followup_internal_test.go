@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
@@ -201,7 +202,7 @@ func TestPriorFindings(t *testing.T) {
 func TestRenderPriorIsBoundedAndRecordsWhatItShowed(t *testing.T) {
 	p := PriorContext{RunID: "r1", Status: StatusComplete, ShadowScore: score(42.5), Level: "significant", Scored: 5, Planned: 5}
 	for i := range 4 { // the config's four categories
-		p.FailedCategories = append(p.FailedCategories, CategoryCount{Category: fmt.Sprintf("category_%d", i), Criteria: 1, Failures: 3})
+		p.FailedCategories = append(p.FailedCategories, events.CategoryCount{Category: fmt.Sprintf("category_%d", i), Criteria: 1, Failures: 3})
 	}
 	for i := range maxPriorFindings {
 		p.Findings = append(p.Findings, PriorFinding{Bundle: "b", Priority: "high", Title: fmt.Sprintf("%02d %s", i, strings.Repeat("x", maxPriorTitleRunes-4))})
@@ -246,7 +247,7 @@ func TestFailedCategories(t *testing.T) {
 		{Failures: []shadow.Failure{{TestName: "sc-01", Category: "security"}, {TestName: "sc-02", Category: "unknown", XCategory: "performance"}}},
 		{Failures: []shadow.Failure{{TestName: "sc-01", Category: "security"}, {TestName: "sc-03", Category: "security"}, {TestName: "sc-04", Category: "edge case!"}}},
 	}
-	want := []CategoryCount{
+	want := []events.CategoryCount{
 		{Category: "security", Criteria: 2, Failures: 3}, // sc-01 failed in both bundles: one criterion, two verdicts
 		{Category: "edgecase", Criteria: 1, Failures: 1}, // a name, never prose
 		{Category: "performance", Criteria: 1, Failures: 1},

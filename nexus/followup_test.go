@@ -12,6 +12,7 @@ import (
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers/mock"
 	"github.com/swarm-dev/swarm/shadow"
@@ -198,9 +199,9 @@ func TestFollowUpPassesPriorContextAndNeverTheCriteria(t *testing.T) {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
-	var ev *nexus.FollowUpData
+	var ev *events.FollowUpData
 	for _, e := range res.Events {
-		if d, ok := e.Data.(nexus.FollowUpData); ok && e.Kind == nexus.EvFollowUp {
+		if d, ok := e.Data.(events.FollowUpData); ok && e.Kind == events.FollowUp {
 			ev = &d
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
@@ -172,8 +173,8 @@ func TestEarlyEndingStillWritesResultJSON(t *testing.T) {
 				OutDir: filepath.Join(t.TempDir(), "run")}
 			withScript(t, tc.script)(&o)
 			if tc.cancelAt != "" {
-				o.Observers = []nexus.Observer{nexus.ObserverFunc(func(e nexus.Event) {
-					if e.Kind == nexus.EvPhaseStart && string(e.Phase) == tc.cancelAt {
+				o.Observers = []events.Observer{events.ObserverFunc(func(e events.Event) {
+					if e.Kind == events.PhaseStart && string(e.Phase) == tc.cancelAt {
 						cancel()
 					}
 				})}
@@ -200,8 +201,8 @@ func TestEarlyEndingStillWritesResultJSON(t *testing.T) {
 func TestTamperingMakesTheRunInvalid(t *testing.T) {
 	res, err := runMission(t, loadMission(t, "incident-runbook.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
 		dir := o.OutDir
-		o.Observers = append(o.Observers, nexus.ObserverFunc(func(e nexus.Event) {
-			if e.Kind == nexus.EvSealed {
+		o.Observers = append(o.Observers, events.ObserverFunc(func(e events.Event) {
+			if e.Kind == events.Sealed {
 				path := filepath.Join(dir, "sealed", "envelope.json")
 				b, _ := os.ReadFile(path)
 				_ = os.WriteFile(path, []byte(strings.Replace(string(b), `"sc-01"`, `"sc-1"`, 1)), 0o600)
@@ -369,8 +370,8 @@ func TestInterruptedBundlesAreCancelled(t *testing.T) {
 	n := 0 // observers are called one event at a time
 	o := nexus.Options{Config: defaultConfig(t), Registry: mockRegistry(mock.Options{}), Mission: loadMission(t, "api-design.md"),
 		Scale: "ss-100", Provider: providers.Ref{Kind: "mock", Model: "honest"}, OutDir: filepath.Join(t.TempDir(), "run")}
-	o.Observers = []nexus.Observer{nexus.ObserverFunc(func(e nexus.Event) {
-		if e.Kind == nexus.EvLLMCall && e.Phase == "4" {
+	o.Observers = []events.Observer{events.ObserverFunc(func(e events.Event) {
+		if e.Kind == events.LLMCall && e.Phase == "4" {
 			if n++; n == 20 {
 				cancel()
 			}

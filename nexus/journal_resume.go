@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/internal/safeio"
 	"github.com/swarm-dev/swarm/providers"
@@ -497,7 +498,7 @@ type ResumeOptions struct {
 	// is checked again, and the consent is not taken from the run directory.
 	AllowHomeWorkspace bool
 	// Observers, KeepPrompts, KeepEvents and Now are as in Options.
-	Observers   []Observer
+	Observers   []events.Observer
 	KeepPrompts bool
 	KeepEvents  bool
 }
@@ -744,20 +745,6 @@ func loadStoredEnvelope(path string) (*shadow.Envelope, []byte, error) {
 	}
 	return env, b, nil
 }
-
-// ResumedData is a run_resumed event: the attempt, how many answers the
-// journal holds for replay, whether a torn last line was dropped from it,
-// and what changed since the run started (resumed with --force).
-type ResumedData struct {
-	Attempt         int      `json:"attempt"`
-	JournalRecords  int      `json:"journal_records"`
-	TornLineDropped bool     `json:"torn_line_dropped"`
-	UnsignedRecords int      `json:"unsigned_records,omitempty"` // replayed unverified (--trust-unsigned-journal)
-	EnvelopeStored  bool     `json:"envelope_stored"`            // a sealed envelope was found and verified
-	Changed         []string `json:"changed,omitempty"`
-}
-
-func (ResumedData) payload() {}
 
 // ErrResumeMismatch: a resumed run sealed an envelope other than the one
 // its directory holds; it is never silently continued.

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
@@ -293,9 +294,9 @@ func TestResumeRefusesWhatChanged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var rd *nexus.ResumedData
+			var rd *events.ResumedData
 			for _, e := range res.Events {
-				if d, ok := e.Data.(nexus.ResumedData); ok {
+				if d, ok := e.Data.(events.ResumedData); ok {
 					rd = &d
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -31,7 +32,7 @@ func TestEventLogOnDevFullReportsNoSpace(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := &eventLog{log: log, now: time.Now}
-	l.emit(Event{Kind: EvPhaseStart, Message: "first"})
+	l.emit(events.Event{Kind: events.PhaseStart, Message: "first"})
 	err = l.close()
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "/dev/full: no space left on device") {
 		t.Errorf("close() = %v, want the file and ENOSPC", err)

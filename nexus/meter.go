@@ -10,6 +10,7 @@ import (
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -177,7 +178,7 @@ func newMeter(price func(providers.Ref) config.Price, ceiling float64, rec *reco
 // so far is a lower bound and the ceiling cannot see it). phase is the
 // phase the call belongs to (its context's: see withPhase), which the
 // ceiling's events carry.
-func (m *meter) account(phase Phase, ref providers.Ref, role string, u providers.Usage, lat time.Duration, err error) (cost float64, unpriced bool) {
+func (m *meter) account(phase events.Phase, ref providers.Ref, role string, u providers.Usage, lat time.Duration, err error) (cost float64, unpriced bool) {
 	p := m.price(ref)
 	cost = p.Cost(u)
 	used := u.InputTokens+u.OutputTokens > 0
@@ -253,7 +254,7 @@ func (m *meter) armStop(stop context.CancelFunc) {
 // enforceCeiling applies the cost ceiling to the cost so far: warn at 80%,
 // stop launching at 90%, stop the commanders and synthesise at 100%. Its
 // events carry phase: that of the call that crossed a mark.
-func (m *meter) enforceCeiling(phase Phase) {
+func (m *meter) enforceCeiling(phase events.Phase) {
 	m.mu.Lock()
 	total, ceiling := m.cost, m.ceiling
 	var warn, stopLaunch, stopAll bool
@@ -274,16 +275,16 @@ func (m *meter) enforceCeiling(phase Phase) {
 	}
 	m.mu.Unlock()
 	if warn {
-		m.rec.emit(Event{Phase: phase, Kind: EvCostWarning, Message: fmt.Sprintf("cost $%.4f reached 80%% of the $%.2f ceiling", total, ceiling)})
+		m.rec.emit(events.Event{Phase: phase, Kind: events.CostWarning, Message: fmt.Sprintf("cost $%.4f reached 80%% of the $%.2f ceiling", total, ceiling)})
 	}
 	if stopLaunch {
-		m.rec.emit(Event{Phase: phase, Kind: EvCostStop, Message: fmt.Sprintf("cost $%.4f reached 90%% of the ceiling: no new agents are launched", total), Data: CostStopData{Level: 0.9}})
+		m.rec.emit(events.Event{Phase: phase, Kind: events.CostStop, Message: fmt.Sprintf("cost $%.4f reached 90%% of the ceiling: no new agents are launched", total), Data: events.CostStopData{Level: 0.9}})
 	}
 	if stopAll && cancel != nil {
 		m.mu.Lock()
 		m.ceilingStopped = true
 		m.mu.Unlock()
-		m.rec.emit(Event{Phase: phase, Kind: EvCostStop, Message: fmt.Sprintf("cost $%.4f reached the $%.2f ceiling: stopping and synthesising what exists", total, ceiling), Data: CostStopData{Level: 1.0}})
+		m.rec.emit(events.Event{Phase: phase, Kind: events.CostStop, Message: fmt.Sprintf("cost $%.4f reached the $%.2f ceiling: stopping and synthesising what exists", total, ceiling), Data: events.CostStopData{Level: 1.0}})
 		cancel()
 	}
 }

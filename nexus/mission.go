@@ -12,6 +12,7 @@ import (
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
@@ -28,7 +29,7 @@ type Mission struct {
 	plan      Plan
 	wrap      func(providers.Ref, providers.Provider) providers.Provider
 	limits    *providers.LimitSet
-	observers []Observer
+	observers []events.Observer
 	ev        evidenceSetup // issue 11: the loaded ground truth (evidence.go)
 	// missionRaw is the mission text as given (front matter included): its
 	// hash goes to run.json.
@@ -125,7 +126,7 @@ func Prepare(o Options, opts ...Option) (*Mission, error) {
 		plan.WorkspaceWarnings = ws.Warnings()
 		closeWorkspace(ws)
 	}
-	m := &Mission{opts: o, plan: plan, observers: append([]Observer(nil), o.Observers...), missionRaw: raw}
+	m := &Mission{opts: o, plan: plan, observers: append([]events.Observer(nil), o.Observers...), missionRaw: raw}
 	if m.ev, err = prepareEvidence(o, o.Workspace); err != nil { // o.Workspace is resolved (flag, front matter, config)
 		return nil, err
 	}
@@ -146,7 +147,7 @@ func (m *Mission) Plan() Plan { return m.plan }
 
 // Observe adds an observer of every event (see Observer). Call it before
 // Seal or Run.
-func (m *Mission) Observe(o Observer) {
+func (m *Mission) Observe(o events.Observer) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.observers = append(m.observers, o)
@@ -366,7 +367,7 @@ func (m *Mission) open() error {
 		}
 		return err
 	}
-	events, err := newEventLog(dir.Join("events.jsonl"), now, o.KeepEvents, m.observers...)
+	evlog, err := newEventLog(dir.Join("events.jsonl"), now, o.KeepEvents, m.observers...)
 	if err != nil {
 		jr.close()
 		return err
@@ -374,15 +375,15 @@ func (m *Mission) open() error {
 	transcripts, err := newTranscriptLog(dir.Join("transcripts.jsonl"), o.KeepPrompts)
 	if err != nil {
 		jr.close()
-		events.close()
+		evlog.close()
 		return err
 	}
-	rec := &recorder{events: events, transcripts: transcripts, journal: jr}
+	rec := &recorder{events: evlog, transcripts: transcripts, journal: jr}
 	jr.onFail = rec.writeFailed
 	if resumed != nil {
 		resumed.JournalRecords, resumed.TornLineDropped, resumed.UnsignedRecords = load.Records, load.Torn, load.Unsigned
-		rec.emit(Event{Phase: Phase0, Kind: EvRunResumed, Message: resumeMessage(resumed),
-			Data: ResumedData{Attempt: resumed.Attempt, JournalRecords: load.Records, TornLineDropped: load.Torn, UnsignedRecords: load.Unsigned, EnvelopeStored: m.storedEnv != nil, Changed: resumed.Changed}})
+		rec.emit(events.Event{Phase: events.Phase0, Kind: events.RunResumed, Message: resumeMessage(resumed),
+			Data: events.ResumedData{Attempt: resumed.Attempt, JournalRecords: load.Records, TornLineDropped: load.Torn, UnsignedRecords: load.Unsigned, EnvelopeStored: m.storedEnv != nil, Changed: resumed.Changed}})
 	}
 	cfg := o.Config
 	r := &runState{opts: o, cfg: cfg, plan: plan, dir: dir, rec: rec, factor: timeoutFactor(cfg, plan.Personality), start: now(), storedEnv: m.storedEnv,
@@ -456,7 +457,7 @@ func (m *Mission) end(ctx context.Context, err error) {
 	}
 	res.Events = r.rec.events.events()
 	res.Transcripts = r.rec.transcripts.prompts
-	end := RunEndData{OK: res.OK && err == nil, Status: res.Status, Phase: res.Phase, Dir: r.dir.Path,
+	end := events.RunEndData{OK: res.OK && err == nil, Status: res.Status, Phase: res.Phase, Dir: r.dir.Path,
 		BundlesPlanned: res.Aggregate.Planned, BundlesScored: res.Aggregate.Scored, FailureClass: string(res.FailureClass)}
 	m.err = err
 	msg := "run complete"
@@ -466,7 +467,7 @@ func (m *Mission) end(ctx context.Context, err error) {
 	case !res.OK:
 		msg = "run " + res.Status + ": " + res.Error
 	}
-	r.rec.emit(Event{Kind: EvRunEnd, Message: msg, Data: end})
+	r.rec.emit(events.Event{Kind: events.RunEnd, Message: msg, Data: end})
 	if cerr := r.rec.close(); cerr != nil && !errors.Is(m.err, ErrWrite) {
 		// The last lines (run_end) did not reach the disk.
 		m.err = fmt.Errorf("%w: %w", ErrWrite, cerr)

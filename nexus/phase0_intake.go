@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/slug"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
@@ -83,7 +84,7 @@ type Options struct {
 	Seed  *int64 // default: config run.seed
 
 	// Observers receive every event as it happens.
-	Observers []Observer
+	Observers []events.Observer
 	// KeepPrompts keeps every prompt in memory (Result.Transcripts) for audits
 	// such as the leak scan.
 	KeepPrompts bool
@@ -250,8 +251,8 @@ func sortedKeys[V any](m map[string]V) []string {
 // that each can be built.
 func (r *runState) briefing() error {
 	p := r.plan
-	r.rec.enter(Phase0, "intake")
-	r.rec.emit(Event{Phase: Phase0, Kind: EvBriefing, Message: p.MissionTitle, Data: BriefingData{
+	r.rec.enter(events.Phase0, "intake")
+	r.rec.emit(events.Event{Phase: events.Phase0, Kind: events.Briefing, Message: p.MissionTitle, Data: events.BriefingData{
 		RunID: p.RunID, Scale: p.Scale, Personality: p.Personality, Agents: p.Agents, Domains: p.Domains,
 		Commanders: p.Commanders, SquadLeads: p.SquadLeads, Workers: p.Workers, Reviewers: p.Reviewers,
 		Criteria: p.Criteria, CostCeilingUSD: p.CostCeilingUSD, Models: p.Roster, Seed: p.Seed, Workspace: p.Workspace,
@@ -261,6 +262,6 @@ func (r *runState) briefing() error {
 			return err
 		}
 	}
-	r.rec.leave(Phase0, nil)
+	r.rec.leave(events.Phase0, nil)
 	return nil
 }

@@ -78,7 +78,7 @@ type Telemetry struct {
 	// PromptCacheHits counts the calls that read input from the provider's
 	// prompt cache (cache read tokens > 0), and CacheReadShare is the share
 	// of InputTokens read from it; both absent when no call did. (Not
-	// swarm's own answer cache: see CallData.Cached.)
+	// swarm's own answer cache: see events.CallData.Cached.)
 	PromptCacheHits int      `json:"prompt_cache_hits,omitempty"`
 	CacheReadShare  *float64 `json:"cache_read_share,omitempty"`
 	// Prices are the prices the calls of each priced model were charged

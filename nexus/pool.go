@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -149,9 +150,9 @@ func (pp *providerPool) send(ctx context.Context, req providers.Request, role, l
 		ref := cands[i]
 		if i > 0 {
 			pp.circuit(cands[0], layer).noteRouted()
-			pp.rec.emit(Event{Phase: pp.rec.phaseOf(ctx), Kind: EvModelSwap, Role: role, AgentID: req.Caller.AgentID, Model: ref.String(),
+			pp.rec.emit(events.Event{Phase: pp.rec.phaseOf(ctx), Kind: events.ModelSwap, Role: role, AgentID: req.Caller.AgentID, Model: ref.String(),
 				Message: fmt.Sprintf("%s answers for %s: its breaker in layer %s is open", ref, cands[0], layer),
-				Data:    ModelSwapData{AgentID: req.Caller.AgentID, From: cands[0].String(), Reason: SwapBreakerOpen, Role: role, To: ref.String()}})
+				Data:    events.ModelSwapData{AgentID: req.Caller.AgentID, From: cands[0].String(), Reason: events.SwapBreakerOpen, Role: role, To: ref.String()}})
 		}
 		p, err := pp.provider(ref)
 		if err != nil {
@@ -264,8 +265,8 @@ func (pp *providerPool) breakerEvent(t transition) {
 		msg += fmt.Sprintf(": failure rate %.2f over %d calls", *t.rate, t.calls)
 	}
 	msg += ")"
-	pp.rec.emit(Event{Phase: pp.rec.phaseOf(t.ctx), Kind: EvBreaker, Model: t.model, Message: msg,
-		Data: BreakerData{FailureRate: t.rate, From: t.from, Layer: t.layer, Model: t.model, Reason: t.reason, To: t.to, WindowCalls: t.calls}})
+	pp.rec.emit(events.Event{Phase: pp.rec.phaseOf(t.ctx), Kind: events.Breaker, Model: t.model, Message: msg,
+		Data: events.BreakerData{FailureRate: t.rate, From: t.from, Layer: t.layer, Model: t.model, Reason: t.reason, To: t.to, WindowCalls: t.calls}})
 }
 
 // breakerStats is telemetry.json's breakers: every breaker that left the

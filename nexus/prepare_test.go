@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
@@ -125,8 +126,8 @@ func scores(r *nexus.Result) map[string]float64 {
 func callsBySchema(r *nexus.Result) map[string]int {
 	out := map[string]int{}
 	for _, e := range r.Events {
-		if e.Kind == nexus.EvLLMCall {
-			out[e.Data.(nexus.CallData).Schema]++
+		if e.Kind == events.LLMCall {
+			out[e.Data.(events.CallData).Schema]++
 		}
 	}
 	return out

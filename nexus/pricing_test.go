@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
@@ -55,7 +56,7 @@ func TestUnpricedModelsAreNeverSummedAsZero(t *testing.T) {
 	}
 	unpricedEvents := 0
 	for _, e := range res.Events {
-		if c, ok := e.Data.(nexus.CallData); ok && c.Unpriced {
+		if c, ok := e.Data.(events.CallData); ok && c.Unpriced {
 			unpricedEvents++
 			if e.Model != "mock:honest" {
 				t.Errorf("a call of %s marked unpriced", e.Model)
@@ -141,7 +142,7 @@ func TestCallEventsAndTelemetryCarryTokenKinds(t *testing.T) {
 	var total sums
 	var cost float64
 	for _, e := range res.Events {
-		c, ok := e.Data.(nexus.CallData)
+		c, ok := e.Data.(events.CallData)
 		if !ok {
 			continue
 		}

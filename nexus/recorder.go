@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -24,17 +25,17 @@ type recorder struct {
 	journal     *journal // fsync'd at every phase transition; nil in tests that need none
 
 	mu            sync.Mutex
-	cur           Phase
-	open          []Phase // entered and not yet left (4, 5 and 6 overlap)
-	interruptedIn Phase
+	cur           events.Phase
+	open          []events.Phase // entered and not yet left (4, 5 and 6 overlap)
+	interruptedIn events.Phase
 	done          <-chan struct{}         // the context of the call under way (Seal, Run)
 	stop          context.CancelCauseFunc // stops the call under way (guard)
 }
 
-func (r *recorder) emit(e Event) { r.events.emit(e) }
+func (r *recorder) emit(e events.Event) { r.events.emit(e) }
 
 // phase is the phase entered last.
-func (r *recorder) phase() Phase {
+func (r *recorder) phase() events.Phase {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.cur
@@ -42,8 +43,8 @@ func (r *recorder) phase() Phase {
 
 // phaseOf is the phase ctx was tagged with (withPhase), else the phase
 // entered last.
-func (r *recorder) phaseOf(ctx context.Context) Phase {
-	if p, ok := ctx.Value(phaseKey{}).(Phase); ok {
+func (r *recorder) phaseOf(ctx context.Context) events.Phase {
+	if p, ok := ctx.Value(phaseKey{}).(events.Phase); ok {
 		return p
 	}
 	return r.phase()
@@ -60,24 +61,24 @@ func (r *recorder) watch(done <-chan struct{}) {
 	r.mu.Unlock()
 }
 
-func (r *recorder) enter(phase Phase, msg string) {
+func (r *recorder) enter(phase events.Phase, msg string) {
 	r.mu.Lock()
 	r.noteInterruption()
 	r.cur = phase
 	r.open = append(r.open, phase)
 	r.mu.Unlock()
 	r.journal.sync()
-	r.emit(Event{Phase: phase, Kind: EvPhaseStart, Message: msg})
+	r.emit(events.Event{Phase: phase, Kind: events.PhaseStart, Message: msg})
 }
 
 // leave ends phase; data is its phase_end payload (nil for none).
-func (r *recorder) leave(phase Phase, data Payload) {
+func (r *recorder) leave(phase events.Phase, data events.Payload) {
 	r.mu.Lock()
 	r.noteInterruption()
-	r.open = slices.DeleteFunc(r.open, func(p Phase) bool { return p == phase })
+	r.open = slices.DeleteFunc(r.open, func(p events.Phase) bool { return p == phase })
 	r.mu.Unlock()
 	r.journal.sync()
-	r.emit(Event{Phase: phase, Kind: EvPhaseEnd, Data: data})
+	r.emit(events.Event{Phase: phase, Kind: events.PhaseEnd, Data: data})
 }
 
 // noteInterruption records, once done has closed, the earliest phase open
@@ -100,13 +101,13 @@ func (r *recorder) noteInterruption() {
 }
 
 // phaseRank orders phases as the pipeline runs them.
-func phaseRank(p Phase) int {
-	return slices.Index(phaseOrder[:], p)
+func phaseRank(p events.Phase) int {
+	return slices.Index(events.Phases(), p)
 }
 
 // ended returns the phase the run is in and the one it was interrupted in
 // ("" when it was not).
-func (r *recorder) ended() (phase, interruptedIn Phase) {
+func (r *recorder) ended() (phase, interruptedIn events.Phase) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.noteInterruption()
@@ -298,7 +299,7 @@ func (pp *providerPool) record(ctx context.Context, ref providers.Ref, req provi
 	phase := pp.rec.phaseOf(ctx) // the call's event and any ceiling event it causes say the same phase
 	cost, unpriced := pp.meter.account(phase, ref, req.Caller.Role, resp.Usage, lat, cerr)
 	u := resp.Usage
-	data := CallData{
+	data := events.CallData{
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 		ReasoningTokens: u.ReasoningTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
 		LatencyMS: float64(lat.Microseconds()) / 1000, Unpriced: unpriced, Transcript: seq,
@@ -318,7 +319,7 @@ func (pp *providerPool) record(ctx context.Context, ref providers.Ref, req provi
 		data.Outcome = "invalid_output"
 		data.FailureClass = string(providers.ClassOf(cerr))
 	}
-	pp.rec.emit(Event{Phase: phase, Kind: EvLLMCall, Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Data: data})
+	pp.rec.emit(events.Event{Phase: phase, Kind: events.LLMCall, Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Data: data})
 	return resp, err
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/vocab"
@@ -49,12 +50,12 @@ func flaky(role string, fails func(req providers.Request) bool, fallbacks ...str
 
 // ladderOf lists a unit kind's recovery steps as "step#attempt:ok", per
 // unit id, and the run's model swaps by the ladder.
-func ladderOf(res *nexus.Result, unit string) (map[string][]string, []nexus.ModelSwapData) {
+func ladderOf(res *nexus.Result, unit string) (map[string][]string, []events.ModelSwapData) {
 	steps := map[string][]string{}
-	var swaps []nexus.ModelSwapData
+	var swaps []events.ModelSwapData
 	for _, e := range res.Events {
 		switch d := e.Data.(type) {
-		case nexus.RecoveryData:
+		case events.RecoveryData:
 			if d.Unit == unit {
 				ok := "false"
 				if d.OK {
@@ -62,7 +63,7 @@ func ladderOf(res *nexus.Result, unit string) (map[string][]string, []nexus.Mode
 				}
 				steps[d.UnitID] = append(steps[d.UnitID], d.Step+"#"+string(rune('0'+d.Attempt))+":"+ok)
 			}
-		case nexus.ModelSwapData:
+		case events.ModelSwapData:
 			swaps = append(swaps, d)
 		}
 	}
@@ -125,7 +126,7 @@ func TestVerdictLadder(t *testing.T) {
 				t.Errorf("%d model_swap events, want %d", len(swaps), tc.swaps)
 			}
 			for _, s := range swaps {
-				if d := cmp.Diff(nexus.ModelSwapData{Role: "judge", AgentID: "judge", From: "flaky:honest", To: "mock:honest", Reason: "ladder"}, s); d != "" {
+				if d := cmp.Diff(events.ModelSwapData{Role: "judge", AgentID: "judge", From: "flaky:honest", To: "mock:honest", Reason: "ladder"}, s); d != "" {
 					t.Errorf("model swap (-want +got)\n%s", d)
 				}
 			}

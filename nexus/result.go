@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
@@ -84,7 +85,7 @@ type Result struct {
 	// Phase is the phase the run ended in.
 	Error        string          `json:"error,omitempty"`
 	FailureClass providers.Class `json:"failure_class,omitempty"`
-	Phase        Phase           `json:"phase"`
+	Phase        events.Phase    `json:"phase"`
 
 	Plan          Plan             `json:"plan"`
 	Dir           string           `json:"dir"`
@@ -119,10 +120,10 @@ type Result struct {
 	GroundTruth *GroundTruthResult `json:"ground_truth,omitempty"`
 	// FollowUp is the run this one follows up, the chain of runs (this one
 	// last) and its Shadow Score velocity; nil without Options.FollowUp.
-	FollowUp    *FollowUp    `json:"follow_up,omitempty"`
-	Transcripts []Transcript `json:"-"`
-	Events      []Event      `json:"-"` // only with Options.KeepEvents
-	Sandbox     any          `json:"-"`
+	FollowUp    *FollowUp      `json:"follow_up,omitempty"`
+	Transcripts []Transcript   `json:"-"`
+	Events      []events.Event `json:"-"` // only with Options.KeepEvents
+	Sandbox     any            `json:"-"`
 }
 
 // WorkspaceInfo is the directory a run read and its fingerprint, so its

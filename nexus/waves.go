@@ -14,6 +14,7 @@ import (
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/stats"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -160,8 +161,8 @@ func (p *probe) final(commanderFailed bool) bool {
 }
 
 // data is the probe as a canary event's payload.
-func (p *probe) data(ok bool) CanaryData {
-	d := CanaryData{Calls: p.calls, Errors: p.errors, OK: ok}
+func (p *probe) data(ok bool) events.CanaryData {
+	d := events.CanaryData{Calls: p.calls, Errors: p.errors, OK: ok}
 	if p.calls > 0 {
 		d.ErrorRate = float64(p.errors) / float64(p.calls)
 		lat := slices.Sorted(slices.Values(p.latency))
@@ -240,11 +241,11 @@ func newWaveCtl(p Plan, w config.Waves, canary []string) *waveCtl {
 }
 
 // Observe implements Observer.
-func (c *waveCtl) Observe(e Event) {
-	if e.Kind != EvLLMCall {
+func (c *waveCtl) Observe(e events.Event) {
+	if e.Kind != events.LLMCall {
 		return
 	}
-	d, _ := e.Data.(CallData)
+	d, _ := e.Data.(events.CallData)
 	domain, inTeam := c.plan.DomainOf(e.AgentID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -373,7 +374,7 @@ func (c *waveCtl) window() windowStats {
 }
 
 // result is the probe's verdict as an event payload (after verdict closed).
-func (c *waveCtl) result() (CanaryData, *probe, string, providers.Class, int) {
+func (c *waveCtl) result() (events.CanaryData, *probe, string, providers.Class, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cls := c.canaryClass
@@ -386,8 +387,8 @@ func (c *waveCtl) result() (CanaryData, *probe, string, providers.Class, int) {
 // waveLog is what a run's deployment in waves recorded (telemetry.json
 // "waves").
 type waveLog struct {
-	Canary CanaryData   `json:"canary"`
-	Waves  []WaveRecord `json:"waves"`
+	Canary events.CanaryData `json:"canary"`
+	Waves  []WaveRecord      `json:"waves"`
 	// NotLaunched counts the commanders never launched (the canary failed).
 	NotLaunched int `json:"not_launched,omitempty"`
 	// ChainCalls is the number of dependent calls the last wave waited for
@@ -446,14 +447,14 @@ func teamWidth(p Plan) int {
 
 // observe adds o to the event log's observers until the returned function
 // removes it.
-func (l *eventLog) observe(o Observer) (remove func()) {
+func (l *eventLog) observe(o events.Observer) (remove func()) {
 	l.mu.Lock()
 	l.observers = append(slices.Clip(l.observers), o)
 	l.mu.Unlock()
 	return func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		l.observers = slices.DeleteFunc(slices.Clone(l.observers), func(x Observer) bool { return x == o })
+		l.observers = slices.DeleteFunc(slices.Clone(l.observers), func(x events.Observer) bool { return x == o })
 	}
 }
 
@@ -476,9 +477,9 @@ func (r *runState) deployWaves(ctx context.Context, w config.Waves, outs []*Bund
 	r.waves = log
 	emitWave := func(rec WaveRecord, planned int) {
 		log.Waves = append(log.Waves, rec)
-		r.rec.emit(Event{Phase: Phase4, Kind: EvWave,
+		r.rec.emit(events.Event{Phase: events.Phase4, Kind: events.Wave,
 			Message: fmt.Sprintf("wave %d/%d: %d commanders (%s)", rec.Wave, planned, rec.Size, rec.Reason),
-			Data:    WaveData{Commanders: rec.Commanders, DelayMS: rec.DelayMS, Detail: rec.Detail, Planned: planned, Reason: rec.Reason, Size: rec.Size, Wave: rec.Wave}})
+			Data:    events.WaveData{Commanders: rec.Commanders, DelayMS: rec.DelayMS, Detail: rec.Detail, Planned: planned, Reason: rec.Reason, Size: rec.Size, Wave: rec.Wave}})
 	}
 	finished := func(o *BundleOutcome) { ctl.commanderDone(o.Domain, o.Failed, o.FailureClass, o.Error) }
 	// refuseFrom marks outs[from:] not launched: the run was cut short
@@ -528,9 +529,9 @@ func (r *runState) deployWaves(ctx context.Context, w config.Waves, outs []*Bund
 		// calls alone would judge a sample biased to the calls that were
 		// failing when the run was killed, and could stop a run the first
 		// attempt let go on.
-		data := CanaryData{OK: true, PassedInAttempt: d.Attempt}
+		data := events.CanaryData{OK: true, PassedInAttempt: d.Attempt}
 		log.Canary = data
-		r.rec.emit(Event{Phase: Phase4, Kind: EvCanary, Message: fmt.Sprintf("canary passed in attempt %d (recorded in the journal; not judged again)", d.Attempt), Data: data})
+		r.rec.emit(events.Event{Phase: events.Phase4, Kind: events.Canary, Message: fmt.Sprintf("canary passed in attempt %d (recorded in the journal; not judged again)", d.Attempt), Data: data})
 		startReview()
 		return r.deployRest(ctx, w, ctl, log, outs, nCanary, first, conc, emitWave, launchWave, refuseFrom, wait)
 	}
@@ -544,7 +545,7 @@ func (r *runState) deployWaves(ctx context.Context, w config.Waves, outs []*Bund
 	if !data.OK {
 		data.Diagnosis = p.diagnosis(n-nCanary, canaryErr)
 		log.Canary, log.NotLaunched = data, n-nCanary
-		r.rec.emit(Event{Phase: Phase4, Kind: EvCanary, Message: "canary failed: " + data.Diagnosis, Data: data})
+		r.rec.emit(events.Event{Phase: events.Phase4, Kind: events.Canary, Message: "canary failed: " + data.Diagnosis, Data: data})
 		for _, o := range outs[nCanary:] {
 			o.Failed, o.FailureClass = true, ClassNotLaunched
 			o.Error = "not launched (canary failed): " + data.Diagnosis
@@ -563,7 +564,7 @@ func (r *runState) deployWaves(ctx context.Context, w config.Waves, outs []*Bund
 	// Recorded (and fsync'd) before the rest is launched: a resume of this
 	// run does not judge the canary again.
 	r.pool.journal.decide(JournalDecision{Name: decisionCanary, OK: true, Attempt: attempt})
-	r.rec.emit(Event{Phase: Phase4, Kind: EvCanary, Message: fmt.Sprintf("canary passed: %d of %d probe calls failed", data.Errors, data.Calls), Data: data})
+	r.rec.emit(events.Event{Phase: events.Phase4, Kind: events.Canary, Message: fmt.Sprintf("canary passed: %d of %d probe calls failed", data.Errors, data.Calls), Data: data})
 	startReview()
 	return r.deployRest(ctx, w, ctl, log, outs, nCanary, first, conc, emitWave, launchWave, refuseFrom, wait)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 )
 
 func TestNextWaveSizing(t *testing.T) {
@@ -142,7 +143,7 @@ func TestProbeDiagnosisNamesModelsAndClasses(t *testing.T) {
 		t.Errorf("diagnosis:\n got %s\nwant %s", got, want)
 	}
 	d := p.data(false)
-	if diff := cmp.Diff(CanaryData{Calls: 3, Errors: 3, ErrorRate: 1, FailureClasses: map[string]int{"rate_limited": 2, "quota": 1},
+	if diff := cmp.Diff(events.CanaryData{Calls: 3, Errors: 3, ErrorRate: 1, FailureClasses: map[string]int{"rate_limited": 2, "quota": 1},
 		LatencyMaxMS: 30, LatencyP50MS: 20}, d); diff != "" {
 		t.Errorf("canary data (-want +got):\n%s", diff)
 	}
@@ -157,11 +158,11 @@ func TestWavesIgnoreReplayedCalls(t *testing.T) {
 	plan := Plan{Domains: []string{"architecture", "implementation"}}
 	c := newWaveCtl(plan, config.Waves{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Min: 1}, []string{"architecture"})
 	underWay := c.startWave(plan.Domains)
-	call := func(agent string, d CallData) Event {
-		return Event{Kind: EvLLMCall, Role: "commander", AgentID: agent, Model: "mock:honest", Data: d}
+	call := func(agent string, d events.CallData) events.Event {
+		return events.Event{Kind: events.LLMCall, Role: "commander", AgentID: agent, Model: "mock:honest", Data: d}
 	}
 	for _, d := range plan.Domains {
-		c.Observe(call(commanderID(d), CallData{Outcome: "ok", Replayed: true, LatencyMS: 30}))
+		c.Observe(call(commanderID(d), events.CallData{Outcome: "ok", Replayed: true, LatencyMS: 30}))
 	}
 	select {
 	case <-underWay:
@@ -175,7 +176,7 @@ func TestWavesIgnoreReplayedCalls(t *testing.T) {
 		t.Errorf("the window counted replayed answers: %+v", w)
 	}
 	// A fresh call is still judged.
-	c.Observe(call(commanderID("architecture"), CallData{Outcome: "error", FailureClass: "server"}))
+	c.Observe(call(commanderID("architecture"), events.CallData{Outcome: "error", FailureClass: "server"}))
 	if c.probe.calls != 1 || c.probe.errors != 1 {
 		t.Errorf("probe %d calls, %d errors; want the fresh failure only", c.probe.calls, c.probe.errors)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
@@ -33,17 +34,17 @@ type waveSeen struct {
 
 // wavesOf returns the wave events in order, and for each commander the
 // index of its agent_start event and of the wave event that launched it.
-func wavesOf(events []nexus.Event) (waves []waveSeen, started, launchedBy map[string]int) {
+func wavesOf(evs []events.Event) (waves []waveSeen, started, launchedBy map[string]int) {
 	started, launchedBy = map[string]int{}, map[string]int{}
-	for i, e := range events {
+	for i, e := range evs {
 		switch e.Kind {
-		case nexus.EvWave:
-			d := e.Data.(nexus.WaveData)
+		case events.Wave:
+			d := e.Data.(events.WaveData)
 			waves = append(waves, waveSeen{d.Wave, d.Size, d.Reason})
 			for _, c := range d.Commanders {
 				launchedBy[c] = i
 			}
-		case nexus.EvAgentStart:
+		case events.AgentStart:
 			if e.Role == "commander" {
 				started[e.AgentID] = i
 			}
@@ -83,20 +84,20 @@ func TestWavesHealthyRunLaunchesEveryCommanderInWaves(t *testing.T) {
 	canary, waveIdx := -1, map[int]int{}
 	for i, e := range res.Events {
 		switch e.Kind {
-		case nexus.EvCanary:
+		case events.Canary:
 			canary = i
-			if d := e.Data.(nexus.CanaryData); !d.OK || d.Calls < 1 || d.Errors != 0 || d.ChainCalls != 1 {
+			if d := e.Data.(events.CanaryData); !d.OK || d.Calls < 1 || d.Errors != 0 || d.ChainCalls != 1 {
 				t.Errorf("canary = %+v, want ok after its first call (chain 1), no error", d)
 			}
-		case nexus.EvWave:
-			waveIdx[e.Data.(nexus.WaveData).Wave] = i
+		case events.Wave:
+			waveIdx[e.Data.(events.WaveData).Wave] = i
 		}
 	}
 	if !(waveIdx[0] < canary && canary < waveIdx[1]) {
 		t.Errorf("canary verdict at event %d, want between wave 0 (%d) and wave 1 (%d)", canary, waveIdx[0], waveIdx[1])
 	}
 	for _, e := range res.Events[waveIdx[1]:waveIdx[2]] {
-		if e.Kind == nexus.EvLLMCall {
+		if e.Kind == events.LLMCall {
 			if d, ok := res.Plan.DomainOf(e.AgentID); ok {
 				delete(launchedBy, "commander-"+d)
 			}
@@ -139,7 +140,7 @@ func TestWavesChangeWhenNotWhat(t *testing.T) {
 		t.Errorf("waves off: telemetry waves = %+v, want none", withOff.Telemetry.Waves)
 	}
 	for _, e := range withOff.Events {
-		if e.Kind == nexus.EvWave || e.Kind == nexus.EvCanary {
+		if e.Kind == events.Wave || e.Kind == events.Canary {
 			t.Errorf("waves off: %s event", e.Kind)
 		}
 	}
@@ -210,7 +211,7 @@ func TestWavesFailingCanaryStopsTheRun(t *testing.T) {
 	if res.Status != nexus.StatusFailed || !strings.Contains(res.Error, diag) || res.FailureClass != providers.ClassRateLimited {
 		t.Errorf("result: status %s, class %s, error %q; want failed, rate_limited, with %q", res.Status, res.FailureClass, res.Error, diag)
 	}
-	if res.Phase != nexus.Phase4 {
+	if res.Phase != events.Phase4 {
 		t.Errorf("phase %s, want 4 (no cross-review started)", res.Phase)
 	}
 	waves, started, _ := wavesOf(res.Events)
@@ -220,10 +221,10 @@ func TestWavesFailingCanaryStopsTheRun(t *testing.T) {
 	if len(started) != 1 {
 		t.Errorf("%d commanders started, want only the canary", len(started))
 	}
-	var canary *nexus.CanaryData
+	var canary *events.CanaryData
 	for _, e := range res.Events {
-		if e.Kind == nexus.EvCanary {
-			d := e.Data.(nexus.CanaryData)
+		if e.Kind == events.Canary {
+			d := e.Data.(events.CanaryData)
 			canary = &d
 		}
 	}
@@ -290,10 +291,10 @@ func TestWavesShrinkAfterRateLimits(t *testing.T) {
 	if res.Status != nexus.StatusComplete {
 		t.Fatalf("status %s: %s", res.Status, res.Error)
 	}
-	var got []nexus.WaveData
+	var got []events.WaveData
 	for _, e := range res.Events {
-		if e.Kind == nexus.EvWave {
-			got = append(got, e.Data.(nexus.WaveData))
+		if e.Kind == events.Wave {
+			got = append(got, e.Data.(events.WaveData))
 		}
 	}
 	type wave struct {
@@ -338,7 +339,7 @@ func TestWavesCanaryCutShortByTheCeilingIsNoVerdict(t *testing.T) {
 			t.Fatalf("waves (-want +got):\n%s\n%d commanders started, want 0", diff, len(started))
 		}
 		for _, e := range res.Events {
-			if e.Kind == nexus.EvCanary {
+			if e.Kind == events.Canary {
 				t.Fatalf("canary event %q: the canary never ran", e.Message)
 			}
 		}

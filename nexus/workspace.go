@@ -10,6 +10,7 @@ import (
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/internal/yamlx"
 	"github.com/swarm-dev/swarm/prompts"
@@ -175,12 +176,12 @@ func (t *agentTools) Call(ctx context.Context, call providers.ToolCall) string {
 // returns its answer.
 func (t *agentTools) note(ctx context.Context, out workspace.Outcome) string {
 	for _, w := range t.r.ws.TakeWarnings() {
-		t.r.rec.emit(Event{Phase: t.r.rec.phaseOf(ctx), Kind: EvWorkspaceWarning, Message: w})
+		t.r.rec.emit(events.Event{Phase: t.r.rec.phaseOf(ctx), Kind: events.WorkspaceWarning, Message: w})
 	}
 	t.r.meter.noteTool(t.agent.Role, out)
 	t.r.meter.noteRefusal(t.agent, out)
-	t.r.rec.emit(Event{Phase: t.r.rec.phaseOf(ctx), Kind: EvToolCall, Role: t.agent.Role, AgentID: t.agent.ID, Model: t.agent.Ref.String(),
-		Data: ToolCallData{Tool: out.Tool, Path: providers.Redact(out.Path), Pattern: providers.Redact(out.Pattern), OK: out.OK,
+	t.r.rec.emit(events.Event{Phase: t.r.rec.phaseOf(ctx), Kind: events.ToolCall, Role: t.agent.Role, AgentID: t.agent.ID, Model: t.agent.Ref.String(),
+		Data: events.ToolCallData{Tool: out.Tool, Path: providers.Redact(out.Path), Pattern: providers.Redact(out.Pattern), OK: out.OK,
 			Refusal: out.Refusal, Reason: providers.Redact(out.Reason), Bytes: out.Bytes}})
 	return out.Result
 }

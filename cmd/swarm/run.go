@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
@@ -339,7 +340,7 @@ func runMission(ctx context.Context, app *App, o RunOptions, m *nexus.Mission) e
 	case o.JSON:
 		enc := json.NewEncoder(app.Out)
 		var mu sync.Mutex
-		m.Observe(nexus.ObserverFunc(func(e nexus.Event) {
+		m.Observe(events.ObserverFunc(func(e events.Event) {
 			mu.Lock()
 			defer mu.Unlock()
 			_ = enc.Encode(e)
@@ -400,8 +401,8 @@ func runExit(res *nexus.Result) error {
 // calls at debug (failed ones at info), failures, breaker trips and cost
 // stops at warn, everything else at info. Prompts and answers never go to
 // the log; they are in transcripts.jsonl.
-func logEvent(l *slog.Logger) nexus.Observer {
-	return nexus.ObserverFunc(func(e nexus.Event) {
+func logEvent(l *slog.Logger) events.Observer {
+	return events.ObserverFunc(func(e events.Event) {
 		attrs := []any{"kind", string(e.Kind)}
 		for _, kv := range [][2]string{{"phase", string(e.Phase)}, {"role", e.Role}, {"agent", e.AgentID}, {"model", e.Model}} {
 			if kv[1] != "" {
@@ -409,9 +410,9 @@ func logEvent(l *slog.Logger) nexus.Observer {
 			}
 		}
 		lvl, msg := slog.LevelInfo, e.Message
-		if e.Kind == nexus.EvLLMCall {
+		if e.Kind == events.LLMCall {
 			lvl, msg = slog.LevelDebug, "llm call"
-			c, _ := e.Data.(nexus.CallData)
+			c, _ := e.Data.(events.CallData)
 			if c.Schema != "" {
 				attrs = append(attrs, "schema", c.Schema)
 			}
@@ -441,7 +442,7 @@ func logEvent(l *slog.Logger) nexus.Observer {
 				lvl = slog.LevelInfo // retried and repaired calls are routine
 			}
 		}
-		if e.Kind == nexus.EvFailure || e.Kind == nexus.EvBreakerTrip || e.Kind == nexus.EvCostStop {
+		if e.Kind == events.Failure || e.Kind == events.BreakerTrip || e.Kind == events.CostStop {
 			lvl = slog.LevelWarn
 		}
 		if msg == "" {

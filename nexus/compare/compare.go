@@ -20,6 +20,7 @@ import (
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/internal/slug"
 	"github.com/swarm-dev/swarm/internal/stats"
@@ -587,9 +588,9 @@ func newCallTally(ref providers.Ref, roles map[string]bool) *callTally {
 	return &callTally{model: ref.String(), roles: roles, failures: map[string]int{}} // as the events write it
 }
 
-// Observe implements nexus.Observer.
-func (t *callTally) Observe(e nexus.Event) {
-	c, ok := e.Data.(nexus.CallData)
+// Observe implements events.Observer.
+func (t *callTally) Observe(e events.Event) {
+	c, ok := e.Data.(events.CallData)
 	if !ok || e.Model != t.model || !t.roles[e.Role] {
 		return
 	}
