@@ -14,6 +14,7 @@ import (
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
 	"github.com/swarm-dev/swarm/providers/openai"
+	"github.com/swarm-dev/swarm/runs"
 )
 
 // virtualClock is a breakerClock whose waits end at once: After moves its
@@ -86,7 +87,7 @@ func TestDeadJudgeEndpointIdlesOneCooldownNotEight(t *testing.T) {
 	if res == nil {
 		t.Fatalf("run: %v", err)
 	}
-	if res.Status != StatusIncomplete || res.Telemetry.BundlesScored != 0 {
+	if res.Status != runs.StatusIncomplete || res.Telemetry.BundlesScored != 0 {
 		t.Errorf("status %s with %d bundles scored, want incomplete with none (no judge answered)", res.Status, res.Telemetry.BundlesScored)
 	}
 	// The cooldowns the run sat out, one after another: the judge's

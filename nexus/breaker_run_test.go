@@ -10,6 +10,7 @@ import (
 	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runs"
 )
 
 // breakerTestConfig is the default config with a breaker that decides
@@ -49,7 +50,7 @@ func TestWorkersOnAFailingModelCompleteOnTheirFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != nexus.StatusComplete || res.Telemetry.BundlesScored != res.Telemetry.BundlesPlanned {
+	if res.Status != runs.StatusComplete || res.Telemetry.BundlesScored != res.Telemetry.BundlesPlanned {
 		t.Fatalf("status %s, %d of %d bundles scored; want every bundle scored", res.Status, res.Telemetry.BundlesScored, res.Telemetry.BundlesPlanned)
 	}
 	transitions := map[string]int{}
@@ -136,7 +137,7 @@ func TestRetriedAttemptsDoNotOpenTheNexusBreaker(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the run ended: %v", err)
 	}
-	if res.Status != nexus.StatusComplete {
+	if res.Status != runs.StatusComplete {
 		t.Errorf("status %s, want complete", res.Status)
 	}
 	for _, e := range res.Events {

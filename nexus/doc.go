@@ -54,7 +54,7 @@
 // PhaseNEnd for the end of phase N, and so on (nil for kinds without one).
 // Observers switch on its type.
 // An events.jsonl line decodes back into the same typed Event
-// (json.Unmarshal), and CommittedHashes reads the seal from a run
+// (json.Unmarshal), and runs.CommittedHashes reads the seal from a run
 // directory's events. The swarm CLI's progress view, its --json stream and
 // its log, and compare's per-contender call tally are all Observers.
 package nexus

@@ -1,10 +1,8 @@
 package nexus
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"reflect"
 	"sync"
 	"time"
@@ -12,7 +10,6 @@ import (
 	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/internal/rundir"
-	"github.com/swarm-dev/swarm/internal/safeio"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -151,28 +148,4 @@ func (l *eventLog) close() error {
 	l.closeErr = l.log.Close()
 	l.log = nil
 	return l.closeErr
-}
-
-// CommittedHashes returns the sealed hash and the task hash (of the
-// decomposition) that a run recorded in its events (the "sealed" event of
-// Phase 1.5, written before any commander started). ok is false when the
-// run directory has no such event.
-func CommittedHashes(runDir string) (sealed, task string, ok bool, err error) {
-	f, _, err := safeio.Open(filepath.Join(runDir, "events.jsonl"), true)
-	if err != nil {
-		return "", "", false, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
-	for sc.Scan() {
-		var e events.Event
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Kind != events.Sealed {
-			continue
-		}
-		if d, _ := e.Data.(events.SealedData); d.SealedHash != "" {
-			return d.SealedHash, d.TaskHash, true, nil
-		}
-	}
-	return "", "", false, sc.Err()
 }

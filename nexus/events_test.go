@@ -17,7 +17,7 @@ import (
 // events.jsonl is read back into the typed form a run emitted: every line
 // decodes to its kind's payload type (none is left as events.RawData), equals the
 // event the run kept, and writes back to the same bytes. This is what
-// CommittedHashes, `swarm shadow verify` and any other reader rely on.
+// runs.CommittedHashes, `swarm shadow verify` and any other reader rely on.
 func TestEventsJSONLRoundTripsTyped(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	res, err := nexus.Run(t.Context(), missionOptions(t, dir))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/prompts"
+	"github.com/swarm-dev/swarm/runs"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -290,7 +291,7 @@ func (r *runState) writeEvidence(res *Result) {
 	}
 	f := evidenceFile(res.Bundles)
 	f.Workspace = *res.Workspace
-	_ = r.dir.WriteJSON("evidence.json", f)
+	_ = r.dir.WriteJSON(runs.EvidenceFile, f)
 	for _, o := range res.Bundles {
 		if o.checks == nil {
 			continue

@@ -11,6 +11,7 @@ import (
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/rundir"
+	"github.com/swarm-dev/swarm/runs"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -87,13 +88,13 @@ func readJSONFile(path string, v any) error {
 func verifyRunEvidence(runDir string, v workspaceVerifier) (*EvidenceReport, error) {
 	d := rundir.Dir{Path: runDir}
 	var rec EvidenceFile
-	if err := readJSONFile(d.Join("evidence.json"), &rec); err != nil {
+	if err := readJSONFile(d.Join(runs.EvidenceFile), &rec); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w", d.Join("evidence.json"), ErrNoEvidence)
+			return nil, fmt.Errorf("%s: %w", d.Join(runs.EvidenceFile), ErrNoEvidence)
 		}
 		return nil, err
 	}
-	files, _ := filepath.Glob(d.Join("bundles", "*.json"))
+	files, _ := filepath.Glob(d.Join(runs.BundlesDir, "*.json"))
 	if len(files) == 0 {
 		return nil, fmt.Errorf("%s: no bundles/*.json (is it a run directory?)", d.Path)
 	}

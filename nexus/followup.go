@@ -15,6 +15,7 @@ import (
 	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/prompts"
+	"github.com/swarm-dev/swarm/runs"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/vocab"
 )
@@ -166,8 +167,8 @@ func prepareFollowUp(o Options) (*followUpSetup, error) {
 		return nil, bad("%s has no result.json: the run never finished (resume it with --resume first)", dir)
 	case err != nil:
 		return nil, bad("%v", err)
-	case rec.Status == StatusSealed:
-		return nil, bad("%s: status sealed: the run was only sealed, it has no work to follow up", filepath.Join(dir, "result.json"))
+	case rec.Status == runs.StatusSealed:
+		return nil, bad("%s: status sealed: the run was only sealed, it has no work to follow up", filepath.Join(dir, runs.ResultFile))
 	}
 	s := &followUpSetup{info: FollowUp{PreviousDir: dir, PreviousRunID: rec.Plan.RunID}}
 	fu := &s.info
@@ -179,7 +180,7 @@ func prepareFollowUp(o Options) (*followUpSetup, error) {
 	for _, m := range prior.Missing {
 		fu.Warnings = append(fu.Warnings, "previous run "+rec.Plan.RunID+": "+m)
 	}
-	if prev, err := rundir.ReadFile(filepath.Join(dir, "mission.md")); err != nil {
+	if prev, err := rundir.ReadFile(filepath.Join(dir, runs.MissionFile)); err != nil {
 		fu.Warnings = append(fu.Warnings, fmt.Sprintf("cannot tell whether the mission changed: %v", err))
 	} else if strings.TrimSpace(string(prev)) != strings.TrimSpace(o.Mission) {
 		fu.MissionChanged = true
@@ -220,7 +221,7 @@ func newChainRun(runID, dir, status string, shadowValid bool, a *ShadowAggregate
 		c.Scored, c.Planned = a.Scored, a.Planned
 	}
 	switch {
-	case status == StatusInvalid || !shadowValid:
+	case status == runs.StatusInvalid || !shadowValid:
 		c.NoScore = "shadow scoring was invalid"
 	case a == nil || a.Scored == 0 || a.Median == nil:
 		c.NoScore = "no bundle was judged"
@@ -275,7 +276,7 @@ func readPredecessors(dir string, rec *runRecord, limit int) (chain []ChainRun, 
 // hash to the committed hash, which is the one events.jsonl recorded before
 // any commander started and the one result.json names.
 func verifyRunEnvelope(dir, resultHash string) error {
-	path := EnvelopePath(dir)
+	path := runs.EnvelopePath(dir)
 	env, err := shadow.LoadSealed(path)
 	if err != nil {
 		return err
@@ -283,11 +284,11 @@ func verifyRunEnvelope(dir, resultHash string) error {
 	if err := env.Verify(); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if err := VerifyCommitment(dir, env); err != nil {
+	if err := runs.VerifyCommitment(dir, env); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if resultHash != env.SealedHash {
-		return fmt.Errorf("%s: %w: result.json sealed_hash %s, envelope %s", filepath.Join(dir, "result.json"), shadow.ErrTampered, resultHash, env.SealedHash)
+		return fmt.Errorf("%s: %w: result.json sealed_hash %s, envelope %s", filepath.Join(dir, runs.ResultFile), shadow.ErrTampered, resultHash, env.SealedHash)
 	}
 	return nil
 }
@@ -305,13 +306,13 @@ func readPrior(dir string, rec *runRecord) (p PriorContext, distinct int, err er
 		FailedCategories: []events.CategoryCount{}, Findings: []PriorFinding{}}
 	if c.NoScore != "" {
 		p.Missing = append(p.Missing, "no Shadow Score: "+c.NoScore)
-	} else if rec.Status != StatusComplete {
+	} else if rec.Status != runs.StatusComplete {
 		p.Missing = append(p.Missing, fmt.Sprintf("status %s: its Shadow Score covers %d of %d bundles", rec.Status, c.Scored, c.Planned))
 	}
 	var judged []shadow.Report
-	if rec.Status != StatusInvalid {
-		reports, err := ReadReports(dir)
-		if err != nil && !errors.Is(err, ErrNoReports) {
+	if rec.Status != runs.StatusInvalid {
+		reports, err := runs.ReadReports(dir)
+		if err != nil && !errors.Is(err, runs.ErrNoReports) {
 			return p, 0, err
 		}
 		for _, r := range reports {
@@ -330,7 +331,7 @@ func readPrior(dir string, rec *runRecord) (p PriorContext, distinct int, err er
 			}
 		}
 	}
-	if len(judged) == 0 && rec.Status != StatusInvalid {
+	if len(judged) == 0 && rec.Status != runs.StatusInvalid {
 		p.Missing = append(p.Missing, "no judged Shadow Report (reports/*.json): no failed categories to pass on")
 	}
 	p.FailedCategories = failedCategories(judged)
@@ -519,7 +520,7 @@ func chainVelocity(chain []ChainRun) (*float64, string) {
 				reason = "no Shadow Score"
 			}
 			return nil, fmt.Sprintf("run %s (%s) has no Shadow Score: %s", c.RunID, c.Status, reason)
-		case c.Status != StatusComplete:
+		case c.Status != runs.StatusComplete:
 			return nil, fmt.Sprintf("run %s is %s (%d of %d bundles scored): velocity needs every run of the chain complete", c.RunID, c.Status, c.Scored, c.Planned)
 		}
 	}

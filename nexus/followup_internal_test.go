@@ -14,6 +14,7 @@ import (
 
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/events"
+	"github.com/swarm-dev/swarm/runs"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
@@ -21,7 +22,7 @@ func score(v float64) *float64 { return &v }
 
 func TestChainVelocity(t *testing.T) {
 	done := func(id string, s float64) ChainRun {
-		return ChainRun{RunID: id, Status: StatusComplete, ShadowScore: score(s), Scored: 5, Planned: 5}
+		return ChainRun{RunID: id, Status: runs.StatusComplete, ShadowScore: score(s), Scored: 5, Planned: 5}
 	}
 	tests := []struct {
 		name   string
@@ -35,11 +36,11 @@ func TestChainVelocity(t *testing.T) {
 		{"a perfect score in the chain is a real 0 and counts", []ChainRun{done("a", 30), done("b", 0)}, score(30), ""},
 		{"a single run has no velocity", []ChainRun{done("a", 30)}, nil, "a chain of one run"},
 		{"a run without a score: absent, never computed over a zero", []ChainRun{done("a", 50),
-			{RunID: "b", Status: StatusInterrupted, NoScore: "no bundle was judged", Planned: 5}, done("c", 10)}, nil, "run b (interrupted) has no Shadow Score: no bundle was judged"},
+			{RunID: "b", Status: runs.StatusInterrupted, NoScore: "no bundle was judged", Planned: 5}, done("c", 10)}, nil, "run b (interrupted) has no Shadow Score: no bundle was judged"},
 		{"an incomplete run's median covers fewer bundles: not comparable", []ChainRun{done("a", 50),
-			{RunID: "b", Status: StatusIncomplete, ShadowScore: score(0), Scored: 1, Planned: 5}}, nil, "run b is incomplete (1 of 5 bundles scored)"},
+			{RunID: "b", Status: runs.StatusIncomplete, ShadowScore: score(0), Scored: 1, Planned: 5}}, nil, "run b is incomplete (1 of 5 bundles scored)"},
 		{"an older run whose criteria no longer verify lost its score", []ChainRun{
-			{RunID: "a", Status: StatusComplete, NoScore: "its sealed criteria do not verify: x"}, done("b", 10)}, nil, "run a (complete) has no Shadow Score: its sealed criteria do not verify"},
+			{RunID: "a", Status: runs.StatusComplete, NoScore: "its sealed criteria do not verify: x"}, done("b", 10)}, nil, "run a (complete) has no Shadow Score: its sealed criteria do not verify"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,7 +59,7 @@ func TestChainVelocity(t *testing.T) {
 // (so no envelope is needed) following up prev ("" for none).
 func writeRecord(t *testing.T, dir, id, prev string) {
 	t.Helper()
-	rec := map[string]any{"status": StatusInterrupted, "plan": map[string]any{"run_id": id}, "shadow_valid": true,
+	rec := map[string]any{"status": runs.StatusInterrupted, "plan": map[string]any{"run_id": id}, "shadow_valid": true,
 		"shadow_aggregate": map[string]any{"median": nil, "mean": nil, "level": "none", "planned": 5, "scored": 0}}
 	if prev != "" {
 		rec["follow_up"] = map[string]any{"previous_dir": prev}
@@ -151,7 +152,7 @@ func TestReadPredecessors(t *testing.T) {
 	t.Run("an older run's score without verifiable criteria is dropped, not trusted", func(t *testing.T) {
 		root := t.TempDir()
 		a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
-		b1, _ := json.Marshal(map[string]any{"status": StatusComplete, "plan": map[string]any{"run_id": "run-a"}, "shadow_valid": true, "sealed_hash": "sha256:00",
+		b1, _ := json.Marshal(map[string]any{"status": runs.StatusComplete, "plan": map[string]any{"run_id": "run-a"}, "shadow_valid": true, "sealed_hash": "sha256:00",
 			"shadow_aggregate": map[string]any{"median": 10, "mean": 10, "level": "minor", "planned": 5, "scored": 5}})
 		os.MkdirAll(a, 0o755)
 		os.WriteFile(filepath.Join(a, "result.json"), b1, 0o644)
@@ -200,7 +201,7 @@ func TestPriorFindings(t *testing.T) {
 }
 
 func TestRenderPriorIsBoundedAndRecordsWhatItShowed(t *testing.T) {
-	p := PriorContext{RunID: "r1", Status: StatusComplete, ShadowScore: score(42.5), Level: "significant", Scored: 5, Planned: 5}
+	p := PriorContext{RunID: "r1", Status: runs.StatusComplete, ShadowScore: score(42.5), Level: "significant", Scored: 5, Planned: 5}
 	for i := range 4 { // the config's four categories
 		p.FailedCategories = append(p.FailedCategories, events.CategoryCount{Category: fmt.Sprintf("category_%d", i), Criteria: 1, Failures: 3})
 	}
@@ -230,7 +231,7 @@ func TestRenderPriorIsBoundedAndRecordsWhatItShowed(t *testing.T) {
 			t.Errorf("block lacks %q:\n%s", want, block)
 		}
 	}
-	none := PriorContext{RunID: "r2", Status: StatusInterrupted, NoScore: "no bundle was judged"}
+	none := PriorContext{RunID: "r2", Status: runs.StatusInterrupted, NoScore: "no bundle was judged"}
 	block, err = renderPrior(&none, 0)
 	if err != nil {
 		t.Fatal(err)

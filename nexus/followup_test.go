@@ -15,6 +15,7 @@ import (
 	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/runs"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/vocab"
 )
@@ -72,7 +73,7 @@ func runPrevious(t *testing.T) *nexus.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != nexus.StatusComplete || res.Aggregate.Median == nil || *res.Aggregate.Median != 50 {
+	if res.Status != runs.StatusComplete || res.Aggregate.Median == nil || *res.Aggregate.Median != 50 {
 		t.Fatalf("fixture: previous run %s (%s), median %v, want complete at 50.0", res.Status, res.Error, res.Aggregate.Median)
 	}
 	return res
@@ -95,7 +96,7 @@ func TestFollowUpPassesPriorContextAndNeverTheCriteria(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != nexus.StatusComplete {
+	if res.Status != runs.StatusComplete {
 		t.Fatalf("follow-up run %s: %s", res.Status, res.Error)
 	}
 
@@ -321,7 +322,7 @@ func TestFollowUpOfAnUnusableRunIsBadInput(t *testing.T) {
 		}, "status sealed"},
 		{"sealed criteria that no longer verify", func(t *testing.T) string {
 			d := copyRun(t, prev.Dir)
-			editJSON(t, nexus.EnvelopePath(d), func(m map[string]any) {
+			editJSON(t, runs.EnvelopePath(d), func(m map[string]any) {
 				m["criteria"].([]any)[0].(map[string]any)["expected"] = "anything at all"
 			})
 			return d

@@ -17,6 +17,7 @@ import (
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/runs"
 	"github.com/swarm-dev/swarm/vocab"
 )
 
@@ -104,13 +105,13 @@ func TestRunStatusSaysHowManyBundlesWereJudged(t *testing.T) {
 	}{
 		{"every bundle fails", "issue 9.1: this printed 'median 0.0% (perfect) over 0 bundles' and exited 0",
 			"rules: [{schema: bundle, fault: malformed_json}]\n",
-			want{nexus.StatusIncomplete, false, "none", 5, 0, 5, false, "no bundle was judged: 0 of 5 scored"}},
+			want{runs.StatusIncomplete, false, "none", 5, 0, 5, false, "no bundle was judged: 0 of 5 scored"}},
 		{"one bundle fails", "fewer judged than planned is incomplete and says k of n",
 			"rules: [{schema: bundle, match: 'You are the testing commander', fault: malformed_json}]\n",
-			want{nexus.StatusIncomplete, false, "perfect", 5, 4, 1, true, "4 of 5 scored"}},
+			want{runs.StatusIncomplete, false, "perfect", 5, 4, 1, true, "4 of 5 scored"}},
 		{"every bundle judged", "the honest run is complete: the one case with exit 0",
 			"rules: []\n",
-			want{nexus.StatusComplete, true, "perfect", 5, 5, 0, true, "(5 of 5 scored)"}},
+			want{runs.StatusComplete, true, "perfect", 5, 5, 0, true, "(5 of 5 scored)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -159,11 +160,11 @@ func TestEarlyEndingStillWritesResultJSON(t *testing.T) {
 		interrupt bool
 	}{
 		{"decomposition fails", "phase 1 failure left no result.json",
-			"rules: [{schema: decomposition, fault: malformed_json}]\n", "", nexus.StatusFailed, "1", "unparseable", false},
+			"rules: [{schema: decomposition, fault: malformed_json}]\n", "", runs.StatusFailed, "1", "unparseable", false},
 		{"seal fails", "phase 1.5 failure left no result.json",
-			"rules: [{schema: sealed_criteria, fault: malformed_json}]\n", "", nexus.StatusFailed, "1.5", "unparseable", false},
+			"rules: [{schema: sealed_criteria, fault: malformed_json}]\n", "", runs.StatusFailed, "1.5", "unparseable", false},
 		{"interrupted before sealing", "Ctrl-C before the seal left no result.json",
-			"rules: []\n", "1.5", nexus.StatusInterrupted, "1.5", "cancelled", true},
+			"rules: []\n", "1.5", runs.StatusInterrupted, "1.5", "cancelled", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -212,10 +213,10 @@ func TestTamperingMakesTheRunInvalid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != nexus.StatusInvalid || res.OK || res.Aggregate.Scored != 0 || res.Aggregate.Level != "none" {
+	if res.Status != runs.StatusInvalid || res.OK || res.Aggregate.Scored != 0 || res.Aggregate.Level != "none" {
 		t.Errorf("status %q ok %v aggregate %+v, want invalid, not ok, nothing scored", res.Status, res.OK, res.Aggregate)
 	}
-	if f := readResult(t, res.Dir); f.Status != nexus.StatusInvalid || !strings.Contains(f.Error, "invalid") {
+	if f := readResult(t, res.Dir); f.Status != runs.StatusInvalid || !strings.Contains(f.Error, "invalid") {
 		t.Errorf("result.json status %q error %q", f.Status, f.Error)
 	}
 }
@@ -265,7 +266,7 @@ func TestCostCeilingSalvagesFinishedAtoms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != nexus.StatusPartial || res.OK {
+	if res.Status != runs.StatusPartial || res.OK {
 		t.Fatalf("status %q ok %v, want partial", res.Status, res.OK)
 	}
 	salvaged := 0
@@ -300,7 +301,7 @@ func TestCostCeilingSalvagesFinishedAtoms(t *testing.T) {
 		t.Errorf("aggregate %+v, %d salvaged", a, salvaged)
 	}
 	f := readResult(t, res.Dir)
-	if f.Status != nexus.StatusPartial || !strings.Contains(f.Error, "cost ceiling") || !strings.Contains(f.Error, "4 salvaged") {
+	if f.Status != runs.StatusPartial || !strings.Contains(f.Error, "cost ceiling") || !strings.Contains(f.Error, "4 salvaged") {
 		t.Errorf("result.json status %q error %q", f.Status, f.Error)
 	}
 	md, _ := os.ReadFile(filepath.Join(res.Dir, "report.md"))
@@ -321,7 +322,7 @@ func TestCostCeilingStopsLaunchesAndTelemetrySaysSo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != nexus.StatusPartial || res.Aggregate.Level != "none" || res.Aggregate.Scored != 0 {
+	if res.Status != runs.StatusPartial || res.Aggregate.Level != "none" || res.Aggregate.Scored != 0 {
 		t.Fatalf("status %q aggregate %+v, want partial with nothing judged", res.Status, res.Aggregate)
 	}
 	for _, b := range res.Bundles {
@@ -395,7 +396,7 @@ func TestInterruptedBundlesAreCancelled(t *testing.T) {
 		t.Fatal("fixture: the interruption cut off no bundle")
 	}
 	f := readResult(t, res.Dir)
-	if f.Status != nexus.StatusInterrupted || f.FailureClass != string(nexus.ClassCancelled) || f.Phase != "4" {
+	if f.Status != runs.StatusInterrupted || f.FailureClass != string(nexus.ClassCancelled) || f.Phase != "4" {
 		t.Errorf("result.json status %q class %q phase %q", f.Status, f.FailureClass, f.Phase)
 	}
 	for _, b := range f.Bundles {

@@ -19,12 +19,10 @@ import (
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/internal/safeio"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runs"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
-
-// ManifestFile is the name of the run's manifest in its directory.
-const ManifestFile = "run.json"
 
 // ErrRunFinished is returned by Resume for a run that already finished:
 // there is nothing to do and nothing was touched. It is wrapped in a
@@ -50,79 +48,7 @@ func (e *FinishedError) Unwrap() error { return ErrRunFinished }
 // interrupted, or failed (a provider outage, a crash of a phase: the
 // answers it got are replayed and the rest asked again), or has no
 // result.json (killed) is resumable.
-var finishedStatuses = []string{StatusComplete, StatusIncomplete, StatusPartial, StatusInvalid, StatusSealed}
-
-// Manifest is run.json: what a run was started with, so that --resume can
-// start it again the same way and refuse when something changed.
-type Manifest struct {
-	SwarmVersion string `json:"swarm_version"`
-	RunID        string `json:"run_id"`
-	// Attempts is how many times the run was started (1, then one more per
-	// resume).
-	Attempts int `json:"attempts"`
-
-	Mission ManifestMission `json:"mission"`
-	Config  ManifestConfig  `json:"config"`
-
-	Provider    string              `json:"provider,omitempty"`
-	Models      map[string][]string `json:"models,omitempty"`
-	Fallbacks   map[string][]string `json:"fallbacks,omitempty"`
-	Scale       string              `json:"scale,omitempty"`
-	Personality string              `json:"personality,omitempty"`
-	Seed        *int64              `json:"seed,omitempty"`
-	Replays     int                 `json:"replays,omitempty"`
-	FileScope   []string            `json:"file_scope,omitempty"`
-
-	Workspace   *ManifestWorkspace `json:"workspace,omitempty"`
-	GroundTruth *ManifestFileHash  `json:"ground_truth,omitempty"`
-	// FollowUp is the previous run directory of a follow-up run (issue 12
-	// part D: Options.FollowUp); empty otherwise.
-	FollowUp string `json:"follow_up,omitempty"`
-}
-
-// ManifestMission is the mission a run was started with: its file (Path,
-// absolute) or, for a mission from stdin or --mission, its Text; and the
-// SHA-256 of the text as given (front matter included).
-type ManifestMission struct {
-	Path   string `json:"path,omitempty"`
-	Text   string `json:"text,omitempty"`
-	Name   string `json:"name"`
-	Dir    string `json:"dir,omitempty"` // front matter paths are relative to it
-	SHA256 string `json:"sha256"`
-}
-
-// ManifestConfig is the configuration: its file (absolute path, "" for the
-// embedded config.yml) and file hash, the SHA-256 of the effective
-// configuration (config.effective.yml) and the Shadow Score Spec version
-// (--spec overrides the file's, so resume applies it again).
-type ManifestConfig struct {
-	Path            string `json:"path,omitempty"`
-	FileSHA256      string `json:"file_sha256,omitempty"`
-	EffectiveSHA256 string `json:"effective_sha256"`
-	Spec            string `json:"spec,omitempty"`
-}
-
-// ManifestWorkspace is the workspace: its directory, its fingerprint when
-// the run opened (git HEAD and dirty state when it is a checkout) and the
-// fingerprint of every file in it (treeHash): TreeHash covers the first
-// maxTreeWalk files, by content while they stay within maxTreeFiles files
-// and maxTreeBytes bytes (and a file within maxTreeFileBytes), by size,
-// times and inode beyond (TreeByStat counts those); TreeTruncated says
-// there were more files than it covers, so a change cannot be ruled out.
-type ManifestWorkspace struct {
-	Dir           string                `json:"dir"`
-	Fingerprint   workspace.Fingerprint `json:"fingerprint"`
-	TreeHash      string                `json:"tree_hash,omitempty"`
-	TreeFiles     int                   `json:"tree_files"`
-	TreeByStat    int                   `json:"tree_by_stat,omitempty"`
-	TreeTruncated bool                  `json:"tree_truncated,omitempty"`
-}
-
-// ManifestFileHash is a file and the SHA-256 of its content.
-type ManifestFileHash struct {
-	Path   string `json:"path"`
-	SHA256 string `json:"sha256"`
-}
+var finishedStatuses = []string{runs.StatusComplete, runs.StatusIncomplete, runs.StatusPartial, runs.StatusInvalid, runs.StatusSealed}
 
 // The workspace fingerprint's bounds (variables so tests can lower them).
 var (
@@ -167,7 +93,7 @@ func absPath(p string) string {
 	return p
 }
 
-// treeSum is a workspace's fingerprint (see ManifestWorkspace).
+// treeSum is a workspace's fingerprint (see runs.ManifestWorkspace).
 type treeSum struct {
 	Hash      string
 	Files     int  // regular files fingerprinted
@@ -299,9 +225,9 @@ func parseRefMap(field string, m map[string][]string) (map[string][]providers.Re
 
 // manifestFor is the manifest of a run of o (resolved by Prepare) whose
 // mission text as given hashes to missionSHA, reading ws (nil: none).
-func manifestFor(o Options, missionRaw string, ws *workspace.FS) (*Manifest, error) {
-	mf := &Manifest{SwarmVersion: swarmVersion(), Attempts: 1,
-		Mission:  ManifestMission{Path: absPath(o.MissionPath), Name: o.MissionName, Dir: absPath(o.MissionDir), SHA256: sha256Hex([]byte(missionRaw))},
+func manifestFor(o Options, missionRaw string, ws *workspace.FS) (*runs.Manifest, error) {
+	mf := &runs.Manifest{SwarmVersion: swarmVersion(), Attempts: 1,
+		Mission:  runs.ManifestMission{Path: absPath(o.MissionPath), Name: o.MissionName, Dir: absPath(o.MissionDir), SHA256: sha256Hex([]byte(missionRaw))},
 		Provider: "", Models: refStrings(o.Models), Fallbacks: refStrings(o.Fallbacks), Scale: o.Scale, Personality: o.Personality,
 		Seed: o.Seed, Replays: o.Replays, FileScope: o.FileScope, FollowUp: absPath(o.FollowUp)}
 	if !o.Provider.IsZero() {
@@ -327,7 +253,7 @@ func manifestFor(o Options, missionRaw string, ws *workspace.FS) (*Manifest, err
 		mf.Config.FileSHA256 = h
 	}
 	if o.Workspace != "" {
-		w := &ManifestWorkspace{Dir: absPath(o.Workspace)}
+		w := &runs.ManifestWorkspace{Dir: absPath(o.Workspace)}
 		if ws != nil {
 			w.Fingerprint = ws.Fingerprint()
 		}
@@ -343,14 +269,14 @@ func manifestFor(o Options, missionRaw string, ws *workspace.FS) (*Manifest, err
 		if err != nil {
 			return nil, fmt.Errorf("%w: ground truth %s: %w", config.ErrBadInput, o.GroundTruth, err)
 		}
-		mf.GroundTruth = &ManifestFileHash{Path: absPath(o.GroundTruth), SHA256: h}
+		mf.GroundTruth = &runs.ManifestFileHash{Path: absPath(o.GroundTruth), SHA256: h}
 	}
 	return mf, nil
 }
 
-// changes lists what differs between the manifest a run was started with
+// manifestChanges lists what differs between the manifest a run was started with
 // (was) and the one it would be started with now (now), for a user.
-func (was *Manifest) changes(now *Manifest) []string {
+func manifestChanges(was, now *runs.Manifest) []string {
 	var out []string
 	if was.Mission.SHA256 != now.Mission.SHA256 {
 		out = append(out, "mission text ("+orStdin(was.Mission.Path)+")")
@@ -392,7 +318,7 @@ func (was *Manifest) changes(now *Manifest) []string {
 
 // configChange says how the configuration a run was started with (was)
 // differs from the one it is resumed with (now), "" when it does not.
-func configChange(was, now ManifestConfig) string {
+func configChange(was, now runs.ManifestConfig) string {
 	switch {
 	case was.FileSHA256 != now.FileSHA256:
 		// Resume never loads the config run.json names (a directory handed
@@ -409,7 +335,7 @@ func configChange(was, now ManifestConfig) string {
 
 // configHash is how a manifest's config is named: its file's hash, or the
 // effective configuration's for the embedded one.
-func configHash(c ManifestConfig) string {
+func configHash(c runs.ManifestConfig) string {
 	if c.FileSHA256 != "" {
 		return c.FileSHA256
 	}
@@ -430,33 +356,10 @@ func orEmbedded(p string) string {
 	return p
 }
 
-// ReadManifest reads a run directory's run.json.
-func ReadManifest(dir string) (*Manifest, error) {
-	path := filepath.Join(dir, ManifestFile)
-	b, err := rundir.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		if _, serr := os.Stat(dir); serr != nil {
-			return nil, fmt.Errorf("%w: --resume %s: %w", config.ErrBadInput, dir, serr)
-		}
-		return nil, fmt.Errorf("%w: --resume %s: no %s: not a run directory, or one written by a swarm without resume", config.ErrBadInput, dir, ManifestFile)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", config.ErrBadInput, err)
-	}
-	var mf Manifest
-	if err := json.Unmarshal(b, &mf); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", config.ErrBadInput, path, err)
-	}
-	if mf.Attempts < 1 || mf.Mission.SHA256 == "" {
-		return nil, fmt.Errorf("%w: %s: not a run manifest (no attempts or mission hash)", config.ErrBadInput, path)
-	}
-	return &mf, nil
-}
-
 // finishedStatus reads the status of dir's result.json ("" when there is
 // none) and says whether it is a finished run's.
 func finishedStatus(dir string) (string, bool, error) {
-	b, err := rundir.ReadFile(filepath.Join(dir, "result.json"))
+	b, err := rundir.ReadFile(filepath.Join(dir, runs.ResultFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return "", false, nil
 	}
@@ -505,8 +408,8 @@ type ResumeOptions struct {
 
 // resumeState is what a resumed mission carries from Resume to open.
 type resumeState struct {
-	was     *Manifest
-	now     *Manifest // what the run is started with now: open writes it as run.json
+	was     *runs.Manifest
+	now     *runs.Manifest // what the run is started with now: open writes it as run.json
 	changed []string
 	lock    *rundir.Lock // held from Resume to the end of the run
 	journal journalOpen  // how open verifies and signs the journal
@@ -521,7 +424,7 @@ type resumeState struct {
 // changed mission, config, workspace or ground truth is refused
 // (ErrResumeChanged, ErrBadInput) unless ro.Force.
 func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error) {
-	mf, err := ReadManifest(dir)
+	mf, err := runs.ReadManifest(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -553,7 +456,7 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error
 	if err := checkJournal(dir, jo); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", config.ErrBadInput, dir, err)
 	}
-	o, err := mf.options(dir, ro)
+	o, err := manifestOptions(mf, dir, ro)
 	if err != nil {
 		return nil, err
 	}
@@ -561,7 +464,7 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error
 	// it: a mismatch is named at once (it is also among the changes below
 	// when forced).
 	if !ro.Force {
-		user := ManifestConfig{Path: absPath(ro.ConfigPath)}
+		user := runs.ManifestConfig{Path: absPath(ro.ConfigPath)}
 		if ro.ConfigPath != "" {
 			if user.FileSHA256, err = fileSHA256(ro.ConfigPath); err != nil {
 				return nil, fmt.Errorf("%w: --config %s: %w", config.ErrBadInput, ro.ConfigPath, err)
@@ -596,7 +499,7 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error
 		return nil, err
 	}
 	now.Attempts, now.RunID = mf.Attempts, mf.RunID
-	changed := mf.changes(now)
+	changed := manifestChanges(mf, now)
 	if len(changed) > 0 && !ro.Force {
 		return nil, fmt.Errorf("%w: %w: resume of %s refused: %s changed since the run started (pass --force to resume anyway)",
 			config.ErrBadInput, ErrResumeChanged, dir, strings.Join(changed, "; "))
@@ -609,7 +512,7 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error
 // checkJournal reads dir's journal (when it has one) without changing it
 // and verifies every record as a resume would.
 func checkJournal(dir string, jo journalOpen) error {
-	path := filepath.Join(dir, JournalFile)
+	path := filepath.Join(dir, runs.JournalFile)
 	f, _, err := safeio.Open(path, true)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -618,12 +521,12 @@ func checkJournal(dir string, jo journalOpen) error {
 		return err
 	}
 	defer f.Close()
-	_, _, _, err = scanJournal(f, JournalFile, jo.verifier(), nil)
+	_, _, _, err = scanJournal(f, runs.JournalFile, jo.verifier(), nil)
 	return err
 }
 
-// options rebuilds the Options a run was started with.
-func (mf *Manifest) options(dir string, ro ResumeOptions) (Options, error) {
+// manifestOptions rebuilds the Options a run was started with.
+func manifestOptions(mf *runs.Manifest, dir string, ro ResumeOptions) (Options, error) {
 	if ro.Registry == nil {
 		return Options{}, fmt.Errorf("%w: no provider registry", config.ErrBadInput)
 	}
@@ -647,14 +550,14 @@ func (mf *Manifest) options(dir string, ro ResumeOptions) (Options, error) {
 	var err error
 	if o.Provider.Kind == "" && mf.Provider != "" {
 		if o.Provider, err = providers.ParseRef(mf.Provider); err != nil {
-			return o, fmt.Errorf("%w: %s: provider: %w", config.ErrBadInput, ManifestFile, err)
+			return o, fmt.Errorf("%w: %s: provider: %w", config.ErrBadInput, runs.ManifestFile, err)
 		}
 	}
 	if o.Models, err = parseRefMap("models", mf.Models); err != nil {
-		return o, fmt.Errorf("%w: %s: %w", config.ErrBadInput, ManifestFile, err)
+		return o, fmt.Errorf("%w: %s: %w", config.ErrBadInput, runs.ManifestFile, err)
 	}
 	if o.Fallbacks, err = parseRefMap("fallbacks", mf.Fallbacks); err != nil {
-		return o, fmt.Errorf("%w: %s: %w", config.ErrBadInput, ManifestFile, err)
+		return o, fmt.Errorf("%w: %s: %w", config.ErrBadInput, runs.ManifestFile, err)
 	}
 	if mf.Workspace != nil {
 		o.Workspace = mf.Workspace.Dir
@@ -675,7 +578,7 @@ func (mf *Manifest) options(dir string, ro ResumeOptions) (Options, error) {
 		case shadow.SpecV1, shadow.SpecV2:
 			cfg.ShadowScoring.SpecVersion = mf.Config.Spec
 		default:
-			return o, fmt.Errorf("%w: %s: config.spec %q: want %s or %s", config.ErrBadInput, ManifestFile, mf.Config.Spec, shadow.SpecV2, shadow.SpecV1)
+			return o, fmt.Errorf("%w: %s: config.spec %q: want %s or %s", config.ErrBadInput, runs.ManifestFile, mf.Config.Spec, shadow.SpecV2, shadow.SpecV1)
 		}
 		o.Config = cfg
 	}
@@ -755,9 +658,9 @@ var ErrResumeMismatch = errors.New("resumed run does not match the stored run")
 // under attempts/N/, removes the files the run writes again and returns
 // the resume record. mf (what the run is started with now) replaces
 // run.json with the attempt counted.
-func (m *Mission) reopen(path string, mf *Manifest) (rundir.Dir, *ResumeInfo, error) {
+func (m *Mission) reopen(path string, mf *runs.Manifest) (rundir.Dir, *ResumeInfo, error) {
 	rs := m.resume
-	envPath := filepath.Join(path, "sealed", "envelope.json")
+	envPath := filepath.Join(path, runs.SealedDir, runs.EnvelopeFile)
 	env, raw, err := loadStoredEnvelope(envPath)
 	if err != nil {
 		return rundir.Dir{}, nil, fmt.Errorf("%w: resume: %w", config.ErrBadInput, err)
@@ -773,7 +676,7 @@ func (m *Mission) reopen(path string, mf *Manifest) (rundir.Dir, *ResumeInfo, er
 		return rundir.Dir{}, nil, err
 	}
 	if env != nil {
-		if err := dir.WriteFile(filepath.Join("sealed", fmt.Sprintf("envelope.attempt-%d.json", prev)), raw, 0o600); err != nil {
+		if err := dir.WriteFile(filepath.Join(runs.SealedDir, fmt.Sprintf("envelope.attempt-%d.json", prev)), raw, 0o600); err != nil {
 			return rundir.Dir{}, nil, err
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/builtin"
 	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/runs"
 	"github.com/swarm-dev/swarm/vocab"
 )
 
@@ -64,7 +65,7 @@ func prepareResumeRun(t *testing.T, mission, configPath, out string, edit func(*
 
 func journalKeys(t *testing.T, dir string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, nexus.JournalFile))
+	b, err := os.ReadFile(filepath.Join(dir, runs.JournalFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestSameSeedSameRequestsWhateverTheArrivalOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Status != nexus.StatusComplete {
+		if res.Status != runs.StatusComplete {
 			t.Fatalf("run %s: %s", res.Status, res.Error)
 		}
 		if want := 3*len(domains) - 1; len(order.seen) != want {
@@ -219,13 +220,13 @@ func TestResumeFinishedRunChangesNothing(t *testing.T) {
 	mission, config := resumeFixture(t)
 	out := filepath.Join(t.TempDir(), "run")
 	res, err := prepareResumeRun(t, mission, config, out, nil).Run(t.Context())
-	if err != nil || res.Status != nexus.StatusComplete {
+	if err != nil || res.Status != runs.StatusComplete {
 		t.Fatalf("run: %v %v", err, res)
 	}
 	before := snapshot(t, out)
 	m, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: config})
 	var fin *nexus.FinishedError
-	if !errors.As(err, &fin) || !errors.Is(err, nexus.ErrRunFinished) || fin.Status != nexus.StatusComplete || m != nil {
+	if !errors.As(err, &fin) || !errors.Is(err, nexus.ErrRunFinished) || fin.Status != runs.StatusComplete || m != nil {
 		t.Fatalf("Resume = %v, %v; want a FinishedError with status complete", m, err)
 	}
 	if want := "run already finished (status complete); nothing to do"; err.Error() != want {
@@ -340,7 +341,7 @@ func TestResumeAfterInterruptionReplaysAndMatches(t *testing.T) {
 	defer cancel()
 	stopAfter := cancelAfter(want.Telemetry.Calls/2, cancel)
 	got, err := prepareResumeRun(t, mission, config, out, nil, nexus.WithProviderWrap(stopAfter)).Run(ctx)
-	if !errors.Is(err, nexus.ErrInterrupted) || got.Status != nexus.StatusInterrupted {
+	if !errors.Is(err, nexus.ErrInterrupted) || got.Status != runs.StatusInterrupted {
 		t.Fatalf("interrupted run: %v, status %s", err, got.Status)
 	}
 	journaled := len(journalKeys(t, out))
@@ -416,7 +417,7 @@ func TestResumeWithAnotherStoredEnvelopeFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := m.Run(t.Context())
-	if !errors.Is(err, nexus.ErrResumeMismatch) || res.Status != nexus.StatusFailed {
+	if !errors.Is(err, nexus.ErrResumeMismatch) || res.Status != runs.StatusFailed {
 		t.Fatalf("Run: %v (status %s), want ErrResumeMismatch and a failed run", err, res.Status)
 	}
 	if _, err := os.Stat(filepath.Join(out, "sealed", "envelope.attempt-1.json")); err != nil {
@@ -447,7 +448,7 @@ func TestResumeRefusesADamagedJournal(t *testing.T) {
 	if err := os.Remove(filepath.Join(out, "result.json")); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(out, nexus.JournalFile)
+	path := filepath.Join(out, runs.JournalFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runs"
 )
 
 // A log on a device that is always full (/dev/full: every write fails with
@@ -43,7 +44,7 @@ func TestEventLogOnDevFullReportsNoSpace(t *testing.T) {
 // appended: a resume must not find answers after a missing one. Main went
 // on and appended after the torn record.
 func TestJournalAppendFailureStopsTheRun(t *testing.T) {
-	path := filepath.Join(t.TempDir(), JournalFile)
+	path := filepath.Join(t.TempDir(), runs.JournalFile)
 	j, _, err := openJournal(path, testOpen)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runs"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
@@ -66,7 +67,7 @@ func (s *Sealed) Hash() string { return s.Envelope.SealedHash }
 // mission can be reused after the process that sealed it ended (compare
 // --resume).
 func LoadSealed(runDir string) (*Sealed, error) {
-	envPath := EnvelopePath(runDir)
+	envPath := runs.EnvelopePath(runDir)
 	env, err := shadow.LoadSealed(envPath)
 	if err != nil {
 		return nil, err
@@ -75,7 +76,7 @@ func LoadSealed(runDir string) (*Sealed, error) {
 		return nil, fmt.Errorf("stored envelope %s: %w", envPath, err)
 	}
 	var dec Decomposition
-	decPath := filepath.Join(runDir, "decomposition.json")
+	decPath := filepath.Join(runDir, runs.DecompositionFile)
 	b, err := rundir.ReadFile(decPath)
 	if err != nil {
 		return nil, err
@@ -303,7 +304,7 @@ func (m *Mission) open() error {
 			closeWorkspace(ws)
 		}
 	}()
-	var mf *Manifest
+	var mf *runs.Manifest
 	if m.resume != nil {
 		mf = m.resume.now // Resume made it (workspace tree hash included) from these options
 	} else if mf, err = manifestFor(o, m.missionRaw, ws); err != nil {
@@ -357,22 +358,22 @@ func (m *Mission) open() error {
 	}
 	// Every key the config names is scrubbed from the first file on.
 	providers.AddSecrets(configuredSecrets(o.Config, o.Registry)...)
-	if err := dir.WriteJSON(ManifestFile, mf); err != nil {
+	if err := dir.WriteJSON(runs.ManifestFile, mf); err != nil {
 		return fmt.Errorf("%w: %w", ErrWrite, err)
 	}
-	jr, load, err := openJournal(dir.Join(JournalFile), jo)
+	jr, load, err := openJournal(dir.Join(runs.JournalFile), jo)
 	if err != nil {
 		if errors.Is(err, ErrJournal) {
 			err = fmt.Errorf("%w: %w", config.ErrBadInput, err)
 		}
 		return err
 	}
-	evlog, err := newEventLog(dir.Join("events.jsonl"), now, o.KeepEvents, m.observers...)
+	evlog, err := newEventLog(dir.Join(runs.EventsFile), now, o.KeepEvents, m.observers...)
 	if err != nil {
 		jr.close()
 		return err
 	}
-	transcripts, err := newTranscriptLog(dir.Join("transcripts.jsonl"), o.KeepPrompts)
+	transcripts, err := newTranscriptLog(dir.Join(runs.TranscriptsFile), o.KeepPrompts)
 	if err != nil {
 		jr.close()
 		evlog.close()
@@ -396,12 +397,12 @@ func (m *Mission) open() error {
 		r.pool.scaleCall = scale.Timeouts.Call
 	}
 	r.meter.noteLaunch(commanders.RoleNexus, "nexus")
-	if err := dir.WriteFile("mission.md", []byte(strings.TrimSpace(o.Mission)+"\n"), 0o644); err != nil {
+	if err := dir.WriteFile(runs.MissionFile, []byte(strings.TrimSpace(o.Mission)+"\n"), 0o644); err != nil {
 		rec.close()
 		return fmt.Errorf("%w: %w", ErrWrite, err)
 	}
 	if eff, err := cfg.Effective(); err == nil {
-		if err := dir.WriteFile("config.effective.yml", eff, 0o644); err != nil {
+		if err := dir.WriteFile(runs.EffectiveConfigFile, eff, 0o644); err != nil {
 			rec.close()
 			return fmt.Errorf("%w: %w", ErrWrite, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runs"
 	"github.com/swarm-dev/swarm/vocab"
 )
 
@@ -232,7 +233,7 @@ func (r *runState) decompose(ctx context.Context) (Decomposition, error) {
 	if err := dec.normalise(p.Domains); err != nil {
 		return Decomposition{}, fmt.Errorf("phase 1 decomposition: %w", err)
 	}
-	_ = r.dir.WriteJSON("decomposition.json", dec)
+	_ = r.dir.WriteJSON(runs.DecompositionFile, dec)
 	r.rec.leave(events.Phase1, events.Phase1End{Domains: len(dec.Domains), Aspects: len(dec.Aspects)})
 	return dec, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/swarm-dev/swarm/internal/stats"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runs"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -26,23 +27,23 @@ func (r *runState) writeFinal(res *Result) {
 		// makes result.json say failed, never complete: the record is not
 		// whole, and a resume (which leaves a finished run alone) may
 		// write it again.
-		if werr := r.writeFailure(false); werr != nil && res.Status != StatusFailed {
-			res.OK, res.Status, res.Error, res.FailureClass = false, StatusFailed, werr.Error(), providers.ClassOf(werr)
+		if werr := r.writeFailure(false); werr != nil && res.Status != runs.StatusFailed {
+			res.OK, res.Status, res.Error, res.FailureClass = false, runs.StatusFailed, werr.Error(), providers.ClassOf(werr)
 		}
-		_ = r.dir.WriteJSON("telemetry.json", res.Telemetry)
-		_ = r.dir.WriteJSON("result.json", res)
+		_ = r.dir.WriteJSON(runs.TelemetryFile, res.Telemetry)
+		_ = r.dir.WriteJSON(runs.ResultFile, res)
 	}()
-	if res.Status == StatusSealed {
+	if res.Status == runs.StatusSealed {
 		return
 	}
 	if r.sb != nil && !r.sbDone {
 		r.sbDone = true
 		rep := r.sb.finish(res, r.plan.Hardening.Threshold, r.rec.phase())
-		res.Sandbox = rep
-		_ = r.dir.WriteJSON("sandbox.json", rep)
+		res.Sandbox = &rep
+		_ = r.dir.WriteJSON(runs.SandboxFile, rep)
 	}
 	r.writeEvidence(res)
-	_ = r.dir.WriteFile("report.md", []byte(r.actionReport(res)), 0o644)
+	_ = r.dir.WriteFile(runs.ReportFile, []byte(r.actionReport(res)), 0o644)
 	r.writeExports(res)
 }
 

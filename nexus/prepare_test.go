@@ -12,6 +12,7 @@ import (
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/runs"
 )
 
 func missionOptions(t *testing.T, dir string) nexus.Options {
@@ -65,7 +66,7 @@ func TestSealThenRunEqualsRun(t *testing.T) {
 	if d := cmp.Diff(callsBySchema(one), callsBySchema(two)); d != "" {
 		t.Errorf("calls differ (-Run +Seal/Run):\n%s", d)
 	}
-	if two.Status != nexus.StatusComplete {
+	if two.Status != runs.StatusComplete {
 		t.Errorf("status %s: %s", two.Status, two.Error)
 	}
 }
@@ -86,7 +87,7 @@ func TestRunSealedSharesOneEnvelope(t *testing.T) {
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if f := readResult(t, filepath.Join(base, "seal")); f.Status != nexus.StatusSealed {
+	if f := readResult(t, filepath.Join(base, "seal")); f.Status != runs.StatusSealed {
 		t.Errorf("sealing mission: status %q, want sealed", f.Status)
 	}
 	for _, persona := range []string{"mock:honest", "mock:sloppy"} {

@@ -14,6 +14,7 @@ import (
 	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runs"
 	"github.com/swarm-dev/swarm/vocab"
 )
 
@@ -200,7 +201,7 @@ func TestLadderDegradedBundleIsNeverASuccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.OK || res.Status != nexus.StatusIncomplete || res.Aggregate.Degraded != 1 || !strings.Contains(res.Error, "1 of 5 bundles degraded") {
+	if res.OK || res.Status != runs.StatusIncomplete || res.Aggregate.Degraded != 1 || !strings.Contains(res.Error, "1 of 5 bundles degraded") {
 		t.Errorf("run ok %v status %q aggregate %+v error %q: want incomplete with one bundle degraded", res.OK, res.Status, res.Aggregate, res.Error)
 	}
 	steps, _ := ladderOf(res, commanders.UnitBundle)

@@ -10,6 +10,7 @@ import (
 	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runs"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
@@ -24,7 +25,7 @@ var reportTemplate = template.Must(template.ParseFS(reportTemplateFS, "templates
 // own Markdown, when the run had a sandbox.
 func (r *runState) actionReport(res *Result) string {
 	var sandbox string
-	if s, ok := res.Sandbox.(interface{ Markdown() string }); ok {
+	if s := res.Sandbox; s != nil {
 		sandbox = s.Markdown()
 	}
 	return renderActionReport(r.plan, res, reportInputs{Sandbox: sandbox, MajorityThreshold: r.cfg.Consensus.MajorityThreshold})
@@ -169,10 +170,10 @@ func newReportView(p Plan, res *Result, in reportInputs) reportView {
 		v.PromptCache = fmt.Sprintf("%d of %d calls read input from it", t.PromptCacheHits, t.Calls)
 	}
 	switch res.Status {
-	case StatusInterrupted, StatusFailed, StatusInvalid, StatusPartial, StatusIncomplete:
+	case runs.StatusInterrupted, runs.StatusFailed, runs.StatusInvalid, runs.StatusPartial, runs.StatusIncomplete:
 		v.Banner = &bannerView{Status: res.Status, Phase: string(res.Phase), FailureClass: res.FailureClass, Error: res.Error,
 			Counts: a.counts(), ShadowReason: res.ShadowReason, Planned: a.Planned}
-		if res.Status == StatusFailed {
+		if res.Status == runs.StatusFailed {
 			v.Banner.Error = oneLine(res.Error)
 		}
 	}
@@ -181,7 +182,7 @@ func newReportView(p Plan, res *Result, in reportInputs) reportView {
 		v.Advisory = p.advisoryReason()
 		v.Score = &scoreView{Median: fmt.Sprintf("%.1f", *a.Median), Mean: fmt.Sprintf("%.1f", *a.Mean),
 			Indicator: shadow.Level(a.Level).Indicator(), Scored: a.Scored, Planned: a.Planned}
-	case res.Status != StatusInvalid:
+	case res.Status != runs.StatusInvalid:
 		v.NoScore = a.counts()
 	}
 	if s := res.Synthesis; s != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/golden"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runs"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -73,7 +74,7 @@ func TestActionReportVariants(t *testing.T) {
 	}{{
 		name: "complete",
 		why:  "every section filled: synthesis with risks, lists and conflicts, a warned, a hardened and a salvaged bundle, the sandbox part and a failure table",
-		res: &Result{Status: StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
+		res: &Result{Status: runs.StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
 			Aggregate: ShadowAggregate{Median: fp(20), Mean: fp(21.25), Level: string(shadow.LevelModerate), Planned: 3, Scored: 3},
 			Synthesis: fullSynthesis(),
 			Bundles: []*BundleOutcome{
@@ -90,7 +91,7 @@ func TestActionReportVariants(t *testing.T) {
 	}, {
 		name: "failed",
 		why:  "a failed run: the banner with its class and the error on one line, no synthesis, a failed bundle row, no sandbox",
-		res: &Result{Status: StatusFailed, Phase: "3", FailureClass: "auth", Error: "provider said:\n  401   unauthorized",
+		res: &Result{Status: runs.StatusFailed, Phase: "3", FailureClass: "auth", Error: "provider said:\n  401   unauthorized",
 			ShadowValid: true, SealedHash: "sha256:abc",
 			Aggregate: ShadowAggregate{Level: "none", Planned: 2, Failed: 2},
 			Bundles: []*BundleOutcome{{ID: "security", Model: "openai:gpt-4.1", Failed: true, FailureClass: "auth", Tier: TierUnique},
@@ -99,7 +100,7 @@ func TestActionReportVariants(t *testing.T) {
 	}, {
 		name: "interrupted",
 		why:  "Ctrl-C: the partial-run banner names the phase and what was scored",
-		res: &Result{Status: StatusInterrupted, Phase: "5", ShadowValid: true,
+		res: &Result{Status: runs.StatusInterrupted, Phase: "5", ShadowValid: true,
 			Aggregate: ShadowAggregate{Median: fp(0), Mean: fp(0), Level: string(shadow.LevelPerfect), Planned: 2, Scored: 1, Unjudged: 1},
 			Bundles: []*BundleOutcome{judged("security", "mock:honest", 0, 0, shadow.ActionProceed, 0, false),
 				{ID: "testing", Model: "mock:honest", Review: MetaReview{Score: 0.5}, Tier: TierMajority}},
@@ -107,7 +108,7 @@ func TestActionReportVariants(t *testing.T) {
 	}, {
 		name: "invalid",
 		why:  "shadow scoring invalid: no Shadow Score row at all, the invalid banner in the metrics and in the shadow results, and no recommendation (nothing passed a gate)",
-		res: &Result{Status: StatusInvalid, ShadowReason: "criteria hash mismatch", SealedHash: "sha256:abc",
+		res: &Result{Status: runs.StatusInvalid, ShadowReason: "criteria hash mismatch", SealedHash: "sha256:abc",
 			Aggregate: ShadowAggregate{Level: "none", Planned: 2, Unjudged: 2},
 			Synthesis: &Synthesis{TopAction: "Do it."},
 			// Not judged while shadow scoring is on: no gate decision, so
@@ -119,7 +120,7 @@ func TestActionReportVariants(t *testing.T) {
 	}, {
 		name: "cost-ceiling",
 		why:  "the cost ceiling stopped the run: the partial banner and a salvaged bundle",
-		res: &Result{Status: StatusPartial, Error: "stopped by the cost ceiling: 1 of 2 scored (1 salvaged from finished atoms)", ShadowValid: true,
+		res: &Result{Status: runs.StatusPartial, Error: "stopped by the cost ceiling: 1 of 2 scored (1 salvaged from finished atoms)", ShadowValid: true,
 			Aggregate: ShadowAggregate{Median: fp(50), Mean: fp(50), Level: string(shadow.LevelSignificant), Planned: 2, Scored: 1, Failed: 1, Salvaged: 1},
 			Bundles: []*BundleOutcome{func() *BundleOutcome {
 				o := judged("security", "mock:honest", 50, 50, shadow.ActionQuarantine, 0, false) // quarantined: never in synthesis
@@ -130,7 +131,7 @@ func TestActionReportVariants(t *testing.T) {
 	}, {
 		name: "incomplete-k-of-n",
 		why:  "fewer bundles judged than planned: the score row says k of n scored",
-		res: &Result{Status: StatusIncomplete, Error: "fewer bundles judged than planned: 1 of 3 scored", ShadowValid: true,
+		res: &Result{Status: runs.StatusIncomplete, Error: "fewer bundles judged than planned: 1 of 3 scored", ShadowValid: true,
 			Aggregate: ShadowAggregate{Median: fp(12.5), Mean: fp(12.5), Level: string(shadow.LevelMinor), Planned: 3, Scored: 1, Failed: 2},
 			Synthesis: &Synthesis{TopAction: "Ship.", Summary: ""},
 			Bundles:   []*BundleOutcome{judged("security", "mock:honest", 12.5, 12.5, shadow.ActionProceed, 0, true)},
@@ -138,7 +139,7 @@ func TestActionReportVariants(t *testing.T) {
 	}, {
 		name: "incomplete-none-scored",
 		why:  "nothing judged with valid shadow scoring: the score row says none and why, never 0%",
-		res: &Result{Status: StatusIncomplete, Error: "no bundle was judged: 0 of 2 scored", ShadowValid: true,
+		res: &Result{Status: runs.StatusIncomplete, Error: "no bundle was judged: 0 of 2 scored", ShadowValid: true,
 			Aggregate: ShadowAggregate{Level: "none", Planned: 2, Unjudged: 2},
 			Bundles: []*BundleOutcome{{ID: "security", Model: "mock:honest", Tier: TierUnique},
 				{ID: "testing", Model: "mock:honest", Tier: TierUnique}},
@@ -146,7 +147,7 @@ func TestActionReportVariants(t *testing.T) {
 	}, {
 		name: "shadow-off",
 		why:  "shadow_scoring.enabled: false, every bundle delivered: a complete run whose shadow results say scoring is off (not invalid), the score row says none, the cards say no gate checked them",
-		res: &Result{Status: StatusComplete, ShadowReason: ShadowOff,
+		res: &Result{Status: runs.StatusComplete, ShadowReason: ShadowOff,
 			Aggregate: ShadowAggregate{Level: "none", Planned: 1, Unjudged: 1},
 			Synthesis: &Synthesis{TopAction: "Ship."},
 			Bundles:   []*BundleOutcome{{ID: "security", Model: "mock:honest", Review: MetaReview{Score: 0.9}, Tier: TierConsensus, FormulaScore: 0.91, InSynthesis: true}},
@@ -155,7 +156,7 @@ func TestActionReportVariants(t *testing.T) {
 	}, {
 		name: "table-breaking-text",
 		why:  "text from users and models goes in as it is (pipes, backticks, newlines outside oneLine): pins today's lack of escaping so a template cannot change it silently",
-		res: &Result{Status: StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
+		res: &Result{Status: runs.StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
 			Aggregate: ShadowAggregate{Median: fp(0), Mean: fp(0), Level: string(shadow.LevelPerfect), Planned: 1, Scored: 1},
 			Synthesis: &Synthesis{TopAction: "Use `a|b`\nthen *c*", Summary: "line one\nline two",
 				Risks:     []Risk{{Domain: "sec|urity", Level: "hi|gh", Note: "a | b"}},
@@ -221,7 +222,7 @@ func workspaceResult() *Result {
 	}
 	c := workspace.Counts{Cited: 4, Verified: 2, Unverifiable: 1, Fabricated: 1}
 	o.Evidence = &c
-	return &Result{Status: StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
+	return &Result{Status: runs.StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
 		Aggregate: ShadowAggregate{Median: fp(0), Mean: fp(0), Level: string(shadow.LevelPerfect), Planned: 1, Scored: 1},
 		Bundles:   []*BundleOutcome{o},
 		Workspace: &WorkspaceInfo{Dir: "examples/workspaces/shop"},
@@ -318,7 +319,7 @@ func workspaceRunResult() *Result {
 			{Agent: "worker-security-02", Role: "worker", Tool: "grep", Pattern: "password|secret", Reason: "id_rsa: denied"}}},
 		{Kind: "limit", Count: 1, Examples: []RefusalExample{{Agent: "worker-testing-01", Role: "worker", Tool: "read_file", Path: "big.log", Reason: "limit reached: max_read_bytes (65536)"}}},
 	}
-	return &Result{Status: StatusIncomplete, Error: "fewer bundles judged than planned: 3 of 4 scored", ShadowValid: true, SealedHash: "sha256:abc",
+	return &Result{Status: runs.StatusIncomplete, Error: "fewer bundles judged than planned: 3 of 4 scored", ShadowValid: true, SealedHash: "sha256:abc",
 		Aggregate: ShadowAggregate{Median: fp(25), Mean: fp(21.7), Level: string(shadow.LevelModerate), Planned: 4, Scored: 3, Failed: 1},
 		Synthesis: &Synthesis{TopAction: "Compare session signatures in constant time.", Summary: "Two domains agree on the session check.",
 			QuickWins: []string{"Compare session signatures in constant time", "Cap request bodies"}, Conflicts: []Conflict{}},
@@ -345,7 +346,7 @@ func nothingPassedResult() *Result {
 	q.Bundle.Findings = []commanders.Finding{{Title: "Act on session token", Priority: "high", Effort: "quick", Detail: "Give it an owner."}}
 	r := judged("testing", "mock:deceptive", 75, 75, shadow.ActionReject, 0, false)
 	r.Bundle.Findings = []commanders.Finding{{Title: "Act on session token", Priority: "high", Effort: "quick"}}
-	return &Result{Status: StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
+	return &Result{Status: runs.StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
 		Aggregate: ShadowAggregate{Median: fp(55), Mean: fp(55), Level: string(shadow.LevelCritical), Planned: 2, Scored: 2},
 		Bundles:   []*BundleOutcome{q, r},
 		Telemetry: reportTelemetry(nil)}
@@ -363,13 +364,13 @@ func TestReportSaysScoresAreAdvisory(t *testing.T) {
 		return r
 	}
 	scored := func() *Result {
-		return &Result{Status: StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
+		return &Result{Status: runs.StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
 			Aggregate: ShadowAggregate{Median: fp(0), Mean: fp(0), Level: string(shadow.LevelPerfect), Planned: 1, Scored: 1},
 			Bundles:   []*BundleOutcome{judged("security", "openai:gpt-4.1", 0, 0, shadow.ActionProceed, 0, true)},
 			Telemetry: reportTelemetry(nil)}
 	}
 	unscored := func() *Result {
-		return &Result{Status: StatusIncomplete, Error: "no bundle was judged: 0 of 1 scored", ShadowValid: true,
+		return &Result{Status: runs.StatusIncomplete, Error: "no bundle was judged: 0 of 1 scored", ShadowValid: true,
 			Aggregate: ShadowAggregate{Level: "none", Planned: 1, Unjudged: 1},
 			Bundles:   []*BundleOutcome{{ID: "security", Model: "openai:gpt-4.1", Tier: TierUnique}},
 			Telemetry: reportTelemetry(nil)}
@@ -420,7 +421,7 @@ func usageResult() *Result {
 	mixed := tel.ByRole["judge"]
 	mixed.UnpricedCalls = 1
 	tel.ByRole["judge"] = mixed
-	return &Result{Status: StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
+	return &Result{Status: runs.StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
 		Aggregate: ShadowAggregate{Median: fp(0), Mean: fp(0), Level: string(shadow.LevelPerfect), Planned: 1, Scored: 1},
 		Synthesis: &Synthesis{TopAction: "Ship."},
 		Bundles:   []*BundleOutcome{judged("security", "anthropic:claude-sonnet-4-5", 0, 0, shadow.ActionProceed, 0, true)},

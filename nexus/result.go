@@ -9,6 +9,8 @@ import (
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runs"
+	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -123,7 +125,9 @@ type Result struct {
 	FollowUp    *FollowUp      `json:"follow_up,omitempty"`
 	Transcripts []Transcript   `json:"-"`
 	Events      []events.Event `json:"-"` // only with Options.KeepEvents
-	Sandbox     any            `json:"-"`
+	// Sandbox is the sandbox's report of the mission (sandbox.json); nil
+	// when the sandbox was off or the run ended before Phase 8.
+	Sandbox *sandbox.MissionReport `json:"-"`
 }
 
 // WorkspaceInfo is the directory a run read and its fingerprint, so its
@@ -164,31 +168,6 @@ type ShadowAggregate struct {
 	// is never complete.
 	BelowAtomShare int `json:"below_atom_share,omitempty"`
 }
-
-// Run statuses (result.json "status").
-const (
-	// StatusComplete: the run completed and every planned bundle was judged
-	// with valid shadow scoring.
-	StatusComplete = "complete"
-	// StatusIncomplete: the run finished but judged fewer bundles than
-	// planned (possibly none), or some bundle or verdict was degraded
-	// (salvage after the recovery ladder).
-	StatusIncomplete = "incomplete"
-	// StatusPartial: the cost ceiling stopped work; finished work was kept
-	// (bundles built from finished atoms are marked salvaged).
-	StatusPartial = "partial"
-	// StatusInvalid: shadow scoring is invalid (the commitment hash did not
-	// match: tampering), so nothing was judged.
-	StatusInvalid = "invalid"
-	// StatusFailed: the run failed (Result.Error, FailureClass and Phase say
-	// how and where).
-	StatusFailed = "failed"
-	// StatusInterrupted: the run was cancelled (Ctrl-C).
-	StatusInterrupted = "interrupted"
-	// StatusSealed: the mission was sealed and closed without running
-	// (Mission.Seal, then Mission.Close).
-	StatusSealed = "sealed"
-)
 
 // ClassNoFinishedAtoms is the failure class of a bundle none of whose
 // atoms finished: never assembled, judged or scored.
@@ -266,16 +245,16 @@ func (r *runState) conclude(res *Result, runErr error) {
 		if interruptedIn != "" {
 			res.Phase = interruptedIn
 		}
-		res.Status, res.FailureClass = StatusInterrupted, ClassCancelled
+		res.Status, res.FailureClass = runs.StatusInterrupted, ClassCancelled
 		res.Error = fmt.Sprintf("interrupted in phase %s: %s", res.Phase, a.counts())
 	case runErr != nil:
-		res.Status, res.FailureClass, res.Error = StatusFailed, providers.ClassOf(runErr), runErr.Error()
+		res.Status, res.FailureClass, res.Error = runs.StatusFailed, providers.ClassOf(runErr), runErr.Error()
 	case r.sealOnly:
-		res.Status = StatusSealed
+		res.Status = runs.StatusSealed
 	case !res.ShadowValid && r.cfg.ShadowScoring.Enabled:
-		res.Status, res.Error = StatusInvalid, "shadow scoring invalid: "+res.ShadowReason
+		res.Status, res.Error = runs.StatusInvalid, "shadow scoring invalid: "+res.ShadowReason
 	case ceiling:
-		res.Status, res.Error = StatusPartial, "stopped by the cost ceiling: "+a.counts()
+		res.Status, res.Error = runs.StatusPartial, "stopped by the cost ceiling: "+a.counts()
 		if a.Salvaged > 0 {
 			res.Error += fmt.Sprintf(" (%d salvaged from finished atoms)", a.Salvaged)
 		}
@@ -286,13 +265,13 @@ func (r *runState) conclude(res *Result, runErr error) {
 		// it never shows a score.
 		res.ShadowValid, res.ShadowReason = false, ShadowOff
 		if short := r.shortfalls(a, ""); !a.delivered() || short != "" {
-			res.Status = StatusIncomplete
+			res.Status = runs.StatusIncomplete
 			res.Error = fmt.Sprintf("%s; %d of %d bundles delivered", ShadowOff, a.Unjudged, a.Planned) + a.degradedNote() + short
 			break
 		}
-		res.Status = StatusComplete
+		res.Status = runs.StatusComplete
 	case !a.Complete():
-		res.Status = StatusIncomplete
+		res.Status = runs.StatusIncomplete
 		res.Error = a.counts()
 		if a.Scored > 0 && a.Scored < a.Planned {
 			res.Error = "fewer bundles judged than planned: " + res.Error
@@ -306,12 +285,12 @@ func (r *runState) conclude(res *Result, runErr error) {
 		// below a commander) left unlaunched still make the run
 		// incomplete: its bundles rest on less work than planned.
 		if u := r.unlaunched(""); u != "" {
-			res.Status, res.Error = StatusIncomplete, u
+			res.Status, res.Error = runs.StatusIncomplete, u
 			break
 		}
-		res.Status = StatusComplete
+		res.Status = runs.StatusComplete
 	}
-	res.OK = res.Status == StatusComplete || res.Status == StatusSealed
+	res.OK = res.Status == runs.StatusComplete || res.Status == runs.StatusSealed
 }
 
 // ShadowOff is the shadow reason (Result.ShadowReason) of a run whose config

@@ -47,8 +47,8 @@ type runState struct {
 	ev      evidenceSetup // ground truth and a test's verifier (evidence.go)
 	arrived arrivedChecks // the atoms' checked citations (checkArrived)
 
-	waves *waveLog       // how the commanders were deployed in waves; nil when they were not (waves.go)
-	fu    *followUpSetup // the previous run of a follow-up; nil without one (followup.go)
+	waves *WavesTelemetry // how the commanders were deployed in waves; nil when they were not (waves.go)
+	fu    *followUpSetup  // the previous run of a follow-up; nil without one (followup.go)
 }
 
 // timeoutFactor is the personality's timeout factor (1 when unset): every

@@ -25,6 +25,7 @@ import (
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/builtin"
 	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/runs"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -50,7 +51,7 @@ func killedRun(t *testing.T) (dir, config string) {
 // record, before anything in the directory is touched.
 func TestResumeRefusesAnEditedJudgeAnswer(t *testing.T) {
 	dir, configPath := killedRun(t)
-	path := filepath.Join(dir, nexus.JournalFile)
+	path := filepath.Join(dir, runs.JournalFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +95,7 @@ func TestResumeRefusesAnEditedJudgeAnswer(t *testing.T) {
 // explicitly; trusted, the run resumes and replays it.
 func TestResumeOfAnUnsignedJournalNeedsTheUsersWord(t *testing.T) {
 	dir, config := killedRun(t)
-	path := filepath.Join(dir, nexus.JournalFile)
+	path := filepath.Join(dir, runs.JournalFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +201,7 @@ func TestSecondProcessOnARunDirectoryIsRefused(t *testing.T) {
 		t.Errorf("second resume: %v; want a refusal naming %q", err, wantHolder)
 	}
 	res, err := first.Run(t.Context())
-	if err != nil || res.Status != nexus.StatusComplete {
+	if err != nil || res.Status != runs.StatusComplete {
 		t.Fatalf("first resume: %v (%v)", err, res)
 	}
 	if n := len(journalKeys(t, dir)); n != res.Telemetry.Calls {
@@ -238,7 +239,7 @@ func TestKilledLockHolderDoesNotBlockResume(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resume after the holder was killed: %v", err)
 	}
-	if res, err := m.Run(t.Context()); err != nil || res.Status != nexus.StatusComplete {
+	if res, err := m.Run(t.Context()); err != nil || res.Status != runs.StatusComplete {
 		t.Fatalf("resumed run: %v (%v)", err, res)
 	}
 }
@@ -336,7 +337,7 @@ func TestRunDirectoryFilesAreReadRegularAndBounded(t *testing.T) {
 		{"--follow-up: the previous result.json is a FIFO", true, "result.json", false, followUp, config.ErrBadInput, "result.json: not a regular file"},
 		{"--follow-up: a 3 GB previous result.json", true, "result.json", true, followUp, config.ErrBadInput, "result.json: 3221225472 bytes, over the limit of 67108864"},
 		{"shadow verify: events.jsonl is a FIFO", true, "events.jsonl", false, func(dir, _ string) error {
-			return nexus.VerifyCommitment(dir, mustEnvelope(t, dir))
+			return runs.VerifyCommitment(dir, mustEnvelope(t, dir))
 		}, safeio.ErrNotRegular, "events.jsonl"},
 		{"shadow verify: journal.jsonl is a FIFO", true, "journal.jsonl", false, func(dir, _ string) error {
 			_, err := nexus.VerifyJournal(dir, false)
@@ -364,7 +365,7 @@ func TestRunDirectoryFilesAreReadRegularAndBounded(t *testing.T) {
 			return err
 		}, safeio.ErrTooLarge, "over the limit of 67108864"},
 		{"shadow report: a 3 GB report", true, filepath.Join("reports", "huge.json"), true, func(dir, _ string) error {
-			_, err := nexus.ReadReports(dir)
+			_, err := runs.ReadReports(dir)
 			return err
 		}, safeio.ErrTooLarge, "over the limit"},
 	} {
@@ -395,7 +396,7 @@ func TestRunDirectoryFilesAreReadRegularAndBounded(t *testing.T) {
 
 func mustEnvelope(t *testing.T, dir string) *shadow.Envelope {
 	t.Helper()
-	env, err := shadow.LoadSealed(nexus.EnvelopePath(dir))
+	env, err := shadow.LoadSealed(runs.EnvelopePath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

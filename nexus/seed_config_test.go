@@ -10,6 +10,7 @@ import (
 	swarm "github.com/swarm-dev/swarm"
 	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/runs"
 )
 
 // seedBlock is the seed system's own shadow_scoring block, as written
@@ -47,7 +48,7 @@ func TestSeedShadowScoringBlockIsAcceptedAsWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != nexus.StatusComplete || res.Plan.Criteria != 7 {
+	if res.Status != runs.StatusComplete || res.Plan.Criteria != 7 {
 		t.Fatalf("status %s (%s), %d criteria; want complete with 7", res.Status, res.Error, res.Plan.Criteria)
 	}
 	if !res.Plan.Hardening.Enabled {
@@ -87,7 +88,7 @@ func TestShadowScoringOffCompletesWithoutAScore(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := res.Aggregate
-	if res.Status != nexus.StatusComplete || !res.OK || res.ShadowReason != nexus.ShadowOff {
+	if res.Status != runs.StatusComplete || !res.OK || res.ShadowReason != nexus.ShadowOff {
 		t.Errorf("status %s (ok %v, %q, reason %q), want complete saying %q", res.Status, res.OK, res.Error, res.ShadowReason, nexus.ShadowOff)
 	}
 	if a.Scored != 0 || a.Median != nil || a.Level != "none" || a.Unjudged != a.Planned {

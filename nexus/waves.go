@@ -384,9 +384,9 @@ func (c *waveCtl) result() (events.CanaryData, *probe, string, providers.Class, 
 	return c.probe.data(c.ok), c.probe, c.canaryErr, cls, c.chain
 }
 
-// waveLog is what a run's deployment in waves recorded (telemetry.json
+// WavesTelemetry is what a run's deployment in waves recorded (telemetry.json
 // "waves").
-type waveLog struct {
+type WavesTelemetry struct {
 	Canary events.CanaryData `json:"canary"`
 	Waves  []WaveRecord      `json:"waves"`
 	// NotLaunched counts the commanders never launched (the canary failed).
@@ -410,12 +410,9 @@ type WaveRecord struct {
 	BundlesFailed int `json:"bundles_failed"`
 }
 
-// WavesTelemetry is telemetry.json "waves".
-type WavesTelemetry = waveLog
-
 // telemetry returns the record with each wave's outcome from the bundles
 // (nil when the run did not deploy in waves).
-func (w *waveLog) telemetry(bundles []*BundleOutcome) *WavesTelemetry {
+func (w *WavesTelemetry) telemetry(bundles []*BundleOutcome) *WavesTelemetry {
 	if w == nil {
 		return nil
 	}
@@ -473,7 +470,7 @@ func (r *runState) deployWaves(ctx context.Context, w config.Waves, outs []*Bund
 	nCanary := min(max(1, w.Canary), n)
 	ctl := newWaveCtl(r.plan, w, outDomains(outs[:nCanary]))
 	defer r.rec.events.observe(ctl)()
-	log := &waveLog{}
+	log := &WavesTelemetry{}
 	r.waves = log
 	emitWave := func(rec WaveRecord, planned int) {
 		log.Waves = append(log.Waves, rec)
@@ -588,7 +585,7 @@ func outCommanders(outs []*BundleOutcome) []string {
 
 // deployRest launches the commanders after the canary (outs[nCanary:]) in
 // waves, the first of size first.
-func (r *runState) deployRest(ctx context.Context, w config.Waves, ctl *waveCtl, log *waveLog, outs []*BundleOutcome, nCanary, first int, conc runConcurrency,
+func (r *runState) deployRest(ctx context.Context, w config.Waves, ctl *waveCtl, log *WavesTelemetry, outs []*BundleOutcome, nCanary, first int, conc runConcurrency,
 	emitWave func(WaveRecord, int), launchWave func(from, to int) bool, refuseFrom func(from int), wait func(<-chan struct{}) bool) error {
 	n := len(outs)
 	// The rest, in waves.

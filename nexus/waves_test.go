@@ -15,6 +15,7 @@ import (
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/runs"
 )
 
 // withWaves sets the waves of scale.
@@ -63,7 +64,7 @@ func TestWavesHealthyRunLaunchesEveryCommanderInWaves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != nexus.StatusComplete {
+	if res.Status != runs.StatusComplete {
 		t.Fatalf("status %s: %s", res.Status, res.Error)
 	}
 	waves, started, launchedBy := wavesOf(res.Events)
@@ -208,7 +209,7 @@ func TestWavesFailingCanaryStopsTheRun(t *testing.T) {
 		t.Fatalf("err = %v, want ErrCanaryFailed", err)
 	}
 	const diag = "commander model broken:x: 3 of 3 probe calls failed (rate_limited ×2, quota ×1); the remaining 4 commanders were not launched"
-	if res.Status != nexus.StatusFailed || !strings.Contains(res.Error, diag) || res.FailureClass != providers.ClassRateLimited {
+	if res.Status != runs.StatusFailed || !strings.Contains(res.Error, diag) || res.FailureClass != providers.ClassRateLimited {
 		t.Errorf("result: status %s, class %s, error %q; want failed, rate_limited, with %q", res.Status, res.FailureClass, res.Error, diag)
 	}
 	if res.Phase != events.Phase4 {
@@ -288,7 +289,7 @@ func TestWavesShrinkAfterRateLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != nexus.StatusComplete {
+	if res.Status != runs.StatusComplete {
 		t.Fatalf("status %s: %s", res.Status, res.Error)
 	}
 	var got []events.WaveData

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/runs"
 )
 
 // TestRunFollowUpChainsThreeRuns runs a mission, follows it up, and follows
@@ -51,7 +52,7 @@ func TestRunFollowUpChainsThreeRuns(t *testing.T) {
 		t.Fatalf("follow_up %+v: want a chain of three", fu)
 	}
 	for i, c := range fu.Chain {
-		if c.Dir != dirs[i] || c.Status != nexus.StatusComplete || c.ShadowScore == nil {
+		if c.Dir != dirs[i] || c.Status != runs.StatusComplete || c.ShadowScore == nil {
 			t.Errorf("chain[%d] = %+v, want %s complete with a score", i, c, dirs[i])
 		}
 	}

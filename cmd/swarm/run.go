@@ -22,6 +22,7 @@ import (
 	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runs"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
@@ -388,9 +389,9 @@ func runMission(ctx context.Context, app *App, o RunOptions, m *nexus.Mission) e
 // planned bundle judged, or delivered with shadow scoring off).
 func runExit(res *nexus.Result) error {
 	switch res.Status {
-	case nexus.StatusComplete:
+	case runs.StatusComplete:
 		return nil
-	case nexus.StatusInvalid:
+	case runs.StatusInvalid:
 		return exitCode(exitTampered)
 	default:
 		return exitCode(exitIncomplete)
@@ -529,7 +530,7 @@ func printSummary(out io.Writer, res *nexus.Result, mission, configPath string) 
 	fmt.Fprintf(w, "\nRun %s: %s\n", statusWord(res.Status), textsafe.Printable(statusWords(res)))
 	fmt.Fprintf(w, "  run directory: %s\n", res.Dir)
 	switch {
-	case res.Status == nexus.StatusInvalid:
+	case res.Status == runs.StatusInvalid:
 		fmt.Fprintf(w, "  Shadow scoring INVALID: %s\n  %s\n", res.ShadowReason, res.Aggregate.Describe())
 	case res.ShadowReason == nexus.ShadowOff:
 		a := res.Aggregate
@@ -600,7 +601,7 @@ func printSummary(out io.Writer, res *nexus.Result, mission, configPath string) 
 // statusWord is the run's status as the summary's first word: "complete",
 // or the status in capitals when the run is not.
 func statusWord(status string) string {
-	if status == nexus.StatusComplete || status == nexus.StatusSealed {
+	if status == runs.StatusComplete || status == runs.StatusSealed {
 		return status
 	}
 	return strings.ToUpper(status)
@@ -610,12 +611,12 @@ func statusWord(status string) string {
 func statusWords(res *nexus.Result) string {
 	a := res.Aggregate
 	switch res.Status {
-	case nexus.StatusComplete:
+	case runs.StatusComplete:
 		if res.ShadowReason == nexus.ShadowOff {
 			return fmt.Sprintf("every planned bundle delivered (%d of %d), none judged", a.Unjudged, a.Planned)
 		}
 		return fmt.Sprintf("every planned bundle judged (%d of %d)", a.Scored, a.Planned) + recommendationWords(res)
-	case nexus.StatusSealed:
+	case runs.StatusSealed:
 		return "sealed; no commander ran"
 	}
 	if res.Error != "" {
@@ -688,7 +689,7 @@ func nextCommands(res *nexus.Result, mission, config string) []string {
 		ws = " --workspace " + shellQuote(res.Workspace.Dir)
 		out = append(out, "swarm verify-evidence "+dir+ws+"   # re-check every citation against the workspace")
 	}
-	if res.Status == nexus.StatusComplete || res.Status == nexus.StatusIncomplete || res.Status == nexus.StatusPartial {
+	if res.Status == runs.StatusComplete || res.Status == runs.StatusIncomplete || res.Status == runs.StatusPartial {
 		out = append(out, "swarm run "+mission+cfg+" --follow-up "+dir+"   # the next run of this mission, with this one's findings and gaps as context")
 	}
 	models := "KIND:MODEL,KIND:MODEL"

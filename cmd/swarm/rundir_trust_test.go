@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/swarm-dev/swarm/config"
-	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/runs"
 )
 
 const goldenConfig = "testdata/golden/config.yml"
@@ -60,7 +60,7 @@ func TestResumeNeverLoadsTheConfigRunJSONNames(t *testing.T) {
 	dir := killedGoldenRun(t)
 	// Every call must be asked again, so a resume that used the crafted
 	// config would call the server at once.
-	if err := os.Remove(filepath.Join(dir, nexus.JournalFile)); err != nil {
+	if err := os.Remove(filepath.Join(dir, runs.JournalFile)); err != nil {
 		t.Fatal(err)
 	}
 	golden := readFile(t, "testdata/golden", "config.yml")
@@ -123,8 +123,8 @@ func TestResumeNeverLoadsTheConfigRunJSONNames(t *testing.T) {
 // returns the first edited line's number.
 func judgeFailToPass(t *testing.T, dir string) int {
 	t.Helper()
-	path := filepath.Join(dir, nexus.JournalFile)
-	lines := strings.SplitAfter(string(readFile(t, dir, nexus.JournalFile)), "\n")
+	path := filepath.Join(dir, runs.JournalFile)
+	lines := strings.SplitAfter(string(readFile(t, dir, runs.JournalFile)), "\n")
 	first := 0
 	for i, l := range lines {
 		if !strings.Contains(l, `"role":"judge"`) {

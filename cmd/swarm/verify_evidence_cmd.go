@@ -13,6 +13,7 @@ import (
 	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/runs"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -148,7 +149,7 @@ func printEvidenceReport(app *App, rep *nexus.EvidenceReport) {
 // patterns and limits of its config.effective.yml (the defaults when the
 // run directory has none).
 func runWorkspaceOptions(runDir string) (workspace.Options, error) {
-	path := filepath.Join(runDir, "config.effective.yml")
+	path := filepath.Join(runDir, runs.EffectiveConfigFile)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return workspace.Options{Limits: workspace.DefaultLimits()}, nil
 	}

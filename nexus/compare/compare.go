@@ -26,7 +26,6 @@ import (
 	"github.com/swarm-dev/swarm/internal/stats"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
-	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -526,7 +525,7 @@ func summarise(res *nexus.Result, model string, rep int, seed int64) RunSummary 
 	}
 	s.Score = Score(s)
 	s.Velocity, s.Hardened, s.ReviewScore, s.Disagreement = stats.Mean(vel), len(vel), stats.Mean(rev), stats.Mean(dis)
-	if sb, ok := res.Sandbox.(sandbox.MissionReport); ok {
+	if sb := res.Sandbox; sb != nil {
 		s.Toxicity, s.QualityGap = sb.Overall.Toxicity, sb.Overall.QualityGap
 	}
 	return s
