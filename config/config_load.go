@@ -676,7 +676,7 @@ func checkScalars(name string, doc *yamlx.Doc) Errors {
 	return errs
 }
 
-// sandboxSettings builds the bridge's proxy and payoff from the sandbox
+// SandboxSettings builds the bridge's proxy and payoff from the sandbox
 // section. On error, key is the dotted configuration key at fault.
 func SandboxSettings(c Sandbox) (proxy *sandbox.Proxy, pay sandbox.PayoffConfig, key string, err error) {
 	pc := sandbox.DefaultProxyConfig()

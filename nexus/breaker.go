@@ -43,14 +43,14 @@ const (
 // judge, and the other way round.
 const (
 	LayerWorkers    = "workers"
-	LayerSquadLeads = "squad_leads"
-	LayerCommanders = "commanders"
-	LayerReviewers  = "reviewers"
-	LayerJudge      = "judge"
-	// LayerNexus holds the Nexus's own calls: decomposition, the seal author
+	layerSquadLeads = "squad_leads"
+	layerCommanders = "commanders"
+	layerReviewers  = "reviewers"
+	layerJudge      = "judge"
+	// layerNexus holds the Nexus's own calls: decomposition, the seal author
 	// and the synthesizer. They are few and one at a time, so one window
 	// gathers what they say about a model.
-	LayerNexus = "nexus"
+	layerNexus = "nexus"
 )
 
 // layerOf is the breaker layer of role; a role this package does not know
@@ -60,15 +60,15 @@ func layerOf(role string) string {
 	case commanders.RoleWorker:
 		return LayerWorkers
 	case commanders.RoleSquadLead:
-		return LayerSquadLeads
+		return layerSquadLeads
 	case commanders.RoleCommander:
-		return LayerCommanders
+		return layerCommanders
 	case commanders.RoleReviewer:
-		return LayerReviewers
+		return layerReviewers
 	case commanders.RoleJudge:
-		return LayerJudge
+		return layerJudge
 	case commanders.RoleNexus, commanders.RoleSealAuthor, commanders.RoleSynthesizer:
-		return LayerNexus
+		return layerNexus
 	}
 	return role
 }

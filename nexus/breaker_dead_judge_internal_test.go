@@ -94,7 +94,7 @@ func TestDeadJudgeEndpointIdlesOneCooldownNotEight(t *testing.T) {
 	// breaker's half-open spells (waits that overlap share one).
 	spells := 0
 	for _, b := range res.Telemetry.Breakers {
-		if b.Layer == LayerJudge {
+		if b.Layer == layerJudge {
 			spells += b.HalfOpened
 		}
 	}

@@ -399,7 +399,7 @@ func TestNoFallbackWorkersFailFastTheNexusWaitsForTheProbe(t *testing.T) {
 	}
 	var got []string
 	for _, e := range tp.got() {
-		if d, ok := e.Data.(events.BreakerData); ok && d.Layer == LayerNexus {
+		if d, ok := e.Data.(events.BreakerData); ok && d.Layer == layerNexus {
 			got = append(got, d.From+">"+d.To)
 		}
 	}

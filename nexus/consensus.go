@@ -14,10 +14,10 @@ import (
 
 // Consensus tiers.
 const (
-	TierConsensus = "CONSENSUS"
-	TierMajority  = "MAJORITY"
+	tierConsensus = "CONSENSUS"
+	tierMajority  = "MAJORITY"
 	TierConflict  = "CONFLICT"
-	TierUnique    = "UNIQUE"
+	tierUnique    = "UNIQUE"
 )
 
 // tier classifies a bundle's review score (median reviewer total / 10). A
@@ -25,11 +25,11 @@ const (
 func tier(score float64, reviews int, c config.Consensus) string {
 	switch {
 	case reviews < 2:
-		return TierUnique
+		return tierUnique
 	case score >= c.ConsensusThreshold:
-		return TierConsensus
+		return tierConsensus
 	case score >= c.MajorityThreshold:
-		return TierMajority
+		return tierMajority
 	default:
 		return TierConflict
 	}

@@ -185,7 +185,7 @@ func TestRunMeasuresEvidenceWithAWorkspace(t *testing.T) {
 
 	// The run directory: evidence.json, telemetry.json, result.json and
 	// the bundle files say the same.
-	var ef EvidenceFile
+	var ef evidenceRecord
 	b, err := os.ReadFile(filepath.Join(dir, "evidence.json"))
 	if err != nil {
 		t.Fatal(err)

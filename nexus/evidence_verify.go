@@ -87,7 +87,7 @@ func readJSONFile(path string, v any) error {
 
 func verifyRunEvidence(runDir string, v workspaceVerifier) (*EvidenceReport, error) {
 	d := rundir.Dir{Path: runDir}
-	var rec EvidenceFile
+	var rec evidenceRecord
 	if err := readJSONFile(d.Join(runs.EvidenceFile), &rec); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", d.Join(runs.EvidenceFile), ErrNoEvidence)
@@ -123,7 +123,7 @@ type located struct {
 	check workspace.Check
 }
 
-func locate(f EvidenceFile) ([]string, map[string]located) {
+func locate(f evidenceRecord) ([]string, map[string]located) {
 	var order []string
 	m := map[string]located{}
 	add := func(where string, cs []workspace.Check) {
@@ -150,7 +150,7 @@ func locate(f EvidenceFile) ([]string, map[string]located) {
 // diffEvidence lists the citations whose state differs between the
 // recorded and the fresh checks, fresh order first, then what only the
 // record holds.
-func diffEvidence(rec, fresh EvidenceFile) []EvidenceChange {
+func diffEvidence(rec, fresh evidenceRecord) []EvidenceChange {
 	recOrder, recM := locate(rec)
 	freshOrder, freshM := locate(fresh)
 	changes := []EvidenceChange{}

@@ -118,7 +118,7 @@ func findingsSARIF(cards []findingCard) ([]byte, error) {
 	run := sarif.NewRunWithInformationURI("swarm", "https://github.com/swarm-dev/swarm")
 	ids := map[string]int{}
 	for _, c := range cards {
-		if c.Group != GroupRecommended {
+		if c.Group != groupRecommended {
 			continue
 		}
 		var verified []workspace.Check

@@ -24,7 +24,7 @@ func (r *runState) consensus(res *Result, reviews []ReviewRecord, dec Decomposit
 	cc := r.cfg.Consensus
 	for _, o := range res.Bundles {
 		if o.Failed {
-			o.Tier = TierUnique
+			o.Tier = tierUnique
 			continue
 		}
 		m := meta[o.ID]

@@ -90,14 +90,14 @@ func TestFindingCards(t *testing.T) {
 	want := []card{
 		// Same verified location (handlers.go:30) in security and testing:
 		// one card, the highest priority of the two.
-		{GroupRecommended, "Cap request bodies", "high", []string{"security", "testing"}, 1, 0, []string{"D2"}},
+		{groupRecommended, "Cap request bodies", "high", []string{"security", "testing"}, 1, 0, []string{"D2"}},
 		// Same normalised title ("compare session signatures in constant
 		// time!") in security and testing.
-		{GroupRecommended, "Compare session signatures in constant time", "high", []string{"security", "testing"}, 1, 1, []string{"D1"}},
-		{GroupUnsupported, "Rotate the signing key", "low", []string{"security"}, 0, 0, nil},
+		{groupRecommended, "Compare session signatures in constant time", "high", []string{"security", "testing"}, 1, 1, []string{"D1"}},
+		{groupUnsupported, "Rotate the signing key", "low", []string{"security"}, 0, 0, nil},
 		// The quarantined bundle's same finding is not merged with the
 		// recommended one: a failure is never ranked beside a success.
-		{GroupRejected, "Compare session signatures in constant time", "high", []string{"docs"}, 0, 1, nil},
+		{groupRejected, "Compare session signatures in constant time", "high", []string{"docs"}, 0, 1, nil},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("cards (-want +got):\n%s", d)

@@ -241,7 +241,7 @@ func newUsageView(t Telemetry) *usageView {
 	}
 	v := &usageView{Hits: t.PromptCacheHits > 0, Unpriced: t.UnpricedCalls > 0}
 	row := func(name string, c CallStats) usageRow {
-		r := usageRow{Name: mdCell(name), Calls: c.Calls, Errors: c.Errors, Cost: FormatCallsCost(c),
+		r := usageRow{Name: mdCell(name), Calls: c.Calls, Errors: c.Errors, Cost: formatCallsCost(c),
 			Tokens: fmt.Sprintf("%d / %d", c.InputTokens, c.OutputTokens), Hits: "–"}
 		if c.PromptCacheHits > 0 {
 			r.Hits = fmt.Sprint(c.PromptCacheHits)

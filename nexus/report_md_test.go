@@ -42,7 +42,7 @@ func reportTelemetry(failures map[string]int) Telemetry {
 func judged(id, model string, initial, final float64, gate string, cycles int, inSynthesis bool) *BundleOutcome {
 	o := &BundleOutcome{ID: id, Model: model, Initial: &shadow.Evaluation{Score: initial}, ShadowScore: fp(final),
 		Level: string(shadow.LevelOf(final)), Gate: &shadow.GateDecision{Action: gate},
-		Review: MetaReview{Score: 0.756}, Tier: TierMajority, FormulaScore: 0.6789, InSynthesis: inSynthesis}
+		Review: MetaReview{Score: 0.756}, Tier: tierMajority, FormulaScore: 0.6789, InSynthesis: inSynthesis}
 	if cycles > 0 {
 		o.Hardening = &shadow.HardeningResult{Cycles: cycles, Velocity: (initial - final) / float64(cycles)}
 	}
@@ -94,8 +94,8 @@ func TestActionReportVariants(t *testing.T) {
 		res: &Result{Status: runs.StatusFailed, Phase: "3", FailureClass: "auth", Error: "provider said:\n  401   unauthorized",
 			ShadowValid: true, SealedHash: "sha256:abc",
 			Aggregate: ShadowAggregate{Level: "none", Planned: 2, Failed: 2},
-			Bundles: []*BundleOutcome{{ID: "security", Model: "openai:gpt-4.1", Failed: true, FailureClass: "auth", Tier: TierUnique},
-				{ID: "testing", Model: "openai:gpt-4.1", Failed: true, FailureClass: "timeout", Tier: TierUnique}},
+			Bundles: []*BundleOutcome{{ID: "security", Model: "openai:gpt-4.1", Failed: true, FailureClass: "auth", Tier: tierUnique},
+				{ID: "testing", Model: "openai:gpt-4.1", Failed: true, FailureClass: "timeout", Tier: tierUnique}},
 			Telemetry: reportTelemetry(map[string]int{"auth": 2})},
 	}, {
 		name: "interrupted",
@@ -103,7 +103,7 @@ func TestActionReportVariants(t *testing.T) {
 		res: &Result{Status: runs.StatusInterrupted, Phase: "5", ShadowValid: true,
 			Aggregate: ShadowAggregate{Median: fp(0), Mean: fp(0), Level: string(shadow.LevelPerfect), Planned: 2, Scored: 1, Unjudged: 1},
 			Bundles: []*BundleOutcome{judged("security", "mock:honest", 0, 0, shadow.ActionProceed, 0, false),
-				{ID: "testing", Model: "mock:honest", Review: MetaReview{Score: 0.5}, Tier: TierMajority}},
+				{ID: "testing", Model: "mock:honest", Review: MetaReview{Score: 0.5}, Tier: tierMajority}},
 			Telemetry: reportTelemetry(nil)},
 	}, {
 		name: "invalid",
@@ -114,8 +114,8 @@ func TestActionReportVariants(t *testing.T) {
 			// Not judged while shadow scoring is on: no gate decision, so
 			// not in synthesis (inSynthesis); a synthesis in the result
 			// is never shown as the recommendation.
-			Bundles: []*BundleOutcome{{ID: "security", Model: "mock:honest", Review: MetaReview{Score: 0.7}, Tier: TierConsensus, FormulaScore: 0.5},
-				{ID: "testing", Model: "mock:honest", Review: MetaReview{Score: 0.6}, Tier: TierMajority}},
+			Bundles: []*BundleOutcome{{ID: "security", Model: "mock:honest", Review: MetaReview{Score: 0.7}, Tier: tierConsensus, FormulaScore: 0.5},
+				{ID: "testing", Model: "mock:honest", Review: MetaReview{Score: 0.6}, Tier: tierMajority}},
 			Telemetry: reportTelemetry(nil)},
 	}, {
 		name: "cost-ceiling",
@@ -126,7 +126,7 @@ func TestActionReportVariants(t *testing.T) {
 				o := judged("security", "mock:honest", 50, 50, shadow.ActionQuarantine, 0, false) // quarantined: never in synthesis
 				o.Salvaged = true
 				return o
-			}(), {ID: "testing", Model: "mock:honest", Failed: true, FailureClass: ClassCancelled, Tier: TierUnique}},
+			}(), {ID: "testing", Model: "mock:honest", Failed: true, FailureClass: ClassCancelled, Tier: tierUnique}},
 			Telemetry: reportTelemetry(map[string]int{"cancelled": 1})},
 	}, {
 		name: "incomplete-k-of-n",
@@ -141,8 +141,8 @@ func TestActionReportVariants(t *testing.T) {
 		why:  "nothing judged with valid shadow scoring: the score row says none and why, never 0%",
 		res: &Result{Status: runs.StatusIncomplete, Error: "no bundle was judged: 0 of 2 scored", ShadowValid: true,
 			Aggregate: ShadowAggregate{Level: "none", Planned: 2, Unjudged: 2},
-			Bundles: []*BundleOutcome{{ID: "security", Model: "mock:honest", Tier: TierUnique},
-				{ID: "testing", Model: "mock:honest", Tier: TierUnique}},
+			Bundles: []*BundleOutcome{{ID: "security", Model: "mock:honest", Tier: tierUnique},
+				{ID: "testing", Model: "mock:honest", Tier: tierUnique}},
 			Telemetry: reportTelemetry(nil)},
 	}, {
 		name: "shadow-off",
@@ -150,7 +150,7 @@ func TestActionReportVariants(t *testing.T) {
 		res: &Result{Status: runs.StatusComplete, ShadowReason: ShadowOff,
 			Aggregate: ShadowAggregate{Level: "none", Planned: 1, Unjudged: 1},
 			Synthesis: &Synthesis{TopAction: "Ship."},
-			Bundles:   []*BundleOutcome{{ID: "security", Model: "mock:honest", Review: MetaReview{Score: 0.9}, Tier: TierConsensus, FormulaScore: 0.91, InSynthesis: true}},
+			Bundles:   []*BundleOutcome{{ID: "security", Model: "mock:honest", Review: MetaReview{Score: 0.9}, Tier: tierConsensus, FormulaScore: 0.91, InSynthesis: true}},
 			Telemetry: reportTelemetry(nil)},
 		sandbox: sandboxMarkdown,
 	}, {
@@ -260,7 +260,7 @@ func workspaceRunResult() *Result {
 	}
 	sec.Final = &shadow.Evaluation{Total: 8, Passed: 8, Score: 0, Verdicts: []shadow.Verdict{{ID: "sc-1", Status: "pass"}}}
 	sec.Gate.Reason = "shadow score ≤ 15: proceed"
-	sec.Tier = TierConsensus
+	sec.Tier = tierConsensus
 
 	tst := judged("testing", "mock:sloppy", 25, 25, shadow.ActionWarn, 0, true)
 	tst.Domain = "testing"
@@ -298,7 +298,7 @@ func workspaceRunResult() *Result {
 	doc.LeakReport = []commanders.Leak{{Source: "atom:docs-1", Agent: "worker-docs-01", Field: "content", Name: "aws_access_key_id", Kind: "credential", Severity: "critical"}}
 
 	failed := &BundleOutcome{ID: "integration", Domain: "integration", Model: "mock:flaky", Failed: true, FailureClass: "timeout",
-		Error: "commander timed out\nafter 30s", Tier: TierUnique}
+		Error: "commander timed out\nafter 30s", Tier: tierUnique}
 
 	card := func(total float64, dissent string, conflicts ...string) commanders.ScoreCard {
 		return commanders.ScoreCard{Correctness: total, Completeness: total, Clarity: total, ConsensusAlignment: total, Dissent: dissent, Conflicts: conflicts}
@@ -372,7 +372,7 @@ func TestReportSaysScoresAreAdvisory(t *testing.T) {
 	unscored := func() *Result {
 		return &Result{Status: runs.StatusIncomplete, Error: "no bundle was judged: 0 of 1 scored", ShadowValid: true,
 			Aggregate: ShadowAggregate{Level: "none", Planned: 1, Unjudged: 1},
-			Bundles:   []*BundleOutcome{{ID: "security", Model: "openai:gpt-4.1", Tier: TierUnique}},
+			Bundles:   []*BundleOutcome{{ID: "security", Model: "openai:gpt-4.1", Tier: tierUnique}},
 			Telemetry: reportTelemetry(nil)}
 	}
 	cases := []struct {

@@ -2,10 +2,10 @@ package nexus
 
 import "fmt"
 
-// FormatCallsCost is the cost of a group of calls (CallStats) in a table
+// formatCallsCost is the cost of a group of calls (CallStats) in a table
 // cell: "$0.0123"; "≥ $0.0123" when some of its calls had no known price;
 // "—" when none had one. The models are named where the run's cost is.
-func FormatCallsCost(c CallStats) string {
+func formatCallsCost(c CallStats) string {
 	switch {
 	case c.CostUSD == nil:
 		return "—"
