@@ -10,6 +10,7 @@ import (
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runs"
 )
 
 // The provider circuit breaker (docs/recovery-breaker.md): one breaker per
@@ -331,38 +332,18 @@ func (c *circuit) noteRouted() {
 	c.mu.Unlock()
 }
 
-// BreakerStats is one breaker's record in telemetry.json (breakers): only
-// breakers that left the closed state are listed.
-type BreakerStats struct {
-	Model string `json:"model"`
-	Layer string `json:"layer"`
-	// Opened, HalfOpened and Closed count the transitions into each state.
-	Opened     int `json:"opened"`
-	HalfOpened int `json:"half_opened"`
-	Closed     int `json:"closed"`
-	// RoutedToFallback counts calls of the layer that a fallback answered
-	// because this breaker was open.
-	RoutedToFallback int `json:"routed_to_fallback"`
-	// OpenMS is the time the breaker spent open or half-open (from each
-	// opening to the closing that ended it, or to when telemetry was
-	// written for a breaker still open).
-	OpenMS int64 `json:"open_ms"`
-	// State is the breaker's state when telemetry was written.
-	State string `json:"state"`
-}
-
 // stats returns c's telemetry, ok false when it never left closed.
-func (c *circuit) stats() (BreakerStats, bool) {
+func (c *circuit) stats() (runs.BreakerStats, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.opened == 0 {
-		return BreakerStats{}, false
+		return runs.BreakerStats{}, false
 	}
 	open := c.openFor
 	if c.state != breakerClosed {
 		open += c.clock.Now().Sub(c.leftClosed)
 	}
-	return BreakerStats{Model: c.model, Layer: c.layer, Opened: c.opened, HalfOpened: c.halfOpened, Closed: c.closed,
+	return runs.BreakerStats{Model: c.model, Layer: c.layer, Opened: c.opened, HalfOpened: c.halfOpened, Closed: c.closed,
 		RoutedToFallback: c.routed, OpenMS: open.Milliseconds(), State: c.state}, true
 }
 

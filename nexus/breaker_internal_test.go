@@ -14,6 +14,7 @@ import (
 	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runs"
 )
 
 // fakeClock is a breakerClock the test moves by hand. After registers a
@@ -326,7 +327,7 @@ func TestRoutingSendsAnOpenBreakersCallsToTheFallback(t *testing.T) {
 	for i := range got {
 		got[i].OpenMS = 0 // checked below
 	}
-	wantStats := []BreakerStats{{Model: "down:m", Layer: LayerWorkers, Opened: 1, HalfOpened: 1, RoutedToFallback: 3, State: "open"}}
+	wantStats := []runs.BreakerStats{{Model: "down:m", Layer: LayerWorkers, Opened: 1, HalfOpened: 1, RoutedToFallback: 3, State: "open"}}
 	if diff := cmp.Diff(wantStats, got); diff != "" {
 		t.Errorf("telemetry (-want +got):\n%s", diff)
 	}

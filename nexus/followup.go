@@ -36,93 +36,17 @@ const (
 	maxPriorChars      = 600 // the whole block (it shares the capsule brief's commanders.MaxBriefChars)
 )
 
-// FollowUp is result.json's and telemetry.json's "follow_up": the run this
-// one follows up, the chain of runs up to this one and its velocity.
-type FollowUp struct {
-	// PreviousDir is the previous run's directory (absolute) and
-	// PreviousRunID its run id.
-	PreviousDir   string `json:"previous_dir"`
-	PreviousRunID string `json:"previous_run_id"`
-	// MissionChanged: the previous run's mission.md differs from this
-	// run's mission (a revised mission: allowed, and said).
-	MissionChanged bool `json:"mission_changed"`
-	// Chain is every run of the chain, oldest first; the last is this run.
-	Chain []ChainRun `json:"chain"`
-	// Truncated: older runs exist beyond MaxChain, or a predecessor could
-	// not be read (Warnings says which); the chain starts later.
-	Truncated bool `json:"chain_truncated,omitempty"`
-	// Velocity is the Shadow Score gained per run across the chain:
-	// (first − last) / (runs − 1), positive when scores fall (improving),
-	// as hardening_velocity within a run. Absent (with VelocityAbsent)
-	// unless every run of the chain completed with a Shadow Score.
-	Velocity       *float64 `json:"velocity,omitempty"`
-	VelocityAbsent string   `json:"velocity_absent_reason,omitempty"`
-	// Prior is the context the agents got from the previous run.
-	Prior PriorContext `json:"prior_context"`
-	// Warnings say what was missing or odd in the previous runs.
-	Warnings []string `json:"warnings,omitempty"`
-}
-
-// ChainRun is one run of a follow-up chain.
-type ChainRun struct {
-	RunID  string `json:"run_id"`
-	Dir    string `json:"dir"`
-	Status string `json:"status"`
-	// ShadowScore is the run's Shadow Score median over its judged
-	// bundles (result.json shadow_aggregate.median); null when the run has
-	// none (NoScore says why), never 0 in its place.
-	ShadowScore *float64 `json:"shadow_score"`
-	Level       string   `json:"level,omitempty"`
-	Scored      int      `json:"bundles_scored"`
-	Planned     int      `json:"bundles_planned"`
-	NoScore     string   `json:"no_score_reason,omitempty"`
-}
-
-// PriorContext is what the agents of a follow-up run were told about the
-// previous run: its score, its failed sealed criteria by category (counts
-// only: never a criterion's id, text or judge message) and its findings'
-// titles and priorities.
-type PriorContext struct {
-	RunID       string   `json:"run_id"`
-	Status      string   `json:"status"`
-	ShadowScore *float64 `json:"shadow_score"`
-	Level       string   `json:"level,omitempty"`
-	NoScore     string   `json:"no_score_reason,omitempty"`
-	Scored      int      `json:"bundles_scored"`
-	Planned     int      `json:"bundles_planned"`
-	// FailedCategories counts the previous run's failed sealed criteria
-	// per category, most failures first (as shown: the block's size bound
-	// may drop the last ones).
-	FailedCategories []events.CategoryCount `json:"failed_categories"`
-	// Findings are the titles picked (at most 8, high priority first, the
-	// last ones dropped when the block would pass its size bound);
-	// FindingsTotal is how many the previous run had, FindingsWithheld
-	// how many were left out because their title names a criterion id.
-	Findings         []PriorFinding `json:"findings"`
-	FindingsTotal    int            `json:"findings_total"`
-	FindingsWithheld int            `json:"findings_withheld,omitempty"`
-	// Missing says what the previous run could not give, and why.
-	Missing []string `json:"missing,omitempty"`
-}
-
-// PriorFinding is one finding of the previous run shown to the agents.
-type PriorFinding struct {
-	Bundle   string `json:"bundle"`
-	Priority string `json:"priority"`
-	Title    string `json:"title"`
-}
-
 // followUpSetup is a follow-up read at Phase 0: the record without this
 // run's entry (Chain holds the predecessors, oldest first) and the rendered
 // previous-run block.
 type followUpSetup struct {
-	info  FollowUp
+	info  runs.FollowUp
 	block string
 }
 
 // FollowUpInfo is what a prepared mission passes on from the previous run
 // (its Chain holds the predecessors only); nil without Options.FollowUp.
-func (m *Mission) FollowUpInfo() *FollowUp {
+func (m *Mission) FollowUpInfo() *runs.FollowUp {
 	if m.fu == nil {
 		return nil
 	}
@@ -170,7 +94,7 @@ func prepareFollowUp(o Options) (*followUpSetup, error) {
 	case rec.Status == runs.StatusSealed:
 		return nil, bad("%s: status sealed: the run was only sealed, it has no work to follow up", filepath.Join(dir, runs.ResultFile))
 	}
-	s := &followUpSetup{info: FollowUp{PreviousDir: dir, PreviousRunID: rec.Plan.RunID}}
+	s := &followUpSetup{info: runs.FollowUp{PreviousDir: dir, PreviousRunID: rec.Plan.RunID}}
 	fu := &s.info
 	prior, distinct, err := readPrior(dir, rec)
 	if err != nil {
@@ -209,14 +133,14 @@ func sameDir(a, b string) bool {
 }
 
 // chainRun is a run's entry in a chain, from its result.json.
-func chainRun(dir string, rec *runRecord) ChainRun {
+func chainRun(dir string, rec *runRecord) runs.ChainRun {
 	return newChainRun(rec.Plan.RunID, dir, rec.Status, rec.ShadowValid, rec.Aggregate)
 }
 
 // newChainRun is a run's entry in a chain from how it ended. Its score is
 // the aggregate median when shadow scoring was valid and judged a bundle.
-func newChainRun(runID, dir, status string, shadowValid bool, a *ShadowAggregate) ChainRun {
-	c := ChainRun{RunID: runID, Dir: dir, Status: status}
+func newChainRun(runID, dir, status string, shadowValid bool, a *ShadowAggregate) runs.ChainRun {
+	c := runs.ChainRun{RunID: runID, Dir: dir, Status: status}
 	if a != nil {
 		c.Scored, c.Planned = a.Scored, a.Planned
 	}
@@ -237,7 +161,7 @@ func newChainRun(runID, dir, status string, shadowValid bool, a *ShadowAggregate
 // them oldest first. A predecessor that cannot be read, or whose sealed
 // criteria no longer verify, ends the chain there or loses its score, and
 // a warning says so.
-func readPredecessors(dir string, rec *runRecord, limit int) (chain []ChainRun, truncated bool, warns []string) {
+func readPredecessors(dir string, rec *runRecord, limit int) (chain []runs.ChainRun, truncated bool, warns []string) {
 	visited := []string{dir}
 	for rec.FollowUp != nil && rec.FollowUp.PreviousDir != "" {
 		next := rec.FollowUp.PreviousDir
@@ -300,10 +224,10 @@ func verifyRunEnvelope(dir, resultHash string) error {
 // and Missing says what does not.
 // distinct is the number of distinct finding titles that could be shown
 // (p.Findings are the first of them).
-func readPrior(dir string, rec *runRecord) (p PriorContext, distinct int, err error) {
+func readPrior(dir string, rec *runRecord) (p runs.PriorContext, distinct int, err error) {
 	c := chainRun(dir, rec)
-	p = PriorContext{RunID: rec.Plan.RunID, Status: rec.Status, ShadowScore: c.ShadowScore, Level: c.Level, NoScore: c.NoScore, Scored: c.Scored, Planned: c.Planned,
-		FailedCategories: []events.CategoryCount{}, Findings: []PriorFinding{}}
+	p = runs.PriorContext{RunID: rec.Plan.RunID, Status: rec.Status, ShadowScore: c.ShadowScore, Level: c.Level, NoScore: c.NoScore, Scored: c.Scored, Planned: c.Planned,
+		FailedCategories: []events.CategoryCount{}, Findings: []runs.PriorFinding{}}
 	if c.NoScore != "" {
 		p.Missing = append(p.Missing, "no Shadow Score: "+c.NoScore)
 	} else if rec.Status != runs.StatusComplete {
@@ -418,8 +342,8 @@ func priorityRank(p string) int {
 // commander may echo its hardening feedback) or the protocol
 // (vocab.NamesProtocol: a commander may echo feedback of a run made
 // before issue 20) is withheld.
-func priorFindings(rec *runRecord) (shown []PriorFinding, distinct, total, withheld int) {
-	var all []PriorFinding
+func priorFindings(rec *runRecord) (shown []runs.PriorFinding, distinct, total, withheld int) {
+	var all []runs.PriorFinding
 	seen := map[string]bool{}
 	for _, b := range rec.Bundles {
 		if b.Failed {
@@ -440,7 +364,7 @@ func priorFindings(rec *runRecord) (shown []PriorFinding, distinct, total, withh
 			}
 			if k := strings.ToLower(title); !seen[k] {
 				seen[k] = true
-				all = append(all, PriorFinding{Bundle: b.ID, Priority: categoryName(f.Priority), Title: title})
+				all = append(all, runs.PriorFinding{Bundle: b.ID, Priority: categoryName(f.Priority), Title: title})
 			}
 		}
 	}
@@ -449,21 +373,21 @@ func priorFindings(rec *runRecord) (shown []PriorFinding, distinct, total, withh
 	if len(all) > maxPriorFindings {
 		all = all[:maxPriorFindings]
 	}
-	return append([]PriorFinding{}, all...), distinct, total, withheld
+	return append([]runs.PriorFinding{}, all...), distinct, total, withheld
 }
 
 // priorView is prompts/templates/previous_run.tmpl's data.
 type priorView struct {
 	RunID, Status, Score string
 	Categories           []events.CategoryCount
-	Findings             []PriorFinding
+	Findings             []runs.PriorFinding
 	More                 int // findings not shown
 }
 
 // renderPrior renders the previous-run block, at most maxPriorChars: the
 // findings shown (then the categories) shrink until it fits, and p keeps
 // only what was shown.
-func renderPrior(p *PriorContext, distinct int) (string, error) {
+func renderPrior(p *runs.PriorContext, distinct int) (string, error) {
 	v := priorView{RunID: p.RunID, Status: p.Status, Score: "none: " + priorNoScore(p.NoScore),
 		Categories: p.FailedCategories, Findings: p.Findings}
 	if p.ShadowScore != nil {
@@ -508,7 +432,7 @@ func priorNoScore(reason string) string {
 // (first − last) / (runs − 1), positive when scores fall. It is absent, with
 // the reason, for a chain of one run or when any run did not complete with
 // a Shadow Score: never computed over a missing score.
-func chainVelocity(chain []ChainRun) (*float64, string) {
+func chainVelocity(chain []runs.ChainRun) (*float64, string) {
 	if len(chain) < 2 {
 		return nil, "a chain of one run has no velocity"
 	}
@@ -551,7 +475,7 @@ func (r *runState) priorBlock() string {
 
 // followUpResult is the run's follow_up record: the predecessors, this run
 // (as it ended) and the chain's velocity; nil without a follow-up.
-func (r *runState) followUpResult(res *Result) *FollowUp {
+func (r *runState) followUpResult(res *Result) *runs.FollowUp {
 	if r.fu == nil {
 		return nil
 	}

@@ -21,25 +21,25 @@ import (
 func score(v float64) *float64 { return &v }
 
 func TestChainVelocity(t *testing.T) {
-	done := func(id string, s float64) ChainRun {
-		return ChainRun{RunID: id, Status: runs.StatusComplete, ShadowScore: score(s), Scored: 5, Planned: 5}
+	done := func(id string, s float64) runs.ChainRun {
+		return runs.ChainRun{RunID: id, Status: runs.StatusComplete, ShadowScore: score(s), Scored: 5, Planned: 5}
 	}
 	tests := []struct {
 		name   string
-		chain  []ChainRun
+		chain  []runs.ChainRun
 		want   *float64
 		reason string // in the absent reason
 	}{
-		{"two runs, scores fall: positive (improving), like hardening velocity", []ChainRun{done("a", 50), done("b", 12.5)}, score(37.5), ""},
-		{"three runs: (first − last) / (runs − 1), the middle run does not weigh", []ChainRun{done("a", 20), done("b", 60), done("c", 40)}, score(-10), ""},
-		{"scores unchanged: a measured 0, not an absent one", []ChainRun{done("a", 25), done("b", 25)}, score(0), ""},
-		{"a perfect score in the chain is a real 0 and counts", []ChainRun{done("a", 30), done("b", 0)}, score(30), ""},
-		{"a single run has no velocity", []ChainRun{done("a", 30)}, nil, "a chain of one run"},
-		{"a run without a score: absent, never computed over a zero", []ChainRun{done("a", 50),
+		{"two runs, scores fall: positive (improving), like hardening velocity", []runs.ChainRun{done("a", 50), done("b", 12.5)}, score(37.5), ""},
+		{"three runs: (first − last) / (runs − 1), the middle run does not weigh", []runs.ChainRun{done("a", 20), done("b", 60), done("c", 40)}, score(-10), ""},
+		{"scores unchanged: a measured 0, not an absent one", []runs.ChainRun{done("a", 25), done("b", 25)}, score(0), ""},
+		{"a perfect score in the chain is a real 0 and counts", []runs.ChainRun{done("a", 30), done("b", 0)}, score(30), ""},
+		{"a single run has no velocity", []runs.ChainRun{done("a", 30)}, nil, "a chain of one run"},
+		{"a run without a score: absent, never computed over a zero", []runs.ChainRun{done("a", 50),
 			{RunID: "b", Status: runs.StatusInterrupted, NoScore: "no bundle was judged", Planned: 5}, done("c", 10)}, nil, "run b (interrupted) has no Shadow Score: no bundle was judged"},
-		{"an incomplete run's median covers fewer bundles: not comparable", []ChainRun{done("a", 50),
+		{"an incomplete run's median covers fewer bundles: not comparable", []runs.ChainRun{done("a", 50),
 			{RunID: "b", Status: runs.StatusIncomplete, ShadowScore: score(0), Scored: 1, Planned: 5}}, nil, "run b is incomplete (1 of 5 bundles scored)"},
-		{"an older run whose criteria no longer verify lost its score", []ChainRun{
+		{"an older run whose criteria no longer verify lost its score", []runs.ChainRun{
 			{RunID: "a", Status: runs.StatusComplete, NoScore: "its sealed criteria do not verify: x"}, done("b", 10)}, nil, "run a (complete) has no Shadow Score: its sealed criteria do not verify"},
 	}
 	for _, tc := range tests {
@@ -73,7 +73,7 @@ func writeRecord(t *testing.T, dir, id, prev string) {
 	}
 }
 
-func runIDs(chain []ChainRun) []string {
+func runIDs(chain []runs.ChainRun) []string {
 	var out []string
 	for _, c := range chain {
 		out = append(out, c.RunID)
@@ -185,7 +185,7 @@ func TestPriorFindings(t *testing.T) {
 	add("testing", true, f{"From a failed commander", "high"}) // failed bundles' findings are not used
 	add("testing-2", false, f{"Cover the sc-style naming (not an id)", "high"})
 	shown, distinct, total, withheld := priorFindings(&rec)
-	want := []PriorFinding{
+	want := []runs.PriorFinding{
 		{Bundle: "architecture", Priority: "high", Title: strings.TrimSpace(string([]rune(strings.TrimSpace(long))[:maxPriorTitleRunes-1])) + "…"},
 		{Bundle: "testing-2", Priority: "high", Title: "Cover the sc-style naming (not an id)"},
 		{Bundle: "architecture", Priority: "medium", Title: "Drain the old sessions"},
@@ -201,12 +201,12 @@ func TestPriorFindings(t *testing.T) {
 }
 
 func TestRenderPriorIsBoundedAndRecordsWhatItShowed(t *testing.T) {
-	p := PriorContext{RunID: "r1", Status: runs.StatusComplete, ShadowScore: score(42.5), Level: "significant", Scored: 5, Planned: 5}
+	p := runs.PriorContext{RunID: "r1", Status: runs.StatusComplete, ShadowScore: score(42.5), Level: "significant", Scored: 5, Planned: 5}
 	for i := range 4 { // the config's four categories
 		p.FailedCategories = append(p.FailedCategories, events.CategoryCount{Category: fmt.Sprintf("category_%d", i), Criteria: 1, Failures: 3})
 	}
 	for i := range maxPriorFindings {
-		p.Findings = append(p.Findings, PriorFinding{Bundle: "b", Priority: "high", Title: fmt.Sprintf("%02d %s", i, strings.Repeat("x", maxPriorTitleRunes-4))})
+		p.Findings = append(p.Findings, runs.PriorFinding{Bundle: "b", Priority: "high", Title: fmt.Sprintf("%02d %s", i, strings.Repeat("x", maxPriorTitleRunes-4))})
 	}
 	block, err := renderPrior(&p, 12)
 	if err != nil {
@@ -231,7 +231,7 @@ func TestRenderPriorIsBoundedAndRecordsWhatItShowed(t *testing.T) {
 			t.Errorf("block lacks %q:\n%s", want, block)
 		}
 	}
-	none := PriorContext{RunID: "r2", Status: runs.StatusInterrupted, NoScore: "no bundle was judged"}
+	none := runs.PriorContext{RunID: "r2", Status: runs.StatusInterrupted, NoScore: "no bundle was judged"}
 	block, err = renderPrior(&none, 0)
 	if err != nil {
 		t.Fatal(err)

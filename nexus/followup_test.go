@@ -164,7 +164,7 @@ func TestFollowUpPassesPriorContextAndNeverTheCriteria(t *testing.T) {
 		t.Fatal("the follow-up run has no score")
 	}
 	this := *res.Aggregate.Median
-	wantChain := []nexus.ChainRun{
+	wantChain := []runs.ChainRun{
 		{RunID: prev.Plan.RunID, Dir: absDir(t, prev.Dir), Status: "complete", ShadowScore: ptr(50), Level: "significant", Scored: 5, Planned: 5},
 		{RunID: res.Plan.RunID, Dir: absDir(t, res.Dir), Status: "complete", ShadowScore: ptr(this), Level: res.Aggregate.Level, Scored: 5, Planned: 5},
 	}
@@ -175,7 +175,7 @@ func TestFollowUpPassesPriorContextAndNeverTheCriteria(t *testing.T) {
 		t.Errorf("velocity %v (absent: %q), want %v", fu.Velocity, fu.VelocityAbsent, 50-this)
 	}
 	var onDisk struct {
-		FollowUp *nexus.FollowUp `json:"follow_up"`
+		FollowUp *runs.FollowUp `json:"follow_up"`
 	}
 	for _, f := range []string{"result.json", "telemetry.json"} {
 		b, err := os.ReadFile(filepath.Join(res.Dir, f))

@@ -57,11 +57,11 @@ type resultFile struct {
 		Failed  int      `json:"failed"`
 	} `json:"shadow_aggregate"`
 	Telemetry struct {
-		Calls          int              `json:"calls"`
-		Planned        nexus.AgentTally `json:"agents_planned"`
-		Launched       nexus.AgentTally `json:"agents_launched"`
-		BundlesPlanned int              `json:"bundles_planned"`
-		BundlesScored  int              `json:"bundles_scored"`
+		Calls          int             `json:"calls"`
+		Planned        runs.AgentTally `json:"agents_planned"`
+		Launched       runs.AgentTally `json:"agents_launched"`
+		BundlesPlanned int             `json:"bundles_planned"`
+		BundlesScored  int             `json:"bundles_scored"`
 	} `json:"telemetry"`
 	Bundles []struct {
 		ID           string `json:"id"`
@@ -331,7 +331,7 @@ func TestCostCeilingStopsLaunchesAndTelemetrySaysSo(t *testing.T) {
 		}
 	}
 	tl := res.Telemetry
-	if d := cmp.Diff(nexus.AgentTally{Nexus: 1, Total: 1}, tl.AgentsLaunched); d != "" {
+	if d := cmp.Diff(runs.AgentTally{Nexus: 1, Total: 1}, tl.AgentsLaunched); d != "" {
 		t.Errorf("launched (-want +got)\n%s", d)
 	}
 	if tl.Agents.Total != 89 {
@@ -348,11 +348,11 @@ func TestTelemetryCountsLaunchedAgentsApartFromPlanned(t *testing.T) {
 	}
 	// Every commander and worker ran; with no bundle there was nothing to
 	// review, so no reviewer started although the plan has 8.
-	want := nexus.AgentTally{Nexus: 1, Commanders: 5, Workers: 75, Reviewers: 0, Total: 81}
+	want := runs.AgentTally{Nexus: 1, Commanders: 5, Workers: 75, Reviewers: 0, Total: 81}
 	if d := cmp.Diff(want, res.Telemetry.AgentsLaunched); d != "" {
 		t.Errorf("launched (-want +got)\n%s", d)
 	}
-	if d := cmp.Diff(nexus.AgentTally{Nexus: 1, Commanders: 5, Workers: 75, Reviewers: 8, Total: 89}, res.Telemetry.Agents); d != "" {
+	if d := cmp.Diff(runs.AgentTally{Nexus: 1, Commanders: 5, Workers: 75, Reviewers: 8, Total: 89}, res.Telemetry.Agents); d != "" {
 		t.Errorf("planned (-want +got)\n%s", d)
 	}
 	b, _ := os.ReadFile(filepath.Join(res.Dir, "telemetry.json"))

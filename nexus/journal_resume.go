@@ -610,23 +610,15 @@ type ResumeInfo struct {
 	Changed         []string `json:"changed,omitempty"` // resumed with --force despite these
 }
 
-// ResumeTelemetry is telemetry.json's "resume" key (absent for a run that
-// was not resumed).
-type ResumeTelemetry struct {
-	Attempt       int   `json:"attempt"`
-	ReplayedCalls int64 `json:"replayed_calls"`
-	FreshCalls    int64 `json:"fresh_calls"`
-}
-
 // resumeInfo is the run's resume record, with the call counts so far; nil
 // for a run that was not resumed.
-func (r *runState) resumeInfo() (*ResumeInfo, *ResumeTelemetry) {
+func (r *runState) resumeInfo() (*ResumeInfo, *runs.ResumeTelemetry) {
 	if r.resumed == nil {
 		return nil, nil
 	}
 	ri := *r.resumed
 	ri.ReplayedCalls, ri.FreshCalls = r.pool.replayedCalls.Load(), r.pool.freshCalls.Load()
-	return &ri, &ResumeTelemetry{Attempt: ri.Attempt, ReplayedCalls: ri.ReplayedCalls, FreshCalls: ri.FreshCalls}
+	return &ri, &runs.ResumeTelemetry{Attempt: ri.Attempt, ReplayedCalls: ri.ReplayedCalls, FreshCalls: ri.FreshCalls}
 }
 
 // loadStoredEnvelope reads and verifies the envelope a resumed run sealed

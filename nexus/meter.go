@@ -12,6 +12,7 @@ import (
 	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runs"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -49,26 +50,10 @@ type meter struct {
 	ceilingStopped bool                       // the ceiling kept an agent from launching or stopped commanders
 	launched       map[string]map[string]bool // per role, the agents that really started
 	trips          int
-	tools          map[string]*ToolStats            // per role; nil until a tool is called
-	refused        []RefusalExample                 // every refused tool call (capped: safety.go)
-	refusedKinds   map[string]int                   // refused tool calls per kind, exact
-	recovery       map[string]map[string]*StepStats // per unit kind and step; nil until a ladder climbs
-}
-
-// RecoveryStats is telemetry's recovery: the recovery ladder's steps beyond
-// retry, each counted in attempts (used) and attempts that recovered their
-// unit (succeeded), over all units (Steps) and per unit kind (Units: atom,
-// shard, bundle, verdict). A degrade that succeeded is salvage, not a
-// success of its unit.
-type RecoveryStats struct {
-	Steps map[string]StepStats            `json:"steps"`
-	Units map[string]map[string]StepStats `json:"units"`
-}
-
-// StepStats counts one step's attempts.
-type StepStats struct {
-	Used      int `json:"used"`
-	Succeeded int `json:"succeeded"`
+	tools          map[string]*runs.ToolStats            // per role; nil until a tool is called
+	refused        []runs.RefusalExample                 // every refused tool call (capped: safety.go)
+	refusedKinds   map[string]int                        // refused tool calls per kind, exact
+	recovery       map[string]map[string]*runs.StepStats // per unit kind and step; nil until a ladder climbs
 }
 
 // noteRecovery counts one attempt of a ladder's step. Retry is not
@@ -84,14 +69,14 @@ func (m *meter) noteRecovery(unit, step string, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.recovery == nil {
-		m.recovery = map[string]map[string]*StepStats{}
+		m.recovery = map[string]map[string]*runs.StepStats{}
 	}
 	if m.recovery[unit] == nil {
-		m.recovery[unit] = map[string]*StepStats{}
+		m.recovery[unit] = map[string]*runs.StepStats{}
 	}
 	s := m.recovery[unit][step]
 	if s == nil {
-		s = &StepStats{}
+		s = &runs.StepStats{}
 		m.recovery[unit][step] = s
 	}
 	s.Used++
@@ -102,15 +87,15 @@ func (m *meter) noteRecovery(unit, step string, ok bool) {
 
 // recoveryStats returns the ladder's counts; nil when no step beyond the
 // providers' own retry was taken (the ladder did nothing).
-func (m *meter) recoveryStats() *RecoveryStats {
+func (m *meter) recoveryStats() *runs.RecoveryStats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.recovery == nil {
 		return nil
 	}
-	out := &RecoveryStats{Steps: map[string]StepStats{}, Units: map[string]map[string]StepStats{}}
+	out := &runs.RecoveryStats{Steps: map[string]runs.StepStats{}, Units: map[string]map[string]runs.StepStats{}}
 	for unit, steps := range m.recovery {
-		out.Units[unit] = map[string]StepStats{}
+		out.Units[unit] = map[string]runs.StepStats{}
 		for step, s := range steps {
 			out.Units[unit][step] = *s
 			t := out.Steps[step]
@@ -127,11 +112,11 @@ func (m *meter) noteTool(role string, out workspace.Outcome) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.tools == nil {
-		m.tools = map[string]*ToolStats{}
+		m.tools = map[string]*runs.ToolStats{}
 	}
 	s := m.tools[role]
 	if s == nil {
-		s = &ToolStats{ByTool: map[string]int{}}
+		s = &runs.ToolStats{ByTool: map[string]int{}}
 		m.tools[role] = s
 	}
 	s.Calls++
@@ -148,13 +133,13 @@ func (m *meter) noteTool(role string, out workspace.Outcome) {
 
 // toolStats returns a copy of the per-role tool counts (nil when no tool
 // was called).
-func (m *meter) toolStats() map[string]ToolStats {
+func (m *meter) toolStats() map[string]runs.ToolStats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.tools == nil {
 		return nil
 	}
-	out := make(map[string]ToolStats, len(m.tools))
+	out := make(map[string]runs.ToolStats, len(m.tools))
 	for role, s := range m.tools {
 		c := *s
 		c.ByTool = maps.Clone(s.ByTool)
@@ -337,7 +322,7 @@ func (m *meter) stoppedByCeiling() bool {
 }
 
 // fill writes the meter's figures into t.
-func (m *meter) fill(t *Telemetry) {
+func (m *meter) fill(t *runs.Telemetry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for k, s := range m.byRole {
@@ -357,7 +342,7 @@ func (m *meter) fill(t *Telemetry) {
 		t.ByModel[k] = callStats(s)
 	}
 	l := m.launched
-	t.AgentsLaunched = AgentTally{Nexus: len(l[commanders.RoleNexus]), Commanders: len(l[commanders.RoleCommander]),
+	t.AgentsLaunched = runs.AgentTally{Nexus: len(l[commanders.RoleNexus]), Commanders: len(l[commanders.RoleCommander]),
 		SquadLeads: len(l[commanders.RoleSquadLead]), Workers: len(l[commanders.RoleWorker]), Reviewers: len(l[commanders.RoleReviewer])}
 	t.AgentsLaunched.Total = t.AgentsLaunched.Nexus + t.AgentsLaunched.Commanders + t.AgentsLaunched.SquadLeads + t.AgentsLaunched.Workers + t.AgentsLaunched.Reviewers
 	t.CostUSD = m.cost
@@ -371,7 +356,7 @@ func (m *meter) fill(t *Telemetry) {
 	t.Prices = nil
 	for model, pu := range m.prices {
 		if t.Prices == nil {
-			t.Prices = map[string]PriceUsed{}
+			t.Prices = map[string]runs.PriceUsed{}
 		}
 		t.Prices[model] = newPriceUsed(pu)
 	}

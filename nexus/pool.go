@@ -14,6 +14,7 @@ import (
 	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runs"
 )
 
 // providerPool holds a run's providers: each model of the roster built once
@@ -271,17 +272,17 @@ func (pp *providerPool) breakerEvent(t transition) {
 
 // breakerStats is telemetry.json's breakers: every breaker that left the
 // closed state, by model then layer (nil when none did).
-func (pp *providerPool) breakerStats() []BreakerStats {
+func (pp *providerPool) breakerStats() []runs.BreakerStats {
 	pp.bmu.Lock()
 	cs := slices.Collect(maps.Values(pp.circuits))
 	pp.bmu.Unlock()
-	var out []BreakerStats
+	var out []runs.BreakerStats
 	for _, c := range cs {
 		if s, ok := c.stats(); ok {
 			out = append(out, s)
 		}
 	}
-	slices.SortFunc(out, func(a, b BreakerStats) int {
+	slices.SortFunc(out, func(a, b runs.BreakerStats) int {
 		return cmp.Or(strings.Compare(a.Model, b.Model), strings.Compare(a.Layer, b.Layer))
 	})
 	return out

@@ -16,6 +16,7 @@ import (
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/mock"
+	"github.com/swarm-dev/swarm/runs"
 )
 
 // A run whose models have no known price does not sum their calls as $0:
@@ -198,9 +199,9 @@ func TestCallEventsAndTelemetryCarryTokenKinds(t *testing.T) {
 	if m.CacheReadTokens != total.cacheRead || m.ReasoningTokens != total.reasoning || m.PromptCacheHits != total.hits {
 		t.Errorf("by_model[mock:honest] %+v; want the run's totals %+v", m, total)
 	}
-	want := nexus.PriceUsed{InputPerMTok: 1, OutputPerMTok: 4, CacheReadPerMTok: 0.1, CacheWritePerMTok: 1, ReasoningPerMTok: 8,
+	want := runs.PriceUsed{InputPerMTok: 1, OutputPerMTok: 4, CacheReadPerMTok: 0.1, CacheWritePerMTok: 1, ReasoningPerMTok: 8,
 		Origin: config.PriceFromConfig, AsOf: "2026-11-27", Source: "https://example.com/prices", Assumed: []string{"cache_write"}}
-	if d := cmp.Diff(map[string]nexus.PriceUsed{"mock:honest": want}, tel.Prices); d != "" {
+	if d := cmp.Diff(map[string]runs.PriceUsed{"mock:honest": want}, tel.Prices); d != "" {
 		t.Errorf("telemetry's prices (-want +got)\n%s", d)
 	}
 }

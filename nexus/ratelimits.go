@@ -11,7 +11,7 @@ import (
 )
 
 // Rate limits read from the answers: the adaptive concurrency limit's
-// events and telemetry. (Prompt-cache hits are the meter's: CallStats.)
+// events and telemetry. (Prompt-cache hits are the meter's: runs.CallStats.)
 
 // adaptiveFor is ref's adaptive concurrency limit (nil: none) and the hook
 // that makes each change an event of this run.

@@ -81,29 +81,29 @@ func TestVerdictLadder(t *testing.T) {
 		name      string
 		why       string
 		opt       runOpt
-		want      []string                   // every bundle's verdict steps
-		swaps     int                        // model_swap events (reason ladder), one per bundle
-		scored    bool                       // every bundle scored
-		telemetry map[string]nexus.StepStats // never retry: see meter.noteRecovery
+		want      []string                  // every bundle's verdict steps
+		swaps     int                       // model_swap events (reason ladder), one per bundle
+		scored    bool                      // every bundle scored
+		telemetry map[string]runs.StepStats // never retry: see meter.noteRecovery
 	}{
 		{name: "the judge fails on a whole bundle, one criterion a call works",
 			why:       "simplify for a verdict: per-criterion calls instead of one per bundle",
 			opt:       flaky(commanders.RoleJudge, func(r providers.Request) bool { return judge(r) && criteriaIn(r) > 1 }),
 			want:      []string{"retry#1:false", "simplify#1:true"},
 			scored:    true,
-			telemetry: map[string]nexus.StepStats{"simplify": {Used: 3, Succeeded: 3}}},
+			telemetry: map[string]runs.StepStats{"simplify": {Used: 3, Succeeded: 3}}},
 		{name: "the judge's primary is down: its fallback judges",
 			why:       "model swap for a verdict: the judge's fallbacks, a model_swap event each",
 			opt:       flaky(commanders.RoleJudge, judge, "mock:honest"),
 			want:      []string{"retry#1:false", "simplify#1:false", "model_swap#1:true"},
 			swaps:     3,
 			scored:    true,
-			telemetry: map[string]nexus.StepStats{"simplify": {Used: 3}, "model_swap": {Used: 3, Succeeded: 3}}},
+			telemetry: map[string]runs.StepStats{"simplify": {Used: 3}, "model_swap": {Used: 3, Succeeded: 3}}},
 		{name: "one criterion can never be judged: the verdict degrades",
 			why:  "scope reduction judges the others; degrade keeps them, the bundle gets no score and is not a success",
 			opt:  flaky(commanders.RoleJudge, func(r providers.Request) bool { return judge(r) && strings.Contains(r.Messages[1].Content, "sc-02 |") }),
 			want: []string{"retry#1:false", "simplify#1:false", "scope_reduction#1:false", "degrade#1:true"},
-			telemetry: map[string]nexus.StepStats{"simplify": {Used: 3}, "scope_reduction": {Used: 3},
+			telemetry: map[string]runs.StepStats{"simplify": {Used: 3}, "scope_reduction": {Used: 3},
 				"degrade": {Used: 3, Succeeded: 3}}},
 	}
 	for _, tc := range tests {
@@ -181,7 +181,7 @@ func TestLadderSwapsFailingWorkersToTheirFallback(t *testing.T) {
 		}
 	}
 	got := res.Telemetry.Recovery.Steps["model_swap"]
-	if d := cmp.Diff(nexus.StepStats{Used: res.Plan.Workers, Succeeded: res.Plan.Workers}, got); d != "" {
+	if d := cmp.Diff(runs.StepStats{Used: res.Plan.Workers, Succeeded: res.Plan.Workers}, got); d != "" {
 		t.Errorf("telemetry recovery.steps.model_swap (-want +got)\n%s", d)
 	}
 	for _, o := range res.Bundles {
@@ -222,7 +222,7 @@ func TestLadderDegradedBundleIsNeverASuccess(t *testing.T) {
 	if !rec.Salvaged || len(rec.Degraded) != 1 || rec.Degraded[0].Unit != "bundle" {
 		t.Errorf("bundles/testing.json: salvaged %v degraded %+v, want the bundle marked", rec.Salvaged, rec.Degraded)
 	}
-	if got := res.Telemetry.Recovery.Units["bundle"]["degrade"]; got != (nexus.StepStats{Used: 1, Succeeded: 1}) {
+	if got := res.Telemetry.Recovery.Units["bundle"]["degrade"]; got != (runs.StepStats{Used: 1, Succeeded: 1}) {
 		t.Errorf("telemetry recovery.units.bundle.degrade %+v, want 1 used, 1 succeeded", got)
 	}
 	md, err := os.ReadFile(filepath.Join(res.Dir, "report.md"))

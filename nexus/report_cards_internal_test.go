@@ -13,6 +13,7 @@ import (
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/runs"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -160,28 +161,28 @@ func TestConflictsListConflictTiers(t *testing.T) {
 // Refusals are grouped by kind (escape, denied, scope, limit first), with
 // exact counts and up to three examples chosen in a fixed order.
 func TestGroupRefusals(t *testing.T) {
-	ex := func(agent, path string) RefusalExample {
-		return RefusalExample{Agent: agent, Tool: "read_file", Path: path, Reason: path + ": no"}
+	ex := func(agent, path string) runs.RefusalExample {
+		return runs.RefusalExample{Agent: agent, Tool: "read_file", Path: path, Reason: path + ": no"}
 	}
-	k := func(r RefusalExample, kind string) RefusalExample { r.kind = kind; return r }
-	rs := []RefusalExample{k(ex("w2", "b"), "escape"), k(ex("w1", "a"), "escape"), k(ex("w1", "a"), "escape"), k(ex("w3", "c"), "escape"),
+	k := func(r runs.RefusalExample, kind string) runs.RefusalExample { r.Kind = kind; return r }
+	rs := []runs.RefusalExample{k(ex("w2", "b"), "escape"), k(ex("w1", "a"), "escape"), k(ex("w1", "a"), "escape"), k(ex("w3", "c"), "escape"),
 		k(ex("w4", "d"), "escape"), k(ex("w1", ".env"), "denied"), k(ex("w1", "x"), "not_found")}
 	got := groupRefusals(rs, map[string]int{"escape": 7, "denied": 1, "not_found": 1})
-	strip := func(xs []RefusalExample) []RefusalExample {
+	strip := func(xs []runs.RefusalExample) []runs.RefusalExample {
 		for i := range xs {
-			xs[i].kind = ""
+			xs[i].Kind = ""
 		}
 		return xs
 	}
 	for i := range got {
 		got[i].Examples = strip(got[i].Examples)
 	}
-	want := []RefusalGroup{
-		{Kind: "escape", Count: 7, Examples: []RefusalExample{ex("w1", "a"), ex("w2", "b"), ex("w3", "c")}},
-		{Kind: "denied", Count: 1, Examples: []RefusalExample{ex("w1", ".env")}},
-		{Kind: "not_found", Count: 1, Examples: []RefusalExample{ex("w1", "x")}},
+	want := []runs.RefusalGroup{
+		{Kind: "escape", Count: 7, Examples: []runs.RefusalExample{ex("w1", "a"), ex("w2", "b"), ex("w3", "c")}},
+		{Kind: "denied", Count: 1, Examples: []runs.RefusalExample{ex("w1", ".env")}},
+		{Kind: "not_found", Count: 1, Examples: []runs.RefusalExample{ex("w1", "x")}},
 	}
-	if d := cmp.Diff(want, got, cmp.AllowUnexported(RefusalExample{})); d != "" {
+	if d := cmp.Diff(want, got, cmp.AllowUnexported(runs.RefusalExample{})); d != "" {
 		t.Errorf("groups (-want +got):\n%s", d)
 	}
 	if groupRefusals(nil, nil) != nil {

@@ -67,7 +67,7 @@ type reportView struct {
 	// when they are independent, or when no bundle was scored.
 	Advisory string
 
-	Launched, Planned         AgentTally
+	Launched, Planned         runs.AgentTally
 	Calls                     int
 	InputTokens, OutputTokens int
 	TokenDetail               string // cache and reasoning parts of the tokens; "" when none was reported
@@ -225,7 +225,7 @@ type usageView struct {
 	Roles, Models []usageRow
 	Hits          bool     // some call read from the prompt cache: the hits column is shown
 	Unpriced      bool     // some call had no known price: the cost legend is shown
-	Notes         []string // rates stood in for (PriceUsed.Assumed)
+	Notes         []string // rates stood in for (runs.PriceUsed.Assumed)
 }
 
 type usageRow struct {
@@ -235,12 +235,12 @@ type usageRow struct {
 	Cost          string
 }
 
-func newUsageView(t Telemetry) *usageView {
+func newUsageView(t runs.Telemetry) *usageView {
 	if len(t.ByRole) == 0 {
 		return nil
 	}
 	v := &usageView{Hits: t.PromptCacheHits > 0, Unpriced: t.UnpricedCalls > 0}
-	row := func(name string, c CallStats) usageRow {
+	row := func(name string, c runs.CallStats) usageRow {
 		r := usageRow{Name: mdCell(name), Calls: c.Calls, Errors: c.Errors, Cost: formatCallsCost(c),
 			Tokens: fmt.Sprintf("%d / %d", c.InputTokens, c.OutputTokens), Hits: "–"}
 		if c.PromptCacheHits > 0 {
@@ -325,7 +325,7 @@ type chainRow struct {
 	This                        bool
 }
 
-func newFollowUpView(fu *FollowUp) *followUpView {
+func newFollowUpView(fu *runs.FollowUp) *followUpView {
 	if fu == nil {
 		return nil
 	}

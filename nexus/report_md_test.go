@@ -28,10 +28,10 @@ func reportPlan() Plan {
 		CostCeilingUSD: 5, MissionTitle: "Migrate authentication"}
 }
 
-func reportTelemetry(failures map[string]int) Telemetry {
-	return Telemetry{
-		Agents:         AgentTally{Nexus: 1, Commanders: 3, SquadLeads: 3, Workers: 6, Reviewers: 3, Total: 16},
-		AgentsLaunched: AgentTally{Nexus: 1, Commanders: 3, SquadLeads: 2, Workers: 5, Reviewers: 3, Total: 14},
+func reportTelemetry(failures map[string]int) runs.Telemetry {
+	return runs.Telemetry{
+		Agents:         runs.AgentTally{Nexus: 1, Commanders: 3, SquadLeads: 3, Workers: 6, Reviewers: 3, Total: 16},
+		AgentsLaunched: runs.AgentTally{Nexus: 1, Commanders: 3, SquadLeads: 2, Workers: 5, Reviewers: 3, Total: 14},
 		Calls:          31, InputTokens: 20123, OutputTokens: 4567, CostUSD: 0.01234, WallMS: 83500,
 		FailureClasses: failures,
 	}
@@ -312,12 +312,12 @@ func workspaceRunResult() *Result {
 	}
 	c := workspace.Counts{Cited: 8, Verified: 4, Unverifiable: 1, Fabricated: 2}
 	tel := reportTelemetry(nil)
-	tel.Tools = map[string]ToolStats{"worker": {Calls: 40, Refused: 5, Refusals: map[string]int{"escape": 2, "denied": 2, "limit": 1}}}
-	tel.Refusals = []RefusalGroup{
-		{Kind: "escape", Count: 2, Examples: []RefusalExample{{Agent: "worker-docs-01", Role: "worker", Tool: "read_file", Path: "../../etc/passwd", Reason: "../../etc/passwd: path leaves the workspace root"}}},
-		{Kind: "denied", Count: 2, Examples: []RefusalExample{{Agent: "worker-security-01", Role: "worker", Tool: "read_file", Path: ".env", Reason: ".env: denied by the deny list"},
+	tel.Tools = map[string]runs.ToolStats{"worker": {Calls: 40, Refused: 5, Refusals: map[string]int{"escape": 2, "denied": 2, "limit": 1}}}
+	tel.Refusals = []runs.RefusalGroup{
+		{Kind: "escape", Count: 2, Examples: []runs.RefusalExample{{Agent: "worker-docs-01", Role: "worker", Tool: "read_file", Path: "../../etc/passwd", Reason: "../../etc/passwd: path leaves the workspace root"}}},
+		{Kind: "denied", Count: 2, Examples: []runs.RefusalExample{{Agent: "worker-security-01", Role: "worker", Tool: "read_file", Path: ".env", Reason: ".env: denied by the deny list"},
 			{Agent: "worker-security-02", Role: "worker", Tool: "grep", Pattern: "password|secret", Reason: "id_rsa: denied"}}},
-		{Kind: "limit", Count: 1, Examples: []RefusalExample{{Agent: "worker-testing-01", Role: "worker", Tool: "read_file", Path: "big.log", Reason: "limit reached: max_read_bytes (65536)"}}},
+		{Kind: "limit", Count: 1, Examples: []runs.RefusalExample{{Agent: "worker-testing-01", Role: "worker", Tool: "read_file", Path: "big.log", Reason: "limit reached: max_read_bytes (65536)"}}},
 	}
 	return &Result{Status: runs.StatusIncomplete, Error: "fewer bundles judged than planned: 3 of 4 scored", ShadowValid: true, SealedHash: "sha256:abc",
 		Aggregate: ShadowAggregate{Median: fp(25), Mean: fp(21.7), Level: string(shadow.LevelModerate), Planned: 4, Scored: 3, Failed: 1},
@@ -404,20 +404,20 @@ func usageResult() *Result {
 	tel.CostUSD, tel.UnpricedModels, tel.UnpricedCalls = 0.0042, []string{"openai-compatible:local"}, 4
 	tel.InputTokens, tel.OutputTokens, tel.ReasoningTokens, tel.CacheReadTokens, tel.CacheWriteTokens, tel.PromptCacheHits = 20123, 4567, 800, 9000, 1000, 9
 	tel.CacheReadShare = fp(9000.0 / 20123)
-	tel.ByRole = map[string]CallStats{
+	tel.ByRole = map[string]runs.CallStats{
 		"worker": {Calls: 12, InputTokens: 12000, OutputTokens: 3000, ReasoningTokens: 800, CacheReadTokens: 9000, PromptCacheHits: 9,
 			CacheReadShare: fp(0.75), CostUSD: fp(0.003)},
 		"judge": {Calls: 15, Errors: 1, InputTokens: 7000, OutputTokens: 1200, CacheWriteTokens: 1000, CostUSD: fp(0.0012)},
 		"nexus": {Calls: 4, InputTokens: 1123, OutputTokens: 367, UnpricedCalls: 4},
 	}
-	tel.ByModel = map[string]CallStats{
+	tel.ByModel = map[string]runs.CallStats{
 		"anthropic:claude-sonnet-4-5": {Calls: 29, Errors: 1, InputTokens: 19000, OutputTokens: 4200, ReasoningTokens: 800, CacheReadTokens: 9000,
 			CacheWriteTokens: 1000, PromptCacheHits: 9, CacheReadShare: fp(9000.0 / 19000), CostUSD: fp(0.0042)},
 		"openai-compatible:local": {Calls: 4, InputTokens: 1123, OutputTokens: 367, UnpricedCalls: 4},
 	}
-	tel.Prices = map[string]PriceUsed{"anthropic:claude-sonnet-4-5": {InputPerMTok: 3, OutputPerMTok: 15, CacheReadPerMTok: 0.3, CacheWritePerMTok: 3,
+	tel.Prices = map[string]runs.PriceUsed{"anthropic:claude-sonnet-4-5": {InputPerMTok: 3, OutputPerMTok: 15, CacheReadPerMTok: 0.3, CacheWritePerMTok: 3,
 		ReasoningPerMTok: 15, Origin: config.PriceFromConfig, Assumed: []string{"cache_write"}}}
-	tel.ByRole["nexus"] = CallStats{Calls: 4, InputTokens: 1123, OutputTokens: 367, UnpricedCalls: 4}
+	tel.ByRole["nexus"] = runs.CallStats{Calls: 4, InputTokens: 1123, OutputTokens: 367, UnpricedCalls: 4}
 	mixed := tel.ByRole["judge"]
 	mixed.UnpricedCalls = 1
 	tel.ByRole["judge"] = mixed

@@ -105,7 +105,7 @@ type Result struct {
 	ShadowValid      bool            `json:"shadow_valid"`
 	ShadowReason     string          `json:"shadow_invalid_reason,omitempty"`
 	Aggregate        ShadowAggregate `json:"shadow_aggregate"`
-	Telemetry        Telemetry       `json:"telemetry"`
+	Telemetry        runs.Telemetry  `json:"telemetry"`
 	Interrupted      bool            `json:"interrupted"`
 	// Resumed says the run was resumed (--resume) and how; nil otherwise.
 	Resumed *ResumeInfo `json:"resumed,omitempty"`
@@ -122,7 +122,7 @@ type Result struct {
 	GroundTruth *GroundTruthResult `json:"ground_truth,omitempty"`
 	// FollowUp is the run this one follows up, the chain of runs (this one
 	// last) and its Shadow Score velocity; nil without Options.FollowUp.
-	FollowUp    *FollowUp      `json:"follow_up,omitempty"`
+	FollowUp    *runs.FollowUp `json:"follow_up,omitempty"`
 	Transcripts []Transcript   `json:"-"`
 	Events      []events.Event `json:"-"` // only with Options.KeepEvents
 	// Sandbox is the sandbox's report of the mission (sandbox.json); nil

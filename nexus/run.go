@@ -10,6 +10,7 @@ import (
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runs"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -47,8 +48,8 @@ type runState struct {
 	ev      evidenceSetup // ground truth and a test's verifier (evidence.go)
 	arrived arrivedChecks // the atoms' checked citations (checkArrived)
 
-	waves *WavesTelemetry // how the commanders were deployed in waves; nil when they were not (waves.go)
-	fu    *followUpSetup  // the previous run of a follow-up; nil without one (followup.go)
+	waves *runs.WavesTelemetry // how the commanders were deployed in waves; nil when they were not (waves.go)
+	fu    *followUpSetup       // the previous run of a follow-up; nil without one (followup.go)
 }
 
 // timeoutFactor is the personality's timeout factor (1 when unset): every

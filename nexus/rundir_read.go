@@ -29,7 +29,7 @@ type runRecord struct {
 	ShadowValid bool             `json:"shadow_valid"`
 	Aggregate   *ShadowAggregate `json:"shadow_aggregate"`
 	Bundles     []recordBundle   `json:"bundles"`
-	FollowUp    *FollowUp        `json:"follow_up"`
+	FollowUp    *runs.FollowUp   `json:"follow_up"`
 }
 
 // recordBundle is a bundle of result.json as a follow-up reads it.

@@ -1,11 +1,14 @@
 package nexus
 
-import "fmt"
+import (
+	"fmt"
+	"github.com/swarm-dev/swarm/runs"
+)
 
-// formatCallsCost is the cost of a group of calls (CallStats) in a table
+// formatCallsCost is the cost of a group of calls (runs.CallStats) in a table
 // cell: "$0.0123"; "≥ $0.0123" when some of its calls had no known price;
 // "—" when none had one. The models are named where the run's cost is.
-func formatCallsCost(c CallStats) string {
+func formatCallsCost(c runs.CallStats) string {
 	switch {
 	case c.CostUSD == nil:
 		return "—"

@@ -17,6 +17,7 @@ import (
 	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/stats"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runs"
 )
 
 // Commander deployment in waves (issue 12; docs/waves.md): a canary wave is
@@ -384,35 +385,9 @@ func (c *waveCtl) result() (events.CanaryData, *probe, string, providers.Class, 
 	return c.probe.data(c.ok), c.probe, c.canaryErr, cls, c.chain
 }
 
-// WavesTelemetry is what a run's deployment in waves recorded (telemetry.json
-// "waves").
-type WavesTelemetry struct {
-	Canary events.CanaryData `json:"canary"`
-	Waves  []WaveRecord      `json:"waves"`
-	// NotLaunched counts the commanders never launched (the canary failed).
-	NotLaunched int `json:"not_launched,omitempty"`
-	// ChainCalls is the number of dependent calls the last wave waited for
-	// before it launched: its share of the critical path.
-	ChainCalls int `json:"chain_calls"`
-}
-
-// WaveRecord is one wave in telemetry.json: how it launched and how its
-// commanders ended.
-type WaveRecord struct {
-	Wave       int      `json:"wave"`
-	Size       int      `json:"size"`
-	Reason     string   `json:"reason"`
-	Detail     string   `json:"detail,omitempty"`
-	DelayMS    int64    `json:"delay_ms,omitempty"`
-	Commanders []string `json:"commanders"`
-	// The outcome of its commanders' bundles (filled when the run ends).
-	BundlesOK     int `json:"bundles_ok"`
-	BundlesFailed int `json:"bundles_failed"`
-}
-
-// telemetry returns the record with each wave's outcome from the bundles
+// wavesTelemetry returns the record with each wave's outcome from the bundles
 // (nil when the run did not deploy in waves).
-func (w *WavesTelemetry) telemetry(bundles []*BundleOutcome) *WavesTelemetry {
+func wavesTelemetry(w *runs.WavesTelemetry, bundles []*BundleOutcome) *runs.WavesTelemetry {
 	if w == nil {
 		return nil
 	}
@@ -470,9 +445,9 @@ func (r *runState) deployWaves(ctx context.Context, w config.Waves, outs []*Bund
 	nCanary := min(max(1, w.Canary), n)
 	ctl := newWaveCtl(r.plan, w, outDomains(outs[:nCanary]))
 	defer r.rec.events.observe(ctl)()
-	log := &WavesTelemetry{}
+	log := &runs.WavesTelemetry{}
 	r.waves = log
-	emitWave := func(rec WaveRecord, planned int) {
+	emitWave := func(rec runs.WaveRecord, planned int) {
 		log.Waves = append(log.Waves, rec)
 		r.rec.emit(events.Event{Phase: events.Phase4, Kind: events.Wave,
 			Message: fmt.Sprintf("wave %d/%d: %d commanders (%s)", rec.Wave, planned, rec.Size, rec.Reason),
@@ -512,7 +487,7 @@ func (r *runState) deployWaves(ctx context.Context, w config.Waves, outs []*Bund
 
 	// The canary and its probe.
 	first := firstWaveSize(w, conc.N, teamWidth(r.plan))
-	emitWave(WaveRecord{Wave: 0, Size: nCanary, Reason: "canary", Commanders: outCommanders(outs[:nCanary]),
+	emitWave(runs.WaveRecord{Wave: 0, Size: nCanary, Reason: "canary", Commanders: outCommanders(outs[:nCanary]),
 		Detail: fmt.Sprintf("probe: the first %d call outcomes of its team", max(1, w.ProbeCalls))}, ceilDiv(n-nCanary, first))
 	start := time.Now()
 	ctl.startWave(nil)
@@ -585,8 +560,8 @@ func outCommanders(outs []*BundleOutcome) []string {
 
 // deployRest launches the commanders after the canary (outs[nCanary:]) in
 // waves, the first of size first.
-func (r *runState) deployRest(ctx context.Context, w config.Waves, ctl *waveCtl, log *WavesTelemetry, outs []*BundleOutcome, nCanary, first int, conc runConcurrency,
-	emitWave func(WaveRecord, int), launchWave func(from, to int) bool, refuseFrom func(from int), wait func(<-chan struct{}) bool) error {
+func (r *runState) deployRest(ctx context.Context, w config.Waves, ctl *waveCtl, log *runs.WavesTelemetry, outs []*BundleOutcome, nCanary, first int, conc runConcurrency,
+	emitWave func(runs.WaveRecord, int), launchWave func(from, to int) bool, refuseFrom func(from int), wait func(<-chan struct{}) bool) error {
 	n := len(outs)
 	// The rest, in waves.
 	size, reason, detail, delay := first, "probe", fmt.Sprintf("sized from the run's concurrency %d and a team's widest layer of %d calls", conc.N, teamWidth(r.plan)), time.Duration(0)
@@ -600,7 +575,7 @@ func (r *runState) deployRest(ctx context.Context, w config.Waves, ctl *waveCtl,
 		}
 		to := min(n, next+size)
 		underWay := ctl.startWave(outDomains(outs[next:to]))
-		emitWave(WaveRecord{Wave: k, Size: to - next, Reason: reason, Detail: detail, DelayMS: delay.Milliseconds(), Commanders: outCommanders(outs[next:to])},
+		emitWave(runs.WaveRecord{Wave: k, Size: to - next, Reason: reason, Detail: detail, DelayMS: delay.Milliseconds(), Commanders: outCommanders(outs[next:to])},
 			k+ceilDiv(n-to, size))
 		if !launchWave(next, to) {
 			return nil

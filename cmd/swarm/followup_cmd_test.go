@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/runs"
 )
 
@@ -38,7 +37,7 @@ func TestRunFollowUpChainsThreeRuns(t *testing.T) {
 		Plan struct {
 			RunID string `json:"run_id"`
 		} `json:"plan"`
-		FollowUp *nexus.FollowUp `json:"follow_up"`
+		FollowUp *runs.FollowUp `json:"follow_up"`
 	}
 	b, err := os.ReadFile(filepath.Join(dirs[2], "result.json"))
 	if err != nil {
