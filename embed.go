@@ -10,7 +10,7 @@ import _ "embed"
 var DefaultConfig []byte
 
 // DefaultPricing is the repository's pricing.yaml: the built-in price of
-// each model (see nexus.Config.PriceOf).
+// each model (see config.Config.PriceOf).
 //
 //go:embed pricing.yaml
 var DefaultPricing []byte

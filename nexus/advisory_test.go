@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -27,7 +28,7 @@ func TestScoresAdvisory(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := nexus.Plan{Roster: nexus.Roster{Judge: r(tc.judge), SealAuthor: r(tc.seal)}}
+			p := nexus.Plan{Roster: config.Roster{Judge: r(tc.judge), SealAuthor: r(tc.seal)}}
 			for _, c := range tc.commanders {
 				p.Roster.Commanders = append(p.Roster.Commanders, r(c))
 			}

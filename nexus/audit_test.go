@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
@@ -98,7 +99,7 @@ func TestPersonalityChangesWorkersTimeoutsAndRetries(t *testing.T) {
 			}
 			attempts := 0
 			for _, e := range res.Events {
-				if e.Kind == nexus.EvLLMCall && e.AgentID == "worker-testing-01" {
+				if e.Kind == events.LLMCall && e.AgentID == "worker-testing-01" {
 					attempts++
 				}
 			}
@@ -221,8 +222,8 @@ func TestCrossReviewStartsWhenTwoBundlesExist(t *testing.T) {
 	reviewsBeforeRelease := 0
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "held:honest", func(o *nexus.Options) {
 		o.Registry = reg
-		o.Observers = []nexus.Observer{nexus.ObserverFunc(func(e nexus.Event) {
-			if e.Kind == nexus.EvReview {
+		o.Observers = []events.Observer{events.ObserverFunc(func(e events.Event) {
+			if e.Kind == events.Review {
 				mu.Lock()
 				select {
 				case <-release:
@@ -242,11 +243,11 @@ func TestCrossReviewStartsWhenTwoBundlesExist(t *testing.T) {
 	phase5, lastFinish, firstReview := -1, -1, -1
 	for i, e := range res.Events {
 		switch {
-		case e.Kind == nexus.EvPhaseStart && e.Phase == "5" && phase5 < 0:
+		case e.Kind == events.PhaseStart && e.Phase == "5" && phase5 < 0:
 			phase5 = i
-		case e.Kind == nexus.EvReview && firstReview < 0:
+		case e.Kind == events.Review && firstReview < 0:
 			firstReview = i
-		case e.Kind == nexus.EvAgentFinish && e.AgentID == "commander-integration":
+		case e.Kind == events.AgentFinish && e.AgentID == "commander-integration":
 			lastFinish = i
 		}
 	}

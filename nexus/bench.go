@@ -26,7 +26,7 @@ type BenchResult struct {
 	// Waves is the number of waves the commanders were deployed in (0:
 	// all at once, waves off); CanaryWait the time from the canary's launch
 	// to its verdict, when the rest could launch; WaveChainCalls the calls
-	// the last wave waited for (in CriticalPath).
+	// the last wave waited for (in runfiles.CriticalPath).
 	Waves          int           `json:"waves,omitempty"`
 	CanaryWait     time.Duration `json:"canary_wait_ns,omitempty"`
 	WaveChainCalls int           `json:"wave_chain_calls,omitempty"`

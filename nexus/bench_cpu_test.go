@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -47,7 +48,7 @@ func TestBenchLeavesTheProvidersOwnCPUOut(t *testing.T) {
 			return m.Complete(ctx, req)
 		}), nil
 	})
-	cfg, err := LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
@@ -16,7 +17,7 @@ import (
 // the mock's own) and the mock's.
 func BenchmarkPipeline(b *testing.B) {
 	mission := "# Plan a database failover runbook\n- detection alerts\n- replica promotion\n- status page communication\n"
-	cfg, err := nexus.LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func BenchmarkPipeline(b *testing.B) {
 // its results (bundles, atoms, reviews), not a record of every call.
 func BenchmarkRetainedPerCall(b *testing.B) {
 	mission := "# Plan a database failover runbook\n- detection alerts\n- replica promotion\n- status page communication\n- replication lag\n- rebuilding the old primary\n"
-	cfg, err := nexus.LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // The provider circuit breaker (docs/recovery-breaker.md): one breaker per
@@ -42,14 +44,14 @@ const (
 // judge, and the other way round.
 const (
 	LayerWorkers    = "workers"
-	LayerSquadLeads = "squad_leads"
-	LayerCommanders = "commanders"
-	LayerReviewers  = "reviewers"
-	LayerJudge      = "judge"
-	// LayerNexus holds the Nexus's own calls: decomposition, the seal author
+	layerSquadLeads = "squad_leads"
+	layerCommanders = "commanders"
+	layerReviewers  = "reviewers"
+	layerJudge      = "judge"
+	// layerNexus holds the Nexus's own calls: decomposition, the seal author
 	// and the synthesizer. They are few and one at a time, so one window
 	// gathers what they say about a model.
-	LayerNexus = "nexus"
+	layerNexus = "nexus"
 )
 
 // layerOf is the breaker layer of role; a role this package does not know
@@ -59,15 +61,15 @@ func layerOf(role string) string {
 	case commanders.RoleWorker:
 		return LayerWorkers
 	case commanders.RoleSquadLead:
-		return LayerSquadLeads
+		return layerSquadLeads
 	case commanders.RoleCommander:
-		return LayerCommanders
+		return layerCommanders
 	case commanders.RoleReviewer:
-		return LayerReviewers
+		return layerReviewers
 	case commanders.RoleJudge:
-		return LayerJudge
+		return layerJudge
 	case commanders.RoleNexus, commanders.RoleSealAuthor, commanders.RoleSynthesizer:
-		return LayerNexus
+		return layerNexus
 	}
 	return role
 }
@@ -105,7 +107,7 @@ type breakerSettings struct {
 	probes   int
 }
 
-func settingsOf(c CircuitBreakerConfig) breakerSettings {
+func settingsOf(c config.CircuitBreaker) breakerSettings {
 	return breakerSettings{rate: c.FailureRate, window: max(1, c.CallWindow), minCalls: max(1, c.MinCalls), cooldown: c.Cooldown, probes: max(1, c.HalfOpenProbes)}
 }
 
@@ -330,38 +332,18 @@ func (c *circuit) noteRouted() {
 	c.mu.Unlock()
 }
 
-// BreakerStats is one breaker's record in telemetry.json (breakers): only
-// breakers that left the closed state are listed.
-type BreakerStats struct {
-	Model string `json:"model"`
-	Layer string `json:"layer"`
-	// Opened, HalfOpened and Closed count the transitions into each state.
-	Opened     int `json:"opened"`
-	HalfOpened int `json:"half_opened"`
-	Closed     int `json:"closed"`
-	// RoutedToFallback counts calls of the layer that a fallback answered
-	// because this breaker was open.
-	RoutedToFallback int `json:"routed_to_fallback"`
-	// OpenMS is the time the breaker spent open or half-open (from each
-	// opening to the closing that ended it, or to when telemetry was
-	// written for a breaker still open).
-	OpenMS int64 `json:"open_ms"`
-	// State is the breaker's state when telemetry was written.
-	State string `json:"state"`
-}
-
 // stats returns c's telemetry, ok false when it never left closed.
-func (c *circuit) stats() (BreakerStats, bool) {
+func (c *circuit) stats() (runfiles.BreakerStats, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.opened == 0 {
-		return BreakerStats{}, false
+		return runfiles.BreakerStats{}, false
 	}
 	open := c.openFor
 	if c.state != breakerClosed {
 		open += c.clock.Now().Sub(c.leftClosed)
 	}
-	return BreakerStats{Model: c.model, Layer: c.layer, Opened: c.opened, HalfOpened: c.halfOpened, Closed: c.closed,
+	return runfiles.BreakerStats{Model: c.model, Layer: c.layer, Opened: c.opened, HalfOpened: c.halfOpened, Closed: c.closed,
 		RoutedToFallback: c.routed, OpenMS: open.Milliseconds(), State: c.state}, true
 }
 

@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/openai"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // virtualClock is a breakerClock whose waits end at once: After moves its
@@ -58,7 +60,7 @@ func TestDeadJudgeEndpointIdlesOneCooldownNotEight(t *testing.T) {
 		http.Error(w, `{"error":{"message":"upstream unavailable","type":"server_error"}}`, http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(dead.Close)
-	cfg, err := LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,14 +87,14 @@ func TestDeadJudgeEndpointIdlesOneCooldownNotEight(t *testing.T) {
 	if res == nil {
 		t.Fatalf("run: %v", err)
 	}
-	if res.Status != StatusIncomplete || res.Telemetry.BundlesScored != 0 {
+	if res.Status != runfiles.StatusIncomplete || res.Telemetry.BundlesScored != 0 {
 		t.Errorf("status %s with %d bundles scored, want incomplete with none (no judge answered)", res.Status, res.Telemetry.BundlesScored)
 	}
 	// The cooldowns the run sat out, one after another: the judge's
 	// breaker's half-open spells (waits that overlap share one).
 	spells := 0
 	for _, b := range res.Telemetry.Breakers {
-		if b.Layer == LayerJudge {
+		if b.Layer == layerJudge {
 			spells += b.HalfOpened
 		}
 	}

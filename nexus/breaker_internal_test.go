@@ -11,7 +11,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // fakeClock is a breakerClock the test moves by hand. After registers a
@@ -190,10 +193,10 @@ func TestOutcomeOf(t *testing.T) {
 
 // testRecorder is a recorder writing to a temporary directory; its event
 // log calls observe with each event, one at a time. Closed at the test's end.
-func testRecorder(t *testing.T, observe func(Event)) *recorder {
+func testRecorder(t *testing.T, observe func(events.Event)) *recorder {
 	t.Helper()
 	dir := t.TempDir()
-	events, err := newEventLog(filepath.Join(dir, "events.jsonl"), time.Now, false, ObserverFunc(observe))
+	events, err := newEventLog(filepath.Join(dir, "events.jsonl"), time.Now, false, events.ObserverFunc(observe))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,18 +216,18 @@ type testPool struct {
 	pp      *providerPool
 	clock   *fakeClock
 	mu      sync.Mutex
-	events  []Event
+	events  []events.Event
 	failing bool
 	calls   map[string]int
 }
 
-func newTestPool(t *testing.T, cb CircuitBreakerConfig, fallbacks map[string][]providers.Ref) *testPool {
+func newTestPool(t *testing.T, cb config.CircuitBreaker, fallbacks map[string][]providers.Ref) *testPool {
 	t.Helper()
 	tp := &testPool{clock: newFakeClock(), failing: true, calls: map[string]int{}}
-	rec := testRecorder(t, func(e Event) {
-		if e.Kind == EvBreaker || e.Kind == EvModelSwap {
+	rec := testRecorder(t, func(e events.Event) {
+		if e.Kind == events.Breaker || e.Kind == events.ModelSwap {
 			tp.mu.Lock()
-			tp.events = append(tp.events, Event{Kind: e.Kind, Role: e.Role, AgentID: e.AgentID, Model: e.Model, Data: e.Data})
+			tp.events = append(tp.events, events.Event{Kind: e.Kind, Role: e.Role, AgentID: e.AgentID, Model: e.Model, Data: e.Data})
 			tp.mu.Unlock()
 		}
 	})
@@ -243,7 +246,7 @@ func newTestPool(t *testing.T, cb CircuitBreakerConfig, fallbacks map[string][]p
 		})
 	}
 	cb.Enabled = true
-	cfg := &Config{Providers: map[string]providers.KindConfig{}, CircuitBreaker: cb}
+	cfg := &config.Config{Providers: map[string]providers.KindConfig{}, CircuitBreaker: cb}
 	tp.pp = &providerPool{cfg: cfg, reg: reg, limits: &providers.LimitSet{}, rec: rec, meter: newMeter(nil, 0, rec),
 		provs: map[string]*providers.Stack{}, fallbacks: fallbacks, clock: tp.clock}
 	return tp
@@ -255,10 +258,10 @@ func (tp *testPool) setFailing(v bool) {
 	tp.mu.Unlock()
 }
 
-func (tp *testPool) got() []Event {
+func (tp *testPool) got() []events.Event {
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
-	return append([]Event(nil), tp.events...)
+	return append([]events.Event(nil), tp.events...)
 }
 
 func (tp *testPool) callsTo(model string) int {
@@ -277,8 +280,8 @@ func ask(t *testing.T, p providers.Provider, ctx context.Context, role, id strin
 	return p.Complete(ctx, providers.Request{Caller: providers.Caller{Role: role, AgentID: id}})
 }
 
-func breakerEv(from, to, reason string, rate *float64, calls int) Event {
-	return Event{Kind: EvBreaker, Model: "down:m", Data: BreakerData{FailureRate: rate, From: from, Layer: LayerWorkers, Model: "down:m", Reason: reason, To: to, WindowCalls: calls}}
+func breakerEv(from, to, reason string, rate *float64, calls int) events.Event {
+	return events.Event{Kind: events.Breaker, Model: "down:m", Data: events.BreakerData{FailureRate: rate, From: from, Layer: LayerWorkers, Model: "down:m", Reason: reason, To: to, WindowCalls: calls}}
 }
 
 // A worker whose model fails every call: once its breaker opens, the
@@ -286,7 +289,7 @@ func breakerEv(from, to, reason string, rate *float64, calls int) Event {
 // opened it is sent on to the fallback too; after the cooldown one probe
 // goes to the primary, fails, and the breaker opens again.
 func TestRoutingSendsAnOpenBreakersCallsToTheFallback(t *testing.T) {
-	tp := newTestPool(t, CircuitBreakerConfig{FailureRate: 0.5, CallWindow: 4, MinCalls: 2, Cooldown: time.Minute, HalfOpenProbes: 1},
+	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 4, MinCalls: 2, Cooldown: time.Minute, HalfOpenProbes: 1},
 		map[string][]providers.Ref{"worker": {upRef}})
 	p, err := tp.pp.forRole("worker", downRef)
 	if err != nil {
@@ -309,10 +312,10 @@ func TestRoutingSendsAnOpenBreakersCallsToTheFallback(t *testing.T) {
 	if err != nil || resp.Text != "answer from up:f" {
 		t.Fatalf("probe call: %q, %v; want the fallback's answer", resp.Text, err)
 	}
-	swap := func(id string) Event {
-		return Event{Kind: EvModelSwap, Role: "worker", AgentID: id, Model: "up:f", Data: ModelSwapData{AgentID: id, From: "down:m", Reason: "breaker_open", Role: "worker", To: "up:f"}}
+	swap := func(id string) events.Event {
+		return events.Event{Kind: events.ModelSwap, Role: "worker", AgentID: id, Model: "up:f", Data: events.ModelSwapData{AgentID: id, From: "down:m", Reason: "breaker_open", Role: "worker", To: "up:f"}}
 	}
-	want := []Event{
+	want := []events.Event{
 		breakerEv("closed", "open", "failure_rate", ptr(1.0), 2), swap("w2"), swap("w3"),
 		breakerEv("open", "half_open", "cooldown", nil, 0),
 		breakerEv("half_open", "open", "probe_failed", ptr(1.0), 1), swap("w4"),
@@ -324,7 +327,7 @@ func TestRoutingSendsAnOpenBreakersCallsToTheFallback(t *testing.T) {
 	for i := range got {
 		got[i].OpenMS = 0 // checked below
 	}
-	wantStats := []BreakerStats{{Model: "down:m", Layer: LayerWorkers, Opened: 1, HalfOpened: 1, RoutedToFallback: 3, State: "open"}}
+	wantStats := []runfiles.BreakerStats{{Model: "down:m", Layer: LayerWorkers, Opened: 1, HalfOpened: 1, RoutedToFallback: 3, State: "open"}}
 	if diff := cmp.Diff(wantStats, got); diff != "" {
 		t.Errorf("telemetry (-want +got):\n%s", diff)
 	}
@@ -336,7 +339,7 @@ func TestRoutingSendsAnOpenBreakersCallsToTheFallback(t *testing.T) {
 // A breaker is per model AND layer: the workers' open breaker does not
 // stop the same model answering its reviewers.
 func TestBreakersArePerLayer(t *testing.T) {
-	tp := newTestPool(t, CircuitBreakerConfig{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: time.Minute, HalfOpenProbes: 1}, nil)
+	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: time.Minute, HalfOpenProbes: 1}, nil)
 	w, _ := tp.pp.forRole("worker", downRef)
 	r, _ := tp.pp.forRole("reviewer", downRef)
 	_, _ = ask(t, w, t.Context(), "worker", "w1") // opens (down:m, workers)
@@ -356,7 +359,7 @@ func TestBreakersArePerLayer(t *testing.T) {
 // the model has recovered by the time the cooldown ends, the probe
 // succeeds, the breaker closes and the run goes on.
 func TestNoFallbackWorkersFailFastTheNexusWaitsForTheProbe(t *testing.T) {
-	tp := newTestPool(t, CircuitBreakerConfig{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: 30 * time.Second, HalfOpenProbes: 1}, nil)
+	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: 30 * time.Second, HalfOpenProbes: 1}, nil)
 	w, _ := tp.pp.forRole("worker", downRef)
 	n, _ := tp.pp.forRole("nexus", downRef)
 	_, _ = ask(t, w, t.Context(), "worker", "w1")
@@ -397,7 +400,7 @@ func TestNoFallbackWorkersFailFastTheNexusWaitsForTheProbe(t *testing.T) {
 	}
 	var got []string
 	for _, e := range tp.got() {
-		if d, ok := e.Data.(BreakerData); ok && d.Layer == LayerNexus {
+		if d, ok := e.Data.(events.BreakerData); ok && d.Layer == layerNexus {
 			got = append(got, d.From+">"+d.To)
 		}
 	}
@@ -408,7 +411,7 @@ func TestNoFallbackWorkersFailFastTheNexusWaitsForTheProbe(t *testing.T) {
 
 // A waiting call ends with its context, saying what it waited for.
 func TestWaitingForAProbeEndsWithTheContext(t *testing.T) {
-	tp := newTestPool(t, CircuitBreakerConfig{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: time.Hour, HalfOpenProbes: 1}, nil)
+	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: time.Hour, HalfOpenProbes: 1}, nil)
 	j, _ := tp.pp.forRole("judge", downRef)
 	_, _ = ask(t, j, t.Context(), "judge", "judge")
 	ctx, cancel := context.WithCancel(t.Context())
@@ -432,7 +435,7 @@ func TestWaitingForAProbeEndsWithTheContext(t *testing.T) {
 // Switched off, the pool is the model's stack alone: no breaker, no
 // routing, every call reaches the model.
 func TestBreakerDisabled(t *testing.T) {
-	tp := newTestPool(t, CircuitBreakerConfig{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: time.Hour, HalfOpenProbes: 1},
+	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: time.Hour, HalfOpenProbes: 1},
 		map[string][]providers.Ref{"worker": {upRef}})
 	tp.pp.cfg.CircuitBreaker.Enabled = false
 	w, _ := tp.pp.forRole("worker", downRef)
@@ -453,7 +456,7 @@ func TestBreakerDisabled(t *testing.T) {
 // model is down took about 19 cooldowns, ten minutes at the default 30s, to
 // end an ss-50 run; with this, 8 to 10).
 func TestWaitersGiveUpWhenTheProbeFails(t *testing.T) {
-	tp := newTestPool(t, CircuitBreakerConfig{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: 30 * time.Second, HalfOpenProbes: 1}, nil)
+	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: 30 * time.Second, HalfOpenProbes: 1}, nil)
 	j, _ := tp.pp.forRole("judge", downRef)
 	_, _ = ask(t, j, t.Context(), "judge", "judge") // opens (down:m, judge)
 	done := make(chan error, 2)
@@ -501,7 +504,7 @@ func TestWaitersGiveUpWhenTheProbeFails(t *testing.T) {
 // eight cooldowns, one per later judge call); when the cooldown has ended,
 // the next call is the probe again, so a model that recovers is used.
 func TestCallsAfterAFailedProbeGiveUpUntilTheCooldownEnds(t *testing.T) {
-	tp := newTestPool(t, CircuitBreakerConfig{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: 30 * time.Second, HalfOpenProbes: 1}, nil)
+	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: 30 * time.Second, HalfOpenProbes: 1}, nil)
 	j, _ := tp.pp.forRole("judge", downRef)
 	_, _ = ask(t, j, t.Context(), "judge", "judge") // opens (down:m, judge) on the failure rate
 	tp.clock.Advance(30 * time.Second)

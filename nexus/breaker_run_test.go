@@ -6,8 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // breakerTestConfig is the default config with a breaker that decides
@@ -16,10 +19,10 @@ import (
 // transitions does not depend on scheduling: the first two worker calls
 // fail and open it, every later worker call finds the cooldown over, goes
 // to the primary as the one probe, fails, and opens it again.
-func breakerTestConfig(t *testing.T, scale string) *nexus.Config {
+func breakerTestConfig(t *testing.T, scale string) *config.Config {
 	t.Helper()
 	cfg := defaultConfig(t)
-	cfg.CircuitBreaker = nexus.CircuitBreakerConfig{Enabled: true, FailureRate: 0.5, CallWindow: 4, MinCalls: 2, Cooldown: time.Nanosecond, HalfOpenProbes: 1,
+	cfg.CircuitBreaker = config.CircuitBreaker{Enabled: true, FailureRate: 0.5, CallWindow: 4, MinCalls: 2, Cooldown: time.Nanosecond, HalfOpenProbes: 1,
 		ToxicityThreshold: cfg.CircuitBreaker.ToxicityThreshold, Window: cfg.CircuitBreaker.Window}
 	s := cfg.Scales[scale]
 	s.Concurrency = 1
@@ -47,25 +50,25 @@ func TestWorkersOnAFailingModelCompleteOnTheirFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != nexus.StatusComplete || res.Telemetry.BundlesScored != res.Telemetry.BundlesPlanned {
+	if res.Status != runfiles.StatusComplete || res.Telemetry.BundlesScored != res.Telemetry.BundlesPlanned {
 		t.Fatalf("status %s, %d of %d bundles scored; want every bundle scored", res.Status, res.Telemetry.BundlesScored, res.Telemetry.BundlesPlanned)
 	}
 	transitions := map[string]int{}
 	swaps, fallbackAnswers := 0, 0
 	for _, e := range res.Events {
 		switch d := e.Data.(type) {
-		case nexus.BreakerData:
+		case events.BreakerData:
 			if d.Model == "down:honest" && d.Layer == nexus.LayerWorkers {
 				transitions[d.From+">"+d.To+":"+d.Reason]++
 			} else {
 				t.Errorf("a breaker of another model or layer moved: %+v", d)
 			}
-		case nexus.ModelSwapData:
-			if d != (nexus.ModelSwapData{AgentID: e.AgentID, From: "down:honest", Reason: "breaker_open", Role: "worker", To: "mock:honest"}) || e.AgentID == "" {
+		case events.ModelSwapData:
+			if d != (events.ModelSwapData{AgentID: e.AgentID, From: "down:honest", Reason: "breaker_open", Role: "worker", To: "mock:honest"}) || e.AgentID == "" {
 				t.Errorf("unexpected swap %+v", d)
 			}
 			swaps++
-		case nexus.CallData:
+		case events.CallData:
 			if e.Role == "worker" && e.Model == "mock:honest" && d.Outcome == "ok" {
 				fallbackAnswers++
 			}
@@ -100,7 +103,7 @@ func TestNoBreakersInTelemetryWhenNoneOpened(t *testing.T) {
 		t.Errorf("breakers = %+v, want absent", res.Telemetry.Breakers)
 	}
 	for _, e := range res.Events {
-		if e.Kind == nexus.EvBreaker || e.Kind == nexus.EvModelSwap {
+		if e.Kind == events.Breaker || e.Kind == events.ModelSwap {
 			t.Errorf("event %s in a run where nothing failed", e.Kind)
 		}
 	}
@@ -134,11 +137,11 @@ func TestRetriedAttemptsDoNotOpenTheNexusBreaker(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the run ended: %v", err)
 	}
-	if res.Status != nexus.StatusComplete {
+	if res.Status != runfiles.StatusComplete {
 		t.Errorf("status %s, want complete", res.Status)
 	}
 	for _, e := range res.Events {
-		if e.Kind == nexus.EvBreaker {
+		if e.Kind == events.Breaker {
 			t.Errorf("breaker moved: %s", e.Message)
 		}
 	}

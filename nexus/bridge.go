@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/providers"
@@ -32,16 +34,16 @@ type missionSandbox struct {
 	tripped  map[string]bool
 	models   map[string]string // agent -> model
 
-	emit   func(Event) // the run's events
-	onTrip func()      // counts a breaker trip in the run's telemetry
+	emit   func(events.Event) // the run's events
+	onTrip func()             // counts a breaker trip in the run's telemetry
 }
 
 // newMissionSandbox builds the run's sandbox from its config; emit receives
 // its events and onTrip is called when its circuit breaker trips.
-func newMissionSandbox(c SandboxConfig, cb CircuitBreakerConfig, emit func(Event), onTrip func()) (*missionSandbox, error) {
-	proxy, pay, key, err := sandboxSettings(c)
+func newMissionSandbox(c config.Sandbox, cb config.CircuitBreaker, emit func(events.Event), onTrip func()) (*missionSandbox, error) {
+	proxy, pay, key, err := config.SandboxSettings(c)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrBadInput, key, err)
+		return nil, fmt.Errorf("%w: %s: %v", config.ErrBadInput, key, err)
 	}
 	det, err := boundary.NewDetector(boundary.Config{})
 	if err != nil {
@@ -133,7 +135,7 @@ func redactTranscript(sec *redact.Secrets, tr Transcript) Transcript {
 // still in text (code patterns, which are reported, not removed) and the
 // secrets redacted from it. It returns the hit count. phase is the phase
 // the output belongs to (atoms arrive in Phase 4 while 5 and 6 run).
-func (m *missionSandbox) scan(phase Phase, role, agent, model, text string, redacted []commanders.Leak) int {
+func (m *missionSandbox) scan(phase events.Phase, role, agent, model, text string, redacted []commanders.Leak) int {
 	hits := m.detector.Scan(text)
 	for _, l := range redacted {
 		h := boundary.Hit{Kind: l.Kind, Name: l.Name}
@@ -154,15 +156,15 @@ func (m *missionSandbox) scan(phase Phase, role, agent, model, text string, reda
 	for _, h := range hits {
 		names = append(names, h.Name)
 	}
-	m.emit(Event{Phase: phase, Kind: EvLeakage, Role: role, AgentID: agent, Model: model,
-		Message: fmt.Sprintf("%d leakage hits: %s", len(hits), strings.Join(names, ", ")), Data: LeakageData{Hits: len(hits), MaxSeverity: boundary.MaxSeverity(hits).String()}})
+	m.emit(events.Event{Phase: phase, Kind: events.Leakage, Role: role, AgentID: agent, Model: model,
+		Message: fmt.Sprintf("%d leakage hits: %s", len(hits), strings.Join(names, ", ")), Data: events.LeakageData{Hits: len(hits), MaxSeverity: boundary.MaxSeverity(hits).String()}})
 	return len(hits)
 }
 
 // atomDone bridges a worker's atom and feeds the breaker keyed by model;
 // checks are its citations' verdicts (nil without a workspace).
 func (m *missionSandbox) atomDone(parent string, a commanders.AtomResult, checks []workspace.Check) {
-	leaks := m.scan(Phase4, commanders.RoleWorker, a.AgentID, a.Model, a.Atom.Content, a.Leaks)
+	leaks := m.scan(events.Phase4, commanders.RoleWorker, a.AgentID, a.Model, a.Atom.Content, a.Leaks)
 	schema := 0
 	if a.Class == providers.ClassSchemaInvalid || a.Class == providers.ClassUnparseable {
 		schema = 1
@@ -187,7 +189,7 @@ func (m *missionSandbox) atomDone(parent string, a commanders.AtomResult, checks
 	m.mu.Unlock()
 	if trip {
 		m.onTrip()
-		m.emit(Event{Phase: Phase4, Kind: EvBreakerTrip, Model: a.Model,
+		m.emit(events.Event{Phase: events.Phase4, Kind: events.BreakerTrip, Model: a.Model,
 			Message: fmt.Sprintf("sandbox circuit breaker: rolling toxicity of %s crossed the threshold; no more work for it in this run", a.Model)})
 	}
 }
@@ -226,7 +228,7 @@ func (m *missionSandbox) mayAssign(a commanders.Agent) bool {
 
 // finish bridges the bundles and returns sandbox.json's content; th is the
 // hardening threshold, phase the phase the run is in.
-func (m *missionSandbox) finish(res *Result, th float64, phase Phase) sandbox.MissionReport {
+func (m *missionSandbox) finish(res *Result, th float64, phase events.Phase) sandbox.MissionReport {
 	for _, o := range res.Bundles {
 		mb := sandbox.MissionBundle{ID: o.ID, Agent: o.Commander, Model: o.Model, Failed: o.Failed, Salvaged: o.Salvaged,
 			Coverage: o.Formula.Coverage, Retries: o.Repairs, ReviewerConflicts: o.Review.Conflicts, SchemaViolations: o.SchemaFails,
@@ -293,57 +295,6 @@ func (m *missionSandbox) audit(ctx context.Context, judge *shadow.Judge, env *sh
 		m.mu.Lock()
 		m.bridge.Audit(rec)
 		m.mu.Unlock()
-		m.emit(Event{Phase: Phase6, Kind: EvAudit, Data: AuditData{BundleID: o.ID, Original: rec.Original, Audited: rec.Audited, Agreement: rec.Agree}})
+		m.emit(events.Event{Phase: events.Phase6, Kind: events.Audit, Data: events.AuditData{BundleID: o.ID, Original: rec.Original, Audited: rec.Audited, Agreement: rec.Agree}})
 	}
-}
-
-// sandboxSettings builds the bridge's proxy and payoff from the sandbox
-// section. On error, key is the dotted configuration key at fault.
-func sandboxSettings(c SandboxConfig) (proxy *sandbox.Proxy, pay sandbox.PayoffConfig, key string, err error) {
-	pc := sandbox.DefaultProxyConfig()
-	for _, k := range sortedKeys(c.Proxy) {
-		v := c.Proxy[k]
-		switch k {
-		case "progress":
-			pc.Weights.Progress = v
-		case "rework":
-			pc.Weights.Rework = v
-		case "verifier":
-			pc.Weights.Verifier = v
-		case "engagement":
-			pc.Weights.Engagement = v
-		case "k":
-			pc.K = v
-		case "b":
-			pc.B = v
-		default:
-			return nil, pay, "sandbox.proxy." + k, fmt.Errorf("unknown key (known: progress, rework, verifier, engagement, k, b)")
-		}
-	}
-	if proxy, err = sandbox.NewProxy(pc); err != nil {
-		return nil, pay, "sandbox.proxy", err
-	}
-	pay = sandbox.DefaultPayoffConfig()
-	for _, k := range sortedKeys(c.Payoff) {
-		v := c.Payoff[k]
-		switch k {
-		case "s_plus":
-			pay.SPlus = v
-		case "s_minus":
-			pay.SMinus = v
-		case "h":
-			pay.H = v
-		case "theta":
-			pay.Theta = v
-		case "rho_a":
-			pay.RhoA = v
-		case "rho_b":
-			pay.RhoB = v
-		case "w_rep":
-			pay.WRep = v
-		default:
-			return nil, pay, "sandbox.payoff." + k, fmt.Errorf("unknown key (known: s_plus, s_minus, h, theta, rho_a, rho_b, w_rep)")
-		}
-	}
-	return proxy, pay, "", nil
 }

@@ -6,6 +6,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -14,7 +16,7 @@ import (
 // workspace verifier v (nil: no workspace), and returns its interaction.
 func bridgedAtom(t *testing.T, v verifier, a commanders.AtomResult) sandbox.Interaction {
 	t.Helper()
-	ms, err := newMissionSandbox(SandboxConfig{}, CircuitBreakerConfig{}, func(Event) {}, func() {})
+	ms, err := newMissionSandbox(config.Sandbox{}, config.CircuitBreaker{}, func(events.Event) {}, func() {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func TestBridgeLowersAtomsCitingFabricatedEvidence(t *testing.T) {
 // the same way when the sandbox bridges it; without checks it is not.
 func TestBridgeLowersBundlesCitingFabricatedEvidence(t *testing.T) {
 	bridged := func(checked bool) sandbox.Interaction {
-		ms, err := newMissionSandbox(SandboxConfig{}, CircuitBreakerConfig{}, func(Event) {}, func() {})
+		ms, err := newMissionSandbox(config.Sandbox{}, config.CircuitBreaker{}, func(events.Event) {}, func() {})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +84,7 @@ func TestBridgeLowersBundlesCitingFabricatedEvidence(t *testing.T) {
 		if checked {
 			checkBundle(evidenceFake, o, nil)
 		}
-		rep := ms.finish(&Result{Bundles: []*BundleOutcome{o}}, 15, Phase8)
+		rep := ms.finish(&Result{Bundles: []*BundleOutcome{o}}, 15, events.Phase8)
 		for _, in := range rep.Interactions {
 			if in.Kind != "atom" {
 				return in

@@ -9,6 +9,7 @@ import (
 
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // failWorkersAbove fails the calls of every worker whose number within its
@@ -38,16 +39,16 @@ func TestCompletenessDecidesTheStatus(t *testing.T) {
 		status string
 	}{
 		{name: "every atom failed", why: "behind a server that failed 54 of 54 atoms the run said complete, 0.0% (perfect)",
-			finish: 0, share: 0.5, status: nexus.StatusIncomplete,
+			finish: 0, share: 0.5, status: runfiles.StatusIncomplete,
 			want: nexus.ShadowAggregate{Level: "none", Planned: 3, Failed: 3, NoFinishedAtoms: 3}},
 		{name: "a third of the atoms finished", why: "a bundle resting on 5 of 15 planned atoms is judged, but the run is not complete",
-			finish: 5, share: 0.5, status: nexus.StatusIncomplete,
+			finish: 5, share: 0.5, status: runfiles.StatusIncomplete,
 			want: nexus.ShadowAggregate{Level: "perfect", Planned: 3, Scored: 3, BelowAtomShare: 3}},
 		{name: "two thirds finished", why: "10 of 15 is above the default share: the run is complete",
-			finish: 10, share: 0.5, status: nexus.StatusComplete,
+			finish: 10, share: 0.5, status: runfiles.StatusComplete,
 			want: nexus.ShadowAggregate{Level: "perfect", Planned: 3, Scored: 3}},
 		{name: "the share check off", why: "min_atom_share 0 keeps only the no-finished-atom rule",
-			finish: 5, share: 0, status: nexus.StatusComplete,
+			finish: 5, share: 0, status: runfiles.StatusComplete,
 			want: nexus.ShadowAggregate{Level: "perfect", Planned: 3, Scored: 3}},
 	}
 	for _, tc := range tests {
@@ -64,7 +65,7 @@ func TestCompletenessDecidesTheStatus(t *testing.T) {
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("%s: aggregate (-want +got):\n%s", tc.why, d)
 			}
-			if res.Status != tc.status || res.OK != (tc.status == nexus.StatusComplete) {
+			if res.Status != tc.status || res.OK != (tc.status == runfiles.StatusComplete) {
 				t.Errorf("%s: status %s (ok %v, %s), want %s", tc.why, res.Status, res.OK, res.Error, tc.status)
 			}
 			for _, b := range res.Bundles {
@@ -76,7 +77,7 @@ func TestCompletenessDecidesTheStatus(t *testing.T) {
 						tc.why, b.ID, b.Failed, b.FailureClass, b.ShadowScore, b.Initial != nil)
 				}
 			}
-			if tc.status != nexus.StatusComplete && !strings.Contains(res.Error, "atom") {
+			if tc.status != runfiles.StatusComplete && !strings.Contains(res.Error, "atom") {
 				t.Errorf("%s: the error %q does not say which bundles lack atoms", tc.why, res.Error)
 			}
 		})

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/swarm-dev/swarm/config"
 )
 
 // runConcurrency is how many LLM calls a run keeps in flight at once (the
@@ -36,7 +38,7 @@ type runConcurrency struct {
 // guard on goroutines and sockets), never a reason to run below what the
 // providers accept when it is set at least as high as the scale's widest
 // layer, as the shipped defaults are.
-func effectiveConcurrency(cfg *Config, p Plan, scale Scale) runConcurrency {
+func effectiveConcurrency(cfg *config.Config, p Plan, scale config.Scale) runConcurrency {
 	ceiling := max(1, scale.Concurrency)
 	workerTimeout := time.Duration(float64(scale.Timeouts.Worker) * timeoutFactor(cfg, p.Personality))
 	sum, bounded := 0, true
@@ -66,7 +68,7 @@ func effectiveConcurrency(cfg *Config, p Plan, scale Scale) runConcurrency {
 }
 
 // rosterKinds lists the distinct provider kinds of a roster, in roster order.
-func rosterKinds(r Roster) []string {
+func rosterKinds(r config.Roster) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, ref := range r.Refs() {

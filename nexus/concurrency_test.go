@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -38,16 +39,16 @@ func TestEffectiveConcurrencyFollowsTheProvidersLimits(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := LoadConfig("", nil)
+			cfg, err := config.Load("", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			cfg.Providers = tc.kinds
-			roster, err := ResolveRoster(cfg, providers.Ref{Kind: "mock", Model: "honest"}, tc.models)
+			roster, err := config.ResolveRoster(cfg, providers.Ref{Kind: "mock", Model: "honest"}, tc.models)
 			if err != nil {
 				t.Fatal(err)
 			}
-			scale := Scale{Concurrency: tc.scale, Timeouts: Timeouts{Worker: 3 * time.Minute}}
+			scale := config.Scale{Concurrency: tc.scale, Timeouts: config.Timeouts{Worker: 3 * time.Minute}}
 			got := effectiveConcurrency(cfg, Plan{Roster: roster, Personality: "balanced"}, scale)
 			if diff := cmp.Diff([2]any{tc.wantN, tc.wantRule}, [2]any{got.N, got.Rule}); diff != "" {
 				t.Errorf("%s (-want +got):\n%s\ndetail: %s", tc.why, diff, got.Detail)
@@ -59,7 +60,7 @@ func TestEffectiveConcurrencyFollowsTheProvidersLimits(t *testing.T) {
 // The shipped defaults must not hold a scale's widest layer back: on the
 // mock, every worker of ss-250 can be in flight at once.
 func TestDefaultConcurrencyTakesTheWidestLayerAtOnce(t *testing.T) {
-	cfg, err := LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestLargeCustomScaleIsNotHeldBackByTheCap(t *testing.T) {
 	}{
 		{"ss-5000 at its widest layer", "5 commanders × 100 squad leads × 10 workers all at once", 5000, 5000, "scale"},
 		{"20000, far above the old cap", "what a custom ss-20000 (40 workers per squad lead) needs", 20000, 20000, "scale"},
-		{"the maximum", "the config's bound itself is accepted", MaxConcurrency, MaxConcurrency, "scale"},
+		{"the maximum", "the config's bound itself is accepted", config.MaxConcurrency, config.MaxConcurrency, "scale"},
 	}
 	for _, tt := range tests {
 		file := filepath.Join(t.TempDir(), "big.yml")
@@ -103,7 +104,7 @@ func TestLargeCustomScaleIsNotHeldBackByTheCap(t *testing.T) {
 		if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := LoadConfig(file, nil)
+		cfg, err := config.Load(file, nil)
 		if err != nil {
 			t.Fatalf("%s (%s): %v", tt.name, tt.why, err)
 		}
@@ -111,7 +112,7 @@ func TestLargeCustomScaleIsNotHeldBackByTheCap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		roster, err := ResolveRoster(cfg, providers.Ref{Kind: "mock", Model: "honest"}, nil)
+		roster, err := config.ResolveRoster(cfg, providers.Ref{Kind: "mock", Model: "honest"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,28 +7,29 @@ import (
 	"strings"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/stats"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
 // Consensus tiers.
 const (
-	TierConsensus = "CONSENSUS"
-	TierMajority  = "MAJORITY"
+	tierConsensus = "CONSENSUS"
+	tierMajority  = "MAJORITY"
 	TierConflict  = "CONFLICT"
-	TierUnique    = "UNIQUE"
+	tierUnique    = "UNIQUE"
 )
 
 // tier classifies a bundle's review score (median reviewer total / 10). A
 // bundle with fewer than two reviews is UNIQUE: there is nothing to agree on.
-func tier(score float64, reviews int, c ConsensusConfig) string {
+func tier(score float64, reviews int, c config.Consensus) string {
 	switch {
 	case reviews < 2:
-		return TierUnique
+		return tierUnique
 	case score >= c.ConsensusThreshold:
-		return TierConsensus
+		return tierConsensus
 	case score >= c.MajorityThreshold:
-		return TierMajority
+		return tierMajority
 	default:
 		return TierConflict
 	}
@@ -53,7 +54,7 @@ type FormulaInputs struct {
 // workspace) its term drops out and the other three weights are scaled by
 // W/(W−we), W = wc+we+ws+wv, so they keep the full weights' sum: a missing
 // measurement neither counts as zero nor as perfect.
-func formula(in FormulaInputs, c ConsensusConfig) float64 {
+func formula(in FormulaInputs, c config.Consensus) float64 {
 	w := c.Weights
 	penalty := math.Min(c.ConflictCap, c.ConflictCap*in.ConflictRate)
 	if in.Evidence != nil {
@@ -104,7 +105,7 @@ func evidenceTerm(checks [][]workspace.Check) float64 {
 // atoms' checked citations (aligned with atoms), nil when the run had no
 // workspace: then Evidence is nil (not measured), as it is for a bundle
 // without a finished atom.
-func formulaFromAtoms(atoms []commanders.AtomResult, checks [][]workspace.Check, b commanders.Bundle, aspects []string, conflicts, reviews int, c ConsensusConfig) FormulaInputs {
+func formulaFromAtoms(atoms []commanders.AtomResult, checks [][]workspace.Check, b commanders.Bundle, aspects []string, conflicts, reviews int, c config.Consensus) FormulaInputs {
 	in := FormulaInputs{Atoms: len(atoms)}
 	seen := map[[32]byte]bool{}
 	var logSum float64

@@ -8,11 +8,12 @@ import (
 
 	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
-var defaultConsensus = ConsensusConfig{ConsensusThreshold: 0.70, MajorityThreshold: 0.50,
-	Weights: ConsensusWeights{Confidence: 0.40, Evidence: 0.30, Scope: 0.15, Coverage: 0.15}, ConflictCap: 0.30, UnanimityBoost: 0.05}
+var defaultConsensus = config.Consensus{ConsensusThreshold: 0.70, MajorityThreshold: 0.50,
+	Weights: config.ConsensusWeights{Confidence: 0.40, Evidence: 0.30, Scope: 0.15, Coverage: 0.15}, ConflictCap: 0.30, UnanimityBoost: 0.05}
 
 func TestTier(t *testing.T) {
 	tests := []struct {
@@ -21,12 +22,12 @@ func TestTier(t *testing.T) {
 		reviews int
 		want    string
 	}{
-		{"exactly 0.70 is consensus (>=)", 0.70, 2, TierConsensus},
-		{"just under 0.70 is majority", 0.6999, 4, TierMajority},
-		{"exactly 0.50 is majority", 0.50, 3, TierMajority},
+		{"exactly 0.70 is consensus (>=)", 0.70, 2, tierConsensus},
+		{"just under 0.70 is majority", 0.6999, 4, tierMajority},
+		{"exactly 0.50 is majority", 0.50, 3, tierMajority},
 		{"under 0.50 is conflict", 0.49, 2, TierConflict},
-		{"a single review is unique whatever the score", 0.95, 1, TierUnique},
-		{"no review is unique", 0, 0, TierUnique},
+		{"a single review is unique whatever the score", 0.95, 1, tierUnique},
+		{"no review is unique", 0, 0, tierUnique},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -260,7 +261,7 @@ func TestConsensusByHand(t *testing.T) {
 		m := (6.0 + 5 + 9) / 3
 		sd := math.Sqrt(((6-m)*(6-m) + (5-m)*(5-m) + (9-m)*(9-m)) / 3)
 		near("a reliability", meta["a"].Reliability, 1-sd/5)
-		if got := tier(meta["a"].Score, meta["a"].Reviews, defaultConsensus); got != TierMajority {
+		if got := tier(meta["a"].Score, meta["a"].Reviews, defaultConsensus); got != tierMajority {
 			t.Errorf("a tier = %s, want MAJORITY at 0.5", got)
 		}
 		if got := tier(meta["b"].Score, meta["b"].Reviews, defaultConsensus); got != TierConflict {

@@ -17,6 +17,7 @@ import (
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers/builtin"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // dirBytes is what the files under dir hold.
@@ -118,11 +119,11 @@ func TestFullDiskFailsTheRunAndLosesNothing(t *testing.T) {
 			checkNothingTorn(t, out)
 			if b, err := os.ReadFile(filepath.Join(out, "result.json")); err == nil {
 				var r struct{ Status string }
-				if json.Unmarshal(b, &r) != nil || r.Status != nexus.StatusFailed {
-					t.Errorf("result.json says %q on a full disk, want %q", r.Status, nexus.StatusFailed)
+				if json.Unmarshal(b, &r) != nil || r.Status != runfiles.StatusFailed {
+					t.Errorf("result.json says %q on a full disk, want %q", r.Status, runfiles.StatusFailed)
 				}
 			}
-			if _, err := os.Stat(filepath.Join(out, nexus.ManifestFile)); err != nil {
+			if _, err := os.Stat(filepath.Join(out, runfiles.ManifestFile)); err != nil {
 				return // nothing to resume: the run never started
 			}
 			r, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: config})

@@ -10,7 +10,7 @@
 // mission with a configuration and a set of providers and gets a typed
 // result, without the CLI.
 //
-//	cfg, _ := nexus.LoadConfig("", nil)     // the embedded config.yml; or a file decoded on top of it
+//	cfg, _ := config.Load("", nil)          // the embedded config.yml; or a file decoded on top of it
 //	                                        // (a registry instead of nil also checks its provider kinds)
 //	reg := &providers.Registry{}
 //	mock.Register(reg, mock.Options{})      // or builtin.Registry(mock.Options{}): every kind swarm ships
@@ -25,9 +25,14 @@
 // BundleOutcome per domain (bundle, Shadow Score, gate decision, review
 // score, tier, formula score), the reviews and meta-review corrections, the
 // synthesis and the Telemetry. The run directory (Options.OutDir) is
-// written as the run goes; errors wrapping ErrBadInput are the caller's
-// input, ErrInterrupted means ctx was cancelled and the partial Result and
-// directory hold what existed.
+// written as the run goes; errors wrapping config.ErrBadInput are the caller's
+// input, ErrInterrupted means ctx was cancelled and the
+// partial Result and directory hold what existed.
+//
+// The data around the engine lives in packages that do not import it:
+// config (the configuration: types, load, validation), events (a run's
+// events and their payloads) and runs (the run directory: file names,
+// statuses, manifest, readers of a finished run).
 //
 // # Two steps
 //
@@ -42,19 +47,19 @@
 //
 // # Events and observers
 //
-// Everything a run does is an Event: a phase starting or ending, an LLM
+// Everything a run does is an events.Event: a phase starting or ending, an LLM
 // call, an agent starting or finishing, the seal, a judgement, a gate
 // decision, a cost-ceiling mark, a breaker trip, the run's end. Each is
-// written to events.jsonl and handed, in order, to every Observer
-// (Options.Observers, Mission.Observe; ObserverFunc adapts a function).
+// written to events.jsonl and handed, in order, to every events.Observer
+// (Options.Observers, Mission.Observe; events.ObserverFunc adapts a function).
 // Event.Kind says what happened, Event.Phase in which phase (a Phase
-// constant: phases 4, 5 and 6 overlap, and an event carries the phase its
-// work belongs to), and Event.Data holds the kind's typed payload: CallData
-// for an llm_call, GateData for a gate, SealedData for the seal,
-// PhaseNEnd for the end of phase N, and so on (nil for kinds without one).
+// constant of package events: phases 4, 5 and 6 overlap, and an event carries the phase its
+// work belongs to), and Event.Data holds the kind's typed payload: events.CallData
+// for an llm_call, events.GateData for a gate, events.SealedData for the seal,
+// events.PhaseNEnd for the end of phase N, and so on (nil for kinds without one).
 // Observers switch on its type.
 // An events.jsonl line decodes back into the same typed Event
-// (json.Unmarshal), and CommittedHashes reads the seal from a run
+// (json.Unmarshal), and runfiles.CommittedHashes reads the seal from a run
 // directory's events. The swarm CLI's progress view, its --json stream and
 // its log, and compare's per-contender call tally are all Observers.
 package nexus

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -16,10 +18,10 @@ import (
 // entered last is a race. Here phase 6 was entered last and a phase-4 call
 // trips both.
 func TestCeilingAndBreakerEventsCarryTheCallsPhase(t *testing.T) {
-	var got []Event // the event log calls observers one at a time
-	rec := testRecorder(t, func(e Event) {
-		if e.Kind == EvCostWarning || e.Kind == EvCostStop || e.Kind == EvBreaker {
-			got = append(got, Event{Phase: e.Phase, Kind: e.Kind, Data: e.Data})
+	var got []events.Event // the event log calls observers one at a time
+	rec := testRecorder(t, func(e events.Event) {
+		if e.Kind == events.CostWarning || e.Kind == events.CostStop || e.Kind == events.Breaker {
+			got = append(got, events.Event{Phase: e.Phase, Kind: e.Kind, Data: e.Data})
 		}
 	})
 
@@ -32,7 +34,7 @@ func TestCeilingAndBreakerEventsCarryTheCallsPhase(t *testing.T) {
 			return providers.Response{Usage: providers.Usage{InputTokens: 1}}, providers.NewError(providers.ClassPermanent, "no", nil)
 		}), nil
 	})
-	cfg := &Config{Providers: prices, CircuitBreaker: CircuitBreakerConfig{Enabled: true, FailureRate: 1, CallWindow: 1, MinCalls: 1, Cooldown: time.Hour, HalfOpenProbes: 1}}
+	cfg := &config.Config{Providers: prices, CircuitBreaker: config.CircuitBreaker{Enabled: true, FailureRate: 1, CallWindow: 1, MinCalls: 1, Cooldown: time.Hour, HalfOpenProbes: 1}}
 	m := newMeter(cfg.PriceOf, 1, rec)
 	_, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -43,15 +45,15 @@ func TestCeilingAndBreakerEventsCarryTheCallsPhase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec.enter(Phase4, "execution")
-	rec.enter(Phase6, "shadow validation") // entered last
-	_, _ = p.Complete(withPhase(t.Context(), Phase4), providers.Request{Caller: providers.Caller{Role: "worker", AgentID: "w"}})
+	rec.enter(events.Phase4, "execution")
+	rec.enter(events.Phase6, "shadow validation") // entered last
+	_, _ = p.Complete(withPhase(t.Context(), events.Phase4), providers.Request{Caller: providers.Caller{Role: "worker", AgentID: "w"}})
 
-	want := []Event{
-		{Phase: Phase4, Kind: EvCostWarning},
-		{Phase: Phase4, Kind: EvCostStop, Data: CostStopData{Level: 0.9}},
-		{Phase: Phase4, Kind: EvCostStop, Data: CostStopData{Level: 1}},
-		{Phase: Phase4, Kind: EvBreaker, Data: BreakerData{FailureRate: ptr(1.0), From: "closed", Layer: "workers", Model: "fake:m", Reason: "failure_rate", To: "open", WindowCalls: 1}},
+	want := []events.Event{
+		{Phase: events.Phase4, Kind: events.CostWarning},
+		{Phase: events.Phase4, Kind: events.CostStop, Data: events.CostStopData{Level: 0.9}},
+		{Phase: events.Phase4, Kind: events.CostStop, Data: events.CostStopData{Level: 1}},
+		{Phase: events.Phase4, Kind: events.Breaker, Data: events.BreakerData{FailureRate: ptr(1.0), From: "closed", Layer: "workers", Model: "fake:m", Reason: "failure_rate", To: "open", WindowCalls: 1}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -17,15 +18,15 @@ import (
 func TestEventsNeverCarryASecret(t *testing.T) {
 	const key = "swarm-events-test-key-93b1c7"
 	path := filepath.Join(t.TempDir(), "events.jsonl")
-	var seen []Event
-	l, err := newEventLog(path, time.Now, false, ObserverFunc(func(e Event) { seen = append(seen, e) }))
+	var seen []events.Event
+	l, err := newEventLog(path, time.Now, false, events.ObserverFunc(func(e events.Event) { seen = append(seen, e) }))
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.secrets = redact.NewSecrets(key) // the run's set
 	score := 3.0
-	data := GateData{Reason: "upstream said: key " + key, Action: "Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345", ShadowScore: &score}
-	l.emit(Event{Kind: EvFailure, Message: "judging b1: denied for " + key, Data: data})
+	data := events.GateData{Reason: "upstream said: key " + key, Action: "Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345", ShadowScore: &score}
+	l.emit(events.Event{Kind: events.Failure, Message: "judging b1: denied for " + key, Data: data})
 	if err := l.close(); err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestEventsNeverCarryASecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, ok := seen[0].Data.(GateData)
+	got, ok := seen[0].Data.(events.GateData)
 	if !ok {
 		t.Fatalf("observer data is a %T, want GateData", seen[0].Data)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/prompts"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -91,38 +92,38 @@ func (r *runState) arrivedAtom(agent string) ([]workspace.Check, bool) {
 	return cs, ok
 }
 
-// AtomEvidence is one atom's checked citations (evidence.json "atoms").
-type AtomEvidence struct {
+// atomEvidence is one atom's checked citations (evidence.json "atoms").
+type atomEvidence struct {
 	AgentID string            `json:"agent_id"`
 	Model   string            `json:"model"`
 	BriefID string            `json:"brief_id"`
 	Checks  []workspace.Check `json:"checks"`
 }
 
-// BundleEvidence is one final bundle's checked citations: its own and
+// bundleEvidence is one final bundle's checked citations: its own and
 // each finding's (evidence.json "bundles").
-type BundleEvidence struct {
+type bundleEvidence struct {
 	Domain    string            `json:"domain"`
 	Commander string            `json:"commander"`
 	Model     string            `json:"model"`
 	Evidence  []workspace.Check `json:"evidence"`
-	Findings  []FindingEvidence `json:"findings"`
+	Findings  []findingEvidence `json:"findings"`
 }
 
-// FindingEvidence is one finding's checked citations; Index is its place
+// findingEvidence is one finding's checked citations; Index is its place
 // in the bundle's findings (from 0).
-type FindingEvidence struct {
+type findingEvidence struct {
 	Index  int               `json:"index"`
 	Title  string            `json:"title"`
 	Checks []workspace.Check `json:"checks"`
 }
 
-// EvidenceFile is evidence.json: every checked citation of a run with a
+// evidenceRecord is evidence.json: every checked citation of a run with a
 // workspace, and their counts.
-type EvidenceFile struct {
+type evidenceRecord struct {
 	Workspace WorkspaceInfo               `json:"workspace"`
-	Atoms     []AtomEvidence              `json:"atoms"`
-	Bundles   []BundleEvidence            `json:"bundles"`
+	Atoms     []atomEvidence              `json:"atoms"`
+	Bundles   []bundleEvidence            `json:"bundles"`
 	Counts    workspace.Counts            `json:"counts"`
 	ByModel   map[string]workspace.Counts `json:"by_model"`
 	ByAgent   map[string]workspace.Counts `json:"by_agent"`
@@ -234,8 +235,8 @@ func findingChecks(bundles []*BundleOutcome) [][]workspace.Check {
 // evidenceFile assembles evidence.json (without its workspace) from the
 // bundles' checks: the atoms count for their worker and its model, a
 // bundle's own and findings' citations for its commander and its model.
-func evidenceFile(bundles []*BundleOutcome) EvidenceFile {
-	f := EvidenceFile{Atoms: []AtomEvidence{}, Bundles: []BundleEvidence{},
+func evidenceFile(bundles []*BundleOutcome) evidenceRecord {
+	f := evidenceRecord{Atoms: []atomEvidence{}, Bundles: []bundleEvidence{},
 		ByModel: map[string]workspace.Counts{}, ByAgent: map[string]workspace.Counts{}}
 	add := func(agent, model string, cs []workspace.Check) {
 		n := workspace.CountChecks(cs)
@@ -252,16 +253,16 @@ func evidenceFile(bundles []*BundleOutcome) EvidenceFile {
 			if bc.atoms[i] == nil {
 				continue
 			}
-			f.Atoms = append(f.Atoms, AtomEvidence{AgentID: a.AgentID, Model: a.Model, BriefID: a.BriefID, Checks: bc.atoms[i]})
+			f.Atoms = append(f.Atoms, atomEvidence{AgentID: a.AgentID, Model: a.Model, BriefID: a.BriefID, Checks: bc.atoms[i]})
 			add(a.AgentID, a.Model, bc.atoms[i])
 		}
 		if o.Failed {
 			continue
 		}
-		be := BundleEvidence{Domain: o.Domain, Commander: o.Commander, Model: o.Model, Evidence: bc.own, Findings: []FindingEvidence{}}
+		be := bundleEvidence{Domain: o.Domain, Commander: o.Commander, Model: o.Model, Evidence: bc.own, Findings: []findingEvidence{}}
 		add(o.Commander, o.Model, bc.own)
 		for i, fc := range bc.findings {
-			be.Findings = append(be.Findings, FindingEvidence{Index: i, Title: o.Bundle.Findings[i].Title, Checks: fc})
+			be.Findings = append(be.Findings, findingEvidence{Index: i, Title: o.Bundle.Findings[i].Title, Checks: fc})
 			add(o.Commander, o.Model, fc)
 		}
 		f.Bundles = append(f.Bundles, be)
@@ -291,7 +292,7 @@ func (r *runState) writeEvidence(res *Result) {
 	}
 	f := evidenceFile(res.Bundles)
 	f.Workspace = *res.Workspace
-	_ = r.dir.WriteJSON("evidence.json", f)
+	_ = r.dir.WriteJSON(runfiles.EvidenceFile, f)
 	for _, o := range res.Bundles {
 		if o.checks == nil {
 			continue

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/swarm-dev/swarm/citation"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/vocab"
@@ -77,7 +78,7 @@ func (m *recordingMatcher) Match(findings [][]workspace.Check) workspace.Match {
 
 func evidenceRun(t *testing.T, popts ...Option) (*Result, string) {
 	t.Helper()
-	cfg, err := LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +186,7 @@ func TestRunMeasuresEvidenceWithAWorkspace(t *testing.T) {
 
 	// The run directory: evidence.json, telemetry.json, result.json and
 	// the bundle files say the same.
-	var ef EvidenceFile
+	var ef evidenceRecord
 	b, err := os.ReadFile(filepath.Join(dir, "evidence.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -274,7 +275,7 @@ defects:
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +291,7 @@ defects:
 		}
 	}
 	o := Options{Config: cfg, Registry: reg, Mission: "# Review\n\nReview the code.", Provider: providers.Ref{Kind: "mock", Model: "honest"}, Workspace: ws, GroundTruth: bad}
-	if _, err := Prepare(o); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), bad) {
+	if _, err := Prepare(o); !errors.Is(err, config.ErrBadInput) || !strings.Contains(err.Error(), bad) {
 		t.Errorf("malformed ground truth: err = %v, want ErrBadInput naming %s", err, bad)
 	}
 	o.GroundTruth = truth

@@ -10,7 +10,9 @@ import (
 
 	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/rundir"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -57,7 +59,7 @@ func (r *EvidenceReport) Changed() bool { return len(r.Changes) > 0 }
 // it (ErrNoEvidence when evidence.json is absent).
 func VerifyEvidence(runDir string, fs *workspace.FS) (*EvidenceReport, error) {
 	if fs == nil {
-		return nil, fmt.Errorf("%w: VerifyEvidence needs an opened workspace", ErrBadInput)
+		return nil, fmt.Errorf("%w: VerifyEvidence needs an opened workspace", config.ErrBadInput)
 	}
 	return verifyRunEvidence(runDir, fs)
 }
@@ -86,14 +88,14 @@ func readJSONFile(path string, v any) error {
 
 func verifyRunEvidence(runDir string, v workspaceVerifier) (*EvidenceReport, error) {
 	d := rundir.Dir{Path: runDir}
-	var rec EvidenceFile
-	if err := readJSONFile(d.Join("evidence.json"), &rec); err != nil {
+	var rec evidenceRecord
+	if err := readJSONFile(d.Join(runfiles.EvidenceFile), &rec); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w", d.Join("evidence.json"), ErrNoEvidence)
+			return nil, fmt.Errorf("%s: %w", d.Join(runfiles.EvidenceFile), ErrNoEvidence)
 		}
 		return nil, err
 	}
-	files, _ := filepath.Glob(d.Join("bundles", "*.json"))
+	files, _ := filepath.Glob(d.Join(runfiles.BundlesDir, "*.json"))
 	if len(files) == 0 {
 		return nil, fmt.Errorf("%s: no bundles/*.json (is it a run directory?)", d.Path)
 	}
@@ -122,7 +124,7 @@ type located struct {
 	check workspace.Check
 }
 
-func locate(f EvidenceFile) ([]string, map[string]located) {
+func locate(f evidenceRecord) ([]string, map[string]located) {
 	var order []string
 	m := map[string]located{}
 	add := func(where string, cs []workspace.Check) {
@@ -149,7 +151,7 @@ func locate(f EvidenceFile) ([]string, map[string]located) {
 // diffEvidence lists the citations whose state differs between the
 // recorded and the fresh checks, fresh order first, then what only the
 // record holds.
-func diffEvidence(rec, fresh EvidenceFile) []EvidenceChange {
+func diffEvidence(rec, fresh evidenceRecord) []EvidenceChange {
 	recOrder, recM := locate(rec)
 	freshOrder, freshM := locate(fresh)
 	changes := []EvidenceChange{}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -66,7 +67,7 @@ func TestVerifyEvidenceNamesTheFileItCannotRead(t *testing.T) {
 	if _, err := verifyRunEvidence(dir, evidenceFake); !errors.Is(err, ErrNoEvidence) || !strings.Contains(err.Error(), "evidence.json") {
 		t.Errorf("err = %v, want ErrNoEvidence naming evidence.json", err)
 	}
-	if _, err := VerifyEvidence(dir, nil); !errors.Is(err, ErrBadInput) {
+	if _, err := VerifyEvidence(dir, nil); !errors.Is(err, config.ErrBadInput) {
 		t.Errorf("nil workspace: err = %v, want ErrBadInput", err)
 	}
 }

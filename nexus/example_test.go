@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
@@ -16,7 +18,7 @@ import (
 // and gets a typed result, without the CLI. The deterministic mock serves
 // every role here, offline.
 func ExampleRun() {
-	cfg, err := nexus.LoadConfig("", nil) // the embedded config.yml
+	cfg, err := config.Load("", nil) // the embedded config.yml
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func ExampleRun() {
 // Prepare computes the plan (what a briefing shows) without any LLM call
 // or file; Seal runs Phases 1 and 1.5; Run runs the rest.
 func ExamplePrepare() {
-	cfg, err := nexus.LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func ExamplePrepare() {
 // Two contenders are judged against ONE envelope: one mission seals (and
 // is closed), each contender runs against the sealed value with RunSealed.
 func ExampleMission_RunSealed() {
-	cfg, err := nexus.LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -152,7 +154,7 @@ func ExampleMission_RunSealed() {
 // Event.Data's type for the payload of each kind. Here: the gate decisions
 // and the calls' cost as they stream by.
 func ExampleObserverFunc() {
-	cfg, err := nexus.LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -173,13 +175,13 @@ func ExampleObserverFunc() {
 	}
 	calls := 0 // observers are called one event at a time
 	var sealed string
-	m.Observe(nexus.ObserverFunc(func(e nexus.Event) {
+	m.Observe(events.ObserverFunc(func(e events.Event) {
 		switch d := e.Data.(type) {
-		case nexus.CallData:
+		case events.CallData:
 			calls++
-		case nexus.SealedData:
+		case events.SealedData:
 			sealed = d.SealedHash
-		case nexus.GateData:
+		case events.GateData:
 			fmt.Printf("phase %s gate: %s %s (shadow %.1f%%)\n", e.Phase, d.BundleID, d.Action, *d.ShadowScore)
 		}
 	}))

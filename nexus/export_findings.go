@@ -10,6 +10,7 @@ import (
 	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 
 	"github.com/swarm-dev/swarm/internal/slug"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -17,12 +18,6 @@ import (
 // findings.csv, one row per card of every group, and findings.sarif, SARIF
 // 2.1.0 for code-scanning tools (github.com/owenrumney/go-sarif/v3), with
 // the recommended cards' verified locations only.
-
-// Export file names in the run directory.
-const (
-	FindingsCSV   = "findings.csv"
-	FindingsSARIF = "findings.sarif"
-)
 
 // writeExports writes findings.csv (when a bundle exists) and
 // findings.sarif (when the run checked its evidence: without a workspace
@@ -34,13 +29,13 @@ func (r *runState) writeExports(res *Result) {
 	}
 	cards := findingCards(res)
 	if b, err := findingsCSV(cards); err == nil {
-		_ = r.dir.WriteFile(FindingsCSV, b, 0o644)
+		_ = r.dir.WriteFile(runfiles.FindingsCSV, b, 0o644)
 	}
 	if res.Evidence == nil {
 		return
 	}
 	if b, err := findingsSARIF(cards); err == nil {
-		_ = r.dir.WriteFile(FindingsSARIF, b, 0o644)
+		_ = r.dir.WriteFile(runfiles.FindingsSARIF, b, 0o644)
 	}
 }
 
@@ -123,7 +118,7 @@ func findingsSARIF(cards []findingCard) ([]byte, error) {
 	run := sarif.NewRunWithInformationURI("swarm", "https://github.com/swarm-dev/swarm")
 	ids := map[string]int{}
 	for _, c := range cards {
-		if c.Group != GroupRecommended {
+		if c.Group != groupRecommended {
 			continue
 		}
 		var verified []workspace.Check

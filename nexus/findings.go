@@ -17,15 +17,15 @@ import (
 
 // Card groups, in report order.
 const (
-	// GroupRecommended: from bundles that passed the Shadow Gate and, in a
+	// groupRecommended: from bundles that passed the Shadow Gate and, in a
 	// run that checked its evidence, with at least one verified citation.
-	GroupRecommended = "recommended"
-	// GroupUnsupported: from bundles that passed the gate, in a run that
+	groupRecommended = "recommended"
+	// groupUnsupported: from bundles that passed the gate, in a run that
 	// checked its evidence, without a verified citation.
-	GroupUnsupported = "unsupported"
-	// GroupRejected: from bundles that did not pass the gate (quarantined,
+	groupUnsupported = "unsupported"
+	// groupRejected: from bundles that did not pass the gate (quarantined,
 	// rejected, or not judged while shadow scoring was on).
-	GroupRejected = "rejected"
+	groupRejected = "rejected"
 )
 
 // findingCard is one finding as raised by one or more domains.
@@ -55,12 +55,12 @@ type cardSource struct {
 // the gate first, then (in a run that checked its evidence) its support.
 func findingGroup(o *BundleOutcome, i int, measured bool) string {
 	if !passedGate(o) {
-		return GroupRejected
+		return groupRejected
 	}
 	if measured && !o.findingVerified(i) {
-		return GroupUnsupported
+		return groupUnsupported
 	}
-	return GroupRecommended
+	return groupRecommended
 }
 
 // findingCards merges the findings of res's bundles (failed bundles have
@@ -116,10 +116,10 @@ func findingCards(res *Result) []findingCard {
 	for _, c := range cards {
 		out = append(out, *c)
 	}
-	groups := map[string]int{GroupRecommended: 0, GroupUnsupported: 1, GroupRejected: 2}
+	groups := map[string]int{groupRecommended: 0, groupUnsupported: 1, groupRejected: 2}
 	slices.SortStableFunc(out, func(a, b findingCard) int {
 		ga, gb := 0, 0
-		if a.Group == GroupRejected && b.Group == GroupRejected {
+		if a.Group == groupRejected && b.Group == groupRejected {
 			ga, gb = a.gateRank, b.gateRank
 		}
 		return cmp.Or(cmp.Compare(groups[a.Group], groups[b.Group]), cmp.Compare(ga, gb),

@@ -11,8 +11,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/prompts"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/vocab"
 )
@@ -33,118 +36,17 @@ const (
 	maxPriorChars      = 600 // the whole block (it shares the capsule brief's commanders.MaxBriefChars)
 )
 
-// FollowUp is result.json's and telemetry.json's "follow_up": the run this
-// one follows up, the chain of runs up to this one and its velocity.
-type FollowUp struct {
-	// PreviousDir is the previous run's directory (absolute) and
-	// PreviousRunID its run id.
-	PreviousDir   string `json:"previous_dir"`
-	PreviousRunID string `json:"previous_run_id"`
-	// MissionChanged: the previous run's mission.md differs from this
-	// run's mission (a revised mission: allowed, and said).
-	MissionChanged bool `json:"mission_changed"`
-	// Chain is every run of the chain, oldest first; the last is this run.
-	Chain []ChainRun `json:"chain"`
-	// Truncated: older runs exist beyond MaxChain, or a predecessor could
-	// not be read (Warnings says which); the chain starts later.
-	Truncated bool `json:"chain_truncated,omitempty"`
-	// Velocity is the Shadow Score gained per run across the chain:
-	// (first − last) / (runs − 1), positive when scores fall (improving),
-	// as hardening_velocity within a run. Absent (with VelocityAbsent)
-	// unless every run of the chain completed with a Shadow Score.
-	Velocity       *float64 `json:"velocity,omitempty"`
-	VelocityAbsent string   `json:"velocity_absent_reason,omitempty"`
-	// Prior is the context the agents got from the previous run.
-	Prior PriorContext `json:"prior_context"`
-	// Warnings say what was missing or odd in the previous runs.
-	Warnings []string `json:"warnings,omitempty"`
-}
-
-// ChainRun is one run of a follow-up chain.
-type ChainRun struct {
-	RunID  string `json:"run_id"`
-	Dir    string `json:"dir"`
-	Status string `json:"status"`
-	// ShadowScore is the run's Shadow Score median over its judged
-	// bundles (result.json shadow_aggregate.median); null when the run has
-	// none (NoScore says why), never 0 in its place.
-	ShadowScore *float64 `json:"shadow_score"`
-	Level       string   `json:"level,omitempty"`
-	Scored      int      `json:"bundles_scored"`
-	Planned     int      `json:"bundles_planned"`
-	NoScore     string   `json:"no_score_reason,omitempty"`
-}
-
-// PriorContext is what the agents of a follow-up run were told about the
-// previous run: its score, its failed sealed criteria by category (counts
-// only: never a criterion's id, text or judge message) and its findings'
-// titles and priorities.
-type PriorContext struct {
-	RunID       string   `json:"run_id"`
-	Status      string   `json:"status"`
-	ShadowScore *float64 `json:"shadow_score"`
-	Level       string   `json:"level,omitempty"`
-	NoScore     string   `json:"no_score_reason,omitempty"`
-	Scored      int      `json:"bundles_scored"`
-	Planned     int      `json:"bundles_planned"`
-	// FailedCategories counts the previous run's failed sealed criteria
-	// per category, most failures first (as shown: the block's size bound
-	// may drop the last ones).
-	FailedCategories []CategoryCount `json:"failed_categories"`
-	// Findings are the titles picked (at most 8, high priority first, the
-	// last ones dropped when the block would pass its size bound);
-	// FindingsTotal is how many the previous run had, FindingsWithheld
-	// how many were left out because their title names a criterion id.
-	Findings         []PriorFinding `json:"findings"`
-	FindingsTotal    int            `json:"findings_total"`
-	FindingsWithheld int            `json:"findings_withheld,omitempty"`
-	// Missing says what the previous run could not give, and why.
-	Missing []string `json:"missing,omitempty"`
-}
-
-// CategoryCount is one category's failed sealed criteria in the previous
-// run: Criteria distinct criteria failed in at least one bundle, Failures
-// failed verdicts over all judged bundles.
-type CategoryCount struct {
-	Category string `json:"category"`
-	Criteria int    `json:"criteria"`
-	Failures int    `json:"failures"`
-}
-
-// PriorFinding is one finding of the previous run shown to the agents.
-type PriorFinding struct {
-	Bundle   string `json:"bundle"`
-	Priority string `json:"priority"`
-	Title    string `json:"title"`
-}
-
-// FollowUpData is the follow_up event's payload (Phase 0): what the run
-// passes on from the previous run.
-type FollowUpData struct {
-	PreviousDir      string          `json:"previous_dir"`
-	PreviousRunID    string          `json:"previous_run_id"`
-	PreviousStatus   string          `json:"previous_status"`
-	PreviousScore    *float64        `json:"previous_shadow_score"`
-	ChainRuns        int             `json:"chain_runs"` // this one included
-	MissionChanged   bool            `json:"mission_changed"`
-	FailedCategories []CategoryCount `json:"failed_categories"`
-	Findings         int             `json:"findings"`
-	Warnings         []string        `json:"warnings,omitempty"`
-}
-
-func (FollowUpData) payload() {}
-
 // followUpSetup is a follow-up read at Phase 0: the record without this
 // run's entry (Chain holds the predecessors, oldest first) and the rendered
 // previous-run block.
 type followUpSetup struct {
-	info  FollowUp
+	info  runfiles.FollowUp
 	block string
 }
 
 // FollowUpInfo is what a prepared mission passes on from the previous run
 // (its Chain holds the predecessors only); nil without Options.FollowUp.
-func (m *Mission) FollowUpInfo() *FollowUp {
+func (m *Mission) FollowUpInfo() *runfiles.FollowUp {
 	if m.fu == nil {
 		return nil
 	}
@@ -165,7 +67,7 @@ func prepareFollowUp(o Options) (*followUpSetup, error) {
 		return nil, nil
 	}
 	bad := func(format string, a ...any) error {
-		return fmt.Errorf("%w: --follow-up %s: %s", ErrBadInput, o.FollowUp, fmt.Sprintf(format, a...))
+		return fmt.Errorf("%w: --follow-up %s: %s", config.ErrBadInput, o.FollowUp, fmt.Sprintf(format, a...))
 	}
 	dir, err := filepath.Abs(o.FollowUp)
 	if err != nil {
@@ -189,10 +91,10 @@ func prepareFollowUp(o Options) (*followUpSetup, error) {
 		return nil, bad("%s has no result.json: the run never finished (resume it with --resume first)", dir)
 	case err != nil:
 		return nil, bad("%v", err)
-	case rec.Status == StatusSealed:
-		return nil, bad("%s: status sealed: the run was only sealed, it has no work to follow up", filepath.Join(dir, "result.json"))
+	case rec.Status == runfiles.StatusSealed:
+		return nil, bad("%s: status sealed: the run was only sealed, it has no work to follow up", filepath.Join(dir, runfiles.ResultFile))
 	}
-	s := &followUpSetup{info: FollowUp{PreviousDir: dir, PreviousRunID: rec.Plan.RunID}}
+	s := &followUpSetup{info: runfiles.FollowUp{PreviousDir: dir, PreviousRunID: rec.Plan.RunID}}
 	fu := &s.info
 	prior, distinct, err := readPrior(dir, rec)
 	if err != nil {
@@ -202,7 +104,7 @@ func prepareFollowUp(o Options) (*followUpSetup, error) {
 	for _, m := range prior.Missing {
 		fu.Warnings = append(fu.Warnings, "previous run "+rec.Plan.RunID+": "+m)
 	}
-	if prev, err := rundir.ReadFile(filepath.Join(dir, "mission.md")); err != nil {
+	if prev, err := rundir.ReadFile(filepath.Join(dir, runfiles.MissionFile)); err != nil {
 		fu.Warnings = append(fu.Warnings, fmt.Sprintf("cannot tell whether the mission changed: %v", err))
 	} else if strings.TrimSpace(string(prev)) != strings.TrimSpace(o.Mission) {
 		fu.MissionChanged = true
@@ -231,19 +133,19 @@ func sameDir(a, b string) bool {
 }
 
 // chainRun is a run's entry in a chain, from its result.json.
-func chainRun(dir string, rec *runRecord) ChainRun {
+func chainRun(dir string, rec *runRecord) runfiles.ChainRun {
 	return newChainRun(rec.Plan.RunID, dir, rec.Status, rec.ShadowValid, rec.Aggregate)
 }
 
 // newChainRun is a run's entry in a chain from how it ended. Its score is
 // the aggregate median when shadow scoring was valid and judged a bundle.
-func newChainRun(runID, dir, status string, shadowValid bool, a *ShadowAggregate) ChainRun {
-	c := ChainRun{RunID: runID, Dir: dir, Status: status}
+func newChainRun(runID, dir, status string, shadowValid bool, a *ShadowAggregate) runfiles.ChainRun {
+	c := runfiles.ChainRun{RunID: runID, Dir: dir, Status: status}
 	if a != nil {
 		c.Scored, c.Planned = a.Scored, a.Planned
 	}
 	switch {
-	case status == StatusInvalid || !shadowValid:
+	case status == runfiles.StatusInvalid || !shadowValid:
 		c.NoScore = "shadow scoring was invalid"
 	case a == nil || a.Scored == 0 || a.Median == nil:
 		c.NoScore = "no bundle was judged"
@@ -259,7 +161,7 @@ func newChainRun(runID, dir, status string, shadowValid bool, a *ShadowAggregate
 // them oldest first. A predecessor that cannot be read, or whose sealed
 // criteria no longer verify, ends the chain there or loses its score, and
 // a warning says so.
-func readPredecessors(dir string, rec *runRecord, limit int) (chain []ChainRun, truncated bool, warns []string) {
+func readPredecessors(dir string, rec *runRecord, limit int) (chain []runfiles.ChainRun, truncated bool, warns []string) {
 	visited := []string{dir}
 	for rec.FollowUp != nil && rec.FollowUp.PreviousDir != "" {
 		next := rec.FollowUp.PreviousDir
@@ -298,7 +200,7 @@ func readPredecessors(dir string, rec *runRecord, limit int) (chain []ChainRun, 
 // hash to the committed hash, which is the one events.jsonl recorded before
 // any commander started and the one result.json names.
 func verifyRunEnvelope(dir, resultHash string) error {
-	path := EnvelopePath(dir)
+	path := runfiles.EnvelopePath(dir)
 	env, err := shadow.LoadSealed(path)
 	if err != nil {
 		return err
@@ -306,11 +208,11 @@ func verifyRunEnvelope(dir, resultHash string) error {
 	if err := env.Verify(); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if err := VerifyCommitment(dir, env); err != nil {
+	if err := runfiles.VerifyCommitment(dir, env); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if resultHash != env.SealedHash {
-		return fmt.Errorf("%s: %w: result.json sealed_hash %s, envelope %s", filepath.Join(dir, "result.json"), shadow.ErrTampered, resultHash, env.SealedHash)
+		return fmt.Errorf("%s: %w: result.json sealed_hash %s, envelope %s", filepath.Join(dir, runfiles.ResultFile), shadow.ErrTampered, resultHash, env.SealedHash)
 	}
 	return nil
 }
@@ -322,19 +224,19 @@ func verifyRunEnvelope(dir, resultHash string) error {
 // and Missing says what does not.
 // distinct is the number of distinct finding titles that could be shown
 // (p.Findings are the first of them).
-func readPrior(dir string, rec *runRecord) (p PriorContext, distinct int, err error) {
+func readPrior(dir string, rec *runRecord) (p runfiles.PriorContext, distinct int, err error) {
 	c := chainRun(dir, rec)
-	p = PriorContext{RunID: rec.Plan.RunID, Status: rec.Status, ShadowScore: c.ShadowScore, Level: c.Level, NoScore: c.NoScore, Scored: c.Scored, Planned: c.Planned,
-		FailedCategories: []CategoryCount{}, Findings: []PriorFinding{}}
+	p = runfiles.PriorContext{RunID: rec.Plan.RunID, Status: rec.Status, ShadowScore: c.ShadowScore, Level: c.Level, NoScore: c.NoScore, Scored: c.Scored, Planned: c.Planned,
+		FailedCategories: []events.CategoryCount{}, Findings: []runfiles.PriorFinding{}}
 	if c.NoScore != "" {
 		p.Missing = append(p.Missing, "no Shadow Score: "+c.NoScore)
-	} else if rec.Status != StatusComplete {
+	} else if rec.Status != runfiles.StatusComplete {
 		p.Missing = append(p.Missing, fmt.Sprintf("status %s: its Shadow Score covers %d of %d bundles", rec.Status, c.Scored, c.Planned))
 	}
 	var judged []shadow.Report
-	if rec.Status != StatusInvalid {
-		reports, err := ReadReports(dir)
-		if err != nil && !errors.Is(err, ErrNoReports) {
+	if rec.Status != runfiles.StatusInvalid {
+		reports, err := runfiles.ReadReports(dir)
+		if err != nil && !errors.Is(err, runfiles.ErrNoReports) {
 			return p, 0, err
 		}
 		for _, r := range reports {
@@ -353,7 +255,7 @@ func readPrior(dir string, rec *runRecord) (p PriorContext, distinct int, err er
 			}
 		}
 	}
-	if len(judged) == 0 && rec.Status != StatusInvalid {
+	if len(judged) == 0 && rec.Status != runfiles.StatusInvalid {
 		p.Missing = append(p.Missing, "no judged Shadow Report (reports/*.json): no failed categories to pass on")
 	}
 	p.FailedCategories = failedCategories(judged)
@@ -368,7 +270,7 @@ func readPrior(dir string, rec *runRecord) (p PriorContext, distinct int, err er
 // category (a configured category outside the spec's enum by its own name):
 // distinct criteria and failed verdicts, most failures first. Criterion ids
 // are used only to count distinct criteria; they are not returned.
-func failedCategories(reports []shadow.Report) []CategoryCount {
+func failedCategories(reports []shadow.Report) []events.CategoryCount {
 	type acc struct {
 		ids      map[string]bool
 		failures int
@@ -390,9 +292,9 @@ func failedCategories(reports []shadow.Report) []CategoryCount {
 			a.failures++
 		}
 	}
-	out := []CategoryCount{}
+	out := []events.CategoryCount{}
 	for cat, a := range by {
-		out = append(out, CategoryCount{Category: cat, Criteria: len(a.ids), Failures: a.failures})
+		out = append(out, events.CategoryCount{Category: cat, Criteria: len(a.ids), Failures: a.failures})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Failures != out[j].Failures {
@@ -440,8 +342,8 @@ func priorityRank(p string) int {
 // commander may echo its hardening feedback) or the protocol
 // (vocab.NamesProtocol: a commander may echo feedback of a run made
 // before issue 20) is withheld.
-func priorFindings(rec *runRecord) (shown []PriorFinding, distinct, total, withheld int) {
-	var all []PriorFinding
+func priorFindings(rec *runRecord) (shown []runfiles.PriorFinding, distinct, total, withheld int) {
+	var all []runfiles.PriorFinding
 	seen := map[string]bool{}
 	for _, b := range rec.Bundles {
 		if b.Failed {
@@ -462,7 +364,7 @@ func priorFindings(rec *runRecord) (shown []PriorFinding, distinct, total, withh
 			}
 			if k := strings.ToLower(title); !seen[k] {
 				seen[k] = true
-				all = append(all, PriorFinding{Bundle: b.ID, Priority: categoryName(f.Priority), Title: title})
+				all = append(all, runfiles.PriorFinding{Bundle: b.ID, Priority: categoryName(f.Priority), Title: title})
 			}
 		}
 	}
@@ -471,21 +373,21 @@ func priorFindings(rec *runRecord) (shown []PriorFinding, distinct, total, withh
 	if len(all) > maxPriorFindings {
 		all = all[:maxPriorFindings]
 	}
-	return append([]PriorFinding{}, all...), distinct, total, withheld
+	return append([]runfiles.PriorFinding{}, all...), distinct, total, withheld
 }
 
 // priorView is prompts/templates/previous_run.tmpl's data.
 type priorView struct {
 	RunID, Status, Score string
-	Categories           []CategoryCount
-	Findings             []PriorFinding
+	Categories           []events.CategoryCount
+	Findings             []runfiles.PriorFinding
 	More                 int // findings not shown
 }
 
 // renderPrior renders the previous-run block, at most maxPriorChars: the
 // findings shown (then the categories) shrink until it fits, and p keeps
 // only what was shown.
-func renderPrior(p *PriorContext, distinct int) (string, error) {
+func renderPrior(p *runfiles.PriorContext, distinct int) (string, error) {
 	v := priorView{RunID: p.RunID, Status: p.Status, Score: "none: " + priorNoScore(p.NoScore),
 		Categories: p.FailedCategories, Findings: p.Findings}
 	if p.ShadowScore != nil {
@@ -530,7 +432,7 @@ func priorNoScore(reason string) string {
 // (first − last) / (runs − 1), positive when scores fall. It is absent, with
 // the reason, for a chain of one run or when any run did not complete with
 // a Shadow Score: never computed over a missing score.
-func chainVelocity(chain []ChainRun) (*float64, string) {
+func chainVelocity(chain []runfiles.ChainRun) (*float64, string) {
 	if len(chain) < 2 {
 		return nil, "a chain of one run has no velocity"
 	}
@@ -542,7 +444,7 @@ func chainVelocity(chain []ChainRun) (*float64, string) {
 				reason = "no Shadow Score"
 			}
 			return nil, fmt.Sprintf("run %s (%s) has no Shadow Score: %s", c.RunID, c.Status, reason)
-		case c.Status != StatusComplete:
+		case c.Status != runfiles.StatusComplete:
 			return nil, fmt.Sprintf("run %s is %s (%d of %d bundles scored): velocity needs every run of the chain complete", c.RunID, c.Status, c.Scored, c.Planned)
 		}
 	}
@@ -557,7 +459,7 @@ func (r *runState) followUpEvent() {
 	}
 	fu := r.fu.info
 	p := fu.Prior
-	r.rec.emit(Event{Phase: Phase0, Kind: EvFollowUp, Message: "follow-up of " + fu.PreviousRunID, Data: FollowUpData{
+	r.rec.emit(events.Event{Phase: events.Phase0, Kind: events.FollowUp, Message: "follow-up of " + fu.PreviousRunID, Data: events.FollowUpData{
 		PreviousDir: fu.PreviousDir, PreviousRunID: fu.PreviousRunID, PreviousStatus: p.Status, PreviousScore: p.ShadowScore,
 		ChainRuns: len(fu.Chain) + 1, MissionChanged: fu.MissionChanged, FailedCategories: p.FailedCategories,
 		Findings: len(p.Findings), Warnings: fu.Warnings}})
@@ -573,7 +475,7 @@ func (r *runState) priorBlock() string {
 
 // followUpResult is the run's follow_up record: the predecessors, this run
 // (as it ended) and the chain's velocity; nil without a follow-up.
-func (r *runState) followUpResult(res *Result) *FollowUp {
+func (r *runState) followUpResult(res *Result) *runfiles.FollowUp {
 	if r.fu == nil {
 		return nil
 	}

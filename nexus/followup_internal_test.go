@@ -13,32 +13,34 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/events"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
 func score(v float64) *float64 { return &v }
 
 func TestChainVelocity(t *testing.T) {
-	done := func(id string, s float64) ChainRun {
-		return ChainRun{RunID: id, Status: StatusComplete, ShadowScore: score(s), Scored: 5, Planned: 5}
+	done := func(id string, s float64) runfiles.ChainRun {
+		return runfiles.ChainRun{RunID: id, Status: runfiles.StatusComplete, ShadowScore: score(s), Scored: 5, Planned: 5}
 	}
 	tests := []struct {
 		name   string
-		chain  []ChainRun
+		chain  []runfiles.ChainRun
 		want   *float64
 		reason string // in the absent reason
 	}{
-		{"two runs, scores fall: positive (improving), like hardening velocity", []ChainRun{done("a", 50), done("b", 12.5)}, score(37.5), ""},
-		{"three runs: (first − last) / (runs − 1), the middle run does not weigh", []ChainRun{done("a", 20), done("b", 60), done("c", 40)}, score(-10), ""},
-		{"scores unchanged: a measured 0, not an absent one", []ChainRun{done("a", 25), done("b", 25)}, score(0), ""},
-		{"a perfect score in the chain is a real 0 and counts", []ChainRun{done("a", 30), done("b", 0)}, score(30), ""},
-		{"a single run has no velocity", []ChainRun{done("a", 30)}, nil, "a chain of one run"},
-		{"a run without a score: absent, never computed over a zero", []ChainRun{done("a", 50),
-			{RunID: "b", Status: StatusInterrupted, NoScore: "no bundle was judged", Planned: 5}, done("c", 10)}, nil, "run b (interrupted) has no Shadow Score: no bundle was judged"},
-		{"an incomplete run's median covers fewer bundles: not comparable", []ChainRun{done("a", 50),
-			{RunID: "b", Status: StatusIncomplete, ShadowScore: score(0), Scored: 1, Planned: 5}}, nil, "run b is incomplete (1 of 5 bundles scored)"},
-		{"an older run whose criteria no longer verify lost its score", []ChainRun{
-			{RunID: "a", Status: StatusComplete, NoScore: "its sealed criteria do not verify: x"}, done("b", 10)}, nil, "run a (complete) has no Shadow Score: its sealed criteria do not verify"},
+		{"two runs, scores fall: positive (improving), like hardening velocity", []runfiles.ChainRun{done("a", 50), done("b", 12.5)}, score(37.5), ""},
+		{"three runs: (first − last) / (runs − 1), the middle run does not weigh", []runfiles.ChainRun{done("a", 20), done("b", 60), done("c", 40)}, score(-10), ""},
+		{"scores unchanged: a measured 0, not an absent one", []runfiles.ChainRun{done("a", 25), done("b", 25)}, score(0), ""},
+		{"a perfect score in the chain is a real 0 and counts", []runfiles.ChainRun{done("a", 30), done("b", 0)}, score(30), ""},
+		{"a single run has no velocity", []runfiles.ChainRun{done("a", 30)}, nil, "a chain of one run"},
+		{"a run without a score: absent, never computed over a zero", []runfiles.ChainRun{done("a", 50),
+			{RunID: "b", Status: runfiles.StatusInterrupted, NoScore: "no bundle was judged", Planned: 5}, done("c", 10)}, nil, "run b (interrupted) has no Shadow Score: no bundle was judged"},
+		{"an incomplete run's median covers fewer bundles: not comparable", []runfiles.ChainRun{done("a", 50),
+			{RunID: "b", Status: runfiles.StatusIncomplete, ShadowScore: score(0), Scored: 1, Planned: 5}}, nil, "run b is incomplete (1 of 5 bundles scored)"},
+		{"an older run whose criteria no longer verify lost its score", []runfiles.ChainRun{
+			{RunID: "a", Status: runfiles.StatusComplete, NoScore: "its sealed criteria do not verify: x"}, done("b", 10)}, nil, "run a (complete) has no Shadow Score: its sealed criteria do not verify"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,7 +59,7 @@ func TestChainVelocity(t *testing.T) {
 // (so no envelope is needed) following up prev ("" for none).
 func writeRecord(t *testing.T, dir, id, prev string) {
 	t.Helper()
-	rec := map[string]any{"status": StatusInterrupted, "plan": map[string]any{"run_id": id}, "shadow_valid": true,
+	rec := map[string]any{"status": runfiles.StatusInterrupted, "plan": map[string]any{"run_id": id}, "shadow_valid": true,
 		"shadow_aggregate": map[string]any{"median": nil, "mean": nil, "level": "none", "planned": 5, "scored": 0}}
 	if prev != "" {
 		rec["follow_up"] = map[string]any{"previous_dir": prev}
@@ -71,7 +73,7 @@ func writeRecord(t *testing.T, dir, id, prev string) {
 	}
 }
 
-func runIDs(chain []ChainRun) []string {
+func runIDs(chain []runfiles.ChainRun) []string {
 	var out []string
 	for _, c := range chain {
 		out = append(out, c.RunID)
@@ -150,7 +152,7 @@ func TestReadPredecessors(t *testing.T) {
 	t.Run("an older run's score without verifiable criteria is dropped, not trusted", func(t *testing.T) {
 		root := t.TempDir()
 		a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
-		b1, _ := json.Marshal(map[string]any{"status": StatusComplete, "plan": map[string]any{"run_id": "run-a"}, "shadow_valid": true, "sealed_hash": "sha256:00",
+		b1, _ := json.Marshal(map[string]any{"status": runfiles.StatusComplete, "plan": map[string]any{"run_id": "run-a"}, "shadow_valid": true, "sealed_hash": "sha256:00",
 			"shadow_aggregate": map[string]any{"median": 10, "mean": 10, "level": "minor", "planned": 5, "scored": 5}})
 		os.MkdirAll(a, 0o755)
 		os.WriteFile(filepath.Join(a, "result.json"), b1, 0o644)
@@ -183,7 +185,7 @@ func TestPriorFindings(t *testing.T) {
 	add("testing", true, f{"From a failed commander", "high"}) // failed bundles' findings are not used
 	add("testing-2", false, f{"Cover the sc-style naming (not an id)", "high"})
 	shown, distinct, total, withheld := priorFindings(&rec)
-	want := []PriorFinding{
+	want := []runfiles.PriorFinding{
 		{Bundle: "architecture", Priority: "high", Title: strings.TrimSpace(string([]rune(strings.TrimSpace(long))[:maxPriorTitleRunes-1])) + "…"},
 		{Bundle: "testing-2", Priority: "high", Title: "Cover the sc-style naming (not an id)"},
 		{Bundle: "architecture", Priority: "medium", Title: "Drain the old sessions"},
@@ -199,12 +201,12 @@ func TestPriorFindings(t *testing.T) {
 }
 
 func TestRenderPriorIsBoundedAndRecordsWhatItShowed(t *testing.T) {
-	p := PriorContext{RunID: "r1", Status: StatusComplete, ShadowScore: score(42.5), Level: "significant", Scored: 5, Planned: 5}
+	p := runfiles.PriorContext{RunID: "r1", Status: runfiles.StatusComplete, ShadowScore: score(42.5), Level: "significant", Scored: 5, Planned: 5}
 	for i := range 4 { // the config's four categories
-		p.FailedCategories = append(p.FailedCategories, CategoryCount{Category: fmt.Sprintf("category_%d", i), Criteria: 1, Failures: 3})
+		p.FailedCategories = append(p.FailedCategories, events.CategoryCount{Category: fmt.Sprintf("category_%d", i), Criteria: 1, Failures: 3})
 	}
 	for i := range maxPriorFindings {
-		p.Findings = append(p.Findings, PriorFinding{Bundle: "b", Priority: "high", Title: fmt.Sprintf("%02d %s", i, strings.Repeat("x", maxPriorTitleRunes-4))})
+		p.Findings = append(p.Findings, runfiles.PriorFinding{Bundle: "b", Priority: "high", Title: fmt.Sprintf("%02d %s", i, strings.Repeat("x", maxPriorTitleRunes-4))})
 	}
 	block, err := renderPrior(&p, 12)
 	if err != nil {
@@ -229,7 +231,7 @@ func TestRenderPriorIsBoundedAndRecordsWhatItShowed(t *testing.T) {
 			t.Errorf("block lacks %q:\n%s", want, block)
 		}
 	}
-	none := PriorContext{RunID: "r2", Status: StatusInterrupted, NoScore: "no bundle was judged"}
+	none := runfiles.PriorContext{RunID: "r2", Status: runfiles.StatusInterrupted, NoScore: "no bundle was judged"}
 	block, err = renderPrior(&none, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +248,7 @@ func TestFailedCategories(t *testing.T) {
 		{Failures: []shadow.Failure{{TestName: "sc-01", Category: "security"}, {TestName: "sc-02", Category: "unknown", XCategory: "performance"}}},
 		{Failures: []shadow.Failure{{TestName: "sc-01", Category: "security"}, {TestName: "sc-03", Category: "security"}, {TestName: "sc-04", Category: "edge case!"}}},
 	}
-	want := []CategoryCount{
+	want := []events.CategoryCount{
 		{Category: "security", Criteria: 2, Failures: 3}, // sc-01 failed in both bundles: one criterion, two verdicts
 		{Category: "edgecase", Criteria: 1, Failures: 1}, // a name, never prose
 		{Category: "performance", Criteria: 1, Failures: 1},

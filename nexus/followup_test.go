@@ -11,8 +11,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/vocab"
 )
@@ -70,7 +73,7 @@ func runPrevious(t *testing.T) *nexus.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != nexus.StatusComplete || res.Aggregate.Median == nil || *res.Aggregate.Median != 50 {
+	if res.Status != runfiles.StatusComplete || res.Aggregate.Median == nil || *res.Aggregate.Median != 50 {
 		t.Fatalf("fixture: previous run %s (%s), median %v, want complete at 50.0", res.Status, res.Error, res.Aggregate.Median)
 	}
 	return res
@@ -93,7 +96,7 @@ func TestFollowUpPassesPriorContextAndNeverTheCriteria(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != nexus.StatusComplete {
+	if res.Status != runfiles.StatusComplete {
 		t.Fatalf("follow-up run %s: %s", res.Status, res.Error)
 	}
 
@@ -161,7 +164,7 @@ func TestFollowUpPassesPriorContextAndNeverTheCriteria(t *testing.T) {
 		t.Fatal("the follow-up run has no score")
 	}
 	this := *res.Aggregate.Median
-	wantChain := []nexus.ChainRun{
+	wantChain := []runfiles.ChainRun{
 		{RunID: prev.Plan.RunID, Dir: absDir(t, prev.Dir), Status: "complete", ShadowScore: ptr(50), Level: "significant", Scored: 5, Planned: 5},
 		{RunID: res.Plan.RunID, Dir: absDir(t, res.Dir), Status: "complete", ShadowScore: ptr(this), Level: res.Aggregate.Level, Scored: 5, Planned: 5},
 	}
@@ -172,7 +175,7 @@ func TestFollowUpPassesPriorContextAndNeverTheCriteria(t *testing.T) {
 		t.Errorf("velocity %v (absent: %q), want %v", fu.Velocity, fu.VelocityAbsent, 50-this)
 	}
 	var onDisk struct {
-		FollowUp *nexus.FollowUp `json:"follow_up"`
+		FollowUp *runfiles.FollowUp `json:"follow_up"`
 	}
 	for _, f := range []string{"result.json", "telemetry.json"} {
 		b, err := os.ReadFile(filepath.Join(res.Dir, f))
@@ -197,9 +200,9 @@ func TestFollowUpPassesPriorContextAndNeverTheCriteria(t *testing.T) {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
-	var ev *nexus.FollowUpData
+	var ev *events.FollowUpData
 	for _, e := range res.Events {
-		if d, ok := e.Data.(nexus.FollowUpData); ok && e.Kind == nexus.EvFollowUp {
+		if d, ok := e.Data.(events.FollowUpData); ok && e.Kind == events.FollowUp {
 			ev = &d
 		}
 	}
@@ -319,7 +322,7 @@ func TestFollowUpOfAnUnusableRunIsBadInput(t *testing.T) {
 		}, "status sealed"},
 		{"sealed criteria that no longer verify", func(t *testing.T) string {
 			d := copyRun(t, prev.Dir)
-			editJSON(t, nexus.EnvelopePath(d), func(m map[string]any) {
+			editJSON(t, runfiles.EnvelopePath(d), func(m map[string]any) {
 				m["criteria"].([]any)[0].(map[string]any)["expected"] = "anything at all"
 			})
 			return d
@@ -334,7 +337,7 @@ func TestFollowUpOfAnUnusableRunIsBadInput(t *testing.T) {
 			dir := tc.setup(t)
 			out := filepath.Join(t.TempDir(), "run")
 			_, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-50", "mock:honest", followUp(dir), func(o *nexus.Options) { o.OutDir = out })
-			if !errors.Is(err, nexus.ErrBadInput) || !strings.Contains(err.Error(), "--follow-up "+dir) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, config.ErrBadInput) || !strings.Contains(err.Error(), "--follow-up "+dir) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v: want bad input naming %s and %q", err, dir, tc.want)
 			}
 			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
@@ -345,7 +348,7 @@ func TestFollowUpOfAnUnusableRunIsBadInput(t *testing.T) {
 	t.Run("the run's own directory", func(t *testing.T) {
 		d := copyRun(t, prev.Dir)
 		_, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-50", "mock:honest", followUp(d), func(o *nexus.Options) { o.OutDir, o.Force = d, true })
-		if !errors.Is(err, nexus.ErrBadInput) || !strings.Contains(err.Error(), "cannot follow itself up") {
+		if !errors.Is(err, config.ErrBadInput) || !strings.Contains(err.Error(), "cannot follow itself up") {
 			t.Errorf("error %v", err)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -30,16 +31,16 @@ func prepareEvidence(o Options, wsDir string) (evidenceSetup, error) {
 		return s, nil
 	}
 	if wsDir == "" {
-		return s, fmt.Errorf("%w: --ground-truth %s needs a workspace (--workspace DIR): its defects are lines of the workspace's files", ErrBadInput, o.GroundTruth)
+		return s, fmt.Errorf("%w: --ground-truth %s needs a workspace (--workspace DIR): its defects are lines of the workspace's files", config.ErrBadInput, o.GroundTruth)
 	}
 	// The stat names the file even for a loader that would not.
 	if fi, err := os.Stat(o.GroundTruth); err != nil {
-		return s, fmt.Errorf("%w: ground truth: %v", ErrBadInput, err)
+		return s, fmt.Errorf("%w: ground truth: %v", config.ErrBadInput, err)
 	} else if fi.IsDir() {
-		return s, fmt.Errorf("%w: ground truth %s: is a directory, want a YAML file", ErrBadInput, o.GroundTruth)
+		return s, fmt.Errorf("%w: ground truth %s: is a directory, want a YAML file", config.ErrBadInput, o.GroundTruth)
 	}
 	if inside(wsDir, o.GroundTruth) {
-		return s, fmt.Errorf("%w: ground truth %s is inside the workspace %s, where the agents could read the answers: keep it outside (e.g. beside the directory)", ErrBadInput, o.GroundTruth, wsDir)
+		return s, fmt.Errorf("%w: ground truth %s is inside the workspace %s, where the agents could read the answers: keep it outside (e.g. beside the directory)", config.ErrBadInput, o.GroundTruth, wsDir)
 	}
 	// Each defect is checked against the workspace before any LLM call: a
 	// file that is not there, or lines it does not have, could never be
@@ -51,7 +52,7 @@ func prepareEvidence(o Options, wsDir string) (evidenceSetup, error) {
 	defer closeWorkspace(ws)
 	gt, err := workspace.LoadGroundTruthIn(o.GroundTruth, ws) // its errors name the file (and line and column)
 	if err != nil {
-		return s, fmt.Errorf("%w: ground truth: %w", ErrBadInput, err)
+		return s, fmt.Errorf("%w: ground truth: %w", config.ErrBadInput, err)
 	}
 	s.gt, s.gtFile = gt, o.GroundTruth
 	return s, nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/nexus"
 )
 
@@ -42,7 +43,7 @@ func TestPrepareChecksTheGroundTruth(t *testing.T) {
 			o := missionOptions(t, dir)
 			o.Workspace, o.GroundTruth = tc.workspace, tc.truth
 			_, err := nexus.Prepare(o)
-			if !errors.Is(err, nexus.ErrBadInput) {
+			if !errors.Is(err, config.ErrBadInput) {
 				t.Fatalf("err = %v, want ErrBadInput", err)
 			}
 			for _, s := range tc.wantIn {

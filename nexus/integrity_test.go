@@ -12,9 +12,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/vocab"
 )
 
@@ -54,11 +57,11 @@ type resultFile struct {
 		Failed  int      `json:"failed"`
 	} `json:"shadow_aggregate"`
 	Telemetry struct {
-		Calls          int              `json:"calls"`
-		Planned        nexus.AgentTally `json:"agents_planned"`
-		Launched       nexus.AgentTally `json:"agents_launched"`
-		BundlesPlanned int              `json:"bundles_planned"`
-		BundlesScored  int              `json:"bundles_scored"`
+		Calls          int                 `json:"calls"`
+		Planned        runfiles.AgentTally `json:"agents_planned"`
+		Launched       runfiles.AgentTally `json:"agents_launched"`
+		BundlesPlanned int                 `json:"bundles_planned"`
+		BundlesScored  int                 `json:"bundles_scored"`
 	} `json:"telemetry"`
 	Bundles []struct {
 		ID           string `json:"id"`
@@ -102,13 +105,13 @@ func TestRunStatusSaysHowManyBundlesWereJudged(t *testing.T) {
 	}{
 		{"every bundle fails", "issue 9.1: this printed 'median 0.0% (perfect) over 0 bundles' and exited 0",
 			"rules: [{schema: bundle, fault: malformed_json}]\n",
-			want{nexus.StatusIncomplete, false, "none", 5, 0, 5, false, "no bundle was judged: 0 of 5 scored"}},
+			want{runfiles.StatusIncomplete, false, "none", 5, 0, 5, false, "no bundle was judged: 0 of 5 scored"}},
 		{"one bundle fails", "fewer judged than planned is incomplete and says k of n",
 			"rules: [{schema: bundle, match: 'You are the testing commander', fault: malformed_json}]\n",
-			want{nexus.StatusIncomplete, false, "perfect", 5, 4, 1, true, "4 of 5 scored"}},
+			want{runfiles.StatusIncomplete, false, "perfect", 5, 4, 1, true, "4 of 5 scored"}},
 		{"every bundle judged", "the honest run is complete: the one case with exit 0",
 			"rules: []\n",
-			want{nexus.StatusComplete, true, "perfect", 5, 5, 0, true, "(5 of 5 scored)"}},
+			want{runfiles.StatusComplete, true, "perfect", 5, 5, 0, true, "(5 of 5 scored)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,11 +160,11 @@ func TestEarlyEndingStillWritesResultJSON(t *testing.T) {
 		interrupt bool
 	}{
 		{"decomposition fails", "phase 1 failure left no result.json",
-			"rules: [{schema: decomposition, fault: malformed_json}]\n", "", nexus.StatusFailed, "1", "unparseable", false},
+			"rules: [{schema: decomposition, fault: malformed_json}]\n", "", runfiles.StatusFailed, "1", "unparseable", false},
 		{"seal fails", "phase 1.5 failure left no result.json",
-			"rules: [{schema: sealed_criteria, fault: malformed_json}]\n", "", nexus.StatusFailed, "1.5", "unparseable", false},
+			"rules: [{schema: sealed_criteria, fault: malformed_json}]\n", "", runfiles.StatusFailed, "1.5", "unparseable", false},
 		{"interrupted before sealing", "Ctrl-C before the seal left no result.json",
-			"rules: []\n", "1.5", nexus.StatusInterrupted, "1.5", "cancelled", true},
+			"rules: []\n", "1.5", runfiles.StatusInterrupted, "1.5", "cancelled", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -171,8 +174,8 @@ func TestEarlyEndingStillWritesResultJSON(t *testing.T) {
 				OutDir: filepath.Join(t.TempDir(), "run")}
 			withScript(t, tc.script)(&o)
 			if tc.cancelAt != "" {
-				o.Observers = []nexus.Observer{nexus.ObserverFunc(func(e nexus.Event) {
-					if e.Kind == nexus.EvPhaseStart && string(e.Phase) == tc.cancelAt {
+				o.Observers = []events.Observer{events.ObserverFunc(func(e events.Event) {
+					if e.Kind == events.PhaseStart && string(e.Phase) == tc.cancelAt {
 						cancel()
 					}
 				})}
@@ -199,8 +202,8 @@ func TestEarlyEndingStillWritesResultJSON(t *testing.T) {
 func TestTamperingMakesTheRunInvalid(t *testing.T) {
 	res, err := runMission(t, loadMission(t, "incident-runbook.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
 		dir := o.OutDir
-		o.Observers = append(o.Observers, nexus.ObserverFunc(func(e nexus.Event) {
-			if e.Kind == nexus.EvSealed {
+		o.Observers = append(o.Observers, events.ObserverFunc(func(e events.Event) {
+			if e.Kind == events.Sealed {
 				path := filepath.Join(dir, "sealed", "envelope.json")
 				b, _ := os.ReadFile(path)
 				_ = os.WriteFile(path, []byte(strings.Replace(string(b), `"sc-01"`, `"sc-1"`, 1)), 0o600)
@@ -210,10 +213,10 @@ func TestTamperingMakesTheRunInvalid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != nexus.StatusInvalid || res.OK || res.Aggregate.Scored != 0 || res.Aggregate.Level != "none" {
+	if res.Status != runfiles.StatusInvalid || res.OK || res.Aggregate.Scored != 0 || res.Aggregate.Level != "none" {
 		t.Errorf("status %q ok %v aggregate %+v, want invalid, not ok, nothing scored", res.Status, res.OK, res.Aggregate)
 	}
-	if f := readResult(t, res.Dir); f.Status != nexus.StatusInvalid || !strings.Contains(f.Error, "invalid") {
+	if f := readResult(t, res.Dir); f.Status != runfiles.StatusInvalid || !strings.Contains(f.Error, "invalid") {
 		t.Errorf("result.json status %q error %q", f.Status, f.Error)
 	}
 }
@@ -263,7 +266,7 @@ func TestCostCeilingSalvagesFinishedAtoms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != nexus.StatusPartial || res.OK {
+	if res.Status != runfiles.StatusPartial || res.OK {
 		t.Fatalf("status %q ok %v, want partial", res.Status, res.OK)
 	}
 	salvaged := 0
@@ -298,7 +301,7 @@ func TestCostCeilingSalvagesFinishedAtoms(t *testing.T) {
 		t.Errorf("aggregate %+v, %d salvaged", a, salvaged)
 	}
 	f := readResult(t, res.Dir)
-	if f.Status != nexus.StatusPartial || !strings.Contains(f.Error, "cost ceiling") || !strings.Contains(f.Error, "4 salvaged") {
+	if f.Status != runfiles.StatusPartial || !strings.Contains(f.Error, "cost ceiling") || !strings.Contains(f.Error, "4 salvaged") {
 		t.Errorf("result.json status %q error %q", f.Status, f.Error)
 	}
 	md, _ := os.ReadFile(filepath.Join(res.Dir, "report.md"))
@@ -319,7 +322,7 @@ func TestCostCeilingStopsLaunchesAndTelemetrySaysSo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != nexus.StatusPartial || res.Aggregate.Level != "none" || res.Aggregate.Scored != 0 {
+	if res.Status != runfiles.StatusPartial || res.Aggregate.Level != "none" || res.Aggregate.Scored != 0 {
 		t.Fatalf("status %q aggregate %+v, want partial with nothing judged", res.Status, res.Aggregate)
 	}
 	for _, b := range res.Bundles {
@@ -328,7 +331,7 @@ func TestCostCeilingStopsLaunchesAndTelemetrySaysSo(t *testing.T) {
 		}
 	}
 	tl := res.Telemetry
-	if d := cmp.Diff(nexus.AgentTally{Nexus: 1, Total: 1}, tl.AgentsLaunched); d != "" {
+	if d := cmp.Diff(runfiles.AgentTally{Nexus: 1, Total: 1}, tl.AgentsLaunched); d != "" {
 		t.Errorf("launched (-want +got)\n%s", d)
 	}
 	if tl.Agents.Total != 89 {
@@ -345,11 +348,11 @@ func TestTelemetryCountsLaunchedAgentsApartFromPlanned(t *testing.T) {
 	}
 	// Every commander and worker ran; with no bundle there was nothing to
 	// review, so no reviewer started although the plan has 8.
-	want := nexus.AgentTally{Nexus: 1, Commanders: 5, Workers: 75, Reviewers: 0, Total: 81}
+	want := runfiles.AgentTally{Nexus: 1, Commanders: 5, Workers: 75, Reviewers: 0, Total: 81}
 	if d := cmp.Diff(want, res.Telemetry.AgentsLaunched); d != "" {
 		t.Errorf("launched (-want +got)\n%s", d)
 	}
-	if d := cmp.Diff(nexus.AgentTally{Nexus: 1, Commanders: 5, Workers: 75, Reviewers: 8, Total: 89}, res.Telemetry.Agents); d != "" {
+	if d := cmp.Diff(runfiles.AgentTally{Nexus: 1, Commanders: 5, Workers: 75, Reviewers: 8, Total: 89}, res.Telemetry.Agents); d != "" {
 		t.Errorf("planned (-want +got)\n%s", d)
 	}
 	b, _ := os.ReadFile(filepath.Join(res.Dir, "telemetry.json"))
@@ -368,8 +371,8 @@ func TestInterruptedBundlesAreCancelled(t *testing.T) {
 	n := 0 // observers are called one event at a time
 	o := nexus.Options{Config: defaultConfig(t), Registry: mockRegistry(mock.Options{}), Mission: loadMission(t, "api-design.md"),
 		Scale: "ss-100", Provider: providers.Ref{Kind: "mock", Model: "honest"}, OutDir: filepath.Join(t.TempDir(), "run")}
-	o.Observers = []nexus.Observer{nexus.ObserverFunc(func(e nexus.Event) {
-		if e.Kind == nexus.EvLLMCall && e.Phase == "4" {
+	o.Observers = []events.Observer{events.ObserverFunc(func(e events.Event) {
+		if e.Kind == events.LLMCall && e.Phase == "4" {
 			if n++; n == 20 {
 				cancel()
 			}
@@ -393,7 +396,7 @@ func TestInterruptedBundlesAreCancelled(t *testing.T) {
 		t.Fatal("fixture: the interruption cut off no bundle")
 	}
 	f := readResult(t, res.Dir)
-	if f.Status != nexus.StatusInterrupted || f.FailureClass != string(nexus.ClassCancelled) || f.Phase != "4" {
+	if f.Status != runfiles.StatusInterrupted || f.FailureClass != string(nexus.ClassCancelled) || f.Phase != "4" {
 		t.Errorf("result.json status %q class %q phase %q", f.Status, f.FailureClass, f.Phase)
 	}
 	for _, b := range f.Bundles {
@@ -443,7 +446,7 @@ func TestOutDirIsNewOrEmptyAndLinksAreNeverFollowed(t *testing.T) {
 			res, err := runMission(t, loadMission(t, "api-design.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
 				o.OutDir, o.Force = tc.out, tc.force
 			})
-			if tc.wantErr != (err != nil) || (err != nil && !errors.Is(err, nexus.ErrBadInput)) {
+			if tc.wantErr != (err != nil) || (err != nil && !errors.Is(err, config.ErrBadInput)) {
 				t.Fatalf("%s: err = %v", tc.why, err)
 			}
 			if b, _ := os.ReadFile(target); string(b) != secret {
@@ -471,7 +474,7 @@ func TestOutDirIsNewOrEmptyAndLinksAreNeverFollowed(t *testing.T) {
 
 func TestNegativeReplaysIsBadInput(t *testing.T) {
 	_, err := runMission(t, "# m\n\nplan it", "ss-50", "mock:honest", func(o *nexus.Options) { o.Replays = -3 })
-	if !errors.Is(err, nexus.ErrBadInput) || !strings.Contains(err.Error(), "-3") {
+	if !errors.Is(err, config.ErrBadInput) || !strings.Contains(err.Error(), "-3") {
 		t.Fatalf("err = %v, want ErrBadInput naming -3", err)
 	}
 }

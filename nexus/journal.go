@@ -15,6 +15,7 @@ import (
 	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // The journal (journal.jsonl in the run directory) is the run's event log
@@ -31,9 +32,6 @@ import (
 // yet on disk. The file is fsync'd at every phase transition, every
 // journalSyncEvery records, and when the run closes it. A torn last line
 // (the machine crashed mid-write) is dropped when the journal is read back.
-
-// JournalFile is the journal's name in the run directory.
-const JournalFile = "journal.jsonl"
 
 // journalSyncEvery is how many records may be written between two fsyncs
 // (besides the fsync at every phase transition and at close).
@@ -377,7 +375,7 @@ func (j *journal) writeLocked(rec JournalRecord) {
 	rec.Seq = j.seq
 	b, err := j.line.encode(rec) // the record's JSON and a newline
 	if err != nil {
-		j.failLocked(fmt.Errorf("%s: record %d: %w", JournalFile, j.seq, err))
+		j.failLocked(fmt.Errorf("%s: record %d: %w", runfiles.JournalFile, j.seq, err))
 		return
 	}
 	mac := ""

@@ -54,9 +54,9 @@ const (
 	journalMACDomain = "swarm journal v1\n"
 )
 
-// JournalKeyPath is where the user's journal key lives: $SWARM_JOURNAL_KEY_FILE,
+// journalKeyPath is where the user's journal key lives: $SWARM_JOURNAL_KEY_FILE,
 // else os.UserConfigDir()/swarm/journal.key.
-func JournalKeyPath() (string, error) {
+func journalKeyPath() (string, error) {
 	if p := os.Getenv(EnvJournalKeyFile); p != "" {
 		return p, nil
 	}
@@ -78,7 +78,7 @@ type journalKey struct {
 // A key file that is not a regular file, is a symbolic link, or that
 // others may read or write is refused.
 func loadJournalKey(create bool) (*journalKey, error) {
-	path, err := JournalKeyPath()
+	path, err := journalKeyPath()
 	if err != nil {
 		return nil, err
 	}

@@ -14,15 +14,15 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/internal/safeio"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
-
-// ManifestFile is the name of the run's manifest in its directory.
-const ManifestFile = "run.json"
 
 // ErrRunFinished is returned by Resume for a run that already finished:
 // there is nothing to do and nothing was touched. It is wrapped in a
@@ -48,79 +48,7 @@ func (e *FinishedError) Unwrap() error { return ErrRunFinished }
 // interrupted, or failed (a provider outage, a crash of a phase: the
 // answers it got are replayed and the rest asked again), or has no
 // result.json (killed) is resumable.
-var finishedStatuses = []string{StatusComplete, StatusIncomplete, StatusPartial, StatusInvalid, StatusSealed}
-
-// Manifest is run.json: what a run was started with, so that --resume can
-// start it again the same way and refuse when something changed.
-type Manifest struct {
-	SwarmVersion string `json:"swarm_version"`
-	RunID        string `json:"run_id"`
-	// Attempts is how many times the run was started (1, then one more per
-	// resume).
-	Attempts int `json:"attempts"`
-
-	Mission ManifestMission `json:"mission"`
-	Config  ManifestConfig  `json:"config"`
-
-	Provider    string              `json:"provider,omitempty"`
-	Models      map[string][]string `json:"models,omitempty"`
-	Fallbacks   map[string][]string `json:"fallbacks,omitempty"`
-	Scale       string              `json:"scale,omitempty"`
-	Personality string              `json:"personality,omitempty"`
-	Seed        *int64              `json:"seed,omitempty"`
-	Replays     int                 `json:"replays,omitempty"`
-	FileScope   []string            `json:"file_scope,omitempty"`
-
-	Workspace   *ManifestWorkspace `json:"workspace,omitempty"`
-	GroundTruth *ManifestFileHash  `json:"ground_truth,omitempty"`
-	// FollowUp is the previous run directory of a follow-up run (issue 12
-	// part D: Options.FollowUp); empty otherwise.
-	FollowUp string `json:"follow_up,omitempty"`
-}
-
-// ManifestMission is the mission a run was started with: its file (Path,
-// absolute) or, for a mission from stdin or --mission, its Text; and the
-// SHA-256 of the text as given (front matter included).
-type ManifestMission struct {
-	Path   string `json:"path,omitempty"`
-	Text   string `json:"text,omitempty"`
-	Name   string `json:"name"`
-	Dir    string `json:"dir,omitempty"` // front matter paths are relative to it
-	SHA256 string `json:"sha256"`
-}
-
-// ManifestConfig is the configuration: its file (absolute path, "" for the
-// embedded config.yml) and file hash, the SHA-256 of the effective
-// configuration (config.effective.yml) and the Shadow Score Spec version
-// (--spec overrides the file's, so resume applies it again).
-type ManifestConfig struct {
-	Path            string `json:"path,omitempty"`
-	FileSHA256      string `json:"file_sha256,omitempty"`
-	EffectiveSHA256 string `json:"effective_sha256"`
-	Spec            string `json:"spec,omitempty"`
-}
-
-// ManifestWorkspace is the workspace: its directory, its fingerprint when
-// the run opened (git HEAD and dirty state when it is a checkout) and the
-// fingerprint of every file in it (treeHash): TreeHash covers the first
-// maxTreeWalk files, by content while they stay within maxTreeFiles files
-// and maxTreeBytes bytes (and a file within maxTreeFileBytes), by size,
-// times and inode beyond (TreeByStat counts those); TreeTruncated says
-// there were more files than it covers, so a change cannot be ruled out.
-type ManifestWorkspace struct {
-	Dir           string                `json:"dir"`
-	Fingerprint   workspace.Fingerprint `json:"fingerprint"`
-	TreeHash      string                `json:"tree_hash,omitempty"`
-	TreeFiles     int                   `json:"tree_files"`
-	TreeByStat    int                   `json:"tree_by_stat,omitempty"`
-	TreeTruncated bool                  `json:"tree_truncated,omitempty"`
-}
-
-// ManifestFileHash is a file and the SHA-256 of its content.
-type ManifestFileHash struct {
-	Path   string `json:"path"`
-	SHA256 string `json:"sha256"`
-}
+var finishedStatuses = []string{runfiles.StatusComplete, runfiles.StatusIncomplete, runfiles.StatusPartial, runfiles.StatusInvalid, runfiles.StatusSealed}
 
 // The workspace fingerprint's bounds (variables so tests can lower them).
 var (
@@ -165,7 +93,7 @@ func absPath(p string) string {
 	return p
 }
 
-// treeSum is a workspace's fingerprint (see ManifestWorkspace).
+// treeSum is a workspace's fingerprint (see runfiles.ManifestWorkspace).
 type treeSum struct {
 	Hash      string
 	Files     int  // regular files fingerprinted
@@ -297,9 +225,9 @@ func parseRefMap(field string, m map[string][]string) (map[string][]providers.Re
 
 // manifestFor is the manifest of a run of o (resolved by Prepare) whose
 // mission text as given hashes to missionSHA, reading ws (nil: none).
-func manifestFor(o Options, missionRaw string, ws *workspace.FS) (*Manifest, error) {
-	mf := &Manifest{SwarmVersion: swarmVersion(), Attempts: 1,
-		Mission:  ManifestMission{Path: absPath(o.MissionPath), Name: o.MissionName, Dir: absPath(o.MissionDir), SHA256: sha256Hex([]byte(missionRaw))},
+func manifestFor(o Options, missionRaw string, ws *workspace.FS) (*runfiles.Manifest, error) {
+	mf := &runfiles.Manifest{SwarmVersion: swarmVersion(), Attempts: 1,
+		Mission:  runfiles.ManifestMission{Path: absPath(o.MissionPath), Name: o.MissionName, Dir: absPath(o.MissionDir), SHA256: sha256Hex([]byte(missionRaw))},
 		Provider: "", Models: refStrings(o.Models), Fallbacks: refStrings(o.Fallbacks), Scale: o.Scale, Personality: o.Personality,
 		Seed: o.Seed, Replays: o.Replays, FileScope: o.FileScope, FollowUp: absPath(o.FollowUp)}
 	if !o.Provider.IsZero() {
@@ -320,18 +248,18 @@ func manifestFor(o Options, missionRaw string, ws *workspace.FS) (*Manifest, err
 		mf.Config.Path = absPath(o.ConfigPath)
 		h, err := fileSHA256(o.ConfigPath)
 		if err != nil {
-			return nil, fmt.Errorf("%w: config %s: %w", ErrBadInput, o.ConfigPath, err)
+			return nil, fmt.Errorf("%w: config %s: %w", config.ErrBadInput, o.ConfigPath, err)
 		}
 		mf.Config.FileSHA256 = h
 	}
 	if o.Workspace != "" {
-		w := &ManifestWorkspace{Dir: absPath(o.Workspace)}
+		w := &runfiles.ManifestWorkspace{Dir: absPath(o.Workspace)}
 		if ws != nil {
 			w.Fingerprint = ws.Fingerprint()
 		}
 		sum, err := treeHash(o.Workspace)
 		if err != nil {
-			return nil, fmt.Errorf("%w: workspace %s: %w", ErrBadInput, o.Workspace, err)
+			return nil, fmt.Errorf("%w: workspace %s: %w", config.ErrBadInput, o.Workspace, err)
 		}
 		w.TreeHash, w.TreeFiles, w.TreeByStat, w.TreeTruncated = sum.Hash, sum.Files, sum.ByStat, sum.Truncated
 		mf.Workspace = w
@@ -339,16 +267,16 @@ func manifestFor(o Options, missionRaw string, ws *workspace.FS) (*Manifest, err
 	if o.GroundTruth != "" {
 		h, err := fileSHA256(o.GroundTruth)
 		if err != nil {
-			return nil, fmt.Errorf("%w: ground truth %s: %w", ErrBadInput, o.GroundTruth, err)
+			return nil, fmt.Errorf("%w: ground truth %s: %w", config.ErrBadInput, o.GroundTruth, err)
 		}
-		mf.GroundTruth = &ManifestFileHash{Path: absPath(o.GroundTruth), SHA256: h}
+		mf.GroundTruth = &runfiles.ManifestFileHash{Path: absPath(o.GroundTruth), SHA256: h}
 	}
 	return mf, nil
 }
 
-// changes lists what differs between the manifest a run was started with
+// manifestChanges lists what differs between the manifest a run was started with
 // (was) and the one it would be started with now (now), for a user.
-func (was *Manifest) changes(now *Manifest) []string {
+func manifestChanges(was, now *runfiles.Manifest) []string {
 	var out []string
 	if was.Mission.SHA256 != now.Mission.SHA256 {
 		out = append(out, "mission text ("+orStdin(was.Mission.Path)+")")
@@ -390,7 +318,7 @@ func (was *Manifest) changes(now *Manifest) []string {
 
 // configChange says how the configuration a run was started with (was)
 // differs from the one it is resumed with (now), "" when it does not.
-func configChange(was, now ManifestConfig) string {
+func configChange(was, now runfiles.ManifestConfig) string {
 	switch {
 	case was.FileSHA256 != now.FileSHA256:
 		// Resume never loads the config run.json names (a directory handed
@@ -407,7 +335,7 @@ func configChange(was, now ManifestConfig) string {
 
 // configHash is how a manifest's config is named: its file's hash, or the
 // effective configuration's for the embedded one.
-func configHash(c ManifestConfig) string {
+func configHash(c runfiles.ManifestConfig) string {
 	if c.FileSHA256 != "" {
 		return c.FileSHA256
 	}
@@ -428,33 +356,10 @@ func orEmbedded(p string) string {
 	return p
 }
 
-// ReadManifest reads a run directory's run.json.
-func ReadManifest(dir string) (*Manifest, error) {
-	path := filepath.Join(dir, ManifestFile)
-	b, err := rundir.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		if _, serr := os.Stat(dir); serr != nil {
-			return nil, fmt.Errorf("%w: --resume %s: %w", ErrBadInput, dir, serr)
-		}
-		return nil, fmt.Errorf("%w: --resume %s: no %s: not a run directory, or one written by a swarm without resume", ErrBadInput, dir, ManifestFile)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
-	}
-	var mf Manifest
-	if err := json.Unmarshal(b, &mf); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, path, err)
-	}
-	if mf.Attempts < 1 || mf.Mission.SHA256 == "" {
-		return nil, fmt.Errorf("%w: %s: not a run manifest (no attempts or mission hash)", ErrBadInput, path)
-	}
-	return &mf, nil
-}
-
 // finishedStatus reads the status of dir's result.json ("" when there is
 // none) and says whether it is a finished run's.
 func finishedStatus(dir string) (string, bool, error) {
-	b, err := rundir.ReadFile(filepath.Join(dir, "result.json"))
+	b, err := rundir.ReadFile(filepath.Join(dir, runfiles.ResultFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return "", false, nil
 	}
@@ -484,7 +389,7 @@ type ResumeOptions struct {
 	ConfigPath string
 	// Config, when set, is used instead of loading ConfigPath (the
 	// configuration must still match the run's).
-	Config *Config
+	Config *config.Config
 	// TrustUnsignedJournal resumes a run whose journal was written before
 	// journal MACs (records without one): its answers are replayed
 	// unverified. Without it such a journal is refused (ErrJournalUnsigned).
@@ -496,15 +401,15 @@ type ResumeOptions struct {
 	// is checked again, and the consent is not taken from the run directory.
 	AllowHomeWorkspace bool
 	// Observers, KeepPrompts, KeepEvents and Now are as in Options.
-	Observers   []Observer
+	Observers   []events.Observer
 	KeepPrompts bool
 	KeepEvents  bool
 }
 
 // resumeState is what a resumed mission carries from Resume to open.
 type resumeState struct {
-	was     *Manifest
-	now     *Manifest // what the run is started with now: open writes it as run.json
+	was     *runfiles.Manifest
+	now     *runfiles.Manifest // what the run is started with now: open writes it as run.json
 	changed []string
 	lock    *rundir.Lock // held from Resume to the end of the run
 	journal journalOpen  // how open verifies and signs the journal
@@ -519,7 +424,7 @@ type resumeState struct {
 // changed mission, config, workspace or ground truth is refused
 // (ErrResumeChanged, ErrBadInput) unless ro.Force.
 func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error) {
-	mf, err := ReadManifest(dir)
+	mf, err := runfiles.ReadManifest(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -528,7 +433,7 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error
 	// naming the holder's pid). The lock is held until the run ends.
 	lock, err := rundir.Acquire(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --resume: %w", ErrBadInput, err)
+		return nil, fmt.Errorf("%w: --resume: %w", config.ErrBadInput, err)
 	}
 	defer func() {
 		if err != nil {
@@ -537,7 +442,7 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error
 	}()
 	if status, done, err := finishedStatus(dir); err != nil {
 		return nil, fmt.Errorf("%w: --resume %s: %w (swarm writes result.json as a regular file of at most %d bytes: this directory was not left so by a run)",
-			ErrBadInput, dir, err, rundir.MaxFileBytes)
+			config.ErrBadInput, dir, err, rundir.MaxFileBytes)
 	} else if done {
 		return nil, &FinishedError{Status: status}
 	}
@@ -545,13 +450,13 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error
 	// touched.
 	key, err := loadJournalKey(true)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+		return nil, fmt.Errorf("%w: %w", config.ErrBadInput, err)
 	}
 	jo := journalOpen{key: key, runID: mf.RunID, trustUnsigned: ro.TrustUnsignedJournal}
 	if err := checkJournal(dir, jo); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, dir, err)
+		return nil, fmt.Errorf("%w: %s: %w", config.ErrBadInput, dir, err)
 	}
-	o, err := mf.options(dir, ro)
+	o, err := manifestOptions(mf, dir, ro)
 	if err != nil {
 		return nil, err
 	}
@@ -559,10 +464,10 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error
 	// it: a mismatch is named at once (it is also among the changes below
 	// when forced).
 	if !ro.Force {
-		user := ManifestConfig{Path: absPath(ro.ConfigPath)}
+		user := runfiles.ManifestConfig{Path: absPath(ro.ConfigPath)}
 		if ro.ConfigPath != "" {
 			if user.FileSHA256, err = fileSHA256(ro.ConfigPath); err != nil {
-				return nil, fmt.Errorf("%w: --config %s: %w", ErrBadInput, ro.ConfigPath, err)
+				return nil, fmt.Errorf("%w: --config %s: %w", config.ErrBadInput, ro.ConfigPath, err)
 			}
 		}
 		eff, err := o.Config.Effective()
@@ -572,7 +477,7 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error
 		user.EffectiveSHA256 = sha256Hex(eff)
 		if c := configChange(mf.Config, user); c != "" {
 			return nil, fmt.Errorf("%w: %w: resume of %s refused: %s changed since the run started (pass --force to resume anyway with your config)",
-				ErrBadInput, ErrResumeChanged, dir, c)
+				config.ErrBadInput, ErrResumeChanged, dir, c)
 		}
 	}
 	o.OutDir = "" // Prepare refuses a non-empty directory: this one is resumed
@@ -594,10 +499,10 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error
 		return nil, err
 	}
 	now.Attempts, now.RunID = mf.Attempts, mf.RunID
-	changed := mf.changes(now)
+	changed := manifestChanges(mf, now)
 	if len(changed) > 0 && !ro.Force {
 		return nil, fmt.Errorf("%w: %w: resume of %s refused: %s changed since the run started (pass --force to resume anyway)",
-			ErrBadInput, ErrResumeChanged, dir, strings.Join(changed, "; "))
+			config.ErrBadInput, ErrResumeChanged, dir, strings.Join(changed, "; "))
 	}
 	jo.runID = m.plan.RunID
 	m.resume = &resumeState{was: mf, now: now, changed: changed, lock: lock, journal: jo}
@@ -607,7 +512,7 @@ func Resume(dir string, ro ResumeOptions, opts ...Option) (m *Mission, err error
 // checkJournal reads dir's journal (when it has one) without changing it
 // and verifies every record as a resume would.
 func checkJournal(dir string, jo journalOpen) error {
-	path := filepath.Join(dir, JournalFile)
+	path := filepath.Join(dir, runfiles.JournalFile)
 	f, _, err := safeio.Open(path, true)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -616,14 +521,14 @@ func checkJournal(dir string, jo journalOpen) error {
 		return err
 	}
 	defer f.Close()
-	_, _, _, err = scanJournal(f, JournalFile, jo.verifier(), nil)
+	_, _, _, err = scanJournal(f, runfiles.JournalFile, jo.verifier(), nil)
 	return err
 }
 
-// options rebuilds the Options a run was started with.
-func (mf *Manifest) options(dir string, ro ResumeOptions) (Options, error) {
+// manifestOptions rebuilds the Options a run was started with.
+func manifestOptions(mf *runfiles.Manifest, dir string, ro ResumeOptions) (Options, error) {
 	if ro.Registry == nil {
-		return Options{}, fmt.Errorf("%w: no provider registry", ErrBadInput)
+		return Options{}, fmt.Errorf("%w: no provider registry", config.ErrBadInput)
 	}
 	o := Options{Registry: ro.Registry, MissionName: mf.Mission.Name, MissionDir: mf.Mission.Dir, MissionPath: mf.Mission.Path,
 		Scale: mf.Scale, Personality: mf.Personality, Seed: mf.Seed, Replays: mf.Replays, FileScope: mf.FileScope,
@@ -632,12 +537,12 @@ func (mf *Manifest) options(dir string, ro ResumeOptions) (Options, error) {
 	if mf.Mission.Path != "" {
 		f, _, err := safeio.Open(mf.Mission.Path, false)
 		if err != nil {
-			return o, fmt.Errorf("%w: resume: the mission: %w", ErrBadInput, err)
+			return o, fmt.Errorf("%w: resume: the mission: %w", config.ErrBadInput, err)
 		}
 		o.Mission, err = ReadMission(f)
 		f.Close()
 		if err != nil {
-			return o, fmt.Errorf("%w: resume: the mission %s: %w", ErrBadInput, mf.Mission.Path, err)
+			return o, fmt.Errorf("%w: resume: the mission %s: %w", config.ErrBadInput, mf.Mission.Path, err)
 		}
 	} else {
 		o.Mission = mf.Mission.Text
@@ -645,14 +550,14 @@ func (mf *Manifest) options(dir string, ro ResumeOptions) (Options, error) {
 	var err error
 	if o.Provider.Kind == "" && mf.Provider != "" {
 		if o.Provider, err = providers.ParseRef(mf.Provider); err != nil {
-			return o, fmt.Errorf("%w: %s: provider: %w", ErrBadInput, ManifestFile, err)
+			return o, fmt.Errorf("%w: %s: provider: %w", config.ErrBadInput, runfiles.ManifestFile, err)
 		}
 	}
 	if o.Models, err = parseRefMap("models", mf.Models); err != nil {
-		return o, fmt.Errorf("%w: %s: %w", ErrBadInput, ManifestFile, err)
+		return o, fmt.Errorf("%w: %s: %w", config.ErrBadInput, runfiles.ManifestFile, err)
 	}
 	if o.Fallbacks, err = parseRefMap("fallbacks", mf.Fallbacks); err != nil {
-		return o, fmt.Errorf("%w: %s: %w", ErrBadInput, ManifestFile, err)
+		return o, fmt.Errorf("%w: %s: %w", config.ErrBadInput, runfiles.ManifestFile, err)
 	}
 	if mf.Workspace != nil {
 		o.Workspace = mf.Workspace.Dir
@@ -664,16 +569,16 @@ func (mf *Manifest) options(dir string, ro ResumeOptions) (Options, error) {
 	}
 	o.Config = ro.Config
 	if o.Config == nil {
-		cfg, err := LoadConfig(ro.ConfigPath, ro.Registry)
+		cfg, err := config.Load(ro.ConfigPath, ro.Registry)
 		if err != nil {
-			return o, fmt.Errorf("%w: resume: %w", ErrBadInput, err)
+			return o, fmt.Errorf("%w: resume: %w", config.ErrBadInput, err)
 		}
 		switch mf.Config.Spec {
 		case "":
 		case shadow.SpecV1, shadow.SpecV2:
 			cfg.ShadowScoring.SpecVersion = mf.Config.Spec
 		default:
-			return o, fmt.Errorf("%w: %s: config.spec %q: want %s or %s", ErrBadInput, ManifestFile, mf.Config.Spec, shadow.SpecV2, shadow.SpecV1)
+			return o, fmt.Errorf("%w: %s: config.spec %q: want %s or %s", config.ErrBadInput, runfiles.ManifestFile, mf.Config.Spec, shadow.SpecV2, shadow.SpecV1)
 		}
 		o.Config = cfg
 	}
@@ -705,23 +610,15 @@ type ResumeInfo struct {
 	Changed         []string `json:"changed,omitempty"` // resumed with --force despite these
 }
 
-// ResumeTelemetry is telemetry.json's "resume" key (absent for a run that
-// was not resumed).
-type ResumeTelemetry struct {
-	Attempt       int   `json:"attempt"`
-	ReplayedCalls int64 `json:"replayed_calls"`
-	FreshCalls    int64 `json:"fresh_calls"`
-}
-
 // resumeInfo is the run's resume record, with the call counts so far; nil
 // for a run that was not resumed.
-func (r *runState) resumeInfo() (*ResumeInfo, *ResumeTelemetry) {
+func (r *runState) resumeInfo() (*ResumeInfo, *runfiles.ResumeTelemetry) {
 	if r.resumed == nil {
 		return nil, nil
 	}
 	ri := *r.resumed
 	ri.ReplayedCalls, ri.FreshCalls = r.pool.replayedCalls.Load(), r.pool.freshCalls.Load()
-	return &ri, &ResumeTelemetry{Attempt: ri.Attempt, ReplayedCalls: ri.ReplayedCalls, FreshCalls: ri.FreshCalls}
+	return &ri, &runfiles.ResumeTelemetry{Attempt: ri.Attempt, ReplayedCalls: ri.ReplayedCalls, FreshCalls: ri.FreshCalls}
 }
 
 // loadStoredEnvelope reads and verifies the envelope a resumed run sealed
@@ -744,20 +641,6 @@ func loadStoredEnvelope(path string) (*shadow.Envelope, []byte, error) {
 	return env, b, nil
 }
 
-// ResumedData is a run_resumed event: the attempt, how many answers the
-// journal holds for replay, whether a torn last line was dropped from it,
-// and what changed since the run started (resumed with --force).
-type ResumedData struct {
-	Attempt         int      `json:"attempt"`
-	JournalRecords  int      `json:"journal_records"`
-	TornLineDropped bool     `json:"torn_line_dropped"`
-	UnsignedRecords int      `json:"unsigned_records,omitempty"` // replayed unverified (--trust-unsigned-journal)
-	EnvelopeStored  bool     `json:"envelope_stored"`            // a sealed envelope was found and verified
-	Changed         []string `json:"changed,omitempty"`
-}
-
-func (ResumedData) payload() {}
-
 // ErrResumeMismatch: a resumed run sealed an envelope other than the one
 // its directory holds; it is never silently continued.
 var ErrResumeMismatch = errors.New("resumed run does not match the stored run")
@@ -767,25 +650,25 @@ var ErrResumeMismatch = errors.New("resumed run does not match the stored run")
 // under attempts/N/, removes the files the run writes again and returns
 // the resume record. mf (what the run is started with now) replaces
 // run.json with the attempt counted.
-func (m *Mission) reopen(path string, mf *Manifest) (rundir.Dir, *ResumeInfo, error) {
+func (m *Mission) reopen(path string, mf *runfiles.Manifest) (rundir.Dir, *ResumeInfo, error) {
 	rs := m.resume
-	envPath := filepath.Join(path, "sealed", "envelope.json")
+	envPath := filepath.Join(path, runfiles.SealedDir, runfiles.EnvelopeFile)
 	env, raw, err := loadStoredEnvelope(envPath)
 	if err != nil {
-		return rundir.Dir{}, nil, fmt.Errorf("%w: resume: %w", ErrBadInput, err)
+		return rundir.Dir{}, nil, fmt.Errorf("%w: resume: %w", config.ErrBadInput, err)
 	}
 	prev := rs.was.Attempts
 	dir, err := rundir.Reopen(path, prev)
 	if errors.Is(err, rundir.ErrNotDir) {
 		// A run directory someone handed over, with attempts/ linked out of
 		// it: refused as bad input (exit 2), nothing written outside.
-		return rundir.Dir{}, nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+		return rundir.Dir{}, nil, fmt.Errorf("%w: %w", config.ErrBadInput, err)
 	}
 	if err != nil {
 		return rundir.Dir{}, nil, err
 	}
 	if env != nil {
-		if err := dir.WriteFile(filepath.Join("sealed", fmt.Sprintf("envelope.attempt-%d.json", prev)), raw, 0o600); err != nil {
+		if err := dir.WriteFile(filepath.Join(runfiles.SealedDir, fmt.Sprintf("envelope.attempt-%d.json", prev)), raw, 0o600); err != nil {
 			return rundir.Dir{}, nil, err
 		}
 	}

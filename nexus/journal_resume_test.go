@@ -16,11 +16,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/builtin"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/vocab"
 )
 
@@ -37,10 +40,10 @@ func resumeFixture(t *testing.T) (mission, config string) {
 
 // prepareResumeRun prepares a run of the fixture into out, as swarm run
 // does (mission and config paths recorded).
-func prepareResumeRun(t *testing.T, mission, config, out string, edit func(*nexus.Options), opts ...nexus.Option) *nexus.Mission {
+func prepareResumeRun(t *testing.T, mission, configPath, out string, edit func(*nexus.Options), opts ...nexus.Option) *nexus.Mission {
 	t.Helper()
 	reg := builtin.Registry(mock.Options{})
-	cfg, err := nexus.LoadConfig(config, reg)
+	cfg, err := config.Load(configPath, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +52,7 @@ func prepareResumeRun(t *testing.T, mission, config, out string, edit func(*nexu
 		t.Fatal(err)
 	}
 	o := nexus.Options{Config: cfg, Registry: reg, Mission: string(text), MissionName: mission, MissionPath: mission,
-		MissionDir: filepath.Dir(mission), ConfigPath: config, OutDir: out}
+		MissionDir: filepath.Dir(mission), ConfigPath: configPath, OutDir: out}
 	if edit != nil {
 		edit(&o)
 	}
@@ -62,7 +65,7 @@ func prepareResumeRun(t *testing.T, mission, config, out string, edit func(*nexu
 
 func journalKeys(t *testing.T, dir string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, nexus.JournalFile))
+	b, err := os.ReadFile(filepath.Join(dir, runfiles.JournalFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +166,7 @@ func TestSameSeedSameRequestsWhateverTheArrivalOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Status != nexus.StatusComplete {
+		if res.Status != runfiles.StatusComplete {
 			t.Fatalf("run %s: %s", res.Status, res.Error)
 		}
 		if want := 3*len(domains) - 1; len(order.seen) != want {
@@ -217,13 +220,13 @@ func TestResumeFinishedRunChangesNothing(t *testing.T) {
 	mission, config := resumeFixture(t)
 	out := filepath.Join(t.TempDir(), "run")
 	res, err := prepareResumeRun(t, mission, config, out, nil).Run(t.Context())
-	if err != nil || res.Status != nexus.StatusComplete {
+	if err != nil || res.Status != runfiles.StatusComplete {
 		t.Fatalf("run: %v %v", err, res)
 	}
 	before := snapshot(t, out)
 	m, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: config})
 	var fin *nexus.FinishedError
-	if !errors.As(err, &fin) || !errors.Is(err, nexus.ErrRunFinished) || fin.Status != nexus.StatusComplete || m != nil {
+	if !errors.As(err, &fin) || !errors.Is(err, nexus.ErrRunFinished) || fin.Status != runfiles.StatusComplete || m != nil {
 		t.Fatalf("Resume = %v, %v; want a FinishedError with status complete", m, err)
 	}
 	if want := "run already finished (status complete); nothing to do"; err.Error() != want {
@@ -240,18 +243,18 @@ func TestResumeFinishedRunChangesNothing(t *testing.T) {
 func TestResumeRefusesWhatChanged(t *testing.T) {
 	tests := []struct {
 		name   string
-		change func(t *testing.T, mission, config, ws, gt string)
+		change func(t *testing.T, mission, configPath, ws, gt string)
 		want   string
 	}{
 		{"mission text edited", func(t *testing.T, mission, _, _, _ string) { appendTo(t, mission, "\nAlso rotate the keys.\n") }, "mission text ("},
-		{"config file edited", func(t *testing.T, _, config, _, _ string) { appendTo(t, config, "\n# a comment only\n") }, "config file ("},
+		{"config file edited", func(t *testing.T, _, configPath, _, _ string) { appendTo(t, configPath, "\n# a comment only\n") }, "config file ("},
 		{"a workspace file edited", func(t *testing.T, _, _, ws, _ string) { appendTo(t, filepath.Join(ws, "app.py"), "# changed\n") }, "workspace "},
 		{"a workspace file added", func(t *testing.T, _, _, ws, _ string) { appendTo(t, filepath.Join(ws, "new.py"), "x = 1\n") }, "workspace "},
 		{"ground truth edited", func(t *testing.T, _, _, _, gt string) { appendTo(t, gt, "\n") }, "ground truth ("},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			mission, config := resumeFixture(t)
+			mission, configPath := resumeFixture(t)
 			base := t.TempDir()
 			ws := filepath.Join(base, "ws")
 			if err := os.MkdirAll(ws, 0o755); err != nil {
@@ -261,7 +264,7 @@ func TestResumeRefusesWhatChanged(t *testing.T) {
 			gt := filepath.Join(base, "truth.yml")
 			appendTo(t, gt, "defects:\n  - id: D1\n    path: app.py\n    start_line: 1\n    end_line: 2\n    category: security\n    title: login accepts anyone\n")
 			out := filepath.Join(base, "run")
-			res, err := prepareResumeRun(t, mission, config, out, func(o *nexus.Options) { o.Workspace, o.GroundTruth = ws, gt }).Run(t.Context())
+			res, err := prepareResumeRun(t, mission, configPath, out, func(o *nexus.Options) { o.Workspace, o.GroundTruth = ws, gt }).Run(t.Context())
 			if err != nil {
 				t.Fatalf("run: %v (%v)", err, res)
 			}
@@ -269,10 +272,10 @@ func TestResumeRefusesWhatChanged(t *testing.T) {
 			if err := os.Remove(filepath.Join(out, "result.json")); err != nil {
 				t.Fatal(err)
 			}
-			tc.change(t, mission, config, ws, gt)
+			tc.change(t, mission, configPath, ws, gt)
 			before := snapshot(t, out)
-			_, err = nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: config})
-			if !errors.Is(err, nexus.ErrResumeChanged) || !errors.Is(err, nexus.ErrBadInput) || !strings.Contains(err.Error(), tc.want) {
+			_, err = nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: configPath})
+			if !errors.Is(err, nexus.ErrResumeChanged) || !errors.Is(err, config.ErrBadInput) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Resume: %v; want ErrResumeChanged naming %q", err, tc.want)
 			}
 			if strings.Count(err.Error(), " changed since") != 1 || strings.Contains(err.Error(), "; ") {
@@ -281,7 +284,7 @@ func TestResumeRefusesWhatChanged(t *testing.T) {
 			if diff := cmp.Diff(before, snapshot(t, out)); diff != "" {
 				t.Errorf("a refused resume changed the directory (-before +after):\n%s", diff)
 			}
-			m, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: config, Force: true, KeepEvents: true})
+			m, err := nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: configPath, Force: true, KeepEvents: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -292,9 +295,9 @@ func TestResumeRefusesWhatChanged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var rd *nexus.ResumedData
+			var rd *events.ResumedData
 			for _, e := range res.Events {
-				if d, ok := e.Data.(nexus.ResumedData); ok {
+				if d, ok := e.Data.(events.ResumedData); ok {
 					rd = &d
 				}
 			}
@@ -338,7 +341,7 @@ func TestResumeAfterInterruptionReplaysAndMatches(t *testing.T) {
 	defer cancel()
 	stopAfter := cancelAfter(want.Telemetry.Calls/2, cancel)
 	got, err := prepareResumeRun(t, mission, config, out, nil, nexus.WithProviderWrap(stopAfter)).Run(ctx)
-	if !errors.Is(err, nexus.ErrInterrupted) || got.Status != nexus.StatusInterrupted {
+	if !errors.Is(err, nexus.ErrInterrupted) || got.Status != runfiles.StatusInterrupted {
 		t.Fatalf("interrupted run: %v, status %s", err, got.Status)
 	}
 	journaled := len(journalKeys(t, out))
@@ -414,7 +417,7 @@ func TestResumeWithAnotherStoredEnvelopeFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := m.Run(t.Context())
-	if !errors.Is(err, nexus.ErrResumeMismatch) || res.Status != nexus.StatusFailed {
+	if !errors.Is(err, nexus.ErrResumeMismatch) || res.Status != runfiles.StatusFailed {
 		t.Fatalf("Run: %v (status %s), want ErrResumeMismatch and a failed run", err, res.Status)
 	}
 	if _, err := os.Stat(filepath.Join(out, "sealed", "envelope.attempt-1.json")); err != nil {
@@ -437,15 +440,15 @@ func TestResumeWithAnotherStoredEnvelopeFails(t *testing.T) {
 // A journal damaged before its last line is refused, naming the file and
 // line, before anything in the run directory is touched.
 func TestResumeRefusesADamagedJournal(t *testing.T) {
-	mission, config := resumeFixture(t)
+	mission, configPath := resumeFixture(t)
 	out := filepath.Join(t.TempDir(), "run")
-	if _, err := prepareResumeRun(t, mission, config, out, nil).Run(t.Context()); err != nil {
+	if _, err := prepareResumeRun(t, mission, configPath, out, nil).Run(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(out, "result.json")); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(out, nexus.JournalFile)
+	path := filepath.Join(out, runfiles.JournalFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -456,8 +459,8 @@ func TestResumeRefusesADamagedJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := snapshot(t, out)
-	_, err = nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: config})
-	if !errors.Is(err, nexus.ErrBadInput) || !errors.Is(err, nexus.ErrJournal) || !strings.Contains(err.Error(), "journal.jsonl line 3") {
+	_, err = nexus.Resume(out, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: configPath})
+	if !errors.Is(err, config.ErrBadInput) || !errors.Is(err, nexus.ErrJournal) || !strings.Contains(err.Error(), "journal.jsonl line 3") {
 		t.Fatalf("Resume: %v; want bad input naming journal.jsonl line 3", err)
 	}
 	if diff := cmp.Diff(before, snapshot(t, out)); diff != "" {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // setTreeCaps lowers the workspace fingerprint's bounds for one test (0:
@@ -26,13 +27,13 @@ func setTreeCaps(t *testing.T, files, walk int) {
 }
 
 // workspaceManifest is the manifest of a run on the workspace dir alone.
-func workspaceManifest(t *testing.T, dir string) *Manifest {
+func workspaceManifest(t *testing.T, dir string) *runfiles.Manifest {
 	t.Helper()
 	sum, err := treeHash(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Manifest{Workspace: &ManifestWorkspace{Dir: dir, TreeHash: sum.Hash, TreeFiles: sum.Files, TreeByStat: sum.ByStat, TreeTruncated: sum.Truncated}}
+	return &runfiles.Manifest{Workspace: &runfiles.ManifestWorkspace{Dir: dir, TreeHash: sum.Hash, TreeFiles: sum.Files, TreeByStat: sum.ByStat, TreeTruncated: sum.Truncated}}
 }
 
 // writeAt overwrites one byte of path at off, then sets its modification
@@ -112,7 +113,7 @@ func TestResumeNoticesChangesToHugeWorkspaces(t *testing.T) {
 				time.Sleep(30 * time.Millisecond)
 				tc.change(t, dir)
 			}
-			got := strings.Join(was.changes(workspaceManifest(t, dir)), "; ")
+			got := strings.Join(manifestChanges(was, workspaceManifest(t, dir)), "; ")
 			if tc.want == "" {
 				if diff := cmp.Diff("", got); diff != "" {
 					t.Errorf("changes reported for an unchanged workspace (-want +got):\n%s", diff)
@@ -131,8 +132,8 @@ func TestResumeNoticesChangesToHugeWorkspaces(t *testing.T) {
 func TestResumeReportsAnUnfingerprintedWorkspace(t *testing.T) {
 	dir := t.TempDir()
 	smallFiles(2)(t, dir)
-	was := &Manifest{Workspace: &ManifestWorkspace{Dir: dir, TreeFiles: 60_000}}
-	got := strings.Join(was.changes(workspaceManifest(t, dir)), "; ")
+	was := &runfiles.Manifest{Workspace: &runfiles.ManifestWorkspace{Dir: dir, TreeFiles: 60_000}}
+	got := strings.Join(manifestChanges(was, workspaceManifest(t, dir)), "; ")
 	if want := "not fingerprinted when the run started: 60000 files"; !strings.Contains(got, want) {
 		t.Errorf("changes = %q, want one saying %q", got, want)
 	}

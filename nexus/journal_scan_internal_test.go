@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // TestScanJournalBufferFollowsTheFileSize: the journal's reader takes a
@@ -36,7 +37,7 @@ func TestScanJournalBufferFollowsTheFileSize(t *testing.T) {
 			[]string{line(1, "a"), line(2, strings.Repeat("y", 1_500_000)), line(3, "c")}, []string{"a", strings.Repeat("y", 1_500_000), "c"}},
 	}
 	for _, tt := range tests {
-		path := filepath.Join(t.TempDir(), JournalFile)
+		path := filepath.Join(t.TempDir(), runfiles.JournalFile)
 		if err := os.WriteFile(path, []byte(strings.Join(tt.lines, "")), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +46,7 @@ func TestScanJournalBufferFollowsTheFileSize(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []string
-		good, n, torn, err := scanJournal(f, JournalFile, nil, func(r JournalRecord) { got = append(got, r.Response.Text) })
+		good, n, torn, err := scanJournal(f, runfiles.JournalFile, nil, func(r JournalRecord) { got = append(got, r.Response.Text) })
 		f.Close()
 		if err != nil || torn {
 			t.Fatalf("%s: err %v, torn %v", tt.name, err, torn)

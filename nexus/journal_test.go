@@ -11,11 +11,12 @@ import (
 
 	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 func writeJournal(t *testing.T, content string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), JournalFile)
+	path := filepath.Join(t.TempDir(), runfiles.JournalFile)
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestOpenJournalTornTailAndBadMiddleLine(t *testing.T) {
 // Identical requests (same key) replay in the order they were journaled;
 // each answer replays once.
 func TestJournalReplaysIdenticalKeysInOrder(t *testing.T) {
-	path := filepath.Join(t.TempDir(), JournalFile)
+	path := filepath.Join(t.TempDir(), runfiles.JournalFile)
 	j, _, err := openJournal(path, testOpen)
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +151,7 @@ func TestJournalReplaysIdenticalKeysInOrder(t *testing.T) {
 // so replays redacted); the journal holds no prompt text (keys are hashes).
 func TestJournalRedactsSecrets(t *testing.T) {
 	const secret = "sk-journal-test-secret-0123456789"
-	path := filepath.Join(t.TempDir(), JournalFile)
+	path := filepath.Join(t.TempDir(), runfiles.JournalFile)
 	j, _, err := openJournal(path, testOpen)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/swarm-dev/swarm/events"
 )
 
 // TestLineEncoderWritesWhatMarshalWrites: the logs' lines come from a
@@ -19,7 +20,7 @@ func TestLineEncoderWritesWhatMarshalWrites(t *testing.T) {
 		why  string
 		v    any
 	}{
-		{"event", "the plain case: an events.jsonl line", Event{Seq: 3, Kind: EvLLMCall, Role: "worker", Data: CallData{InputTokens: 12, Outcome: "ok"}}},
+		{"event", "the plain case: an events.jsonl line", events.Event{Seq: 3, Kind: events.LLMCall, Role: "worker", Data: events.CallData{InputTokens: 12, Outcome: "ok"}}},
 		{"html characters", "Marshal escapes <, > and &; the encoder must too", map[string]string{"a": "<b> & </b>"}},
 		{"invalid UTF-8", "Marshal writes U+FFFD for a bad byte", "ok\xffok"},
 		{"longer than the kept buffer", "a line past maxKeptLine is encoded whole", big},

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // A log on a device that is always full (/dev/full: every write fails with
@@ -31,7 +33,7 @@ func TestEventLogOnDevFullReportsNoSpace(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := &eventLog{log: log, now: time.Now}
-	l.emit(Event{Kind: EvPhaseStart, Message: "first"})
+	l.emit(events.Event{Kind: events.PhaseStart, Message: "first"})
 	err = l.close()
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "/dev/full: no space left on device") {
 		t.Errorf("close() = %v, want the file and ENOSPC", err)
@@ -42,7 +44,7 @@ func TestEventLogOnDevFullReportsNoSpace(t *testing.T) {
 // appended: a resume must not find answers after a missing one. Main went
 // on and appended after the torn record.
 func TestJournalAppendFailureStopsTheRun(t *testing.T) {
-	path := filepath.Join(t.TempDir(), JournalFile)
+	path := filepath.Join(t.TempDir(), runfiles.JournalFile)
 	j, _, err := openJournal(path, testOpen)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -31,7 +34,7 @@ type usageStats struct {
 // the commanders at 100%), the agents that really started and the sandbox
 // breaker's trips.
 type meter struct {
-	price   func(providers.Ref) Price // a model's per-token price (Config.PriceOf)
+	price   func(providers.Ref) config.Price // a model's per-token price (Config.PriceOf)
 	ceiling float64
 	rec     *recorder // where the ceiling's events go
 
@@ -47,26 +50,10 @@ type meter struct {
 	ceilingStopped bool                       // the ceiling kept an agent from launching or stopped commanders
 	launched       map[string]map[string]bool // per role, the agents that really started
 	trips          int
-	tools          map[string]*ToolStats            // per role; nil until a tool is called
-	refused        []RefusalExample                 // every refused tool call (capped: safety.go)
-	refusedKinds   map[string]int                   // refused tool calls per kind, exact
-	recovery       map[string]map[string]*StepStats // per unit kind and step; nil until a ladder climbs
-}
-
-// RecoveryStats is telemetry's recovery: the recovery ladder's steps beyond
-// retry, each counted in attempts (used) and attempts that recovered their
-// unit (succeeded), over all units (Steps) and per unit kind (Units: atom,
-// shard, bundle, verdict). A degrade that succeeded is salvage, not a
-// success of its unit.
-type RecoveryStats struct {
-	Steps map[string]StepStats            `json:"steps"`
-	Units map[string]map[string]StepStats `json:"units"`
-}
-
-// StepStats counts one step's attempts.
-type StepStats struct {
-	Used      int `json:"used"`
-	Succeeded int `json:"succeeded"`
+	tools          map[string]*runfiles.ToolStats            // per role; nil until a tool is called
+	refused        []runfiles.RefusalExample                 // every refused tool call (capped: safety.go)
+	refusedKinds   map[string]int                            // refused tool calls per kind, exact
+	recovery       map[string]map[string]*runfiles.StepStats // per unit kind and step; nil until a ladder climbs
 }
 
 // noteRecovery counts one attempt of a ladder's step. Retry is not
@@ -82,14 +69,14 @@ func (m *meter) noteRecovery(unit, step string, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.recovery == nil {
-		m.recovery = map[string]map[string]*StepStats{}
+		m.recovery = map[string]map[string]*runfiles.StepStats{}
 	}
 	if m.recovery[unit] == nil {
-		m.recovery[unit] = map[string]*StepStats{}
+		m.recovery[unit] = map[string]*runfiles.StepStats{}
 	}
 	s := m.recovery[unit][step]
 	if s == nil {
-		s = &StepStats{}
+		s = &runfiles.StepStats{}
 		m.recovery[unit][step] = s
 	}
 	s.Used++
@@ -100,15 +87,15 @@ func (m *meter) noteRecovery(unit, step string, ok bool) {
 
 // recoveryStats returns the ladder's counts; nil when no step beyond the
 // providers' own retry was taken (the ladder did nothing).
-func (m *meter) recoveryStats() *RecoveryStats {
+func (m *meter) recoveryStats() *runfiles.RecoveryStats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.recovery == nil {
 		return nil
 	}
-	out := &RecoveryStats{Steps: map[string]StepStats{}, Units: map[string]map[string]StepStats{}}
+	out := &runfiles.RecoveryStats{Steps: map[string]runfiles.StepStats{}, Units: map[string]map[string]runfiles.StepStats{}}
 	for unit, steps := range m.recovery {
-		out.Units[unit] = map[string]StepStats{}
+		out.Units[unit] = map[string]runfiles.StepStats{}
 		for step, s := range steps {
 			out.Units[unit][step] = *s
 			t := out.Steps[step]
@@ -125,11 +112,11 @@ func (m *meter) noteTool(role string, out workspace.Outcome) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.tools == nil {
-		m.tools = map[string]*ToolStats{}
+		m.tools = map[string]*runfiles.ToolStats{}
 	}
 	s := m.tools[role]
 	if s == nil {
-		s = &ToolStats{ByTool: map[string]int{}}
+		s = &runfiles.ToolStats{ByTool: map[string]int{}}
 		m.tools[role] = s
 	}
 	s.Calls++
@@ -146,13 +133,13 @@ func (m *meter) noteTool(role string, out workspace.Outcome) {
 
 // toolStats returns a copy of the per-role tool counts (nil when no tool
 // was called).
-func (m *meter) toolStats() map[string]ToolStats {
+func (m *meter) toolStats() map[string]runfiles.ToolStats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.tools == nil {
 		return nil
 	}
-	out := make(map[string]ToolStats, len(m.tools))
+	out := make(map[string]runfiles.ToolStats, len(m.tools))
 	for role, s := range m.tools {
 		c := *s
 		c.ByTool = maps.Clone(s.ByTool)
@@ -162,9 +149,9 @@ func (m *meter) toolStats() map[string]ToolStats {
 	return out
 }
 
-func newMeter(price func(providers.Ref) Price, ceiling float64, rec *recorder) *meter {
+func newMeter(price func(providers.Ref) config.Price, ceiling float64, rec *recorder) *meter {
 	if price == nil {
-		price = func(providers.Ref) Price { return Price{} } // nothing priced
+		price = func(providers.Ref) config.Price { return config.Price{} } // nothing priced
 	}
 	return &meter{price: price, ceiling: ceiling, rec: rec, byRole: map[string]*usageStats{}, byModel: map[string]*usageStats{},
 		launched: map[string]map[string]bool{}, unpriced: map[string]int{}, prices: map[string]*priceUse{}}
@@ -176,7 +163,7 @@ func newMeter(price func(providers.Ref) Price, ceiling float64, rec *recorder) *
 // so far is a lower bound and the ceiling cannot see it). phase is the
 // phase the call belongs to (its context's: see withPhase), which the
 // ceiling's events carry.
-func (m *meter) account(phase Phase, ref providers.Ref, role string, u providers.Usage, lat time.Duration, err error) (cost float64, unpriced bool) {
+func (m *meter) account(phase events.Phase, ref providers.Ref, role string, u providers.Usage, lat time.Duration, err error) (cost float64, unpriced bool) {
 	p := m.price(ref)
 	cost = p.Cost(u)
 	used := u.InputTokens+u.OutputTokens > 0
@@ -223,7 +210,7 @@ func (m *meter) account(phase Phase, ref providers.Ref, role string, u providers
 // stand-in rate (Price.CacheReadAssumed, CacheWriteAssumed) met tokens it
 // priced.
 type priceUse struct {
-	Price
+	config.Price
 	cacheReadAssumed, cacheWriteAssumed bool
 }
 
@@ -252,7 +239,7 @@ func (m *meter) armStop(stop context.CancelFunc) {
 // enforceCeiling applies the cost ceiling to the cost so far: warn at 80%,
 // stop launching at 90%, stop the commanders and synthesise at 100%. Its
 // events carry phase: that of the call that crossed a mark.
-func (m *meter) enforceCeiling(phase Phase) {
+func (m *meter) enforceCeiling(phase events.Phase) {
 	m.mu.Lock()
 	total, ceiling := m.cost, m.ceiling
 	var warn, stopLaunch, stopAll bool
@@ -273,16 +260,16 @@ func (m *meter) enforceCeiling(phase Phase) {
 	}
 	m.mu.Unlock()
 	if warn {
-		m.rec.emit(Event{Phase: phase, Kind: EvCostWarning, Message: fmt.Sprintf("cost $%.4f reached 80%% of the $%.2f ceiling", total, ceiling)})
+		m.rec.emit(events.Event{Phase: phase, Kind: events.CostWarning, Message: fmt.Sprintf("cost $%.4f reached 80%% of the $%.2f ceiling", total, ceiling)})
 	}
 	if stopLaunch {
-		m.rec.emit(Event{Phase: phase, Kind: EvCostStop, Message: fmt.Sprintf("cost $%.4f reached 90%% of the ceiling: no new agents are launched", total), Data: CostStopData{Level: 0.9}})
+		m.rec.emit(events.Event{Phase: phase, Kind: events.CostStop, Message: fmt.Sprintf("cost $%.4f reached 90%% of the ceiling: no new agents are launched", total), Data: events.CostStopData{Level: 0.9}})
 	}
 	if stopAll && cancel != nil {
 		m.mu.Lock()
 		m.ceilingStopped = true
 		m.mu.Unlock()
-		m.rec.emit(Event{Phase: phase, Kind: EvCostStop, Message: fmt.Sprintf("cost $%.4f reached the $%.2f ceiling: stopping and synthesising what exists", total, ceiling), Data: CostStopData{Level: 1.0}})
+		m.rec.emit(events.Event{Phase: phase, Kind: events.CostStop, Message: fmt.Sprintf("cost $%.4f reached the $%.2f ceiling: stopping and synthesising what exists", total, ceiling), Data: events.CostStopData{Level: 1.0}})
 		cancel()
 	}
 }
@@ -335,7 +322,7 @@ func (m *meter) stoppedByCeiling() bool {
 }
 
 // fill writes the meter's figures into t.
-func (m *meter) fill(t *Telemetry) {
+func (m *meter) fill(t *runfiles.Telemetry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for k, s := range m.byRole {
@@ -355,7 +342,7 @@ func (m *meter) fill(t *Telemetry) {
 		t.ByModel[k] = callStats(s)
 	}
 	l := m.launched
-	t.AgentsLaunched = AgentTally{Nexus: len(l[commanders.RoleNexus]), Commanders: len(l[commanders.RoleCommander]),
+	t.AgentsLaunched = runfiles.AgentTally{Nexus: len(l[commanders.RoleNexus]), Commanders: len(l[commanders.RoleCommander]),
 		SquadLeads: len(l[commanders.RoleSquadLead]), Workers: len(l[commanders.RoleWorker]), Reviewers: len(l[commanders.RoleReviewer])}
 	t.AgentsLaunched.Total = t.AgentsLaunched.Nexus + t.AgentsLaunched.Commanders + t.AgentsLaunched.SquadLeads + t.AgentsLaunched.Workers + t.AgentsLaunched.Reviewers
 	t.CostUSD = m.cost
@@ -369,7 +356,7 @@ func (m *meter) fill(t *Telemetry) {
 	t.Prices = nil
 	for model, pu := range m.prices {
 		if t.Prices == nil {
-			t.Prices = map[string]PriceUsed{}
+			t.Prices = map[string]runfiles.PriceUsed{}
 		}
 		t.Prices[model] = newPriceUsed(pu)
 	}

@@ -11,9 +11,12 @@ import (
 	"sync"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
@@ -28,7 +31,7 @@ type Mission struct {
 	plan      Plan
 	wrap      func(providers.Ref, providers.Provider) providers.Provider
 	limits    *providers.LimitSet
-	observers []Observer
+	observers []events.Observer
 	ev        evidenceSetup // issue 11: the loaded ground truth (evidence.go)
 	// missionRaw is the mission text as given (front matter included): its
 	// hash goes to run.json.
@@ -65,7 +68,7 @@ func (s *Sealed) Hash() string { return s.Envelope.SealedHash }
 // mission can be reused after the process that sealed it ended (compare
 // --resume).
 func LoadSealed(runDir string) (*Sealed, error) {
-	envPath := EnvelopePath(runDir)
+	envPath := runfiles.EnvelopePath(runDir)
 	env, err := shadow.LoadSealed(envPath)
 	if err != nil {
 		return nil, err
@@ -74,7 +77,7 @@ func LoadSealed(runDir string) (*Sealed, error) {
 		return nil, fmt.Errorf("stored envelope %s: %w", envPath, err)
 	}
 	var dec Decomposition
-	decPath := filepath.Join(runDir, "decomposition.json")
+	decPath := filepath.Join(runDir, runfiles.DecompositionFile)
 	b, err := rundir.ReadFile(decPath)
 	if err != nil {
 		return nil, err
@@ -125,7 +128,7 @@ func Prepare(o Options, opts ...Option) (*Mission, error) {
 		plan.WorkspaceWarnings = ws.Warnings()
 		closeWorkspace(ws)
 	}
-	m := &Mission{opts: o, plan: plan, observers: append([]Observer(nil), o.Observers...), missionRaw: raw}
+	m := &Mission{opts: o, plan: plan, observers: append([]events.Observer(nil), o.Observers...), missionRaw: raw}
 	if m.ev, err = prepareEvidence(o, o.Workspace); err != nil { // o.Workspace is resolved (flag, front matter, config)
 		return nil, err
 	}
@@ -146,7 +149,7 @@ func (m *Mission) Plan() Plan { return m.plan }
 
 // Observe adds an observer of every event (see Observer). Call it before
 // Seal or Run.
-func (m *Mission) Observe(o Observer) {
+func (m *Mission) Observe(o events.Observer) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.observers = append(m.observers, o)
@@ -180,12 +183,12 @@ func (m *Mission) Run(ctx context.Context) (*Result, error) {
 // compared under one envelope.
 func (m *Mission) RunSealed(ctx context.Context, s *Sealed) (*Result, error) {
 	if s == nil || s.Envelope == nil {
-		return nil, fmt.Errorf("%w: RunSealed needs a sealed envelope", ErrBadInput)
+		return nil, fmt.Errorf("%w: RunSealed needs a sealed envelope", config.ErrBadInput)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.r != nil {
-		return nil, fmt.Errorf("%w: RunSealed on a mission that already started", ErrBadInput)
+		return nil, fmt.Errorf("%w: RunSealed on a mission that already started", config.ErrBadInput)
 	}
 	return m.runLocked(ctx, s)
 }
@@ -214,7 +217,7 @@ func (m *Mission) sealLocked(ctx context.Context, preset *Sealed) error {
 		if m.err != nil {
 			return m.err
 		}
-		return fmt.Errorf("%w: the mission has ended", ErrBadInput)
+		return fmt.Errorf("%w: the mission has ended", config.ErrBadInput)
 	}
 	if m.sealed != nil {
 		return nil
@@ -266,7 +269,7 @@ func (m *Mission) runLocked(ctx context.Context, preset *Sealed) (*Result, error
 func (m *Mission) open() error {
 	o, plan := m.opts, m.plan
 	if o.Registry == nil {
-		return fmt.Errorf("%w: no provider registry", ErrBadInput)
+		return fmt.Errorf("%w: no provider registry", config.ErrBadInput)
 	}
 	// A missing API key or an unknown model is bad input: say so before a
 	// run directory exists or anything is spent.
@@ -286,7 +289,7 @@ func (m *Mission) open() error {
 		built[ref.String()] = p
 	}
 	if len(unusable) > 0 {
-		return fmt.Errorf("%w: %s", ErrBadInput, strings.Join(unusable, "; "))
+		return fmt.Errorf("%w: %s", config.ErrBadInput, strings.Join(unusable, "; "))
 	}
 	now := o.clock()
 	// Without --out the run claims <run.out_dir>/<run-id> below, just
@@ -307,7 +310,7 @@ func (m *Mission) open() error {
 			closeWorkspace(ws)
 		}
 	}()
-	var mf *Manifest
+	var mf *runfiles.Manifest
 	if m.resume != nil {
 		mf = m.resume.now // Resume made it (workspace tree hash included) from these options
 	} else if mf, err = manifestFor(o, m.missionRaw, ws); err != nil {
@@ -339,11 +342,11 @@ func (m *Mission) open() error {
 			return fmt.Errorf("create run directory: %w", err)
 		}
 		if lock, err = rundir.Acquire(dirPath); err != nil {
-			return fmt.Errorf("%w: %w", ErrBadInput, err)
+			return fmt.Errorf("%w: %w", config.ErrBadInput, err)
 		}
 		if jo.key, err = loadJournalKey(true); err != nil {
 			lock.Unlock()
-			return fmt.Errorf("%w: %w", ErrBadInput, err)
+			return fmt.Errorf("%w: %w", config.ErrBadInput, err)
 		}
 	}
 	opened := false
@@ -360,34 +363,34 @@ func (m *Mission) open() error {
 		return err
 	}
 	dir = dir.WithSecrets(secrets)
-	if err := dir.WriteJSON(ManifestFile, mf); err != nil {
+	if err := dir.WriteJSON(runfiles.ManifestFile, mf); err != nil {
 		return fmt.Errorf("%w: %w", ErrWrite, err)
 	}
-	jr, load, err := openJournal(dir.Join(JournalFile), jo)
+	jr, load, err := openJournal(dir.Join(runfiles.JournalFile), jo)
 	if err != nil {
 		if errors.Is(err, ErrJournal) {
-			err = fmt.Errorf("%w: %w", ErrBadInput, err)
+			err = fmt.Errorf("%w: %w", config.ErrBadInput, err)
 		}
 		return err
 	}
-	events, err := newEventLog(dir.Join("events.jsonl"), now, o.KeepEvents, m.observers...)
+	evlog, err := newEventLog(dir.Join(runfiles.EventsFile), now, o.KeepEvents, m.observers...)
 	if err != nil {
 		jr.close()
 		return err
 	}
-	transcripts, err := newTranscriptLog(dir.Join("transcripts.jsonl"), o.KeepPrompts)
+	transcripts, err := newTranscriptLog(dir.Join(runfiles.TranscriptsFile), o.KeepPrompts)
 	if err != nil {
 		jr.close()
-		events.close()
+		evlog.close()
 		return err
 	}
-	events.secrets, transcripts.secrets, jr.secrets = secrets, secrets, secrets
-	rec := &recorder{secrets: secrets, events: events, transcripts: transcripts, journal: jr}
+	evlog.secrets, transcripts.secrets, jr.secrets = secrets, secrets, secrets
+	rec := &recorder{secrets: secrets, events: evlog, transcripts: transcripts, journal: jr}
 	jr.onFail = rec.writeFailed
 	if resumed != nil {
 		resumed.JournalRecords, resumed.TornLineDropped, resumed.UnsignedRecords = load.Records, load.Torn, load.Unsigned
-		rec.emit(Event{Phase: Phase0, Kind: EvRunResumed, Message: resumeMessage(resumed),
-			Data: ResumedData{Attempt: resumed.Attempt, JournalRecords: load.Records, TornLineDropped: load.Torn, UnsignedRecords: load.Unsigned, EnvelopeStored: m.storedEnv != nil, Changed: resumed.Changed}})
+		rec.emit(events.Event{Phase: events.Phase0, Kind: events.RunResumed, Message: resumeMessage(resumed),
+			Data: events.ResumedData{Attempt: resumed.Attempt, JournalRecords: load.Records, TornLineDropped: load.Torn, UnsignedRecords: load.Unsigned, EnvelopeStored: m.storedEnv != nil, Changed: resumed.Changed}})
 	}
 	cfg := o.Config
 	r := &runState{opts: o, cfg: cfg, plan: plan, dir: dir, rec: rec, factor: timeoutFactor(cfg, plan.Personality), start: now(), storedEnv: m.storedEnv,
@@ -400,12 +403,12 @@ func (m *Mission) open() error {
 		r.pool.scaleCall = scale.Timeouts.Call
 	}
 	r.meter.noteLaunch(commanders.RoleNexus, "nexus")
-	if err := dir.WriteFile("mission.md", []byte(strings.TrimSpace(o.Mission)+"\n"), 0o644); err != nil {
+	if err := dir.WriteFile(runfiles.MissionFile, []byte(strings.TrimSpace(o.Mission)+"\n"), 0o644); err != nil {
 		rec.close()
 		return fmt.Errorf("%w: %w", ErrWrite, err)
 	}
 	if eff, err := cfg.Effective(); err == nil {
-		if err := dir.WriteFile("config.effective.yml", eff, 0o644); err != nil {
+		if err := dir.WriteFile(runfiles.EffectiveConfigFile, eff, 0o644); err != nil {
 			rec.close()
 			return fmt.Errorf("%w: %w", ErrWrite, err)
 		}
@@ -461,7 +464,7 @@ func (m *Mission) end(ctx context.Context, err error) {
 	}
 	res.Events = r.rec.events.events()
 	res.Transcripts = r.rec.transcripts.prompts
-	end := RunEndData{OK: res.OK && err == nil, Status: res.Status, Phase: res.Phase, Dir: r.dir.Path,
+	end := events.RunEndData{OK: res.OK && err == nil, Status: res.Status, Phase: res.Phase, Dir: r.dir.Path,
 		BundlesPlanned: res.Aggregate.Planned, BundlesScored: res.Aggregate.Scored, FailureClass: string(res.FailureClass)}
 	m.err = err
 	msg := "run complete"
@@ -471,7 +474,7 @@ func (m *Mission) end(ctx context.Context, err error) {
 	case !res.OK:
 		msg = "run " + res.Status + ": " + res.Error
 	}
-	r.rec.emit(Event{Kind: EvRunEnd, Message: msg, Data: end})
+	r.rec.emit(events.Event{Kind: events.RunEnd, Message: msg, Data: end})
 	if cerr := r.rec.close(); cerr != nil && !errors.Is(m.err, ErrWrite) {
 		// The last lines (run_end) did not reach the disk.
 		m.err = fmt.Errorf("%w: %w", ErrWrite, cerr)
@@ -495,7 +498,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // is bad input.
 func checkOutDir(path string, force bool) error {
 	if err := rundir.Check(path, force); err != nil {
-		return fmt.Errorf("%w: %v", ErrBadInput, err)
+		return fmt.Errorf("%w: %v", config.ErrBadInput, err)
 	}
 	return nil
 }

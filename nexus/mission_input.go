@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/textsafe"
 )
 
@@ -28,14 +29,14 @@ var (
 // cost ceiling stops it.
 func CheckMission(name, text string, limit int) error {
 	if limit <= 0 {
-		limit = DefaultMaxMissionBytes
+		limit = config.DefaultMaxMissionBytes
 	}
 	where := "mission"
 	if name != "" {
 		where = "mission " + textsafe.Printable(name)
 	}
 	if len(text) > limit {
-		return fmt.Errorf("%w: %w: %s is %d bytes, more than the limit of %d (run.max_mission_bytes)", ErrBadInput, ErrMissionTooLarge, where, len(text), limit)
+		return fmt.Errorf("%w: %w: %s is %d bytes, more than the limit of %d (run.max_mission_bytes)", config.ErrBadInput, ErrMissionTooLarge, where, len(text), limit)
 	}
 	line, col := 1, 1
 	for i := 0; i < len(text); {
@@ -51,7 +52,7 @@ func CheckMission(name, text string, limit int) error {
 			what = fmt.Sprintf("control character %U", r)
 		}
 		if what != "" {
-			return fmt.Errorf("%w: %w: %s: byte %d (line %d, column %d): %s; a mission must be plain UTF-8 text", ErrBadInput, ErrMissionNotText, where, i, line, col, what)
+			return fmt.Errorf("%w: %w: %s: byte %d (line %d, column %d): %s; a mission must be plain UTF-8 text", config.ErrBadInput, ErrMissionNotText, where, i, line, col, what)
 		}
 		if r == '\n' {
 			line, col = line+1, 1
@@ -67,12 +68,12 @@ func CheckMission(name, text string, limit int) error {
 // more than MaxMissionBytesLimit bytes without reading further: the
 // configured cap is checked by CheckMission once the configuration is known.
 func ReadMission(r io.Reader) (string, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxMissionBytesLimit+1))
+	b, err := io.ReadAll(io.LimitReader(r, config.MaxMissionBytesLimit+1))
 	if err != nil {
 		return "", err
 	}
-	if len(b) > MaxMissionBytesLimit {
-		return "", fmt.Errorf("%w: %w: more than %d bytes (the most run.max_mission_bytes allows)", ErrBadInput, ErrMissionTooLarge, MaxMissionBytesLimit)
+	if len(b) > config.MaxMissionBytesLimit {
+		return "", fmt.Errorf("%w: %w: more than %d bytes (the most run.max_mission_bytes allows)", config.ErrBadInput, ErrMissionTooLarge, config.MaxMissionBytesLimit)
 	}
 	return string(b), nil
 }

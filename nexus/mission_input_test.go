@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
@@ -39,7 +40,7 @@ func TestCheckMission(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, tc.wantErr) || !errors.Is(err, nexus.ErrBadInput) {
+			if !errors.Is(err, tc.wantErr) || !errors.Is(err, config.ErrBadInput) {
 				t.Fatalf("%s: err = %v, want %v and ErrBadInput", tc.why, err, tc.wantErr)
 			}
 			if !strings.Contains(err.Error(), tc.wantMsg) {
@@ -56,7 +57,7 @@ func TestRunRefusesNonTextMissionBeforeAnyCall(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	_, err := nexus.Run(t.Context(), nexus.Options{Config: defaultConfig(t), Registry: reg, Mission: "Audit this\x00\x01\x02",
 		MissionName: "bin.md", Provider: providers.Ref{Kind: "mock", Model: "honest"}, OutDir: out})
-	if !errors.Is(err, nexus.ErrMissionNotText) || !errors.Is(err, nexus.ErrBadInput) {
+	if !errors.Is(err, nexus.ErrMissionNotText) || !errors.Is(err, config.ErrBadInput) {
 		t.Fatalf("err = %v, want ErrMissionNotText", err)
 	}
 	if _, serr := os.Stat(out); !errors.Is(serr, os.ErrNotExist) {
@@ -72,7 +73,7 @@ func TestRunRefusesNonTextMissionBeforeAnyCall(t *testing.T) {
 }
 
 func TestReadMissionStopsAtTheHardLimit(t *testing.T) {
-	_, err := nexus.ReadMission(strings.NewReader(strings.Repeat("x", nexus.MaxMissionBytesLimit+10)))
+	_, err := nexus.ReadMission(strings.NewReader(strings.Repeat("x", config.MaxMissionBytesLimit+10)))
 	if !errors.Is(err, nexus.ErrMissionTooLarge) {
 		t.Fatalf("err = %v, want ErrMissionTooLarge", err)
 	}

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers/openai"
 	"github.com/swarm-dev/swarm/vocab"
 
@@ -33,9 +35,9 @@ func loadMission(t *testing.T, name string) string {
 	return string(b)
 }
 
-func defaultConfig(t *testing.T) *nexus.Config {
+func defaultConfig(t *testing.T) *config.Config {
 	t.Helper()
-	cfg, err := nexus.LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,10 +90,10 @@ func runMissionWith(t *testing.T, mission, scale, provider string, popts []nexus
 	return m.Run(t.Context())
 }
 
-func phasesInOrder(events []nexus.Event) []string {
+func phasesInOrder(evs []events.Event) []string {
 	var out []string
-	for _, e := range events {
-		if e.Kind == nexus.EvPhaseStart {
+	for _, e := range evs {
+		if e.Kind == events.PhaseStart {
 			out = append(out, string(e.Phase))
 		}
 	}
@@ -126,15 +128,15 @@ func TestMissionAtEveryScale(t *testing.T) {
 			if got := phasesInOrder(res.Events); strings.Join(got, ",") != strings.Join(want, ",") {
 				t.Errorf("phases = %v, want %v", got, want)
 			}
-			ended, start7 := map[nexus.Phase]int{}, -1
+			ended, start7 := map[events.Phase]int{}, -1
 			for i, e := range res.Events {
-				if e.Kind == nexus.EvPhaseEnd {
+				if e.Kind == events.PhaseEnd {
 					ended[e.Phase] = i
 				}
-				if e.Kind == nexus.EvPhaseStart && e.Phase == "7" {
+				if e.Kind == events.PhaseStart && e.Phase == "7" {
 					start7 = i
 				}
-				if (e.Kind == nexus.EvJudged || e.Kind == nexus.EvReview) && start7 >= 0 {
+				if (e.Kind == events.Judged || e.Kind == events.Review) && start7 >= 0 {
 					t.Errorf("%s event after phase 7 started", e.Kind)
 				}
 			}
@@ -190,13 +192,13 @@ func TestMissionAtEveryScale(t *testing.T) {
 			// only the hash is committed, in the events, before any commander starts
 			sealedAt, firstCommander := -1, -1
 			for i, e := range res.Events {
-				if e.Kind == nexus.EvSealed && sealedAt < 0 {
+				if e.Kind == events.Sealed && sealedAt < 0 {
 					sealedAt = i
-					if d, _ := e.Data.(nexus.SealedData); d.SealedHash != res.SealedHash {
+					if d, _ := e.Data.(events.SealedData); d.SealedHash != res.SealedHash {
 						t.Errorf("sealed event hash %v, run %s", d.SealedHash, res.SealedHash)
 					}
 				}
-				if e.Kind == nexus.EvAgentStart && e.Role == "commander" && firstCommander < 0 {
+				if e.Kind == events.AgentStart && e.Role == "commander" && firstCommander < 0 {
 					firstCommander = i
 				}
 			}
@@ -219,7 +221,7 @@ func scanLeaks(t *testing.T, res *nexus.Result) (feedbackPrompts int) {
 	}
 	calls := 0
 	for _, e := range res.Events {
-		if e.Kind == nexus.EvLLMCall {
+		if e.Kind == events.LLMCall {
 			calls++
 		}
 	}
@@ -396,10 +398,10 @@ func TestShadowGateBandsAndEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 		validateReports(t, res)
-		gateEvents := map[string]nexus.Event{}
+		gateEvents := map[string]events.Event{}
 		for _, e := range res.Events {
-			if e.Kind == nexus.EvGate {
-				id := e.Data.(nexus.GateData).BundleID
+			if e.Kind == events.Gate {
+				id := e.Data.(events.GateData).BundleID
 				if _, dup := gateEvents[id]; dup {
 					t.Errorf("%s: two gate events for %s", m, id)
 				}
@@ -417,7 +419,7 @@ func TestShadowGateBandsAndEvents(t *testing.T) {
 				t.Errorf("%s/%s: score %v gated %s, want %s", m, b.ID, *b.ShadowScore, b.Gate.Action, want)
 			}
 			e, ok := gateEvents[b.ID]
-			g, _ := e.Data.(nexus.GateData)
+			g, _ := e.Data.(events.GateData)
 			if !ok || g.Action != want || g.Reason == "" || g.ShadowScore == nil || *g.ShadowScore != *b.ShadowScore {
 				t.Errorf("%s/%s: gate event %+v", m, b.ID, e)
 			}
@@ -458,8 +460,8 @@ func TestShadowGateBandsAndEvents(t *testing.T) {
 func TestTamperedEnvelopeIsDetectedInPhase6(t *testing.T) {
 	res, err := runMission(t, loadMission(t, "incident-runbook.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
 		dir := o.OutDir
-		o.Observers = append(o.Observers, nexus.ObserverFunc(func(e nexus.Event) {
-			if e.Kind != nexus.EvSealed {
+		o.Observers = append(o.Observers, events.ObserverFunc(func(e events.Event) {
+			if e.Kind != events.Sealed {
 				return
 			}
 			path := filepath.Join(dir, "sealed", "envelope.json")
@@ -501,12 +503,12 @@ func TestTamperedEnvelopeIsDetectedInPhase6(t *testing.T) {
 	}
 	checks := 0
 	for _, e := range res.Events {
-		if e.Kind == nexus.EvJudged || e.Kind == nexus.EvHardening || e.Kind == nexus.EvGate {
+		if e.Kind == events.Judged || e.Kind == events.Hardening || e.Kind == events.Gate {
 			t.Errorf("%s event after a failed envelope check", e.Kind)
 		}
-		if e.Kind == nexus.EvEnvelopeCheck {
+		if e.Kind == events.EnvelopeCheck {
 			checks++
-			if d, ok := e.Data.(nexus.EnvelopeCheckData); !ok || d.OK || !strings.Contains(d.Reason, "hash mismatch") {
+			if d, ok := e.Data.(events.EnvelopeCheckData); !ok || d.OK || !strings.Contains(d.Reason, "hash mismatch") {
 				t.Errorf("envelope check event %+v", e)
 			}
 		}
@@ -521,7 +523,7 @@ func TestTamperedEnvelopeIsDetectedInPhase6(t *testing.T) {
 
 func TestEmptyMissionIsBadInput(t *testing.T) {
 	_, err := runMission(t, "  \n", "ss-50", "mock:honest")
-	if !errors.Is(err, nexus.ErrBadInput) {
+	if !errors.Is(err, config.ErrBadInput) {
 		t.Fatalf("err = %v, want ErrBadInput", err)
 	}
 }
@@ -530,8 +532,8 @@ func TestCancelledRunLeavesPartialDirectory(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	o := nexus.Options{Config: defaultConfig(t), Registry: mockRegistry(mock.Options{}), Mission: loadMission(t, "api-design.md"),
 		Scale: "ss-100", Provider: providers.Ref{Kind: "mock", Model: "honest"}, OutDir: filepath.Join(t.TempDir(), "run")}
-	o.Observers = []nexus.Observer{nexus.ObserverFunc(func(e nexus.Event) {
-		if e.Kind == nexus.EvPhaseStart && e.Phase == "4" {
+	o.Observers = []events.Observer{events.ObserverFunc(func(e events.Event) {
+		if e.Kind == events.PhaseStart && e.Phase == "4" {
 			cancel()
 		}
 	})}
@@ -693,10 +695,10 @@ func TestSandboxBreakerStopsWorkForAToxicModel(t *testing.T) {
 	}
 	skipped := 0
 	for _, e := range res.Events {
-		if e.Kind == nexus.EvBreakerTrip && !strings.Contains(e.Message, "mock:adversarial") {
+		if e.Kind == events.BreakerTrip && !strings.Contains(e.Message, "mock:adversarial") {
 			t.Errorf("trip for the wrong model: %s", e.Message)
 		}
-		if e.Kind == nexus.EvAgentStart && e.Role == "worker" {
+		if e.Kind == events.AgentStart && e.Role == "worker" {
 			skipped--
 		}
 	}
@@ -834,11 +836,11 @@ func TestCostCeilingWarnsStopsAndStillSynthesises(t *testing.T) {
 	}
 	var warned, stopLaunch, stopAll bool
 	for _, e := range res.Events {
-		if e.Kind == nexus.EvCostWarning {
+		if e.Kind == events.CostWarning {
 			warned = true
 		}
-		if e.Kind == nexus.EvCostStop {
-			if e.Data.(nexus.CostStopData).Level == 0.9 {
+		if e.Kind == events.CostStop {
+			if e.Data.(events.CostStopData).Level == 0.9 {
 				stopLaunch = true
 			} else {
 				stopAll = true
@@ -866,7 +868,7 @@ func TestMissingAPIKeyIsBadInputBeforeAnyRunDirectory(t *testing.T) {
 		o.OutDir = out
 	})
 	// Both missing keys at once, so the user fixes them in one go.
-	if !errors.Is(err, nexus.ErrBadInput) || !strings.Contains(err.Error(), "OPENAI_API_KEY") || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
+	if !errors.Is(err, config.ErrBadInput) || !strings.Contains(err.Error(), "OPENAI_API_KEY") || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
 		t.Fatalf("err = %v, want ErrBadInput naming OPENAI_API_KEY and ANTHROPIC_API_KEY", err)
 	}
 	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
@@ -903,7 +905,7 @@ func TestCallsCutOffByCtrlCAreCancelledNotFailures(t *testing.T) {
 	}
 	cancelled := 0
 	for _, e := range res.Events {
-		if e.Kind == nexus.EvLLMCall && e.Data.(nexus.CallData).Outcome == "cancelled" {
+		if e.Kind == events.LLMCall && e.Data.(events.CallData).Outcome == "cancelled" {
 			cancelled++
 		}
 	}

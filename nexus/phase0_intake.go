@@ -9,20 +9,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/slug"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/shadow"
 )
-
-// ErrBadInput marks errors caused by the user's input (mission, flags,
-// config): the CLI exits with code 2 for them.
-var ErrBadInput = errors.New("bad input")
 
 // ErrInterrupted is returned when the run was cancelled; what existed was written.
 var ErrInterrupted = errors.New("run interrupted")
 
 // Options configure one mission run. Config and Registry are required.
 type Options struct {
-	Config   *Config
+	Config   *config.Config
 	Registry *providers.Registry
 
 	Mission     string // the mission text (its front matter, if any, is split off: SplitFrontMatter)
@@ -85,7 +84,7 @@ type Options struct {
 	Seed  *int64 // default: config run.seed
 
 	// Observers receive every event as it happens.
-	Observers []Observer
+	Observers []events.Observer
 	// KeepPrompts keeps every prompt in memory (Result.Transcripts) for audits
 	// such as the leak scan.
 	KeepPrompts bool
@@ -101,23 +100,23 @@ type Options struct {
 
 // Plan is what a run will deploy, known before any LLM call (the briefing).
 type Plan struct {
-	RunID          string          `json:"run_id"`
-	Scale          string          `json:"scale"`
-	Personality    string          `json:"personality"`
-	Domains        []string        `json:"domains"`
-	Commanders     int             `json:"commanders"`
-	SquadLeads     int             `json:"squad_leads"`
-	Workers        int             `json:"workers"`
-	Reviewers      int             `json:"reviewers"`
-	Agents         int             `json:"agents"`
-	Criteria       int             `json:"criteria"`
-	CostCeilingUSD float64         `json:"cost_ceiling_usd"`
-	Seed           int64           `json:"seed"`
-	Roster         Roster          `json:"models"`
-	MissionTitle   string          `json:"mission"`
-	ChildrenPerCmd int             `json:"children_per_commander"`
-	WorkersPerLead int             `json:"workers_per_squad_lead"`
-	Hardening      HardeningConfig `json:"hardening"`
+	RunID          string                 `json:"run_id"`
+	Scale          string                 `json:"scale"`
+	Personality    string                 `json:"personality"`
+	Domains        []string               `json:"domains"`
+	Commanders     int                    `json:"commanders"`
+	SquadLeads     int                    `json:"squad_leads"`
+	Workers        int                    `json:"workers"`
+	Reviewers      int                    `json:"reviewers"`
+	Agents         int                    `json:"agents"`
+	Criteria       int                    `json:"criteria"`
+	CostCeilingUSD float64                `json:"cost_ceiling_usd"`
+	Seed           int64                  `json:"seed"`
+	Roster         config.Roster          `json:"models"`
+	MissionTitle   string                 `json:"mission"`
+	ChildrenPerCmd int                    `json:"children_per_commander"`
+	WorkersPerLead int                    `json:"workers_per_squad_lead"`
+	Hardening      shadow.HardeningConfig `json:"hardening"`
 	// Workspace is the directory the agents read ("" = none).
 	Workspace string `json:"workspace,omitempty"`
 	// WorkspaceWarnings are what was odd about the workspace's own files
@@ -133,17 +132,17 @@ type Plan struct {
 // plan. It makes no LLM call and writes nothing.
 func intake(o Options) (Plan, error) {
 	if o.Config == nil {
-		return Plan{}, fmt.Errorf("%w: no configuration", ErrBadInput)
+		return Plan{}, fmt.Errorf("%w: no configuration", config.ErrBadInput)
 	}
 	if err := CheckMission(o.MissionName, o.Mission, o.Config.Run.MissionLimit()); err != nil {
 		return Plan{}, err
 	}
 	mission := strings.TrimSpace(o.Mission)
 	if mission == "" {
-		return Plan{}, fmt.Errorf("%w: the mission is empty", ErrBadInput)
+		return Plan{}, fmt.Errorf("%w: the mission is empty", config.ErrBadInput)
 	}
 	if o.Replays < 0 {
-		return Plan{}, fmt.Errorf("%w: replays %d is negative: want 0 (one run) or the number of runs in all", ErrBadInput, o.Replays)
+		return Plan{}, fmt.Errorf("%w: replays %d is negative: want 0 (one run) or the number of runs in all", config.ErrBadInput, o.Replays)
 	}
 	if o.OutDir != "" {
 		if err := checkOutDir(o.OutDir, o.Force); err != nil {
@@ -156,7 +155,7 @@ func intake(o Options) (Plan, error) {
 	}
 	scale, err := o.Config.ScaleFor(scaleName)
 	if err != nil {
-		return Plan{}, fmt.Errorf("%w: %v", ErrBadInput, err)
+		return Plan{}, fmt.Errorf("%w: %v", config.ErrBadInput, err)
 	}
 	pname := o.Personality
 	if pname == "" {
@@ -164,19 +163,19 @@ func intake(o Options) (Plan, error) {
 	}
 	pers, ok := o.Config.Personalities[pname]
 	if pname != "" && !ok {
-		return Plan{}, fmt.Errorf("%w: unknown personality %q (known: %s)", ErrBadInput, pname, strings.Join(sortedKeys(o.Config.Personalities), ", "))
+		return Plan{}, fmt.Errorf("%w: unknown personality %q (known: %s)", config.ErrBadInput, pname, strings.Join(sortedKeys(o.Config.Personalities), ", "))
 	}
-	roster, err := ResolveRoster(o.Config, o.Provider, o.Models)
+	roster, err := config.ResolveRoster(o.Config, o.Provider, o.Models)
 	if err != nil {
 		return Plan{}, err
 	}
-	if roster.Fallbacks, err = resolveFallbacks(o.Config.Fallbacks, o.Fallbacks); err != nil {
+	if roster.Fallbacks, err = config.ResolveFallbacks(o.Config.Fallbacks, o.Fallbacks); err != nil {
 		return Plan{}, err
 	}
 	if o.Registry != nil {
 		for _, ref := range roster.Refs() {
 			if !o.Registry.Has(ref.Kind) {
-				return Plan{}, fmt.Errorf("%w: model %s: %v %q", ErrBadInput, ref, providers.ErrUnknownKind, ref.Kind)
+				return Plan{}, fmt.Errorf("%w: model %s: %v %q", config.ErrBadInput, ref, providers.ErrUnknownKind, ref.Kind)
 			}
 		}
 	}
@@ -252,8 +251,8 @@ func sortedKeys[V any](m map[string]V) []string {
 // that each can be built.
 func (r *runState) briefing() error {
 	p := r.plan
-	r.rec.enter(Phase0, "intake")
-	r.rec.emit(Event{Phase: Phase0, Kind: EvBriefing, Message: p.MissionTitle, Data: BriefingData{
+	r.rec.enter(events.Phase0, "intake")
+	r.rec.emit(events.Event{Phase: events.Phase0, Kind: events.Briefing, Message: p.MissionTitle, Data: events.BriefingData{
 		RunID: p.RunID, Scale: p.Scale, Personality: p.Personality, Agents: p.Agents, Domains: p.Domains,
 		Commanders: p.Commanders, SquadLeads: p.SquadLeads, Workers: p.Workers, Reviewers: p.Reviewers,
 		Criteria: p.Criteria, CostCeilingUSD: p.CostCeilingUSD, Models: p.Roster, Seed: p.Seed, Workspace: p.Workspace,
@@ -263,6 +262,6 @@ func (r *runState) briefing() error {
 			return err
 		}
 	}
-	r.rec.leave(Phase0, nil)
+	r.rec.leave(events.Phase0, nil)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
 )
@@ -60,13 +61,13 @@ func (r *runState) seal(ctx context.Context, dec Decomposition) (*shadow.Envelop
 
 // sealPhase runs Phase 1.5 and commits the envelope's hash in the events.
 func (r *runState) sealPhase(ctx context.Context, dec Decomposition) (*shadow.Envelope, error) {
-	r.rec.enter(Phase15, "seal acceptance criteria")
+	r.rec.enter(events.Phase15, "seal acceptance criteria")
 	env, err := r.seal(ctx, dec)
 	if err != nil {
 		return nil, fmt.Errorf("phase 1.5 seal: %w", err)
 	}
-	r.rec.emit(Event{Phase: Phase15, Kind: EvSealed, Message: "criteria sealed before any commander starts",
-		Data: SealedData{SealedHash: env.SealedHash, TaskHash: env.TaskHash, CriteriaCount: env.CriteriaCount}})
-	r.rec.leave(Phase15, nil)
+	r.rec.emit(events.Event{Phase: events.Phase15, Kind: events.Sealed, Message: "criteria sealed before any commander starts",
+		Data: events.SealedData{SealedHash: env.SealedHash, TaskHash: env.TaskHash, CriteriaCount: env.CriteriaCount}})
+	r.rec.leave(events.Phase15, nil)
 	return env, nil
 }

@@ -8,8 +8,10 @@ import (
 	"strings"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/vocab"
 )
 
@@ -205,7 +207,7 @@ func (r *runState) decompose(ctx context.Context) (Decomposition, error) {
 	p := r.plan
 	settings := r.settings()
 	r.followUpEvent()
-	r.rec.enter(Phase1, "decomposition")
+	r.rec.enter(events.Phase1, "decomposition")
 	var dec Decomposition
 	if pre := r.preset; pre != nil {
 		dec = pre.Decomposition.clone()
@@ -231,7 +233,7 @@ func (r *runState) decompose(ctx context.Context) (Decomposition, error) {
 	if err := dec.normalise(p.Domains); err != nil {
 		return Decomposition{}, fmt.Errorf("phase 1 decomposition: %w", err)
 	}
-	_ = r.dir.WriteJSON("decomposition.json", dec)
-	r.rec.leave(Phase1, Phase1End{Domains: len(dec.Domains), Aspects: len(dec.Aspects)})
+	_ = r.dir.WriteJSON(runfiles.DecompositionFile, dec)
+	r.rec.leave(events.Phase1, events.Phase1End{Domains: len(dec.Domains), Aspects: len(dec.Aspects)})
 	return dec, nil
 }

@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/vocab"
 )
 
@@ -46,8 +48,8 @@ func buildCapsule(d Decomposition, dom Domain, c commanders.Constraints, prior s
 
 // capsules runs Phase 2: one context capsule per domain, the only context a
 // commander gets.
-func (r *runState) capsules(dec Decomposition, scale Scale) ([]commanders.Capsule, error) {
-	r.rec.enter(Phase2, "context capsules")
+func (r *runState) capsules(dec Decomposition, scale config.Scale) ([]commanders.Capsule, error) {
+	r.rec.enter(events.Phase2, "context capsules")
 	cons := commanders.Constraints{Timeout: r.scaled(scale.Timeouts.Commander), MaxTokens: r.cfg.Run.MaxTokens[commanders.RoleCommander],
 		FileScope: r.opts.FileScope}
 	var capsules []commanders.Capsule
@@ -59,6 +61,6 @@ func (r *runState) capsules(dec Decomposition, scale Scale) ([]commanders.Capsul
 		capsules = append(capsules, c)
 		_ = r.dir.WriteJSON("capsules/"+dom.Name+".json", c)
 	}
-	r.rec.leave(Phase2, Phase2End{Capsules: len(capsules)})
+	r.rec.leave(events.Phase2, events.Phase2End{Capsules: len(capsules)})
 	return capsules, nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
@@ -17,9 +19,9 @@ import (
 //
 // onBundle is called with each bundle that exists (not failed), in arrival
 // order, from one goroutine (Phase 6 starts judging it).
-func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, dec Decomposition, s commanders.Settings, scale Scale, onBundle func(*BundleOutcome)) ([]*BundleOutcome, []ReviewRecord, error) {
+func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, dec Decomposition, s commanders.Settings, scale config.Scale, onBundle func(*BundleOutcome)) ([]*BundleOutcome, []ReviewRecord, error) {
 	p := r.plan
-	r.rec.enter(Phase3, "commander deployment")
+	r.rec.enter(events.Phase3, "commander deployment")
 	conc := effectiveConcurrency(r.cfg, p, scale)
 	sem := semaphore.NewWeighted(int64(conc.N))
 	outs := make([]*BundleOutcome, len(capsules))
@@ -34,7 +36,7 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 			Limits: commanders.Limits{Children: p.ChildrenPerCmd, WorkersPerLead: p.WorkersPerLead,
 				SquadLeadTimeout: r.scaled(scale.Timeouts.SquadLead), WorkerTimeout: r.scaled(scale.Timeouts.Worker),
 				SquadLeadMaxTokens: r.cfg.Run.MaxTokens[commanders.RoleSquadLead], WorkerMaxTokens: r.cfg.Run.MaxTokens[commanders.RoleWorker]},
-			Hooks: r.hooks(ca.ID), Recovery: r.cfg.Recovery.ladder(),
+			Hooks: r.hooks(ca.ID), Recovery: r.cfg.Recovery.Ladder(),
 		}
 		base := workerIdx
 		domain := c.Domain
@@ -59,9 +61,9 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 		}
 		outs[i] = &BundleOutcome{ID: c.Domain, Domain: c.Domain, Commander: ca.ID, Model: cref.String(), ref: cref, commander: cmd}
 	}
-	r.rec.leave(Phase3, Phase3End{Commanders: len(outs), Concurrency: conc.N, ConcurrencyRule: conc.Rule, ConcurrencyDetail: conc.Detail})
+	r.rec.leave(events.Phase3, events.Phase3End{Commanders: len(outs), Concurrency: conc.N, ConcurrencyRule: conc.Rule, ConcurrencyDetail: conc.Detail})
 
-	r.rec.enter(Phase4, "execution and monitoring")
+	r.rec.enter(events.Phase4, "execution and monitoring")
 	done := make(chan int, len(outs)) // buffered: a commander never waits for the cross-review to start
 	var g errgroup.Group
 	launch := func(i int, finished func(*BundleOutcome)) bool {
@@ -75,7 +77,7 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 			return false
 		}
 		g.Go(func() error {
-			res := o.commander.Run(withPhase(ctx, Phase4))
+			res := o.commander.Run(withPhase(ctx, events.Phase4))
 			r.absorb(ctx, o, res)
 			if finished != nil {
 				finished(o)
@@ -100,13 +102,13 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 	}
 	_ = g.Wait()
 	close(done)
-	r.rec.leave(Phase4, Phase4End{Bundles: countOK(outs)})
+	r.rec.leave(events.Phase4, events.Phase4End{Bundles: countOK(outs)})
 	if werr != nil {
 		// The canary failed: no cross-review started, nothing is judged.
 		return outs, nil, werr
 	}
 	reviews := <-reviewsCh
-	r.rec.leave(Phase5, Phase5End{Reviews: len(reviews)})
+	r.rec.leave(events.Phase5, events.Phase5End{Reviews: len(reviews)})
 	return outs, reviews, nil
 }
 
@@ -169,11 +171,11 @@ func (r *runState) fallback(a commanders.Agent, n int) (commanders.Agent, bool) 
 // recovery records one attempt of a recovery ladder's step of a unit agent
 // a works on: a recovery event (a model_swap event first for a model
 // swap) and the telemetry's counts.
-func (r *runState) recovery(ph Phase, a commanders.Agent, s commanders.RecoveryStep) {
+func (r *runState) recovery(ph events.Phase, a commanders.Agent, s commanders.RecoveryStep) {
 	if s.Step == commanders.StepModelSwap {
-		r.rec.emit(Event{Phase: ph, Kind: EvModelSwap, Role: a.Role, AgentID: a.ID, Model: s.To.String(),
+		r.rec.emit(events.Event{Phase: ph, Kind: events.ModelSwap, Role: a.Role, AgentID: a.ID, Model: s.To.String(),
 			Message: fmt.Sprintf("%s %s: %s -> %s (recovery ladder, %s %s)", a.Role, a.ID, s.From, s.To, s.Unit, s.UnitID),
-			Data:    ModelSwapData{Role: a.Role, AgentID: a.ID, From: s.From.String(), To: s.To.String(), Reason: SwapLadder}})
+			Data:    events.ModelSwapData{Role: a.Role, AgentID: a.ID, From: s.From.String(), To: s.To.String(), Reason: events.SwapLadder}})
 	}
 	r.meter.noteRecovery(s.Unit, s.Step, s.OK)
 	model := a.Ref
@@ -184,9 +186,9 @@ func (r *runState) recovery(ph Phase, a commanders.Agent, s commanders.RecoveryS
 	if s.OK {
 		outcome = "recovered"
 	}
-	r.rec.emit(Event{Phase: ph, Kind: EvRecovery, Role: a.Role, AgentID: a.ID, Model: model.String(),
+	r.rec.emit(events.Event{Phase: ph, Kind: events.Recovery, Role: a.Role, AgentID: a.ID, Model: model.String(),
 		Message: fmt.Sprintf("%s %s: %s #%d %s", s.Unit, s.UnitID, s.Step, s.Attempt, outcome),
-		Data:    RecoveryData{Unit: s.Unit, UnitID: s.UnitID, Step: s.Step, Attempt: s.Attempt, OK: s.OK, Detail: s.Detail}})
+		Data:    events.RecoveryData{Unit: s.Unit, UnitID: s.UnitID, Step: s.Step, Attempt: s.Attempt, OK: s.OK, Detail: s.Detail}})
 }
 
 // agentEvent turns what a commander reports into the run's events (Phase
@@ -199,7 +201,7 @@ func (r *runState) agentEvent(commander string, e commanders.AgentEvent) {
 	switch e.Kind {
 	case commanders.AgentStarted:
 		r.meter.noteLaunch(a.Role, a.ID)
-		r.rec.emit(Event{Phase: Phase4, Kind: EvAgentStart, Role: a.Role, AgentID: a.ID, Model: a.Ref.String()})
+		r.rec.emit(events.Event{Phase: events.Phase4, Kind: events.AgentStart, Role: a.Role, AgentID: a.ID, Model: a.Ref.String()})
 	case commanders.AgentFinished:
 		if e.Atom != nil {
 			checks := r.checkArrived(*e.Atom)
@@ -207,14 +209,14 @@ func (r *runState) agentEvent(commander string, e commanders.AgentEvent) {
 				r.sb.atomDone(commander, *e.Atom, checks)
 			}
 		}
-		r.rec.emit(Event{Phase: Phase4, Kind: EvAgentFinish, Role: a.Role, AgentID: a.ID, Model: a.Ref.String(),
-			Data: AgentFinishData{Status: e.Status, FailureClass: string(e.Class)}})
+		r.rec.emit(events.Event{Phase: events.Phase4, Kind: events.AgentFinish, Role: a.Role, AgentID: a.ID, Model: a.Ref.String(),
+			Data: events.AgentFinishData{Status: e.Status, FailureClass: string(e.Class)}})
 	case commanders.AgentRecovery:
-		r.recovery(Phase4, a, *e.Recovery)
+		r.recovery(events.Phase4, a, *e.Recovery)
 	case commanders.AgentRefused:
-		r.rec.emit(Event{Phase: Phase4, Kind: EvDepthGuard, AgentID: a.ID,
+		r.rec.emit(events.Event{Phase: events.Phase4, Kind: events.DepthGuard, AgentID: a.ID,
 			Message: fmt.Sprintf("plan asked for %d children; config allows %d", e.Asked, e.Allowed),
-			Data:    DepthGuardData{Asked: e.Asked, Allowed: e.Allowed}})
+			Data:    events.DepthGuardData{Asked: e.Asked, Allowed: e.Allowed}})
 	}
 }
 
@@ -242,8 +244,8 @@ func (r *runState) absorb(ctx context.Context, o *BundleOutcome, res commanders.
 	r.cutOff(ctx, o, res)
 	r.measureCompleteness(o, res.Atoms)
 	if o.Failed {
-		r.rec.emit(Event{Phase: Phase4, Kind: EvFailure, Role: commanders.RoleCommander, AgentID: res.CommanderID, Model: res.Model,
-			Message: o.Error, Data: FailureData{FailureClass: string(o.FailureClass), Domain: res.Domain}})
+		r.rec.emit(events.Event{Phase: events.Phase4, Kind: events.Failure, Role: commanders.RoleCommander, AgentID: res.CommanderID, Model: res.Model,
+			Message: o.Error, Data: events.FailureData{FailureClass: string(o.FailureClass), Domain: res.Domain}})
 	}
 	r.writeBundle(o)
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -32,7 +33,7 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 		ring    = newReviewRing(len(outs))
 	)
 	pairs := reviewerPairs(r.reviewers())
-	ctx = withPhase(ctx, Phase5)
+	ctx = withPhase(ctx, events.Phase5)
 	launch := func(a, b int) {
 		if len(pairs) == 0 || ctx.Err() != nil {
 			return
@@ -65,14 +66,14 @@ func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done 
 		ring.known(i, ok)
 		if ring.arrived == 2 && !started {
 			started = true
-			r.rec.enter(Phase5, "cross-review (two bundles exist)")
+			r.rec.enter(events.Phase5, "cross-review (two bundles exist)")
 		}
 		for _, p := range ring.ready() {
 			launch(p[0], p[1])
 		}
 	}
 	if !started {
-		r.rec.enter(Phase5, "cross-review (fewer than two bundles: nothing to compare)")
+		r.rec.enter(events.Phase5, "cross-review (fewer than two bundles: nothing to compare)")
 	}
 	for _, p := range ring.close() {
 		launch(p[0], p[1])
@@ -232,24 +233,24 @@ func (r *runState) reviewers() []commanders.Reviewer {
 func (r *runState) review(ctx context.Context, rv commanders.Reviewer, aspects []string, views []commanders.BundleView, feedback string) []ReviewRecord {
 	r.meter.noteLaunch(commanders.RoleReviewer, rv.Agent.ID)
 	phase, model := r.rec.phaseOf(ctx), rv.Agent.Ref.String()
-	r.rec.emit(Event{Phase: phase, Kind: EvAgentStart, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model})
+	r.rec.emit(events.Event{Phase: phase, Kind: events.AgentStart, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model})
 	cards, _, err := rv.Review(ctx, aspects, views, feedback)
 	if err != nil {
 		class := string(providers.ClassOf(err))
-		r.rec.emit(Event{Phase: phase, Kind: EvFailure, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
-			Message: err.Error(), Data: FailureData{FailureClass: class}})
-		r.rec.emit(Event{Phase: phase, Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
-			Data: AgentFinishData{Status: "failed", FailureClass: class}})
+		r.rec.emit(events.Event{Phase: phase, Kind: events.Failure, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
+			Message: err.Error(), Data: events.FailureData{FailureClass: class}})
+		r.rec.emit(events.Event{Phase: phase, Kind: events.AgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
+			Data: events.AgentFinishData{Status: "failed", FailureClass: class}})
 		return nil
 	}
-	r.rec.emit(Event{Phase: phase, Kind: EvAgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
-		Data: AgentFinishData{Status: "complete"}})
+	r.rec.emit(events.Event{Phase: phase, Kind: events.AgentFinish, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
+		Data: events.AgentFinishData{Status: "complete"}})
 	var out []ReviewRecord
 	for _, c := range cards.Reviews {
 		rec := ReviewRecord{Reviewer: rv.Agent.ID, Model: model, BundleID: c.BundleID, Card: c, Total: c.Total()}
 		out = append(out, rec)
-		r.rec.emit(Event{Phase: phase, Kind: EvReview, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
-			Data: ReviewData{BundleID: c.BundleID, Total: c.Total(), Conflicts: len(c.Conflicts), Quarantine: feedback != ""}})
+		r.rec.emit(events.Event{Phase: phase, Kind: events.Review, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model,
+			Data: events.ReviewData{BundleID: c.BundleID, Total: c.Total(), Conflicts: len(c.Conflicts), Quarantine: feedback != ""}})
 	}
 	var name string
 	if feedback != "" {

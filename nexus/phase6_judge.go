@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/shadow"
 )
@@ -26,7 +27,7 @@ type shadowJudging struct {
 	r      *runState
 	ctx    context.Context
 	sealed *shadow.Envelope
-	hcfg   HardeningConfig
+	hcfg   shadow.HardeningConfig
 
 	// Touched only by the goroutine that hands bundles over (arrived) and,
 	// after it is done, by finish.
@@ -39,7 +40,7 @@ type shadowJudging struct {
 }
 
 func (r *runState) newShadowJudging(ctx context.Context, sealed *shadow.Envelope) *shadowJudging {
-	return &shadowJudging{r: r, ctx: withPhase(ctx, Phase6), sealed: sealed, hcfg: r.plan.Hardening}
+	return &shadowJudging{r: r, ctx: withPhase(ctx, events.Phase6), sealed: sealed, hcfg: r.plan.Hardening}
 }
 
 // start enters Phase 6 and verifies the envelope, once.
@@ -50,11 +51,11 @@ func (j *shadowJudging) start() {
 	j.started = true
 	r := j.r
 	if !r.cfg.ShadowScoring.Enabled {
-		r.rec.enter(Phase6, "shadow validation and hardening")
+		r.rec.enter(events.Phase6, "shadow validation and hardening")
 		j.invalid = "shadow scoring disabled in config"
 		return
 	}
-	r.rec.enter(Phase6, "shadow validation and hardening (each bundle as it arrives, beside cross-review)")
+	r.rec.enter(events.Phase6, "shadow validation and hardening (each bundle as it arrives, beside cross-review)")
 	// Re-read the envelope from disk: what is judged is what was committed.
 	env, err := shadow.LoadSealed(r.dir.EnvelopePath())
 	if err == nil {
@@ -65,10 +66,10 @@ func (j *shadowJudging) start() {
 	}
 	if err != nil {
 		j.invalid, j.tampered = err.Error(), true
-		r.rec.emit(Event{Phase: Phase6, Kind: EvEnvelopeCheck, Message: "envelope verification failed: shadow scoring aborted", Data: EnvelopeCheckData{OK: false, Reason: err.Error()}})
+		r.rec.emit(events.Event{Phase: events.Phase6, Kind: events.EnvelopeCheck, Message: "envelope verification failed: shadow scoring aborted", Data: events.EnvelopeCheckData{OK: false, Reason: err.Error()}})
 		return
 	}
-	r.rec.emit(Event{Phase: Phase6, Kind: EvEnvelopeCheck, Message: "envelope hash verified", Data: EnvelopeCheckData{OK: true, SealedHash: env.SealedHash}})
+	r.rec.emit(events.Event{Phase: events.Phase6, Kind: events.EnvelopeCheck, Message: "envelope hash verified", Data: events.EnvelopeCheckData{OK: true, SealedHash: env.SealedHash}})
 	jp, err := r.pool.forRole(commanders.RoleJudge, r.plan.Roster.Judge)
 	if err != nil {
 		j.invalid = err.Error()
@@ -112,7 +113,7 @@ func (j *shadowJudging) finish(res *Result) {
 	r := j.r
 	j.start() // no bundle arrived: the phase still runs (and checks the envelope)
 	j.wg.Wait()
-	defer func() { r.rec.leave(Phase6, Phase6End{Valid: res.ShadowValid}) }()
+	defer func() { r.rec.leave(events.Phase6, events.Phase6End{Valid: res.ShadowValid}) }()
 	if j.invalid != "" {
 		res.ShadowValid, res.ShadowReason = false, j.invalid
 		if j.tampered {
@@ -127,17 +128,17 @@ func (j *shadowJudging) finish(res *Result) {
 	r.writeReports(res, j.env)
 }
 
-func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, o *BundleOutcome, hcfg HardeningConfig) {
+func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, o *BundleOutcome, hcfg shadow.HardeningConfig) {
 	in := r.judgeInput(o, o.Bundle)
 	ev, err := r.judgeWithLadder(ctx, judge, env, in, o)
 	if err != nil {
-		r.rec.emit(Event{Phase: Phase6, Kind: EvFailure, Role: commanders.RoleJudge, Message: fmt.Sprintf("judging %s: %v", o.ID, err),
-			Data: FailureData{FailureClass: string(providers.ClassOf(err)), BundleID: o.ID}})
+		r.rec.emit(events.Event{Phase: events.Phase6, Kind: events.Failure, Role: commanders.RoleJudge, Message: fmt.Sprintf("judging %s: %v", o.ID, err),
+			Data: events.FailureData{FailureClass: string(providers.ClassOf(err)), BundleID: o.ID}})
 		return
 	}
 	o.Initial, o.Final = &ev, &ev
 	o.judged = &in
-	r.rec.emit(Event{Phase: Phase6, Kind: EvJudged, Role: commanders.RoleJudge, Data: JudgedData{
+	r.rec.emit(events.Event{Phase: events.Phase6, Kind: events.Judged, Role: commanders.RoleJudge, Data: events.JudgedData{
 		BundleID: o.ID, ShadowScore: ev.Score, Level: string(ev.Level), Passed: ev.Passed, Failed: ev.Failed, Disagreement: ev.Disagreement}})
 	if hcfg.Enabled && ev.Score > hcfg.Threshold {
 		cmd := o.commander
@@ -161,8 +162,8 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 		}
 		hr, err := shadow.Harden(ctx, shadow.HardeningConfig{Enabled: true, MaxCycles: hcfg.MaxCycles, Threshold: hcfg.Threshold}, judge, env, in, ev, revise)
 		if err != nil {
-			r.rec.emit(Event{Phase: Phase6, Kind: EvFailure, Role: commanders.RoleCommander, AgentID: o.Commander, Message: "hardening: " + err.Error(),
-				Data: FailureData{FailureClass: string(providers.ClassOf(err)), BundleID: o.ID}})
+			r.rec.emit(events.Event{Phase: events.Phase6, Kind: events.Failure, Role: commanders.RoleCommander, AgentID: o.Commander, Message: "hardening: " + err.Error(),
+				Data: events.FailureData{FailureClass: string(providers.ClassOf(err)), BundleID: o.ID}})
 		} else {
 			o.Hardening = &hr
 			o.Final = &hr.Final
@@ -171,7 +172,7 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 				fin := hr.FinalBundle
 				o.judged = &fin
 			}
-			r.rec.emit(Event{Phase: Phase6, Kind: EvHardening, Role: commanders.RoleCommander, AgentID: o.Commander, Data: HardeningData{
+			r.rec.emit(events.Event{Phase: events.Phase6, Kind: events.Hardening, Role: commanders.RoleCommander, AgentID: o.Commander, Data: events.HardeningData{
 				BundleID: o.ID, Cycles: hr.Cycles, Initial: hr.InitialScore, Final: hr.FinalScore, Velocity: hr.Velocity}})
 		}
 	}
@@ -217,12 +218,12 @@ func (r *runState) judgeWithLadder(ctx context.Context, judge *shadow.Judge, env
 			fallbacks = append(fallbacks, x)
 		}
 	}
-	rec := r.cfg.Recovery.ladder()
+	rec := r.cfg.Recovery.Ladder()
 	var partial shadow.Evaluation
 	var unjudged map[string]error
 	step := commanders.Ladder{Recovery: rec, Unit: commanders.UnitVerdict, ID: o.ID,
 		Halted: func() bool { return ctx.Err() != nil },
-		Report: func(s commanders.RecoveryStep) { r.recovery(Phase6, agent, s) },
+		Report: func(s commanders.RecoveryStep) { r.recovery(events.Phase6, agent, s) },
 		Cause:  err,
 	}.Climb(commanders.FailureText(err),
 		commanders.Rung{Step: commanders.StepSimplify, On: rec.Simplify, Once: true, Try: func(int) commanders.Attempt {
@@ -283,7 +284,7 @@ func (r *runState) judgeWithLadder(ctx context.Context, judge *shadow.Judge, env
 
 // quarantineReviews re-reviews quarantined bundles with their failure messages.
 func (r *runState) quarantineReviews(ctx context.Context, res *Result, s commanders.Settings) []ReviewRecord {
-	ctx = withPhase(ctx, Phase6)
+	ctx = withPhase(ctx, events.Phase6)
 	revs := r.reviewers()
 	if len(revs) == 0 {
 		return nil
@@ -328,11 +329,11 @@ func (r *runState) gate(o *BundleOutcome, g *shadow.GateDecision) {
 	if o.Gate == nil {
 		return
 	}
-	d := GateData{BundleID: o.ID, Action: o.Gate.Action, Reason: o.Gate.Reason}
+	d := events.GateData{BundleID: o.ID, Action: o.Gate.Action, Reason: o.Gate.Reason}
 	if g != nil {
 		d.ShadowScore, d.Report = o.ShadowScore, "reports/"+o.ID+".json"
 	}
-	r.rec.emit(Event{Phase: Phase6, Kind: EvGate, Message: o.ID + ": " + d.Action + " (" + d.Reason + ")", Data: d})
+	r.rec.emit(events.Event{Phase: events.Phase6, Kind: events.Gate, Message: o.ID + ": " + d.Action + " (" + d.Reason + ")", Data: d})
 }
 
 // gateUnscored applies the leak policy to bundles that have no gate decision

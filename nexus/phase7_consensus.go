@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -17,13 +18,13 @@ func (r *runState) consensus(res *Result, reviews []ReviewRecord, dec Decomposit
 	meta, recs, corr := metaReviewAll(reviews)
 	res.Reviews, res.Corrections = recs, corr
 	for _, c := range corr {
-		r.rec.emit(Event{Phase: Phase7, Kind: EvScoreCorrection, AgentID: c.Reviewer, Message: c.Reason,
-			Data: ScoreCorrectionData{Kind: c.Kind, BundleID: c.BundleID, Delta: c.Delta}})
+		r.rec.emit(events.Event{Phase: events.Phase7, Kind: events.ScoreCorrection, AgentID: c.Reviewer, Message: c.Reason,
+			Data: events.ScoreCorrectionData{Kind: c.Kind, BundleID: c.BundleID, Delta: c.Delta}})
 	}
 	cc := r.cfg.Consensus
 	for _, o := range res.Bundles {
 		if o.Failed {
-			o.Tier = TierUnique
+			o.Tier = tierUnique
 			continue
 		}
 		m := meta[o.ID]

@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/shadow"
 )
@@ -43,9 +45,9 @@ func (r *runState) replayIncoherence(ctx context.Context, res *Result, k int) (*
 		sub := r.opts
 		seed := r.plan.Seed + int64(i)
 		sub.Seed = &seed
-		sub.OutDir = r.dir.Join("replays", fmt.Sprint(i))
+		sub.OutDir = r.dir.Join(runfiles.ReplaysDir, fmt.Sprint(i))
 		sub.Replays, sub.Observers, sub.KeepPrompts = 0, nil, false
-		r.rec.emit(Event{Phase: Phase8, Kind: EvReplay, Message: fmt.Sprintf("replay %d of %d (seed %d)", i, k-1, seed)})
+		r.rec.emit(events.Event{Phase: events.Phase8, Kind: events.Replay, Message: fmt.Sprintf("replay %d of %d (seed %d)", i, k-1, seed)})
 		m, err := Prepare(sub, WithProviderWrap(r.pool.wrap), WithLimits(r.pool.limits))
 		if err != nil {
 			return nil, "", fmt.Errorf("replay %d: %w", i, err)

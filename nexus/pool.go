@@ -11,7 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // providerPool holds a run's providers: each model of the roster built once
@@ -20,7 +23,7 @@ import (
 // cap (the kind's, from limits); and the circuit breakers, one per model and
 // layer, that route a role to its fallbacks while its model's is open.
 type providerPool struct {
-	cfg         *Config
+	cfg         *config.Config
 	reg         *providers.Registry
 	built       map[string]providers.Provider // the roster's raw providers, built before the run directory exists
 	wrap        func(providers.Ref, providers.Provider) providers.Provider
@@ -157,9 +160,9 @@ func (pp *providerPool) send(ctx context.Context, c *providers.Call, role, layer
 		ref := cands[i]
 		if i > 0 {
 			pp.circuit(cands[0], layer).noteRouted()
-			pp.rec.emit(Event{Phase: Phase(c.Phase), Kind: EvModelSwap, Role: role, AgentID: req.Caller.AgentID, Model: ref.String(),
+			pp.rec.emit(events.Event{Phase: events.Phase(c.Phase), Kind: events.ModelSwap, Role: role, AgentID: req.Caller.AgentID, Model: ref.String(),
 				Message: fmt.Sprintf("%s answers for %s: its breaker in layer %s is open", ref, cands[0], layer),
-				Data:    ModelSwapData{AgentID: req.Caller.AgentID, From: cands[0].String(), Reason: SwapBreakerOpen, Role: role, To: ref.String()}})
+				Data:    events.ModelSwapData{AgentID: req.Caller.AgentID, From: cands[0].String(), Reason: events.SwapBreakerOpen, Role: role, To: ref.String()}})
 		}
 		st, err := pp.provider(ref)
 		if err != nil {
@@ -274,23 +277,23 @@ func (pp *providerPool) breakerEvent(t transition) {
 		msg += fmt.Sprintf(": failure rate %.2f over %d calls", *t.rate, t.calls)
 	}
 	msg += ")"
-	pp.rec.emit(Event{Phase: pp.rec.phaseOf(t.ctx), Kind: EvBreaker, Model: t.model, Message: msg,
-		Data: BreakerData{FailureRate: t.rate, From: t.from, Layer: t.layer, Model: t.model, Reason: t.reason, To: t.to, WindowCalls: t.calls}})
+	pp.rec.emit(events.Event{Phase: pp.rec.phaseOf(t.ctx), Kind: events.Breaker, Model: t.model, Message: msg,
+		Data: events.BreakerData{FailureRate: t.rate, From: t.from, Layer: t.layer, Model: t.model, Reason: t.reason, To: t.to, WindowCalls: t.calls}})
 }
 
 // breakerStats is telemetry.json's breakers: every breaker that left the
 // closed state, by model then layer (nil when none did).
-func (pp *providerPool) breakerStats() []BreakerStats {
+func (pp *providerPool) breakerStats() []runfiles.BreakerStats {
 	pp.bmu.Lock()
 	cs := slices.Collect(maps.Values(pp.circuits))
 	pp.bmu.Unlock()
-	var out []BreakerStats
+	var out []runfiles.BreakerStats
 	for _, c := range cs {
 		if s, ok := c.stats(); ok {
 			out = append(out, s)
 		}
 	}
-	slices.SortFunc(out, func(a, b BreakerStats) int {
+	slices.SortFunc(out, func(a, b runfiles.BreakerStats) int {
 		return cmp.Or(strings.Compare(a.Model, b.Model), strings.Compare(a.Layer, b.Layer))
 	})
 	return out
@@ -311,7 +314,7 @@ func (pp *providerPool) provider(ref providers.Ref) (*providers.Stack, error) {
 		raw, err = pp.reg.New(ref, kc)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrBadInput, ref, err)
+		return nil, fmt.Errorf("%w: %s: %v", config.ErrBadInput, ref, err)
 	}
 	p := raw
 	if pp.wrap != nil {

@@ -8,9 +8,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 func missionOptions(t *testing.T, dir string) nexus.Options {
@@ -64,7 +66,7 @@ func TestSealThenRunEqualsRun(t *testing.T) {
 	if d := cmp.Diff(callsBySchema(one), callsBySchema(two)); d != "" {
 		t.Errorf("calls differ (-Run +Seal/Run):\n%s", d)
 	}
-	if two.Status != nexus.StatusComplete {
+	if two.Status != runfiles.StatusComplete {
 		t.Errorf("status %s: %s", two.Status, two.Error)
 	}
 }
@@ -85,7 +87,7 @@ func TestRunSealedSharesOneEnvelope(t *testing.T) {
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if f := readResult(t, filepath.Join(base, "seal")); f.Status != nexus.StatusSealed {
+	if f := readResult(t, filepath.Join(base, "seal")); f.Status != runfiles.StatusSealed {
 		t.Errorf("sealing mission: status %q, want sealed", f.Status)
 	}
 	for _, persona := range []string{"mock:honest", "mock:sloppy"} {
@@ -125,8 +127,8 @@ func scores(r *nexus.Result) map[string]float64 {
 func callsBySchema(r *nexus.Result) map[string]int {
 	out := map[string]int{}
 	for _, e := range r.Events {
-		if e.Kind == nexus.EvLLMCall {
-			out[e.Data.(nexus.CallData).Schema]++
+		if e.Kind == events.LLMCall {
+			out[e.Data.(events.CallData).Schema]++
 		}
 	}
 	return out

@@ -11,9 +11,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // A run whose models have no known price does not sum their calls as $0:
@@ -30,7 +33,7 @@ func TestUnpricedModelsAreNeverSummedAsZero(t *testing.T) {
 		mk := cfg.Providers["mock"]
 		mk.InputPerMTok, mk.OutputPerMTok = 0, 0 // a kind without a list price, like openai-compatible
 		cfg.Providers["mock"] = mk
-		cfg.Pricing = map[string]nexus.ModelPrice{"mock:sloppy": {InputPerMTok: &in, OutputPerMTok: &out}}
+		cfg.Pricing = map[string]config.ModelPrice{"mock:sloppy": {InputPerMTok: &in, OutputPerMTok: &out}}
 		o.Config = &cfg
 		o.Models = map[string][]providers.Ref{"judge": {ref(t, "mock:sloppy")}}
 	})
@@ -54,7 +57,7 @@ func TestUnpricedModelsAreNeverSummedAsZero(t *testing.T) {
 	}
 	unpricedEvents := 0
 	for _, e := range res.Events {
-		if c, ok := e.Data.(nexus.CallData); ok && c.Unpriced {
+		if c, ok := e.Data.(events.CallData); ok && c.Unpriced {
 			unpricedEvents++
 			if e.Model != "mock:honest" {
 				t.Errorf("a call of %s marked unpriced", e.Model)
@@ -93,7 +96,7 @@ func TestUnpricedModelsAreNeverSummedAsZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "| cost | " + nexus.FormatCost(tel.CostUSD, tel.UnpricedModels) + " of $"; !strings.Contains(string(md), want) || !strings.Contains(want, "≥ $") {
+	if want := "| cost | " + config.FormatCost(tel.CostUSD, tel.UnpricedModels) + " of $"; !strings.Contains(string(md), want) || !strings.Contains(want, "≥ $") {
 		t.Errorf("report.md lacks %q", want)
 	}
 }
@@ -122,25 +125,25 @@ func withTokenKinds(_ providers.Ref, p providers.Provider) providers.Provider {
 // share of input read from it, and names the price each model was charged.
 func TestCallEventsAndTelemetryCarryTokenKinds(t *testing.T) {
 	in, out, cacheRead, reasoning := 1.0, 4.0, 0.1, 8.0
-	price := nexus.ModelPrice{InputPerMTok: &in, OutputPerMTok: &out, CacheReadPerMTok: &cacheRead, ReasoningPerMTok: &reasoning,
+	price := config.ModelPrice{InputPerMTok: &in, OutputPerMTok: &out, CacheReadPerMTok: &cacheRead, ReasoningPerMTok: &reasoning,
 		AsOf: "2026-11-27", Source: "https://example.com/prices"}
 	res, err := runMissionWith(t, loadMission(t, "test-gap-hunt.md"), "ss-50", "mock:honest", []nexus.Option{nexus.WithProviderWrap(withTokenKinds)},
 		func(o *nexus.Options) {
 			cfg := *o.Config
-			cfg.Pricing = map[string]nexus.ModelPrice{"mock:honest": price}
+			cfg.Pricing = map[string]config.ModelPrice{"mock:honest": price}
 			o.Config = &cfg
 		})
 	if err != nil {
 		t.Fatal(err)
 	}
-	charged := nexus.Price{InputPerMTok: 1, OutputPerMTok: 4, CacheReadPerMTok: 0.1, CacheWritePerMTok: 1, ReasoningPerMTok: 8,
+	charged := config.Price{InputPerMTok: 1, OutputPerMTok: 4, CacheReadPerMTok: 0.1, CacheWritePerMTok: 1, ReasoningPerMTok: 8,
 		CacheWriteAssumed: true, Known: true}
 	type sums struct{ calls, in, out, reasoning, cacheRead, cacheWrite, hits int }
 	byRole := map[string]*sums{}
 	var total sums
 	var cost float64
 	for _, e := range res.Events {
-		c, ok := e.Data.(nexus.CallData)
+		c, ok := e.Data.(events.CallData)
 		if !ok {
 			continue
 		}
@@ -196,9 +199,9 @@ func TestCallEventsAndTelemetryCarryTokenKinds(t *testing.T) {
 	if m.CacheReadTokens != total.cacheRead || m.ReasoningTokens != total.reasoning || m.PromptCacheHits != total.hits {
 		t.Errorf("by_model[mock:honest] %+v; want the run's totals %+v", m, total)
 	}
-	want := nexus.PriceUsed{InputPerMTok: 1, OutputPerMTok: 4, CacheReadPerMTok: 0.1, CacheWritePerMTok: 1, ReasoningPerMTok: 8,
-		Origin: nexus.PriceFromConfig, AsOf: "2026-11-27", Source: "https://example.com/prices", Assumed: []string{"cache_write"}}
-	if d := cmp.Diff(map[string]nexus.PriceUsed{"mock:honest": want}, tel.Prices); d != "" {
+	want := runfiles.PriceUsed{InputPerMTok: 1, OutputPerMTok: 4, CacheReadPerMTok: 0.1, CacheWritePerMTok: 1, ReasoningPerMTok: 8,
+		Origin: config.PriceFromConfig, AsOf: "2026-11-27", Source: "https://example.com/prices", Assumed: []string{"cache_write"}}
+	if d := cmp.Diff(map[string]runfiles.PriceUsed{"mock:honest": want}, tel.Prices); d != "" {
 		t.Errorf("telemetry's prices (-want +got)\n%s", d)
 	}
 }
@@ -215,7 +218,7 @@ func TestCeilingWarningNamesUnpricedJudgeAndSealAuthor(t *testing.T) {
 	mk := cfg.Providers["mock"]
 	mk.InputPerMTok, mk.OutputPerMTok = 0, 0 // no kind-level price
 	cfg.Providers["mock"] = mk
-	cfg.Pricing = map[string]nexus.ModelPrice{"mock:honest": {InputPerMTok: &in, OutputPerMTok: &out}}
+	cfg.Pricing = map[string]config.ModelPrice{"mock:honest": {InputPerMTok: &in, OutputPerMTok: &out}}
 	o.Config = &cfg
 	o.Models = map[string][]providers.Ref{"judge": {ref(t, "mock:sloppy")}, "seal_author": {ref(t, "mock:deceptive")}}
 	m, err := nexus.Prepare(o)
@@ -226,7 +229,7 @@ func TestCeilingWarningNamesUnpricedJudgeAndSealAuthor(t *testing.T) {
 	if d := cmp.Diff([]string{"mock:deceptive", "mock:sloppy"}, p.Unpriced); d != "" {
 		t.Errorf("plan's unpriced models (-want +got)\n%s", d)
 	}
-	if w := nexus.CeilingWarning(p.Unpriced); !strings.Contains(w, "mock:deceptive, mock:sloppy: the cost ceiling cannot act") {
+	if w := config.CeilingWarning(p.Unpriced); !strings.Contains(w, "mock:deceptive, mock:sloppy: the cost ceiling cannot act") {
 		t.Errorf("warning %q does not name the judge's and seal author's models", w)
 	}
 }

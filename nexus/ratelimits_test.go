@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
@@ -60,19 +61,19 @@ func TestTelemetryAdaptiveAndCache(t *testing.T) {
 	if j, ok := res.Telemetry.ByRole["judge"]; !ok || j.InputTokens == 0 || j.CacheReadTokens != 0 || j.PromptCacheHits != 0 {
 		t.Errorf("by_role judge %+v: want its input and no cached tokens", j)
 	}
-	var changes []nexus.ConcurrencyData
+	var changes []events.ConcurrencyData
 	for _, e := range res.Events {
-		if d, ok := e.Data.(nexus.ConcurrencyData); ok && e.Kind == nexus.EvConcurrency && d.Reason == providers.AdaptiveRateLimited {
+		if d, ok := e.Data.(events.ConcurrencyData); ok && e.Kind == events.Concurrency && d.Reason == providers.AdaptiveRateLimited {
 			changes = append(changes, d)
 		}
 	}
-	want := []nexus.ConcurrencyData{{From: 8, To: 4, Max: 8, Model: "mock:honest", Reason: providers.AdaptiveRateLimited}}
+	want := []events.ConcurrencyData{{From: 8, To: 4, Max: 8, Model: "mock:honest", Reason: providers.AdaptiveRateLimited}}
 	if diff := cmp.Diff(want, changes, cmpIgnoreInFlight); diff != "" {
 		t.Errorf("concurrency_limit events (-want +got):\n%s", diff)
 	}
 }
 
-var cmpIgnoreInFlight = cmp.Transformer("noInFlight", func(d nexus.ConcurrencyData) nexus.ConcurrencyData { d.InFlight = 0; return d })
+var cmpIgnoreInFlight = cmp.Transformer("noInFlight", func(d events.ConcurrencyData) events.ConcurrencyData { d.InFlight = 0; return d })
 
 // TestDefaultMockHasNoAdaptiveTelemetry: the mock kind has no adaptive
 // limit by default and reports no cache use, so a run's telemetry has
@@ -90,12 +91,12 @@ func TestDefaultMockHasNoAdaptiveTelemetry(t *testing.T) {
 // TestConcurrencyEventRoundTrip: a concurrency_limit event read back from
 // events.jsonl has its typed payload.
 func TestConcurrencyEventRoundTrip(t *testing.T) {
-	in := nexus.Event{Kind: nexus.EvConcurrency, Model: "openai:gpt-4.1", Data: nexus.ConcurrencyData{From: 16, To: 8, Max: 16, Model: "openai:gpt-4.1", Reason: "rate_limited", InFlight: 15}}
+	in := events.Event{Kind: events.Concurrency, Model: "openai:gpt-4.1", Data: events.ConcurrencyData{From: 16, To: 8, Max: 16, Model: "openai:gpt-4.1", Reason: "rate_limited", InFlight: 15}}
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out nexus.Event
+	var out events.Event
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/providers"
@@ -26,14 +28,14 @@ type recorder struct {
 	journal     *journal // fsync'd at every phase transition; nil in tests that need none
 
 	mu            sync.Mutex
-	cur           Phase
-	open          []Phase // entered and not yet left (4, 5 and 6 overlap)
-	interruptedIn Phase
+	cur           events.Phase
+	open          []events.Phase // entered and not yet left (4, 5 and 6 overlap)
+	interruptedIn events.Phase
 	done          <-chan struct{}         // the context of the call under way (Seal, Run)
 	stop          context.CancelCauseFunc // stops the call under way (guard)
 }
 
-func (r *recorder) emit(e Event) { r.events.emit(e) }
+func (r *recorder) emit(e events.Event) { r.events.emit(e) }
 
 // scrub removes the run's secrets and every credential from s (nil
 // recorder: credential shapes only).
@@ -45,7 +47,7 @@ func (r *recorder) scrub(s string) string {
 }
 
 // phase is the phase entered last.
-func (r *recorder) phase() Phase {
+func (r *recorder) phase() events.Phase {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.cur
@@ -53,8 +55,8 @@ func (r *recorder) phase() Phase {
 
 // phaseOf is the phase ctx was tagged with (withPhase), else the phase
 // entered last.
-func (r *recorder) phaseOf(ctx context.Context) Phase {
-	if p, ok := ctx.Value(phaseKey{}).(Phase); ok {
+func (r *recorder) phaseOf(ctx context.Context) events.Phase {
+	if p, ok := ctx.Value(phaseKey{}).(events.Phase); ok {
 		return p
 	}
 	return r.phase()
@@ -71,24 +73,24 @@ func (r *recorder) watch(done <-chan struct{}) {
 	r.mu.Unlock()
 }
 
-func (r *recorder) enter(phase Phase, msg string) {
+func (r *recorder) enter(phase events.Phase, msg string) {
 	r.mu.Lock()
 	r.noteInterruption()
 	r.cur = phase
 	r.open = append(r.open, phase)
 	r.mu.Unlock()
 	r.journal.sync()
-	r.emit(Event{Phase: phase, Kind: EvPhaseStart, Message: msg})
+	r.emit(events.Event{Phase: phase, Kind: events.PhaseStart, Message: msg})
 }
 
 // leave ends phase; data is its phase_end payload (nil for none).
-func (r *recorder) leave(phase Phase, data Payload) {
+func (r *recorder) leave(phase events.Phase, data events.Payload) {
 	r.mu.Lock()
 	r.noteInterruption()
-	r.open = slices.DeleteFunc(r.open, func(p Phase) bool { return p == phase })
+	r.open = slices.DeleteFunc(r.open, func(p events.Phase) bool { return p == phase })
 	r.mu.Unlock()
 	r.journal.sync()
-	r.emit(Event{Phase: phase, Kind: EvPhaseEnd, Data: data})
+	r.emit(events.Event{Phase: phase, Kind: events.PhaseEnd, Data: data})
 }
 
 // noteInterruption records, once done has closed, the earliest phase open
@@ -111,13 +113,13 @@ func (r *recorder) noteInterruption() {
 }
 
 // phaseRank orders phases as the pipeline runs them.
-func phaseRank(p Phase) int {
-	return slices.Index(phaseOrder[:], p)
+func phaseRank(p events.Phase) int {
+	return slices.Index(events.Phases(), p)
 }
 
 // ended returns the phase the run is in and the one it was interrupted in
 // ("" when it was not).
-func (r *recorder) ended() (phase, interruptedIn Phase) {
+func (r *recorder) ended() (phase, interruptedIn events.Phase) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.noteInterruption()
@@ -311,10 +313,10 @@ func (pp *providerPool) record(ctx context.Context, c *providers.Call, ref provi
 		resp, cerr = providers.CheckOutput(req, resp)
 		c.Validation = resp.Validation
 	}
-	phase := Phase(c.Phase) // the call's event and any ceiling event it causes say the same phase
+	phase := events.Phase(c.Phase) // the call's event and any ceiling event it causes say the same phase
 	cost, unpriced := pp.meter.account(phase, ref, req.Caller.Role, resp.Usage, lat, cerr)
 	u := resp.Usage
-	data := CallData{
+	data := events.CallData{
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 		ReasoningTokens: u.ReasoningTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
 		LatencyMS: float64(lat.Microseconds()) / 1000, Unpriced: unpriced, Transcript: seq,
@@ -334,13 +336,13 @@ func (pp *providerPool) record(ctx context.Context, c *providers.Call, ref provi
 		data.Outcome = "invalid_output"
 		data.FailureClass = string(providers.ClassOf(cerr))
 	}
-	pp.rec.emit(Event{Phase: phase, Kind: EvLLMCall, Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Data: data})
+	pp.rec.emit(events.Event{Phase: phase, Kind: events.LLMCall, Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Data: data})
 	return resp, err
 }
 
 // configuredSecrets returns the values of every API-key variable the
 // config names and of every registered kind's default key variable.
-func configuredSecrets(cfg *Config, reg *providers.Registry) []string {
+func configuredSecrets(cfg *config.Config, reg *providers.Registry) []string {
 	var names []string
 	if cfg != nil {
 		for _, kc := range cfg.Providers {

@@ -11,8 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/vocab"
 )
 
@@ -49,12 +51,12 @@ func flaky(role string, fails func(req providers.Request) bool, fallbacks ...str
 
 // ladderOf lists a unit kind's recovery steps as "step#attempt:ok", per
 // unit id, and the run's model swaps by the ladder.
-func ladderOf(res *nexus.Result, unit string) (map[string][]string, []nexus.ModelSwapData) {
+func ladderOf(res *nexus.Result, unit string) (map[string][]string, []events.ModelSwapData) {
 	steps := map[string][]string{}
-	var swaps []nexus.ModelSwapData
+	var swaps []events.ModelSwapData
 	for _, e := range res.Events {
 		switch d := e.Data.(type) {
-		case nexus.RecoveryData:
+		case events.RecoveryData:
 			if d.Unit == unit {
 				ok := "false"
 				if d.OK {
@@ -62,7 +64,7 @@ func ladderOf(res *nexus.Result, unit string) (map[string][]string, []nexus.Mode
 				}
 				steps[d.UnitID] = append(steps[d.UnitID], d.Step+"#"+string(rune('0'+d.Attempt))+":"+ok)
 			}
-		case nexus.ModelSwapData:
+		case events.ModelSwapData:
 			swaps = append(swaps, d)
 		}
 	}
@@ -79,29 +81,29 @@ func TestVerdictLadder(t *testing.T) {
 		name      string
 		why       string
 		opt       runOpt
-		want      []string                   // every bundle's verdict steps
-		swaps     int                        // model_swap events (reason ladder), one per bundle
-		scored    bool                       // every bundle scored
-		telemetry map[string]nexus.StepStats // never retry: see meter.noteRecovery
+		want      []string                      // every bundle's verdict steps
+		swaps     int                           // model_swap events (reason ladder), one per bundle
+		scored    bool                          // every bundle scored
+		telemetry map[string]runfiles.StepStats // never retry: see meter.noteRecovery
 	}{
 		{name: "the judge fails on a whole bundle, one criterion a call works",
 			why:       "simplify for a verdict: per-criterion calls instead of one per bundle",
 			opt:       flaky(commanders.RoleJudge, func(r providers.Request) bool { return judge(r) && criteriaIn(r) > 1 }),
 			want:      []string{"retry#1:false", "simplify#1:true"},
 			scored:    true,
-			telemetry: map[string]nexus.StepStats{"simplify": {Used: 3, Succeeded: 3}}},
+			telemetry: map[string]runfiles.StepStats{"simplify": {Used: 3, Succeeded: 3}}},
 		{name: "the judge's primary is down: its fallback judges",
 			why:       "model swap for a verdict: the judge's fallbacks, a model_swap event each",
 			opt:       flaky(commanders.RoleJudge, judge, "mock:honest"),
 			want:      []string{"retry#1:false", "simplify#1:false", "model_swap#1:true"},
 			swaps:     3,
 			scored:    true,
-			telemetry: map[string]nexus.StepStats{"simplify": {Used: 3}, "model_swap": {Used: 3, Succeeded: 3}}},
+			telemetry: map[string]runfiles.StepStats{"simplify": {Used: 3}, "model_swap": {Used: 3, Succeeded: 3}}},
 		{name: "one criterion can never be judged: the verdict degrades",
 			why:  "scope reduction judges the others; degrade keeps them, the bundle gets no score and is not a success",
 			opt:  flaky(commanders.RoleJudge, func(r providers.Request) bool { return judge(r) && strings.Contains(r.Messages[1].Content, "sc-02 |") }),
 			want: []string{"retry#1:false", "simplify#1:false", "scope_reduction#1:false", "degrade#1:true"},
-			telemetry: map[string]nexus.StepStats{"simplify": {Used: 3}, "scope_reduction": {Used: 3},
+			telemetry: map[string]runfiles.StepStats{"simplify": {Used: 3}, "scope_reduction": {Used: 3},
 				"degrade": {Used: 3, Succeeded: 3}}},
 	}
 	for _, tc := range tests {
@@ -125,7 +127,7 @@ func TestVerdictLadder(t *testing.T) {
 				t.Errorf("%d model_swap events, want %d", len(swaps), tc.swaps)
 			}
 			for _, s := range swaps {
-				if d := cmp.Diff(nexus.ModelSwapData{Role: "judge", AgentID: "judge", From: "flaky:honest", To: "mock:honest", Reason: "ladder"}, s); d != "" {
+				if d := cmp.Diff(events.ModelSwapData{Role: "judge", AgentID: "judge", From: "flaky:honest", To: "mock:honest", Reason: "ladder"}, s); d != "" {
 					t.Errorf("model swap (-want +got)\n%s", d)
 				}
 			}
@@ -179,7 +181,7 @@ func TestLadderSwapsFailingWorkersToTheirFallback(t *testing.T) {
 		}
 	}
 	got := res.Telemetry.Recovery.Steps["model_swap"]
-	if d := cmp.Diff(nexus.StepStats{Used: res.Plan.Workers, Succeeded: res.Plan.Workers}, got); d != "" {
+	if d := cmp.Diff(runfiles.StepStats{Used: res.Plan.Workers, Succeeded: res.Plan.Workers}, got); d != "" {
 		t.Errorf("telemetry recovery.steps.model_swap (-want +got)\n%s", d)
 	}
 	for _, o := range res.Bundles {
@@ -199,7 +201,7 @@ func TestLadderDegradedBundleIsNeverASuccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.OK || res.Status != nexus.StatusIncomplete || res.Aggregate.Degraded != 1 || !strings.Contains(res.Error, "1 of 5 bundles degraded") {
+	if res.OK || res.Status != runfiles.StatusIncomplete || res.Aggregate.Degraded != 1 || !strings.Contains(res.Error, "1 of 5 bundles degraded") {
 		t.Errorf("run ok %v status %q aggregate %+v error %q: want incomplete with one bundle degraded", res.OK, res.Status, res.Aggregate, res.Error)
 	}
 	steps, _ := ladderOf(res, commanders.UnitBundle)
@@ -220,7 +222,7 @@ func TestLadderDegradedBundleIsNeverASuccess(t *testing.T) {
 	if !rec.Salvaged || len(rec.Degraded) != 1 || rec.Degraded[0].Unit != "bundle" {
 		t.Errorf("bundles/testing.json: salvaged %v degraded %+v, want the bundle marked", rec.Salvaged, rec.Degraded)
 	}
-	if got := res.Telemetry.Recovery.Units["bundle"]["degrade"]; got != (nexus.StepStats{Used: 1, Succeeded: 1}) {
+	if got := res.Telemetry.Recovery.Units["bundle"]["degrade"]; got != (runfiles.StepStats{Used: 1, Succeeded: 1}) {
 		t.Errorf("telemetry recovery.units.bundle.degrade %+v, want 1 used, 1 succeeded", got)
 	}
 	md, err := os.ReadFile(filepath.Join(res.Dir, "report.md"))

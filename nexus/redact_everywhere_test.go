@@ -14,6 +14,7 @@ import (
 	"github.com/swarm-dev/swarm/internal/redact/redacttest"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
@@ -163,7 +164,7 @@ func TestNoCredentialReachesAnyFileOfTheRun(t *testing.T) {
 	}
 	// Redacted before it was sealed: the envelope verifies, and is the one
 	// the result names.
-	env, err := shadow.LoadSealed(nexus.EnvelopePath(out))
+	env, err := shadow.LoadSealed(runfiles.EnvelopePath(out))
 	if err != nil {
 		t.Fatal(err)
 	}

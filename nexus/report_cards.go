@@ -71,7 +71,7 @@ func newCardSections(res *Result, cards []findingCard) []cardSection {
 	} else {
 		sections[0].Note = from + ". " + sections[0].Note
 	}
-	idx := map[string]int{GroupRecommended: 0, GroupUnsupported: 1, GroupRejected: 2}
+	idx := map[string]int{groupRecommended: 0, groupUnsupported: 1, groupRejected: 2}
 	for _, c := range cards {
 		s := &sections[idx[c.Group]]
 		s.Cards = append(s.Cards, newCardView(len(s.Cards)+1, c, res.GroundTruth != nil))

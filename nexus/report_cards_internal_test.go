@@ -14,6 +14,7 @@ import (
 
 	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -91,14 +92,14 @@ func TestFindingCards(t *testing.T) {
 	want := []card{
 		// Same verified location (handlers.go:30) in security and testing:
 		// one card, the highest priority of the two.
-		{GroupRecommended, "Cap request bodies", "high", []string{"security", "testing"}, 1, 0, []string{"D2"}},
+		{groupRecommended, "Cap request bodies", "high", []string{"security", "testing"}, 1, 0, []string{"D2"}},
 		// Same normalised title ("compare session signatures in constant
 		// time!") in security and testing.
-		{GroupRecommended, "Compare session signatures in constant time", "high", []string{"security", "testing"}, 1, 1, []string{"D1"}},
-		{GroupUnsupported, "Rotate the signing key", "low", []string{"security"}, 0, 0, nil},
+		{groupRecommended, "Compare session signatures in constant time", "high", []string{"security", "testing"}, 1, 1, []string{"D1"}},
+		{groupUnsupported, "Rotate the signing key", "low", []string{"security"}, 0, 0, nil},
 		// The quarantined bundle's same finding is not merged with the
 		// recommended one: a failure is never ranked beside a success.
-		{GroupRejected, "Compare session signatures in constant time", "high", []string{"docs"}, 0, 1, nil},
+		{groupRejected, "Compare session signatures in constant time", "high", []string{"docs"}, 0, 1, nil},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("cards (-want +got):\n%s", d)
@@ -161,28 +162,28 @@ func TestConflictsListConflictTiers(t *testing.T) {
 // Refusals are grouped by kind (escape, denied, scope, limit first), with
 // exact counts and up to three examples chosen in a fixed order.
 func TestGroupRefusals(t *testing.T) {
-	ex := func(agent, path string) RefusalExample {
-		return RefusalExample{Agent: agent, Tool: "read_file", Path: path, Reason: path + ": no"}
+	ex := func(agent, path string) runfiles.RefusalExample {
+		return runfiles.RefusalExample{Agent: agent, Tool: "read_file", Path: path, Reason: path + ": no"}
 	}
-	k := func(r RefusalExample, kind string) RefusalExample { r.kind = kind; return r }
-	rs := []RefusalExample{k(ex("w2", "b"), "escape"), k(ex("w1", "a"), "escape"), k(ex("w1", "a"), "escape"), k(ex("w3", "c"), "escape"),
+	k := func(r runfiles.RefusalExample, kind string) runfiles.RefusalExample { r.Kind = kind; return r }
+	rs := []runfiles.RefusalExample{k(ex("w2", "b"), "escape"), k(ex("w1", "a"), "escape"), k(ex("w1", "a"), "escape"), k(ex("w3", "c"), "escape"),
 		k(ex("w4", "d"), "escape"), k(ex("w1", ".env"), "denied"), k(ex("w1", "x"), "not_found")}
 	got := groupRefusals(rs, map[string]int{"escape": 7, "denied": 1, "not_found": 1})
-	strip := func(xs []RefusalExample) []RefusalExample {
+	strip := func(xs []runfiles.RefusalExample) []runfiles.RefusalExample {
 		for i := range xs {
-			xs[i].kind = ""
+			xs[i].Kind = ""
 		}
 		return xs
 	}
 	for i := range got {
 		got[i].Examples = strip(got[i].Examples)
 	}
-	want := []RefusalGroup{
-		{Kind: "escape", Count: 7, Examples: []RefusalExample{ex("w1", "a"), ex("w2", "b"), ex("w3", "c")}},
-		{Kind: "denied", Count: 1, Examples: []RefusalExample{ex("w1", ".env")}},
-		{Kind: "not_found", Count: 1, Examples: []RefusalExample{ex("w1", "x")}},
+	want := []runfiles.RefusalGroup{
+		{Kind: "escape", Count: 7, Examples: []runfiles.RefusalExample{ex("w1", "a"), ex("w2", "b"), ex("w3", "c")}},
+		{Kind: "denied", Count: 1, Examples: []runfiles.RefusalExample{ex("w1", ".env")}},
+		{Kind: "not_found", Count: 1, Examples: []runfiles.RefusalExample{ex("w1", "x")}},
 	}
-	if d := cmp.Diff(want, got, cmp.AllowUnexported(RefusalExample{})); d != "" {
+	if d := cmp.Diff(want, got, cmp.AllowUnexported(runfiles.RefusalExample{})); d != "" {
 		t.Errorf("groups (-want +got):\n%s", d)
 	}
 	if groupRefusals(nil, nil) != nil {

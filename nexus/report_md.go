@@ -7,8 +7,10 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
@@ -23,7 +25,7 @@ var reportTemplate = template.Must(template.ParseFS(reportTemplateFS, "templates
 // own Markdown, when the run had a sandbox.
 func (r *runState) actionReport(res *Result) string {
 	var sandbox string
-	if s, ok := res.Sandbox.(interface{ Markdown() string }); ok {
+	if s := res.Sandbox; s != nil {
 		sandbox = s.Markdown()
 	}
 	return renderActionReport(r.plan, res, reportInputs{Sandbox: sandbox, MajorityThreshold: r.cfg.Consensus.MajorityThreshold})
@@ -65,7 +67,7 @@ type reportView struct {
 	// when they are independent, or when no bundle was scored.
 	Advisory string
 
-	Launched, Planned         AgentTally
+	Launched, Planned         runfiles.AgentTally
 	Calls                     int
 	InputTokens, OutputTokens int
 	TokenDetail               string // cache and reasoning parts of the tokens; "" when none was reported
@@ -156,22 +158,22 @@ func newReportView(p Plan, res *Result, in reportInputs) reportView {
 	v := reportView{
 		Title: p.MissionTitle, RunID: p.RunID, Scale: p.Scale, Personality: p.Personality, Seed: p.Seed,
 		Launched: t.AgentsLaunched, Planned: t.Agents, Calls: t.Calls, InputTokens: t.InputTokens, OutputTokens: t.OutputTokens,
-		Cost: FormatCost(t.CostUSD, t.UnpricedModels), CostCeiling: fmt.Sprintf("%.2f", p.CostCeilingUSD),
+		Cost: config.FormatCost(t.CostUSD, t.UnpricedModels), CostCeiling: fmt.Sprintf("%.2f", p.CostCeilingUSD),
 		Wall:          (time.Duration(t.WallMS) * time.Millisecond).String(),
 		SealedHash:    res.SealedHash,
 		ShadowInvalid: !res.ShadowValid, ShadowReason: res.ShadowReason, ShadowOff: res.ShadowReason == ShadowOff,
 		Sandbox:     sandbox,
-		TokenDetail: TokenDetail(t.InputTokens, t.ReasoningTokens, t.CacheReadTokens, t.CacheWriteTokens),
+		TokenDetail: config.TokenDetail(t.InputTokens, t.ReasoningTokens, t.CacheReadTokens, t.CacheWriteTokens),
 		Usage:       newUsageView(t),
 	}
 	if t.PromptCacheHits > 0 {
 		v.PromptCache = fmt.Sprintf("%d of %d calls read input from it", t.PromptCacheHits, t.Calls)
 	}
 	switch res.Status {
-	case StatusInterrupted, StatusFailed, StatusInvalid, StatusPartial, StatusIncomplete:
+	case runfiles.StatusInterrupted, runfiles.StatusFailed, runfiles.StatusInvalid, runfiles.StatusPartial, runfiles.StatusIncomplete:
 		v.Banner = &bannerView{Status: res.Status, Phase: string(res.Phase), FailureClass: res.FailureClass, Error: res.Error,
 			Counts: a.counts(), ShadowReason: res.ShadowReason, Planned: a.Planned}
-		if res.Status == StatusFailed {
+		if res.Status == runfiles.StatusFailed {
 			v.Banner.Error = oneLine(res.Error)
 		}
 	}
@@ -180,7 +182,7 @@ func newReportView(p Plan, res *Result, in reportInputs) reportView {
 		v.Advisory = p.advisoryReason()
 		v.Score = &scoreView{Median: fmt.Sprintf("%.1f", *a.Median), Mean: fmt.Sprintf("%.1f", *a.Mean),
 			Indicator: shadow.Level(a.Level).Indicator(), Scored: a.Scored, Planned: a.Planned}
-	case res.Status != StatusInvalid:
+	case res.Status != runfiles.StatusInvalid:
 		v.NoScore = a.counts()
 	}
 	if s := res.Synthesis; s != nil {
@@ -223,7 +225,7 @@ type usageView struct {
 	Roles, Models []usageRow
 	Hits          bool     // some call read from the prompt cache: the hits column is shown
 	Unpriced      bool     // some call had no known price: the cost legend is shown
-	Notes         []string // rates stood in for (PriceUsed.Assumed)
+	Notes         []string // rates stood in for (runfiles.PriceUsed.Assumed)
 }
 
 type usageRow struct {
@@ -233,18 +235,18 @@ type usageRow struct {
 	Cost          string
 }
 
-func newUsageView(t Telemetry) *usageView {
+func newUsageView(t runfiles.Telemetry) *usageView {
 	if len(t.ByRole) == 0 {
 		return nil
 	}
 	v := &usageView{Hits: t.PromptCacheHits > 0, Unpriced: t.UnpricedCalls > 0}
-	row := func(name string, c CallStats) usageRow {
-		r := usageRow{Name: mdCell(name), Calls: c.Calls, Errors: c.Errors, Cost: FormatCallsCost(c),
+	row := func(name string, c runfiles.CallStats) usageRow {
+		r := usageRow{Name: mdCell(name), Calls: c.Calls, Errors: c.Errors, Cost: formatCallsCost(c),
 			Tokens: fmt.Sprintf("%d / %d", c.InputTokens, c.OutputTokens), Hits: "–"}
 		if c.PromptCacheHits > 0 {
 			r.Hits = fmt.Sprint(c.PromptCacheHits)
 		}
-		if d := TokenDetail(c.InputTokens, c.ReasoningTokens, c.CacheReadTokens, c.CacheWriteTokens); d != "" {
+		if d := config.TokenDetail(c.InputTokens, c.ReasoningTokens, c.CacheReadTokens, c.CacheWriteTokens); d != "" {
 			r.Tokens += " · " + d
 		}
 		return r
@@ -323,7 +325,7 @@ type chainRow struct {
 	This                        bool
 }
 
-func newFollowUpView(fu *FollowUp) *followUpView {
+func newFollowUpView(fu *runfiles.FollowUp) *followUpView {
 	if fu == nil {
 		return nil
 	}

@@ -8,8 +8,10 @@ import (
 
 	"github.com/swarm-dev/swarm/citation"
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/golden"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -27,10 +29,10 @@ func reportPlan() Plan {
 		CostCeilingUSD: 5, MissionTitle: "Migrate authentication"}
 }
 
-func reportTelemetry(failures map[string]int) Telemetry {
-	return Telemetry{
-		Agents:         AgentTally{Nexus: 1, Commanders: 3, SquadLeads: 3, Workers: 6, Reviewers: 3, Total: 16},
-		AgentsLaunched: AgentTally{Nexus: 1, Commanders: 3, SquadLeads: 2, Workers: 5, Reviewers: 3, Total: 14},
+func reportTelemetry(failures map[string]int) runfiles.Telemetry {
+	return runfiles.Telemetry{
+		Agents:         runfiles.AgentTally{Nexus: 1, Commanders: 3, SquadLeads: 3, Workers: 6, Reviewers: 3, Total: 16},
+		AgentsLaunched: runfiles.AgentTally{Nexus: 1, Commanders: 3, SquadLeads: 2, Workers: 5, Reviewers: 3, Total: 14},
 		Calls:          31, InputTokens: 20123, OutputTokens: 4567, CostUSD: 0.01234, WallMS: 83500,
 		FailureClasses: failures,
 	}
@@ -41,7 +43,7 @@ func reportTelemetry(failures map[string]int) Telemetry {
 func judged(id, model string, initial, final float64, gate string, cycles int, inSynthesis bool) *BundleOutcome {
 	o := &BundleOutcome{ID: id, Model: model, Initial: &shadow.Evaluation{Score: initial}, ShadowScore: fp(final),
 		Level: string(shadow.LevelOf(final)), Gate: &shadow.GateDecision{Action: gate},
-		Review: MetaReview{Score: 0.756}, Tier: TierMajority, FormulaScore: 0.6789, InSynthesis: inSynthesis}
+		Review: MetaReview{Score: 0.756}, Tier: tierMajority, FormulaScore: 0.6789, InSynthesis: inSynthesis}
 	if cycles > 0 {
 		o.Hardening = &shadow.HardeningResult{Cycles: cycles, Velocity: (initial - final) / float64(cycles)}
 	}
@@ -73,7 +75,7 @@ func TestActionReportVariants(t *testing.T) {
 	}{{
 		name: "complete",
 		why:  "every section filled: synthesis with risks, lists and conflicts, a warned, a hardened and a salvaged bundle, the sandbox part and a failure table",
-		res: &Result{Status: StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
+		res: &Result{Status: runfiles.StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
 			Aggregate: ShadowAggregate{Median: fp(20), Mean: fp(21.25), Level: string(shadow.LevelModerate), Planned: 3, Scored: 3},
 			Synthesis: fullSynthesis(),
 			Bundles: []*BundleOutcome{
@@ -90,47 +92,47 @@ func TestActionReportVariants(t *testing.T) {
 	}, {
 		name: "failed",
 		why:  "a failed run: the banner with its class and the error on one line, no synthesis, a failed bundle row, no sandbox",
-		res: &Result{Status: StatusFailed, Phase: "3", FailureClass: "auth", Error: "provider said:\n  401   unauthorized",
+		res: &Result{Status: runfiles.StatusFailed, Phase: "3", FailureClass: "auth", Error: "provider said:\n  401   unauthorized",
 			ShadowValid: true, SealedHash: "sha256:abc",
 			Aggregate: ShadowAggregate{Level: "none", Planned: 2, Failed: 2},
-			Bundles: []*BundleOutcome{{ID: "security", Model: "openai:gpt-4.1", Failed: true, FailureClass: "auth", Tier: TierUnique},
-				{ID: "testing", Model: "openai:gpt-4.1", Failed: true, FailureClass: "timeout", Tier: TierUnique}},
+			Bundles: []*BundleOutcome{{ID: "security", Model: "openai:gpt-4.1", Failed: true, FailureClass: "auth", Tier: tierUnique},
+				{ID: "testing", Model: "openai:gpt-4.1", Failed: true, FailureClass: "timeout", Tier: tierUnique}},
 			Telemetry: reportTelemetry(map[string]int{"auth": 2})},
 	}, {
 		name: "interrupted",
 		why:  "Ctrl-C: the partial-run banner names the phase and what was scored",
-		res: &Result{Status: StatusInterrupted, Phase: "5", ShadowValid: true,
+		res: &Result{Status: runfiles.StatusInterrupted, Phase: "5", ShadowValid: true,
 			Aggregate: ShadowAggregate{Median: fp(0), Mean: fp(0), Level: string(shadow.LevelPerfect), Planned: 2, Scored: 1, Unjudged: 1},
 			Bundles: []*BundleOutcome{judged("security", "mock:honest", 0, 0, shadow.ActionProceed, 0, false),
-				{ID: "testing", Model: "mock:honest", Review: MetaReview{Score: 0.5}, Tier: TierMajority}},
+				{ID: "testing", Model: "mock:honest", Review: MetaReview{Score: 0.5}, Tier: tierMajority}},
 			Telemetry: reportTelemetry(nil)},
 	}, {
 		name: "invalid",
 		why:  "shadow scoring invalid: no Shadow Score row at all, the invalid banner in the metrics and in the shadow results, and no recommendation (nothing passed a gate)",
-		res: &Result{Status: StatusInvalid, ShadowReason: "criteria hash mismatch", SealedHash: "sha256:abc",
+		res: &Result{Status: runfiles.StatusInvalid, ShadowReason: "criteria hash mismatch", SealedHash: "sha256:abc",
 			Aggregate: ShadowAggregate{Level: "none", Planned: 2, Unjudged: 2},
 			Synthesis: &Synthesis{TopAction: "Do it."},
 			// Not judged while shadow scoring is on: no gate decision, so
 			// not in synthesis (inSynthesis); a synthesis in the result
 			// is never shown as the recommendation.
-			Bundles: []*BundleOutcome{{ID: "security", Model: "mock:honest", Review: MetaReview{Score: 0.7}, Tier: TierConsensus, FormulaScore: 0.5},
-				{ID: "testing", Model: "mock:honest", Review: MetaReview{Score: 0.6}, Tier: TierMajority}},
+			Bundles: []*BundleOutcome{{ID: "security", Model: "mock:honest", Review: MetaReview{Score: 0.7}, Tier: tierConsensus, FormulaScore: 0.5},
+				{ID: "testing", Model: "mock:honest", Review: MetaReview{Score: 0.6}, Tier: tierMajority}},
 			Telemetry: reportTelemetry(nil)},
 	}, {
 		name: "cost-ceiling",
 		why:  "the cost ceiling stopped the run: the partial banner and a salvaged bundle",
-		res: &Result{Status: StatusPartial, Error: "stopped by the cost ceiling: 1 of 2 scored (1 salvaged from finished atoms)", ShadowValid: true,
+		res: &Result{Status: runfiles.StatusPartial, Error: "stopped by the cost ceiling: 1 of 2 scored (1 salvaged from finished atoms)", ShadowValid: true,
 			Aggregate: ShadowAggregate{Median: fp(50), Mean: fp(50), Level: string(shadow.LevelSignificant), Planned: 2, Scored: 1, Failed: 1, Salvaged: 1},
 			Bundles: []*BundleOutcome{func() *BundleOutcome {
 				o := judged("security", "mock:honest", 50, 50, shadow.ActionQuarantine, 0, false) // quarantined: never in synthesis
 				o.Salvaged = true
 				return o
-			}(), {ID: "testing", Model: "mock:honest", Failed: true, FailureClass: ClassCancelled, Tier: TierUnique}},
+			}(), {ID: "testing", Model: "mock:honest", Failed: true, FailureClass: ClassCancelled, Tier: tierUnique}},
 			Telemetry: reportTelemetry(map[string]int{"cancelled": 1})},
 	}, {
 		name: "incomplete-k-of-n",
 		why:  "fewer bundles judged than planned: the score row says k of n scored",
-		res: &Result{Status: StatusIncomplete, Error: "fewer bundles judged than planned: 1 of 3 scored", ShadowValid: true,
+		res: &Result{Status: runfiles.StatusIncomplete, Error: "fewer bundles judged than planned: 1 of 3 scored", ShadowValid: true,
 			Aggregate: ShadowAggregate{Median: fp(12.5), Mean: fp(12.5), Level: string(shadow.LevelMinor), Planned: 3, Scored: 1, Failed: 2},
 			Synthesis: &Synthesis{TopAction: "Ship.", Summary: ""},
 			Bundles:   []*BundleOutcome{judged("security", "mock:honest", 12.5, 12.5, shadow.ActionProceed, 0, true)},
@@ -138,24 +140,24 @@ func TestActionReportVariants(t *testing.T) {
 	}, {
 		name: "incomplete-none-scored",
 		why:  "nothing judged with valid shadow scoring: the score row says none and why, never 0%",
-		res: &Result{Status: StatusIncomplete, Error: "no bundle was judged: 0 of 2 scored", ShadowValid: true,
+		res: &Result{Status: runfiles.StatusIncomplete, Error: "no bundle was judged: 0 of 2 scored", ShadowValid: true,
 			Aggregate: ShadowAggregate{Level: "none", Planned: 2, Unjudged: 2},
-			Bundles: []*BundleOutcome{{ID: "security", Model: "mock:honest", Tier: TierUnique},
-				{ID: "testing", Model: "mock:honest", Tier: TierUnique}},
+			Bundles: []*BundleOutcome{{ID: "security", Model: "mock:honest", Tier: tierUnique},
+				{ID: "testing", Model: "mock:honest", Tier: tierUnique}},
 			Telemetry: reportTelemetry(nil)},
 	}, {
 		name: "shadow-off",
 		why:  "shadow_scoring.enabled: false, every bundle delivered: a complete run whose shadow results say scoring is off (not invalid), the score row says none, the cards say no gate checked them",
-		res: &Result{Status: StatusComplete, ShadowReason: ShadowOff,
+		res: &Result{Status: runfiles.StatusComplete, ShadowReason: ShadowOff,
 			Aggregate: ShadowAggregate{Level: "none", Planned: 1, Unjudged: 1},
 			Synthesis: &Synthesis{TopAction: "Ship."},
-			Bundles:   []*BundleOutcome{{ID: "security", Model: "mock:honest", Review: MetaReview{Score: 0.9}, Tier: TierConsensus, FormulaScore: 0.91, InSynthesis: true}},
+			Bundles:   []*BundleOutcome{{ID: "security", Model: "mock:honest", Review: MetaReview{Score: 0.9}, Tier: tierConsensus, FormulaScore: 0.91, InSynthesis: true}},
 			Telemetry: reportTelemetry(nil)},
 		sandbox: sandboxMarkdown,
 	}, {
 		name: "table-breaking-text",
 		why:  "text from users and models goes in as it is (pipes, backticks, newlines outside oneLine): pins today's lack of escaping so a template cannot change it silently",
-		res: &Result{Status: StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
+		res: &Result{Status: runfiles.StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
 			Aggregate: ShadowAggregate{Median: fp(0), Mean: fp(0), Level: string(shadow.LevelPerfect), Planned: 1, Scored: 1},
 			Synthesis: &Synthesis{TopAction: "Use `a|b`\nthen *c*", Summary: "line one\nline two",
 				Risks:     []Risk{{Domain: "sec|urity", Level: "hi|gh", Note: "a | b"}},
@@ -221,7 +223,7 @@ func workspaceResult() *Result {
 	}
 	c := workspace.Counts{Cited: 4, Verified: 2, Unverifiable: 1, Fabricated: 1}
 	o.Evidence = &c
-	return &Result{Status: StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
+	return &Result{Status: runfiles.StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
 		Aggregate: ShadowAggregate{Median: fp(0), Mean: fp(0), Level: string(shadow.LevelPerfect), Planned: 1, Scored: 1},
 		Bundles:   []*BundleOutcome{o},
 		Workspace: &WorkspaceInfo{Dir: "examples/workspaces/shop"},
@@ -259,7 +261,7 @@ func workspaceRunResult() *Result {
 	}
 	sec.Final = &shadow.Evaluation{Total: 8, Passed: 8, Score: 0, Verdicts: []shadow.Verdict{{ID: "sc-1", Status: "pass"}}}
 	sec.Gate.Reason = "shadow score ≤ 15: proceed"
-	sec.Tier = TierConsensus
+	sec.Tier = tierConsensus
 
 	tst := judged("testing", "mock:sloppy", 25, 25, shadow.ActionWarn, 0, true)
 	tst.Domain = "testing"
@@ -297,7 +299,7 @@ func workspaceRunResult() *Result {
 	doc.LeakReport = []commanders.Leak{{Source: "atom:docs-1", Agent: "worker-docs-01", Field: "content", Name: "aws_access_key_id", Kind: "credential", Severity: "critical"}}
 
 	failed := &BundleOutcome{ID: "integration", Domain: "integration", Model: "mock:flaky", Failed: true, FailureClass: "timeout",
-		Error: "commander timed out\nafter 30s", Tier: TierUnique}
+		Error: "commander timed out\nafter 30s", Tier: tierUnique}
 
 	card := func(total float64, dissent string, conflicts ...string) commanders.ScoreCard {
 		return commanders.ScoreCard{Correctness: total, Completeness: total, Clarity: total, ConsensusAlignment: total, Dissent: dissent, Conflicts: conflicts}
@@ -311,14 +313,14 @@ func workspaceRunResult() *Result {
 	}
 	c := workspace.Counts{Cited: 8, Verified: 4, Unverifiable: 1, Fabricated: 2}
 	tel := reportTelemetry(nil)
-	tel.Tools = map[string]ToolStats{"worker": {Calls: 40, Refused: 5, Refusals: map[string]int{"escape": 2, "denied": 2, "limit": 1}}}
-	tel.Refusals = []RefusalGroup{
-		{Kind: "escape", Count: 2, Examples: []RefusalExample{{Agent: "worker-docs-01", Role: "worker", Tool: "read_file", Path: "../../etc/passwd", Reason: "../../etc/passwd: path leaves the workspace root"}}},
-		{Kind: "denied", Count: 2, Examples: []RefusalExample{{Agent: "worker-security-01", Role: "worker", Tool: "read_file", Path: ".env", Reason: ".env: denied by the deny list"},
+	tel.Tools = map[string]runfiles.ToolStats{"worker": {Calls: 40, Refused: 5, Refusals: map[string]int{"escape": 2, "denied": 2, "limit": 1}}}
+	tel.Refusals = []runfiles.RefusalGroup{
+		{Kind: "escape", Count: 2, Examples: []runfiles.RefusalExample{{Agent: "worker-docs-01", Role: "worker", Tool: "read_file", Path: "../../etc/passwd", Reason: "../../etc/passwd: path leaves the workspace root"}}},
+		{Kind: "denied", Count: 2, Examples: []runfiles.RefusalExample{{Agent: "worker-security-01", Role: "worker", Tool: "read_file", Path: ".env", Reason: ".env: denied by the deny list"},
 			{Agent: "worker-security-02", Role: "worker", Tool: "grep", Pattern: "password|secret", Reason: "id_rsa: denied"}}},
-		{Kind: "limit", Count: 1, Examples: []RefusalExample{{Agent: "worker-testing-01", Role: "worker", Tool: "read_file", Path: "big.log", Reason: "limit reached: max_read_bytes (65536)"}}},
+		{Kind: "limit", Count: 1, Examples: []runfiles.RefusalExample{{Agent: "worker-testing-01", Role: "worker", Tool: "read_file", Path: "big.log", Reason: "limit reached: max_read_bytes (65536)"}}},
 	}
-	return &Result{Status: StatusIncomplete, Error: "fewer bundles judged than planned: 3 of 4 scored", ShadowValid: true, SealedHash: "sha256:abc",
+	return &Result{Status: runfiles.StatusIncomplete, Error: "fewer bundles judged than planned: 3 of 4 scored", ShadowValid: true, SealedHash: "sha256:abc",
 		Aggregate: ShadowAggregate{Median: fp(25), Mean: fp(21.7), Level: string(shadow.LevelModerate), Planned: 4, Scored: 3, Failed: 1},
 		Synthesis: &Synthesis{TopAction: "Compare session signatures in constant time.", Summary: "Two domains agree on the session check.",
 			QuickWins: []string{"Compare session signatures in constant time", "Cap request bodies"}, Conflicts: []Conflict{}},
@@ -345,7 +347,7 @@ func nothingPassedResult() *Result {
 	q.Bundle.Findings = []commanders.Finding{{Title: "Act on session token", Priority: "high", Effort: "quick", Detail: "Give it an owner."}}
 	r := judged("testing", "mock:deceptive", 75, 75, shadow.ActionReject, 0, false)
 	r.Bundle.Findings = []commanders.Finding{{Title: "Act on session token", Priority: "high", Effort: "quick"}}
-	return &Result{Status: StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
+	return &Result{Status: runfiles.StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
 		Aggregate: ShadowAggregate{Median: fp(55), Mean: fp(55), Level: string(shadow.LevelCritical), Planned: 2, Scored: 2},
 		Bundles:   []*BundleOutcome{q, r},
 		Telemetry: reportTelemetry(nil)}
@@ -363,15 +365,15 @@ func TestReportSaysScoresAreAdvisory(t *testing.T) {
 		return r
 	}
 	scored := func() *Result {
-		return &Result{Status: StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
+		return &Result{Status: runfiles.StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
 			Aggregate: ShadowAggregate{Median: fp(0), Mean: fp(0), Level: string(shadow.LevelPerfect), Planned: 1, Scored: 1},
 			Bundles:   []*BundleOutcome{judged("security", "openai:gpt-4.1", 0, 0, shadow.ActionProceed, 0, true)},
 			Telemetry: reportTelemetry(nil)}
 	}
 	unscored := func() *Result {
-		return &Result{Status: StatusIncomplete, Error: "no bundle was judged: 0 of 1 scored", ShadowValid: true,
+		return &Result{Status: runfiles.StatusIncomplete, Error: "no bundle was judged: 0 of 1 scored", ShadowValid: true,
 			Aggregate: ShadowAggregate{Level: "none", Planned: 1, Unjudged: 1},
-			Bundles:   []*BundleOutcome{{ID: "security", Model: "openai:gpt-4.1", Tier: TierUnique}},
+			Bundles:   []*BundleOutcome{{ID: "security", Model: "openai:gpt-4.1", Tier: tierUnique}},
 			Telemetry: reportTelemetry(nil)}
 	}
 	cases := []struct {
@@ -386,7 +388,7 @@ func TestReportSaysScoresAreAdvisory(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := reportPlan()
-			p.Roster = Roster{Judge: ref(c.judge), SealAuthor: ref(c.judge), Commanders: []providers.Ref{ref("openai:gpt-4.1")}}
+			p.Roster = config.Roster{Judge: ref(c.judge), SealAuthor: ref(c.judge), Commanders: []providers.Ref{ref("openai:gpt-4.1")}}
 			md := renderActionReport(p, c.res, reportInputs{MajorityThreshold: 0.5})
 			got := strings.Contains(md, "> **Advisory scores**: the judge and the seal author "+c.judge) && strings.Contains(md, "--model judge=KIND:MODEL")
 			if got != c.want {
@@ -403,24 +405,24 @@ func usageResult() *Result {
 	tel.CostUSD, tel.UnpricedModels, tel.UnpricedCalls = 0.0042, []string{"openai-compatible:local"}, 4
 	tel.InputTokens, tel.OutputTokens, tel.ReasoningTokens, tel.CacheReadTokens, tel.CacheWriteTokens, tel.PromptCacheHits = 20123, 4567, 800, 9000, 1000, 9
 	tel.CacheReadShare = fp(9000.0 / 20123)
-	tel.ByRole = map[string]CallStats{
+	tel.ByRole = map[string]runfiles.CallStats{
 		"worker": {Calls: 12, InputTokens: 12000, OutputTokens: 3000, ReasoningTokens: 800, CacheReadTokens: 9000, PromptCacheHits: 9,
 			CacheReadShare: fp(0.75), CostUSD: fp(0.003)},
 		"judge": {Calls: 15, Errors: 1, InputTokens: 7000, OutputTokens: 1200, CacheWriteTokens: 1000, CostUSD: fp(0.0012)},
 		"nexus": {Calls: 4, InputTokens: 1123, OutputTokens: 367, UnpricedCalls: 4},
 	}
-	tel.ByModel = map[string]CallStats{
+	tel.ByModel = map[string]runfiles.CallStats{
 		"anthropic:claude-sonnet-4-5": {Calls: 29, Errors: 1, InputTokens: 19000, OutputTokens: 4200, ReasoningTokens: 800, CacheReadTokens: 9000,
 			CacheWriteTokens: 1000, PromptCacheHits: 9, CacheReadShare: fp(9000.0 / 19000), CostUSD: fp(0.0042)},
 		"openai-compatible:local": {Calls: 4, InputTokens: 1123, OutputTokens: 367, UnpricedCalls: 4},
 	}
-	tel.Prices = map[string]PriceUsed{"anthropic:claude-sonnet-4-5": {InputPerMTok: 3, OutputPerMTok: 15, CacheReadPerMTok: 0.3, CacheWritePerMTok: 3,
-		ReasoningPerMTok: 15, Origin: PriceFromConfig, Assumed: []string{"cache_write"}}}
-	tel.ByRole["nexus"] = CallStats{Calls: 4, InputTokens: 1123, OutputTokens: 367, UnpricedCalls: 4}
+	tel.Prices = map[string]runfiles.PriceUsed{"anthropic:claude-sonnet-4-5": {InputPerMTok: 3, OutputPerMTok: 15, CacheReadPerMTok: 0.3, CacheWritePerMTok: 3,
+		ReasoningPerMTok: 15, Origin: config.PriceFromConfig, Assumed: []string{"cache_write"}}}
+	tel.ByRole["nexus"] = runfiles.CallStats{Calls: 4, InputTokens: 1123, OutputTokens: 367, UnpricedCalls: 4}
 	mixed := tel.ByRole["judge"]
 	mixed.UnpricedCalls = 1
 	tel.ByRole["judge"] = mixed
-	return &Result{Status: StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
+	return &Result{Status: runfiles.StatusComplete, ShadowValid: true, SealedHash: "sha256:abc",
 		Aggregate: ShadowAggregate{Median: fp(0), Mean: fp(0), Level: string(shadow.LevelPerfect), Planned: 1, Scored: 1},
 		Synthesis: &Synthesis{TopAction: "Ship."},
 		Bundles:   []*BundleOutcome{judged("security", "anthropic:claude-sonnet-4-5", 0, 0, shadow.ActionProceed, 0, true)},

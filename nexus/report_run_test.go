@@ -11,6 +11,7 @@ import (
 
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
@@ -60,7 +61,7 @@ func TestQuarantinedWorkNeverRecommended(t *testing.T) {
 			Results []json.RawMessage `json:"results"`
 		} `json:"runs"`
 	}
-	b, err := os.ReadFile(filepath.Join(out, nexus.FindingsSARIF))
+	b, err := os.ReadFile(filepath.Join(out, runfiles.FindingsSARIF))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestHonestWorkspaceReport(t *testing.T) {
 	if strings.Contains(string(md), "### Findings of ") {
 		t.Error("report.md still lists the findings per domain")
 	}
-	f, err := os.Open(filepath.Join(out, nexus.FindingsCSV))
+	f, err := os.Open(filepath.Join(out, runfiles.FindingsCSV))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestHonestWorkspaceReport(t *testing.T) {
 	if len(rows) < 2 || len(rows)-1 >= findings {
 		t.Errorf("findings.csv: %d cards for %d findings: want them merged", len(rows)-1, findings)
 	}
-	b, err := os.ReadFile(filepath.Join(out, nexus.FindingsSARIF))
+	b, err := os.ReadFile(filepath.Join(out, runfiles.FindingsSARIF))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,10 @@ import (
 	"strings"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
+	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -84,7 +87,7 @@ type Result struct {
 	// Phase is the phase the run ended in.
 	Error        string          `json:"error,omitempty"`
 	FailureClass providers.Class `json:"failure_class,omitempty"`
-	Phase        Phase           `json:"phase"`
+	Phase        events.Phase    `json:"phase"`
 
 	Plan          Plan             `json:"plan"`
 	Dir           string           `json:"dir"`
@@ -98,12 +101,12 @@ type Result struct {
 	// NoRecommendation says why Phase 7 made no recommendation although
 	// bundles existed (NoRecommendationUngated, NoRecommendationUnverified);
 	// "" when it made one, or the run never reached Phase 7.
-	NoRecommendation string          `json:"no_recommendation,omitempty"`
-	ShadowValid      bool            `json:"shadow_valid"`
-	ShadowReason     string          `json:"shadow_invalid_reason,omitempty"`
-	Aggregate        ShadowAggregate `json:"shadow_aggregate"`
-	Telemetry        Telemetry       `json:"telemetry"`
-	Interrupted      bool            `json:"interrupted"`
+	NoRecommendation string             `json:"no_recommendation,omitempty"`
+	ShadowValid      bool               `json:"shadow_valid"`
+	ShadowReason     string             `json:"shadow_invalid_reason,omitempty"`
+	Aggregate        ShadowAggregate    `json:"shadow_aggregate"`
+	Telemetry        runfiles.Telemetry `json:"telemetry"`
+	Interrupted      bool               `json:"interrupted"`
 	// Resumed says the run was resumed (--resume) and how; nil otherwise.
 	Resumed *ResumeInfo `json:"resumed,omitempty"`
 	// Workspace is the directory the run read and what it looked like;
@@ -119,10 +122,12 @@ type Result struct {
 	GroundTruth *GroundTruthResult `json:"ground_truth,omitempty"`
 	// FollowUp is the run this one follows up, the chain of runs (this one
 	// last) and its Shadow Score velocity; nil without Options.FollowUp.
-	FollowUp    *FollowUp    `json:"follow_up,omitempty"`
-	Transcripts []Transcript `json:"-"`
-	Events      []Event      `json:"-"` // only with Options.KeepEvents
-	Sandbox     any          `json:"-"`
+	FollowUp    *runfiles.FollowUp `json:"follow_up,omitempty"`
+	Transcripts []Transcript       `json:"-"`
+	Events      []events.Event     `json:"-"` // only with Options.KeepEvents
+	// Sandbox is the sandbox's report of the mission (sandbox.json); nil
+	// when the sandbox was off or the run ended before Phase 8.
+	Sandbox *sandbox.MissionReport `json:"-"`
 }
 
 // WorkspaceInfo is the directory a run read and its fingerprint, so its
@@ -163,31 +168,6 @@ type ShadowAggregate struct {
 	// is never complete.
 	BelowAtomShare int `json:"below_atom_share,omitempty"`
 }
-
-// Run statuses (result.json "status").
-const (
-	// StatusComplete: the run completed and every planned bundle was judged
-	// with valid shadow scoring.
-	StatusComplete = "complete"
-	// StatusIncomplete: the run finished but judged fewer bundles than
-	// planned (possibly none), or some bundle or verdict was degraded
-	// (salvage after the recovery ladder).
-	StatusIncomplete = "incomplete"
-	// StatusPartial: the cost ceiling stopped work; finished work was kept
-	// (bundles built from finished atoms are marked salvaged).
-	StatusPartial = "partial"
-	// StatusInvalid: shadow scoring is invalid (the commitment hash did not
-	// match: tampering), so nothing was judged.
-	StatusInvalid = "invalid"
-	// StatusFailed: the run failed (Result.Error, FailureClass and Phase say
-	// how and where).
-	StatusFailed = "failed"
-	// StatusInterrupted: the run was cancelled (Ctrl-C).
-	StatusInterrupted = "interrupted"
-	// StatusSealed: the mission was sealed and closed without running
-	// (Mission.Seal, then Mission.Close).
-	StatusSealed = "sealed"
-)
 
 // ClassNoFinishedAtoms is the failure class of a bundle none of whose
 // atoms finished: never assembled, judged or scored.
@@ -265,16 +245,16 @@ func (r *runState) conclude(res *Result, runErr error) {
 		if interruptedIn != "" {
 			res.Phase = interruptedIn
 		}
-		res.Status, res.FailureClass = StatusInterrupted, ClassCancelled
+		res.Status, res.FailureClass = runfiles.StatusInterrupted, ClassCancelled
 		res.Error = fmt.Sprintf("interrupted in phase %s: %s", res.Phase, a.counts())
 	case runErr != nil:
-		res.Status, res.FailureClass, res.Error = StatusFailed, providers.ClassOf(runErr), runErr.Error()
+		res.Status, res.FailureClass, res.Error = runfiles.StatusFailed, providers.ClassOf(runErr), runErr.Error()
 	case r.sealOnly:
-		res.Status = StatusSealed
+		res.Status = runfiles.StatusSealed
 	case !res.ShadowValid && r.cfg.ShadowScoring.Enabled:
-		res.Status, res.Error = StatusInvalid, "shadow scoring invalid: "+res.ShadowReason
+		res.Status, res.Error = runfiles.StatusInvalid, "shadow scoring invalid: "+res.ShadowReason
 	case ceiling:
-		res.Status, res.Error = StatusPartial, "stopped by the cost ceiling: "+a.counts()
+		res.Status, res.Error = runfiles.StatusPartial, "stopped by the cost ceiling: "+a.counts()
 		if a.Salvaged > 0 {
 			res.Error += fmt.Sprintf(" (%d salvaged from finished atoms)", a.Salvaged)
 		}
@@ -285,13 +265,13 @@ func (r *runState) conclude(res *Result, runErr error) {
 		// it never shows a score.
 		res.ShadowValid, res.ShadowReason = false, ShadowOff
 		if short := r.shortfalls(a, ""); !a.delivered() || short != "" {
-			res.Status = StatusIncomplete
+			res.Status = runfiles.StatusIncomplete
 			res.Error = fmt.Sprintf("%s; %d of %d bundles delivered", ShadowOff, a.Unjudged, a.Planned) + a.degradedNote() + short
 			break
 		}
-		res.Status = StatusComplete
+		res.Status = runfiles.StatusComplete
 	case !a.Complete():
-		res.Status = StatusIncomplete
+		res.Status = runfiles.StatusIncomplete
 		res.Error = a.counts()
 		if a.Scored > 0 && a.Scored < a.Planned {
 			res.Error = "fewer bundles judged than planned: " + res.Error
@@ -305,12 +285,12 @@ func (r *runState) conclude(res *Result, runErr error) {
 		// below a commander) left unlaunched still make the run
 		// incomplete: its bundles rest on less work than planned.
 		if u := r.unlaunched(""); u != "" {
-			res.Status, res.Error = StatusIncomplete, u
+			res.Status, res.Error = runfiles.StatusIncomplete, u
 			break
 		}
-		res.Status = StatusComplete
+		res.Status = runfiles.StatusComplete
 	}
-	res.OK = res.Status == StatusComplete || res.Status == StatusSealed
+	res.OK = res.Status == runfiles.StatusComplete || res.Status == runfiles.StatusSealed
 }
 
 // ShadowOff is the shadow reason (Result.ShadowReason) of a run whose config

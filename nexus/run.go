@@ -5,9 +5,12 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -19,7 +22,7 @@ import (
 // functions read from it and write their outputs to the Result.
 type runState struct {
 	opts   Options
-	cfg    *Config
+	cfg    *config.Config
 	plan   Plan
 	dir    rundir.Dir
 	lock   *rundir.Lock // the run directory's lock, released when the run ends
@@ -45,14 +48,14 @@ type runState struct {
 	ev      evidenceSetup // ground truth and a test's verifier (evidence.go)
 	arrived arrivedChecks // the atoms' checked citations (checkArrived)
 
-	waves *waveLog       // how the commanders were deployed in waves; nil when they were not (waves.go)
-	fu    *followUpSetup // the previous run of a follow-up; nil without one (followup.go)
+	waves *runfiles.WavesTelemetry // how the commanders were deployed in waves; nil when they were not (waves.go)
+	fu    *followUpSetup           // the previous run of a follow-up; nil without one (followup.go)
 }
 
 // timeoutFactor is the personality's timeout factor (1 when unset): every
 // timeout of a run (calls, workers, squad leads, commanders, the mission)
 // is scaled by it.
-func timeoutFactor(cfg *Config, personality string) float64 {
+func timeoutFactor(cfg *config.Config, personality string) float64 {
 	if f := cfg.Personalities[personality].TimeoutFactor; f > 0 {
 		return f
 	}
@@ -122,19 +125,19 @@ func (r *runState) execute(ctx context.Context, res *Result, sealed *Sealed) err
 	reviews = append(reviews, r.quarantineReviews(ctx, res, settings)...)
 
 	// Phase 7: consensus and synthesis.
-	r.rec.enter(Phase7, "consensus and synthesis")
+	r.rec.enter(events.Phase7, "consensus and synthesis")
 	r.consensus(res, reviews, dec)
 	if err := r.synthesise(ctx, res, settings); err != nil {
-		r.rec.emit(Event{Phase: Phase7, Kind: EvFailure, Role: commanders.RoleSynthesizer, Message: err.Error(), Data: FailureData{FailureClass: string(providers.ClassOf(err))}})
+		r.rec.emit(events.Event{Phase: events.Phase7, Kind: events.Failure, Role: commanders.RoleSynthesizer, Message: err.Error(), Data: events.FailureData{FailureClass: string(providers.ClassOf(err))}})
 	}
-	r.rec.leave(Phase7, nil)
+	r.rec.leave(events.Phase7, nil)
 
 	// Phase 8: output.
-	r.rec.enter(Phase8, "action report and telemetry")
+	r.rec.enter(events.Phase8, "action report and telemetry")
 	if r.opts.Replays > 1 && r.sb != nil && res.ShadowValid {
 		inc, reason, err := r.replayIncoherence(ctx, res, r.opts.Replays)
 		if err != nil {
-			r.rec.emit(Event{Phase: Phase8, Kind: EvFailure, Message: "replays: " + err.Error()})
+			r.rec.emit(events.Event{Phase: events.Phase8, Kind: events.Failure, Message: "replays: " + err.Error()})
 		} else {
 			r.sb.bridge.SetIncoherence(inc, reason)
 		}
@@ -144,7 +147,7 @@ func (r *runState) execute(ctx context.Context, res *Result, sealed *Sealed) err
 	}
 	r.conclude(res, nil)
 	r.writeFinal(res)
-	r.rec.leave(Phase8, Phase8End{Status: res.Status})
+	r.rec.leave(events.Phase8, events.Phase8End{Status: res.Status})
 	return nil
 }
 

@@ -8,76 +8,15 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/internal/safeio"
-	"github.com/swarm-dev/swarm/shadow"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // This file reads a finished run directory: what `swarm shadow verify` and
 // `swarm shadow report` check and print.
-
-// ErrNoReports is returned by ReadReports for a directory without
-// reports/*.json.
-var ErrNoReports = errors.New("no reports (is it a run directory?)")
-
-// VerifyCommitment checks an envelope against what the run directory
-// committed: the hashes recorded in events.jsonl before any commander
-// started, and the decomposition the task hash was computed over. A file
-// the check needs that is missing or unreadable fails the check (what
-// cannot be verified is not valid). Every error wraps shadow.ErrTampered.
-func VerifyCommitment(runDir string, env *shadow.Envelope) error {
-	d := rundir.Dir{Path: runDir}
-	sealed, task, ok, err := CommittedHashes(d.Path)
-	switch {
-	case err != nil:
-		return fmt.Errorf("%w: cannot read the run's commitment: %w", shadow.ErrTampered, err)
-	case !ok:
-		return fmt.Errorf("%w: events.jsonl records no sealed hash", shadow.ErrTampered)
-	case sealed != env.SealedHash:
-		return fmt.Errorf("%w: envelope commits %s, the run's events committed %s", shadow.ErrTampered, env.SealedHash, sealed)
-	case task == "" || task != env.TaskHash:
-		return fmt.Errorf("%w: envelope task_hash %s, the run's events committed %q", shadow.ErrTampered, env.TaskHash, task)
-	}
-	dec, err := rundir.ReadFile(d.Join("decomposition.json"))
-	if err != nil {
-		return fmt.Errorf("%w: cannot read decomposition.json: %w", shadow.ErrTampered, err)
-	}
-	if err := shadow.VerifyTaskHash(dec, task); err != nil {
-		return fmt.Errorf("decomposition.json: %w", err)
-	}
-	return nil
-}
-
-// EnvelopePath is where a run directory keeps its sealed envelope.
-func EnvelopePath(runDir string) string { return rundir.Dir{Path: runDir}.EnvelopePath() }
-
-// ReadReports reads the run's Shadow Reports (reports/*.json), ordered by file
-// name. A directory without any is ErrNoReports (wrapped, naming the
-// directory); a report that is not JSON names its file.
-func ReadReports(runDir string) ([]shadow.Report, error) {
-	d := rundir.Dir{Path: runDir}
-	files, _ := filepath.Glob(d.Join("reports", "*.json"))
-	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: %w", d.Path, ErrNoReports)
-	}
-	sort.Strings(files)
-	var all []shadow.Report
-	for _, f := range files {
-		b, err := rundir.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		var r shadow.Report
-		if err := json.Unmarshal(b, &r); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		all = append(all, r)
-	}
-	return all, nil
-}
 
 // runRecord is what a follow-up reads of an earlier run's result.json: how
 // it ended, its Shadow Scores, its findings and its own predecessor.
@@ -86,11 +25,11 @@ type runRecord struct {
 	Plan   struct {
 		RunID string `json:"run_id"`
 	} `json:"plan"`
-	SealedHash  string           `json:"sealed_hash"`
-	ShadowValid bool             `json:"shadow_valid"`
-	Aggregate   *ShadowAggregate `json:"shadow_aggregate"`
-	Bundles     []recordBundle   `json:"bundles"`
-	FollowUp    *FollowUp        `json:"follow_up"`
+	SealedHash  string             `json:"sealed_hash"`
+	ShadowValid bool               `json:"shadow_valid"`
+	Aggregate   *ShadowAggregate   `json:"shadow_aggregate"`
+	Bundles     []recordBundle     `json:"bundles"`
+	FollowUp    *runfiles.FollowUp `json:"follow_up"`
 }
 
 // recordBundle is a bundle of result.json as a follow-up reads it.
@@ -108,12 +47,12 @@ type recordFinding struct {
 }
 
 // runStatuses are the statuses result.json may hold.
-var runStatuses = []string{StatusComplete, StatusIncomplete, StatusPartial, StatusInvalid, StatusFailed, StatusInterrupted, StatusSealed}
+var runStatuses = []string{runfiles.StatusComplete, runfiles.StatusIncomplete, runfiles.StatusPartial, runfiles.StatusInvalid, runfiles.StatusFailed, runfiles.StatusInterrupted, runfiles.StatusSealed}
 
 // readRunRecord reads and checks dir/result.json. Its errors name the file
 // and the field at fault.
 func readRunRecord(dir string) (*runRecord, error) {
-	path := filepath.Join(dir, "result.json")
+	path := filepath.Join(dir, runfiles.ResultFile)
 	b, err := rundir.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -161,7 +100,7 @@ type JournalCheck struct {
 // journal is not an error (Present false).
 func VerifyJournal(runDir string, trustUnsigned bool) (JournalCheck, error) {
 	var jc JournalCheck
-	f, _, err := safeio.Open(filepath.Join(runDir, JournalFile), true)
+	f, _, err := safeio.Open(filepath.Join(runDir, runfiles.JournalFile), true)
 	if errors.Is(err, fs.ErrNotExist) {
 		return jc, nil
 	}
@@ -170,7 +109,7 @@ func VerifyJournal(runDir string, trustUnsigned bool) (JournalCheck, error) {
 	}
 	defer f.Close()
 	jc.Present = true
-	b, err := rundir.ReadFile(filepath.Join(runDir, ManifestFile))
+	b, err := rundir.ReadFile(filepath.Join(runDir, runfiles.ManifestFile))
 	if err != nil {
 		return jc, fmt.Errorf("%s: the journal's run id: %w", runDir, err)
 	}
@@ -178,14 +117,14 @@ func VerifyJournal(runDir string, trustUnsigned bool) (JournalCheck, error) {
 		RunID string `json:"run_id"`
 	}
 	if err := json.Unmarshal(b, &mf); err != nil {
-		return jc, fmt.Errorf("%s: %w", filepath.Join(runDir, ManifestFile), err)
+		return jc, fmt.Errorf("%s: %w", filepath.Join(runDir, runfiles.ManifestFile), err)
 	}
 	key, err := loadJournalKey(false)
 	if err != nil {
 		return jc, err
 	}
 	v := &journalVerifier{key: key, runID: mf.RunID, trustUnsigned: trustUnsigned}
-	_, n, torn, err := scanJournal(f, JournalFile, v, nil)
+	_, n, torn, err := scanJournal(f, runfiles.JournalFile, v, nil)
 	if err != nil {
 		return jc, err
 	}

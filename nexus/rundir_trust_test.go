@@ -19,11 +19,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/safeio"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/builtin"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -48,8 +50,8 @@ func killedRun(t *testing.T) (dir, config string) {
 // turned into a pass) is refused on resume, naming the file, line and
 // record, before anything in the directory is touched.
 func TestResumeRefusesAnEditedJudgeAnswer(t *testing.T) {
-	dir, config := killedRun(t)
-	path := filepath.Join(dir, nexus.JournalFile)
+	dir, configPath := killedRun(t)
+	path := filepath.Join(dir, runfiles.JournalFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -76,9 +78,9 @@ func TestResumeRefusesAnEditedJudgeAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := snapshot(t, dir)
-	_, err = nexus.Resume(dir, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: config})
+	_, err = nexus.Resume(dir, nexus.ResumeOptions{Registry: builtin.Registry(mock.Options{}), ConfigPath: configPath})
 	want := fmt.Sprintf("journal.jsonl line %d (seq %d)", edited+1, rec.Seq)
-	if !errors.Is(err, nexus.ErrJournalTampered) || !errors.Is(err, nexus.ErrBadInput) || !strings.Contains(err.Error(), want) {
+	if !errors.Is(err, nexus.ErrJournalTampered) || !errors.Is(err, config.ErrBadInput) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Resume: %v; want a refusal naming %q", err, want)
 	}
 	if diff := cmp.Diff(before, snapshot(t, dir)); diff != "" {
@@ -93,7 +95,7 @@ func TestResumeRefusesAnEditedJudgeAnswer(t *testing.T) {
 // explicitly; trusted, the run resumes and replays it.
 func TestResumeOfAnUnsignedJournalNeedsTheUsersWord(t *testing.T) {
 	dir, config := killedRun(t)
-	path := filepath.Join(dir, nexus.JournalFile)
+	path := filepath.Join(dir, runfiles.JournalFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -164,13 +166,13 @@ func (g *gate) wrap(_ providers.Ref, p providers.Provider) providers.Provider {
 // going, and a second resume beside a first, are refused naming the pid
 // that holds the directory; once the holder ends, resume proceeds.
 func TestSecondProcessOnARunDirectoryIsRefused(t *testing.T) {
-	mission, config := resumeFixture(t)
+	mission, configPath := resumeFixture(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	g := &gate{n: 5, reached: make(chan struct{}), release: make(chan struct{})}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		_, err := prepareResumeRun(t, mission, config, dir, nil, nexus.WithProviderWrap(g.wrap)).Run(ctx)
+		_, err := prepareResumeRun(t, mission, configPath, dir, nil, nexus.WithProviderWrap(g.wrap)).Run(ctx)
 		done <- err
 	}()
 	select {
@@ -180,8 +182,8 @@ func TestSecondProcessOnARunDirectoryIsRefused(t *testing.T) {
 	}
 	wantHolder := fmt.Sprintf("is in use by another swarm process (pid %d)", os.Getpid())
 	reg := builtin.Registry(mock.Options{})
-	_, err := nexus.Resume(dir, nexus.ResumeOptions{Registry: reg, ConfigPath: config})
-	if !errors.Is(err, nexus.ErrBadInput) || !strings.Contains(err.Error(), wantHolder) {
+	_, err := nexus.Resume(dir, nexus.ResumeOptions{Registry: reg, ConfigPath: configPath})
+	if !errors.Is(err, config.ErrBadInput) || !strings.Contains(err.Error(), wantHolder) {
 		t.Errorf("resume beside the running run: %v; want a refusal naming %q", err, wantHolder)
 	}
 	cancel() // as Ctrl-C: the run ends interrupted and lets the directory go
@@ -190,16 +192,16 @@ func TestSecondProcessOnARunDirectoryIsRefused(t *testing.T) {
 		t.Fatalf("run: %v, want interrupted", err)
 	}
 
-	first, err := nexus.Resume(dir, nexus.ResumeOptions{Registry: reg, ConfigPath: config})
+	first, err := nexus.Resume(dir, nexus.ResumeOptions{Registry: reg, ConfigPath: configPath})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = nexus.Resume(dir, nexus.ResumeOptions{Registry: reg, ConfigPath: config})
+	_, err = nexus.Resume(dir, nexus.ResumeOptions{Registry: reg, ConfigPath: configPath})
 	if err == nil || !strings.Contains(err.Error(), wantHolder) {
 		t.Errorf("second resume: %v; want a refusal naming %q", err, wantHolder)
 	}
 	res, err := first.Run(t.Context())
-	if err != nil || res.Status != nexus.StatusComplete {
+	if err != nil || res.Status != runfiles.StatusComplete {
 		t.Fatalf("first resume: %v (%v)", err, res)
 	}
 	if n := len(journalKeys(t, dir)); n != res.Telemetry.Calls {
@@ -237,7 +239,7 @@ func TestKilledLockHolderDoesNotBlockResume(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resume after the holder was killed: %v", err)
 	}
-	if res, err := m.Run(t.Context()); err != nil || res.Status != nexus.StatusComplete {
+	if res, err := m.Run(t.Context()); err != nil || res.Status != runfiles.StatusComplete {
 		t.Fatalf("resumed run: %v (%v)", err, res)
 	}
 }
@@ -290,16 +292,16 @@ func sparse(t *testing.T, path string, size int64) {
 // and the limit.
 func TestRunDirectoryFilesAreReadRegularAndBounded(t *testing.T) {
 	reg := builtin.Registry(mock.Options{})
-	resume := func(dir, config string) error {
-		m, err := nexus.Resume(dir, nexus.ResumeOptions{Registry: reg, ConfigPath: config})
+	resume := func(dir, configPath string) error {
+		m, err := nexus.Resume(dir, nexus.ResumeOptions{Registry: reg, ConfigPath: configPath})
 		if err == nil {
 			m.Close()
 		}
 		return err
 	}
-	followUp := func(dir, config string) error {
+	followUp := func(dir, configPath string) error {
 		mission, _ := resumeFixture(t)
-		cfg, err := nexus.LoadConfig(config, reg)
+		cfg, err := config.Load(configPath, reg)
 		if err != nil {
 			return err
 		}
@@ -308,7 +310,7 @@ func TestRunDirectoryFilesAreReadRegularAndBounded(t *testing.T) {
 			return err
 		}
 		_, err = nexus.Prepare(nexus.Options{Config: cfg, Registry: reg, Mission: string(text), MissionName: mission, MissionPath: mission,
-			MissionDir: filepath.Dir(mission), ConfigPath: config, OutDir: filepath.Join(t.TempDir(), "next"), FollowUp: dir})
+			MissionDir: filepath.Dir(mission), ConfigPath: configPath, OutDir: filepath.Join(t.TempDir(), "next"), FollowUp: dir})
 		return err
 	}
 	for _, tc := range []struct {
@@ -316,7 +318,7 @@ func TestRunDirectoryFilesAreReadRegularAndBounded(t *testing.T) {
 		finish  bool // the run finished (result.json kept): a follow-up's previous run
 		file    string
 		huge    bool // a 3 GB sparse file instead of a FIFO
-		call    func(dir, config string) error
+		call    func(dir, configPath string) error
 		wantErr error
 		want    string
 	}{
@@ -324,18 +326,18 @@ func TestRunDirectoryFilesAreReadRegularAndBounded(t *testing.T) {
 		{"resume: a 3 GB result.json", false, "result.json", true, resume, safeio.ErrTooLarge, "over the limit of 67108864"},
 		{"resume: run.json is a FIFO", false, "run.json", false, resume, safeio.ErrNotRegular, "run.json"},
 		{"resume: journal.jsonl is a FIFO", false, "journal.jsonl", false, resume, safeio.ErrNotRegular, "journal.jsonl"},
-		{"resume: the stored envelope is a FIFO", false, filepath.Join("sealed", "envelope.json"), false, func(dir, config string) error {
-			m, err := nexus.Resume(dir, nexus.ResumeOptions{Registry: reg, ConfigPath: config})
+		{"resume: the stored envelope is a FIFO", false, filepath.Join("sealed", "envelope.json"), false, func(dir, configPath string) error {
+			m, err := nexus.Resume(dir, nexus.ResumeOptions{Registry: reg, ConfigPath: configPath})
 			if err != nil {
 				return err
 			}
 			_, err = m.Run(t.Context())
 			return err
 		}, safeio.ErrNotRegular, "envelope.json"},
-		{"--follow-up: the previous result.json is a FIFO", true, "result.json", false, followUp, nexus.ErrBadInput, "result.json: not a regular file"},
-		{"--follow-up: a 3 GB previous result.json", true, "result.json", true, followUp, nexus.ErrBadInput, "result.json: 3221225472 bytes, over the limit of 67108864"},
+		{"--follow-up: the previous result.json is a FIFO", true, "result.json", false, followUp, config.ErrBadInput, "result.json: not a regular file"},
+		{"--follow-up: a 3 GB previous result.json", true, "result.json", true, followUp, config.ErrBadInput, "result.json: 3221225472 bytes, over the limit of 67108864"},
 		{"shadow verify: events.jsonl is a FIFO", true, "events.jsonl", false, func(dir, _ string) error {
-			return nexus.VerifyCommitment(dir, mustEnvelope(t, dir))
+			return runfiles.VerifyCommitment(dir, mustEnvelope(t, dir))
 		}, safeio.ErrNotRegular, "events.jsonl"},
 		{"shadow verify: journal.jsonl is a FIFO", true, "journal.jsonl", false, func(dir, _ string) error {
 			_, err := nexus.VerifyJournal(dir, false)
@@ -363,20 +365,20 @@ func TestRunDirectoryFilesAreReadRegularAndBounded(t *testing.T) {
 			return err
 		}, safeio.ErrTooLarge, "over the limit of 67108864"},
 		{"shadow report: a 3 GB report", true, filepath.Join("reports", "huge.json"), true, func(dir, _ string) error {
-			_, err := nexus.ReadReports(dir)
+			_, err := runfiles.ReadReports(dir)
 			return err
 		}, safeio.ErrTooLarge, "over the limit"},
 	} {
 		t.Run(tc.why, func(t *testing.T) {
-			var dir, config string
+			var dir, configPath string
 			if tc.finish {
 				mission, cfg := resumeFixture(t)
-				dir, config = filepath.Join(t.TempDir(), "run"), cfg
-				if _, err := prepareResumeRun(t, mission, config, dir, nil).Run(t.Context()); err != nil {
+				dir, configPath = filepath.Join(t.TempDir(), "run"), cfg
+				if _, err := prepareResumeRun(t, mission, configPath, dir, nil).Run(t.Context()); err != nil {
 					t.Fatal(err)
 				}
 			} else {
-				dir, config = killedRun(t)
+				dir, configPath = killedRun(t)
 			}
 			path := filepath.Join(dir, tc.file)
 			if tc.huge {
@@ -384,7 +386,7 @@ func TestRunDirectoryFilesAreReadRegularAndBounded(t *testing.T) {
 			} else {
 				mkfifo(t, path)
 			}
-			err := withDeadline(t, func() error { return tc.call(dir, config) })
+			err := withDeadline(t, func() error { return tc.call(dir, configPath) })
 			if !errors.Is(err, tc.wantErr) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v; want %v naming %q", err, tc.wantErr, tc.want)
 			}
@@ -394,7 +396,7 @@ func TestRunDirectoryFilesAreReadRegularAndBounded(t *testing.T) {
 
 func mustEnvelope(t *testing.T, dir string) *shadow.Envelope {
 	t.Helper()
-	env, err := shadow.LoadSealed(nexus.EnvelopePath(dir))
+	env, err := shadow.LoadSealed(runfiles.EnvelopePath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // Issue 20, "Run ids never collide": runs of one mission started in the
@@ -53,7 +54,7 @@ func TestRunsStartedInTheSameSecondGetTheirOwnDirectories(t *testing.T) {
 	wg.Wait()
 	dirs, ids := map[string]bool{}, map[string]bool{}
 	for _, res := range results {
-		if res.Status != nexus.StatusComplete {
+		if res.Status != runfiles.StatusComplete {
 			t.Errorf("%s: %s (%s)", res.Dir, res.Status, res.Error)
 		}
 		if filepath.Base(res.Dir) != res.Plan.RunID || res.Telemetry.RunID != res.Plan.RunID {

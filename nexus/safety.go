@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -14,27 +15,8 @@ import (
 // with a few examples each. Paths, patterns and reasons are redacted as in
 // the tool_call events.
 
-// RefusalGroup is one kind of refused tool call.
-type RefusalGroup struct {
-	Kind     string           `json:"kind"`
-	Count    int              `json:"count"`
-	Examples []RefusalExample `json:"examples"`
-}
-
-// RefusalExample is one refused tool call: who asked, with which tool, for
-// what, and why it was refused.
-type RefusalExample struct {
-	Agent   string `json:"agent"`
-	Role    string `json:"role"`
-	Tool    string `json:"tool"`
-	Path    string `json:"path,omitempty"`
-	Pattern string `json:"pattern,omitempty"`
-	Reason  string `json:"reason"`
-	kind    string
-}
-
 // maxRefusalsKept bounds the refusals a run keeps in memory; the counts
-// (ToolStats) are exact whatever the bound.
+// (runfiles.ToolStats) are exact whatever the bound.
 const maxRefusalsKept = 10000
 
 // refusalExamples is how many examples of each kind are reported.
@@ -56,15 +38,15 @@ func (m *meter) noteRefusal(a commanders.Agent, out workspace.Outcome) {
 	if len(m.refused) >= maxRefusalsKept {
 		return
 	}
-	m.refused = append(m.refused, RefusalExample{Agent: a.ID, Role: a.Role, Tool: out.Tool, Path: m.rec.scrub(out.Path),
-		Pattern: m.rec.scrub(out.Pattern), Reason: m.rec.scrub(out.Reason), kind: kind})
+	m.refused = append(m.refused, runfiles.RefusalExample{Agent: a.ID, Role: a.Role, Tool: out.Tool, Path: m.rec.scrub(out.Path),
+		Pattern: m.rec.scrub(out.Pattern), Reason: m.rec.scrub(out.Reason), Kind: kind})
 }
 
 // refusalGroups groups the refusals kept by kind. Examples are chosen in a
 // fixed order (agent, tool, path, pattern, reason: the same run gives the
 // same examples whichever agent finished first), one per distinct path or
 // pattern. Nil when nothing was refused.
-func (m *meter) refusalGroups() []RefusalGroup {
+func (m *meter) refusalGroups() []runfiles.RefusalGroup {
 	m.mu.Lock()
 	rs, counts := slices.Clone(m.refused), maps.Clone(m.refusedKinds)
 	m.mu.Unlock()
@@ -73,33 +55,33 @@ func (m *meter) refusalGroups() []RefusalGroup {
 
 // groupRefusals groups rs by kind; counts are the exact counts per kind
 // (rs may have been capped).
-func groupRefusals(rs []RefusalExample, counts map[string]int) []RefusalGroup {
+func groupRefusals(rs []runfiles.RefusalExample, counts map[string]int) []runfiles.RefusalGroup {
 	if len(counts) == 0 {
 		return nil
 	}
-	slices.SortFunc(rs, func(a, b RefusalExample) int {
+	slices.SortFunc(rs, func(a, b runfiles.RefusalExample) int {
 		return cmp.Or(cmp.Compare(a.Agent, b.Agent), cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Path, b.Path),
 			cmp.Compare(a.Pattern, b.Pattern), cmp.Compare(a.Reason, b.Reason))
 	})
-	byKind := map[string]*RefusalGroup{}
+	byKind := map[string]*runfiles.RefusalGroup{}
 	var kinds []string
 	for k, n := range counts {
-		byKind[k] = &RefusalGroup{Kind: k, Count: n, Examples: []RefusalExample{}}
+		byKind[k] = &runfiles.RefusalGroup{Kind: k, Count: n, Examples: []runfiles.RefusalExample{}}
 		kinds = append(kinds, k)
 	}
 	for _, r := range rs {
-		g := byKind[r.kind]
+		g := byKind[r.Kind]
 		if g == nil {
 			continue
 		}
-		if len(g.Examples) < refusalExamples && !slices.ContainsFunc(g.Examples, func(x RefusalExample) bool {
+		if len(g.Examples) < refusalExamples && !slices.ContainsFunc(g.Examples, func(x runfiles.RefusalExample) bool {
 			return x.Path == r.Path && x.Pattern == r.Pattern
 		}) {
 			g.Examples = append(g.Examples, r)
 		}
 	}
 	slices.SortFunc(kinds, workspace.CompareRefusalKinds)
-	out := make([]RefusalGroup, 0, len(kinds))
+	out := make([]runfiles.RefusalGroup, 0, len(kinds))
 	for _, k := range kinds {
 		out = append(out, *byKind[k])
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -39,8 +40,8 @@ func TestJudgingDoesNotWaitForCrossReview(t *testing.T) {
 	})
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "held:honest", func(o *nexus.Options) {
 		o.Registry = reg
-		o.Observers = append(o.Observers, nexus.ObserverFunc(func(e nexus.Event) {
-			if e.Kind == nexus.EvJudged {
+		o.Observers = append(o.Observers, events.ObserverFunc(func(e events.Event) {
+			if e.Kind == events.Judged {
 				once.Do(func() { close(judged) })
 			}
 		}))
@@ -49,7 +50,7 @@ func TestJudgingDoesNotWaitForCrossReview(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range res.Events {
-		if e.Kind == nexus.EvFailure && e.Role == commanders.RoleReviewer {
+		if e.Kind == events.Failure && e.Role == commanders.RoleReviewer {
 			t.Errorf("reviewer failed: %s", e.Message)
 		}
 	}
@@ -122,14 +123,14 @@ func TestParallelJudgingIsDeterministicAndStillHardens(t *testing.T) {
 			hardened++
 		}
 	}
-	events := 0
+	evs := 0
 	for _, e := range a.Events {
-		if e.Kind == nexus.EvHardening {
-			events++
+		if e.Kind == events.Hardening {
+			evs++
 		}
 	}
-	if hardened == 0 || events != hardened {
-		t.Errorf("%d bundles hardened, %d hardening events: want sloppy bundles hardened, one event each", hardened, events)
+	if hardened == 0 || evs != hardened {
+		t.Errorf("%d bundles hardened, %d hardening events: want sloppy bundles hardened, one event each", hardened, evs)
 	}
 }
 
@@ -235,7 +236,7 @@ func TestLLMCallsCarryTheirOwnPhase(t *testing.T) {
 	}
 	got := map[string]map[string]int{}
 	for _, e := range res.Events {
-		if e.Kind != nexus.EvLLMCall {
+		if e.Kind != events.LLMCall {
 			continue
 		}
 		if got[e.Role] == nil {

@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	swarm "github.com/swarm-dev/swarm"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // seedBlock is the seed system's own shadow_scoring block, as written
@@ -22,9 +24,9 @@ const seedBlock = `shadow_scoring:
   categories: [happy_path, edge_case, error_handling, security, completeness]
 `
 
-func seedConfig(t *testing.T, enabled string) *nexus.Config {
+func seedConfig(t *testing.T, enabled string) *config.Config {
 	t.Helper()
-	cfg, err := nexus.ParseConfig("seed.yml", []byte(strings.Replace(seedBlock, "%s", enabled, 1)), swarm.DefaultConfig, nil)
+	cfg, err := config.Parse("seed.yml", []byte(strings.Replace(seedBlock, "%s", enabled, 1)), swarm.DefaultConfig, nil)
 	if err != nil {
 		t.Fatalf("the seed's shadow_scoring block is refused: %v", err)
 	}
@@ -46,7 +48,7 @@ func TestSeedShadowScoringBlockIsAcceptedAsWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != nexus.StatusComplete || res.Plan.Criteria != 7 {
+	if res.Status != runfiles.StatusComplete || res.Plan.Criteria != 7 {
 		t.Fatalf("status %s (%s), %d criteria; want complete with 7", res.Status, res.Error, res.Plan.Criteria)
 	}
 	if !res.Plan.Hardening.Enabled {
@@ -86,7 +88,7 @@ func TestShadowScoringOffCompletesWithoutAScore(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := res.Aggregate
-	if res.Status != nexus.StatusComplete || !res.OK || res.ShadowReason != nexus.ShadowOff {
+	if res.Status != runfiles.StatusComplete || !res.OK || res.ShadowReason != nexus.ShadowOff {
 		t.Errorf("status %s (ok %v, %q, reason %q), want complete saying %q", res.Status, res.OK, res.Error, res.ShadowReason, nexus.ShadowOff)
 	}
 	if a.Scored != 0 || a.Median != nil || a.Level != "none" || a.Unjudged != a.Planned {

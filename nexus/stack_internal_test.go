@@ -13,8 +13,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // seamPool is a pool over kind "fake" whose provider answers with answer
@@ -24,14 +27,14 @@ type seamPool struct {
 	pp     *providerPool
 	calls  atomic.Int64
 	mu     sync.Mutex
-	events []Event
+	events []events.Event
 }
 
 func newSeamPool(t *testing.T, journalPath string, answer string) *seamPool {
 	t.Helper()
 	sp := &seamPool{}
-	rec := testRecorder(t, func(e Event) {
-		if e.Kind == EvLLMCall {
+	rec := testRecorder(t, func(e events.Event) {
+		if e.Kind == events.LLMCall {
 			sp.mu.Lock()
 			sp.events = append(sp.events, e)
 			sp.mu.Unlock()
@@ -52,7 +55,7 @@ func newSeamPool(t *testing.T, journalPath string, answer string) *seamPool {
 		}
 		t.Cleanup(func() { _ = j.close() })
 	}
-	cfg := &Config{Providers: map[string]providers.KindConfig{"fake": {}}}
+	cfg := &config.Config{Providers: map[string]providers.KindConfig{"fake": {}}}
 	sp.pp = &providerPool{cfg: cfg, reg: reg, limits: &providers.LimitSet{}, rec: rec, meter: newMeter(cfg.PriceOf, 0, rec), journal: j}
 	return sp
 }
@@ -62,7 +65,7 @@ func newSeamPool(t *testing.T, journalPath string, answer string) *seamPool {
 // routing) changes what a run records and must be seen here.
 func TestCallStackOrder(t *testing.T) {
 	t.Parallel()
-	sp := newSeamPool(t, filepath.Join(t.TempDir(), JournalFile), "{}")
+	sp := newSeamPool(t, filepath.Join(t.TempDir(), runfiles.JournalFile), "{}")
 	ref := providers.Ref{Kind: "fake", Model: "m"}
 	ms, err := sp.pp.provider(ref)
 	if err != nil {
@@ -82,7 +85,7 @@ func TestCallStackOrder(t *testing.T) {
 func TestRecordReportsTheValidationOutcome(t *testing.T) {
 	t.Parallel()
 	sp := newSeamPool(t, "", `{"name":"a","score":30,"tags":[]}`)
-	sp.pp.rec.enter(Phase6, "entered last")
+	sp.pp.rec.enter(events.Phase6, "entered last")
 	type out struct {
 		Name  string   `json:"name"`
 		Score int      `json:"score" jsonschema:"minimum=0,maximum=10"`
@@ -97,7 +100,7 @@ func TestRecordReportsTheValidationOutcome(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &providers.Call{Request: providers.Request{Schema: schema, Caller: providers.Caller{Role: "worker", AgentID: "w"}}, Ref: ref, Phase: string(Phase4)}
+	c := &providers.Call{Request: providers.Request{Schema: schema, Caller: providers.Caller{Role: "worker", AgentID: "w"}}, Ref: ref, Phase: string(events.Phase4)}
 	ms.Run(t.Context(), c)
 	if c.Err != nil {
 		t.Fatalf("err %v: an invalid answer is not a transport error", c.Err)
@@ -112,8 +115,8 @@ func TestRecordReportsTheValidationOutcome(t *testing.T) {
 		t.Fatalf("%d llm_call events, want 1", len(sp.events))
 	}
 	e := sp.events[0]
-	d := e.Data.(CallData)
-	if diff := cmp.Diff([]string{string(Phase4), "invalid_output", "schema_invalid"}, []string{string(e.Phase), d.Outcome, d.FailureClass}); diff != "" {
+	d := e.Data.(events.CallData)
+	if diff := cmp.Diff([]string{string(events.Phase4), "invalid_output", "schema_invalid"}, []string{string(e.Phase), d.Outcome, d.FailureClass}); diff != "" {
 		t.Errorf("llm_call event (-want +got):\n%s", diff)
 	}
 }
@@ -123,7 +126,7 @@ func TestRecordReportsTheValidationOutcome(t *testing.T) {
 // A fresh answer is journaled under the model that gave it (Call.Ref).
 func TestReplaySkipsTheProviderAndStillRecords(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), JournalFile)
+	path := filepath.Join(t.TempDir(), runfiles.JournalFile)
 	ref := providers.Ref{Kind: "fake", Model: "m"}
 	req := providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: "q"}}, Caller: providers.Caller{Role: "worker", AgentID: "w"}}
 
@@ -154,7 +157,7 @@ func TestReplaySkipsTheProviderAndStillRecords(t *testing.T) {
 	if len(resumed.events) != 1 {
 		t.Fatalf("%d llm_call events, want the replayed call recorded once", len(resumed.events))
 	}
-	if d := resumed.events[0].Data.(CallData); !d.Replayed || resumed.events[0].Model != ref.String() {
+	if d := resumed.events[0].Data.(events.CallData); !d.Replayed || resumed.events[0].Model != ref.String() {
 		t.Errorf("event %+v: want a replayed call of %s", resumed.events[0], ref)
 	}
 }
@@ -173,11 +176,11 @@ func TestRunsScrubOnlyTheirOwnSecrets(t *testing.T) {
 		t.Run(r.name, func(t *testing.T) {
 			t.Parallel()
 			var seen []string
-			rec := testRecorder(t, func(e Event) { seen = append(seen, e.Message) })
+			rec := testRecorder(t, func(e events.Event) { seen = append(seen, e.Message) })
 			sec := redact.NewSecrets(r.own)
 			rec.secrets, rec.events.secrets, rec.transcripts.secrets = sec, sec, sec
 			for i := range 50 {
-				rec.emit(Event{Kind: EvFailure, Message: fmt.Sprintf("call %d: own %s other %s", i, r.own, r.other)})
+				rec.emit(events.Event{Kind: events.Failure, Message: fmt.Sprintf("call %d: own %s other %s", i, r.own, r.other)})
 			}
 			for _, m := range seen {
 				if strings.Contains(m, r.own) || !strings.Contains(m, r.other) {
@@ -196,9 +199,9 @@ func TestRunsScrubOnlyTheirOwnSecrets(t *testing.T) {
 // fallback is journaled under the fallback, and replays under it.
 func TestJournalRecordsTheModelThatAnswered(t *testing.T) {
 	t.Parallel()
-	tp := newTestPool(t, CircuitBreakerConfig{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: time.Hour, HalfOpenProbes: 1},
+	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: time.Hour, HalfOpenProbes: 1},
 		map[string][]providers.Ref{"worker": {upRef}})
-	path := filepath.Join(t.TempDir(), JournalFile)
+	path := filepath.Join(t.TempDir(), runfiles.JournalFile)
 	j, _, err := openJournal(path, testOpen)
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +226,7 @@ func TestJournalRecordsTheModelThatAnswered(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, _, _, err := scanJournal(f, JournalFile, nil, func(r JournalRecord) { refs = append(refs, r.Ref) }); err != nil {
+	if _, _, _, err := scanJournal(f, runfiles.JournalFile, nil, func(r JournalRecord) { refs = append(refs, r.Ref) }); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{upRef.String()}, refs); diff != "" {

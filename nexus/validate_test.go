@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -31,11 +32,11 @@ func TestAnswersAreCheckedTheWayTheyAreRead(t *testing.T) {
 	}
 	workers := 0
 	for _, e := range res.Events {
-		if e.Kind != nexus.EvLLMCall || e.Role != commanders.RoleWorker {
+		if e.Kind != events.LLMCall || e.Role != commanders.RoleWorker {
 			continue
 		}
 		workers++
-		if d := e.Data.(nexus.CallData); d.Outcome != "ok" {
+		if d := e.Data.(events.CallData); d.Outcome != "ok" {
 			t.Errorf("worker call %s: outcome %v", e.AgentID, d.Outcome)
 		}
 	}

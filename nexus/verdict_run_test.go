@@ -16,6 +16,7 @@ import (
 	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/builtin"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/vocab"
 )
@@ -150,7 +151,7 @@ func TestWorkspaceEvidenceDecidesTheVerdict(t *testing.T) {
 // workspace seals none.
 func TestWorkspaceRunSealsMechanicalChecks(t *testing.T) {
 	res, dir := securityReview(t, "honest", "ss-50", nil)
-	env, err := shadow.LoadSealed(nexus.EnvelopePath(dir))
+	env, err := shadow.LoadSealed(runfiles.EnvelopePath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestWorkspaceRunSealsMechanicalChecks(t *testing.T) {
 	var stored struct {
 		Criteria []map[string]any `json:"criteria"`
 	}
-	b, _ := os.ReadFile(nexus.EnvelopePath(dir))
+	b, _ := os.ReadFile(runfiles.EnvelopePath(dir))
 	if err := json.Unmarshal(b, &stored); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestWorkspaceRunSealsMechanicalChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	penv, err := shadow.LoadSealed(nexus.EnvelopePath(out))
+	penv, err := shadow.LoadSealed(runfiles.EnvelopePath(out))
 	if err != nil || penv.Mechanical() != 0 || penv.CriteriaCount != plain.Plan.Criteria {
 		t.Errorf("without a workspace: %v, %d mechanical checks, %d criteria (plan %d); want none beside the author's", err, penv.Mechanical(), penv.CriteriaCount, plain.Plan.Criteria)
 	}
@@ -203,7 +204,7 @@ func TestWorkspaceRunSealsMechanicalChecks(t *testing.T) {
 func TestJudgeSeesTheLedgerAndCommandersGetTheFacts(t *testing.T) {
 	log := &requestLog{}
 	_, dir := securityReview(t, "sloppy", "", log)
-	env, err := shadow.LoadSealed(nexus.EnvelopePath(dir))
+	env, err := shadow.LoadSealed(runfiles.EnvelopePath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +240,7 @@ func TestJudgeSeesTheLedgerAndCommandersGetTheFacts(t *testing.T) {
 	var stored struct {
 		Criteria []shadow.Criterion `json:"criteria"`
 	}
-	b, _ := os.ReadFile(nexus.EnvelopePath(dir))
+	b, _ := os.ReadFile(runfiles.EnvelopePath(dir))
 	if err := json.Unmarshal(b, &stored); err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +321,7 @@ func TestResumeOverAWorkspaceSealsTheSameChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := shadow.LoadSealed(nexus.EnvelopePath(out))
+	env, err := shadow.LoadSealed(runfiles.EnvelopePath(out))
 	if err != nil {
 		t.Fatal(err)
 	}

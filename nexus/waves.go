@@ -13,8 +13,11 @@ import (
 	"time"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/stats"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // Commander deployment in waves (issue 12; docs/waves.md): a canary wave is
@@ -25,60 +28,6 @@ import (
 // call answered), shrunk by 429s and delayed by Retry-After, widened while
 // the providers are quiet. Waves decide only WHEN a commander starts, never
 // what any request says.
-
-// WavesConfig is scales.NAME.waves.
-type WavesConfig struct {
-	// Enabled turns waves on; off, every commander launches at once.
-	Enabled bool `yaml:"enabled" json:"enabled"`
-	// Canary is the number of commanders launched first (at least 1).
-	Canary int `yaml:"canary" json:"canary"`
-	// ProbeCalls is the size of the probe: the first llm_call outcomes of
-	// the canary's team the verdict is made on.
-	ProbeCalls int `yaml:"probe_calls" json:"probe_calls"`
-	// MaxErrorRate is the largest share of failed probe calls that passes
-	// (0..1). A probe whose every call failed never passes.
-	MaxErrorRate float64 `yaml:"max_error_rate" json:"max_error_rate"`
-	// Initial is the size of the first wave after the canary; 0 sizes it
-	// from the run's concurrency (commanders whose teams' widest layer
-	// fits in it at once).
-	Initial int `yaml:"initial" json:"initial"`
-	// Min and Max bound every wave after the canary (Max 0: no bound).
-	Min int `yaml:"min" json:"min"`
-	Max int `yaml:"max" json:"max"`
-}
-
-// MaxProbeCalls bounds scales.NAME.waves.probe_calls.
-const MaxProbeCalls = 1000
-
-// validate reports what makes no sense in an enabled waves block; key is
-// its config key (scales.NAME.waves).
-func (w WavesConfig) validate(key string, commanders int, add func(key, format string, args ...any)) {
-	if !w.Enabled {
-		return
-	}
-	if w.Canary < 1 || w.Canary > max(1, commanders) {
-		add(key+".canary", "%d is out of range 1..commanders (%d)", w.Canary, commanders)
-	}
-	if w.ProbeCalls < 1 || w.ProbeCalls > MaxProbeCalls {
-		add(key+".probe_calls", "%d is out of range 1..%d", w.ProbeCalls, MaxProbeCalls)
-	}
-	if !(w.MaxErrorRate >= 0 && w.MaxErrorRate <= 1) {
-		add(key+".max_error_rate", "%v is out of range 0..1", w.MaxErrorRate)
-	}
-	if w.Min < 1 {
-		add(key+".min", "%d is out of range: a wave has at least 1 commander", w.Min)
-	}
-	if w.Max < 0 {
-		add(key+".max", "%d is out of range: 0 (no bound) or at least min", w.Max)
-	} else if w.Max > 0 && w.Max < w.Min {
-		add(key+".max", "%d is below min (%d)", w.Max, w.Min)
-	}
-	if w.Initial < 0 {
-		add(key+".initial", "%d is out of range: 0 (from the concurrency) or a number of commanders", w.Initial)
-	} else if w.Initial > 0 && (w.Initial < w.Min || (w.Max > 0 && w.Initial > w.Max)) {
-		add(key+".initial", "%d is outside min..max (%d..%d)", w.Initial, w.Min, w.Max)
-	}
-}
 
 // ClassNotLaunched is the failure class of a bundle whose commander was
 // never launched because the canary failed: no work was attempted, so it
@@ -118,7 +67,7 @@ type windowStats struct {
 // firstWaveSize is the size of the first wave after the canary: Initial,
 // or as many commanders as the run's concurrency holds with each team's
 // widest layer in flight (teamWidth calls), bounded by Min and Max.
-func firstWaveSize(w WavesConfig, concurrency, teamWidth int) int {
+func firstWaveSize(w config.Waves, concurrency, teamWidth int) int {
 	n := w.Initial
 	if n == 0 {
 		n = concurrency / max(1, teamWidth)
@@ -126,7 +75,7 @@ func firstWaveSize(w WavesConfig, concurrency, teamWidth int) int {
 	return boundWave(w, n)
 }
 
-func boundWave(w WavesConfig, n int) int {
+func boundWave(w config.Waves, n int) int {
 	if w.Max > 0 {
 		n = min(n, w.Max)
 	}
@@ -137,7 +86,7 @@ func boundWave(w WavesConfig, n int) int {
 // saw: 429s halve it (down to Min) and delay it by the largest Retry-After;
 // a quiet window (calls, no 429, at most quietErrorRate errors) doubles it
 // (up to Max); anything else keeps it. detail says why, in words.
-func nextWave(w WavesConfig, prev int, s windowStats) (size int, delay time.Duration, detail string) {
+func nextWave(w config.Waves, prev int, s windowStats) (size int, delay time.Duration, detail string) {
 	switch {
 	case s.RateLimited > 0:
 		size = boundWave(w, prev/2)
@@ -171,7 +120,7 @@ type probe struct {
 	latency []float64
 }
 
-func newProbe(w WavesConfig) *probe {
+func newProbe(w config.Waves) *probe {
 	n := max(1, w.ProbeCalls)
 	allowed := int(math.Floor(w.MaxErrorRate*float64(n) + 1e-9))
 	return &probe{n: n, allowed: min(allowed, n-1), classes: map[string]int{}, failed: map[string]int{}}
@@ -213,8 +162,8 @@ func (p *probe) final(commanderFailed bool) bool {
 }
 
 // data is the probe as a canary event's payload.
-func (p *probe) data(ok bool) CanaryData {
-	d := CanaryData{Calls: p.calls, Errors: p.errors, OK: ok}
+func (p *probe) data(ok bool) events.CanaryData {
+	d := events.CanaryData{Calls: p.calls, Errors: p.errors, OK: ok}
 	if p.calls > 0 {
 		d.ErrorRate = float64(p.errors) / float64(p.calls)
 		lat := slices.Sorted(slices.Values(p.latency))
@@ -283,7 +232,7 @@ type waveCtl struct {
 	winActive bool
 }
 
-func newWaveCtl(p Plan, w WavesConfig, canary []string) *waveCtl {
+func newWaveCtl(p Plan, w config.Waves, canary []string) *waveCtl {
 	c := &waveCtl{plan: p, canary: map[string]bool{}, probe: newProbe(w), verdict: make(chan struct{}),
 		canaryLeft: len(canary), agentCalls: map[string]int{}}
 	for _, d := range canary {
@@ -293,11 +242,11 @@ func newWaveCtl(p Plan, w WavesConfig, canary []string) *waveCtl {
 }
 
 // Observe implements Observer.
-func (c *waveCtl) Observe(e Event) {
-	if e.Kind != EvLLMCall {
+func (c *waveCtl) Observe(e events.Event) {
+	if e.Kind != events.LLMCall {
 		return
 	}
-	d, _ := e.Data.(CallData)
+	d, _ := e.Data.(events.CallData)
 	domain, inTeam := c.plan.DomainOf(e.AgentID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -426,7 +375,7 @@ func (c *waveCtl) window() windowStats {
 }
 
 // result is the probe's verdict as an event payload (after verdict closed).
-func (c *waveCtl) result() (CanaryData, *probe, string, providers.Class, int) {
+func (c *waveCtl) result() (events.CanaryData, *probe, string, providers.Class, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cls := c.canaryClass
@@ -436,38 +385,9 @@ func (c *waveCtl) result() (CanaryData, *probe, string, providers.Class, int) {
 	return c.probe.data(c.ok), c.probe, c.canaryErr, cls, c.chain
 }
 
-// waveLog is what a run's deployment in waves recorded (telemetry.json
-// "waves").
-type waveLog struct {
-	Canary CanaryData   `json:"canary"`
-	Waves  []WaveRecord `json:"waves"`
-	// NotLaunched counts the commanders never launched (the canary failed).
-	NotLaunched int `json:"not_launched,omitempty"`
-	// ChainCalls is the number of dependent calls the last wave waited for
-	// before it launched: its share of the critical path.
-	ChainCalls int `json:"chain_calls"`
-}
-
-// WaveRecord is one wave in telemetry.json: how it launched and how its
-// commanders ended.
-type WaveRecord struct {
-	Wave       int      `json:"wave"`
-	Size       int      `json:"size"`
-	Reason     string   `json:"reason"`
-	Detail     string   `json:"detail,omitempty"`
-	DelayMS    int64    `json:"delay_ms,omitempty"`
-	Commanders []string `json:"commanders"`
-	// The outcome of its commanders' bundles (filled when the run ends).
-	BundlesOK     int `json:"bundles_ok"`
-	BundlesFailed int `json:"bundles_failed"`
-}
-
-// WavesTelemetry is telemetry.json "waves".
-type WavesTelemetry = waveLog
-
-// telemetry returns the record with each wave's outcome from the bundles
+// wavesTelemetry returns the record with each wave's outcome from the bundles
 // (nil when the run did not deploy in waves).
-func (w *waveLog) telemetry(bundles []*BundleOutcome) *WavesTelemetry {
+func wavesTelemetry(w *runfiles.WavesTelemetry, bundles []*BundleOutcome) *runfiles.WavesTelemetry {
 	if w == nil {
 		return nil
 	}
@@ -499,14 +419,14 @@ func teamWidth(p Plan) int {
 
 // observe adds o to the event log's observers until the returned function
 // removes it.
-func (l *eventLog) observe(o Observer) (remove func()) {
+func (l *eventLog) observe(o events.Observer) (remove func()) {
 	l.mu.Lock()
 	l.observers = append(slices.Clip(l.observers), o)
 	l.mu.Unlock()
 	return func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		l.observers = slices.DeleteFunc(slices.Clone(l.observers), func(x Observer) bool { return x == o })
+		l.observers = slices.DeleteFunc(slices.Clone(l.observers), func(x events.Observer) bool { return x == o })
 	}
 }
 
@@ -520,18 +440,18 @@ type launcher func(i int, finished func(*BundleOutcome)) bool
 // called once the canary passed (the cross-review and judging then take
 // the bundles as they arrive). A failed canary returns a *canaryError
 // after the canary's commanders ended; the rest are failed as not launched.
-func (r *runState) deployWaves(ctx context.Context, w WavesConfig, outs []*BundleOutcome, conc runConcurrency, launch launcher, startReview func()) error {
+func (r *runState) deployWaves(ctx context.Context, w config.Waves, outs []*BundleOutcome, conc runConcurrency, launch launcher, startReview func()) error {
 	n := len(outs)
 	nCanary := min(max(1, w.Canary), n)
 	ctl := newWaveCtl(r.plan, w, outDomains(outs[:nCanary]))
 	defer r.rec.events.observe(ctl)()
-	log := &waveLog{}
+	log := &runfiles.WavesTelemetry{}
 	r.waves = log
-	emitWave := func(rec WaveRecord, planned int) {
+	emitWave := func(rec runfiles.WaveRecord, planned int) {
 		log.Waves = append(log.Waves, rec)
-		r.rec.emit(Event{Phase: Phase4, Kind: EvWave,
+		r.rec.emit(events.Event{Phase: events.Phase4, Kind: events.Wave,
 			Message: fmt.Sprintf("wave %d/%d: %d commanders (%s)", rec.Wave, planned, rec.Size, rec.Reason),
-			Data:    WaveData{Commanders: rec.Commanders, DelayMS: rec.DelayMS, Detail: rec.Detail, Planned: planned, Reason: rec.Reason, Size: rec.Size, Wave: rec.Wave}})
+			Data:    events.WaveData{Commanders: rec.Commanders, DelayMS: rec.DelayMS, Detail: rec.Detail, Planned: planned, Reason: rec.Reason, Size: rec.Size, Wave: rec.Wave}})
 	}
 	finished := func(o *BundleOutcome) { ctl.commanderDone(o.Domain, o.Failed, o.FailureClass, o.Error) }
 	// refuseFrom marks outs[from:] not launched: the run was cut short
@@ -567,7 +487,7 @@ func (r *runState) deployWaves(ctx context.Context, w WavesConfig, outs []*Bundl
 
 	// The canary and its probe.
 	first := firstWaveSize(w, conc.N, teamWidth(r.plan))
-	emitWave(WaveRecord{Wave: 0, Size: nCanary, Reason: "canary", Commanders: outCommanders(outs[:nCanary]),
+	emitWave(runfiles.WaveRecord{Wave: 0, Size: nCanary, Reason: "canary", Commanders: outCommanders(outs[:nCanary]),
 		Detail: fmt.Sprintf("probe: the first %d call outcomes of its team", max(1, w.ProbeCalls))}, ceilDiv(n-nCanary, first))
 	start := time.Now()
 	ctl.startWave(nil)
@@ -581,9 +501,9 @@ func (r *runState) deployWaves(ctx context.Context, w WavesConfig, outs []*Bundl
 		// calls alone would judge a sample biased to the calls that were
 		// failing when the run was killed, and could stop a run the first
 		// attempt let go on.
-		data := CanaryData{OK: true, PassedInAttempt: d.Attempt}
+		data := events.CanaryData{OK: true, PassedInAttempt: d.Attempt}
 		log.Canary = data
-		r.rec.emit(Event{Phase: Phase4, Kind: EvCanary, Message: fmt.Sprintf("canary passed in attempt %d (recorded in the journal; not judged again)", d.Attempt), Data: data})
+		r.rec.emit(events.Event{Phase: events.Phase4, Kind: events.Canary, Message: fmt.Sprintf("canary passed in attempt %d (recorded in the journal; not judged again)", d.Attempt), Data: data})
 		startReview()
 		return r.deployRest(ctx, w, ctl, log, outs, nCanary, first, conc, emitWave, launchWave, refuseFrom, wait)
 	}
@@ -597,7 +517,7 @@ func (r *runState) deployWaves(ctx context.Context, w WavesConfig, outs []*Bundl
 	if !data.OK {
 		data.Diagnosis = p.diagnosis(n-nCanary, canaryErr)
 		log.Canary, log.NotLaunched = data, n-nCanary
-		r.rec.emit(Event{Phase: Phase4, Kind: EvCanary, Message: "canary failed: " + data.Diagnosis, Data: data})
+		r.rec.emit(events.Event{Phase: events.Phase4, Kind: events.Canary, Message: "canary failed: " + data.Diagnosis, Data: data})
 		for _, o := range outs[nCanary:] {
 			o.Failed, o.FailureClass = true, ClassNotLaunched
 			o.Error = "not launched (canary failed): " + data.Diagnosis
@@ -616,7 +536,7 @@ func (r *runState) deployWaves(ctx context.Context, w WavesConfig, outs []*Bundl
 	// Recorded (and fsync'd) before the rest is launched: a resume of this
 	// run does not judge the canary again.
 	r.pool.journal.decide(JournalDecision{Name: decisionCanary, OK: true, Attempt: attempt})
-	r.rec.emit(Event{Phase: Phase4, Kind: EvCanary, Message: fmt.Sprintf("canary passed: %d of %d probe calls failed", data.Errors, data.Calls), Data: data})
+	r.rec.emit(events.Event{Phase: events.Phase4, Kind: events.Canary, Message: fmt.Sprintf("canary passed: %d of %d probe calls failed", data.Errors, data.Calls), Data: data})
 	startReview()
 	return r.deployRest(ctx, w, ctl, log, outs, nCanary, first, conc, emitWave, launchWave, refuseFrom, wait)
 }
@@ -640,8 +560,8 @@ func outCommanders(outs []*BundleOutcome) []string {
 
 // deployRest launches the commanders after the canary (outs[nCanary:]) in
 // waves, the first of size first.
-func (r *runState) deployRest(ctx context.Context, w WavesConfig, ctl *waveCtl, log *waveLog, outs []*BundleOutcome, nCanary, first int, conc runConcurrency,
-	emitWave func(WaveRecord, int), launchWave func(from, to int) bool, refuseFrom func(from int), wait func(<-chan struct{}) bool) error {
+func (r *runState) deployRest(ctx context.Context, w config.Waves, ctl *waveCtl, log *runfiles.WavesTelemetry, outs []*BundleOutcome, nCanary, first int, conc runConcurrency,
+	emitWave func(runfiles.WaveRecord, int), launchWave func(from, to int) bool, refuseFrom func(from int), wait func(<-chan struct{}) bool) error {
 	n := len(outs)
 	// The rest, in waves.
 	size, reason, detail, delay := first, "probe", fmt.Sprintf("sized from the run's concurrency %d and a team's widest layer of %d calls", conc.N, teamWidth(r.plan)), time.Duration(0)
@@ -655,7 +575,7 @@ func (r *runState) deployRest(ctx context.Context, w WavesConfig, ctl *waveCtl, 
 		}
 		to := min(n, next+size)
 		underWay := ctl.startWave(outDomains(outs[next:to]))
-		emitWave(WaveRecord{Wave: k, Size: to - next, Reason: reason, Detail: detail, DelayMS: delay.Milliseconds(), Commanders: outCommanders(outs[next:to])},
+		emitWave(runfiles.WaveRecord{Wave: k, Size: to - next, Reason: reason, Detail: detail, DelayMS: delay.Milliseconds(), Commanders: outCommanders(outs[next:to])},
 			k+ceilDiv(n-to, size))
 		if !launchWave(next, to) {
 			return nil

@@ -1,15 +1,16 @@
 package nexus
 
 import (
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 )
 
 func TestNextWaveSizing(t *testing.T) {
-	w := WavesConfig{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.5, Min: 1, Max: 8}
+	w := config.Waves{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.5, Min: 1, Max: 8}
 	type want struct {
 		Size  int
 		Delay time.Duration
@@ -17,7 +18,7 @@ func TestNextWaveSizing(t *testing.T) {
 	tests := []struct {
 		name string
 		why  string
-		cfg  WavesConfig
+		cfg  config.Waves
 		prev int
 		win  windowStats
 		want want
@@ -29,13 +30,13 @@ func TestNextWaveSizing(t *testing.T) {
 		{"429 never below min", "a wave of one halved is still one commander (min)",
 			w, 1, windowStats{Calls: 3, Errors: 3, RateLimited: 3}, want{1, 0}},
 		{"429 with a higher min", "min bounds the shrinking",
-			WavesConfig{Min: 3, Max: 8}, 4, windowStats{Calls: 3, Errors: 1, RateLimited: 1}, want{3, 0}},
+			config.Waves{Min: 3, Max: 8}, 4, windowStats{Calls: 3, Errors: 1, RateLimited: 1}, want{3, 0}},
 		{"quiet doubles", "no 429 and almost no errors: the provider has room",
 			w, 2, windowStats{Calls: 40, Errors: 1}, want{4, 0}},
 		{"quiet up to max", "widening stops at max",
 			w, 6, windowStats{Calls: 40}, want{8, 0}},
 		{"quiet, no max", "max 0 does not bound the widening",
-			WavesConfig{Min: 1}, 6, windowStats{Calls: 40}, want{12, 0}},
+			config.Waves{Min: 1}, 6, windowStats{Calls: 40}, want{12, 0}},
 		{"errors without 429 keep", "failures that are not rate limits neither shrink nor widen",
 			w, 3, windowStats{Calls: 10, Errors: 4}, want{3, 0}},
 		{"no calls keep", "a window that saw nothing says nothing about the provider",
@@ -58,14 +59,14 @@ func TestFirstWaveSize(t *testing.T) {
 	tests := []struct {
 		name        string
 		why         string
-		cfg         WavesConfig
+		cfg         config.Waves
 		conc, width int
 		want        int
 	}{
-		{"from concurrency", "256 calls in flight hold five teams of 50", WavesConfig{Min: 1}, 256, 50, 5},
-		{"provider limit below a team", "16 calls cannot hold one team of 50: one commander at a time", WavesConfig{Min: 1}, 16, 50, 1},
-		{"bounded by max", "max caps the size the concurrency allows", WavesConfig{Min: 1, Max: 2}, 256, 50, 2},
-		{"initial wins", "a configured size is used as is", WavesConfig{Initial: 3, Min: 1, Max: 4}, 16, 50, 3},
+		{"from concurrency", "256 calls in flight hold five teams of 50", config.Waves{Min: 1}, 256, 50, 5},
+		{"provider limit below a team", "16 calls cannot hold one team of 50: one commander at a time", config.Waves{Min: 1}, 16, 50, 1},
+		{"bounded by max", "max caps the size the concurrency allows", config.Waves{Min: 1, Max: 2}, 256, 50, 2},
+		{"initial wins", "a configured size is used as is", config.Waves{Initial: 3, Min: 1, Max: 4}, 16, 50, 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,7 +107,7 @@ func TestProbeVerdict(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newProbe(WavesConfig{ProbeCalls: tc.calls, MaxErrorRate: tc.rate})
+			p := newProbe(config.Waves{ProbeCalls: tc.calls, MaxErrorRate: tc.rate})
 			for _, o := range tc.outcomes {
 				p.add("commander", "mock:x", o, 1)
 			}
@@ -119,7 +120,7 @@ func TestProbeVerdict(t *testing.T) {
 }
 
 func TestProbeFinalWhenTheCanaryEndsEarly(t *testing.T) {
-	p := newProbe(WavesConfig{ProbeCalls: 5, MaxErrorRate: 0.5})
+	p := newProbe(config.Waves{ProbeCalls: 5, MaxErrorRate: 0.5})
 	if p.final(true) {
 		t.Errorf("a canary that failed before any call answered must fail the probe")
 	}
@@ -133,7 +134,7 @@ func TestProbeFinalWhenTheCanaryEndsEarly(t *testing.T) {
 }
 
 func TestProbeDiagnosisNamesModelsAndClasses(t *testing.T) {
-	p := newProbe(WavesConfig{ProbeCalls: 3, MaxErrorRate: 0.67})
+	p := newProbe(config.Waves{ProbeCalls: 3, MaxErrorRate: 0.67})
 	p.add("commander", "openai:gpt-4.1", "rate_limited", 10)
 	p.add("commander", "openai:gpt-4.1", "quota", 30)
 	p.add("commander", "openai:gpt-4.1", "rate_limited", 20)
@@ -142,52 +143,9 @@ func TestProbeDiagnosisNamesModelsAndClasses(t *testing.T) {
 		t.Errorf("diagnosis:\n got %s\nwant %s", got, want)
 	}
 	d := p.data(false)
-	if diff := cmp.Diff(CanaryData{Calls: 3, Errors: 3, ErrorRate: 1, FailureClasses: map[string]int{"rate_limited": 2, "quota": 1},
+	if diff := cmp.Diff(events.CanaryData{Calls: 3, Errors: 3, ErrorRate: 1, FailureClasses: map[string]int{"rate_limited": 2, "quota": 1},
 		LatencyMaxMS: 30, LatencyP50MS: 20}, d); diff != "" {
 		t.Errorf("canary data (-want +got):\n%s", diff)
-	}
-}
-
-func TestWavesConfigValidation(t *testing.T) {
-	ok := WavesConfig{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.5, Min: 1}
-	tests := []struct {
-		name string
-		mod  func(*WavesConfig)
-		want []string
-	}{
-		{"valid", func(*WavesConfig) {}, nil},
-		{"disabled is not checked", func(w *WavesConfig) { *w = WavesConfig{Canary: -1} }, nil},
-		{"canary above commanders", func(w *WavesConfig) { w.Canary = 6 }, []string{"scales.x.waves.canary"}},
-		{"no probe", func(w *WavesConfig) { w.ProbeCalls = 0 }, []string{"scales.x.waves.probe_calls"}},
-		{"rate above 1", func(w *WavesConfig) { w.MaxErrorRate = 1.5 }, []string{"scales.x.waves.max_error_rate"}},
-		{"min 0", func(w *WavesConfig) { w.Min = 0 }, []string{"scales.x.waves.min"}},
-		{"max below min", func(w *WavesConfig) { w.Min, w.Max = 3, 2 }, []string{"scales.x.waves.max"}},
-		{"initial above max", func(w *WavesConfig) { w.Max, w.Initial = 2, 3 }, []string{"scales.x.waves.initial"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			w := ok
-			tc.mod(&w)
-			var got []string
-			w.validate("scales.x.waves", 5, func(key, format string, args ...any) { got = append(got, key) })
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("keys (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestConfigRejectsBadWavesNamingTheKey(t *testing.T) {
-	cfg, err := LoadConfig("", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := cfg.Scales["ss-100"]
-	s.Waves.MaxErrorRate = 2
-	cfg.Scales["ss-100"] = s
-	err = cfg.Validate("c.yml", nil)
-	if err == nil || !strings.Contains(err.Error(), "scales.ss-100.waves.max_error_rate") {
-		t.Fatalf("err = %v, want one naming scales.ss-100.waves.max_error_rate", err)
 	}
 }
 
@@ -198,13 +156,13 @@ func TestConfigRejectsBadWavesNamingTheKey(t *testing.T) {
 // settles a probe of 3 at 0.67) and widen its waves into the outage.
 func TestWavesIgnoreReplayedCalls(t *testing.T) {
 	plan := Plan{Domains: []string{"architecture", "implementation"}}
-	c := newWaveCtl(plan, WavesConfig{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Min: 1}, []string{"architecture"})
+	c := newWaveCtl(plan, config.Waves{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Min: 1}, []string{"architecture"})
 	underWay := c.startWave(plan.Domains)
-	call := func(agent string, d CallData) Event {
-		return Event{Kind: EvLLMCall, Role: "commander", AgentID: agent, Model: "mock:honest", Data: d}
+	call := func(agent string, d events.CallData) events.Event {
+		return events.Event{Kind: events.LLMCall, Role: "commander", AgentID: agent, Model: "mock:honest", Data: d}
 	}
 	for _, d := range plan.Domains {
-		c.Observe(call(commanderID(d), CallData{Outcome: "ok", Replayed: true, LatencyMS: 30}))
+		c.Observe(call(commanderID(d), events.CallData{Outcome: "ok", Replayed: true, LatencyMS: 30}))
 	}
 	select {
 	case <-underWay:
@@ -218,7 +176,7 @@ func TestWavesIgnoreReplayedCalls(t *testing.T) {
 		t.Errorf("the window counted replayed answers: %+v", w)
 	}
 	// A fresh call is still judged.
-	c.Observe(call(commanderID("architecture"), CallData{Outcome: "error", FailureClass: "server"}))
+	c.Observe(call(commanderID("architecture"), events.CallData{Outcome: "error", FailureClass: "server"}))
 	if c.probe.calls != 1 || c.probe.errors != 1 {
 		t.Errorf("probe %d calls, %d errors; want the fresh failure only", c.probe.calls, c.probe.errors)
 	}

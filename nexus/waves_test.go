@@ -10,13 +10,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // withWaves sets the waves of scale.
-func withWaves(scale string, w nexus.WavesConfig) runOpt {
+func withWaves(scale string, w config.Waves) runOpt {
 	return func(o *nexus.Options) {
 		s := o.Config.Scales[scale]
 		s.Waves = w
@@ -32,17 +35,17 @@ type waveSeen struct {
 
 // wavesOf returns the wave events in order, and for each commander the
 // index of its agent_start event and of the wave event that launched it.
-func wavesOf(events []nexus.Event) (waves []waveSeen, started, launchedBy map[string]int) {
+func wavesOf(evs []events.Event) (waves []waveSeen, started, launchedBy map[string]int) {
 	started, launchedBy = map[string]int{}, map[string]int{}
-	for i, e := range events {
+	for i, e := range evs {
 		switch e.Kind {
-		case nexus.EvWave:
-			d := e.Data.(nexus.WaveData)
+		case events.Wave:
+			d := e.Data.(events.WaveData)
 			waves = append(waves, waveSeen{d.Wave, d.Size, d.Reason})
 			for _, c := range d.Commanders {
 				launchedBy[c] = i
 			}
-		case nexus.EvAgentStart:
+		case events.AgentStart:
 			if e.Role == "commander" {
 				started[e.AgentID] = i
 			}
@@ -56,12 +59,12 @@ func wavesOf(events []nexus.Event) (waves []waveSeen, started, launchedBy map[st
 // up to max; each commander starts after its wave's event, and each wave
 // after every commander of the previous one made its first call.
 func TestWavesHealthyRunLaunchesEveryCommanderInWaves(t *testing.T) {
-	w := nexus.WavesConfig{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Initial: 2, Min: 1, Max: 2}
+	w := config.Waves{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Initial: 2, Min: 1, Max: 2}
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", withWaves("ss-100", w))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != nexus.StatusComplete {
+	if res.Status != runfiles.StatusComplete {
 		t.Fatalf("status %s: %s", res.Status, res.Error)
 	}
 	waves, started, launchedBy := wavesOf(res.Events)
@@ -82,20 +85,20 @@ func TestWavesHealthyRunLaunchesEveryCommanderInWaves(t *testing.T) {
 	canary, waveIdx := -1, map[int]int{}
 	for i, e := range res.Events {
 		switch e.Kind {
-		case nexus.EvCanary:
+		case events.Canary:
 			canary = i
-			if d := e.Data.(nexus.CanaryData); !d.OK || d.Calls < 1 || d.Errors != 0 || d.ChainCalls != 1 {
+			if d := e.Data.(events.CanaryData); !d.OK || d.Calls < 1 || d.Errors != 0 || d.ChainCalls != 1 {
 				t.Errorf("canary = %+v, want ok after its first call (chain 1), no error", d)
 			}
-		case nexus.EvWave:
-			waveIdx[e.Data.(nexus.WaveData).Wave] = i
+		case events.Wave:
+			waveIdx[e.Data.(events.WaveData).Wave] = i
 		}
 	}
 	if !(waveIdx[0] < canary && canary < waveIdx[1]) {
 		t.Errorf("canary verdict at event %d, want between wave 0 (%d) and wave 1 (%d)", canary, waveIdx[0], waveIdx[1])
 	}
 	for _, e := range res.Events[waveIdx[1]:waveIdx[2]] {
-		if e.Kind == nexus.EvLLMCall {
+		if e.Kind == events.LLMCall {
 			if d, ok := res.Plan.DomainOf(e.AgentID); ok {
 				delete(launchedBy, "commander-"+d)
 			}
@@ -125,12 +128,12 @@ func TestWavesHealthyRunLaunchesEveryCommanderInWaves(t *testing.T) {
 // waves there is no wave event and no waves telemetry (today's behaviour).
 func TestWavesChangeWhenNotWhat(t *testing.T) {
 	mission := loadMission(t, "auth-migration.md")
-	on := nexus.WavesConfig{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Initial: 1, Min: 1, Max: 1}
+	on := config.Waves{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Initial: 1, Min: 1, Max: 1}
 	withOn, err := runMission(t, mission, "ss-100", "mock:honest", withWaves("ss-100", on))
 	if err != nil {
 		t.Fatal(err)
 	}
-	withOff, err := runMission(t, mission, "ss-100", "mock:honest", withWaves("ss-100", nexus.WavesConfig{}))
+	withOff, err := runMission(t, mission, "ss-100", "mock:honest", withWaves("ss-100", config.Waves{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +141,7 @@ func TestWavesChangeWhenNotWhat(t *testing.T) {
 		t.Errorf("waves off: telemetry waves = %+v, want none", withOff.Telemetry.Waves)
 	}
 	for _, e := range withOff.Events {
-		if e.Kind == nexus.EvWave || e.Kind == nexus.EvCanary {
+		if e.Kind == events.Wave || e.Kind == events.Canary {
 			t.Errorf("waves off: %s event", e.Kind)
 		}
 	}
@@ -195,7 +198,7 @@ func (c *counter) get() int {
 // five teams.
 func TestWavesFailingCanaryStopsTheRun(t *testing.T) {
 	var calls counter
-	w := nexus.WavesConfig{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Min: 1}
+	w := config.Waves{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Min: 1}
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", withWaves("ss-100", w),
 		func(o *nexus.Options) {
 			o.Registry = brokenRegistry(&calls)
@@ -206,10 +209,10 @@ func TestWavesFailingCanaryStopsTheRun(t *testing.T) {
 		t.Fatalf("err = %v, want ErrCanaryFailed", err)
 	}
 	const diag = "commander model broken:x: 3 of 3 probe calls failed (rate_limited ×2, quota ×1); the remaining 4 commanders were not launched"
-	if res.Status != nexus.StatusFailed || !strings.Contains(res.Error, diag) || res.FailureClass != providers.ClassRateLimited {
+	if res.Status != runfiles.StatusFailed || !strings.Contains(res.Error, diag) || res.FailureClass != providers.ClassRateLimited {
 		t.Errorf("result: status %s, class %s, error %q; want failed, rate_limited, with %q", res.Status, res.FailureClass, res.Error, diag)
 	}
-	if res.Phase != nexus.Phase4 {
+	if res.Phase != events.Phase4 {
 		t.Errorf("phase %s, want 4 (no cross-review started)", res.Phase)
 	}
 	waves, started, _ := wavesOf(res.Events)
@@ -219,10 +222,10 @@ func TestWavesFailingCanaryStopsTheRun(t *testing.T) {
 	if len(started) != 1 {
 		t.Errorf("%d commanders started, want only the canary", len(started))
 	}
-	var canary *nexus.CanaryData
+	var canary *events.CanaryData
 	for _, e := range res.Events {
-		if e.Kind == nexus.EvCanary {
-			d := e.Data.(nexus.CanaryData)
+		if e.Kind == events.Canary {
+			d := e.Data.(events.CanaryData)
 			canary = &d
 		}
 	}
@@ -277,7 +280,7 @@ func TestWavesShrinkAfterRateLimits(t *testing.T) {
 		}
 		return next.Complete(ctx, req)
 	})
-	w := nexus.WavesConfig{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Initial: 2, Min: 1, Max: 4}
+	w := config.Waves{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Initial: 2, Min: 1, Max: 4}
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "hooked:honest", withWaves("ss-100", w),
 		func(o *nexus.Options) {
 			o.Registry = reg
@@ -286,13 +289,13 @@ func TestWavesShrinkAfterRateLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != nexus.StatusComplete {
+	if res.Status != runfiles.StatusComplete {
 		t.Fatalf("status %s: %s", res.Status, res.Error)
 	}
-	var got []nexus.WaveData
+	var got []events.WaveData
 	for _, e := range res.Events {
-		if e.Kind == nexus.EvWave {
-			got = append(got, e.Data.(nexus.WaveData))
+		if e.Kind == events.Wave {
+			got = append(got, e.Data.(events.WaveData))
 		}
 	}
 	type wave struct {
@@ -322,7 +325,7 @@ func TestWavesShrinkAfterRateLimits(t *testing.T) {
 // when the deployment looks, so the run is repeated: a choice between them
 // left to chance would pass some runs only.
 func TestWavesCanaryCutShortByTheCeilingIsNoVerdict(t *testing.T) {
-	w := nexus.WavesConfig{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Initial: 2, Min: 1, Max: 2}
+	w := config.Waves{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Initial: 2, Min: 1, Max: 2}
 	for range 8 {
 		res, err := runMission(t, loadMission(t, "api-design.md"), "ss-100", "mock:honest", withWaves("ss-100", w), func(o *nexus.Options) {
 			k := o.Config.Providers["mock"]
@@ -337,7 +340,7 @@ func TestWavesCanaryCutShortByTheCeilingIsNoVerdict(t *testing.T) {
 			t.Fatalf("waves (-want +got):\n%s\n%d commanders started, want 0", diff, len(started))
 		}
 		for _, e := range res.Events {
-			if e.Kind == nexus.EvCanary {
+			if e.Kind == events.Canary {
 				t.Fatalf("canary event %q: the canary never ran", e.Message)
 			}
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/internal/yamlx"
 	"github.com/swarm-dev/swarm/prompts"
@@ -49,12 +51,12 @@ func SplitFrontMatter(name, mission string) (FrontMatter, string, error) {
 			// Lines are counted from the fence, so positions match the file.
 			data := "\n" + strings.Join(block, "\n") + "\n"
 			if _, err := yamlx.Decode(name+" (front matter)", []byte(data), &fm, yamlx.Limits{}); err != nil {
-				return fm, "", fmt.Errorf("%w: %w", ErrBadInput, err)
+				return fm, "", fmt.Errorf("%w: %w", config.ErrBadInput, err)
 			}
 			return fm, after, nil
 		}
 		if !more {
-			return fm, "", fmt.Errorf("%w: %s: the front matter opened by the first line (---) is never closed by another --- line", ErrBadInput, textsafe.Printable(name))
+			return fm, "", fmt.Errorf("%w: %s: the front matter opened by the first line (---) is never closed by another --- line", config.ErrBadInput, textsafe.Printable(name))
 		}
 		block, rest = append(block, line), after
 	}
@@ -92,13 +94,13 @@ func resolveWorkspace(o Options) (Options, error) {
 	st, err := os.Stat(o.Workspace)
 	switch {
 	case err != nil:
-		return o, fmt.Errorf("%w: workspace %s (from %s): %v", ErrBadInput, textsafe.Printable(o.Workspace), source, errors.Unwrap(err))
+		return o, fmt.Errorf("%w: workspace %s (from %s): %v", config.ErrBadInput, textsafe.Printable(o.Workspace), source, errors.Unwrap(err))
 	case !st.IsDir():
-		return o, fmt.Errorf("%w: workspace %s (from %s) is not a directory", ErrBadInput, textsafe.Printable(o.Workspace), source)
+		return o, fmt.Errorf("%w: workspace %s (from %s) is not a directory", config.ErrBadInput, textsafe.Printable(o.Workspace), source)
 	}
 	if why := workspace.ExposesHome(o.Workspace); why != "" && !o.AllowHomeWorkspace {
 		return o, fmt.Errorf("%w: %w: workspace %s (from %s) %s: its agents could read every file in it, credentials the deny list does not know included; point the workspace at a project directory, or pass --allow-home-workspace to run on it anyway",
-			ErrBadInput, ErrHomeWorkspace, textsafe.Printable(o.Workspace), source, textsafe.Printable(why))
+			config.ErrBadInput, ErrHomeWorkspace, textsafe.Printable(o.Workspace), source, textsafe.Printable(why))
 	}
 	return o, nil
 }
@@ -110,7 +112,7 @@ func openWorkspace(o Options) (*workspace.FS, error) {
 	}
 	ws, err := workspace.Open(o.Workspace, workspace.Options{Limits: o.Config.Workspace.Limits, Deny: o.Config.Workspace.Deny, Allow: o.Config.Workspace.Allow})
 	if err != nil {
-		return nil, fmt.Errorf("%w: workspace: %w", ErrBadInput, err)
+		return nil, fmt.Errorf("%w: workspace: %w", config.ErrBadInput, err)
 	}
 	return ws, nil
 }
@@ -119,7 +121,7 @@ func openWorkspace(o Options) (*workspace.FS, error) {
 // run's workspace bounded by the scope, when the run has a workspace and a's
 // role reads it (workspace.roles); else nil (no tools).
 func (r *runState) toolsFor(a commanders.Agent, scope []string) commanders.ToolSet {
-	if r.ws == nil || !r.cfg.Workspace.reads(a.Role) {
+	if r.ws == nil || !r.cfg.Workspace.Reads(a.Role) {
 		return nil
 	}
 	return &agentTools{s: r.ws.Session(scope).ForAgent(a.ID), r: r, agent: a}
@@ -174,12 +176,12 @@ func (t *agentTools) Call(ctx context.Context, call providers.ToolCall) string {
 // returns its answer.
 func (t *agentTools) note(ctx context.Context, out workspace.Outcome) string {
 	for _, w := range t.r.ws.TakeWarnings() {
-		t.r.rec.emit(Event{Phase: t.r.rec.phaseOf(ctx), Kind: EvWorkspaceWarning, Message: w})
+		t.r.rec.emit(events.Event{Phase: t.r.rec.phaseOf(ctx), Kind: events.WorkspaceWarning, Message: w})
 	}
 	t.r.meter.noteTool(t.agent.Role, out)
 	t.r.meter.noteRefusal(t.agent, out)
-	t.r.rec.emit(Event{Phase: t.r.rec.phaseOf(ctx), Kind: EvToolCall, Role: t.agent.Role, AgentID: t.agent.ID, Model: t.agent.Ref.String(),
-		Data: ToolCallData{Tool: out.Tool, Path: t.r.rec.scrub(out.Path), Pattern: t.r.rec.scrub(out.Pattern), OK: out.OK,
+	t.r.rec.emit(events.Event{Phase: t.r.rec.phaseOf(ctx), Kind: events.ToolCall, Role: t.agent.Role, AgentID: t.agent.ID, Model: t.agent.Ref.String(),
+		Data: events.ToolCallData{Tool: out.Tool, Path: t.r.rec.scrub(out.Path), Pattern: t.r.rec.scrub(out.Pattern), OK: out.OK,
 			Refusal: out.Refusal, Reason: t.r.rec.scrub(out.Reason), Bytes: out.Bytes}})
 	return out.Result
 }

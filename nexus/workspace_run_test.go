@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/swarm-dev/swarm/citation"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
@@ -93,7 +94,7 @@ func TestAdversarialCannotLeaveTheWorkspace(t *testing.T) {
 	res, out := workspaceRun(t, mock.Adversarial, ws)
 	refusals := map[string]int{}
 	for _, e := range res.Events {
-		d, ok := e.Data.(nexus.ToolCallData)
+		d, ok := e.Data.(events.ToolCallData)
 		if !ok {
 			continue
 		}
@@ -134,7 +135,7 @@ func TestAdversarialCannotLeaveTheWorkspace(t *testing.T) {
 func countWorker(res *nexus.Result, refusal string) int {
 	n := 0
 	for _, e := range res.Events {
-		if d, ok := e.Data.(nexus.ToolCallData); ok && e.Role == "worker" && d.Refusal == refusal {
+		if d, ok := e.Data.(events.ToolCallData); ok && e.Role == "worker" && d.Refusal == refusal {
 			n++
 		}
 	}
@@ -266,7 +267,7 @@ func TestFileScopeBoundsWhatAgentsRead(t *testing.T) {
 		}
 		served := 0
 		for _, e := range res.Events {
-			d, ok := e.Data.(nexus.ToolCallData)
+			d, ok := e.Data.(events.ToolCallData)
 			if !ok || d.Tool != "read_file" || !d.OK {
 				continue
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
@@ -37,7 +38,7 @@ func TestSplitFrontMatter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fm, body, err := nexus.SplitFrontMatter("m.md", tc.mission)
 			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, nexus.ErrBadInput) {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, config.ErrBadInput) {
 					t.Fatalf("err = %v, want bad input containing %q", err, tc.wantErr)
 				}
 				return
@@ -90,7 +91,7 @@ func TestWorkspaceResolution(t *testing.T) {
 			o.Config.Workspace.Dir = tc.cfgDir
 			m, err := nexus.Prepare(o)
 			if tc.wantErr != "" {
-				if err == nil || !errors.Is(err, nexus.ErrBadInput) || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), tc.wantInErr) {
+				if err == nil || !errors.Is(err, config.ErrBadInput) || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), tc.wantInErr) {
 					t.Fatalf("err = %v, want bad input naming %q and %q", err, tc.wantErr, tc.wantInErr)
 				}
 				return
@@ -152,7 +153,7 @@ func TestHomeWorkspaceNeedsConsent(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !errors.Is(err, nexus.ErrBadInput) || !errors.Is(err, nexus.ErrHomeWorkspace) {
+			if err == nil || !errors.Is(err, config.ErrBadInput) || !errors.Is(err, nexus.ErrHomeWorkspace) {
 				t.Fatalf("err = %v, want bad input (ErrHomeWorkspace)", err)
 			}
 			for _, w := range tc.wantInErr {
@@ -185,7 +186,7 @@ func TestSwarmignoreWarningsInThePlan(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, ".swarmignore"), []byte(strings.Repeat("x\n", 1<<20)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := nexus.Prepare(o); err == nil || !errors.Is(err, nexus.ErrBadInput) || !strings.Contains(err.Error(), ".swarmignore") {
+	if _, err := nexus.Prepare(o); err == nil || !errors.Is(err, config.ErrBadInput) || !strings.Contains(err.Error(), ".swarmignore") {
 		t.Errorf("a 2 MiB .swarmignore: err = %v, want bad input naming it", err)
 	}
 }
@@ -205,7 +206,7 @@ func TestFailedOpenClosesTheWorkspace(t *testing.T) {
 	if openFDs() < 0 {
 		t.Skip("no /proc/self/fd")
 	}
-	cfg, err := nexus.LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/events"
 )
 
 // Done when (issue 12), through the CLI: the workers' model is a server
@@ -43,31 +43,31 @@ func TestRunFallbackWhileTheWorkersBreakerIsOpen(t *testing.T) {
 	const down = "openai-compatible:down"
 	transitions := map[string]int{}
 	swaps := 0
-	var end nexus.RunEndData
+	var end events.RunEndData
 	sc := bufio.NewScanner(&stdout)
 	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
-		var e nexus.Event
+		var e events.Event
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatalf("not an event: %v\n%s", err, sc.Bytes())
 		}
 		switch d := e.Data.(type) {
-		case nexus.BreakerData:
+		case events.BreakerData:
 			if d.Model != down || d.Layer != "workers" {
 				t.Errorf("breaker of %s (%s) moved", d.Model, d.Layer)
 			}
 			transitions[d.From+">"+d.To]++
-		case nexus.ModelSwapData:
+		case events.ModelSwapData:
 			// Both mechanisms are on, as by default: the breaker routes
 			// calls while it is open; the recovery ladder swaps a worker
 			// whose call failed (the one that opened it, a failed probe).
-			if d.From != down || d.To != "mock:honest" || d.Role != "worker" || (d.Reason != nexus.SwapBreakerOpen && d.Reason != nexus.SwapLadder) {
+			if d.From != down || d.To != "mock:honest" || d.Role != "worker" || (d.Reason != events.SwapBreakerOpen && d.Reason != events.SwapLadder) {
 				t.Errorf("unexpected swap %+v", d)
 			}
-			if d.Reason == nexus.SwapBreakerOpen {
+			if d.Reason == events.SwapBreakerOpen {
 				swaps++
 			}
-		case nexus.RunEndData:
+		case events.RunEndData:
 			end = d
 		}
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
-	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/shadow"
 )
@@ -810,7 +810,7 @@ func TestBadCompareFileNamesFileLineAndKey(t *testing.T) {
 }
 
 func TestProvidersListBedrockNeedsCredentialsAndRegion(t *testing.T) {
-	cfg, err := nexus.LoadConfig("", newRegistry())
+	cfg, err := config.Load("", newRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/textsafe"
-	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/nexus/compare"
 )
 
@@ -97,7 +97,7 @@ func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
-	if w := nexus.CeilingWarning(plan.Unpriced()); w != "" {
+	if w := config.CeilingWarning(plan.Unpriced()); w != "" {
 		fmt.Fprintf(app.Err, "warning: %s\n", textsafe.Printable(w))
 	}
 	var incomplete []string // missions with failed or unjudged bundles

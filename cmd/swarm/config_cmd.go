@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -82,13 +82,13 @@ name of its key variable and whether it is set.`,
 
 func runConfigValidate(app *App, o ConfigValidateOptions) error {
 	path := o.File
-	_, err := nexus.LoadConfig(path, app.Registry())
+	_, err := config.Load(path, app.Registry())
 	name := path
 	if name == "" {
 		name = "config.yml (embedded)"
 	}
 	if err != nil {
-		var ce nexus.ConfigErrors
+		var ce config.Errors
 		if errors.As(err, &ce) {
 			for _, e := range ce {
 				fmt.Fprintln(app.Err, e.Error())
@@ -176,7 +176,7 @@ type ProviderStatus struct {
 
 // providerStatuses is one row per registered kind; each adapter's
 // KindInfo.Check decides what its kind needs.
-func providerStatuses(cfg *nexus.Config, reg *providers.Registry, getenv func(string) string) []ProviderStatus {
+func providerStatuses(cfg *config.Config, reg *providers.Registry, getenv func(string) string) []ProviderStatus {
 	var out []ProviderStatus
 	for _, info := range reg.Kinds() {
 		st := reg.Status(info.Kind, cfg.Providers[info.Kind], getenv)

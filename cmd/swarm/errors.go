@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/nexus"
 )
 
@@ -68,7 +69,7 @@ func flagError(c *cobra.Command, err error) error {
 // exit 5.
 func toExit(err error) error {
 	switch {
-	case errors.Is(err, nexus.ErrBadInput):
+	case errors.Is(err, config.ErrBadInput):
 		return usageError(err)
 	case errors.Is(err, nexus.ErrWrite):
 		return &exitError{code: exitWrite, err: err}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // TestRunFollowUpChainsThreeRuns runs a mission, follows it up, and follows
@@ -37,7 +37,7 @@ func TestRunFollowUpChainsThreeRuns(t *testing.T) {
 		Plan struct {
 			RunID string `json:"run_id"`
 		} `json:"plan"`
-		FollowUp *nexus.FollowUp `json:"follow_up"`
+		FollowUp *runfiles.FollowUp `json:"follow_up"`
 	}
 	b, err := os.ReadFile(filepath.Join(dirs[2], "result.json"))
 	if err != nil {
@@ -51,7 +51,7 @@ func TestRunFollowUpChainsThreeRuns(t *testing.T) {
 		t.Fatalf("follow_up %+v: want a chain of three", fu)
 	}
 	for i, c := range fu.Chain {
-		if c.Dir != dirs[i] || c.Status != nexus.StatusComplete || c.ShadowScore == nil {
+		if c.Dir != dirs[i] || c.Status != runfiles.StatusComplete || c.ShadowScore == nil {
 			t.Errorf("chain[%d] = %+v, want %s complete with a score", i, c, dirs[i])
 		}
 	}

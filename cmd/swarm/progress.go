@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/workspace"
@@ -24,7 +25,7 @@ type progressView struct {
 	tty   bool
 	plan  nexus.Plan
 	mu    sync.Mutex
-	phase nexus.Phase
+	phase events.Phase
 	calls int
 	cost  float64
 	// unpriced: some call had no known price, so cost is a lower bound.
@@ -105,28 +106,28 @@ func newProgressView(w io.Writer, p nexus.Plan, tty bool) *progressView {
 	return v
 }
 
-// Observe implements nexus.Observer.
-func (v *progressView) Observe(e nexus.Event) {
+// Observe implements events.Observer.
+func (v *progressView) Observe(e events.Event) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	switch e.Kind {
-	case nexus.EvPhaseStart:
+	case events.PhaseStart:
 		v.flushRefusals(false)
 		v.phase = e.Phase
 		if !v.tty {
 			v.printf("[%6.1fs] phase %-3s %s\n", time.Since(v.start).Seconds(), e.Phase, e.Message)
 		}
-	case nexus.EvLLMCall:
+	case events.LLMCall:
 		v.calls++
-		if c, ok := e.Data.(nexus.CallData); ok {
+		if c, ok := e.Data.(events.CallData); ok {
 			if c.CostUSD != nil {
 				v.cost += *c.CostUSD
 			}
 			v.unpriced = v.unpriced || c.Unpriced
 		}
-	case nexus.EvToolCall:
+	case events.ToolCall:
 		v.tools++
-		if c, ok := e.Data.(nexus.ToolCallData); ok && !c.OK {
+		if c, ok := e.Data.(events.ToolCallData); ok && !c.OK {
 			v.denied++
 			kind := c.Refusal
 			if kind == "" {
@@ -144,20 +145,20 @@ func (v *progressView) Observe(e nexus.Event) {
 				g.example[kind] = textsafe.Printable(strings.TrimSpace(e.AgentID + " " + c.Tool + " " + c.Path + c.Pattern))
 			}
 		}
-	case nexus.EvAgentStart:
+	case events.AgentStart:
 		if d, ok := v.plan.DomainOf(e.AgentID); ok && e.Role == "commander" {
 			if c := v.perCmd[d]; c != nil {
 				c.status = "running"
 			}
 		}
-	case nexus.EvAgentFinish:
+	case events.AgentFinish:
 		d, _ := v.plan.DomainOf(e.AgentID)
 		c := v.perCmd[d]
 		if c == nil {
 			break
 		}
 		var status string
-		if f, ok := e.Data.(nexus.AgentFinishData); ok {
+		if f, ok := e.Data.(events.AgentFinishData); ok {
 			status = f.Status
 		}
 		if e.Role == "commander" {
@@ -176,8 +177,8 @@ func (v *progressView) Observe(e nexus.Event) {
 				c.failed++
 			}
 		}
-	case nexus.EvBreaker:
-		d, ok := e.Data.(nexus.BreakerData)
+	case events.Breaker:
+		d, ok := e.Data.(events.BreakerData)
 		if !ok {
 			break
 		}
@@ -190,8 +191,8 @@ func (v *progressView) Observe(e nexus.Event) {
 		if !v.tty {
 			v.printf("[%6.1fs]   breaker %s (%s) %s → %s\n", time.Since(v.start).Seconds(), textsafe.Printable(d.Model), d.Layer, d.From, d.To)
 		}
-	case nexus.EvModelSwap:
-		d, ok := e.Data.(nexus.ModelSwapData)
+	case events.ModelSwap:
+		d, ok := e.Data.(events.ModelSwapData)
 		if !ok {
 			break
 		}
@@ -202,8 +203,8 @@ func (v *progressView) Observe(e nexus.Event) {
 			v.swapSeen[k] = true
 			v.printf("[%6.1fs]   swap %s: %s → %s (%s)\n", time.Since(v.start).Seconds(), d.Role, textsafe.Printable(d.From), textsafe.Printable(d.To), d.Reason)
 		}
-	case nexus.EvWave:
-		if d, ok := e.Data.(nexus.WaveData); ok {
+	case events.Wave:
+		if d, ok := e.Data.(events.WaveData); ok {
 			what := "commanders"
 			if d.Size == 1 {
 				what = "commander"
@@ -216,8 +217,8 @@ func (v *progressView) Observe(e nexus.Event) {
 				v.printf("[%6.1fs]   %s (%s)\n", time.Since(v.start).Seconds(), v.wave, d.Reason)
 			}
 		}
-	case nexus.EvConcurrency:
-		d, ok := e.Data.(nexus.ConcurrencyData)
+	case events.Concurrency:
+		d, ok := e.Data.(events.ConcurrencyData)
 		if !ok {
 			break
 		}
@@ -229,11 +230,11 @@ func (v *progressView) Observe(e nexus.Event) {
 		if !v.tty && d.To < d.From {
 			v.printf("[%6.1fs]   concurrency limit %s %d → %d of %d (%s)\n", time.Since(v.start).Seconds(), textsafe.Printable(d.Model), d.From, d.To, d.Max, d.Reason)
 		}
-	case nexus.EvCanary:
+	case events.Canary:
 		if !v.tty {
 			v.printf("[%6.1fs]   %s\n", time.Since(v.start).Seconds(), textsafe.Printable(e.Message))
 		}
-	case nexus.EvGate, nexus.EvCostWarning, nexus.EvCostStop, nexus.EvBreakerTrip, nexus.EvWorkspaceWarning:
+	case events.Gate, events.CostWarning, events.CostStop, events.BreakerTrip, events.WorkspaceWarning:
 		if !v.tty {
 			v.printf("[%6.1fs]   %s %s\n", time.Since(v.start).Seconds(), e.Kind, describe(e))
 		}
@@ -272,7 +273,7 @@ func (v *progressView) printf(format string, args ...any) {
 	fmt.Fprint(v.w, textsafe.PrintableLines(fmt.Sprintf(format, args...)))
 }
 
-func describe(e nexus.Event) string {
+func describe(e events.Event) string {
 	if e.Message != "" {
 		return e.Message
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/nexus"
 )
 
@@ -15,25 +16,25 @@ import (
 // the live view counts calls and refusals by kind.
 func TestProgressGroupsToolRefusals(t *testing.T) {
 	plan := nexus.Plan{Domains: []string{"testing", "docs"}, Commanders: 2, Workers: 4}
-	refused := func(agent, tool, path, kind string) nexus.Event {
-		return nexus.Event{Kind: nexus.EvToolCall, AgentID: agent, Data: nexus.ToolCallData{Tool: tool, Path: path, Refusal: kind}}
+	refused := func(agent, tool, path, kind string) events.Event {
+		return events.Event{Kind: events.ToolCall, AgentID: agent, Data: events.ToolCallData{Tool: tool, Path: path, Refusal: kind}}
 	}
-	var events []nexus.Event
-	events = append(events, nexus.Event{Kind: nexus.EvToolCall, AgentID: "worker-testing-01", Data: nexus.ToolCallData{Tool: "read_file", Path: "internal/auth/session.go", OK: true, Bytes: 900}})
+	var evs []events.Event
+	evs = append(evs, events.Event{Kind: events.ToolCall, AgentID: "worker-testing-01", Data: events.ToolCallData{Tool: "read_file", Path: "internal/auth/session.go", OK: true, Bytes: 900}})
 	for range 40 {
-		events = append(events, refused("worker-testing-02", "read_file", "../../etc/passwd", "escape"), refused("worker-testing-02", "read_file", ".env", "denied"))
+		evs = append(evs, refused("worker-testing-02", "read_file", "../../etc/passwd", "escape"), refused("worker-testing-02", "read_file", ".env", "denied"))
 	}
-	events = append(events,
-		nexus.Event{Kind: nexus.EvToolCall, AgentID: "worker-testing-02", Data: nexus.ToolCallData{Tool: "grep", Pattern: "x", Refusal: "limit"}},
+	evs = append(evs,
+		events.Event{Kind: events.ToolCall, AgentID: "worker-testing-02", Data: events.ToolCallData{Tool: "grep", Pattern: "x", Refusal: "limit"}},
 		refused("worker-docs-01", "read_file", "../secret", "escape"),
-		nexus.Event{Kind: nexus.EvAgentFinish, Role: "commander", AgentID: "commander-testing", Data: nexus.AgentFinishData{Status: "complete"}},
+		events.Event{Kind: events.AgentFinish, Role: "commander", AgentID: "commander-testing", Data: events.AgentFinishData{Status: "complete"}},
 		refused("worker-docs-01", "list_dir", "..", "escape"),
-		nexus.Event{Kind: nexus.EvPhaseStart, Phase: nexus.Phase5, Message: "cross-review"},
+		events.Event{Kind: events.PhaseStart, Phase: events.Phase5, Message: "cross-review"},
 		refused("judge", "read_file", "/etc/shadow", "escape"),
 	)
 	var pipe bytes.Buffer
 	v := newProgressView(&pipe, plan, false)
-	for _, e := range events {
+	for _, e := range evs {
 		v.Observe(e)
 	}
 	v.finish()
@@ -58,7 +59,7 @@ func TestProgressGroupsToolRefusals(t *testing.T) {
 	}
 	var tty bytes.Buffer
 	v = newProgressView(&tty, plan, true)
-	for _, e := range events {
+	for _, e := range evs {
 		v.Observe(e)
 	}
 	v.redraw()
@@ -71,11 +72,11 @@ func TestProgressGroupsToolRefusals(t *testing.T) {
 // in a pipe; the live view shows the wave launched last.
 func TestProgressShowsWaves(t *testing.T) {
 	plan := nexus.Plan{Domains: []string{"a", "b", "c"}, Commanders: 3, Workers: 3}
-	events := []nexus.Event{
-		{Kind: nexus.EvWave, Data: nexus.WaveData{Wave: 0, Planned: 2, Size: 1, Reason: "canary", Commanders: []string{"commander-a"}}},
-		{Kind: nexus.EvCanary, Message: "canary passed: 0 of 1 probe calls failed", Data: nexus.CanaryData{OK: true, Calls: 1}},
-		{Kind: nexus.EvWave, Data: nexus.WaveData{Wave: 1, Planned: 2, Size: 1, Reason: "probe", Commanders: []string{"commander-b"}}},
-		{Kind: nexus.EvWave, Data: nexus.WaveData{Wave: 2, Planned: 2, Size: 1, Reason: "adapt", Commanders: []string{"commander-c"}}},
+	events := []events.Event{
+		{Kind: events.Wave, Data: events.WaveData{Wave: 0, Planned: 2, Size: 1, Reason: "canary", Commanders: []string{"commander-a"}}},
+		{Kind: events.Canary, Message: "canary passed: 0 of 1 probe calls failed", Data: events.CanaryData{OK: true, Calls: 1}},
+		{Kind: events.Wave, Data: events.WaveData{Wave: 1, Planned: 2, Size: 1, Reason: "probe", Commanders: []string{"commander-b"}}},
+		{Kind: events.Wave, Data: events.WaveData{Wave: 2, Planned: 2, Size: 1, Reason: "adapt", Commanders: []string{"commander-c"}}},
 	}
 	var pipe bytes.Buffer
 	v := newProgressView(&pipe, plan, false)
@@ -103,16 +104,16 @@ func TestProgressShowsWaves(t *testing.T) {
 // the live view counts the breakers not closed and the swaps.
 func TestProgressShowsBreakersAndSwaps(t *testing.T) {
 	plan := nexus.Plan{Domains: []string{"testing"}, Commanders: 1, Workers: 2}
-	swap := func(id string) nexus.Event {
-		return nexus.Event{Kind: nexus.EvModelSwap, Role: "worker", AgentID: id,
-			Data: nexus.ModelSwapData{AgentID: id, From: "openai:gpt-4.1", Reason: "breaker_open", Role: "worker", To: "mock:honest"}}
+	swap := func(id string) events.Event {
+		return events.Event{Kind: events.ModelSwap, Role: "worker", AgentID: id,
+			Data: events.ModelSwapData{AgentID: id, From: "openai:gpt-4.1", Reason: "breaker_open", Role: "worker", To: "mock:honest"}}
 	}
-	events := []nexus.Event{
-		{Kind: nexus.EvBreaker, Data: nexus.BreakerData{From: "closed", Layer: "workers", Model: "openai:gpt-4.1", Reason: "failure_rate", To: "open"}},
+	events := []events.Event{
+		{Kind: events.Breaker, Data: events.BreakerData{From: "closed", Layer: "workers", Model: "openai:gpt-4.1", Reason: "failure_rate", To: "open"}},
 		swap("worker-testing-01"), swap("worker-testing-02"),
-		{Kind: nexus.EvBreaker, Data: nexus.BreakerData{From: "closed", Layer: "judge", Model: "openai:gpt-4.1", Reason: "failure_rate", To: "open"}},
-		{Kind: nexus.EvBreaker, Data: nexus.BreakerData{From: "open", Layer: "judge", Model: "openai:gpt-4.1", Reason: "cooldown", To: "half_open"}},
-		{Kind: nexus.EvBreaker, Data: nexus.BreakerData{From: "half_open", Layer: "judge", Model: "openai:gpt-4.1", Reason: "probes_succeeded", To: "closed"}},
+		{Kind: events.Breaker, Data: events.BreakerData{From: "closed", Layer: "judge", Model: "openai:gpt-4.1", Reason: "failure_rate", To: "open"}},
+		{Kind: events.Breaker, Data: events.BreakerData{From: "open", Layer: "judge", Model: "openai:gpt-4.1", Reason: "cooldown", To: "half_open"}},
+		{Kind: events.Breaker, Data: events.BreakerData{From: "half_open", Layer: "judge", Model: "openai:gpt-4.1", Reason: "probes_succeeded", To: "closed"}},
 	}
 	var pipe bytes.Buffer
 	v := newProgressView(&pipe, plan, false)
@@ -157,11 +158,11 @@ func TestCountNoun(t *testing.T) {
 // current limit and ceiling.
 func TestProgressShowsConcurrencyLimit(t *testing.T) {
 	plan := nexus.Plan{Domains: []string{"testing"}, Commanders: 1, Workers: 2}
-	lim := func(from, to int, reason string) nexus.Event {
-		return nexus.Event{Kind: nexus.EvConcurrency, Model: "openai:gpt-4.1",
-			Data: nexus.ConcurrencyData{From: from, To: to, Max: 16, Model: "openai:gpt-4.1", Reason: reason}}
+	lim := func(from, to int, reason string) events.Event {
+		return events.Event{Kind: events.Concurrency, Model: "openai:gpt-4.1",
+			Data: events.ConcurrencyData{From: from, To: to, Max: 16, Model: "openai:gpt-4.1", Reason: reason}}
 	}
-	events := []nexus.Event{lim(16, 8, "rate_limited"), lim(8, 9, "successes"), lim(9, 8, "low_headroom")}
+	events := []events.Event{lim(16, 8, "rate_limited"), lim(8, 9, "successes"), lim(9, 8, "low_headroom")}
 	var pipe bytes.Buffer
 	v := newProgressView(&pipe, plan, false)
 	for _, e := range events {

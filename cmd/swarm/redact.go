@@ -5,8 +5,8 @@ import (
 	"os"
 	"sync/atomic"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/redact"
-	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -31,7 +31,7 @@ func (s *scrubber) add(values ...string) {
 
 // addConfigured puts the value of every key variable cfg and reg name
 // into the set.
-func (s *scrubber) addConfigured(cfg *nexus.Config, reg *providers.Registry) {
+func (s *scrubber) addConfigured(cfg *config.Config, reg *providers.Registry) {
 	if s == nil {
 		return
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/providers"
 )
 
@@ -60,8 +60,8 @@ func (a *App) printJSON(v any) error {
 }
 
 // LoadConfig loads the --config file (default: the embedded config.yml).
-func (a *App) LoadConfig() (*nexus.Config, error) {
-	cfg, err := nexus.LoadConfig(a.ConfigPath, a.Registry())
+func (a *App) LoadConfig() (*config.Config, error) {
+	cfg, err := config.Load(a.ConfigPath, a.Registry())
 	if err == nil {
 		a.scrub.addConfigured(cfg, a.Registry())
 	}

@@ -17,9 +17,12 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
@@ -133,7 +136,7 @@ Exit codes:
 	f.StringVar(&o.MissionText, "mission", "", "mission text (instead of a file)")
 	f.StringVar(&o.Scale, "scale", "", "scale: ss-50, ss-100 or ss-250 (default from config)")
 	f.StringVar(&o.Provider, "provider", "", "kind:model serving every role, e.g. mock:honest or openai:gpt-4.1")
-	f.StringArrayVar(&o.Models, "model", nil, "role=kind:model for one role (repeatable); roles: "+strings.Join(nexus.Roles(), ", "))
+	f.StringArrayVar(&o.Models, "model", nil, "role=kind:model for one role (repeatable); roles: "+strings.Join(config.Roles(), ", "))
 	f.StringArrayVar(&o.Fallbacks, "fallback", nil, "role=kind:model a role falls back to when its model keeps failing (repeatable, tried in order, after the config's fallbacks)")
 	f.StringVar(&o.Personality, "personality", "", "balanced, thorough, fast, creative or cautious")
 	f.StringVar(&o.Out, "out", "", "run directory, new or empty (default runs/<run-id>)")
@@ -222,7 +225,7 @@ func parseRoleRefs(flag string, values []string, replace bool) (map[string][]pro
 	return out, nil
 }
 
-// readMissionFile reads a mission file, at most nexus.MaxMissionBytesLimit
+// readMissionFile reads a mission file, at most config.MaxMissionBytesLimit
 // bytes of it.
 func readMissionFile(path string) (string, error) {
 	f, err := os.Open(path)
@@ -338,7 +341,7 @@ func runMission(ctx context.Context, app *App, o RunOptions, m *nexus.Mission) e
 	case o.JSON:
 		enc := json.NewEncoder(app.Out)
 		var mu sync.Mutex
-		m.Observe(nexus.ObserverFunc(func(e nexus.Event) {
+		m.Observe(events.ObserverFunc(func(e events.Event) {
 			mu.Lock()
 			defer mu.Unlock()
 			_ = enc.Encode(e)
@@ -386,9 +389,9 @@ func runMission(ctx context.Context, app *App, o RunOptions, m *nexus.Mission) e
 // planned bundle judged, or delivered with shadow scoring off).
 func runExit(res *nexus.Result) error {
 	switch res.Status {
-	case nexus.StatusComplete:
+	case runfiles.StatusComplete:
 		return nil
-	case nexus.StatusInvalid:
+	case runfiles.StatusInvalid:
 		return exitCode(exitTampered)
 	default:
 		return exitCode(exitIncomplete)
@@ -399,8 +402,8 @@ func runExit(res *nexus.Result) error {
 // calls at debug (failed ones at info), failures, breaker trips and cost
 // stops at warn, everything else at info. Prompts and answers never go to
 // the log; they are in transcripts.jsonl.
-func logEvent(l *slog.Logger) nexus.Observer {
-	return nexus.ObserverFunc(func(e nexus.Event) {
+func logEvent(l *slog.Logger) events.Observer {
+	return events.ObserverFunc(func(e events.Event) {
 		attrs := []any{"kind", string(e.Kind)}
 		for _, kv := range [][2]string{{"phase", string(e.Phase)}, {"role", e.Role}, {"agent", e.AgentID}, {"model", e.Model}} {
 			if kv[1] != "" {
@@ -408,9 +411,9 @@ func logEvent(l *slog.Logger) nexus.Observer {
 			}
 		}
 		lvl, msg := slog.LevelInfo, e.Message
-		if e.Kind == nexus.EvLLMCall {
+		if e.Kind == events.LLMCall {
 			lvl, msg = slog.LevelDebug, "llm call"
-			c, _ := e.Data.(nexus.CallData)
+			c, _ := e.Data.(events.CallData)
 			if c.Schema != "" {
 				attrs = append(attrs, "schema", c.Schema)
 			}
@@ -440,7 +443,7 @@ func logEvent(l *slog.Logger) nexus.Observer {
 				lvl = slog.LevelInfo // retried and repaired calls are routine
 			}
 		}
-		if e.Kind == nexus.EvFailure || e.Kind == nexus.EvBreakerTrip || e.Kind == nexus.EvCostStop {
+		if e.Kind == events.Failure || e.Kind == events.BreakerTrip || e.Kind == events.CostStop {
 			lvl = slog.LevelWarn
 		}
 		if msg == "" {
@@ -507,7 +510,7 @@ func printBriefing(out io.Writer, p nexus.Plan) {
 		fmt.Fprintf(w, "Scores:   %s\n", textsafe.Printable(strings.TrimPrefix(adv, "scores are ")))
 	}
 	fmt.Fprintf(w, "Budget:   cost ceiling $%.2f · seed %d\n", p.CostCeilingUSD, p.Seed)
-	if warn := nexus.CeilingWarning(p.Unpriced); warn != "" {
+	if warn := config.CeilingWarning(p.Unpriced); warn != "" {
 		fmt.Fprintf(w, "          warning: %s\n", textsafe.Printable(warn))
 	}
 	fmt.Fprintln(w)
@@ -520,14 +523,14 @@ func printBriefing(out io.Writer, p nexus.Plan) {
 // resumed run.json); config is the --config file ("" for the embedded one),
 // which the next commands repeat. Paths, model names and run ids in it are
 // not ours: the whole summary is printed through textsafe.PrintableLines.
-func printSummary(out io.Writer, res *nexus.Result, mission, config string) {
+func printSummary(out io.Writer, res *nexus.Result, mission, configPath string) {
 	w := &strings.Builder{}
 	defer func() { fmt.Fprint(out, textsafe.PrintableLines(w.String())) }()
 	t := res.Telemetry
 	fmt.Fprintf(w, "\nRun %s: %s\n", statusWord(res.Status), textsafe.Printable(statusWords(res)))
 	fmt.Fprintf(w, "  run directory: %s\n", res.Dir)
 	switch {
-	case res.Status == nexus.StatusInvalid:
+	case res.Status == runfiles.StatusInvalid:
 		fmt.Fprintf(w, "  Shadow scoring INVALID: %s\n  %s\n", res.ShadowReason, res.Aggregate.Describe())
 	case res.ShadowReason == nexus.ShadowOff:
 		a := res.Aggregate
@@ -551,14 +554,14 @@ func printSummary(out io.Writer, res *nexus.Result, mission, config string) {
 		agents = fmt.Sprintf("agents %d launched of %d planned", t.AgentsLaunched.Total, t.Agents.Total)
 	}
 	tokens := fmt.Sprintf("tokens %d in / %d out", t.InputTokens, t.OutputTokens)
-	if d := nexus.TokenDetail(t.InputTokens, t.ReasoningTokens, t.CacheReadTokens, t.CacheWriteTokens); d != "" {
+	if d := config.TokenDetail(t.InputTokens, t.ReasoningTokens, t.CacheReadTokens, t.CacheWriteTokens); d != "" {
 		tokens += " · " + d
 		if t.PromptCacheHits > 0 {
 			tokens += fmt.Sprintf(" · prompt cache hit by %d of %d calls", t.PromptCacheHits, t.Calls)
 		}
 	}
 	fmt.Fprintf(w, "  %s · LLM calls %d · %s · cost %s · %s\n",
-		agents, t.Calls, tokens, textsafe.Printable(nexus.FormatCost(t.CostUSD, t.UnpricedModels)), (time.Duration(t.WallMS) * time.Millisecond).Round(time.Millisecond))
+		agents, t.Calls, tokens, textsafe.Printable(config.FormatCost(t.CostUSD, t.UnpricedModels)), (time.Duration(t.WallMS) * time.Millisecond).Round(time.Millisecond))
 	if r := res.Resumed; r != nil {
 		fmt.Fprintf(w, "  resumed (attempt %d): %s replayed from the journal, %s asked\n", r.Attempt, count(r.ReplayedCalls, "answer"), count(r.FreshCalls, "call"))
 	}
@@ -587,7 +590,7 @@ func printSummary(out io.Writer, res *nexus.Result, mission, config string) {
 		fmt.Fprintf(w, "  failures: %s\n", strings.Join(sortStrings(parts), ", "))
 	}
 	fmt.Fprintf(w, "  action report: %s/report.md\n", res.Dir)
-	if next := nextCommands(res, mission, config); len(next) > 0 {
+	if next := nextCommands(res, mission, configPath); len(next) > 0 {
 		fmt.Fprintf(w, "  next:\n")
 		for _, n := range next {
 			fmt.Fprintf(w, "    %s\n", textsafe.Printable(n))
@@ -598,7 +601,7 @@ func printSummary(out io.Writer, res *nexus.Result, mission, config string) {
 // statusWord is the run's status as the summary's first word: "complete",
 // or the status in capitals when the run is not.
 func statusWord(status string) string {
-	if status == nexus.StatusComplete || status == nexus.StatusSealed {
+	if status == runfiles.StatusComplete || status == runfiles.StatusSealed {
 		return status
 	}
 	return strings.ToUpper(status)
@@ -608,12 +611,12 @@ func statusWord(status string) string {
 func statusWords(res *nexus.Result) string {
 	a := res.Aggregate
 	switch res.Status {
-	case nexus.StatusComplete:
+	case runfiles.StatusComplete:
 		if res.ShadowReason == nexus.ShadowOff {
 			return fmt.Sprintf("every planned bundle delivered (%d of %d), none judged", a.Unjudged, a.Planned)
 		}
 		return fmt.Sprintf("every planned bundle judged (%d of %d)", a.Scored, a.Planned) + recommendationWords(res)
-	case nexus.StatusSealed:
+	case runfiles.StatusSealed:
 		return "sealed; no commander ran"
 	}
 	if res.Error != "" {
@@ -686,7 +689,7 @@ func nextCommands(res *nexus.Result, mission, config string) []string {
 		ws = " --workspace " + shellQuote(res.Workspace.Dir)
 		out = append(out, "swarm verify-evidence "+dir+ws+"   # re-check every citation against the workspace")
 	}
-	if res.Status == nexus.StatusComplete || res.Status == nexus.StatusIncomplete || res.Status == nexus.StatusPartial {
+	if res.Status == runfiles.StatusComplete || res.Status == runfiles.StatusIncomplete || res.Status == runfiles.StatusPartial {
 		out = append(out, "swarm run "+mission+cfg+" --follow-up "+dir+"   # the next run of this mission, with this one's findings and gaps as context")
 	}
 	models := "KIND:MODEL,KIND:MODEL"

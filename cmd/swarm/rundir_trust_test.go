@@ -13,7 +13,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 const goldenConfig = "testdata/golden/config.yml"
@@ -59,13 +60,13 @@ func TestResumeNeverLoadsTheConfigRunJSONNames(t *testing.T) {
 	dir := killedGoldenRun(t)
 	// Every call must be asked again, so a resume that used the crafted
 	// config would call the server at once.
-	if err := os.Remove(filepath.Join(dir, nexus.JournalFile)); err != nil {
+	if err := os.Remove(filepath.Join(dir, runfiles.JournalFile)); err != nil {
 		t.Fatal(err)
 	}
 	golden := readFile(t, "testdata/golden", "config.yml")
 	evil := writeFile(t, "evil.yml", string(golden)+"\nproviders:\n  openai:\n    base_url: "+srv.URL+"/v1\n    api_key_env: SWARM_TEST_USERS_KEY\n")
 	reg := newRegistry()
-	cfg, err := nexus.LoadConfig(evil, reg)
+	cfg, err := config.Load(evil, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,8 +123,8 @@ func TestResumeNeverLoadsTheConfigRunJSONNames(t *testing.T) {
 // returns the first edited line's number.
 func judgeFailToPass(t *testing.T, dir string) int {
 	t.Helper()
-	path := filepath.Join(dir, nexus.JournalFile)
-	lines := strings.SplitAfter(string(readFile(t, dir, nexus.JournalFile)), "\n")
+	path := filepath.Join(dir, runfiles.JournalFile)
+	lines := strings.SplitAfter(string(readFile(t, dir, runfiles.JournalFile)), "\n")
 	first := 0
 	for i, l := range lines {
 		if !strings.Contains(l, `"role":"judge"`) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
@@ -182,7 +183,7 @@ func runShadowVerify(app *App, o ShadowVerifyOptions) error {
 	target := o.Target
 	path, runDir := target, ""
 	if fi, err := os.Stat(target); err == nil && fi.IsDir() {
-		path, runDir = nexus.EnvelopePath(target), target
+		path, runDir = runfiles.EnvelopePath(target), target
 	}
 	shown := textsafe.Printable(path)
 	env, err := shadow.LoadSealed(path)
@@ -197,12 +198,12 @@ func runShadowVerify(app *App, o ShadowVerifyOptions) error {
 		return tampered(err)
 	}
 	if runDir != "" {
-		if err := nexus.VerifyCommitment(runDir, env); err != nil {
+		if err := runfiles.VerifyCommitment(runDir, env); err != nil {
 			return tampered(err)
 		}
 		jc, err := nexus.VerifyJournal(runDir, o.TrustUnsigned)
 		if err != nil {
-			fmt.Fprintf(app.Err, "%s: TAMPERED: %s\n", textsafe.Printable(filepath.Join(runDir, nexus.JournalFile)), textsafe.Printable(err.Error()))
+			fmt.Fprintf(app.Err, "%s: TAMPERED: %s\n", textsafe.Printable(filepath.Join(runDir, runfiles.JournalFile)), textsafe.Printable(err.Error()))
 			return exitCode(exitTampered)
 		}
 		fmt.Fprintf(app.Out, "%s: ok %s (%d criteria), task %s\n", shown, env.SealedHash, env.CriteriaCount, env.TaskHash)
@@ -210,9 +211,9 @@ func runShadowVerify(app *App, o ShadowVerifyOptions) error {
 		case !jc.Present:
 			fmt.Fprintf(app.Out, "%s: no journal.jsonl (not checked)\n", textsafe.Printable(runDir))
 		case jc.Unsigned > 0:
-			fmt.Fprintf(app.Out, "%s: ok, %d records (%d unsigned, from before journal MACs, trusted unchecked)\n", textsafe.Printable(filepath.Join(runDir, nexus.JournalFile)), jc.Records, jc.Unsigned)
+			fmt.Fprintf(app.Out, "%s: ok, %d records (%d unsigned, from before journal MACs, trusted unchecked)\n", textsafe.Printable(filepath.Join(runDir, runfiles.JournalFile)), jc.Records, jc.Unsigned)
 		default:
-			fmt.Fprintf(app.Out, "%s: ok, %d records verified\n", textsafe.Printable(filepath.Join(runDir, nexus.JournalFile)), jc.Records)
+			fmt.Fprintf(app.Out, "%s: ok, %d records verified\n", textsafe.Printable(filepath.Join(runDir, runfiles.JournalFile)), jc.Records)
 		}
 		return nil
 	}
@@ -252,7 +253,7 @@ func runShadowReport(app *App, o ShadowReportOptions) error {
 	if format != "json" && format != "md" {
 		return usageError(fmt.Errorf("--format %q: want json or md", format))
 	}
-	all, err := nexus.ReadReports(dir)
+	all, err := runfiles.ReadReports(dir)
 	if err != nil {
 		return usageError(err)
 	}

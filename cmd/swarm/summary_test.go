@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -50,36 +52,36 @@ func TestSummaryPieces(t *testing.T) {
 		want  []string
 		never []string
 	}{
-		{"complete", nexus.Result{Status: nexus.StatusComplete, Aggregate: nexus.ShadowAggregate{Planned: 3, Scored: 3}},
+		{"complete", nexus.Result{Status: runfiles.StatusComplete, Aggregate: nexus.ShadowAggregate{Planned: 3, Scored: 3}},
 			[]string{"Run complete: every planned bundle judged (3 of 3)"}, []string{"evidence", "verify-evidence"}},
-		{"incomplete says why", nexus.Result{Status: nexus.StatusIncomplete, Error: "fewer bundles judged than planned: 2 of 3 scored", Aggregate: nexus.ShadowAggregate{Planned: 3, Scored: 2}},
+		{"incomplete says why", nexus.Result{Status: runfiles.StatusIncomplete, Error: "fewer bundles judged than planned: 2 of 3 scored", Aggregate: nexus.ShadowAggregate{Planned: 3, Scored: 2}},
 			[]string{"Run INCOMPLETE: fewer bundles judged than planned: 2 of 3 scored", "swarm run m.md --config 'my config.yml' --follow-up RUN", "swarm compare m.md --config 'my config.yml' --models mock:honest,KIND:MODEL"}, nil},
-		{"partial says why", nexus.Result{Status: nexus.StatusPartial, Error: "stopped by the cost ceiling: 1 of 3 scored"},
+		{"partial says why", nexus.Result{Status: runfiles.StatusPartial, Error: "stopped by the cost ceiling: 1 of 3 scored"},
 			[]string{"Run PARTIAL: stopped by the cost ceiling: 1 of 3 scored"}, nil},
-		{"nothing cited is not clean evidence", nexus.Result{Status: nexus.StatusComplete, Evidence: &workspace.Counts{}, Workspace: &nexus.WorkspaceInfo{Dir: "ws dir"}},
+		{"nothing cited is not clean evidence", nexus.Result{Status: runfiles.StatusComplete, Evidence: &workspace.Counts{}, Workspace: &nexus.WorkspaceInfo{Dir: "ws dir"}},
 			[]string{"evidence: nothing cited", "swarm verify-evidence RUN --workspace 'ws dir'"}, []string{"0 fabricated"}},
-		{"judged but nothing passed the gate: no recommendation", nexus.Result{Status: nexus.StatusComplete, Aggregate: nexus.ShadowAggregate{Planned: 2, Scored: 2},
+		{"judged but nothing passed the gate: no recommendation", nexus.Result{Status: runfiles.StatusComplete, Aggregate: nexus.ShadowAggregate{Planned: 2, Scored: 2},
 			NoRecommendation: nexus.NoRecommendationUngated,
 			Bundles:          []*nexus.BundleOutcome{{ID: "a", Gate: &shadow.GateDecision{Action: shadow.ActionReject}}, {ID: "b", Gate: &shadow.GateDecision{Action: shadow.ActionQuarantine}}}},
 			[]string{"Run complete: every planned bundle judged (2 of 2); none passed the Shadow Gate: no recommendation"}, nil},
-		{"passed the gate on fabricated evidence: no recommendation", nexus.Result{Status: nexus.StatusComplete, Aggregate: nexus.ShadowAggregate{Planned: 1, Scored: 1},
+		{"passed the gate on fabricated evidence: no recommendation", nexus.Result{Status: runfiles.StatusComplete, Aggregate: nexus.ShadowAggregate{Planned: 1, Scored: 1},
 			NoRecommendation: nexus.NoRecommendationUnverified,
 			Bundles:          []*nexus.BundleOutcome{{ID: "a", Gate: &shadow.GateDecision{Action: shadow.ActionWarn}}},
 			Evidence:         &workspace.Counts{Cited: 4, Fabricated: 4}, Workspace: &nexus.WorkspaceInfo{Dir: "ws"}},
 			[]string{"(1 of 1); no finding of the bundles that passed the Shadow Gate rests on a verified citation: no recommendation"}, []string{"none passed"}},
-		{"passed with verified evidence: nothing added", nexus.Result{Status: nexus.StatusComplete, Aggregate: nexus.ShadowAggregate{Planned: 1, Scored: 1},
+		{"passed with verified evidence: nothing added", nexus.Result{Status: runfiles.StatusComplete, Aggregate: nexus.ShadowAggregate{Planned: 1, Scored: 1},
 			Bundles:  []*nexus.BundleOutcome{{ID: "a", Gate: &shadow.GateDecision{Action: shadow.ActionProceed}}},
 			Evidence: &workspace.Counts{Cited: 4, Verified: 4}, Workspace: &nexus.WorkspaceInfo{Dir: "ws"}},
 			[]string{"Run complete: every planned bundle judged (1 of 1)\n"}, []string{"no recommendation"}},
-		{"the cache and reasoning parts of the tokens, and the prompt cache's hits", nexus.Result{Status: nexus.StatusComplete,
-			Telemetry: nexus.Telemetry{Calls: 10, InputTokens: 2000, OutputTokens: 500, CacheReadTokens: 1500, CacheWriteTokens: 200, ReasoningTokens: 120, PromptCacheHits: 6, CostUSD: 0.0021}},
+		{"the cache and reasoning parts of the tokens, and the prompt cache's hits", nexus.Result{Status: runfiles.StatusComplete,
+			Telemetry: runfiles.Telemetry{Calls: 10, InputTokens: 2000, OutputTokens: 500, CacheReadTokens: 1500, CacheWriteTokens: 200, ReasoningTokens: 120, PromptCacheHits: 6, CostUSD: 0.0021}},
 			[]string{"LLM calls 10 · tokens 2000 in / 500 out · 1500 cache read (75% of input), 200 cache write, 120 reasoning · prompt cache hit by 6 of 10 calls · cost $0.0021"}, nil},
-		{"no part reported: none shown", nexus.Result{Status: nexus.StatusComplete, Telemetry: nexus.Telemetry{Calls: 10, InputTokens: 2000, OutputTokens: 500, CostUSD: 0.0021}},
+		{"no part reported: none shown", nexus.Result{Status: runfiles.StatusComplete, Telemetry: runfiles.Telemetry{Calls: 10, InputTokens: 2000, OutputTokens: 500, CostUSD: 0.0021}},
 			[]string{"LLM calls 10 · tokens 2000 in / 500 out · cost $0.0021"}, []string{"cache", "reasoning"}},
-		{"an unpriced model's calls: — and never $0.0000", nexus.Result{Status: nexus.StatusComplete,
-			Telemetry: nexus.Telemetry{Calls: 4, InputTokens: 2000, OutputTokens: 500, UnpricedModels: []string{"vllm:x"}, UnpricedCalls: 4}},
+		{"an unpriced model's calls: — and never $0.0000", nexus.Result{Status: runfiles.StatusComplete,
+			Telemetry: runfiles.Telemetry{Calls: 4, InputTokens: 2000, OutputTokens: 500, UnpricedModels: []string{"vllm:x"}, UnpricedCalls: 4}},
 			[]string{"cost — (no price for vllm:x)"}, []string{"$0.0000"}},
-		{"no defects: recall is not 0%", nexus.Result{Status: nexus.StatusComplete, GroundTruth: &nexus.GroundTruthResult{File: "t.yaml", Match: workspace.Match{Findings: 2, Matching: 1, Precision: &rec}}},
+		{"no defects: recall is not 0%", nexus.Result{Status: runfiles.StatusComplete, GroundTruth: &nexus.GroundTruthResult{File: "t.yaml", Match: workspace.Match{Findings: 2, Matching: 1, Precision: &rec}}},
 			[]string{"recall — (no defects) · precision 50.0% (1 of 2 findings match a defect)"}, nil},
 	}
 	for _, tc := range tests {
@@ -108,7 +110,7 @@ func TestSummaryPieces(t *testing.T) {
 // known price.
 func TestBriefingWarnsAdvisoryScoresAndUnpricedModels(t *testing.T) {
 	r := func(s string) providers.Ref { x, _ := providers.ParseRef(s); return x }
-	p := nexus.Plan{Roster: nexus.Roster{Judge: r("openai-compatible:m"), SealAuthor: r("openai-compatible:m"), Commanders: []providers.Ref{r("openai-compatible:m")}},
+	p := nexus.Plan{Roster: config.Roster{Judge: r("openai-compatible:m"), SealAuthor: r("openai-compatible:m"), Commanders: []providers.Ref{r("openai-compatible:m")}},
 		Unpriced: []string{"openai-compatible:m"}, CostCeilingUSD: 5}
 	var b bytes.Buffer
 	printBriefing(&b, p)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 )
@@ -119,7 +121,7 @@ func TestHostileTextNeverReachesTheTerminalRaw(t *testing.T) {
 // flags escaped; on main it printed them raw.
 func TestBriefingEscapesModelNames(t *testing.T) {
 	evil := providers.Ref{Kind: "openai", Model: hostile}
-	p := nexus.Plan{MissionTitle: "t" + hostile, Domains: []string{hostile}, Roster: nexus.Roster{Nexus: evil, SealAuthor: evil, Judge: evil, Commanders: []providers.Ref{evil},
+	p := nexus.Plan{MissionTitle: "t" + hostile, Domains: []string{hostile}, Roster: config.Roster{Nexus: evil, SealAuthor: evil, Judge: evil, Commanders: []providers.Ref{evil},
 		SquadLead: evil, Workers: []providers.Ref{evil}, Reviewers: [][2]providers.Ref{{evil, evil}}, Synthesizer: evil}, SquadLeads: 1}
 	var b bytes.Buffer
 	printBriefing(&b, p)
@@ -135,11 +137,11 @@ func TestBriefingEscapesModelNames(t *testing.T) {
 // them raw.
 func TestProgressViewEscapesWhatItDidNotWrite(t *testing.T) {
 	plan := nexus.Plan{Domains: []string{hostile}, Commanders: 1, Workers: 1}
-	events := []nexus.Event{
-		{Kind: nexus.EvPhaseStart, Phase: nexus.Phase4, Message: "phase " + hostile},
-		{Kind: nexus.EvToolCall, AgentID: "worker-" + hostile + "-01", Data: nexus.ToolCallData{Tool: "read_file", Path: hostile, Refusal: "escape"}},
-		{Kind: nexus.EvAgentFinish, Role: "commander", AgentID: "commander-" + hostile, Data: nexus.AgentFinishData{Status: "complete"}},
-		{Kind: nexus.EvFailure, Message: hostile},
+	events := []events.Event{
+		{Kind: events.PhaseStart, Phase: events.Phase4, Message: "phase " + hostile},
+		{Kind: events.ToolCall, AgentID: "worker-" + hostile + "-01", Data: events.ToolCallData{Tool: "read_file", Path: hostile, Refusal: "escape"}},
+		{Kind: events.AgentFinish, Role: "commander", AgentID: "commander-" + hostile, Data: events.AgentFinishData{Status: "complete"}},
+		{Kind: events.Failure, Message: hostile},
 	}
 	for _, tty := range []bool{false, true} {
 		var b bytes.Buffer

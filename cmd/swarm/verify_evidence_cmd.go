@@ -10,8 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/workspace"
 )
 
@@ -147,11 +149,11 @@ func printEvidenceReport(app *App, rep *nexus.EvidenceReport) {
 // patterns and limits of its config.effective.yml (the defaults when the
 // run directory has none).
 func runWorkspaceOptions(runDir string) (workspace.Options, error) {
-	path := filepath.Join(runDir, "config.effective.yml")
+	path := filepath.Join(runDir, runfiles.EffectiveConfigFile)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return workspace.Options{Limits: workspace.DefaultLimits()}, nil
 	}
-	cfg, err := nexus.LoadConfig(path, nil)
+	cfg, err := config.Load(path, nil)
 	if err != nil {
 		return workspace.Options{}, fmt.Errorf("the run's configuration: %w", err)
 	}

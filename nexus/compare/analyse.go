@@ -7,8 +7,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/stats"
-	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/shadow"
 )
 
@@ -206,7 +206,7 @@ func Analyse(o Options, hash, judge, seal string, runs []RunSummary) *Report {
 	}
 	ws, gt := hasWorkspace(o, runs), hasGroundTruth(o, runs)
 	r.Workspace, r.GroundTruth = o.Workspace, o.GroundTruth
-	r.MaxFabricationRate = nexus.DefaultMaxFabricationRate
+	r.MaxFabricationRate = config.DefaultMaxFabricationRate
 	if o.Config != nil {
 		r.MaxFabricationRate = o.Config.Compare.MaxFabricationRate
 	}

@@ -19,13 +19,14 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/internal/slug"
 	"github.com/swarm-dev/swarm/internal/stats"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/providers/cache"
-	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 )
@@ -45,7 +46,7 @@ const (
 
 // Options configure a comparison.
 type Options struct {
-	Config      *nexus.Config
+	Config      *config.Config
 	Registry    *providers.Registry
 	Mission     string
 	MissionName string
@@ -204,7 +205,7 @@ var ErrNoContenders = errors.New("at least one contender model is required")
 // Out/runs/<contender>/rep-<i>/ and, on resume, not run again.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	if len(o.Models) == 0 {
-		return nil, fmt.Errorf("%w: %w", nexus.ErrBadInput, ErrNoContenders)
+		return nil, fmt.Errorf("%w: %w", config.ErrBadInput, ErrNoContenders)
 	}
 	if o.Repeats <= 0 {
 		o.Repeats = DefaultRepeats
@@ -216,7 +217,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		o.Roles = RolesCommanders
 	}
 	if o.Roles != RolesCommanders && o.Roles != RolesAll {
-		return nil, fmt.Errorf("%w: --roles %q: want commanders or all", nexus.ErrBadInput, o.Roles)
+		return nil, fmt.Errorf("%w: --roles %q: want commanders or all", config.ErrBadInput, o.Roles)
 	}
 	if o.Workspace == "" {
 		// The mission's front matter names it: resolved once, so the seal,
@@ -224,7 +225,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		o.Workspace = frontMatterWorkspace(o.MissionName, o.Mission, o.MissionDir)
 	}
 	if o.GroundTruth != "" && o.Workspace == "" {
-		return nil, fmt.Errorf("%w: --ground-truth %s: needs a workspace (Options.Workspace or the mission's front matter)", nexus.ErrBadInput, o.GroundTruth)
+		return nil, fmt.Errorf("%w: --ground-truth %s: needs a workspace (Options.Workspace or the mission's front matter)", config.ErrBadInput, o.GroundTruth)
 	}
 	// A model listed twice becomes two contenders ("m" and "m#2") with their
 	// own run directories; under the paired design (same seeds per repeat)
@@ -235,7 +236,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	for i, m := range o.Models {
 		ref, err := providers.ParseRef(m)
 		if err != nil {
-			return nil, fmt.Errorf("%w: --models: %v", nexus.ErrBadInput, err)
+			return nil, fmt.Errorf("%w: --models: %v", config.ErrBadInput, err)
 		}
 		refs[i] = ref
 		seen[m]++
@@ -254,7 +255,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		ref, err := providers.ParseRef(c.v)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", nexus.ErrBadInput, c.flag, err)
+			return nil, fmt.Errorf("%w: %s: %v", config.ErrBadInput, c.flag, err)
 		}
 		*c.to = ref
 	}
@@ -359,7 +360,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 // sealOnce seals the mission once, under Out/seal, and returns the sealed
 // value every contender runs against. On resume, what an earlier
 // comparison sealed there is reused.
-func sealOnce(ctx context.Context, o Options, cfg *nexus.Config, wrap func(providers.Ref, providers.Provider) providers.Provider) (*nexus.Sealed, error) {
+func sealOnce(ctx context.Context, o Options, cfg *config.Config, wrap func(providers.Ref, providers.Provider) providers.Provider) (*nexus.Sealed, error) {
 	dir := filepath.Join(o.Out, "seal")
 	if sealed, err := nexus.LoadSealed(dir); err == nil {
 		// A seal made with a workspace holds the mechanical checks, one
@@ -401,7 +402,7 @@ func advisory(ref, judge, sealAuthor providers.Ref) (bool, string) {
 	return len(why) > 0, strings.Join(why, "; ")
 }
 
-func runOne(ctx context.Context, o Options, cfg *nexus.Config, sealed *nexus.Sealed, model string, ref providers.Ref, rep int, dir string, wrap func(providers.Ref, providers.Provider) providers.Provider, limits *providers.LimitSet) (RunSummary, bool, error) {
+func runOne(ctx context.Context, o Options, cfg *config.Config, sealed *nexus.Sealed, model string, ref providers.Ref, rep int, dir string, wrap func(providers.Ref, providers.Provider) providers.Provider, limits *providers.LimitSet) (RunSummary, bool, error) {
 	sumPath := filepath.Join(dir, "run-summary.json")
 	if b, err := rundir.ReadFile(sumPath); err == nil {
 		var s RunSummary
@@ -525,7 +526,7 @@ func summarise(res *nexus.Result, model string, rep int, seed int64) RunSummary 
 	}
 	s.Score = Score(s)
 	s.Velocity, s.Hardened, s.ReviewScore, s.Disagreement = stats.Mean(vel), len(vel), stats.Mean(rev), stats.Mean(dis)
-	if sb, ok := res.Sandbox.(sandbox.MissionReport); ok {
+	if sb := res.Sandbox; sb != nil {
 		s.Toxicity, s.QualityGap = sb.Overall.Toxicity, sb.Overall.QualityGap
 	}
 	return s
@@ -587,9 +588,9 @@ func newCallTally(ref providers.Ref, roles map[string]bool) *callTally {
 	return &callTally{model: ref.String(), roles: roles, failures: map[string]int{}} // as the events write it
 }
 
-// Observe implements nexus.Observer.
-func (t *callTally) Observe(e nexus.Event) {
-	c, ok := e.Data.(nexus.CallData)
+// Observe implements events.Observer.
+func (t *callTally) Observe(e events.Event) {
+	c, ok := e.Data.(events.CallData)
 	if !ok || e.Model != t.model || !t.roles[e.Role] {
 		return
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/nexus/compare"
@@ -25,7 +26,7 @@ import (
 
 func options(t *testing.T, models ...string) compare.Options {
 	t.Helper()
-	cfg, err := nexus.LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,11 +177,11 @@ func TestContendersBehindMockServe(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	o := options(t)
-	if _, err := compare.Run(t.Context(), o); !errors.Is(err, nexus.ErrBadInput) {
+	if _, err := compare.Run(t.Context(), o); !errors.Is(err, config.ErrBadInput) {
 		t.Errorf("no contenders: %v", err)
 	}
 	o = options(t, "nonsense")
-	if _, err := compare.Run(t.Context(), o); !errors.Is(err, nexus.ErrBadInput) {
+	if _, err := compare.Run(t.Context(), o); !errors.Is(err, config.ErrBadInput) {
 		t.Errorf("bad model: %v", err)
 	}
 }
@@ -517,7 +518,7 @@ func TestUnpricedContenderCostIsNeverZero(t *testing.T) {
 	p := options(t, "openai-compatible:sloppy")
 	p.Repeats = 1
 	behind(&p, srv.URL)
-	p.Config.Pricing = map[string]nexus.ModelPrice{"openai-compatible:sloppy": {InputPerMTok: &in, OutputPerMTok: &out}}
+	p.Config.Pricing = map[string]config.ModelPrice{"openai-compatible:sloppy": {InputPerMTok: &in, OutputPerMTok: &out}}
 	pr, err := compare.Run(t.Context(), p)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/safeio"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
@@ -47,7 +48,7 @@ type Request struct {
 // bad second mission must not surface after the first one has spent an
 // hour.
 type Plan struct {
-	Config   *nexus.Config
+	Config   *config.Config
 	Missions []PlannedMission
 	// Models and the rest are Request's, merged with the file's and with
 	// compare's defaults for what neither set.
@@ -82,7 +83,7 @@ type PlannedMission struct {
 // loadConfig and checks the scale against it. Every error it returns is bad
 // input (nothing was run); an error about a value names where it came from:
 // the compare file's line and key, else the flag.
-func NewPlan(r Request, loadConfig func() (*nexus.Config, error)) (*Plan, error) {
+func NewPlan(r Request, loadConfig func() (*config.Config, error)) (*Plan, error) {
 	var missions []string
 	var file *File
 	fromFileKeys := map[string]bool{}
@@ -204,7 +205,7 @@ func NewPlan(r Request, loadConfig func() (*nexus.Config, error)) (*Plan, error)
 			return nil, fmt.Errorf("%s: %s and %s would share the output directory %q: rename one", where("", "missions"), prev, mpath, name)
 		}
 		names[name] = mpath
-		text, err := safeio.ReadFile(mpath, nexus.MaxMissionBytesLimit)
+		text, err := safeio.ReadFile(mpath, config.MaxMissionBytesLimit)
 		if err != nil {
 			return nil, fmt.Errorf("%s: read mission: %w", where("", "missions"), err)
 		}
@@ -259,7 +260,7 @@ func (p *Plan) Unpriced() []string {
 			refs = append(refs, ref)
 		}
 	}
-	if roster, err := nexus.ResolveRoster(p.Config, providers.Ref{}, nil); err == nil {
+	if roster, err := config.ResolveRoster(p.Config, providers.Ref{}, nil); err == nil {
 		judgeSet, sealSet := p.Judge != "", p.SealAuthor != ""
 		roster.Seats(func(role string, ref providers.Ref) bool {
 			switch {

@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/yamlx"
-	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/nexus/compare"
 )
 
@@ -27,7 +27,7 @@ func writeTemp(t *testing.T, dir, name, body string) string {
 	return p
 }
 
-func loadDefaultConfig() (*nexus.Config, error) { return nexus.LoadConfig("", nil) }
+func loadDefaultConfig() (*config.Config, error) { return config.Load("", nil) }
 
 // cliDefaults is a Request as swarm compare's flag defaults leave it.
 func cliDefaults() compare.Request {
@@ -169,12 +169,12 @@ func TestNewPlanRefusesBadInputBeforeAnyRun(t *testing.T) {
 				r.File = writeTemp(t, dir, "cmp.yaml", tc.file)
 			}
 			loaded := false
-			_, err := compare.NewPlan(r, func() (*nexus.Config, error) {
+			_, err := compare.NewPlan(r, func() (*config.Config, error) {
 				loaded = true
 				if tc.config != nil {
 					return nil, tc.config
 				}
-				return nexus.LoadConfig("", nil)
+				return config.Load("", nil)
 			})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tc.want)

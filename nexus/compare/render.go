@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/rundir"
 	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/nexus"
@@ -177,7 +178,7 @@ func (r *Report) Table() string {
 	b.WriteString("failed: planned bundles (all repeats) that failed or were not judged. " + failureRule + "\n")
 	b.WriteString("Calls, tokens, cost and latency are the contender's own calls in the roles compared (" + r.Roles + ").\n")
 	if u := r.unpriced(); len(u) > 0 {
-		b.WriteString("[unpriced] " + nexus.CeilingWarning(u) + "; cost: ≥ is the priced calls only, — none was priced.\n")
+		b.WriteString("[unpriced] " + config.CeilingWarning(u) + "; cost: ≥ is the priced calls only, — none was priced.\n")
 	}
 	b.WriteString(r.evidenceTable())
 	for _, c := range r.Untrusted() {
@@ -498,7 +499,7 @@ func (r *Report) charts() (map[string]template.HTML, error) {
 // page renders compare.html (html/template: every value is escaped for
 // where it appears).
 var page = template.Must(template.New("compare.html.tmpl").Funcs(template.FuncMap{
-	"velocity": velocity, "pval": pval, "counts": counts, "cost": nexus.FormatCost, "tokenDetail": tokenDetail,
+	"velocity": velocity, "pval": pval, "counts": counts, "cost": config.FormatCost, "tokenDetail": tokenDetail,
 	"pct":    percent,
 	"bundle": bundleCell, "failed": failedCell, "failureLine": failureLine,
 	"join": strings.Join,

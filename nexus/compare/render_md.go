@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/config"
 )
 
 // templateFS holds compare.md's and compare.html's templates.
@@ -133,7 +133,7 @@ func (r *Report) markdownView() markdownView {
 		Evidence: r.evidenceView(),
 	}
 	if u := r.unpriced(); len(u) > 0 {
-		v.Unpriced = nexus.CeilingWarning(u)
+		v.Unpriced = config.CeilingWarning(u)
 	}
 	for _, c := range r.Untrusted() {
 		v.Untrusted = append(v.Untrusted, failingNote{Model: c.Model, Line: c.UntrustedReason})
@@ -151,7 +151,7 @@ func (r *Report) markdownView() markdownView {
 		q := qualityRow{Model: c.Model, Velocity: velocity(c.Velocity), Review: fmt.Sprintf("%.2f", c.ReviewScore),
 			Toxicity: fmt.Sprintf("%.3f", c.Toxicity), QualityGap: fmt.Sprintf("%.3f", c.QualityGap), JudgeD: r.judgeD(c.JudgeDisagreement),
 			Calls: c.Calls, InputTokens: c.InputTokens, OutputTokens: c.OutputTokens, TokenDetail: tokenDetail(c),
-			Cost: nexus.FormatCost(c.CostUSD, c.Unpriced), RunCost: nexus.FormatCost(c.RunCostUSD, c.RunUnpriced),
+			Cost: config.FormatCost(c.CostUSD, c.Unpriced), RunCost: config.FormatCost(c.RunCostUSD, c.RunUnpriced),
 			P50: fmt.Sprintf("%.2f", c.LatencyP50MS), P95: fmt.Sprintf("%.2f", c.LatencyP95MS), Failures: counts(c.Failures)}
 		if c.NoResult {
 			q.Review, q.JudgeD = "—", "—" // no judged bundle to review or judge
@@ -197,7 +197,7 @@ func percent(m map[string]float64, k string) string {
 }
 
 // tokenDetail is the cache and reasoning parts of a contender's tokens
-// (nexus.TokenDetail); "" when its provider reported none.
+// (config.TokenDetail); "" when its provider reported none.
 func tokenDetail(c ContenderStats) string {
-	return nexus.TokenDetail(c.InputTokens, c.ReasoningTokens, c.CacheReadTokens, c.CacheWriteTokens)
+	return config.TokenDetail(c.InputTokens, c.ReasoningTokens, c.CacheReadTokens, c.CacheWriteTokens)
 }

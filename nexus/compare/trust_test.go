@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/commanders"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
@@ -113,12 +114,12 @@ func TestSalvagedBundlesCountAgainstTheContender(t *testing.T) {
 // untrusted and ranked after every trusted contender, whatever its Shadow
 // Score; the rule holds on its own, without any sealed check failing.
 func TestFabricationMakesAContenderUntrusted(t *testing.T) {
-	cfg := func(limit float64) *nexus.Config {
-		return &nexus.Config{Compare: nexus.CompareConfig{MaxFabricationRate: limit}}
+	cfg := func(limit float64) *config.Config {
+		return &config.Config{Compare: config.Compare{MaxFabricationRate: limit}}
 	}
 	cases := []struct {
 		name          string
-		cfg           *nexus.Config
+		cfg           *config.Config
 		fabricator    *workspace.Counts // f's citations per repeat; f scores 0 (perfect), h 50
 		wantUntrusted bool
 	}{

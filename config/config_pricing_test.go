@@ -1,4 +1,4 @@
-package nexus
+package config
 
 import (
 	"errors"
@@ -41,14 +41,14 @@ func TestPricingAndCompareConfigErrors(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.yaml), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := LoadConfig(path, shippedKinds())
+			_, err := Load(path, shippedKinds())
 			if err == nil {
 				t.Fatal("accepted")
 			}
 			if !errors.Is(err, ErrBadInput) {
 				t.Errorf("not bad input: %v", err)
 			}
-			var ce ConfigErrors
+			var ce Errors
 			if !errors.As(err, &ce) || len(ce) == 0 {
 				t.Fatalf("not ConfigErrors: %v", err)
 			}
@@ -72,7 +72,7 @@ func TestPriceOf(t *testing.T) {
 	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadConfig(path, shippedKinds())
+	cfg, err := Load(path, shippedKinds())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package nexus
+package config
 
 import (
 	"errors"
@@ -20,29 +20,34 @@ import (
 	"github.com/swarm-dev/swarm/internal/textsafe"
 	"github.com/swarm-dev/swarm/internal/yamlx"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/sandbox"
 	"github.com/swarm-dev/swarm/shadow"
 	"github.com/swarm-dev/swarm/workspace"
 
 	swarm "github.com/swarm-dev/swarm"
 )
 
-// LoadConfig returns the effective configuration: the embedded default,
+// ErrBadInput marks errors caused by the user's input (mission, flags,
+// config): the CLI exits with code 2 for them.
+var ErrBadInput = errors.New("bad input")
+
+// Load returns the effective configuration: the embedded default,
 // with the file at path (if any) merged on top of it key by key. Decoding is
 // strict, and every error names the file, line and key. Provider kinds (in
 // models and under providers) and each kind's options are checked against
 // reg, whose adapters declare them (providers.KindInfo); a nil reg checks
 // no kind here (Prepare still refuses a model whose kind its Registry lacks).
-func LoadConfig(path string, reg *providers.Registry) (*Config, error) {
+func Load(path string, reg *providers.Registry) (*Config, error) {
 	var cfg *Config
 	var err error
 	if path == "" {
-		cfg, err = ParseConfig("config.yml (embedded)", swarm.DefaultConfig, nil, reg)
+		cfg, err = Parse("config.yml (embedded)", swarm.DefaultConfig, nil, reg)
 	} else {
 		data, rerr := yamlx.ReadFile(path, yamlx.DefaultLimits)
 		if rerr != nil {
 			return nil, configErrors(rerr)
 		}
-		cfg, err = ParseConfig(path, data, swarm.DefaultConfig, reg)
+		cfg, err = Parse(path, data, swarm.DefaultConfig, reg)
 	}
 	if err != nil {
 		return nil, err
@@ -53,12 +58,12 @@ func LoadConfig(path string, reg *providers.Registry) (*Config, error) {
 	return cfg, nil
 }
 
-// ParseConfig decodes data (named name in errors) strictly, merged on top of
+// Parse decodes data (named name in errors) strictly, merged on top of
 // the YAML document base (nil: nothing), and validates the result, provider
-// kinds against reg (nil: not checked, see LoadConfig). The file is refused
+// kinds against reg (nil: not checked, see Load). The file is refused
 // before decoding when it is larger, deeper or (aliases expanded) bigger
 // than yamlx.DefaultLimits allow.
-func ParseConfig(name string, data, base []byte, reg *providers.Registry) (*Config, error) {
+func Parse(name string, data, base []byte, reg *providers.Registry) (*Config, error) {
 	// Strict decoding of the file alone reports unknown keys and wrong types
 	// at the file's own lines.
 	doc, err := yamlx.Check(name, data, yamlx.DefaultLimits)
@@ -111,14 +116,14 @@ var removedKeys = map[string]string{
 		"use circuit_breaker.failure_rate (with call_window and min_calls) instead (see docs/recovery-breaker.md)",
 }
 
-// configErrors turns an error of yamlx into ConfigErrors (which wrap
+// configErrors turns an error of yamlx into Errors (which wrap
 // ErrBadInput).
 func configErrors(err error) error {
 	var ye *yamlx.Error
 	if !errors.As(err, &ye) {
 		return fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
-	e := ConfigError{File: ye.File, Line: ye.Line, Col: ye.Col, Key: ye.Key, Msg: ye.Msg}
+	e := Error{File: ye.File, Line: ye.Line, Col: ye.Col, Key: ye.Key, Msg: ye.Msg}
 	if errors.Is(err, yamlx.ErrUnknownKey) {
 		if r, ok := removedKeys[ye.Key]; ok {
 			e.Msg += ": " + r
@@ -128,7 +133,7 @@ func configErrors(err error) error {
 			e.Msg += ": secrets never live in config; export the key in an environment variable and name it in api_key_env"
 		}
 	}
-	return ConfigErrors{e}
+	return Errors{e}
 }
 
 // Validate checks values that decode fine but make no sense, and provider
@@ -138,9 +143,9 @@ func (c *Config) Validate(name string, reg *providers.Registry) error {
 }
 
 func (c *Config) validate(name string, doc *yamlx.Doc, reg *providers.Registry) error {
-	var errs ConfigErrors
+	var errs Errors
 	add := func(key, format string, args ...any) {
-		e := ConfigError{File: name, Key: key, Msg: fmt.Sprintf(format, args...)}
+		e := Error{File: name, Key: key, Msg: fmt.Sprintf(format, args...)}
 		// Point at the key, or at the closest parent the file sets.
 		if p, _, ok := doc.PosOrParent(key); ok {
 			e.Line, e.Col = p.Line, p.Col
@@ -334,7 +339,7 @@ func (c *Config) validateRanges(add func(key, format string, args ...any)) {
 	if v := c.Completeness.MinAtomShare; !(v >= 0 && v <= 1) {
 		add("completeness.min_atom_share", "%s is out of range 0..1 (the share of a bundle's planned atoms that must have finished)", num(v))
 	}
-	if _, _, key, err := sandboxSettings(c.Sandbox); err != nil {
+	if _, _, key, err := SandboxSettings(c.Sandbox); err != nil {
 		add(key, "%v", err)
 	}
 }
@@ -528,7 +533,7 @@ func (c *Config) withCriteriaCount(s Scale) Scale {
 }
 
 // ShadowFor returns the hardening settings for a scale after its overrides.
-func (c *Config) ShadowFor(scale string) HardeningConfig {
+func (c *Config) ShadowFor(scale string) shadow.HardeningConfig {
 	h := c.ShadowScoring.Hardening
 	if o, ok := c.ShadowScoring.ScaleOverrides[scale]; ok {
 		if o.HardeningEnabled != nil {
@@ -561,8 +566,8 @@ func (c *Config) Redacted() *Config {
 	return &out
 }
 
-// ConfigError is one problem in a configuration file.
-type ConfigError struct {
+// Error is one problem in a configuration file.
+type Error struct {
 	File string
 	Line int
 	Col  int
@@ -573,7 +578,7 @@ type ConfigError struct {
 // Error renders file:line:col: key K: message. File, key and message come
 // from the user's file: control characters in them are escaped, so that an
 // error printed to a terminal cannot drive it.
-func (e ConfigError) Error() string {
+func (e Error) Error() string {
 	loc := textsafe.Printable(e.File)
 	if e.Line > 0 {
 		loc = fmt.Sprintf("%s:%d:%d", loc, e.Line, e.Col)
@@ -586,10 +591,10 @@ func (e ConfigError) Error() string {
 	return fmt.Sprintf("%s: key %s: %s", loc, textsafe.Printable(e.Key), textsafe.Printable(e.Msg))
 }
 
-// ConfigErrors is every problem found; it wraps ErrBadInput.
-type ConfigErrors []ConfigError
+// Errors is every problem found; it wraps ErrBadInput.
+type Errors []Error
 
-func (es ConfigErrors) Error() string {
+func (es Errors) Error() string {
 	lines := make([]string, len(es))
 	for i, e := range es {
 		lines[i] = e.Error()
@@ -598,7 +603,7 @@ func (es ConfigErrors) Error() string {
 }
 
 // Unwrap makes errors.Is(err, ErrBadInput) hold.
-func (es ConfigErrors) Unwrap() error { return ErrBadInput }
+func (es Errors) Unwrap() error { return ErrBadInput }
 
 // Environment variables that override the configuration (flags override them).
 const (
@@ -643,11 +648,11 @@ var durationType = reflect.TypeFor[time.Duration]()
 // checkScalars reports, with line and key, two things the YAML decoder would
 // let through silently or without a position: a fractional number where an
 // integer belongs (it would be truncated) and a duration that does not parse.
-func checkScalars(name string, doc *yamlx.Doc) ConfigErrors {
-	var errs ConfigErrors
+func checkScalars(name string, doc *yamlx.Doc) Errors {
+	var errs Errors
 	bad := func(n ast.Node, key, format string, args ...any) {
 		pos := n.GetToken().Position
-		errs = append(errs, ConfigError{File: name, Line: pos.Line, Col: pos.Column, Key: key, Msg: fmt.Sprintf(format, args...)})
+		errs = append(errs, Error{File: name, Line: pos.Line, Col: pos.Column, Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
 	_ = doc.WalkScalars(reflect.TypeFor[Config](), func(n ast.ScalarNode, t reflect.Type, path string) error {
 		switch v := n.(type) {
@@ -669,4 +674,55 @@ func checkScalars(name string, doc *yamlx.Doc) ConfigErrors {
 		return nil // every problem is reported, not only the first
 	})
 	return errs
+}
+
+// SandboxSettings builds the bridge's proxy and payoff from the sandbox
+// section. On error, key is the dotted configuration key at fault.
+func SandboxSettings(c Sandbox) (proxy *sandbox.Proxy, pay sandbox.PayoffConfig, key string, err error) {
+	pc := sandbox.DefaultProxyConfig()
+	for _, k := range sortedKeys(c.Proxy) {
+		v := c.Proxy[k]
+		switch k {
+		case "progress":
+			pc.Weights.Progress = v
+		case "rework":
+			pc.Weights.Rework = v
+		case "verifier":
+			pc.Weights.Verifier = v
+		case "engagement":
+			pc.Weights.Engagement = v
+		case "k":
+			pc.K = v
+		case "b":
+			pc.B = v
+		default:
+			return nil, pay, "sandbox.proxy." + k, fmt.Errorf("unknown key (known: progress, rework, verifier, engagement, k, b)")
+		}
+	}
+	if proxy, err = sandbox.NewProxy(pc); err != nil {
+		return nil, pay, "sandbox.proxy", err
+	}
+	pay = sandbox.DefaultPayoffConfig()
+	for _, k := range sortedKeys(c.Payoff) {
+		v := c.Payoff[k]
+		switch k {
+		case "s_plus":
+			pay.SPlus = v
+		case "s_minus":
+			pay.SMinus = v
+		case "h":
+			pay.H = v
+		case "theta":
+			pay.Theta = v
+		case "rho_a":
+			pay.RhoA = v
+		case "rho_b":
+			pay.RhoB = v
+		case "w_rep":
+			pay.WRep = v
+		default:
+			return nil, pay, "sandbox.payoff." + k, fmt.Errorf("unknown key (known: s_plus, s_minus, h, theta, rho_a, rho_b, w_rep)")
+		}
+	}
+	return proxy, pay, "", nil
 }

@@ -1,4 +1,4 @@
-package nexus
+package config
 
 import (
 	"fmt"
@@ -176,9 +176,9 @@ func (r Roster) Refs() []providers.Ref {
 // (nil: none).
 func (r Roster) FallbacksFor(role string) []providers.Ref { return r.Fallbacks[role] }
 
-// resolveFallbacks joins the config's fallbacks and the options' (added
+// ResolveFallbacks joins the config's fallbacks and the options' (added
 // after them, a model once per role) and checks the roles.
-func resolveFallbacks(config, extra map[string][]providers.Ref) (map[string][]providers.Ref, error) {
+func ResolveFallbacks(config, extra map[string][]providers.Ref) (map[string][]providers.Ref, error) {
 	var errs []string
 	out := map[string][]providers.Ref{}
 	for _, src := range []struct {

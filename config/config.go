@@ -1,4 +1,4 @@
-package nexus
+package config
 
 import (
 	"slices"
@@ -16,34 +16,34 @@ type Config struct {
 	DefaultScale   string                          `yaml:"default_scale" json:"default_scale"`
 	Scales         map[string]Scale                `yaml:"scales" json:"scales"`
 	Personalities  map[string]Personality          `yaml:"personalities" json:"personalities"`
-	Run            RunConfig                       `yaml:"run" json:"run"`
-	ShadowScoring  ShadowConfig                    `yaml:"shadow_scoring" json:"shadow_scoring"`
-	Consensus      ConsensusConfig                 `yaml:"consensus" json:"consensus"`
-	CircuitBreaker CircuitBreakerConfig            `yaml:"circuit_breaker" json:"circuit_breaker"`
-	Sandbox        SandboxConfig                   `yaml:"sandbox" json:"sandbox"`
-	Models         ModelsConfig                    `yaml:"models" json:"models"`
+	Run            Run                             `yaml:"run" json:"run"`
+	ShadowScoring  Shadow                          `yaml:"shadow_scoring" json:"shadow_scoring"`
+	Consensus      Consensus                       `yaml:"consensus" json:"consensus"`
+	CircuitBreaker CircuitBreaker                  `yaml:"circuit_breaker" json:"circuit_breaker"`
+	Sandbox        Sandbox                         `yaml:"sandbox" json:"sandbox"`
+	Models         Models                          `yaml:"models" json:"models"`
 	Providers      map[string]providers.KindConfig `yaml:"providers" json:"providers"`
-	Workspace      WorkspaceConfig                 `yaml:"workspace" json:"workspace"`
-	Recovery       RecoveryConfig                  `yaml:"recovery" json:"recovery"`
+	Workspace      Workspace                       `yaml:"workspace" json:"workspace"`
+	Recovery       Recovery                        `yaml:"recovery" json:"recovery"`
 	// Completeness is how much of its planned work a bundle must rest on
 	// for the run to be complete.
-	Completeness CompletenessConfig `yaml:"completeness" json:"completeness"`
+	Completeness Completeness `yaml:"completeness" json:"completeness"`
 	// Fallbacks are the models a role falls back to, in order, when its
 	// primary model keeps failing (the recovery ladder's model swap; a
 	// breaker open on the primary routes the role to them). Role -> models;
 	// --fallback ROLE=KIND:MODEL adds to them.
 	Fallbacks map[string][]providers.Ref `yaml:"fallbacks" json:"fallbacks,omitempty"`
 	// Compare is how `swarm compare` ranks (compare.* keys).
-	Compare CompareConfig `yaml:"compare" json:"compare"`
+	Compare Compare `yaml:"compare" json:"compare"`
 	// Pricing is the price of models (kind:model -> USD per million tokens
 	// per kind of token), over the built-in table and the kinds' prices;
 	// see Config.PriceOf.
 	Pricing map[string]ModelPrice `yaml:"pricing" json:"pricing,omitempty"`
 }
 
-// CompareConfig is the compare section: what `swarm compare` ranks by
+// Compare is the compare section: what `swarm compare` ranks by
 // beyond the Shadow Score.
-type CompareConfig struct {
+type Compare struct {
 	// MaxFabricationRate is the share of fabricated citations (0..1) above
 	// which a contender is untrusted: when its fabrication rate's whole 95%
 	// Wilson interval lies above it, it is ranked after every trusted
@@ -51,10 +51,10 @@ type CompareConfig struct {
 	MaxFabricationRate float64 `yaml:"max_fabrication_rate" json:"max_fabrication_rate"`
 }
 
-// RecoveryConfig is the recovery section: the ladder a unit of work that
+// Recovery is the recovery section: the ladder a unit of work that
 // keeps failing climbs (see docs/recovery-ladder.md). Retry, the first
 // step, is the providers' own and always on.
-type RecoveryConfig struct {
+type Recovery struct {
 	Enabled        bool `yaml:"enabled" json:"enabled"`
 	Simplify       bool `yaml:"simplify" json:"simplify"`
 	ModelSwap      bool `yaml:"model_swap" json:"model_swap"`
@@ -65,10 +65,10 @@ type RecoveryConfig struct {
 	MaxAttemptsPerStep int `yaml:"max_attempts_per_step" json:"max_attempts_per_step"`
 }
 
-// CompletenessConfig is the completeness section: what a bundle must rest
+// Completeness is the completeness section: what a bundle must rest
 // on. A bundle none of whose atoms finished is always failed (class
 // no_finished_atoms), whatever this says.
-type CompletenessConfig struct {
+type Completeness struct {
 	// MinAtomShare is the share (0..1) of a bundle's planned atoms that
 	// must have finished; a bundle resting on fewer is judged but counts as
 	// below its atom share, and the run is not complete. 0 turns the check
@@ -79,9 +79,9 @@ type CompletenessConfig struct {
 // MaxRecoveryAttempts bounds recovery.max_attempts_per_step.
 const MaxRecoveryAttempts = 8
 
-// ladder is the commanders' view of the section (the zero value when the
+// Ladder is the commanders' view of the section (the zero value when the
 // ladder is off).
-func (c RecoveryConfig) ladder() commanders.Recovery {
+func (c Recovery) Ladder() commanders.Recovery {
 	if !c.Enabled {
 		return commanders.Recovery{}
 	}
@@ -89,9 +89,9 @@ func (c RecoveryConfig) ladder() commanders.Recovery {
 		Degrade: c.Degrade, Attempts: c.MaxAttemptsPerStep}
 }
 
-// WorkspaceConfig is how a mission's agents read the workspace it is about
+// Workspace is how a mission's agents read the workspace it is about
 // (see package workspace and docs/workspace.md).
-type WorkspaceConfig struct {
+type Workspace struct {
 	// Dir is the workspace directory ("" = none). --workspace and the
 	// mission's front matter override it.
 	Dir string `yaml:"dir" json:"dir"`
@@ -112,8 +112,8 @@ type WorkspaceConfig struct {
 // workspaceRoles are the roles that may be given the read tools.
 var workspaceRoles = []string{"worker", "commander", "squad_lead", "judge", "seal_author"}
 
-// reads reports whether role gets the read tools.
-func (w WorkspaceConfig) reads(role string) bool { return slices.Contains(w.Roles, role) }
+// Reads reports whether role gets the read tools.
+func (w Workspace) Reads(role string) bool { return slices.Contains(w.Roles, role) }
 
 // Scale is one mission scale (ss-50, ss-100, ss-250).
 type Scale struct {
@@ -132,7 +132,7 @@ type Scale struct {
 	// Waves is how the commanders are deployed: a canary, a probe, then the
 	// rest in adaptive waves (waves.go, docs/waves.md). Off when the scale
 	// sets none.
-	Waves WavesConfig `yaml:"waves" json:"waves"`
+	Waves Waves `yaml:"waves" json:"waves"`
 }
 
 // Timeouts cascade down the layers: a child's timeout never exceeds its parent's.
@@ -152,8 +152,8 @@ type Personality struct {
 	Temperature   float64 `yaml:"temperature" json:"temperature"`
 }
 
-// RunConfig holds run-wide settings.
-type RunConfig struct {
+// Run holds run-wide settings.
+type Run struct {
 	OutDir      string `yaml:"out_dir" json:"out_dir"`
 	Seed        int64  `yaml:"seed" json:"seed"`
 	Personality string `yaml:"personality" json:"personality"`
@@ -197,7 +197,7 @@ const (
 )
 
 // MissionLimit is the effective mission size cap in bytes.
-func (r RunConfig) MissionLimit() int {
+func (r Run) MissionLimit() int {
 	if r.MaxMissionBytes > 0 {
 		return r.MaxMissionBytes
 	}
@@ -205,23 +205,25 @@ func (r RunConfig) MissionLimit() int {
 }
 
 // MemoryBudget is the effective memory budget in bytes.
-func (r RunConfig) MemoryBudget() int64 {
+func (r Run) MemoryBudget() int64 {
 	if r.MemoryBudgetMB > 0 {
 		return int64(r.MemoryBudgetMB) << 20
 	}
 	return DefaultMemoryBudgetMB << 20
 }
 
-// ShadowConfig is the shadow_scoring section.
-type ShadowConfig struct {
-	Enabled        bool                      `yaml:"enabled" json:"enabled"`
-	SpecVersion    string                    `yaml:"spec_version" json:"spec_version"`
-	Categories     []string                  `yaml:"categories" json:"categories"`
-	JudgeMode      string                    `yaml:"judge_mode" json:"judge_mode"` // per_bundle | per_criterion
-	JudgeSamples   int                       `yaml:"judge_samples" json:"judge_samples"`
-	Hardening      HardeningConfig           `yaml:"hardening" json:"hardening"`
+// Shadow is the shadow_scoring section.
+type Shadow struct {
+	Enabled      bool     `yaml:"enabled" json:"enabled"`
+	SpecVersion  string   `yaml:"spec_version" json:"spec_version"`
+	Categories   []string `yaml:"categories" json:"categories"`
+	JudgeMode    string   `yaml:"judge_mode" json:"judge_mode"` // per_bundle | per_criterion
+	JudgeSamples int      `yaml:"judge_samples" json:"judge_samples"`
+	// Hardening is shadow_scoring.hardening: shadow's own settings of
+	// Harden, one type for both.
+	Hardening      shadow.HardeningConfig    `yaml:"hardening" json:"hardening"`
 	ScaleOverrides map[string]ShadowOverride `yaml:"scale_overrides" json:"scale_overrides"`
-	Gate           GateConfig                `yaml:"gate" json:"gate"`
+	Gate           Gate                      `yaml:"gate" json:"gate"`
 	// ConformanceLevel is the highest Shadow Score Spec conformance level
 	// (1..4) the run's reports may claim; they claim the lower of it and
 	// what the run reaches (shadow.ConformanceLevel with hardening, 2
@@ -233,17 +235,13 @@ type ShadowConfig struct {
 	SealedCriteriaCount int `yaml:"sealed_criteria_count" json:"sealed_criteria_count,omitempty"`
 }
 
-// GateConfig is shadow_scoring.gate.
-type GateConfig struct {
+// Gate is shadow_scoring.gate.
+type Gate struct {
 	// OnCriticalLeak is what the Shadow Gate does with a bundle carrying a
 	// critical leak (redacted from it or its workers' results): quarantine
 	// (default when empty), block or warn.
 	OnCriticalLeak string `yaml:"on_critical_leak" json:"on_critical_leak"`
 }
-
-// HardeningConfig is shadow_scoring.hardening: shadow's own settings of
-// Harden, one type for both.
-type HardeningConfig = shadow.HardeningConfig
 
 // ShadowOverride overrides shadow settings for one scale. Nil fields keep
 // the section's value.
@@ -253,8 +251,8 @@ type ShadowOverride struct {
 	Threshold        *float64 `yaml:"threshold" json:"threshold,omitempty"`
 }
 
-// ConsensusConfig is the consensus section.
-type ConsensusConfig struct {
+// Consensus is the consensus section.
+type Consensus struct {
 	ConsensusThreshold float64          `yaml:"consensus_threshold" json:"consensus_threshold"` // 0.70
 	MajorityThreshold  float64          `yaml:"majority_threshold" json:"majority_threshold"`   // 0.50
 	Weights            ConsensusWeights `yaml:"weights" json:"weights"`
@@ -270,10 +268,10 @@ type ConsensusWeights struct {
 	Coverage   float64 `yaml:"coverage" json:"coverage"`     // 0.15
 }
 
-// CircuitBreakerConfig is the circuit_breaker section: the provider
+// CircuitBreaker is the circuit_breaker section: the provider
 // breakers, one per model and layer (docs/recovery-breaker.md), and the
 // sandbox's toxicity breaker (ToxicityThreshold, Window).
-type CircuitBreakerConfig struct {
+type CircuitBreaker struct {
 	Enabled bool `yaml:"enabled" json:"enabled"`
 	// FailureRate opens a closed breaker when the share of failed calls in
 	// its window reaches it (0..1], judged once the window holds MinCalls
@@ -293,8 +291,8 @@ type CircuitBreakerConfig struct {
 	Window            int     `yaml:"window" json:"window"`
 }
 
-// SandboxConfig is the sandbox section: the bridge from missions.
-type SandboxConfig struct {
+// Sandbox is the sandbox section: the bridge from missions.
+type Sandbox struct {
 	Enabled   bool    `yaml:"enabled" json:"enabled"`
 	AuditRate float64 `yaml:"audit_rate" json:"audit_rate"`
 	// Bridge weights: how mission signals map to observables.
@@ -302,9 +300,9 @@ type SandboxConfig struct {
 	Payoff map[string]float64 `yaml:"payoff" json:"payoff"`
 }
 
-// ModelsConfig says which provider:model serves each role. A zero Ref is
+// Models says which provider:model serves each role. A zero Ref is
 // unset.
-type ModelsConfig struct {
+type Models struct {
 	Nexus      providers.Ref   `yaml:"nexus" json:"nexus"`
 	SealAuthor providers.Ref   `yaml:"seal_author" json:"seal_author"`
 	Judge      providers.Ref   `yaml:"judge" json:"judge"`
@@ -317,4 +315,58 @@ type ModelsConfig struct {
 	Synthesizer providers.Ref     `yaml:"synthesizer" json:"synthesizer"`
 	// Reference is an optional benchmark judge used for incoherence E.
 	Reference providers.Ref `yaml:"reference" json:"reference,omitzero"`
+}
+
+// Waves is scales.NAME.waves.
+type Waves struct {
+	// Enabled turns waves on; off, every commander launches at once.
+	Enabled bool `yaml:"enabled" json:"enabled"`
+	// Canary is the number of commanders launched first (at least 1).
+	Canary int `yaml:"canary" json:"canary"`
+	// ProbeCalls is the size of the probe: the first llm_call outcomes of
+	// the canary's team the verdict is made on.
+	ProbeCalls int `yaml:"probe_calls" json:"probe_calls"`
+	// MaxErrorRate is the largest share of failed probe calls that passes
+	// (0..1). A probe whose every call failed never passes.
+	MaxErrorRate float64 `yaml:"max_error_rate" json:"max_error_rate"`
+	// Initial is the size of the first wave after the canary; 0 sizes it
+	// from the run's concurrency (commanders whose teams' widest layer
+	// fits in it at once).
+	Initial int `yaml:"initial" json:"initial"`
+	// Min and Max bound every wave after the canary (Max 0: no bound).
+	Min int `yaml:"min" json:"min"`
+	Max int `yaml:"max" json:"max"`
+}
+
+// MaxProbeCalls bounds scales.NAME.waves.probe_calls.
+const MaxProbeCalls = 1000
+
+// validate reports what makes no sense in an enabled waves block; key is
+// its config key (scales.NAME.waves).
+func (w Waves) validate(key string, commanders int, add func(key, format string, args ...any)) {
+	if !w.Enabled {
+		return
+	}
+	if w.Canary < 1 || w.Canary > max(1, commanders) {
+		add(key+".canary", "%d is out of range 1..commanders (%d)", w.Canary, commanders)
+	}
+	if w.ProbeCalls < 1 || w.ProbeCalls > MaxProbeCalls {
+		add(key+".probe_calls", "%d is out of range 1..%d", w.ProbeCalls, MaxProbeCalls)
+	}
+	if !(w.MaxErrorRate >= 0 && w.MaxErrorRate <= 1) {
+		add(key+".max_error_rate", "%v is out of range 0..1", w.MaxErrorRate)
+	}
+	if w.Min < 1 {
+		add(key+".min", "%d is out of range: a wave has at least 1 commander", w.Min)
+	}
+	if w.Max < 0 {
+		add(key+".max", "%d is out of range: 0 (no bound) or at least min", w.Max)
+	} else if w.Max > 0 && w.Max < w.Min {
+		add(key+".max", "%d is below min (%d)", w.Max, w.Min)
+	}
+	if w.Initial < 0 {
+		add(key+".initial", "%d is out of range: 0 (from the concurrency) or a number of commanders", w.Initial)
+	} else if w.Initial > 0 && (w.Initial < w.Min || (w.Max > 0 && w.Initial > w.Max)) {
+		add(key+".initial", "%d is outside min..max (%d..%d)", w.Initial, w.Min, w.Max)
+	}
 }

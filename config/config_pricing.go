@@ -1,4 +1,4 @@
-package nexus
+package config
 
 import (
 	"fmt"
@@ -282,18 +282,4 @@ func TokenDetail(input, reasoning, cacheRead, cacheWrite int) string {
 		parts = append(parts, fmt.Sprintf("%d reasoning", reasoning))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// FormatCallsCost is the cost of a group of calls (CallStats) in a table
-// cell: "$0.0123"; "≥ $0.0123" when some of its calls had no known price;
-// "—" when none had one. The models are named where the run's cost is.
-func FormatCallsCost(c CallStats) string {
-	switch {
-	case c.CostUSD == nil:
-		return "—"
-	case c.UnpricedCalls > 0:
-		return fmt.Sprintf("≥ $%.4f", *c.CostUSD)
-	default:
-		return fmt.Sprintf("$%.4f", *c.CostUSD)
-	}
 }

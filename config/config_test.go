@@ -1,4 +1,4 @@
-package nexus
+package config
 
 import (
 	"errors"
@@ -26,7 +26,7 @@ func TestShippedConfigValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := ParseConfig("config.yml", b, nil, shippedKinds())
+	cfg, err := Parse("config.yml", b, nil, shippedKinds())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,14 +134,14 @@ func TestConfigRejectsBadInputWithFileLineAndKey(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.yaml), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := LoadConfig(path, shippedKinds())
+			_, err := Load(path, shippedKinds())
 			if err == nil {
 				t.Fatal("accepted")
 			}
 			if !errors.Is(err, ErrBadInput) {
 				t.Errorf("not ErrBadInput: %v", err)
 			}
-			var ce ConfigErrors
+			var ce Errors
 			if !errors.As(err, &ce) || len(ce) == 0 {
 				t.Fatalf("not ConfigErrors: %v", err)
 			}
@@ -171,8 +171,8 @@ func TestConfigReportsABadWorkspaceLimitOnce(t *testing.T) {
 	if err := os.WriteFile(path, []byte("workspace:\n  limits:\n    max_tool_turns: 0\n    max_grep_matches: -2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := LoadConfig(path, shippedKinds())
-	var ce ConfigErrors
+	_, err := Load(path, shippedKinds())
+	var ce Errors
 	if !errors.As(err, &ce) {
 		t.Fatalf("not ConfigErrors: %v", err)
 	}
@@ -199,10 +199,10 @@ func TestConfigSizeBudgetCanBeRaised(t *testing.T) {
 	// The estimate refuses a run that would not fit the default budget; a
 	// user with the memory raises run.memory_budget_mb.
 	big := "personalities:\n  wide: {worker_factor: 10, timeout_factor: 1}\nscales:\n  ss-100:\n    workers_per_commander: 1000\n"
-	if _, err := ParseConfig("c.yml", []byte(big+"run:\n  memory_budget_mb: 16384\n"), swarm.DefaultConfig, shippedKinds()); err != nil {
+	if _, err := Parse("c.yml", []byte(big+"run:\n  memory_budget_mb: 16384\n"), swarm.DefaultConfig, shippedKinds()); err != nil {
 		t.Fatalf("raised budget: %v", err)
 	}
-	cfg, err := ParseConfig("c.yml", nil, swarm.DefaultConfig, shippedKinds())
+	cfg, err := Parse("c.yml", nil, swarm.DefaultConfig, shippedKinds())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestConfigErrorsAreTerminalSafe(t *testing.T) {
 		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := LoadConfig(path, shippedKinds())
+		_, err := Load(path, shippedKinds())
 		if err == nil {
 			t.Fatalf("%q accepted", data)
 		}
@@ -234,7 +234,7 @@ func TestConfigErrorsAreTerminalSafe(t *testing.T) {
 func TestUserConfigOverridesOnlyWhatItSets(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.yml")
 	os.WriteFile(path, []byte("run:\n  seed: 7\nscales:\n  ss-50:\n    reviewers: 4\n"), 0o644)
-	cfg, err := LoadConfig(path, shippedKinds())
+	cfg, err := Load(path, shippedKinds())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,13 +247,13 @@ func TestUserConfigOverridesOnlyWhatItSets(t *testing.T) {
 // depth: a key inside a map entry (a scale, a provider kind) keeps the
 // entry's other keys, and the map's other entries.
 func TestUserConfigMergesMapEntriesKeyByKey(t *testing.T) {
-	def, err := LoadConfig("", nil)
+	def, err := Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "c.yml")
 	os.WriteFile(path, []byte("providers:\n  openai:\n    retries: 5\n    options: {organization: org-1}\nscales:\n  ss-50:\n    reviewers: 4\n"), 0o644)
-	got, err := LoadConfig(path, shippedKinds())
+	got, err := Load(path, shippedKinds())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestUserConfigMergesMapEntriesKeyByKey(t *testing.T) {
 func TestEffectiveConfigHidesBaseURLPasswords(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.yml")
 	os.WriteFile(path, []byte("providers:\n  vllm:\n    base_url: https://bob:hunter2@vllm.example/v1\n"), 0o644)
-	cfg, err := LoadConfig(path, shippedKinds())
+	cfg, err := Load(path, shippedKinds())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package nexus_test
+package config_test
 
 import (
 	"strings"
@@ -7,12 +7,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/commanders"
-	"github.com/swarm-dev/swarm/nexus"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/providers"
 )
 
 func TestResolveRoster(t *testing.T) {
-	cfg, err := nexus.LoadConfig("", nil)
+	cfg, err := config.Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,20 +22,20 @@ func TestResolveRoster(t *testing.T) {
 		why       string
 		provider  providers.Ref
 		overrides map[string][]providers.Ref
-		want      nexus.Roster
+		want      config.Roster
 		wantErr   string
 	}{
 		{name: "config only", why: "a zero provider means none was given: the config's models serve",
-			want: nexus.Roster{Nexus: honest, SealAuthor: honest, Judge: honest, Commanders: []providers.Ref{honest}, SquadLead: honest,
+			want: config.Roster{Nexus: honest, SealAuthor: honest, Judge: honest, Commanders: []providers.Ref{honest}, SquadLead: honest,
 				Workers: []providers.Ref{honest}, Reviewers: [][2]providers.Ref{{honest, honest}}, Synthesizer: honest}},
 		{name: "provider everywhere, overrides win", why: "--model beats --provider for its role; a pool stays a pool, one reviewer pairs with itself",
 			provider:  gpt,
 			overrides: map[string][]providers.Ref{"judge": {sloppy}, "commander": {honest, sloppy}, "reviewer": {sloppy}},
-			want: nexus.Roster{Nexus: gpt, SealAuthor: gpt, Judge: sloppy, Commanders: []providers.Ref{honest, sloppy}, SquadLead: gpt,
+			want: config.Roster{Nexus: gpt, SealAuthor: gpt, Judge: sloppy, Commanders: []providers.Ref{honest, sloppy}, SquadLead: gpt,
 				Workers: []providers.Ref{gpt}, Reviewers: [][2]providers.Ref{{sloppy, sloppy}}, Synthesizer: gpt}},
 		{name: "a reviewer pair", why: "two models for reviewer are one mixed pair",
 			overrides: map[string][]providers.Ref{"reviewer": {honest, gpt}},
-			want: nexus.Roster{Nexus: honest, SealAuthor: honest, Judge: honest, Commanders: []providers.Ref{honest}, SquadLead: honest,
+			want: config.Roster{Nexus: honest, SealAuthor: honest, Judge: honest, Commanders: []providers.Ref{honest}, SquadLead: honest,
 				Workers: []providers.Ref{honest}, Reviewers: [][2]providers.Ref{{honest, gpt}}, Synthesizer: honest}},
 		{name: "unknown role", why: "a typo in --model must not be ignored", overrides: map[string][]providers.Ref{"jduge": {gpt}}, wantErr: "unknown role"},
 		{name: "a pool for a single role", why: "the judge is one model", overrides: map[string][]providers.Ref{"judge": {gpt, honest}}, wantErr: "model for judge: want one model, got 2"},
@@ -44,7 +44,7 @@ func TestResolveRoster(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := nexus.ResolveRoster(cfg, tc.provider, tc.overrides)
+			got, err := config.ResolveRoster(cfg, tc.provider, tc.overrides)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
@@ -64,7 +64,7 @@ func TestResolveRoster(t *testing.T) {
 // Refs lists each model once, in roster order, from the one walk Seats.
 func TestRosterRefsAndSeats(t *testing.T) {
 	a, b, c := ref(t, "mock:a"), ref(t, "mock:b"), ref(t, "openai:c")
-	r := nexus.Roster{Nexus: a, SealAuthor: b, Judge: a, Commanders: []providers.Ref{c, a}, SquadLead: b, Workers: []providers.Ref{c},
+	r := config.Roster{Nexus: a, SealAuthor: b, Judge: a, Commanders: []providers.Ref{c, a}, SquadLead: b, Workers: []providers.Ref{c},
 		Reviewers: [][2]providers.Ref{{b, c}}, Synthesizer: a}
 	if d := cmp.Diff([]providers.Ref{a, b, c}, r.Refs()); d != "" {
 		t.Errorf("Refs (-want +got)\n%s", d)
@@ -84,10 +84,10 @@ func TestRosterRefsAndSeats(t *testing.T) {
 // rewrite the roles --model accepts or the canonical domain order for every
 // run in the process. Each call now returns the caller's own copy.
 func TestRolesAndDomainsCannotBeChangedByACaller(t *testing.T) {
-	r := nexus.Roles()
+	r := config.Roles()
 	r[0] = "hacked"
-	if nexus.Roles()[0] != "nexus" {
-		t.Errorf("Roles() = %v after a caller wrote to its slice", nexus.Roles())
+	if config.Roles()[0] != "nexus" {
+		t.Errorf("Roles() = %v after a caller wrote to its slice", config.Roles())
 	}
 	d := commanders.Domains()
 	d[0] = "hacked"

@@ -1,6 +1,10 @@
-package nexus
+package events
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/swarm-dev/swarm/config"
+)
 
 // The payloads of events (Event.Data), one type per kind. Their fields are
 // declared in the order of their JSON names, the order events.jsonl has
@@ -8,20 +12,20 @@ import "encoding/json"
 
 // BriefingData is the plan a run starts with (briefing, Phase 0).
 type BriefingData struct {
-	Agents         int      `json:"agents"`
-	Commanders     int      `json:"commanders"`
-	CostCeilingUSD float64  `json:"cost_ceiling_usd"`
-	Criteria       int      `json:"criteria"`
-	Domains        []string `json:"domains"`
-	Models         Roster   `json:"models"`
-	Personality    string   `json:"personality"`
-	Reviewers      int      `json:"reviewers"`
-	RunID          string   `json:"run_id"`
-	Scale          string   `json:"scale"`
-	Seed           int64    `json:"seed"`
-	SquadLeads     int      `json:"squad_leads"`
-	Workers        int      `json:"workers"`
-	Workspace      string   `json:"workspace,omitempty"` // the directory the agents read
+	Agents         int           `json:"agents"`
+	Commanders     int           `json:"commanders"`
+	CostCeilingUSD float64       `json:"cost_ceiling_usd"`
+	Criteria       int           `json:"criteria"`
+	Domains        []string      `json:"domains"`
+	Models         config.Roster `json:"models"`
+	Personality    string        `json:"personality"`
+	Reviewers      int           `json:"reviewers"`
+	RunID          string        `json:"run_id"`
+	Scale          string        `json:"scale"`
+	Seed           int64         `json:"seed"`
+	SquadLeads     int           `json:"squad_leads"`
+	Workers        int           `json:"workers"`
+	Workspace      string        `json:"workspace,omitempty"` // the directory the agents read
 }
 
 // CallData is one LLM call (llm_call); its prompt and answer are line
@@ -271,33 +275,107 @@ func (d RawData) MarshalJSON() ([]byte, error) {
 	return d, nil
 }
 
-func (BriefingData) payload()        {}
-func (CallData) payload()            {}
-func (ToolCallData) payload()        {}
-func (AgentFinishData) payload()     {}
-func (DepthGuardData) payload()      {}
-func (FailureData) payload()         {}
-func (LeakageData) payload()         {}
-func (AuditData) payload()           {}
-func (ScoreCorrectionData) payload() {}
-func (CostStopData) payload()        {}
-func (ReviewData) payload()          {}
-func (SealedData) payload()          {}
-func (EnvelopeCheckData) payload()   {}
-func (JudgedData) payload()          {}
-func (HardeningData) payload()       {}
-func (GateData) payload()            {}
-func (RunEndData) payload()          {}
-func (Phase1End) payload()           {}
-func (Phase2End) payload()           {}
-func (Phase3End) payload()           {}
-func (Phase4End) payload()           {}
-func (Phase5End) payload()           {}
-func (Phase6End) payload()           {}
-func (Phase8End) payload()           {}
-func (RawData) payload()             {}
-func (BreakerData) payload()         {}
-func (ModelSwapData) payload()       {}
+// EventKind is Briefing.
+func (BriefingData) EventKind() Kind { return Briefing }
+
+// EventKind is LLMCall.
+func (CallData) EventKind() Kind { return LLMCall }
+
+// EventKind is ToolCall.
+func (ToolCallData) EventKind() Kind { return ToolCall }
+
+// EventKind is AgentFinish.
+func (AgentFinishData) EventKind() Kind { return AgentFinish }
+
+// EventKind is DepthGuard.
+func (DepthGuardData) EventKind() Kind { return DepthGuard }
+
+// EventKind is Failure.
+func (FailureData) EventKind() Kind { return Failure }
+
+// EventKind is Leakage.
+func (LeakageData) EventKind() Kind { return Leakage }
+
+// EventKind is Audit.
+func (AuditData) EventKind() Kind { return Audit }
+
+// EventKind is ScoreCorrection.
+func (ScoreCorrectionData) EventKind() Kind { return ScoreCorrection }
+
+// EventKind is CostStop.
+func (CostStopData) EventKind() Kind { return CostStop }
+
+// EventKind is Review.
+func (ReviewData) EventKind() Kind { return Review }
+
+// EventKind is Sealed.
+func (SealedData) EventKind() Kind { return Sealed }
+
+// EventKind is EnvelopeCheck.
+func (EnvelopeCheckData) EventKind() Kind { return EnvelopeCheck }
+
+// EventKind is Judged.
+func (JudgedData) EventKind() Kind { return Judged }
+
+// EventKind is Hardening.
+func (HardeningData) EventKind() Kind { return Hardening }
+
+// EventKind is Gate.
+func (GateData) EventKind() Kind { return Gate }
+
+// EventKind is RunEnd.
+func (RunEndData) EventKind() Kind { return RunEnd }
+
+// EventKind is PhaseEnd.
+func (Phase1End) EventKind() Kind { return PhaseEnd }
+
+// EndOf is the phase this payload ends: Phase1.
+func (Phase1End) EndOf() Phase { return Phase1 }
+
+// EventKind is PhaseEnd.
+func (Phase2End) EventKind() Kind { return PhaseEnd }
+
+// EndOf is the phase this payload ends: Phase2.
+func (Phase2End) EndOf() Phase { return Phase2 }
+
+// EventKind is PhaseEnd.
+func (Phase3End) EventKind() Kind { return PhaseEnd }
+
+// EndOf is the phase this payload ends: Phase3.
+func (Phase3End) EndOf() Phase { return Phase3 }
+
+// EventKind is PhaseEnd.
+func (Phase4End) EventKind() Kind { return PhaseEnd }
+
+// EndOf is the phase this payload ends: Phase4.
+func (Phase4End) EndOf() Phase { return Phase4 }
+
+// EventKind is PhaseEnd.
+func (Phase5End) EventKind() Kind { return PhaseEnd }
+
+// EndOf is the phase this payload ends: Phase5.
+func (Phase5End) EndOf() Phase { return Phase5 }
+
+// EventKind is PhaseEnd.
+func (Phase6End) EventKind() Kind { return PhaseEnd }
+
+// EndOf is the phase this payload ends: Phase6.
+func (Phase6End) EndOf() Phase { return Phase6 }
+
+// EventKind is PhaseEnd.
+func (Phase8End) EventKind() Kind { return PhaseEnd }
+
+// EndOf is the phase this payload ends: Phase8.
+func (Phase8End) EndOf() Phase { return Phase8 }
+
+// EventKind is "": the kind of RawData is its event's own Kind.
+func (RawData) EventKind() Kind { return "" }
+
+// EventKind is Breaker.
+func (BreakerData) EventKind() Kind { return Breaker }
+
+// EventKind is ModelSwap.
+func (ModelSwapData) EventKind() Kind { return ModelSwap }
 
 // RecoveryData is one attempt of one step of a unit's recovery ladder
 // (recovery): the unit (atom, shard, bundle, verdict) and its id (a brief
@@ -319,9 +397,14 @@ const (
 	SwapBreakerOpen = "breaker_open"
 )
 
-func (RecoveryData) payload() {}
-func (WaveData) payload()     {}
-func (CanaryData) payload()   {}
+// EventKind is Recovery.
+func (RecoveryData) EventKind() Kind { return Recovery }
+
+// EventKind is Wave.
+func (WaveData) EventKind() Kind { return Wave }
+
+// EventKind is Canary.
+func (CanaryData) EventKind() Kind { return Canary }
 
 // WaveData is one wave of commanders as it launches (wave): the canary is
 // wave 0. Reason is "canary" (wave 0), "probe" (the first wave after the
