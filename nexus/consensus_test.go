@@ -14,6 +14,7 @@ var defaultConsensus = ConsensusConfig{ConsensusThreshold: 0.70, MajorityThresho
 	Weights: ConsensusWeights{Confidence: 0.40, Evidence: 0.30, Scope: 0.15, Coverage: 0.15}, ConflictCap: 0.30, UnanimityBoost: 0.05}
 
 func TestTier(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		score   float64
@@ -37,6 +38,7 @@ func TestTier(t *testing.T) {
 }
 
 func TestFormula(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   FormulaInputs
@@ -74,6 +76,7 @@ func atom(content string, conf float64, status string, evidence ...string) comma
 }
 
 func TestFormulaFromAtoms(t *testing.T) {
+	t.Parallel()
 	b := commanders.Bundle{Content: "covers token rotation and audit logging"}
 	aspects := []string{"token rotation", "audit logging", "rollback"}
 	t.Run("geometric mean, de-duplication and coverage", func(t *testing.T) {
@@ -125,6 +128,7 @@ func TestFormulaFromAtoms(t *testing.T) {
 }
 
 func TestMetaReviewCorrectsInflationAndRubberStamps(t *testing.T) {
+	t.Parallel()
 	card := func(v float64) commanders.ScoreCard {
 		return commanders.ScoreCard{Correctness: v, Completeness: v, Clarity: v, ConsensusAlignment: v}
 	}
@@ -160,6 +164,7 @@ func TestMetaReviewCorrectsInflationAndRubberStamps(t *testing.T) {
 }
 
 func TestSelectDomains(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		mission string
@@ -182,6 +187,7 @@ func TestSelectDomains(t *testing.T) {
 // TestConsensusByHand checks the bundle-level numbers against values worked
 // out by hand from the definitions.
 func TestConsensusByHand(t *testing.T) {
+	t.Parallel()
 	near := func(name string, got, want float64) {
 		t.Helper()
 		if math.Abs(got-want) > 1e-9 {

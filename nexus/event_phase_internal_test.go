@@ -16,6 +16,7 @@ import (
 // entered last is a race. Here phase 6 was entered last and a phase-4 call
 // trips both.
 func TestCeilingAndBreakerEventsCarryTheCallsPhase(t *testing.T) {
+	t.Parallel()
 	var got []Event // the event log calls observers one at a time
 	rec := testRecorder(t, func(e Event) {
 		if e.Kind == EvCostWarning || e.Kind == EvCostStop || e.Kind == EvBreaker {

@@ -14,6 +14,7 @@ import (
 // scrubbed, is scrubbed of configured keys and bearer tokens before it is
 // written to events.jsonl or handed to an observer.
 func TestEventsNeverCarryASecret(t *testing.T) {
+	t.Parallel()
 	const key = "swarm-events-test-key-93b1c7"
 	providers.AddSecrets(key)
 	path := filepath.Join(t.TempDir(), "events.jsonl")

@@ -21,6 +21,7 @@ import (
 // event the run kept, and writes back to the same bytes. This is what
 // CommittedHashes, `swarm shadow verify` and any other reader rely on.
 func TestEventsJSONLRoundTripsTyped(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	res, err := nexus.Run(t.Context(), missionOptions(t, dir))
 	if err != nil {
@@ -75,6 +76,7 @@ func TestEventsJSONLRoundTripsTyped(t *testing.T) {
 
 // A kind this version does not know keeps its data as it was read.
 func TestEventOfUnknownKindKeepsItsData(t *testing.T) {
+	t.Parallel()
 	line := `{"seq":3,"time":"2026-01-02T03:04:05Z","kind":"from_the_future","data":{"z":1,"a":[true]}}`
 	var e nexus.Event
 	if err := json.Unmarshal([]byte(line), &e); err != nil {
@@ -92,6 +94,7 @@ func TestEventOfUnknownKindKeepsItsData(t *testing.T) {
 // A payload that does not fit its kind is an error naming the event, not a
 // silently empty payload.
 func TestEventWithMistypedDataIsAnError(t *testing.T) {
+	t.Parallel()
 	line := `{"seq":7,"time":"2026-01-02T03:04:05Z","kind":"sealed","data":{"sealed_hash":42}}`
 	var e nexus.Event
 	err := json.Unmarshal([]byte(line), &e)
@@ -104,6 +107,7 @@ func TestEventWithMistypedDataIsAnError(t *testing.T) {
 // sorts; the payload structs keep that order by declaring their fields in
 // the order of their JSON names, so the lines stay byte-identical.
 func TestPayloadFieldOrder(t *testing.T) {
+	t.Parallel()
 	payloads := []nexus.Payload{
 		nexus.BriefingData{}, nexus.CallData{}, nexus.AgentFinishData{}, nexus.DepthGuardData{}, nexus.FailureData{},
 		nexus.LeakageData{}, nexus.AuditData{}, nexus.ScoreCorrectionData{}, nexus.CostStopData{}, nexus.ReviewData{},
@@ -127,6 +131,7 @@ func TestPayloadFieldOrder(t *testing.T) {
 // Every phase has a name (the progress view shows it); an unknown one has
 // none rather than a made-up one.
 func TestPhaseNames(t *testing.T) {
+	t.Parallel()
 	got := map[nexus.Phase]string{}
 	for _, p := range []nexus.Phase{nexus.Phase0, nexus.Phase1, nexus.Phase15, nexus.Phase2, nexus.Phase3, nexus.Phase4, nexus.Phase5, nexus.Phase6, nexus.Phase7, nexus.Phase8, "9"} {
 		got[p] = p.Name()

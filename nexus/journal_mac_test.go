@@ -27,6 +27,7 @@ func signed3() (r1, r2, r3 string) {
 // line and seq; a journal without MACs is refused unless trusted; a torn
 // last line is still dropped as the durability contract says.
 func TestJournalMACRefusesTampering(t *testing.T) {
+	t.Parallel()
 	r1, r2, r3 := signed3()
 	otherRun := journalOpen{key: testKey, runID: "another-run"}
 	otherKey := journalOpen{key: &journalKey{path: "another user's key", key: []byte("fedcba9876543210fedcba9876543210")}, runID: testRunID}
@@ -85,6 +86,7 @@ func TestJournalMACRefusesTampering(t *testing.T) {
 // Records appended after reopening (a resume) continue the chain: the
 // whole journal verifies, including after a trusted unsigned prefix.
 func TestJournalAppendsContinueTheChain(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		why     string
 		content string

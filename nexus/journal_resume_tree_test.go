@@ -129,6 +129,7 @@ func TestResumeNoticesChangesToHugeWorkspaces(t *testing.T) {
 // A manifest written by a swarm that left a tree over its caps without a
 // fingerprint (tree_hash absent) cannot vouch for the files: reported.
 func TestResumeReportsAnUnfingerprintedWorkspace(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	smallFiles(2)(t, dir)
 	was := &Manifest{Workspace: &ManifestWorkspace{Dir: dir, TreeFiles: 60_000}}

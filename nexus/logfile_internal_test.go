@@ -19,6 +19,7 @@ import (
 // reason: main's logs dropped it (bufio's errors were never looked at) and
 // the run claimed a record it did not have.
 func TestEventLogOnDevFullReportsNoSpace(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("/dev/full is Linux's")
 	}

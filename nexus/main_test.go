@@ -31,6 +31,7 @@ func TestMain(m *testing.M) {
 
 // The tests' key file variable is the one nexus reads.
 func TestJournalKeyTestUsesNexusVariable(t *testing.T) {
+	t.Parallel()
 	if journalkeytest.EnvKeyFile != nexus.EnvJournalKeyFile {
 		t.Fatalf("journalkeytest.EnvKeyFile = %q, nexus reads %q", journalkeytest.EnvKeyFile, nexus.EnvJournalKeyFile)
 	}

@@ -48,6 +48,7 @@ func killedRun(t *testing.T) (dir, config string) {
 // turned into a pass) is refused on resume, naming the file, line and
 // record, before anything in the directory is touched.
 func TestResumeRefusesAnEditedJudgeAnswer(t *testing.T) {
+	t.Parallel()
 	dir, config := killedRun(t)
 	path := filepath.Join(dir, nexus.JournalFile)
 	b, err := os.ReadFile(path)
@@ -92,6 +93,7 @@ func TestResumeRefusesAnEditedJudgeAnswer(t *testing.T) {
 // A journal from before journal MACs is refused unless the user trusts it
 // explicitly; trusted, the run resumes and replays it.
 func TestResumeOfAnUnsignedJournalNeedsTheUsersWord(t *testing.T) {
+	t.Parallel()
 	dir, config := killedRun(t)
 	path := filepath.Join(dir, nexus.JournalFile)
 	b, err := os.ReadFile(path)
@@ -164,6 +166,7 @@ func (g *gate) wrap(_ providers.Ref, p providers.Provider) providers.Provider {
 // going, and a second resume beside a first, are refused naming the pid
 // that holds the directory; once the holder ends, resume proceeds.
 func TestSecondProcessOnARunDirectoryIsRefused(t *testing.T) {
+	t.Parallel()
 	mission, config := resumeFixture(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	g := &gate{n: 5, reached: make(chan struct{}), release: make(chan struct{})}
@@ -210,6 +213,7 @@ func TestSecondProcessOnARunDirectoryIsRefused(t *testing.T) {
 // A lock held by a process that was killed (SIGKILL) is released by the
 // operating system: resume proceeds at once.
 func TestKilledLockHolderDoesNotBlockResume(t *testing.T) {
+	t.Parallel()
 	dir, config := killedRun(t)
 	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envHoldLock+"="+dir)
@@ -289,6 +293,7 @@ func sparse(t *testing.T, path string, size int64) {
 // verify's journal check and verify-evidence refuse them, naming the file
 // and the limit.
 func TestRunDirectoryFilesAreReadRegularAndBounded(t *testing.T) {
+	t.Parallel()
 	reg := builtin.Registry(mock.Options{})
 	resume := func(dir, config string) error {
 		m, err := nexus.Resume(dir, nexus.ResumeOptions{Registry: reg, ConfigPath: config})

@@ -9,6 +9,7 @@ import (
 )
 
 func TestNextWaveSizing(t *testing.T) {
+	t.Parallel()
 	w := WavesConfig{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.5, Min: 1, Max: 8}
 	type want struct {
 		Size  int
@@ -55,6 +56,7 @@ func TestNextWaveSizing(t *testing.T) {
 }
 
 func TestFirstWaveSize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		why         string
@@ -77,6 +79,7 @@ func TestFirstWaveSize(t *testing.T) {
 }
 
 func TestProbeVerdict(t *testing.T) {
+	t.Parallel()
 	const fail, ok = "rate_limited", ""
 	tests := []struct {
 		name     string
@@ -119,6 +122,7 @@ func TestProbeVerdict(t *testing.T) {
 }
 
 func TestProbeFinalWhenTheCanaryEndsEarly(t *testing.T) {
+	t.Parallel()
 	p := newProbe(WavesConfig{ProbeCalls: 5, MaxErrorRate: 0.5})
 	if p.final(true) {
 		t.Errorf("a canary that failed before any call answered must fail the probe")
@@ -133,6 +137,7 @@ func TestProbeFinalWhenTheCanaryEndsEarly(t *testing.T) {
 }
 
 func TestProbeDiagnosisNamesModelsAndClasses(t *testing.T) {
+	t.Parallel()
 	p := newProbe(WavesConfig{ProbeCalls: 3, MaxErrorRate: 0.67})
 	p.add("commander", "openai:gpt-4.1", "rate_limited", 10)
 	p.add("commander", "openai:gpt-4.1", "quota", 30)
@@ -149,6 +154,7 @@ func TestProbeDiagnosisNamesModelsAndClasses(t *testing.T) {
 }
 
 func TestWavesConfigValidation(t *testing.T) {
+	t.Parallel()
 	ok := WavesConfig{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.5, Min: 1}
 	tests := []struct {
 		name string
@@ -178,6 +184,7 @@ func TestWavesConfigValidation(t *testing.T) {
 }
 
 func TestConfigRejectsBadWavesNamingTheKey(t *testing.T) {
+	t.Parallel()
 	cfg, err := LoadConfig("", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -197,6 +204,7 @@ func TestConfigRejectsBadWavesNamingTheKey(t *testing.T) {
 // outage would pass its probe on the first attempt's answers (one success
 // settles a probe of 3 at 0.67) and widen its waves into the outage.
 func TestWavesIgnoreReplayedCalls(t *testing.T) {
+	t.Parallel()
 	plan := Plan{Domains: []string{"architecture", "implementation"}}
 	c := newWaveCtl(plan, WavesConfig{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Min: 1}, []string{"architecture"})
 	underWay := c.startWave(plan.Domains)

@@ -17,6 +17,7 @@ import (
 )
 
 func TestSplitFrontMatter(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		mission  string
@@ -56,6 +57,7 @@ func TestSplitFrontMatter(t *testing.T) {
 // matter (relative to the mission file), else the config; the agents never
 // see the front matter.
 func TestWorkspaceResolution(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	for _, d := range []string{"flag", "missions/fm", "cfg"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
@@ -168,6 +170,7 @@ func TestHomeWorkspaceNeedsConsent(t *testing.T) {
 // they would lower the deny list are in the plan (the briefing shows
 // them); an unreadable .swarmignore is bad input before any call.
 func TestSwarmignoreWarningsInThePlan(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	if err := os.WriteFile(filepath.Join(ws, ".swarmignore"), []byte("build/\n!.env\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // provider), never a read that blocks or a gigabyte in memory. On main the
 // FIFO blocked the call forever.
 func TestCacheEntryThatIsNotARegularFileIsAMiss(t *testing.T) {
+	t.Parallel()
 	ref := Ref{Kind: "mock", Model: "honest"}
 	req := Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}, Seed: Int64(1)}
 	key := CacheKey(ref, "", req)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestCacheReusesIdenticalCallsOnly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	calls := 0
 	fail := false

@@ -13,6 +13,7 @@ import (
 // A credential found by its shape becomes "[REDACTED:<rule>]" (the rule of
 // internal/redact that found it); a registered value "[REDACTED]".
 func TestRedact(t *testing.T) {
+	t.Parallel()
 	AddSecrets("custom-key-value-1234", "short", "")
 	tests := []struct {
 		name, in, want string
@@ -41,6 +42,7 @@ func TestRedact(t *testing.T) {
 }
 
 func TestRedactErrorKeepsClassAndCause(t *testing.T) {
+	t.Parallel()
 	AddSecrets("sekrit-value-98765")
 	cause := fmt.Errorf("server said Bearer sekrit-value-98765: %w", context.DeadlineExceeded)
 	err := RedactError(&Error{Class: ClassTransient, StatusCode: 500, Msg: "echo sekrit-value-98765", Body: "x sekrit-value-98765", Err: cause})
@@ -87,6 +89,7 @@ func TestRegistryScrubsEveryProvidersErrors(t *testing.T) {
 }
 
 func TestExcerpt(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   []byte

@@ -7,6 +7,7 @@ import (
 )
 
 func TestBridgeMapping(t *testing.T) {
+	t.Parallel()
 	p, _ := NewProxy(DefaultProxyConfig())
 	// 3 of 4 sealed criteria passed → progress 0.5; rework 1 retry + 1 hardening
 	// cycle = 2 → 2·0.3²−1 = −0.82; rejections 1 failed criterion + 1 conflict =
@@ -32,6 +33,7 @@ func TestBridgeMapping(t *testing.T) {
 }
 
 func TestBridgeReportsPerModelAndPerAgent(t *testing.T) {
+	t.Parallel()
 	p, _ := NewProxy(DefaultProxyConfig())
 	br := NewBridge(p, DefaultPayoffConfig())
 	br.Add(Interaction{ID: "1", Initiator: "c1", Kind: "bundle", P: 0.8, Accepted: true}, "m:a")
@@ -68,6 +70,7 @@ func TestBridgeReportsPerModelAndPerAgent(t *testing.T) {
 }
 
 func TestBridgeReportListsOnlyTheMostToxicAgents(t *testing.T) {
+	t.Parallel()
 	p, _ := NewProxy(DefaultProxyConfig())
 	br := NewBridge(p, DefaultPayoffConfig())
 	for i := range 25 {

@@ -12,6 +12,7 @@ import (
 // TestMetricsFileJSON: the printed object holds every Report key plus
 // clamped_inputs, and interactions only when asked for.
 func TestMetricsFileJSON(t *testing.T) {
+	t.Parallel()
 	in := "{\"accepted\":true,\"p\":0.75,\"id\":\"a\"}\n{\"accepted\":false,\"observables\":{\"task_progress\":9}}\n"
 	for _, tc := range []struct {
 		why            string

@@ -12,6 +12,7 @@ import (
 // skipped, line numbers kept); a bad line stops the reading with an error
 // naming the file and line.
 func TestReadInteractions(t *testing.T) {
+	t.Parallel()
 	proxy, err := NewProxy(DefaultProxyConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +77,7 @@ func TestReadInteractions(t *testing.T) {
 // skipped, line numbers kept); a bad or over-long line stops the reading
 // with an error naming the file and line.
 func TestReadDecisions(t *testing.T) {
+	t.Parallel()
 	type got struct {
 		Line   int
 		ID     string

@@ -14,6 +14,7 @@ func near(t *testing.T, name string, got, want, tol float64) {
 }
 
 func TestProxyGoldenValues(t *testing.T) {
+	t.Parallel()
 	p, err := NewProxy(DefaultProxyConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -43,6 +44,7 @@ func TestProxyGoldenValues(t *testing.T) {
 }
 
 func TestProxyConfigValidation(t *testing.T) {
+	t.Parallel()
 	c := DefaultProxyConfig()
 	c.Weights = ProxyWeights{}
 	p, err := NewProxy(c)
@@ -67,6 +69,7 @@ func TestProxyConfigValidation(t *testing.T) {
 }
 
 func TestSigmoidHelpers(t *testing.T) {
+	t.Parallel()
 	near(t, "inverse", InverseSigmoid(Sigmoid(0.37, 2, 0.1), 2, 0.1), 0.37, 1e-12)
 	near(t, "derivative at b", SigmoidDerivative(0.1, 2, 0.1), 0.5, 1e-12) // k·½·½
 	lo, hi := UncertaintyBand(0.3, 0.7, 2, 0)
@@ -75,6 +78,7 @@ func TestSigmoidHelpers(t *testing.T) {
 }
 
 func TestPayoffGoldenValues(t *testing.T) {
+	t.Parallel()
 	c := DefaultPayoffConfig()
 	half := c.Payoff(Interaction{P: 0.5})
 	near(t, "S", half.S, 0.5, 1e-12)
@@ -108,6 +112,7 @@ func metricsOf(ps []float64, acc []bool, gt []int) Report {
 }
 
 func TestMetricsGoldenValues(t *testing.T) {
+	t.Parallel()
 	r := metricsOf([]float64{0.9, 0.7, 0.3, 0.1}, []bool{true, true, false, false}, nil)
 	near(t, "toxicity", r.Toxicity, 0.2, 1e-12)
 	near(t, "quality gap", r.QualityGap, 0.6, 1e-12)
@@ -145,6 +150,7 @@ func TestMetricsGoldenValues(t *testing.T) {
 }
 
 func TestCalibrationMetrics(t *testing.T) {
+	t.Parallel()
 	// p: 0.9(+), 0.8(−), 0.3(+), 0.2(−)
 	r := metricsOf([]float64{0.9, 0.8, 0.3, 0.2}, []bool{true, true, true, true}, []int{1, -1, 1, -1})
 	// Brier = (0.01 + 0.64 + 0.49 + 0.04)/4 = 0.295
@@ -172,6 +178,7 @@ func TestCalibrationMetrics(t *testing.T) {
 // TestAUCMatchesPairwise compares the sort-based AUC with the definition
 // (every positive–negative pair, ties ½) on data with many ties.
 func TestAUCMatchesPairwise(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 7))
 	for _, tc := range []struct {
 		name   string
@@ -247,6 +254,7 @@ func BenchmarkMetricsAdd(b *testing.B) {
 }
 
 func TestIncoherence(t *testing.T) {
+	t.Parallel()
 	ds := []Decision{
 		{TaskFamily: "f", DecisionID: "a", Replay: 0, Action: "x", Benchmark: "x", P: 0.9, Accepted: true},
 		{TaskFamily: "f", DecisionID: "a", Replay: 1, Action: "x", P: 0.7, Accepted: true},

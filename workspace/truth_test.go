@@ -44,6 +44,7 @@ func writeTruth(t *testing.T, body string) string {
 }
 
 func TestLoadGroundTruth(t *testing.T) {
+	t.Parallel()
 	gt, err := LoadGroundTruth(writeTruth(t, goodTruth))
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +55,7 @@ func TestLoadGroundTruth(t *testing.T) {
 }
 
 func TestLoadGroundTruthErrors(t *testing.T) {
+	t.Parallel()
 	one := func(fields string) string {
 		return "workspace: shop\ndefects:\n  - id: D1\n" + fields
 	}
@@ -94,6 +96,7 @@ func TestLoadGroundTruthErrors(t *testing.T) {
 }
 
 func TestMatch(t *testing.T) {
+	t.Parallel()
 	gt, err := LoadGroundTruth(writeTruth(t, goodTruth))
 	if err != nil {
 		t.Fatal(err)
@@ -137,6 +140,7 @@ func TestMatch(t *testing.T) {
 // verified citation of its file within NearMissLines lines that does not
 // overlap it, or an overlapping citation that is not verified).
 func TestMatchByDefect(t *testing.T) {
+	t.Parallel()
 	gt, err := LoadGroundTruth(writeTruth(t, goodTruth))
 	if err != nil {
 		t.Fatal(err)
@@ -169,6 +173,7 @@ func TestMatchByDefect(t *testing.T) {
 // found; the file is refused, each such defect named at file:line:col of
 // its key.
 func TestLoadGroundTruthInChecksTheWorkspace(t *testing.T) {
+	t.Parallel()
 	lines := func(n int) string { return strings.Repeat("x\n", n) }
 	ws := t.TempDir()
 	write(t, ws, map[string]string{

@@ -12,6 +12,7 @@ import (
 )
 
 func TestCompareExitCodeSaysWhetherEveryBundleWasJudged(t *testing.T) {
+	t.Parallel()
 	// An OpenAI-compatible server that answers prose, never JSON: its
 	// contender produces no bundle at all.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -64,6 +65,7 @@ func TestCompareExitCodeSaysWhetherEveryBundleWasJudged(t *testing.T) {
 // and a workspace must be a directory: exit 2 naming the flag or the
 // compare file's line, before any run (nothing is written under --out).
 func TestCompareWorkspaceBadInputIsUsage(t *testing.T) {
+	t.Parallel()
 	mission, err := filepath.Abs("../../examples/missions/api-design.md")
 	if err != nil {
 		t.Fatal(err)

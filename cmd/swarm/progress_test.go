@@ -14,6 +14,7 @@ import (
 // and the rest are shown per domain when the phase ends or the run does;
 // the live view counts calls and refusals by kind.
 func TestProgressGroupsToolRefusals(t *testing.T) {
+	t.Parallel()
 	plan := nexus.Plan{Domains: []string{"testing", "docs"}, Commanders: 2, Workers: 4}
 	refused := func(agent, tool, path, kind string) nexus.Event {
 		return nexus.Event{Kind: nexus.EvToolCall, AgentID: agent, Data: nexus.ToolCallData{Tool: tool, Path: path, Refusal: kind}}
@@ -70,6 +71,7 @@ func TestProgressGroupsToolRefusals(t *testing.T) {
 // Waves in the progress view: a line per wave and for the canary's verdict
 // in a pipe; the live view shows the wave launched last.
 func TestProgressShowsWaves(t *testing.T) {
+	t.Parallel()
 	plan := nexus.Plan{Domains: []string{"a", "b", "c"}, Commanders: 3, Workers: 3}
 	events := []nexus.Event{
 		{Kind: nexus.EvWave, Data: nexus.WaveData{Wave: 0, Planned: 2, Size: 1, Reason: "canary", Commanders: []string{"commander-a"}}},
@@ -102,6 +104,7 @@ func TestProgressShowsWaves(t *testing.T) {
 // and one per role and pair of models swapped (not one per call routed);
 // the live view counts the breakers not closed and the swaps.
 func TestProgressShowsBreakersAndSwaps(t *testing.T) {
+	t.Parallel()
 	plan := nexus.Plan{Domains: []string{"testing"}, Commanders: 1, Workers: 2}
 	swap := func(id string) nexus.Event {
 		return nexus.Event{Kind: nexus.EvModelSwap, Role: "worker", AgentID: id,
@@ -142,6 +145,7 @@ func TestProgressShowsBreakersAndSwaps(t *testing.T) {
 
 // The resume summary says "1 answer", not "1 answers".
 func TestCountNoun(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		n    int64
 		want string
@@ -156,6 +160,7 @@ func TestCountNoun(t *testing.T) {
 // slow-down (not per step back up); the live view shows each model's
 // current limit and ceiling.
 func TestProgressShowsConcurrencyLimit(t *testing.T) {
+	t.Parallel()
 	plan := nexus.Plan{Domains: []string{"testing"}, Commanders: 1, Workers: 2}
 	lim := func(from, to int, reason string) nexus.Event {
 		return nexus.Event{Kind: nexus.EvConcurrency, Model: "openai:gpt-4.1",

@@ -148,6 +148,7 @@ func judgeFailToPass(t *testing.T, dir string) int {
 // Edited judge answers in journal.jsonl are refused by --resume (exit 2)
 // and by shadow verify (exit 4), both naming the first forged line.
 func TestForgedJournalIsRefusedByResumeAndShadowVerify(t *testing.T) {
+	t.Parallel()
 	dir := killedGoldenRun(t)
 	line := judgeFailToPass(t, dir)
 	where := regexp.MustCompile(`journal\.jsonl line ` + regexp.QuoteMeta(strings.TrimSpace(itoa(line))) + ` \(seq \d+\): its MAC does not verify`)

@@ -227,6 +227,7 @@ func TestKinds(t *testing.T) {
 
 // TestStatus: what `swarm providers list` says of each kind.
 func TestStatus(t *testing.T) {
+	t.Parallel()
 	reg := &providers.Registry{}
 	Register(reg)
 	home := t.TempDir()

@@ -232,6 +232,7 @@ func TestBadToolParameters(t *testing.T) {
 }
 
 func TestJoinTurns(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in, want string // want "" = left as it is
 	}{

@@ -270,6 +270,7 @@ func ollamaCheck(t *testing.T, r *http.Request) {
 }
 
 func TestOllamaNativeChat(t *testing.T) {
+	t.Parallel()
 	nd := map[string]string{"Content-Type": "application/x-ndjson"}
 	f := newFake(t, ollamaCheck, reply{hdr: nd, body: ollamaStream("stop", 33, 7, "All ", "good.")})
 	p := newOllama(t, f)
@@ -298,6 +299,7 @@ func TestOllamaNativeChat(t *testing.T) {
 }
 
 func TestOllamaNativeLengthAndErrors(t *testing.T) {
+	t.Parallel()
 	nd := map[string]string{"Content-Type": "application/x-ndjson"}
 	tests := []struct {
 		name  string

@@ -179,6 +179,7 @@ func TestServerToolChoice(t *testing.T) {
 }
 
 func TestServerRefusesBadToolChoice(t *testing.T) {
+	t.Parallel()
 	srv := hardenedServer(t, mock.ServerOptions{})
 	user := `{"role":"user","content":"x"}`
 	tests := []struct {
@@ -286,6 +287,7 @@ func TestMockCallsClientToolsInProcess(t *testing.T) {
 }
 
 func TestServerNChoices(t *testing.T) {
+	t.Parallel()
 	srv := hardenedServer(t, mock.ServerOptions{})
 	schema := `{"type":"object","properties":{"score":{"type":"integer","minimum":0,"maximum":1000000},"word":{"type":"string"}},"required":["score","word"]}`
 	body := func(n string) string {
@@ -368,6 +370,7 @@ func TestServerNChoices(t *testing.T) {
 }
 
 func TestServerModelByID(t *testing.T) {
+	t.Parallel()
 	srv := hardenedServer(t, mock.ServerOptions{})
 	tests := []struct {
 		name, method, id string
@@ -392,6 +395,7 @@ func TestServerModelByID(t *testing.T) {
 }
 
 func TestServerRefusesInvalidMessages(t *testing.T) {
+	t.Parallel()
 	srv := hardenedServer(t, mock.ServerOptions{})
 	user := `{"role":"user","content":"x"}`
 	tests := []struct {

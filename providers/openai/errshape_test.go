@@ -22,6 +22,7 @@ import (
 // empty APIError (status 0) wrapped in a RequestError, which made a 503
 // permanent and never retried; the status on the wire must decide.
 func TestErrorBodyShapesKeepTheStatus(t *testing.T) {
+	t.Parallel()
 	shapes := []struct {
 		name    string
 		body    string
@@ -109,6 +110,7 @@ func TestUnauthorizedNamesTheKeyVariable(t *testing.T) {
 }
 
 func TestErrorBodyExcerptIsBounded(t *testing.T) {
+	t.Parallel()
 	body := `{"error":"` + strings.Repeat("x", 100_000) + "\x1b[31m" + `"}`
 	srv := errServer(t, 500, body, nil)
 	_, err := newProvider(t, srv.URL).Complete(t.Context(), providers.Request{Messages: []providers.Message{{Role: "user", Content: "x"}}})

@@ -98,6 +98,7 @@ func TestToolRequestWirePerKind(t *testing.T) {
 }
 
 func TestNoToolsNoToolFields(t *testing.T) {
+	t.Parallel()
 	srv, c := echoServer(t, completion(`{"a":"x"}`, "stop", ""))
 	if _, err := newProvider(t, srv.URL).Complete(t.Context(), schemaReq); err != nil {
 		t.Fatal(err)
@@ -110,6 +111,7 @@ func TestNoToolsNoToolFields(t *testing.T) {
 }
 
 func TestToolParametersStrictness(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		params     string
@@ -155,6 +157,7 @@ func TestToolParametersStrictness(t *testing.T) {
 }
 
 func TestBadToolIsPermanentAndNotSent(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		tool providers.Tool
@@ -201,6 +204,7 @@ func call(id, name, args string) map[string]any {
 }
 
 func TestToolCallsDecoded(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		body       string
@@ -242,6 +246,7 @@ func TestToolCallsDecoded(t *testing.T) {
 }
 
 func TestToolCallsCutOffAreTruncated(t *testing.T) {
+	t.Parallel()
 	srv, _ := echoServer(t, toolAnswer("length", []any{call("c1", "read_file", `{"path":"a`)}, 10, 5))
 	_, err := newProvider(t, srv.URL).Complete(t.Context(), toolConversation)
 	if !errors.Is(err, providers.ErrTruncated) {
@@ -252,6 +257,7 @@ func TestToolCallsCutOffAreTruncated(t *testing.T) {
 // TestToolTurnsUsage runs a two-turn loop against one server: each
 // response reports its own turn's usage, not a running total.
 func TestToolTurnsUsage(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var seen []map[string]any
 	answers := []string{

@@ -135,6 +135,7 @@ func TestRequestShapePerKind(t *testing.T) {
 }
 
 func TestTemperatureOmittedOnlyWhenUnset(t *testing.T) {
+	t.Parallel()
 	srv, c := echoServer(t, completion("ok", "stop", ""))
 	p := mustNew(t, "ollama", "m", providers.KindConfig{BaseURL: srv.URL + "/v1"})
 	if _, err := p.Complete(t.Context(), providers.Request{Messages: []providers.Message{{Role: "user", Content: "x"}}}); err != nil {
@@ -152,6 +153,7 @@ func TestTemperatureOmittedOnlyWhenUnset(t *testing.T) {
 }
 
 func TestTokenLimitParamOption(t *testing.T) {
+	t.Parallel()
 	if _, err := New(providers.Ref{Kind: "openai-compatible", Model: "o3"}, providers.KindConfig{BaseURL: "http://x", Options: map[string]string{"token_limit_param": "max_tokens"}}); err == nil {
 		t.Error("max_tokens accepted for a reasoning model (go-openai would refuse every request)")
 	}
@@ -186,6 +188,7 @@ func oaErr(typ, code, msg string) string {
 }
 
 func TestErrorClasses(t *testing.T) {
+	t.Parallel()
 	azureFilter := `{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy.","type":null,"param":"prompt","code":"content_filter","status":400,"innererror":{"code":"ResponsibleAIPolicyViolation","content_filter_result":{"hate":{"filtered":true,"severity":"high"}}}}}`
 	tests := []struct {
 		name   string
@@ -228,6 +231,7 @@ func TestErrorClasses(t *testing.T) {
 }
 
 func TestTransportFailures(t *testing.T) {
+	t.Parallel()
 	req := providers.Request{Messages: []providers.Message{{Role: "user", Content: "x"}}}
 	t.Run("connection refused is transient", func(t *testing.T) {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -292,6 +296,7 @@ func TestTransportFailures(t *testing.T) {
 }
 
 func TestRetryAfterForms(t *testing.T) {
+	t.Parallel()
 	date := time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat)
 	tests := []struct {
 		name    string

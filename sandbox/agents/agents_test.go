@@ -11,6 +11,7 @@ import (
 // Each type's observables, drawn directly (no engine), give a mean p near its
 // target under the default proxy.
 func TestObservablesHitTargetMeanP(t *testing.T) {
+	t.Parallel()
 	proxy, _ := sandbox.NewProxy(sandbox.DefaultProxyConfig())
 	rng := rand.New(rand.NewPCG(7, 7))
 	for _, typ := range []string{Honest, Opportunistic, Adversarial} {
@@ -30,6 +31,7 @@ func TestObservablesHitTargetMeanP(t *testing.T) {
 }
 
 func TestDeceptiveBuildsTrustThenExploits(t *testing.T) {
+	t.Parallel()
 	proxy, _ := sandbox.NewProxy(sandbox.DefaultProxyConfig())
 	rng := rand.New(rand.NewPCG(1, 2))
 	a, _ := New("d", Deceptive, proxy, Params{})
@@ -47,6 +49,7 @@ func TestDeceptiveBuildsTrustThenExploits(t *testing.T) {
 }
 
 func TestAdversariesTargetHonestAndAcceptAllies(t *testing.T) {
+	t.Parallel()
 	proxy, _ := sandbox.NewProxy(sandbox.DefaultProxyConfig())
 	rng := rand.New(rand.NewPCG(3, 4))
 	adv, _ := New("adv-1", Adversarial, proxy, Params{})
@@ -99,6 +102,7 @@ func TestAdversariesTargetHonestAndAcceptAllies(t *testing.T) {
 }
 
 func TestAdaptiveAdversaryLiesLowWhenDetected(t *testing.T) {
+	t.Parallel()
 	proxy, _ := sandbox.NewProxy(sandbox.DefaultProxyConfig())
 	rng := rand.New(rand.NewPCG(5, 6))
 	a, _ := New("ad", Adaptive, proxy, Params{})
@@ -115,6 +119,7 @@ func TestAdaptiveAdversaryLiesLowWhenDetected(t *testing.T) {
 
 // The params of a scenario's agent group change behaviour; zero means default.
 func TestParamsReachTheAgent(t *testing.T) {
+	t.Parallel()
 	proxy, _ := sandbox.NewProxy(sandbox.DefaultProxyConfig())
 	rng := rand.New(rand.NewPCG(9, 9))
 	meanP := func(a Agent, epoch int) float64 {
@@ -174,6 +179,7 @@ func ptr(x float64) *float64 { return &x }
 // is at most the budget (threshold, default 0.5), so cheap, bad work gets
 // through and good work is turned down; adversaries still accept allies.
 func TestPriceDrivenAcceptance(t *testing.T) {
+	t.Parallel()
 	proxy, _ := sandbox.NewProxy(sandbox.DefaultProxyConfig())
 	rng := rand.New(rand.NewPCG(11, 12))
 	acc := func(a Agent, from string, p float64) (n int) {

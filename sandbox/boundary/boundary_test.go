@@ -7,6 +7,7 @@ import (
 )
 
 func TestDetector(t *testing.T) {
+	t.Parallel()
 	d, err := NewDetector(Config{Extra: []Pattern{{Name: "ticket", Regexp: `TICKET-\d+`, Severity: Low}}})
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +57,7 @@ func TestDetector(t *testing.T) {
 }
 
 func TestBoundaryPolicies(t *testing.T) {
+	t.Parallel()
 	d, _ := NewDetector(Config{})
 	b := NewBoundary(Policy{RatePerMinute: 2, BlockAt: High, Sensitivity: 0.5}, d)
 	now := time.Unix(1000, 0)
@@ -79,6 +81,7 @@ func TestBoundaryPolicies(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
+	t.Parallel()
 	d, err := NewDetector(Config{})
 	if err != nil {
 		t.Fatal(err)

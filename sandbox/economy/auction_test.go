@@ -22,6 +22,7 @@ func near(t *testing.T, what string, got, want float64) {
 
 // TestAuctionWorkedExamples runs A1–A6 of sandbox-economies.md §1.4.
 func TestAuctionWorkedExamples(t *testing.T) {
+	t.Parallel()
 	x1 := map[string]float64{"x": 1}
 	def := DefaultAuctionConfig()
 	type alloc struct {
@@ -107,6 +108,7 @@ func TestAuctionWorkedExamples(t *testing.T) {
 }
 
 func TestAuctionA2Details(t *testing.T) {
+	t.Parallel()
 	r, err := RunAuction(DefaultAuctionConfig(), []Bid{
 		{"agent_1", 100, map[string]float64{"compute": 2, "data": 1, "bandwidth": 0.5}},
 		{"agent_2", 100, map[string]float64{"compute": 0.5, "data": 2, "bandwidth": 1.5}},
@@ -120,6 +122,7 @@ func TestAuctionA2Details(t *testing.T) {
 // TestAuctionTieAndZeroValuation covers A5 (ratio ties go to the greater
 // name) and A6 (a zero valuation is still bought with leftover budget).
 func TestAuctionTieAndZeroValuation(t *testing.T) {
+	t.Parallel()
 	// A5: at the first round's prices, b must be bought before a: with a
 	// budget of 10 and supply 5 each, the demand at price 1 is b 5 then a 5;
 	// the first candidate is visible when the budget covers only one.
@@ -145,6 +148,7 @@ func TestAuctionTieAndZeroValuation(t *testing.T) {
 }
 
 func TestAuctionEdgeCases(t *testing.T) {
+	t.Parallel()
 	r, err := RunAuction(DefaultAuctionConfig(), nil, []Supply{{"x", 1}})
 	if err != nil || !r.Converged || !r.EnvyFree || r.Rounds != 0 || len(r.Allocations) != 0 {
 		t.Errorf("empty bids: %+v %v, want converged, envy-free, 0 rounds", r, err)
@@ -172,6 +176,7 @@ func TestAuctionEdgeCases(t *testing.T) {
 // TestAuctionEnvyViolation: rationing leaves b (budget 10) more of y than a
 // (budget 1); a can afford b's bundle and values it 10/21 above its own (price 1.1 after one round; a 10/21, b 11/21).
 func TestAuctionEnvyViolation(t *testing.T) {
+	t.Parallel()
 	r, err := RunAuction(AuctionConfig{MaxRounds: 1, PriceAdjustmentRate: 0.1, ConvergenceTolerance: 0.01, EnvyTolerance: 0.05},
 		[]Bid{{"a", 1, map[string]float64{"y": 10}}, {"b", 10, map[string]float64{"y": 1}}},
 		[]Supply{{"y", 1}})
@@ -185,6 +190,7 @@ func TestAuctionEnvyViolation(t *testing.T) {
 }
 
 func TestGini(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		why string
 		xs  []float64

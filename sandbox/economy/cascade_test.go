@@ -9,6 +9,7 @@ import (
 // TestCascadeNoAgents is §3.7's verified run: no agents (so no draws),
 // avg_p 0.6, epoch = call index.
 func TestCascadeNoAgents(t *testing.T) {
+	t.Parallel()
 	m, err := NewCascade(DefaultCascadeConfig(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +35,7 @@ func TestCascadeNoAgents(t *testing.T) {
 // max(1, ⌊0.3n⌋) agents and lowers C by 0.3·(fraction withdrawn) whatever
 // the draws; the agents' noise is seeded, so equal seeds give equal runs.
 func TestCascadeWithAgents(t *testing.T) {
+	t.Parallel()
 	cfg := DefaultCascadeConfig()
 	cfg.Shock, cfg.TriggerEpoch = ShockWithdrawal, 0
 	agents := make([]string, 10)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestReadFileLocatesBadValuesAndKeepsOrder(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		why, file, want string
 		read            func(name string, r *strings.Reader) (any, error)

@@ -17,6 +17,7 @@ func mustRegistry(t *testing.T, cfg IdentityConfig) *Registry {
 }
 
 func TestTrustWorkedExamples(t *testing.T) {
+	t.Parallel()
 	r := mustRegistry(t, DefaultIdentityConfig())
 	plain, _ := r.CreateIdentity("plain", "", false, 0)
 	pop, _ := r.CreateIdentity("pop", "", true, 0)
@@ -68,6 +69,7 @@ func TestTrustWorkedExamples(t *testing.T) {
 }
 
 func TestEntityQuirk(t *testing.T) {
+	t.Parallel()
 	cfg := DefaultIdentityConfig()
 	cfg.ProofOfPersonhoodRequired = true
 	r := mustRegistry(t, cfg)
@@ -86,6 +88,7 @@ func TestEntityQuirk(t *testing.T) {
 }
 
 func TestSimilarity(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		why  string
 		a, b map[string]float64
@@ -103,6 +106,7 @@ func TestSimilarity(t *testing.T) {
 }
 
 func TestClustering(t *testing.T) {
+	t.Parallel()
 	docs := NewPatterns()
 	for _, a := range []string{"agent_1", "agent_2"} {
 		docs.Add(a, "a", 10)
@@ -137,6 +141,7 @@ func TestClustering(t *testing.T) {
 }
 
 func TestSybilLever(t *testing.T) {
+	t.Parallel()
 	l, err := NewSybilLever(SybilConfig{Enabled: true, SimilarityThreshold: 0.8, PenaltyMultiplier: 2, RealtimePenalty: true, RealtimeRate: 0.1, MaxClusterSize: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -44,6 +44,7 @@ func submit(t *testing.T, m *Market, o Order) {
 // TestMarketH1: the trade at the batch boundary does not depend on the
 // latency draws (one bid, one ask), so it is exact with our generator.
 func TestMarketH1(t *testing.T) {
+	t.Parallel()
 	m := mustMarket(t, DefaultMarketConfig(), NewRand(42))
 	submit(t, m, Order{Agent: "buyer", Type: OrderBid, Resource: "r", Quantity: 5, Price: 1.2})
 	submit(t, m, Order{Agent: "seller", Type: OrderAsk, Resource: "r", Quantity: 3, Price: 1.1})
@@ -94,6 +95,7 @@ func h2(t *testing.T, rng Source) []Trade {
 // TestMarketH2Exact replays the reference's seed-7 latencies (effective
 // times 3.238 and 1.508): q, the earlier, fills first.
 func TestMarketH2Exact(t *testing.T) {
+	t.Parallel()
 	got := h2(t, &script{t: t, draws: []float64{0.3238, 0.1508, 0.5}})
 	want := []Trade{{1, "q", "m", 1.5, 2}, {1, "p", "m", 1.5, 1}}
 	if d := cmp.Diff(want, got, approx); d != "" {
@@ -106,6 +108,7 @@ func TestMarketH2Exact(t *testing.T) {
 // q-first runs must be within 5 standard errors of 0.5 (deterministic
 // seeds: the test cannot flake).
 func TestMarketH2Distribution(t *testing.T) {
+	t.Parallel()
 	const n = 2000
 	qFirst := 0
 	for seed := range uint64(n) {
@@ -124,6 +127,7 @@ func TestMarketH2Distribution(t *testing.T) {
 }
 
 func TestMarketH3CrashAndHalt(t *testing.T) {
+	t.Parallel()
 	cfg := DefaultMarketConfig()
 	cfg.BatchIntervalTicks, cfg.HaltDurationTicks = 1, 3
 	m := mustMarket(t, cfg, NewRand(1))
@@ -168,6 +172,7 @@ func TestMarketH3CrashAndHalt(t *testing.T) {
 }
 
 func TestDetectorH4(t *testing.T) {
+	t.Parallel()
 	d, err := NewDetector(DefaultDetectorConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -216,6 +221,7 @@ func TestDetectorH4(t *testing.T) {
 }
 
 func TestMarketSubmitRules(t *testing.T) {
+	t.Parallel()
 	cfg := DefaultMarketConfig()
 	cfg.MaxOrdersPerTick = 2
 	r := &script{t: t, draws: []float64{0.1, 0.2}}

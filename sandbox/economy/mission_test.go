@@ -43,6 +43,7 @@ func missionSetup(t *testing.T) (*Missions, string) {
 }
 
 func TestMissionWorkedExample(t *testing.T) {
+	t.Parallel()
 	e, id := missionSetup(t)
 	if _, ok := e.FreeRiderIndex(id); !ok {
 		t.Fatal("free-rider index undefined with contributions")
@@ -81,6 +82,7 @@ func TestMissionWorkedExample(t *testing.T) {
 }
 
 func TestMissionPartialScore(t *testing.T) {
+	t.Parallel()
 	e, err := NewMissions(MissionConfig{MinParticipants: 1, MaxActiveMissions: 5, RewardDistribution: RewardProportional})
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +125,7 @@ func TestMissionPartialScore(t *testing.T) {
 }
 
 func TestMissionOtherCases(t *testing.T) {
+	t.Parallel()
 	e, _ := NewMissions(MissionConfig{MinParticipants: 1, MaxActiveMissions: 2, RewardDistribution: RewardShapley})
 	// Shapley with a1 {i1, i2} and a2 {i4}, pool 10.
 	m, _ := e.Propose("a1", "s", nil, 10, 10, 0)

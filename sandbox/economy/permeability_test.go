@@ -8,6 +8,7 @@ import (
 )
 
 func TestEffectivePermeability(t *testing.T) {
+	t.Parallel()
 	cfg := DefaultPermeabilityConfig()
 	for _, c := range []struct {
 		threat, trust, want float64
@@ -38,6 +39,7 @@ func spillCfg() PermeabilityConfig {
 
 // TestSpilloverExact replays the reference's seed-42 draws.
 func TestSpilloverExact(t *testing.T) {
+	t.Parallel()
 	draws := []float64{0.6394267984578837, 0.025010755222666936, 0.27502931836911926, 0.22321073814882275, 0.736, 0.677, 0.892, 0.087, 0.422}
 	r := &script{t: t, draws: draws}
 	m, _ := NewPermeability(spillCfg(), r)
@@ -73,6 +75,7 @@ func TestSpilloverExact(t *testing.T) {
 // seeds the mean spill count and mean harm must be within 5 standard
 // errors of their expectations.
 func TestSpilloverDistribution(t *testing.T) {
+	t.Parallel()
 	cfg := spillCfg()
 	var eSpill, vSpill, eBlock, vBlock, eHarm, vHarm float64
 	for _, in := range spillIxs {
@@ -110,6 +113,7 @@ func TestSpilloverDistribution(t *testing.T) {
 }
 
 func TestShouldCross(t *testing.T) {
+	t.Parallel()
 	m, _ := NewPermeability(DefaultPermeabilityConfig(), &script{t: t, draws: []float64{0.238, 0.544, 0.370}})
 	for _, c := range []struct {
 		pi, p   float64
@@ -137,6 +141,7 @@ func TestShouldCross(t *testing.T) {
 }
 
 func TestOptimalPermeability(t *testing.T) {
+	t.Parallel()
 	var ixs []Interaction
 	for range 5 {
 		ixs = append(ixs, Interaction{"", 0.9, true}, Interaction{"", 0.1, true})

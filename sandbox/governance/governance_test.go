@@ -25,6 +25,7 @@ func near(t *testing.T, name string, got, want float64) {
 }
 
 func TestTransactionTax(t *testing.T) {
+	t.Parallel()
 	l := Build(Config{TransactionTax: TaxConfig{Enabled: true, Rate: 0.1, Split: 0.25}}, sandbox.DefaultPayoffConfig())[0]
 	in := sandbox.Interaction{Initiator: "a", Counterparty: "b", P: 0.5, Accepted: true} // S = 0.5
 	e := l.OnInteraction(state(), &in)
@@ -37,6 +38,7 @@ func TestTransactionTax(t *testing.T) {
 }
 
 func TestReputationDecay(t *testing.T) {
+	t.Parallel()
 	s := state()
 	s.SetReputation("a", 0.9)
 	s.SetReputation("b", 0.1)
@@ -48,6 +50,7 @@ func TestReputationDecay(t *testing.T) {
 }
 
 func TestStakingSlashesOnViolation(t *testing.T) {
+	t.Parallel()
 	s := state()
 	l := Build(Config{Staking: StakingConfig{Enabled: true, MinStake: 9, SlashRate: 0.2, ViolationP: 0.4}}, sandbox.DefaultPayoffConfig())[0]
 	bad := sandbox.Interaction{Initiator: "a", Counterparty: "b", P: 0.3, Accepted: true}
@@ -64,6 +67,7 @@ func TestStakingSlashesOnViolation(t *testing.T) {
 }
 
 func TestCircuitBreaker(t *testing.T) {
+	t.Parallel()
 	b := NewCircuitBreaker(BreakerConfig{Enabled: true, Window: 4, Threshold: 0.5, Violations: 2, FreezeEpochs: 3})
 	s := state()
 	trips := 0
@@ -91,6 +95,7 @@ func TestCircuitBreaker(t *testing.T) {
 }
 
 func TestRandomAudit(t *testing.T) {
+	t.Parallel()
 	l := Build(Config{RandomAudit: AuditConfig{Enabled: true, Probability: 1, PenaltyMultiplier: 2, ThresholdP: 0.5}}, sandbox.DefaultPayoffConfig())[0]
 	in := sandbox.Interaction{Initiator: "a", Counterparty: "b", P: 0.25, Accepted: true} // E = 0.75·2 = 1.5
 	e := l.OnInteraction(state(), &in)
@@ -103,6 +108,7 @@ func TestRandomAudit(t *testing.T) {
 }
 
 func TestCollusionDetectsTheFrequentPair(t *testing.T) {
+	t.Parallel()
 	s := state()
 	c := Build(Config{Collusion: CollusionConfig{Enabled: true, ZThreshold: 1, BenefitCorrelation: 0.5, MinAcceptance: 0.8, QualityThreshold: 0.5, Penalty: 1}}, sandbox.DefaultPayoffConfig())[0].(*Collusion)
 	// gain(i) gives the two sides' payoffs of the pair's i-th interaction.
@@ -154,6 +160,7 @@ func TestCollusionDetectsTheFrequentPair(t *testing.T) {
 // pestered by an adversary) is not a colluding pair, however often they
 // meet; the pooled share of accepted interactions (2/3 here) once said it was.
 func TestCollusionAcceptanceIsMutual(t *testing.T) {
+	t.Parallel()
 	cfg := CollusionConfig{Enabled: true, ZThreshold: 1, BenefitCorrelation: 0.5, MinAcceptance: 0.5, QualityThreshold: 0.6, Penalty: 1}
 	run := func(aAccepts bool) [][]string {
 		s := state()
@@ -192,6 +199,7 @@ func TestCollusionAcceptanceIsMutual(t *testing.T) {
 }
 
 func TestBenefitsCorrelation(t *testing.T) {
+	t.Parallel()
 	var b Benefits
 	for _, xy := range [][2]float64{{1, 2}, {2, 4}, {3, 6.5}} {
 		b.Add(xy[0], xy[1])
@@ -207,6 +215,7 @@ func TestBenefitsCorrelation(t *testing.T) {
 }
 
 func TestSybilSimilarity(t *testing.T) {
+	t.Parallel()
 	a := map[string]int{"x": 2, "y": 2}
 	b := map[string]int{"x": 1, "y": 1}
 	c := map[string]int{"z": 5}
@@ -224,6 +233,7 @@ func TestSybilSimilarity(t *testing.T) {
 }
 
 func TestFilteringLevers(t *testing.T) {
+	t.Parallel()
 	pay := sandbox.DefaultPayoffConfig()
 	low := func() *sandbox.Interaction {
 		return &sandbox.Interaction{ID: "i", Initiator: "a", Counterparty: "b", P: 0.3, Accepted: true}
@@ -265,12 +275,14 @@ func TestFilteringLevers(t *testing.T) {
 }
 
 func TestEveryLeverOffByDefault(t *testing.T) {
+	t.Parallel()
 	if ls := Build(Config{}, sandbox.DefaultPayoffConfig()); len(ls) != 0 {
 		t.Errorf("%d levers on by default", len(ls))
 	}
 }
 
 func TestNewRandomAuditStandsAlone(t *testing.T) {
+	t.Parallel()
 	l := NewRandomAudit(AuditConfig{Probability: 1, PenaltyMultiplier: 1, ThresholdP: 0.5}, sandbox.DefaultPayoffConfig())
 	in := sandbox.Interaction{Initiator: "a", P: 0.5 - 0.25, Accepted: true} // E = 0.75·2
 	if e := l.OnInteraction(state(), &in); e.Costs["a"] != 1.5 {
@@ -280,6 +292,7 @@ func TestNewRandomAuditStandsAlone(t *testing.T) {
 
 // The other side of each filtering lever: what it must leave alone.
 func TestFilteringLeversLeaveGoodWorkAlone(t *testing.T) {
+	t.Parallel()
 	pay := sandbox.DefaultPayoffConfig()
 	good := func() *sandbox.Interaction {
 		return &sandbox.Interaction{ID: "g", Initiator: "a", Counterparty: "b", P: 0.8, Accepted: true}
@@ -340,6 +353,7 @@ func TestFilteringLeversLeaveGoodWorkAlone(t *testing.T) {
 // TestReputationByNumber: agents are numbered in the order added; by id,
 // an unknown agent reads as absent and is never created by a write.
 func TestReputationByNumber(t *testing.T) {
+	t.Parallel()
 	s := NewState(rand.New(rand.NewPCG(1, 2)))
 	if i, j := s.AddAgent("a", 0.5), s.AddAgent("b", 0.7); i != 0 || j != 1 {
 		t.Fatalf("numbers %d, %d; want 0, 1", i, j)

@@ -44,6 +44,7 @@ func loadBack(t *testing.T, res *Result) sim.Scenario {
 // examples/reference: what maps is in the loaded scenario, every key that
 // does not is a warning at its line.
 func TestConvertExamples(t *testing.T) {
+	t.Parallel()
 	pay := func(sp, sm, h, th, ra, rb, w float64) sandbox.PayoffConfig {
 		return sandbox.PayoffConfig{SPlus: sp, SMinus: sm, H: h, Theta: th, RhoA: ra, RhoB: rb, WRep: w}
 	}
@@ -148,6 +149,7 @@ func TestConvertExamples(t *testing.T) {
 
 // TestConvertMappings: one rule each, on small files.
 func TestConvertMappings(t *testing.T) {
+	t.Parallel()
 	const agents = "agents:\n  - {type: honest, count: 3}\n"
 	tests := []struct {
 		name, why, yaml string
@@ -210,6 +212,7 @@ func TestConvertMappings(t *testing.T) {
 // TestConvertRefuses: what is not a reference scenario, or cannot make a
 // valid one, is an error (exit 2 in the CLI), never an empty scenario.
 func TestConvertRefuses(t *testing.T) {
+	t.Parallel()
 	ours, err := os.ReadFile("../../examples/scenarios/baseline.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ func in01(x float64) bool { return x >= 0 && x <= 1 }
 // criteria it declares, that its economy metrics are present and plausible
 // and that they reach epochs.csv and the plots.
 func TestEconomyScenarios(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		file     string
 		criteria []string
@@ -166,6 +167,7 @@ func TestEconomyScenarios(t *testing.T) {
 // TestEconomyColumnsOnlyForMechanismsPresent: epochs.csv gains exactly the
 // columns of the mechanisms the scenario declares.
 func TestEconomyColumnsOnlyForMechanismsPresent(t *testing.T) {
+	t.Parallel()
 	s := parse(t, "economy:\n  market: {}\n")
 	res, err := Run(t.Context(), s, Options{Epochs: 3})
 	if err != nil {
@@ -181,6 +183,7 @@ func TestEconomyColumnsOnlyForMechanismsPresent(t *testing.T) {
 // identity only measure, so with them the agents' world is the run without
 // an economy, epoch for epoch (their generators are their own).
 func TestPassiveEconomyLeavesTheWorldAlone(t *testing.T) {
+	t.Parallel()
 	plain := load(t, "baseline.yaml")
 	eco := plain
 	eco.Economy = &Economy{Market: &EconMarket{}, Permeability: &EconPermeability{}, Identity: &EconIdentity{}}
@@ -210,6 +213,7 @@ func TestPassiveEconomyLeavesTheWorldAlone(t *testing.T) {
 // (contagion_rate 0) containment is undefined; a min_containment criterion
 // then fails with no actual value, never passes on a default.
 func TestUndefinedEconomyMetricFailsItsCriterion(t *testing.T) {
+	t.Parallel()
 	s := parse(t, "economy:\n  permeability: {contagion_rate: 0}\nsuccess_criteria:\n  economy: {min_containment: 0}\n")
 	res, err := Run(t.Context(), s, Options{Epochs: 3})
 	if err != nil {
@@ -238,6 +242,7 @@ func parse(t *testing.T, tail string) Scenario {
 // TestEconomyKeysValidated: every economy key is checked, and a bad one is
 // reported as file:line:col: key: message (exit 2 in the CLI).
 func TestEconomyKeysValidated(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ why, yaml, err string }{
 		{"empty block", "economy: {}\n", "e.yaml:5:1: economy: declares no mechanism"},
 		{"unknown key", "economy:\n  market: {drop: 0.2}\n", `e.yaml:6:12: economy.market.drop: unknown key "drop"`},
@@ -287,6 +292,7 @@ func TestEconomyKeysValidated(t *testing.T) {
 // TestEconomyDefaults: an empty mechanism block takes the documented
 // defaults.
 func TestEconomyDefaults(t *testing.T) {
+	t.Parallel()
 	s := parse(t, "economy:\n  market: {}\n  permeability: {}\n  sybil: {}\n  identity: {}\n")
 	e := s.Economy
 	got := []any{e.Market.PricePerQuality, e.Market.Spread, e.Market.BatchIntervalTicks, e.Market.Window, *e.Permeability.BasePermeability,

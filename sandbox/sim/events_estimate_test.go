@@ -9,6 +9,7 @@ import (
 // interaction, at most one interaction per agent and step, none when the
 // scenario turns events off.
 func TestEstimateEventBytesBoundsTheLog(t *testing.T) {
+	t.Parallel()
 	on := scaleScenario(t, 200, "complete", 3, 4)
 	off := on
 	f := false

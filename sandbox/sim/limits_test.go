@@ -13,6 +13,7 @@ import (
 )
 
 func TestScenarioRefusesHostileInput(t *testing.T) {
+	t.Parallel()
 	const agents = "scenario_id: x\nagents:\n  - {type: honest, count: 3}\n"
 	laughs := func() string {
 		var b strings.Builder
@@ -54,6 +55,7 @@ func TestScenarioRefusesHostileInput(t *testing.T) {
 }
 
 func TestLoadScenarioRefusesOversizeFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "big.yaml")
 	if err := os.WriteFile(path, []byte("scenario_id: x\n"+strings.Repeat("# pad\n", 60000)), 0o644); err != nil {
 		t.Fatal(err)
@@ -64,6 +66,7 @@ func TestLoadScenarioRefusesOversizeFile(t *testing.T) {
 }
 
 func TestRunRefusesWhatWouldNotFitInMemory(t *testing.T) {
+	t.Parallel()
 	s, err := ParseScenario("c.yaml", []byte("scenario_id: x\nagents:\n  - {type: honest, count: 10000}\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +101,7 @@ func TestRunRefusesWhatWouldNotFitInMemory(t *testing.T) {
 }
 
 func TestRunStopsWhileAllocating(t *testing.T) {
+	t.Parallel()
 	// Ctrl-C during the allocation of a large scenario used to wait for the
 	// whole network to be built: a cancelled context stops it at once.
 	s, err := ParseScenario("c.yaml", []byte("scenario_id: x\nagents:\n  - {type: honest, count: 3000}\nsimulation: {epochs: 1000, steps_per_epoch: 1000}\n"))
@@ -120,6 +124,7 @@ func TestRunStopsWhileAllocating(t *testing.T) {
 // a single point is built; before issue 22, 30 parameters of 2 values
 // built 10^9 maps and epochs had no bound.
 func TestLoadSweepBoundsSizes(t *testing.T) {
+	t.Parallel()
 	many := "scenario: s.yaml\nparameters:\n"
 	for i := range 14 { // 2^14 = 16384 points
 		many += fmt.Sprintf("  governance.p%d: [1, 2]\n", i)

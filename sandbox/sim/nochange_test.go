@@ -23,6 +23,7 @@ var updateGolden = flag.Bool("update", false, "rewrite testdata/golden from the 
 // not declare one. A deliberate engine change re-records them with
 // `go test ./sandbox/sim -run TestScenariosWithoutEconomyAreUnchanged -update`.
 func TestScenariosWithoutEconomyAreUnchanged(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("../../examples/scenarios/*.yaml")
 	n := 0
 	for _, f := range files {

@@ -17,6 +17,7 @@ import (
 // do); every call is one whole line, and interactions are written only when
 // asked.
 func TestEventLog(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		why          string
 		interactions bool

@@ -27,6 +27,7 @@ func load(t testing.TB, name string) Scenario {
 }
 
 func TestEveryExampleScenarioRuns(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("../../examples/scenarios/*.yaml")
 	n := 0
 	for _, f := range files {
@@ -56,6 +57,7 @@ func TestEveryExampleScenarioRuns(t *testing.T) {
 }
 
 func TestSameSeedSameOutput(t *testing.T) {
+	t.Parallel()
 	s := load(t, "adversarial_redteam.yaml")
 	a, _ := Run(t.Context(), s, Options{Epochs: 5})
 	b, _ := Run(t.Context(), s, Options{Epochs: 5})
@@ -70,6 +72,7 @@ func TestSameSeedSameOutput(t *testing.T) {
 }
 
 func TestPerTypeMeanP(t *testing.T) {
+	t.Parallel()
 	s := DefaultScenario()
 	s.ScenarioID = "calibration"
 	s.Agents = []AgentGroup{{Type: agents.Honest, Count: 5}, {Type: agents.Opportunistic, Count: 5}, {Type: agents.Deceptive, Count: 5}, {Type: agents.Adversarial, Count: 5}}
@@ -89,6 +92,7 @@ func TestPerTypeMeanP(t *testing.T) {
 }
 
 func TestGovernanceReducesToxicity(t *testing.T) {
+	t.Parallel()
 	base, _ := Run(t.Context(), load(t, "baseline.yaml"), Options{})
 	strict, _ := Run(t.Context(), load(t, "strict_governance.yaml"), Options{})
 	if strict.Summary.Toxicity >= base.Summary.Toxicity {
@@ -97,6 +101,7 @@ func TestGovernanceReducesToxicity(t *testing.T) {
 }
 
 func TestScenarioStrictDecoding(t *testing.T) {
+	t.Parallel()
 	_, err := ParseScenario("bad.yaml", []byte("scenario_id: x\nagents:\n  - {type: honest, count: 2}\ngovernance:\n  transaction_tax: {enabled: true, rat: 0.1}\n"))
 	if err == nil || !strings.Contains(err.Error(), "bad.yaml") || !strings.Contains(err.Error(), "rat") {
 		t.Fatalf("unknown lever key accepted or badly reported: %v", err)
@@ -126,6 +131,7 @@ func BenchmarkBaselineLoop(b *testing.B) {
 }
 
 func TestSweepIsACartesianProductOverSeeds(t *testing.T) {
+	t.Parallel()
 	sw, base, err := LoadSweep("../../examples/scenarios/sweep-tax.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -171,6 +177,7 @@ func TestSweepIsACartesianProductOverSeeds(t *testing.T) {
 
 // agents[].params from YAML reach the agents (they were once decoded and ignored).
 func TestAgentParamsFromYAML(t *testing.T) {
+	t.Parallel()
 	run := func(params string) *Result {
 		t.Helper()
 		s, err := ParseScenario("p.yaml", []byte("scenario_id: p\nagents:\n  - {type: honest, count: 4}\n  - {type: deceptive, count: 2"+params+"}\nsimulation: {epochs: 10, steps_per_epoch: 10, seed: 3}\n"))
@@ -203,6 +210,7 @@ func TestAgentParamsFromYAML(t *testing.T) {
 // stake below the minimum, a tripped breaker and a refinery rejection all
 // change what happens next.
 func TestEngineAppliesLeverEffects(t *testing.T) {
+	t.Parallel()
 	run := func(gov string) *Result {
 		t.Helper()
 		s, err := ParseScenario("g.yaml", []byte("scenario_id: g\nagents:\n  - {type: honest, count: 4}\n  - {type: adversarial, count: 2}\nsimulation: {epochs: 10, steps_per_epoch: 10, seed: 5}\ngovernance:\n"+gov))
@@ -267,6 +275,7 @@ func collusionGroups(t *testing.T, s Scenario, seed int64) map[string]int {
 // honest agent whose own work the adversary accepted looked like its
 // accomplice.
 func TestCollusionScenarioFlagsOnlyAllies(t *testing.T) {
+	t.Parallel()
 	s := load(t, "collusion.yaml")
 	allies := map[string]bool{}
 	n := 0
@@ -309,6 +318,7 @@ func TestCollusionScenarioFlagsOnlyAllies(t *testing.T) {
 }
 
 func TestAllyPreferenceFromYAML(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ why, yaml, err string }{
 		{"in range on an allied adversarial group", "  - {type: adversarial, count: 2, allies: true, params: {ally_preference: 0.9}}\n", ""},
 		{"zero is a value, not the default", "  - {type: adaptive_adversary, count: 2, allies: true, params: {ally_preference: 0}}\n", ""},
@@ -328,6 +338,7 @@ func TestAllyPreferenceFromYAML(t *testing.T) {
 // (every acceptance policy was a threshold on p) against a criterion,
 // min_quality_gap: 0, that could not fail.
 func TestAdverseSelectionScenarioHasNegativeQualityGap(t *testing.T) {
+	t.Parallel()
 	s := load(t, "adverse_selection.yaml")
 	if s.SuccessCriteria.MaxQualityGap == nil || *s.SuccessCriteria.MaxQualityGap >= 0 {
 		t.Fatalf("adverse_selection.yaml must require a negative quality gap: %+v", s.SuccessCriteria)
@@ -348,6 +359,7 @@ func TestAdverseSelectionScenarioHasNegativeQualityGap(t *testing.T) {
 
 // max_quality_gap passes at or below its limit and fails above it.
 func TestMaxQualityGapCriterion(t *testing.T) {
+	t.Parallel()
 	lim := -0.05
 	for _, c := range []struct {
 		gap  float64
@@ -374,6 +386,7 @@ func TestMaxQualityGapCriterion(t *testing.T) {
 // transparency bonuses once moved reputation without entering r, and r_b was
 // always 0.
 func TestReputationTermIsTheChangeTheInteractionCauses(t *testing.T) {
+	t.Parallel()
 	s, err := ParseScenario("r.yaml", []byte(`scenario_id: r
 agents:
   - {type: honest, count: 3}
@@ -449,6 +462,7 @@ governance:
 // run where there is nothing to find (allies not coordinating), where the
 // detector is off, or where it flags honest agents fails.
 func TestCollusionCriteria(t *testing.T) {
+	t.Parallel()
 	base := load(t, "collusion.yaml")
 	c := base.SuccessCriteria.Collusion
 	if c == nil || c.Coalition != "allies" || c.MinEpochsFlagged == nil || c.MaxOutsidersFlagged == nil || *c.MaxOutsidersFlagged != 0 {
@@ -538,6 +552,7 @@ func TestCollusionCriteria(t *testing.T) {
 // of coalition members only; every agent outside the coalition in any
 // group counts once towards max_outsiders_flagged.
 func TestCollusionCriteriaCheck(t *testing.T) {
+	t.Parallel()
 	coalition := map[string]bool{"a-1": true, "a-2": true, "a-3": true}
 	res := &Result{Epochs: []EpochRow{
 		{Epoch: 1},
@@ -567,6 +582,7 @@ func TestCollusionCriteriaCheck(t *testing.T) {
 }
 
 func TestCollusionCriteriaFromYAML(t *testing.T) {
+	t.Parallel()
 	const head = "scenario_id: c\nsimulation: {epochs: 10}\nagents:\n  - {type: honest, count: 3}\n  - {type: adversarial, count: 2, allies: true}\n  - {type: opportunistic, count: 1}\nsuccess_criteria:\n"
 	for _, c := range []struct{ why, yaml, err string }{
 		{"allies, both limits", "  collusion: {coalition: allies, min_epochs_flagged: 10, max_outsiders_flagged: 4}\n", ""},
@@ -593,6 +609,7 @@ func TestCollusionCriteriaFromYAML(t *testing.T) {
 // The YAML library truncates a fraction given to an integer field (count:
 // 2.7 read as 2); a scenario refuses it, naming file, line and key.
 func TestScenarioIntegersAreWhole(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ yaml, err string }{
 		{"agents:\n  - {type: honest, count: 2.7}\n", "c.yaml:3:27: agents[0].count: 2.7: want a whole number"},
 		{"agents:\n  - {type: honest, count: 2}\nsimulation: {epochs: 3.9}\n", "c.yaml:4:22: simulation.epochs: 3.9: want a whole number"},
@@ -608,6 +625,7 @@ func TestScenarioIntegersAreWhole(t *testing.T) {
 }
 
 func TestTwoGroupsOfOneTypeGetDistinctAgents(t *testing.T) {
+	t.Parallel()
 	s, err := ParseScenario("g.yaml", []byte("scenario_id: g\nagents:\n  - {type: adversarial, count: 2, allies: true}\n  - {type: adversarial, count: 3}\n  - {type: honest, count: 3}\nsimulation: {epochs: 3, steps_per_epoch: 5, seed: 1}\n"))
 	if err != nil {
 		t.Fatal(err)

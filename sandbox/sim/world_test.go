@@ -26,6 +26,7 @@ func parseWorld(t *testing.T, y string) Scenario {
 // TestInitiationProbability: with probability q per agent-step, the
 // interaction volume is q × agents × steps (binomial), per group too.
 func TestInitiationProbability(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, yaml string
 		want       float64 // expected interactions
@@ -59,6 +60,7 @@ func TestInitiationProbability(t *testing.T) {
 // threshold: with a threshold above every agent's p, a pair accepts its
 // first interaction (trust 0.5 before any) and nothing after it.
 func TestTrustAcceptance(t *testing.T) {
+	t.Parallel()
 	const head = "scenario_id: x\nagents:\n  - {type: adversarial, count: 2}\nnetwork: {topology: ring}\n"
 	low := parseWorld(t, head+"simulation: {epochs: 5, steps_per_epoch: 10, seed: 1, acceptance: trust, trust_threshold: 0.2}\n")
 	res, err := Run(t.Context(), low, Options{})
@@ -98,6 +100,7 @@ func TestTrustAcceptance(t *testing.T) {
 // TestNetworksAsCSR: each topology's rows are sorted, free of self-loops
 // and duplicates, symmetric, and leave no node isolated.
 func TestNetworksAsCSR(t *testing.T) {
+	t.Parallel()
 	for _, c := range []Network{{Topology: "ring"}, {Topology: "star"}, {Topology: "random", P: 0.05}, {Topology: "small_world", K: 2, P: 0.3}, {Topology: "scale_free", M: 2}} {
 		t.Run(c.Topology, func(t *testing.T) {
 			const n = 300
@@ -141,6 +144,7 @@ func TestNetworksAsCSR(t *testing.T) {
 // (not itself, not frozen, of the kind asked), also when most are frozen
 // (the rank fallback), and reports none when none is eligible.
 func TestCandidatesUniform(t *testing.T) {
+	t.Parallel()
 	const n = 50
 	ids := make([]string, n)
 	gs := governance.NewState(nil)
@@ -208,6 +212,7 @@ func keys(m map[int]int) []int {
 // keeps what it is given must still see each interaction's own
 // observables (v̂ recomputed from them equals the v̂ recorded).
 func TestKeptInteractionsKeepTheirObservables(t *testing.T) {
+	t.Parallel()
 	s := load(t, "baseline.yaml")
 	proxy, err := sandbox.NewProxy(s.Proxy)
 	if err != nil {
