@@ -75,6 +75,7 @@ func TestPersonalityChangesWorkersTimeoutsAndRetries(t *testing.T) {
 	s := loadScript(t, "rules:\n  - schema: atom\n    match: \"testing-01\\\\b\"\n    fault: server_error\n")
 	for _, tc := range tests {
 		t.Run(tc.personality, func(t *testing.T) {
+			t.Parallel()
 			res, err := runMission(t, loadMission(t, "test-gap-hunt.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
 				o.Personality = tc.personality
 				o.Config.Providers["mock"] = withRetries(o.Config.Providers["mock"], 0)
@@ -407,6 +408,7 @@ func TestEveryExampleMissionEmitsSpecConformingReports(t *testing.T) {
 		run{"v1 gap report", "auth-migration.md", "ss-100", shadow.SpecV1, "mock:sloppy"})
 	for _, tc := range runs {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			res, err := runMission(t, loadMission(t, tc.mission), tc.scale, "mock:honest", func(o *nexus.Options) {
 				o.MissionDir = filepath.Join("..", "examples", "missions") // front matter: the tinynotes missions' workspace
 				o.Models = models(t, map[string]string{"commander": tc.commander})

@@ -254,6 +254,7 @@ func TestResumeRefusesWhatChanged(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			mission, config := resumeFixture(t)
 			base := t.TempDir()
 			ws := filepath.Join(base, "ws")

@@ -113,6 +113,7 @@ func TestMissionAtEveryScale(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.scale, func(t *testing.T) {
+			t.Parallel()
 			res, err := runMission(t, loadMission(t, tc.mission), tc.scale, "mock:honest")
 			if err != nil {
 				t.Fatal(err)
@@ -265,6 +266,7 @@ func TestLeakScanWithHardeningAtEveryScale(t *testing.T) {
 		{"ss-250", true},
 	} {
 		t.Run(tc.scale, func(t *testing.T) {
+			t.Parallel()
 			res, err := runMission(t, loadMission(t, "dependency-risk-scan.md"), tc.scale, "mock:honest", func(o *nexus.Options) {
 				o.Models = models(t, map[string]string{"commander": "mock:sloppy"})
 			})

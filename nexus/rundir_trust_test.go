@@ -373,6 +373,7 @@ func TestRunDirectoryFilesAreReadRegularAndBounded(t *testing.T) {
 		}, safeio.ErrTooLarge, "over the limit"},
 	} {
 		t.Run(tc.why, func(t *testing.T) {
+			t.Parallel()
 			var dir, config string
 			if tc.finish {
 				mission, cfg := resumeFixture(t)

@@ -101,6 +101,7 @@ func TestWorkspaceEvidenceDecidesTheVerdict(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.persona, func(t *testing.T) {
+			t.Parallel()
 			res, _ := securityReview(t, c.persona, "", nil)
 			if res.Plan.Scale == "" {
 				t.Fatal("no scale")

@@ -24,7 +24,7 @@ func TestCompareExitCodeSaysWhetherEveryBundleWasJudged(t *testing.T) {
 			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 9, "total_tokens": 19}})
 		_, _ = w.Write(b)
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close) // after the parallel subtests
 	cfg := writeFile(t, "config.yml", "providers:\n  openai-compatible:\n    base_url: "+srv.URL+"/v1\n")
 	mission, err := filepath.Abs("../../examples/missions/api-design.md")
 	if err != nil {
@@ -44,6 +44,7 @@ func TestCompareExitCodeSaysWhetherEveryBundleWasJudged(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			out := filepath.Join(t.TempDir(), "cmp")
 			c, stdout, stderr := execCLI(t, "--config", cfg, "compare", mission, "--models", tc.models, "--repeats", "1", "--out", out)
 			if c != tc.wantCode {

@@ -112,6 +112,7 @@ func TestRunExitCodes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			app, out, errb := testApp()
 			out.Reset()
 			tc.o.Quiet = true

@@ -197,6 +197,7 @@ func TestResumeAfterSIGKILLMatchesUninterruptedRun(t *testing.T) {
 	for k := 1; k <= 5; k++ {
 		at := want.Calls * k / 6
 		t.Run(fmt.Sprintf("kill after call %d of %d", at, want.Calls), func(t *testing.T) {
+			t.Parallel()
 			dir := filepath.Join(t.TempDir(), "run")
 			code := startRun(t, dir, at, syscall.SIGKILL)
 			checkResume(t, dir, code, want)
@@ -386,6 +387,7 @@ func TestResumeUnderFaultsAfterRepeatedSIGKILLs(t *testing.T) {
 		{"killed three times in a row", []int{want.Calls / 3, want.Calls / 2, want.Calls * 3 / 4}},
 	} {
 		t.Run(tc.why, func(t *testing.T) {
+			t.Parallel()
 			dir := filepath.Join(t.TempDir(), "run")
 			kill(t, tc.kills[0], "--config", resumeFaultsConfig, "run", resumeMission, "--out", dir, "--json")
 			for _, at := range tc.kills[1:] {
