@@ -127,6 +127,7 @@ func TestJournalAppendsContinueTheChain(t *testing.T) {
 // 1 GiB as before: holding the tail would still allocate twice the 4 line
 // bounds allowed, and scanning it costs a quarter of the time.
 func TestJournalHugeTornTailIsDroppedNotRead(t *testing.T) {
+	// Serial: counts the whole process's allocations.
 	path := writeJournal(t, rec1+"\n"+rec2+"\n")
 	good := int64(len(rec1) + len(rec2) + 2)
 	if err := os.Truncate(path, 8*maxJournalLine); err != nil { // sparse: costs no disk

@@ -64,6 +64,7 @@ func writeAt(t *testing.T, path string, off int64) {
 // 1 GiB had no fingerprint at all ("" then and "" now: "unchanged"), so any
 // change to it went unnoticed.
 func TestResumeNoticesChangesToHugeWorkspaces(t *testing.T) {
+	// Serial: lowers nexus's tree caps, package variables.
 	for _, tc := range []struct {
 		why         string
 		files, walk int                            // caps for the test (0: the shipped ones)

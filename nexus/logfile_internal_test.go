@@ -43,6 +43,7 @@ func TestEventLogOnDevFullReportsNoSpace(t *testing.T) {
 // appended: a resume must not find answers after a missing one. Main went
 // on and appended after the torn record.
 func TestJournalAppendFailureStopsTheRun(t *testing.T) {
+	// Serial: rundir.FailWritesAfter fails every write of the process.
 	path := filepath.Join(t.TempDir(), JournalFile)
 	j, _, err := openJournal(path, testOpen)
 	if err != nil {

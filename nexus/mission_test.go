@@ -798,6 +798,7 @@ func TestReplaysMeasureIncoherence(t *testing.T) {
 }
 
 func TestSecretsNeverReachTheRunDirectory(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	const secret = "sk-swarm-test-secret-4f1d9a"
 	t.Setenv("OPENAI_API_KEY", secret)
 	res, err := runMission(t, loadMission(t, "incident-runbook.md"), "ss-50", "mock:honest")
@@ -874,6 +875,7 @@ func TestCostCeilingWarnsStopsAndStillSynthesises(t *testing.T) {
 }
 
 func TestMissingAPIKeyIsBadInputBeforeAnyRunDirectory(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	t.Setenv("OPENAI_API_KEY", "")
 	t.Setenv("ANTHROPIC_API_KEY", "")
 	out := filepath.Join(t.TempDir(), "run")

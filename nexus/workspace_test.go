@@ -117,6 +117,7 @@ func TestWorkspaceResolution(t *testing.T) {
 // flag, unless AllowHomeWorkspace (--allow-home-workspace). On main it
 // ran with no prompt.
 func TestHomeWorkspaceNeedsConsent(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	root := t.TempDir()
 	home := filepath.Join(root, "users", "alice")
 	project := filepath.Join(home, "src", "app")
@@ -205,6 +206,7 @@ func openFDs() int {
 // A run that fails while its directory opens closes its workspace, however
 // late the failure (here: the sandbox settings, after the logs opened).
 func TestFailedOpenClosesTheWorkspace(t *testing.T) {
+	// Serial: counts the process's open files.
 	if openFDs() < 0 {
 		t.Skip("no /proc/self/fd")
 	}

@@ -64,6 +64,7 @@ func TestRedactErrorKeepsClassAndCause(t *testing.T) {
 }
 
 func TestRegistryScrubsEveryProvidersErrors(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	t.Setenv("SWARM_TEST_REDACT_KEY", "registry-key-abcdef-0001")
 	reg := &Registry{}
 	reg.Register(KindInfo{Kind: "echo"}, func(ref Ref, cfg KindConfig) (Provider, error) {

@@ -26,6 +26,7 @@ func checking(p Provider, mutate func(string) string) Provider {
 }
 
 func TestEveryAnswerIsValidatedOnce(t *testing.T) {
+	// Serial: reads the process-wide validation counter.
 	tests := []struct {
 		name            string
 		why             string
@@ -94,6 +95,7 @@ func TestCheckOutputPassesToolCallTurns(t *testing.T) {
 
 // Finding the compiled validator of a schema does not copy the schema.
 func TestSchemaLookupDoesNotCopyTheSchema(t *testing.T) {
+	// Serial: counts the whole process's allocations.
 	raw, err := SchemaOf[testOut]()
 	if err != nil {
 		t.Fatal(err)

@@ -201,6 +201,7 @@ func TestDefaultDenies(t *testing.T) {
 // its ancestors (a front matter's "workspace: /home") exposes the user's
 // credential stores; a project inside the home does not.
 func TestExposesHome(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	base := t.TempDir()
 	home := filepath.Join(base, "users", "alice")
 	project := filepath.Join(home, "src", "app")

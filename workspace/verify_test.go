@@ -213,6 +213,7 @@ func TestFingerprintRunsNoFilterDriver(t *testing.T) {
 }
 
 func TestFingerprintGitWithoutBinary(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	dir := t.TempDir()
 	write(t, dir, map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".git/refs/heads/main": strings.Repeat("ab", 20) + "\n", "a.go": "package a\n"})
 	t.Setenv("PATH", t.TempDir()) // no git here

@@ -139,6 +139,7 @@ func TestShadowScoreOutput(t *testing.T) {
 }
 
 func TestRunCommandOfflineAndBadInput(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	app, out, errb := testApp()
 	dir := filepath.Join(t.TempDir(), "run")
 	err := runRun(t.Context(), app, RunOptions{MissionArg: "../../examples/missions/api-design.md", Scale: "ss-50", Out: dir, Quiet: true})
@@ -638,6 +639,7 @@ func TestEveryCommandHasAnExample(t *testing.T) {
 }
 
 func TestConfigShowMasksSecrets(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	t.Setenv("OPENAI_API_KEY", "sk-test-very-secret")
 	cfgPath := writeFile(t, "c.yml", "providers:\n  vllm:\n    base_url: https://bob:hunter2@vllm.example/v1\n")
 	for _, format := range []string{"yaml", "json"} {
@@ -667,6 +669,7 @@ func TestConfigShowMasksSecrets(t *testing.T) {
 }
 
 func TestLogFormatJSONAndLevel(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	t.Setenv("OPENAI_API_KEY", "sk-test-very-secret")
 	for _, tc := range []struct {
 		level    string

@@ -44,6 +44,7 @@ func sha256Of(b []byte) string {
 // the config the run was started with, refuses naming both files and their
 // hashes. The server never receives a request, so the key never leaves.
 func TestResumeNeverLoadsTheConfigRunJSONNames(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	const secret = "sk-test-users-bearer-key-0123456789"
 	t.Setenv("SWARM_TEST_USERS_KEY", secret)
 	var mu sync.Mutex

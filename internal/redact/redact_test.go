@@ -111,6 +111,7 @@ var lateValues atomic.Int64
 // A value registered after a text was found clean is still removed from it
 // (the memory of clean texts is emptied).
 func TestAddSecretsForgetsCleanTexts(t *testing.T) {
+	// Serial: uses the package counter lateValues.
 	// Registration is for the process's life: a value of its own per run
 	// of the test (-count).
 	value := fmt.Sprintf("late-registered-%d-Qx7Zp2", lateValues.Add(1))

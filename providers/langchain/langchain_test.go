@@ -18,6 +18,7 @@ type out struct {
 }
 
 func TestAnthropicWireFormat(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	var body map[string]any
 	status, stop := 200, "end_turn"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -151,6 +151,7 @@ func TestGeneratorChargesWhatItBuilds(t *testing.T) {
 // in the compiler before issue 22) or a 1 MB wide one reads only up to the
 // bound: allocations do not grow with the schema.
 func TestCheckSchemaShapeIsBoundedWork(t *testing.T) {
+	// Serial: counts the whole process's allocations.
 	for _, tc := range []struct {
 		name string
 		raw  []byte

@@ -108,6 +108,7 @@ func names(calls []gotCall) []string {
 }
 
 func TestServerToolChoice(t *testing.T) {
+	// Serial: fills the package's clientSchemas map.
 	srv := hardenedServer(t, mock.ServerOptions{})
 	first := `{"role":"user","content":"Weather in Oslo, and where is order ord_1234?"}`
 	workspaceTools := `[{"type":"function","function":{"name":"list_dir","parameters":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}},
@@ -206,6 +207,7 @@ func TestServerRefusesBadToolChoice(t *testing.T) {
 }
 
 func TestServerCallsAnyOfferedTool(t *testing.T) {
+	// Serial: fills the package's clientSchemas map.
 	srv := hardenedServer(t, mock.ServerOptions{})
 	tests := []struct {
 		name   string
@@ -259,6 +261,7 @@ func TestServerCallsAnyOfferedTool(t *testing.T) {
 }
 
 func TestMockCallsClientToolsInProcess(t *testing.T) {
+	// Serial: fills the package's clientSchemas map.
 	// The in-process mock makes the same calls as its server: a
 	// providers.Request offering a client's tools gets them called once per
 	// user turn.

@@ -100,6 +100,7 @@ func TestErrorBodyShapesKeepTheStatus(t *testing.T) {
 }
 
 func TestUnauthorizedNamesTheKeyVariable(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	t.Setenv("SWARM_TEST_HINT_KEY", "sk-hint-test-0123456789")
 	srv := errServer(t, 401, `{"error":"unauthorized"}`, nil)
 	p := mustNew(t, "openai-compatible", "m", providers.KindConfig{BaseURL: srv.URL + "/v1", APIKeyEnv: "SWARM_TEST_HINT_KEY"})

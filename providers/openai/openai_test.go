@@ -231,6 +231,7 @@ func TestLengthAndRefusalAreTypedErrors(t *testing.T) {
 }
 
 func TestMissingKey(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	t.Setenv("SWARM_TEST_NO_KEY", "")
 	_, err := New(providers.Ref{Kind: "openai", Model: "gpt-4.1"}, providers.KindConfig{BaseURL: "https://x", APIKeyEnv: "SWARM_TEST_NO_KEY"})
 	if !errors.Is(err, providers.ErrMissingAPIKey) || !strings.Contains(err.Error(), "SWARM_TEST_NO_KEY") {

@@ -78,6 +78,7 @@ var weatherTool = providers.Tool{Name: "getCurrentWeather", Description: "Get th
 	Parameters: json.RawMessage(`{"type":"object","properties":{"location":{"type":"string"}},"required":["location"]}`)}
 
 func TestReplayRecordedAnswers(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	ask := providers.Request{Messages: []providers.Message{{Role: "user", Content: "Hello"}}}
 	withTools := ask
 	withTools.Tools = []providers.Tool{weatherTool}
@@ -147,6 +148,7 @@ func TestReplayRecordedAnswers(t *testing.T) {
 }
 
 func TestReplayRecordedErrors(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	ask := providers.Request{Messages: []providers.Message{{Role: "user", Content: "Hello"}}}
 	tests := []struct {
 		name, file, kind string

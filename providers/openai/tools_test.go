@@ -42,6 +42,7 @@ var toolConversation = providers.Request{
 }
 
 func TestToolRequestWirePerKind(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	t.Setenv("SWARM_TEST_OPENAI_KEY", "sk-test")
 	wantMsgs := []any{
 		map[string]any{"role": "system", "content": "review the code"},

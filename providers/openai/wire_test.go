@@ -59,6 +59,7 @@ var schemaReq = providers.Request{
 }
 
 func TestRequestShapePerKind(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	t.Setenv("SWARM_TEST_OPENAI_KEY", "sk-test")
 	tests := []struct {
 		kind, model string
@@ -325,6 +326,7 @@ func TestRetryAfterForms(t *testing.T) {
 }
 
 func TestUsageWithReasoningTokens(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	body := `{"id":"x","object":"chat.completion","model":"o3-mini-2025-01-31","choices":[{"index":0,"message":{"role":"assistant","content":"{\"a\":\"b\"}","refusal":null},"finish_reason":"stop"}],
 	"usage":{"prompt_tokens":120,"completion_tokens":560,"total_tokens":680,"prompt_tokens_details":{"cached_tokens":64},"completion_tokens_details":{"reasoning_tokens":512}}}`
 	srv, _ := echoServer(t, body)
