@@ -49,6 +49,7 @@ func capsule() Capsule {
 }
 
 func TestDepthGuardCapsChildrenWhateverThePlanSays(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name         string
 		planned      int
@@ -91,6 +92,7 @@ func TestDepthGuardCapsChildrenWhateverThePlanSays(t *testing.T) {
 }
 
 func TestCapsuleValidationAndConstraints(t *testing.T) {
+	t.Parallel()
 	c := capsule()
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
@@ -109,6 +111,7 @@ func TestCapsuleValidationAndConstraints(t *testing.T) {
 }
 
 func TestSalvage(t *testing.T) {
+	t.Parallel()
 	bad := &providers.Error{Class: providers.ClassSchemaInvalid, Raw: `{"summary":"s","content":"usable","status":"done?","findings":[{"title":"t"}]}`}
 	b, ok := Salvage(bad, "testing")
 	if !ok || b.Status != StatusPartial || b.Confidence != 0.5 || b.Content != "usable" || len(b.Findings) != 1 {
@@ -123,6 +126,7 @@ func TestSalvage(t *testing.T) {
 }
 
 func TestBundleTextLeavesOutClaims(t *testing.T) {
+	t.Parallel()
 	b := Bundle{Domain: "d", Content: "real work", CoveredAspects: []string{"secret claim"}, Confidence: 0.99}
 	if strings.Contains(b.Text(), "secret claim") || strings.Contains(b.Text(), "0.99") {
 		t.Error("claims leaked into the judged text")
@@ -130,6 +134,7 @@ func TestBundleTextLeavesOutClaims(t *testing.T) {
 }
 
 func TestTightenNeverWidensFileScope(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name          string
 		parent, child []string
@@ -157,6 +162,7 @@ func TestTightenNeverWidensFileScope(t *testing.T) {
 // of each request, the deadline of each call's context, and the file scope
 // shown to workers.
 func TestConstraintsReachEveryCall(t *testing.T) {
+	t.Parallel()
 	type seen struct {
 		role      string
 		maxTokens int
@@ -227,6 +233,7 @@ func TestConstraintsReachEveryCall(t *testing.T) {
 // redacted: the one stream a caller follows (the sandbox bridge takes
 // atoms from it) sees what the commander keeps, never the raw secret.
 func TestWorkerFinishCarriesItsRedactedAtom(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int32
 	p := fake(3, &calls)
 	var mu sync.Mutex // workers finish concurrently

@@ -148,6 +148,7 @@ func ladderCommander(primary, fallback answer, lim Limits, rec Recovery, st *ste
 }
 
 func TestLadderPerUnit(t *testing.T) {
+	t.Parallel()
 	flat := Limits{Children: 1}
 	squads := Limits{Children: 1, WorkersPerLead: 1}
 	tests := []struct {
@@ -281,6 +282,7 @@ func TestLadderPerUnit(t *testing.T) {
 }
 
 func TestLadderScopeReduction(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		why      string
@@ -343,6 +345,7 @@ func TestLadderScopeReduction(t *testing.T) {
 
 // A failure of the run's own (cancellation) never climbs the ladder.
 func TestLadderNeverClimbsOnCancellation(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var st steps
@@ -367,6 +370,7 @@ func TestLadderNeverClimbsOnCancellation(t *testing.T) {
 
 // The simplified request depends on the brief and the attempt only.
 func TestEssentialBrief(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		why   string
 		brief string
@@ -391,6 +395,7 @@ func TestEssentialBrief(t *testing.T) {
 // Climb makes each rung's attempts up to Recovery.Attempts, a Once rung's
 // one, and stops at the first attempt that recovers the unit.
 func TestClimbBounds(t *testing.T) {
+	t.Parallel()
 	var got []string
 	l := Ladder{Recovery: Recovery{Enabled: true, Attempts: 3}, Unit: UnitAtom, ID: "a", Halted: func() bool { return false },
 		Report: func(s RecoveryStep) { got = append(got, fmt.Sprintf("%s#%d ok=%v", s.Step, s.Attempt, s.OK)) }}
@@ -412,6 +417,7 @@ func TestClimbBounds(t *testing.T) {
 // the ladder goes straight to degrade instead of making attempts that are
 // refused or wait for a cooldown each.
 func TestClimbSkipsToDegradeWhenNoModelIsAvailable(t *testing.T) {
+	t.Parallel()
 	circuitOpen := providers.NewError(providers.ClassTransient, "m in layer workers, no fallback", providers.ErrCircuitOpen)
 	tests := []struct {
 		name   string
@@ -450,6 +456,7 @@ func TestClimbSkipsToDegradeWhenNoModelIsAvailable(t *testing.T) {
 // A recovery step's detail quotes the failure, which may quote the model or
 // its provider: it is redacted like the commander's own errors.
 func TestLadderDetailRedacted(t *testing.T) {
+	t.Parallel()
 	var st steps
 	leaky := func() (string, error) {
 		return "", &providers.Error{Class: providers.ClassPermanent, Msg: "rejected key SECRET-123"}
@@ -473,6 +480,7 @@ func TestLadderDetailRedacted(t *testing.T) {
 
 // FailureText names the failure's class once.
 func TestFailureText(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		err  error
 		want string

@@ -60,6 +60,7 @@ func toolTurn(ids ...string) providers.Response {
 }
 
 func TestWithToolsRunsTheLoop(t *testing.T) {
+	t.Parallel()
 	final := providers.Response{Text: `{"ok":true}`, FinishReason: providers.FinishStop, Usage: providers.Usage{InputTokens: 30, OutputTokens: 7}, Latency: 11}
 	tests := []struct {
 		name      string
@@ -112,6 +113,7 @@ func TestWithToolsRunsTheLoop(t *testing.T) {
 // The conversation a model sees on its second turn: its own tool calls,
 // then one result per call, quoting the call's id and tool name.
 func TestWithToolsAppendsCallsAndResults(t *testing.T) {
+	t.Parallel()
 	p := &scripted{answers: []providers.Response{toolTurn("a", "b"), {Text: "done"}}}
 	if _, err := WithTools(p, &fakeTools{turns: 2}).Complete(t.Context(), providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: "go"}}}); err != nil {
 		t.Fatal(err)
@@ -130,6 +132,7 @@ func TestWithToolsAppendsCallsAndResults(t *testing.T) {
 // A model that used every tool turn is told so on the last request, which
 // offers no tools; a model that never called a tool gets no such note.
 func TestWithToolsTellsTheModelTheLimit(t *testing.T) {
+	t.Parallel()
 	p := &scripted{answers: []providers.Response{toolTurn("a"), {Text: "done"}}}
 	if _, err := WithTools(p, &fakeTools{turns: 1}).Complete(t.Context(), providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: "go"}}}); err != nil {
 		t.Fatal(err)
@@ -150,6 +153,7 @@ func TestWithToolsTellsTheModelTheLimit(t *testing.T) {
 // A failing turn ends the loop with the error and the usage spent so far;
 // tool calls made when none were offered are not run.
 func TestWithToolsFailureAndUnofferedCalls(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("boom")
 	p := &scripted{answers: []providers.Response{toolTurn("a"), {Usage: providers.Usage{InputTokens: 1}}}, errs: []error{nil, boom}}
 	resp, err := WithTools(p, &fakeTools{turns: 3}).Complete(t.Context(), providers.Request{})
@@ -165,6 +169,7 @@ func TestWithToolsFailureAndUnofferedCalls(t *testing.T) {
 }
 
 func TestWithToolsStopsWhenCancelled(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	ts := &fakeTools{turns: 2}
@@ -175,6 +180,7 @@ func TestWithToolsStopsWhenCancelled(t *testing.T) {
 }
 
 func TestWithToolsNilToolSetIsTheProvider(t *testing.T) {
+	t.Parallel()
 	p := &scripted{}
 	if got := WithTools(p, nil); got != providers.Provider(p) {
 		t.Errorf("WithTools(p, nil) = %T, want p itself", got)
@@ -202,6 +208,7 @@ func (b *boundTools) Skip(_ context.Context, c providers.ToolCall) string {
 // (each call id needs a result) by Skip, not run; on main all 20 000 ran,
 // spending the run's tool budget for every other agent.
 func TestWithToolsBoundsCallsPerTurn(t *testing.T) {
+	t.Parallel()
 	ids := make([]string, 20000)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("c%05d", i)

@@ -17,6 +17,7 @@ import (
 // The pricing: and compare: sections are decoded strictly and checked,
 // every error naming the file, line and key.
 func TestPricingAndCompareConfigErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, yaml string
 		line       int
@@ -66,6 +67,7 @@ func TestPricingAndCompareConfigErrors(t *testing.T) {
 // nominal prices. A rate an entry does not give stands in at the input
 // (cache) or output (reasoning) rate, and the stand-ins are marked.
 func TestPriceOf(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "c.yml")
 	yml := "pricing:\n  \"openai-compatible:mine\": {input_per_mtok: 0.5, output_per_mtok: 1.5}\n  \"ollama:llama3.1:8b\": {input_per_mtok: 0, output_per_mtok: 0}\n" +
 		"  \"anthropic:claude-sonnet-4-5\": {input_per_mtok: 2.5, output_per_mtok: 12, cache_read_per_mtok: 0.25, as_of: 2026-11-01, source: \"https://example.com/our-contract\"}\n"
@@ -114,6 +116,7 @@ func TestPriceOf(t *testing.T) {
 // Each kind of token is priced at its own rate; the details are parts of
 // the totals (providers.Usage), so they are taken out of them once.
 func TestPriceCostPerComponent(t *testing.T) {
+	t.Parallel()
 	p := Price{InputPerMTok: 3, OutputPerMTok: 15, CacheReadPerMTok: 0.3, CacheWritePerMTok: 3.75, ReasoningPerMTok: 20, Known: true}
 	tests := []struct {
 		name string
@@ -152,6 +155,7 @@ func TestPriceCostPerComponent(t *testing.T) {
 // rates, a date and a source, and covers the main models of the four
 // providers with list prices.
 func TestBuiltinPricingTable(t *testing.T) {
+	t.Parallel()
 	table := BuiltinPrices()
 	for _, model := range []string{"openai:gpt-4.1", "openai:gpt-4o-mini", "openai:o4-mini", "anthropic:claude-sonnet-4-5", "anthropic:claude-haiku-4-5",
 		"google:gemini-2.5-pro", "google:gemini-2.5-flash", "mistral:mistral-medium-2505"} {
@@ -187,6 +191,7 @@ func TestBuiltinPricingTable(t *testing.T) {
 }
 
 func TestFormatCost(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		usd      float64

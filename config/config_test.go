@@ -22,6 +22,7 @@ import (
 func shippedKinds() *providers.Registry { return builtin.Registry(mock.Options{}) }
 
 func TestShippedConfigValidates(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../config.yml")
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +43,7 @@ func TestShippedConfigValidates(t *testing.T) {
 }
 
 func TestConfigRejectsBadInputWithFileLineAndKey(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		yaml     string
@@ -167,6 +169,7 @@ func TestConfigRejectsBadInputWithFileLineAndKey(t *testing.T) {
 // A workspace limit below 1 is one error, at its own key: it was also
 // reported a second time by workspace.Limits.Validate, at workspace.limits.
 func TestConfigReportsABadWorkspaceLimitOnce(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "bad.yml")
 	if err := os.WriteFile(path, []byte("workspace:\n  limits:\n    max_tool_turns: 0\n    max_grep_matches: -2\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -196,6 +199,7 @@ func billionLaughs() string {
 }
 
 func TestConfigSizeBudgetCanBeRaised(t *testing.T) {
+	t.Parallel()
 	// The estimate refuses a run that would not fit the default budget; a
 	// user with the memory raises run.memory_budget_mb.
 	big := "personalities:\n  wide: {worker_factor: 10, timeout_factor: 1}\nscales:\n  ss-100:\n    workers_per_commander: 1000\n"
@@ -214,6 +218,7 @@ func TestConfigSizeBudgetCanBeRaised(t *testing.T) {
 }
 
 func TestConfigErrorsAreTerminalSafe(t *testing.T) {
+	t.Parallel()
 	// Keys come from the user's file: an escape sequence in one must not be
 	// printed raw (it could clear the screen or forge output).
 	path := filepath.Join(t.TempDir(), "evil\x1b[2J.yml")
@@ -232,6 +237,7 @@ func TestConfigErrorsAreTerminalSafe(t *testing.T) {
 }
 
 func TestUserConfigOverridesOnlyWhatItSets(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "c.yml")
 	os.WriteFile(path, []byte("run:\n  seed: 7\nscales:\n  ss-50:\n    reviewers: 4\n"), 0o644)
 	cfg, err := Load(path, shippedKinds())
@@ -247,6 +253,7 @@ func TestUserConfigOverridesOnlyWhatItSets(t *testing.T) {
 // depth: a key inside a map entry (a scale, a provider kind) keeps the
 // entry's other keys, and the map's other entries.
 func TestUserConfigMergesMapEntriesKeyByKey(t *testing.T) {
+	t.Parallel()
 	def, err := Load("", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -275,6 +282,7 @@ func TestUserConfigMergesMapEntriesKeyByKey(t *testing.T) {
 }
 
 func TestEffectiveConfigHidesBaseURLPasswords(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "c.yml")
 	os.WriteFile(path, []byte("providers:\n  vllm:\n    base_url: https://bob:hunter2@vllm.example/v1\n"), 0o644)
 	cfg, err := Load(path, shippedKinds())

@@ -12,6 +12,7 @@ import (
 )
 
 func TestResolveRoster(t *testing.T) {
+	t.Parallel()
 	cfg, err := config.Load("", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -63,6 +64,7 @@ func TestResolveRoster(t *testing.T) {
 
 // Refs lists each model once, in roster order, from the one walk Seats.
 func TestRosterRefsAndSeats(t *testing.T) {
+	t.Parallel()
 	a, b, c := ref(t, "mock:a"), ref(t, "mock:b"), ref(t, "openai:c")
 	r := config.Roster{Nexus: a, SealAuthor: b, Judge: a, Commanders: []providers.Ref{c, a}, SquadLead: b, Workers: []providers.Ref{c},
 		Reviewers: [][2]providers.Ref{{b, c}}, Synthesizer: a}
@@ -84,6 +86,7 @@ func TestRosterRefsAndSeats(t *testing.T) {
 // rewrite the roles --model accepts or the canonical domain order for every
 // run in the process. Each call now returns the caller's own copy.
 func TestRolesAndDomainsCannotBeChangedByACaller(t *testing.T) {
+	t.Parallel()
 	r := config.Roles()
 	r[0] = "hacked"
 	if config.Roles()[0] != "nexus" {

@@ -41,6 +41,7 @@ const maxAnswer = 4 << 20
 // schema of the issue, 1000 × 48 strings of minLength 10000, built 590 MB:
 // it is kept out of this test so that it stays cheap on main).
 func TestServerBoundsAnswers(t *testing.T) {
+	t.Parallel()
 	srv := hardenedServer(t, mock.ServerOptions{})
 	tests := []struct {
 		name, why, schema string
@@ -90,6 +91,7 @@ func TestServerBoundsAnswers(t *testing.T) {
 // TestServerBoundsToolSchemas: the subschemas of every tool's parameters
 // and of the response format count together.
 func TestServerBoundsToolSchemas(t *testing.T) {
+	t.Parallel()
 	srv := hardenedServer(t, mock.ServerOptions{})
 	var tools []string
 	for i := range 3 {

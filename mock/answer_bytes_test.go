@@ -17,6 +17,7 @@ import (
 // a small multiple of the bound, not the answer (the 256-byte
 // schema: 590 MB, 4 GB of RSS).
 func TestMockAnswerBytesBound(t *testing.T) {
+	// Serial: counts the whole process's allocations.
 	const bound = 1 << 20
 	m, err := mock.New(mock.Honest, mock.Options{MaxAnswerBytes: bound})
 	if err != nil {

@@ -44,6 +44,7 @@ func (p *holdingProvider) Complete(ctx context.Context, req providers.Request) (
 // are free again. Before issue 22 two requests of 590 MB answers ran side
 // by side (6.3 GB).
 func TestServerBoundsAnswerBytesInFlight(t *testing.T) {
+	t.Parallel()
 	const bound = 1 << 20
 	p := &holdingProvider{hold: bound, held: make(chan struct{}), release: make(chan struct{})}
 	h, err := newServer(ServerOptions{Options: Options{MaxAnswerBytes: bound}, MaxInFlightAnswerBytes: bound}, p)
@@ -95,6 +96,7 @@ func TestServerBoundsAnswerBytesInFlight(t *testing.T) {
 }
 
 func TestNewServerRefusesInFlightBelowAnswer(t *testing.T) {
+	t.Parallel()
 	_, err := NewServer(ServerOptions{Options: Options{MaxAnswerBytes: 2 << 20}, MaxInFlightAnswerBytes: 1 << 20})
 	if err == nil || !strings.Contains(err.Error(), "below the bound on one answer") {
 		t.Errorf("NewServer: %v", err)
@@ -103,6 +105,7 @@ func TestNewServerRefusesInFlightBelowAnswer(t *testing.T) {
 
 // TestAnswerBudgetChoicesShareTheBound: n choices count together.
 func TestAnswerBudgetChoicesShareTheBound(t *testing.T) {
+	t.Parallel()
 	b := newAnswerBudget(100, nil)
 	for i, want := range []error{nil, nil, ErrAnswerTooLarge} {
 		if err := b.spend(40); !errors.Is(err, want) {
@@ -114,6 +117,7 @@ func TestAnswerBudgetChoicesShareTheBound(t *testing.T) {
 // TestGeneratorChargesWhatItBuilds: the bytes the generator counts are
 // never fewer than the JSON it returns (the bound holds on what is sent).
 func TestGeneratorChargesWhatItBuilds(t *testing.T) {
+	t.Parallel()
 	schemas := []string{
 		`{"type":"object","properties":{"a":{"type":"string","minLength":300},"b":{"type":"array","minItems":7,"items":{"type":"number"}},"c":{"enum":["<&>",{"x":[1,2]}]},"d":{"type":["boolean","null"]},"e":{"const":"q\"uote\u2028"}}}`,
 		`{"type":"array","minItems":20,"items":{"type":"object","required":["k"],"properties":{"k":{"type":"string","pattern":"^[a-z]{5}-\\d{3}$"},"n":{"type":"integer","minimum":-1000000,"maximum":1e15}}}}`,
@@ -147,6 +151,7 @@ func TestGeneratorChargesWhatItBuilds(t *testing.T) {
 // in the compiler before issue 22) or a 1 MB wide one reads only up to the
 // bound: allocations do not grow with the schema.
 func TestCheckSchemaShapeIsBoundedWork(t *testing.T) {
+	// Serial: counts the whole process's allocations.
 	for _, tc := range []struct {
 		name string
 		raw  []byte

@@ -102,6 +102,7 @@ func req(seed int64, text string) providers.Request {
 }
 
 func TestEveryOutputTypeValidatesForEveryPersonaAndSeed(t *testing.T) {
+	t.Parallel()
 	distinct := map[string]map[string]bool{} // schema name -> answers
 	defer func() {
 		// The inputs really vary: each type got many different answers.
@@ -177,6 +178,7 @@ func TestEveryOutputTypeValidatesForEveryPersonaAndSeed(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
+	t.Parallel()
 	m, _ := mock.New(mock.Sloppy, mock.Options{})
 	r := req(7, prompt())
 	r.Schema, _ = providers.SchemaFor[commanders.Bundle](vocab.SchemaBundle)
@@ -198,6 +200,7 @@ func bundleFor(t *testing.T, persona, text string, seed int64) commanders.Bundle
 }
 
 func TestPersonaCoverageAndHardening(t *testing.T) {
+	t.Parallel()
 	var terms []string
 	for i := 0; i < 20; i++ {
 		terms = append(terms, fmt.Sprintf("term%02d", i))
@@ -247,6 +250,7 @@ func TestPersonaCoverageAndHardening(t *testing.T) {
 }
 
 func TestJudgePassesByKeyTerms(t *testing.T) {
+	t.Parallel()
 	m, _ := mock.New(mock.Honest, mock.Options{})
 	text := prompts.Untrusted(vocab.BlockCriteria, "", "Criterion sc-01 | happy_path | Addresses \"token rotation\". | expected: \"token rotation\" named\n"+
 		"Criterion sc-02 | security | Addresses \"key escrow\". | expected: \"key escrow\" named") + "\n" +
@@ -272,6 +276,7 @@ func TestJudgePassesByKeyTerms(t *testing.T) {
 // supported finding (or the rest of the bundle) passes, and a "supported"
 // mark the agent wrote itself (escaped on the way in) changes nothing.
 func TestJudgeIgnoresUnsupportedFindings(t *testing.T) {
+	t.Parallel()
 	m, _ := mock.New(mock.Honest, mock.Options{})
 	verified := workspace.Check{Citation: citation.Citation{Path: "a.go", StartLine: 1, EndLine: 1, Quote: "x"}, State: workspace.Verified}
 	fabricated := workspace.Check{Citation: citation.Citation{Path: "ghost.go", StartLine: 1, EndLine: 1, Quote: "y"}, State: workspace.Fabricated, Reason: "not found"}
@@ -306,6 +311,7 @@ func TestJudgeIgnoresUnsupportedFindings(t *testing.T) {
 }
 
 func TestFaultRatesAndClasses(t *testing.T) {
+	t.Parallel()
 	m, _ := mock.New(mock.Honest, mock.Options{Faults: &mock.FaultConfig{RateLimit: 0.3}})
 	n, limited := 2000, 0
 	for i := 0; i < n; i++ {
@@ -323,6 +329,7 @@ func TestFaultRatesAndClasses(t *testing.T) {
 }
 
 func TestServerMatchesInProcessThroughOpenAIProvider(t *testing.T) {
+	t.Parallel()
 	h, err := mock.NewServer(mock.ServerOptions{Persona: mock.Honest})
 	if err != nil {
 		t.Fatal(err)
@@ -403,6 +410,7 @@ func (c *counted) Complete(ctx context.Context, r providers.Request) (providers.
 }
 
 func TestStructuredSurvivesFaultsWithinRetryBudget(t *testing.T) {
+	t.Parallel()
 	// 30% faults in all: 10% rate limits, 10% server errors, 5% malformed, 5% schema-invalid.
 	faults := &mock.FaultConfig{RateLimit: 0.1, ServerError: 0.1, MalformedJSON: 0.05, SchemaInvalidJSON: 0.05, RetryAfter: time.Millisecond}
 	// 30% transport faults: 15% rate limits, 10% server errors, 5% timeouts.
@@ -537,6 +545,7 @@ func TestStructuredSurvivesFaultsWithinRetryBudget(t *testing.T) {
 }
 
 func TestScriptOverrides(t *testing.T) {
+	t.Parallel()
 	s, err := mock.LoadScript("../examples/mock/script.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -572,6 +581,7 @@ func TestScriptOverrides(t *testing.T) {
 // with a json_schema response format, content as an array of parts, and
 // streaming (here through go-openai's stream reader).
 func TestServerWireFormat(t *testing.T) {
+	t.Parallel()
 	h, err := mock.NewServer(mock.ServerOptions{Persona: mock.Honest})
 	if err != nil {
 		t.Fatal(err)
@@ -682,6 +692,7 @@ func TestServerWireFormat(t *testing.T) {
 // vocab.FindingPrefix): if either side changes its layout, the risks and the
 // quick wins and deep work below come out empty or wrong.
 func TestSynthesisReadsBundleTextMarkers(t *testing.T) {
+	t.Parallel()
 	b := commanders.Bundle{Domain: "testing", Status: "complete", Summary: "s", Content: "c",
 		Findings: []commanders.Finding{
 			{Title: "Rotate keys", Detail: "now", Priority: "high", Effort: "quick"},

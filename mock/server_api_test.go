@@ -108,6 +108,7 @@ func names(calls []gotCall) []string {
 }
 
 func TestServerToolChoice(t *testing.T) {
+	// Serial: fills the package's clientSchemas map.
 	srv := hardenedServer(t, mock.ServerOptions{})
 	first := `{"role":"user","content":"Weather in Oslo, and where is order ord_1234?"}`
 	workspaceTools := `[{"type":"function","function":{"name":"list_dir","parameters":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}},
@@ -179,6 +180,7 @@ func TestServerToolChoice(t *testing.T) {
 }
 
 func TestServerRefusesBadToolChoice(t *testing.T) {
+	t.Parallel()
 	srv := hardenedServer(t, mock.ServerOptions{})
 	user := `{"role":"user","content":"x"}`
 	tests := []struct {
@@ -205,6 +207,7 @@ func TestServerRefusesBadToolChoice(t *testing.T) {
 }
 
 func TestServerCallsAnyOfferedTool(t *testing.T) {
+	// Serial: fills the package's clientSchemas map.
 	srv := hardenedServer(t, mock.ServerOptions{})
 	tests := []struct {
 		name   string
@@ -258,6 +261,7 @@ func TestServerCallsAnyOfferedTool(t *testing.T) {
 }
 
 func TestMockCallsClientToolsInProcess(t *testing.T) {
+	// Serial: fills the package's clientSchemas map.
 	// The in-process mock makes the same calls as its server: a
 	// providers.Request offering a client's tools gets them called once per
 	// user turn.
@@ -286,6 +290,7 @@ func TestMockCallsClientToolsInProcess(t *testing.T) {
 }
 
 func TestServerNChoices(t *testing.T) {
+	t.Parallel()
 	srv := hardenedServer(t, mock.ServerOptions{})
 	schema := `{"type":"object","properties":{"score":{"type":"integer","minimum":0,"maximum":1000000},"word":{"type":"string"}},"required":["score","word"]}`
 	body := func(n string) string {
@@ -368,6 +373,7 @@ func TestServerNChoices(t *testing.T) {
 }
 
 func TestServerModelByID(t *testing.T) {
+	t.Parallel()
 	srv := hardenedServer(t, mock.ServerOptions{})
 	tests := []struct {
 		name, method, id string
@@ -392,6 +398,7 @@ func TestServerModelByID(t *testing.T) {
 }
 
 func TestServerRefusesInvalidMessages(t *testing.T) {
+	t.Parallel()
 	srv := hardenedServer(t, mock.ServerOptions{})
 	user := `{"role":"user","content":"x"}`
 	tests := []struct {

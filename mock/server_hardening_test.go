@@ -63,6 +63,7 @@ func errorShape(out map[string]any) (typ, code string, hasMsg bool) {
 }
 
 func TestServerRefusesSchemasItCannotAnswerBounded(t *testing.T) {
+	t.Parallel()
 	srv := hardenedServer(t, mock.ServerOptions{})
 	tests := []struct {
 		name   string
@@ -110,6 +111,7 @@ func TestServerRefusesSchemasItCannotAnswerBounded(t *testing.T) {
 }
 
 func TestServerBodyLimit(t *testing.T) {
+	t.Parallel()
 	srv := hardenedServer(t, mock.ServerOptions{MaxBodyBytes: 1 << 10})
 	big := `{"model":"honest","messages":[{"role":"user","content":"` + strings.Repeat("a", 2<<10) + `"}]}`
 	st, _, out := do(t, http.MethodPost, srv.URL+"/v1/chat/completions", big)
@@ -123,6 +125,7 @@ func TestServerBodyLimit(t *testing.T) {
 }
 
 func TestServerUnknownRoutesAreOpenAIErrors(t *testing.T) {
+	t.Parallel()
 	srv := hardenedServer(t, mock.ServerOptions{})
 	tests := []struct {
 		name, method, path string
@@ -146,6 +149,7 @@ func TestServerUnknownRoutesAreOpenAIErrors(t *testing.T) {
 }
 
 func TestServerJSONObjectModeAnswersJSON(t *testing.T) {
+	t.Parallel()
 	srv := hardenedServer(t, mock.ServerOptions{})
 	st, _, out := do(t, http.MethodPost, srv.URL+"/v1/chat/completions",
 		`{"model":"honest","messages":[{"role":"user","content":"Review token rotation."}],"response_format":{"type":"json_object"}}`)
@@ -168,6 +172,7 @@ func TestServerJSONObjectModeAnswersJSON(t *testing.T) {
 }
 
 func TestServerHonoursMaxTokens(t *testing.T) {
+	t.Parallel()
 	srv := hardenedServer(t, mock.ServerOptions{})
 	tests := []struct {
 		name, field string
@@ -199,6 +204,7 @@ func TestServerHonoursMaxTokens(t *testing.T) {
 }
 
 func TestMockAttemptCountersAreBounded(t *testing.T) {
+	t.Parallel()
 	// Fault draws depend on the attempt; counters must not grow with every
 	// distinct request a server ever saw. A retried request still draws a
 	// new fault (its counter is among the most recent).

@@ -36,6 +36,7 @@ func postChat(t *testing.T, h http.Handler, system, user string) (*httptest.Resp
 // earlier request is reported cached, in 128-token blocks; a short prompt
 // never is; without the option there are no details.
 func TestServerPromptCache(t *testing.T) {
+	t.Parallel()
 	h, err := NewServer(ServerOptions{Limits: Limits{PromptCache: true}})
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +70,7 @@ func TestServerPromptCache(t *testing.T) {
 // request over the minute's budget is answered 429 with Retry-After until
 // the next window.
 func TestServerRateLimits(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	h, err := NewServer(ServerOptions{Limits: Limits{RequestsPerMinute: 2, TokensPerMinute: 100000, Now: func() time.Time { return now }}})
 	if err != nil {

@@ -81,6 +81,7 @@ const secondTurn = `{"model":"honest","messages":[
  "parallel_tool_calls":true,"tool_choice":"auto"}`
 
 func TestServerMapsToolRequests(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{answer: func(providers.Request) providers.Response { return providers.Response{Text: "ok"} }}
 	srv := stubServer(t, rec)
 	if status, b := post(t, srv.URL, secondTurn); status != http.StatusOK {
@@ -122,6 +123,7 @@ func TestServerMapsToolRequests(t *testing.T) {
 }
 
 func TestServerRefusesBadToolInput(t *testing.T) {
+	t.Parallel()
 	user := `{"role":"user","content":"x"}`
 	tests := []struct {
 		name     string
@@ -161,6 +163,7 @@ func TestServerRefusesBadToolInput(t *testing.T) {
 }
 
 func TestServerWritesToolCalls(t *testing.T) {
+	t.Parallel()
 	calls := []providers.ToolCall{{ID: "call_1_0", Name: "read_file", Arguments: `{"path":"a.go","start_line":3}`}, {Name: "grep", Arguments: `{"pattern":"x"}`}}
 	rec := &recorder{answer: func(providers.Request) providers.Response {
 		return providers.Response{ToolCalls: calls, FinishReason: providers.FinishToolCalls}
@@ -281,6 +284,7 @@ func runTool(c providers.ToolCall) string {
 // (kind openai-compatible) against the server over HTTP for two tool turns
 // and a final structured answer.
 func TestOpenAIAdapterToolLoopThroughServer(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{answer: toolPlan}
 	srv := stubServer(t, rec)
 	p, err := openai.New(providers.Ref{Kind: "openai-compatible", Model: "mock-honest"}, providers.KindConfig{BaseURL: srv.URL + "/v1"})

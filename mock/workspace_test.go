@@ -196,6 +196,7 @@ func exactQuote(t *testing.T, dir string, c citation.Citation) bool {
 }
 
 func TestHonestReadsWhatItCites(t *testing.T) {
+	t.Parallel()
 	for _, persona := range []string{mock.Honest, mock.Flaky, mock.Noisy} {
 		t.Run(persona, func(t *testing.T) {
 			dir, tools := newWorkspace(t)
@@ -239,6 +240,7 @@ func TestHonestReadsWhatItCites(t *testing.T) {
 }
 
 func TestSloppyCitesListedUnreadFiles(t *testing.T) {
+	t.Parallel()
 	dir, tools := newWorkspace(t)
 	tr := runLoop(t, mustMock(t, mock.Sloppy), atomRequest(t, true), tools, 8)
 	listed := map[string]bool{}
@@ -282,6 +284,7 @@ func TestSloppyCitesListedUnreadFiles(t *testing.T) {
 }
 
 func TestDeceptiveFabricates(t *testing.T) {
+	t.Parallel()
 	dir, tools := newWorkspace(t)
 	tr := runLoop(t, mustMock(t, mock.Deceptive), atomRequest(t, true), tools, 8)
 	atom := decodeAtom(t, tr.Final)
@@ -297,6 +300,7 @@ func TestDeceptiveFabricates(t *testing.T) {
 }
 
 func TestAdversarialTriesEscapesAndDeniedFiles(t *testing.T) {
+	t.Parallel()
 	_, tools := newWorkspace(t)
 	tr := runLoop(t, mustMock(t, mock.Adversarial), atomRequest(t, true), tools, 8)
 	tried := map[string]string{} // read_file path → answer
@@ -346,6 +350,7 @@ func mapsKeys(m map[string]string) func(func(string) bool) {
 }
 
 func TestToolPlansAreDeterministic(t *testing.T) {
+	t.Parallel()
 	for _, persona := range mock.Personas() {
 		t.Run(persona, func(t *testing.T) {
 			_, tools := newWorkspace(t)
@@ -362,6 +367,7 @@ func TestToolPlansAreDeterministic(t *testing.T) {
 // TestTurnLimit: with one tool turn allowed, honest answers after listing
 // and grepping, citing nothing (it read no lines), and the answer is final.
 func TestTurnLimit(t *testing.T) {
+	t.Parallel()
 	_, tools := newWorkspace(t)
 	tr := runLoop(t, mustMock(t, mock.Honest), atomRequest(t, true), tools, 1)
 	if len(tr.Turns) != 1 || len(tr.Final.ToolCalls) != 0 || tr.Final.FinishReason != providers.FinishStop {
@@ -376,6 +382,7 @@ func TestTurnLimit(t *testing.T) {
 // calls and no evidence, from every persona, and the same answer with the
 // workspace paragraph absent as the template rendered before it existed.
 func TestWithoutToolsNothingChanges(t *testing.T) {
+	t.Parallel()
 	for _, persona := range mock.Personas() {
 		t.Run(persona, func(t *testing.T) {
 			req := atomRequest(t, false)
@@ -397,6 +404,7 @@ func TestWithoutToolsNothingChanges(t *testing.T) {
 // apart a tool turn from the final turn over the same messages, and two
 // conversations that differ only in a tool call id or a tool result.
 func TestRequestKeysSeeTools(t *testing.T) {
+	t.Parallel()
 	_, tools := newWorkspace(t)
 	m := mustMock(t, mock.Honest)
 	req := atomRequest(t, true)
@@ -426,6 +434,7 @@ func TestRequestKeysSeeTools(t *testing.T) {
 // TestToolTurnsCostTokens: offering tools costs input tokens (their
 // definitions count), and a tool turn's output tokens count its calls.
 func TestToolTurnsCostTokens(t *testing.T) {
+	t.Parallel()
 	_, tools := newWorkspace(t)
 	m := mustMock(t, mock.Deceptive) // answers at once: the same text either way
 	without := atomRequest(t, true)
@@ -481,6 +490,7 @@ func bundleRequest(t *testing.T, atoms []commanders.AtomView, workspaceOn bool) 
 // TestHonestCommanderCitesItsWorkers: the commander re-reads the lines its
 // worker cited and gives every finding citations from them, exact.
 func TestHonestCommanderCitesItsWorkers(t *testing.T) {
+	t.Parallel()
 	dir, tools := newWorkspace(t)
 	worker := decodeAtom(t, runLoop(t, mustMock(t, mock.Honest), atomRequest(t, true), tools, 8).Final)
 	forged := citation.Citation{Path: "internal/auth/session.go", StartLine: 1, EndLine: 1, Quote: "package forged"}
@@ -521,6 +531,7 @@ func TestHonestCommanderCitesItsWorkers(t *testing.T) {
 // worker's citations in an evidence block; without citations it is the
 // prompt it always was.
 func TestBundlePromptShowsWorkerEvidence(t *testing.T) {
+	t.Parallel()
 	cites := []citation.Citation{{Path: "a b/c:d.go", StartLine: 3, EndLine: 4, Quote: "if x < \"y\" {\n\treturn"}, {Path: "z.go", StartLine: 7, EndLine: 7, Quote: "z"}}
 	with := bundleRequest(t, []commanders.AtomView{{BriefID: "security-01", Status: "complete", Confidence: 0.8, Content: "done", Evidence: cites}}, false)
 	blocks := prompts.BlocksOf(with.Messages[0].Content, vocab.BlockEvidence)
@@ -539,6 +550,7 @@ func TestBundlePromptShowsWorkerEvidence(t *testing.T) {
 // behind `swarm mock serve` through the OpenAI adapter (which rewrites the
 // tools' parameters to strict form on the way).
 func TestToolLoopSameOverHTTP(t *testing.T) {
+	t.Parallel()
 	h, err := mock.NewServer(mock.ServerOptions{Persona: mock.Honest})
 	if err != nil {
 		t.Fatal(err)
@@ -577,6 +589,7 @@ func TestToolLoopSameOverHTTP(t *testing.T) {
 // not the task: a persona answers the brief it was given, with the
 // citations it gathered, whether or not the note follows.
 func TestToolLimitNoteIsNotTheTask(t *testing.T) {
+	t.Parallel()
 	_, tools := newWorkspace(t)
 	m := mustMock(t, mock.Honest)
 	req := atomRequest(t, true)

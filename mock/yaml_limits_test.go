@@ -13,6 +13,7 @@ import (
 )
 
 func TestScriptAndFaultsRefuseHostileYAML(t *testing.T) {
+	t.Parallel()
 	var laughs strings.Builder
 	laughs.WriteString("rules:\n  - text: &a0 [lol]\n")
 	for i := 1; i <= 9; i++ {

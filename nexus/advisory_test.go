@@ -10,6 +10,7 @@ import (
 )
 
 func TestScoresAdvisory(t *testing.T) {
+	t.Parallel()
 	r := func(s string) providers.Ref { x, _ := providers.ParseRef(s); return x }
 	tests := []struct {
 		name          string

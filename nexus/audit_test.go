@@ -27,6 +27,7 @@ import (
 // roster has two model families and checks that every bundle pair was
 // scored by one reviewer of each family.
 func TestTwoFamilyRosterReviewsInMixedPairs(t *testing.T) {
+	t.Parallel()
 	res, err := runMission(t, loadMission(t, "test-gap-hunt.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
 		o.Models = map[string][]providers.Ref{"reviewer": {{Kind: "mock", Model: "honest"}, {Kind: "mock", Model: "sloppy"}}}
 	})
@@ -57,6 +58,7 @@ func TestTwoFamilyRosterReviewsInMixedPairs(t *testing.T) {
 // TestPersonalityChangesWorkersTimeoutsAndRetries checks that each
 // personality's worker factor, timeout factor and extra retries reach the run.
 func TestPersonalityChangesWorkersTimeoutsAndRetries(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		personality      string
 		workersPerCmd    int
@@ -74,6 +76,7 @@ func TestPersonalityChangesWorkersTimeoutsAndRetries(t *testing.T) {
 	s := loadScript(t, "rules:\n  - schema: atom\n    match: \"testing-01\\\\b\"\n    fault: server_error\n")
 	for _, tc := range tests {
 		t.Run(tc.personality, func(t *testing.T) {
+			t.Parallel()
 			res, err := runMission(t, loadMission(t, "test-gap-hunt.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
 				o.Personality = tc.personality
 				o.Config.Providers["mock"] = withRetries(o.Config.Providers["mock"], 0)
@@ -155,6 +158,7 @@ func spyRegistry(calls *[]spyCall, mu *sync.Mutex) *providers.Registry {
 // role and the scale's per-call timeout (× the personality's factor) on the
 // requests that reach the provider.
 func TestTokenCeilingsAndCallTimeoutReachEveryCall(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var calls []spyCall
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-50", "spy:honest", func(o *nexus.Options) {
@@ -204,6 +208,7 @@ func TestTokenCeilingsAndCallTimeoutReachEveryCall(t *testing.T) {
 // cross-review began, and reviews were scored, while that commander was
 // still working.
 func TestCrossReviewStartsWhenTwoBundlesExist(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	var once sync.Once
 	reg := hookRegistry("held", "mock whose integration bundle waits for Phase 5", func(ctx context.Context, req providers.Request, m providers.Provider) (providers.Response, error) {
@@ -305,6 +310,7 @@ func normalised(s string) string {
 // of the hardening cycle (and, through scanLeaks, every prompt of the run)
 // and fails if a criterion or a paraphrase of it reached a commander.
 func TestParaphrasingJudgeNeverLeaksCriteriaToCommanders(t *testing.T) {
+	t.Parallel()
 	var verdicts []map[string]string
 	for _, c := range paraphraseCriteria {
 		verdicts = append(verdicts, map[string]string{"id": c.ID, "status": "fail", "actual": "nothing on this point", "message": paraphrases[c.ID]})
@@ -386,6 +392,7 @@ func TestParaphrasingJudgeNeverLeaksCriteriaToCommanders(t *testing.T) {
 // the Shadow Score Spec's published schema, including a hardened run
 // (hardening block with cycles, velocity and max_reveal) and a v1 run.
 func TestEveryExampleMissionEmitsSpecConformingReports(t *testing.T) {
+	t.Parallel()
 	missions, _ := filepath.Glob(filepath.Join("..", "examples", "missions", "*.md"))
 	if len(missions) == 0 {
 		t.Fatal("no example missions")
@@ -402,6 +409,7 @@ func TestEveryExampleMissionEmitsSpecConformingReports(t *testing.T) {
 		run{"v1 gap report", "auth-migration.md", "ss-100", shadow.SpecV1, "mock:sloppy"})
 	for _, tc := range runs {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			res, err := runMission(t, loadMission(t, tc.mission), tc.scale, "mock:honest", func(o *nexus.Options) {
 				o.MissionDir = filepath.Join("..", "examples", "missions") // front matter: the tinynotes missions' workspace
 				o.Models = models(t, map[string]string{"commander": tc.commander})

@@ -18,6 +18,7 @@ import (
 // -race) shows up as provider CPU, and the orchestrator's figure stays
 // below it.
 func TestBenchLeavesTheProvidersOwnCPUOut(t *testing.T) {
+	// Serial: the process's CPU figure would include parallel tests' CPU.
 	if _, ok := threadCPU(); !ok {
 		t.Skip("no thread CPU clock on this platform: the orchestrator's figure is absent there")
 	}

@@ -54,6 +54,7 @@ func (c *virtualClock) After(d time.Duration) <-chan time.Time {
 // run idles one cooldown. Measured in the breaker's own (virtual) time and
 // in calls to the dead endpoint, not on the wall clock.
 func TestDeadJudgeEndpointIdlesOneCooldownNotEight(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int64
 	dead := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)

@@ -70,6 +70,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 // (acquire, then the outcome reported) and clock moves, and the
 // transitions they must cause.
 func TestCircuitStateMachine(t *testing.T) {
+	t.Parallel()
 	set := breakerSettings{rate: 0.5, window: 4, minCalls: 3, cooldown: 30 * time.Second, probes: 2}
 	type step struct {
 		advance time.Duration // move the clock first
@@ -138,6 +139,7 @@ func TestCircuitStateMachine(t *testing.T) {
 // opened does not count: the breaker decided without it (here its success
 // would otherwise be taken for a probe's).
 func TestCircuitIgnoresStaleOutcomes(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	c := newCircuit("m", LayerWorkers, breakerSettings{rate: 0.5, window: 2, minCalls: 1, cooldown: time.Second, probes: 1}, clock)
 	var got []string
@@ -161,6 +163,7 @@ func TestCircuitIgnoresStaleOutcomes(t *testing.T) {
 }
 
 func TestOutcomeOf(t *testing.T) {
+	t.Parallel()
 	cancelled, cancel := context.WithCancel(t.Context())
 	cancel()
 	expired, cancel2 := context.WithDeadline(t.Context(), time.Unix(1, 0))
@@ -289,6 +292,7 @@ func breakerEv(from, to, reason string, rate *float64, calls int) events.Event {
 // opened it is sent on to the fallback too; after the cooldown one probe
 // goes to the primary, fails, and the breaker opens again.
 func TestRoutingSendsAnOpenBreakersCallsToTheFallback(t *testing.T) {
+	t.Parallel()
 	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 4, MinCalls: 2, Cooldown: time.Minute, HalfOpenProbes: 1},
 		map[string][]providers.Ref{"worker": {upRef}})
 	p, err := tp.pp.forRole("worker", downRef)
@@ -339,6 +343,7 @@ func TestRoutingSendsAnOpenBreakersCallsToTheFallback(t *testing.T) {
 // A breaker is per model AND layer: the workers' open breaker does not
 // stop the same model answering its reviewers.
 func TestBreakersArePerLayer(t *testing.T) {
+	t.Parallel()
 	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: time.Minute, HalfOpenProbes: 1}, nil)
 	w, _ := tp.pp.forRole("worker", downRef)
 	r, _ := tp.pp.forRole("reviewer", downRef)
@@ -359,6 +364,7 @@ func TestBreakersArePerLayer(t *testing.T) {
 // the model has recovered by the time the cooldown ends, the probe
 // succeeds, the breaker closes and the run goes on.
 func TestNoFallbackWorkersFailFastTheNexusWaitsForTheProbe(t *testing.T) {
+	t.Parallel()
 	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: 30 * time.Second, HalfOpenProbes: 1}, nil)
 	w, _ := tp.pp.forRole("worker", downRef)
 	n, _ := tp.pp.forRole("nexus", downRef)
@@ -411,6 +417,7 @@ func TestNoFallbackWorkersFailFastTheNexusWaitsForTheProbe(t *testing.T) {
 
 // A waiting call ends with its context, saying what it waited for.
 func TestWaitingForAProbeEndsWithTheContext(t *testing.T) {
+	t.Parallel()
 	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: time.Hour, HalfOpenProbes: 1}, nil)
 	j, _ := tp.pp.forRole("judge", downRef)
 	_, _ = ask(t, j, t.Context(), "judge", "judge")
@@ -435,6 +442,7 @@ func TestWaitingForAProbeEndsWithTheContext(t *testing.T) {
 // Switched off, the pool is the model's stack alone: no breaker, no
 // routing, every call reaches the model.
 func TestBreakerDisabled(t *testing.T) {
+	t.Parallel()
 	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: time.Hour, HalfOpenProbes: 1},
 		map[string][]providers.Ref{"worker": {upRef}})
 	tp.pp.cfg.CircuitBreaker.Enabled = false
@@ -456,6 +464,7 @@ func TestBreakerDisabled(t *testing.T) {
 // model is down took about 19 cooldowns, ten minutes at the default 30s, to
 // end an ss-50 run; with this, 8 to 10).
 func TestWaitersGiveUpWhenTheProbeFails(t *testing.T) {
+	t.Parallel()
 	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: 30 * time.Second, HalfOpenProbes: 1}, nil)
 	j, _ := tp.pp.forRole("judge", downRef)
 	_, _ = ask(t, j, t.Context(), "judge", "judge") // opens (down:m, judge)
@@ -504,6 +513,7 @@ func TestWaitersGiveUpWhenTheProbeFails(t *testing.T) {
 // eight cooldowns, one per later judge call); when the cooldown has ended,
 // the next call is the probe again, so a model that recovers is used.
 func TestCallsAfterAFailedProbeGiveUpUntilTheCooldownEnds(t *testing.T) {
+	t.Parallel()
 	tp := newTestPool(t, config.CircuitBreaker{FailureRate: 0.5, CallWindow: 2, MinCalls: 1, Cooldown: 30 * time.Second, HalfOpenProbes: 1}, nil)
 	j, _ := tp.pp.forRole("judge", downRef)
 	_, _ = ask(t, j, t.Context(), "judge", "judge") // opens (down:m, judge) on the failure rate

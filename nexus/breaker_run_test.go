@@ -34,6 +34,7 @@ func breakerTestConfig(t *testing.T, scale string) *config.Config {
 // completes on its fallback, and the events show the breaker open, the
 // half-open probes and the swap.
 func TestWorkersOnAFailingModelCompleteOnTheirFallback(t *testing.T) {
+	t.Parallel()
 	reg := hookRegistry("down", "fails every call", func(context.Context, providers.Request, providers.Provider) (providers.Response, error) {
 		return providers.Response{}, providers.NewError(providers.ClassTransient, "injected outage", nil)
 	})
@@ -95,6 +96,7 @@ func TestWorkersOnAFailingModelCompleteOnTheirFallback(t *testing.T) {
 // Without a breaker that ever leaves closed, telemetry has no breakers key
 // (an empty list would pretend something was measured).
 func TestNoBreakersInTelemetryWhenNoneOpened(t *testing.T) {
+	t.Parallel()
 	res, err := runMission(t, loadMission(t, "test-gap-hunt.md"), "ss-50", "mock:honest")
 	if err != nil {
 		t.Fatal(err)
@@ -115,6 +117,7 @@ func TestNoBreakersInTelemetryWhenNoneOpened(t *testing.T) {
 // retries, so attempts the retries fix count for nothing, even with the
 // most sensitive breaker there is (one failed call of one opens it).
 func TestRetriedAttemptsDoNotOpenTheNexusBreaker(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	attempts := 0
 	reg := hookRegistry("shaky", "rate limited twice, then answers", func(ctx context.Context, req providers.Request, next providers.Provider) (providers.Response, error) {

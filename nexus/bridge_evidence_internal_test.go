@@ -37,6 +37,7 @@ func bridgedAtom(t *testing.T, v verifier, a commanders.AtomResult) sandbox.Inte
 // share (floored at -1), so p drops. Without a workspace, or with only
 // verified and unverifiable citations, nothing changes.
 func TestBridgeLowersAtomsCitingFabricatedEvidence(t *testing.T) {
+	t.Parallel()
 	atomCiting := func(paths ...string) commanders.AtomResult {
 		a := workerAtom("worker-security-01", "mock:a", paths...)
 		a.Atom.Confidence, a.Atom.SelfScore = 0.9, 8
@@ -74,6 +75,7 @@ func TestBridgeLowersAtomsCitingFabricatedEvidence(t *testing.T) {
 // A bundle citing fabricated lines (its own or its findings') is lowered
 // the same way when the sandbox bridges it; without checks it is not.
 func TestBridgeLowersBundlesCitingFabricatedEvidence(t *testing.T) {
+	t.Parallel()
 	bridged := func(checked bool) sandbox.Interaction {
 		ms, err := newMissionSandbox(config.Sandbox{}, config.CircuitBreaker{}, func(events.Event) {}, func() {})
 		if err != nil {

@@ -30,6 +30,7 @@ func failWorkersAbove(n int) func(req providers.Request) bool {
 // completeness.min_atom_share of its planned atoms is judged but keeps the
 // run from being complete.
 func TestCompletenessDecidesTheStatus(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		why    string

@@ -14,6 +14,7 @@ import (
 )
 
 func TestEffectiveConcurrencyFollowsTheProvidersLimits(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		why      string
@@ -60,6 +61,7 @@ func TestEffectiveConcurrencyFollowsTheProvidersLimits(t *testing.T) {
 // The shipped defaults must not hold a scale's widest layer back: on the
 // mock, every worker of ss-250 can be in flight at once.
 func TestDefaultConcurrencyTakesTheWidestLayerAtOnce(t *testing.T) {
+	t.Parallel()
 	cfg, err := config.Load("", nil)
 	if err != nil {
 		t.Fatal(err)

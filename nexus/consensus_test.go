@@ -16,6 +16,7 @@ var defaultConsensus = config.Consensus{ConsensusThreshold: 0.70, MajorityThresh
 	Weights: config.ConsensusWeights{Confidence: 0.40, Evidence: 0.30, Scope: 0.15, Coverage: 0.15}, ConflictCap: 0.30, UnanimityBoost: 0.05}
 
 func TestTier(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		score   float64
@@ -39,6 +40,7 @@ func TestTier(t *testing.T) {
 }
 
 func TestFormula(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   FormulaInputs
@@ -76,6 +78,7 @@ func atom(content string, conf float64, status string, evidence ...string) comma
 }
 
 func TestFormulaFromAtoms(t *testing.T) {
+	t.Parallel()
 	b := commanders.Bundle{Content: "covers token rotation and audit logging"}
 	aspects := []string{"token rotation", "audit logging", "rollback"}
 	t.Run("geometric mean, de-duplication and coverage", func(t *testing.T) {
@@ -127,6 +130,7 @@ func TestFormulaFromAtoms(t *testing.T) {
 }
 
 func TestMetaReviewCorrectsInflationAndRubberStamps(t *testing.T) {
+	t.Parallel()
 	card := func(v float64) commanders.ScoreCard {
 		return commanders.ScoreCard{Correctness: v, Completeness: v, Clarity: v, ConsensusAlignment: v}
 	}
@@ -162,6 +166,7 @@ func TestMetaReviewCorrectsInflationAndRubberStamps(t *testing.T) {
 }
 
 func TestSelectDomains(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		mission string
@@ -184,6 +189,7 @@ func TestSelectDomains(t *testing.T) {
 // TestConsensusByHand checks the bundle-level numbers against values worked
 // out by hand from the definitions.
 func TestConsensusByHand(t *testing.T) {
+	t.Parallel()
 	near := func(name string, got, want float64) {
 		t.Helper()
 		if math.Abs(got-want) > 1e-9 {

@@ -5,6 +5,7 @@ import (
 )
 
 func TestCriticalPathCountsWhatIsSerial(t *testing.T) {
+	t.Parallel()
 	flat := Plan{Commanders: 5, Reviewers: 8}
 	squads := Plan{Commanders: 5, Reviewers: 10, WorkersPerLead: 5}
 	tests := []struct {

@@ -84,6 +84,7 @@ func checkNothingTorn(t *testing.T, dir string) {
 // run that never lacked it. Main printed "Run complete" with no
 // result.json and logs cut mid-line.
 func TestFullDiskFailsTheRunAndLosesNothing(t *testing.T) {
+	// Serial: rundir.FailWritesAfter fails every write of the process.
 	mission, config := resumeFixture(t)
 	full := filepath.Join(t.TempDir(), "full")
 	want, err := prepareResumeRun(t, mission, config, full, nil).Run(t.Context())

@@ -8,6 +8,7 @@ import (
 // instead of parsing agent IDs: every commander, squad lead and worker of a
 // run with squad leads maps to its own domain, every other agent to none.
 func TestPlanDomainOfEveryAgentOfARun(t *testing.T) {
+	t.Parallel()
 	res, err := runMission(t, loadMission(t, "api-design.md"), "ss-250", "mock:honest")
 	if err != nil {
 		t.Fatal(err)

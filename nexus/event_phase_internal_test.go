@@ -18,6 +18,7 @@ import (
 // entered last is a race. Here phase 6 was entered last and a phase-4 call
 // trips both.
 func TestCeilingAndBreakerEventsCarryTheCallsPhase(t *testing.T) {
+	t.Parallel()
 	var got []events.Event // the event log calls observers one at a time
 	rec := testRecorder(t, func(e events.Event) {
 		if e.Kind == events.CostWarning || e.Kind == events.CostStop || e.Kind == events.Breaker {

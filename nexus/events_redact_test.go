@@ -16,6 +16,7 @@ import (
 // scrubbed, is scrubbed of configured keys and bearer tokens before it is
 // written to events.jsonl or handed to an observer.
 func TestEventsNeverCarryASecret(t *testing.T) {
+	t.Parallel()
 	const key = "swarm-events-test-key-93b1c7"
 	path := filepath.Join(t.TempDir(), "events.jsonl")
 	var seen []events.Event

@@ -19,6 +19,7 @@ import (
 // event the run kept, and writes back to the same bytes. This is what
 // runfiles.CommittedHashes, `swarm shadow verify` and any other reader rely on.
 func TestEventsJSONLRoundTripsTyped(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	res, err := nexus.Run(t.Context(), missionOptions(t, dir))
 	if err != nil {

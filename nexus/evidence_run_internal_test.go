@@ -119,6 +119,7 @@ func readJSON(t *testing.T, path string) map[string]any {
 // the run is checked and counted everywhere results go, and the findings
 // reach the ground truth.
 func TestRunMeasuresEvidenceWithAWorkspace(t *testing.T) {
+	t.Parallel()
 	gt := &recordingMatcher{}
 	res, dir := evidenceRun(t, func(m *Mission) { m.ev.verify, m.ev.gt, m.ev.gtFile = evidenceFake, gt, "truth.yaml" })
 
@@ -229,6 +230,7 @@ func TestRunMeasuresEvidenceWithAWorkspace(t *testing.T) {
 // Without a workspace nothing about evidence is measured: every evidence
 // field is absent (nil, omitted), never zero.
 func TestRunWithoutAWorkspaceMeasuresNoEvidence(t *testing.T) {
+	t.Parallel()
 	res, dir := evidenceRun(t)
 	if res.Evidence != nil || res.EvidenceByModel != nil || res.EvidenceByAgent != nil || res.Workspace != nil || res.GroundTruth != nil || res.Telemetry.Evidence != nil {
 		t.Errorf("evidence measured without a workspace: %+v %+v %+v %+v", res.Evidence, res.EvidenceByModel, res.Workspace, res.Telemetry.Evidence)
@@ -259,6 +261,7 @@ func TestRunWithoutAWorkspaceMeasuresNoEvidence(t *testing.T) {
 // needs the real workspace package; the contract stub (which loads
 // nothing) is detected and skipped.
 func TestGroundTruthThroughTheRun(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	bad := filepath.Join(tmp, "bad.truth.yaml")
 	if err := os.WriteFile(bad, []byte("workspace: x\ndefects: [\n"), 0o644); err != nil {
@@ -338,6 +341,7 @@ func (c *countingVerifier) Verify(ci citation.Citation) workspace.Check {
 // sandbox bridge uses the verdicts), and Phase 7 counts those checks
 // rather than making them again.
 func TestRunVerifiesEachCitationOnce(t *testing.T) {
+	t.Parallel()
 	v := &countingVerifier{fakeVerifier: evidenceFake}
 	res, _ := evidenceRun(t, func(m *Mission) { m.ev.verify = v })
 	if res.Evidence == nil || res.Evidence.Cited == 0 {

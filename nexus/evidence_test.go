@@ -80,6 +80,7 @@ func evidenceBundles() []*BundleOutcome {
 var evidenceFake = fakeVerifier{states: map[string]workspace.State{"ok.go": workspace.Verified, "env": workspace.Unverifiable}}
 
 func TestEvidenceCountsPerAtomBundleAgentAndModel(t *testing.T) {
+	t.Parallel()
 	bundles := evidenceBundles()
 	for _, o := range bundles {
 		checkBundle(evidenceFake, o, nil)

@@ -17,6 +17,7 @@ import (
 // changed since (the fake now finds ok.go's lines differ) turns every
 // citation of it from verified to fabricated, each one listed.
 func TestVerifyEvidenceReportsChangedStates(t *testing.T) {
+	t.Parallel()
 	res, dir := evidenceRun(t, func(m *Mission) { m.ev.verify = evidenceFake })
 
 	same, err := verifyRunEvidence(dir, evidenceFake)
@@ -53,6 +54,7 @@ func TestVerifyEvidenceReportsChangedStates(t *testing.T) {
 }
 
 func TestVerifyEvidenceNamesTheFileItCannotRead(t *testing.T) {
+	t.Parallel()
 	_, dir := evidenceRun(t, func(m *Mission) { m.ev.verify = evidenceFake })
 	bundles, _ := filepath.Glob(filepath.Join(dir, "bundles", "*.json"))
 	if err := os.WriteFile(bundles[0], []byte("{not json"), 0o600); err != nil {

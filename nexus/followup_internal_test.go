@@ -21,6 +21,7 @@ import (
 func score(v float64) *float64 { return &v }
 
 func TestChainVelocity(t *testing.T) {
+	t.Parallel()
 	done := func(id string, s float64) runfiles.ChainRun {
 		return runfiles.ChainRun{RunID: id, Status: runfiles.StatusComplete, ShadowScore: score(s), Scored: 5, Planned: 5}
 	}
@@ -82,6 +83,7 @@ func runIDs(chain []runfiles.ChainRun) []string {
 }
 
 func TestReadPredecessors(t *testing.T) {
+	t.Parallel()
 	t.Run("follows each run's own previous_dir back, oldest first", func(t *testing.T) {
 		root := t.TempDir()
 		a, b, c := filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "c")
@@ -166,6 +168,7 @@ func TestReadPredecessors(t *testing.T) {
 }
 
 func TestPriorFindings(t *testing.T) {
+	t.Parallel()
 	type f = recordFinding
 	var rec runRecord
 	add := func(id string, failed bool, fs ...f) {
@@ -201,6 +204,7 @@ func TestPriorFindings(t *testing.T) {
 }
 
 func TestRenderPriorIsBoundedAndRecordsWhatItShowed(t *testing.T) {
+	t.Parallel()
 	p := runfiles.PriorContext{RunID: "r1", Status: runfiles.StatusComplete, ShadowScore: score(42.5), Level: "significant", Scored: 5, Planned: 5}
 	for i := range 4 { // the config's four categories
 		p.FailedCategories = append(p.FailedCategories, events.CategoryCount{Category: fmt.Sprintf("category_%d", i), Criteria: 1, Failures: 3})
@@ -244,6 +248,7 @@ func TestRenderPriorIsBoundedAndRecordsWhatItShowed(t *testing.T) {
 }
 
 func TestFailedCategories(t *testing.T) {
+	t.Parallel()
 	reports := []shadow.Report{
 		{Failures: []shadow.Failure{{TestName: "sc-01", Category: "security"}, {TestName: "sc-02", Category: "unknown", XCategory: "performance"}}},
 		{Failures: []shadow.Failure{{TestName: "sc-01", Category: "security"}, {TestName: "sc-03", Category: "security"}, {TestName: "sc-04", Category: "edge case!"}}},
@@ -262,6 +267,7 @@ func TestFailedCategories(t *testing.T) {
 }
 
 func TestCapsuleKeepsThePreviousRunBlockWithinTheBriefCap(t *testing.T) {
+	t.Parallel()
 	dom := Domain{Name: "testing", Summary: strings.Repeat("summary ", 50)}
 	for i := range 5 {
 		dom.SubTasks = append(dom.SubTasks, commanders.SubTask{BriefID: fmt.Sprintf("testing-%02d", i+1), Title: "t", Description: strings.Repeat("d", 300)})

@@ -91,6 +91,7 @@ func followUp(prev string) runOpt {
 // or judge message of the previous run's envelope, and that result.json,
 // telemetry.json, report.md and the events show the chain and velocity.
 func TestFollowUpPassesPriorContextAndNeverTheCriteria(t *testing.T) {
+	t.Parallel()
 	prev := runPrevious(t)
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", followUp(prev.Dir))
 	if err != nil {
@@ -214,6 +215,7 @@ func TestFollowUpPassesPriorContextAndNeverTheCriteria(t *testing.T) {
 // TestRunWithoutFollowUpHasNoBlock: a run without --follow-up renders no
 // previous-run block and records no follow_up (its golden files stay).
 func TestRunWithoutFollowUpHasNoBlock(t *testing.T) {
+	t.Parallel()
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-50", "mock:honest")
 	if err != nil {
 		t.Fatal(err)
@@ -287,6 +289,7 @@ func editJSON(t *testing.T, path string, edit func(map[string]any)) {
 // cannot use is refused before anything is run or written, naming the
 // directory, file or field at fault.
 func TestFollowUpOfAnUnusableRunIsBadInput(t *testing.T) {
+	t.Parallel()
 	prev := runPrevious(t)
 	for _, tc := range []struct {
 		name  string
@@ -359,6 +362,7 @@ func TestFollowUpOfAnUnusableRunIsBadInput(t *testing.T) {
 // it has (its findings), warns about both, and the chain has no velocity
 // (never one computed over a missing score).
 func TestFollowUpOfAnInterruptedRevisedMission(t *testing.T) {
+	t.Parallel()
 	prev := runPrevious(t)
 	d := copyRun(t, prev.Dir)
 	editJSON(t, filepath.Join(d, "result.json"), func(m map[string]any) {

@@ -14,6 +14,7 @@ import (
 // A ground truth is checked in Prepare, before a run directory or any
 // LLM call exists: a bad one is bad input naming the file.
 func TestPrepareChecksTheGroundTruth(t *testing.T) {
+	t.Parallel()
 	tmp, ws := t.TempDir(), t.TempDir()
 	truth := filepath.Join(tmp, "truth.yaml")
 	planted := filepath.Join(ws, "internal", "truth.yaml")

@@ -87,6 +87,7 @@ func readResult(t *testing.T, dir string) resultFile {
 // Point 1 and 3 of issue 9: zero judged bundles never read as a level, the
 // counts say k of n, and result.json carries the run's real telemetry.
 func TestRunStatusSaysHowManyBundlesWereJudged(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		status  string
 		ok      bool
@@ -149,6 +150,7 @@ func TestRunStatusSaysHowManyBundlesWereJudged(t *testing.T) {
 // Issue 9.3: a run that fails or is interrupted before sealing still leaves
 // result.json with ok false, the error, its class and the phase.
 func TestEarlyEndingStillWritesResultJSON(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		why       string
@@ -200,6 +202,7 @@ func TestEarlyEndingStillWritesResultJSON(t *testing.T) {
 
 // Issue 9.4: tampering detected mid-run makes the run invalid (exit 4 in the CLI).
 func TestTamperingMakesTheRunInvalid(t *testing.T) {
+	t.Parallel()
 	res, err := runMission(t, loadMission(t, "incident-runbook.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
 		dir := o.OutDir
 		o.Observers = append(o.Observers, events.ObserverFunc(func(e events.Event) {
@@ -262,6 +265,7 @@ func ceilingAtBundles(commanders int) func(providers.Ref, providers.Provider) pr
 // Issue 9.5: the cost ceiling keeps the work that finished (bundles built
 // from finished atoms, marked salvaged and judged) and marks the run partial.
 func TestCostCeilingSalvagesFinishedAtoms(t *testing.T) {
+	t.Parallel()
 	res, err := runMissionWith(t, loadMission(t, "api-design.md"), "ss-100", "mock:honest", []nexus.Option{nexus.WithProviderWrap(ceilingAtBundles(5))})
 	if err != nil {
 		t.Fatal(err)
@@ -314,6 +318,7 @@ func TestCostCeilingSalvagesFinishedAtoms(t *testing.T) {
 // without bundles (cancelled, not a provider's class), and telemetry counts
 // the agents that launched apart from those planned.
 func TestCostCeilingStopsLaunchesAndTelemetrySaysSo(t *testing.T) {
+	t.Parallel()
 	res, err := runMission(t, loadMission(t, "api-design.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
 		k := o.Config.Providers["mock"]
 		k.InputPerMTok, k.OutputPerMTok = 1000, 4000 // the ceiling is spent before the commanders launch
@@ -341,6 +346,7 @@ func TestCostCeilingStopsLaunchesAndTelemetrySaysSo(t *testing.T) {
 
 // Issue 9.6: planned and launched agents are told apart, role by role.
 func TestTelemetryCountsLaunchedAgentsApartFromPlanned(t *testing.T) {
+	t.Parallel()
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest",
 		withScript(t, "rules: [{schema: bundle, fault: malformed_json}]\n"), withoutRecovery) // no bundle at all: the ladder would salvage them
 	if err != nil {
@@ -366,6 +372,7 @@ func TestTelemetryCountsLaunchedAgentsApartFromPlanned(t *testing.T) {
 // Issue 9.7: bundles cut off by Ctrl-C are cancelled, not timed out or failed
 // with a provider's class.
 func TestInterruptedBundlesAreCancelled(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	n := 0 // observers are called one event at a time
@@ -410,6 +417,7 @@ func TestInterruptedBundlesAreCancelled(t *testing.T) {
 // written); --force reuses a directory without following a symbolic link
 // planted in it.
 func TestOutDirIsNewOrEmptyAndLinksAreNeverFollowed(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	target := filepath.Join(tmp, "outside.txt")
 	const secret = "must stay as it is\n"
@@ -473,6 +481,7 @@ func TestOutDirIsNewOrEmptyAndLinksAreNeverFollowed(t *testing.T) {
 }
 
 func TestNegativeReplaysIsBadInput(t *testing.T) {
+	t.Parallel()
 	_, err := runMission(t, "# m\n\nplan it", "ss-50", "mock:honest", func(o *nexus.Options) { o.Replays = -3 })
 	if !errors.Is(err, config.ErrBadInput) || !strings.Contains(err.Error(), "-3") {
 		t.Fatalf("err = %v, want ErrBadInput naming -3", err)

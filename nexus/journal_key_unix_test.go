@@ -18,6 +18,7 @@ import (
 // key afterwards, and refused when others may read it or when it is not a
 // regular file.
 func TestJournalKeyFile(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	dir := filepath.Join(t.TempDir(), "cfg", "swarm")
 	path := filepath.Join(dir, "journal.key")
 	t.Setenv(EnvJournalKeyFile, path)

@@ -155,6 +155,7 @@ func arrivalOrder(domains []string, reverse bool) map[string][]string {
 // pairing by arrival order, and a commander's atoms gathered in the order
 // its squad leads finished, broke this.
 func TestSameSeedSameRequestsWhateverTheArrivalOrder(t *testing.T) {
+	t.Parallel()
 	mission, config := resumeFixture(t)
 	domains := []string{"architecture", "implementation", "documentation", "integration"}
 	var keys [][]string
@@ -217,6 +218,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 // Resuming a finished run says so and touches nothing: every file keeps its
 // bytes and modification time.
 func TestResumeFinishedRunChangesNothing(t *testing.T) {
+	t.Parallel()
 	mission, config := resumeFixture(t)
 	out := filepath.Join(t.TempDir(), "run")
 	res, err := prepareResumeRun(t, mission, config, out, nil).Run(t.Context())
@@ -241,6 +243,7 @@ func TestResumeFinishedRunChangesNothing(t *testing.T) {
 // refused with what changed (bad input), and nothing is written; --force
 // resumes and says what changed in the run_resumed event.
 func TestResumeRefusesWhatChanged(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		change func(t *testing.T, mission, configPath, ws, gt string)
@@ -254,6 +257,7 @@ func TestResumeRefusesWhatChanged(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			mission, configPath := resumeFixture(t)
 			base := t.TempDir()
 			ws := filepath.Join(base, "ws")
@@ -330,6 +334,7 @@ func appendTo(t *testing.T, path, s string) {
 // and the resumed run ends like an uninterrupted one (same seal, same
 // per-bundle scores) with replayed + fresh = the uninterrupted run's calls.
 func TestResumeAfterInterruptionReplaysAndMatches(t *testing.T) {
+	t.Parallel()
 	mission, config := resumeFixture(t)
 	full := filepath.Join(t.TempDir(), "full")
 	want, err := prepareResumeRun(t, mission, config, full, nil).Run(t.Context())
@@ -391,6 +396,7 @@ func bundleScores(res *nexus.Result) map[string]any {
 // A resumed run that seals another envelope than the one its directory
 // holds is not the run that was interrupted: it fails, never goes on.
 func TestResumeWithAnotherStoredEnvelopeFails(t *testing.T) {
+	t.Parallel()
 	mission, config := resumeFixture(t)
 	out := filepath.Join(t.TempDir(), "run")
 	if _, err := prepareResumeRun(t, mission, config, out, nil).Run(t.Context()); err != nil {
@@ -440,6 +446,7 @@ func TestResumeWithAnotherStoredEnvelopeFails(t *testing.T) {
 // A journal damaged before its last line is refused, naming the file and
 // line, before anything in the run directory is touched.
 func TestResumeRefusesADamagedJournal(t *testing.T) {
+	t.Parallel()
 	mission, configPath := resumeFixture(t)
 	out := filepath.Join(t.TempDir(), "run")
 	if _, err := prepareResumeRun(t, mission, configPath, out, nil).Run(t.Context()); err != nil {

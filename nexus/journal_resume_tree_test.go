@@ -65,6 +65,7 @@ func writeAt(t *testing.T, path string, off int64) {
 // 1 GiB had no fingerprint at all ("" then and "" now: "unchanged"), so any
 // change to it went unnoticed.
 func TestResumeNoticesChangesToHugeWorkspaces(t *testing.T) {
+	// Serial: lowers nexus's tree caps, package variables.
 	for _, tc := range []struct {
 		why         string
 		files, walk int                            // caps for the test (0: the shipped ones)
@@ -130,6 +131,7 @@ func TestResumeNoticesChangesToHugeWorkspaces(t *testing.T) {
 // A manifest written by a swarm that left a tree over its caps without a
 // fingerprint (tree_hash absent) cannot vouch for the files: reported.
 func TestResumeReportsAnUnfingerprintedWorkspace(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	smallFiles(2)(t, dir)
 	was := &runfiles.Manifest{Workspace: &runfiles.ManifestWorkspace{Dir: dir, TreeFiles: 60_000}}

@@ -46,6 +46,7 @@ var rec1, rec2 = func() (string, string) {
 // it is dropped and cut off so the next record starts a line of its own. A
 // bad line anywhere else is damage, never skipped.
 func TestOpenJournalTornTailAndBadMiddleLine(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		content     string
@@ -112,6 +113,7 @@ func TestOpenJournalTornTailAndBadMiddleLine(t *testing.T) {
 // Identical requests (same key) replay in the order they were journaled;
 // each answer replays once.
 func TestJournalReplaysIdenticalKeysInOrder(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), runfiles.JournalFile)
 	j, _, err := openJournal(path, testOpen)
 	if err != nil {
@@ -150,6 +152,7 @@ func TestJournalReplaysIdenticalKeysInOrder(t *testing.T) {
 // An answer that contained a configured secret is journaled redacted (and
 // so replays redacted); the journal holds no prompt text (keys are hashes).
 func TestJournalRedactsSecrets(t *testing.T) {
+	t.Parallel()
 	const secret = "sk-journal-test-secret-0123456789"
 	path := filepath.Join(t.TempDir(), runfiles.JournalFile)
 	j, _, err := openJournal(path, testOpen)
@@ -185,6 +188,7 @@ func TestJournalRedactsSecrets(t *testing.T) {
 // The replay key is the request without the model it is sent to: who asks
 // and what they ask.
 func TestReplayKeyIgnoresTheModelButNotTheCaller(t *testing.T) {
+	t.Parallel()
 	base := providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: "q"}}, Seed: providers.Int64(1),
 		Caller: providers.Caller{Role: "worker", AgentID: "w1"}}
 	k := replayKey(base)
@@ -209,6 +213,7 @@ func TestReplayKeyIgnoresTheModelButNotTheCaller(t *testing.T) {
 // the canary again), is never replayed as an answer, is not counted among
 // the answers, and is written once: a second decide keeps the first.
 func TestJournalDecisionIsReadBackAndNotReplayed(t *testing.T) {
+	t.Parallel()
 	path := writeJournal(t, rec1+"\n")
 	j, _, err := openJournal(path, testOpen)
 	if err != nil {

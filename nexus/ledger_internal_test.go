@@ -43,6 +43,7 @@ func stripMarks(s string) string {
 // the bundle says, and a mark the agent wrote into its own text is
 // neutralised, so it cannot pass for one of swarm's.
 func TestLedgerTextMarksWhatWasVerified(t *testing.T) {
+	t.Parallel()
 	r := &runState{ev: evidenceSetup{verify: evidenceFake}}
 	o := &BundleOutcome{ID: "security", Domain: "security", result: commanders.Result{Atoms: []commanders.AtomResult{
 		{BriefID: "security-01", Atom: commanders.Atom{Content: "done"}}, {BriefID: "security-02", Failed: true, Skipped: true},

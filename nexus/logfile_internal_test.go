@@ -21,6 +21,7 @@ import (
 // reason: main's logs dropped it (bufio's errors were never looked at) and
 // the run claimed a record it did not have.
 func TestEventLogOnDevFullReportsNoSpace(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("/dev/full is Linux's")
 	}
@@ -44,6 +45,7 @@ func TestEventLogOnDevFullReportsNoSpace(t *testing.T) {
 // appended: a resume must not find answers after a missing one. Main went
 // on and appended after the torn record.
 func TestJournalAppendFailureStopsTheRun(t *testing.T) {
+	// Serial: rundir.FailWritesAfter fails every write of the process.
 	path := filepath.Join(t.TempDir(), runfiles.JournalFile)
 	j, _, err := openJournal(path, testOpen)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 )
 
 func TestCheckMission(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		why     string
@@ -51,6 +52,7 @@ func TestCheckMission(t *testing.T) {
 }
 
 func TestRunRefusesNonTextMissionBeforeAnyCall(t *testing.T) {
+	t.Parallel()
 	// Library users get the check too: nexus.Run refuses in intake, before
 	// a run directory or a call exists.
 	reg := mockRegistry(mock.Options{})
@@ -73,6 +75,7 @@ func TestRunRefusesNonTextMissionBeforeAnyCall(t *testing.T) {
 }
 
 func TestReadMissionStopsAtTheHardLimit(t *testing.T) {
+	t.Parallel()
 	_, err := nexus.ReadMission(strings.NewReader(strings.Repeat("x", config.MaxMissionBytesLimit+10)))
 	if !errors.Is(err, nexus.ErrMissionTooLarge) {
 		t.Fatalf("err = %v, want ErrMissionTooLarge", err)

@@ -101,6 +101,7 @@ func phasesInOrder(evs []events.Event) []string {
 }
 
 func TestMissionAtEveryScale(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		scale         string
 		minAgents     int
@@ -114,6 +115,7 @@ func TestMissionAtEveryScale(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.scale, func(t *testing.T) {
+			t.Parallel()
 			res, err := runMission(t, loadMission(t, tc.mission), tc.scale, "mock:honest")
 			if err != nil {
 				t.Fatal(err)
@@ -256,6 +258,7 @@ func scanLeaks(t *testing.T, res *nexus.Result) (feedbackPrompts int) {
 // with sloppy commanders, so hardening feedback (ss-100, ss-250) and
 // quarantine re-reviews actually happen, and scans every prompt.
 func TestLeakScanWithHardeningAtEveryScale(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		scale        string
 		wantFeedback bool // hardening or quarantine feedback reaches an agent
@@ -265,6 +268,7 @@ func TestLeakScanWithHardeningAtEveryScale(t *testing.T) {
 		{"ss-250", true},
 	} {
 		t.Run(tc.scale, func(t *testing.T) {
+			t.Parallel()
 			res, err := runMission(t, loadMission(t, "dependency-risk-scan.md"), tc.scale, "mock:honest", func(o *nexus.Options) {
 				o.Models = models(t, map[string]string{"commander": "mock:sloppy"})
 			})
@@ -311,6 +315,7 @@ func validateReports(t *testing.T, res *nexus.Result) map[string]shadow.Report {
 }
 
 func TestPersonasShadowAndHardening(t *testing.T) {
+	t.Parallel()
 	t.Run("sloppy fails some, hardening helps", func(t *testing.T) {
 		res := scoresByPersona(t, "sloppy")
 		reports := validateReports(t, res)
@@ -378,6 +383,7 @@ func TestPersonasShadowAndHardening(t *testing.T) {
 // runs, where hardening is off so all four bands occur, and that each
 // decision and its reason are in the run's events.
 func TestShadowGateBandsAndEvents(t *testing.T) {
+	t.Parallel()
 	band := func(s float64) string {
 		switch {
 		case s <= 15:
@@ -458,6 +464,7 @@ func TestShadowGateBandsAndEvents(t *testing.T) {
 }
 
 func TestTamperedEnvelopeIsDetectedInPhase6(t *testing.T) {
+	t.Parallel()
 	res, err := runMission(t, loadMission(t, "incident-runbook.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
 		dir := o.OutDir
 		o.Observers = append(o.Observers, events.ObserverFunc(func(e events.Event) {
@@ -522,6 +529,7 @@ func TestTamperedEnvelopeIsDetectedInPhase6(t *testing.T) {
 }
 
 func TestEmptyMissionIsBadInput(t *testing.T) {
+	t.Parallel()
 	_, err := runMission(t, "  \n", "ss-50", "mock:honest")
 	if !errors.Is(err, config.ErrBadInput) {
 		t.Fatalf("err = %v, want ErrBadInput", err)
@@ -529,6 +537,7 @@ func TestEmptyMissionIsBadInput(t *testing.T) {
 }
 
 func TestCancelledRunLeavesPartialDirectory(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(t.Context())
 	o := nexus.Options{Config: defaultConfig(t), Registry: mockRegistry(mock.Options{}), Mission: loadMission(t, "api-design.md"),
 		Scale: "ss-100", Provider: providers.Ref{Kind: "mock", Model: "honest"}, OutDir: filepath.Join(t.TempDir(), "run")}
@@ -552,6 +561,7 @@ func TestCancelledRunLeavesPartialDirectory(t *testing.T) {
 }
 
 func TestFlakyRunCompletesAndRecordsInjectedFaultClasses(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	injected := map[string]int{}
 	res, err := runMission(t, loadMission(t, "dependency-risk-scan.md"), "ss-100", "mock:flaky", func(o *nexus.Options) {
@@ -591,6 +601,7 @@ func withRetries(k providers.KindConfig, n int) providers.KindConfig {
 }
 
 func TestRunThroughMockServerMatchesInProcess(t *testing.T) {
+	t.Parallel()
 	h, err := mock.NewServer(mock.ServerOptions{Persona: mock.Honest})
 	if err != nil {
 		t.Fatal(err)
@@ -647,6 +658,7 @@ func sandboxReport(t *testing.T, res *nexus.Result) map[string]any {
 }
 
 func TestAdversarialMissionShowsLeakageAndHigherToxicity(t *testing.T) {
+	t.Parallel()
 	mission := loadMission(t, "auth-migration.md")
 	honest, err := runMission(t, mission, "ss-50", "mock:honest")
 	if err != nil {
@@ -677,6 +689,7 @@ func TestAdversarialMissionShowsLeakageAndHigherToxicity(t *testing.T) {
 }
 
 func TestSandboxBreakerStopsWorkForAToxicModel(t *testing.T) {
+	t.Parallel()
 	res, err := runMission(t, loadMission(t, "api-design.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
 		o.Models = models(t, map[string]string{"worker": "mock:adversarial"})
 		o.Config.CircuitBreaker.ToxicityThreshold = 0.05
@@ -710,6 +723,7 @@ func TestSandboxBreakerStopsWorkForAToxicModel(t *testing.T) {
 // Random audits on real agents: at audit_rate 1 every scored bundle is
 // re-judged and recorded in sandbox.json; at 0 none is.
 func TestSandboxRandomAuditsRejudgeBundles(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		rate float64
@@ -746,6 +760,7 @@ func TestSandboxRandomAuditsRejudgeBundles(t *testing.T) {
 }
 
 func TestReplaysMeasureIncoherence(t *testing.T) {
+	t.Parallel()
 	mission := loadMission(t, "api-design.md")
 	t.Run("without a benchmark E is unavailable", func(t *testing.T) {
 		res, err := runMission(t, mission, "ss-50", "mock:honest", func(o *nexus.Options) {
@@ -785,6 +800,7 @@ func TestReplaysMeasureIncoherence(t *testing.T) {
 }
 
 func TestSecretsNeverReachTheRunDirectory(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	const secret = "sk-swarm-test-secret-4f1d9a"
 	t.Setenv("OPENAI_API_KEY", secret)
 	res, err := runMission(t, loadMission(t, "incident-runbook.md"), "ss-50", "mock:honest")
@@ -811,6 +827,7 @@ func TestSecretsNeverReachTheRunDirectory(t *testing.T) {
 }
 
 func TestMockFaultsFromConfigOptions(t *testing.T) {
+	t.Parallel()
 	res, err := runMission(t, loadMission(t, "api-design.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
 		k := o.Config.Providers["mock"]
 		k.Options = map[string]string{"faults": "../examples/mock/faults-20.yaml"}
@@ -826,6 +843,7 @@ func TestMockFaultsFromConfigOptions(t *testing.T) {
 }
 
 func TestCostCeilingWarnsStopsAndStillSynthesises(t *testing.T) {
+	t.Parallel()
 	res, err := runMission(t, loadMission(t, "api-design.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
 		k := o.Config.Providers["mock"]
 		k.InputPerMTok, k.OutputPerMTok = 200, 800 // an expensive mock: the run would cost about twice the $10 ceiling
@@ -859,6 +877,7 @@ func TestCostCeilingWarnsStopsAndStillSynthesises(t *testing.T) {
 }
 
 func TestMissingAPIKeyIsBadInputBeforeAnyRunDirectory(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	t.Setenv("OPENAI_API_KEY", "")
 	t.Setenv("ANTHROPIC_API_KEY", "")
 	out := filepath.Join(t.TempDir(), "run")
@@ -877,6 +896,7 @@ func TestMissingAPIKeyIsBadInputBeforeAnyRunDirectory(t *testing.T) {
 }
 
 func TestCallsCutOffByCtrlCAreCancelledNotFailures(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancelCause(t.Context())
 	reg := mockRegistry(mock.Options{})
 	started := make(chan struct{}, 1)

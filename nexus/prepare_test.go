@@ -24,6 +24,7 @@ func missionOptions(t *testing.T, dir string) nexus.Options {
 // Prepare is Phase 0 only: the plan is known and nothing is written (the
 // CLI shows the briefing from it before anything exists on disk).
 func TestPrepareWritesNothing(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	m, err := nexus.Prepare(missionOptions(t, dir))
 	if err != nil {
@@ -41,6 +42,7 @@ func TestPrepareWritesNothing(t *testing.T) {
 // bundles and scores, and Run after Seal makes no second decomposition or
 // seal call.
 func TestSealThenRunEqualsRun(t *testing.T) {
+	t.Parallel()
 	one, err := nexus.Run(t.Context(), missionOptions(t, filepath.Join(t.TempDir(), "one")))
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +77,7 @@ func TestSealThenRunEqualsRun(t *testing.T) {
 // same hash, neither makes a decomposition or seal call, and the sealing
 // mission, closed, says "sealed".
 func TestRunSealedSharesOneEnvelope(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	m, err := nexus.Prepare(missionOptions(t, filepath.Join(base, "seal")))
 	if err != nil {

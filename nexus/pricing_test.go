@@ -23,6 +23,7 @@ import (
 // telemetry, the events and report.md mark the cost as a lower bound and
 // name the unpriced models, and the plan lists them for the briefing.
 func TestUnpricedModelsAreNeverSummedAsZero(t *testing.T) {
+	t.Parallel()
 	in, out := 1.0, 2.0
 	res, err := runMission(t, loadMission(t, "test-gap-hunt.md"), "ss-50", "mock:honest", func(o *nexus.Options) {
 		cfg := *o.Config
@@ -124,6 +125,7 @@ func withTokenKinds(_ providers.Ref, p providers.Provider) providers.Provider {
 // per model and in all, counts the prompt cache's hits per role with the
 // share of input read from it, and names the price each model was charged.
 func TestCallEventsAndTelemetryCarryTokenKinds(t *testing.T) {
+	t.Parallel()
 	in, out, cacheRead, reasoning := 1.0, 4.0, 0.1, 8.0
 	price := config.ModelPrice{InputPerMTok: &in, OutputPerMTok: &out, CacheReadPerMTok: &cacheRead, ReasoningPerMTok: &reasoning,
 		AsOf: "2026-11-27", Source: "https://example.com/prices"}
@@ -210,6 +212,7 @@ func TestCallEventsAndTelemetryCarryTokenKinds(t *testing.T) {
 // price, the judge's and the seal author's too: the cost ceiling cannot act
 // on their calls either.
 func TestCeilingWarningNamesUnpricedJudgeAndSealAuthor(t *testing.T) {
+	t.Parallel()
 	in, out := 1.0, 2.0
 	o := nexus.Options{Config: defaultConfig(t), Registry: mockRegistry(mock.Options{}), Mission: loadMission(t, "test-gap-hunt.md"), MissionName: "test",
 		Scale: "ss-50", Provider: ref(t, "mock:honest"), OutDir: filepath.Join(t.TempDir(), "run")}

@@ -20,6 +20,7 @@ import (
 // limit (halved once, the 429 counted) and the cached tokens per role; the
 // change is a concurrency_limit event.
 func TestTelemetryAdaptiveAndCache(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	kc := cfg.Providers["mock"]
 	on := true
@@ -79,6 +80,7 @@ var cmpIgnoreInFlight = cmp.Transformer("noInFlight", func(d events.ConcurrencyD
 // limit by default and reports no cache use, so a run's telemetry has
 // neither section (the README's figures and goldens stay as they were).
 func TestDefaultMockHasNoAdaptiveTelemetry(t *testing.T) {
+	t.Parallel()
 	res, err := runMissionWith(t, loadMission(t, "api-design.md"), "ss-50", "mock:honest", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +93,7 @@ func TestDefaultMockHasNoAdaptiveTelemetry(t *testing.T) {
 // TestConcurrencyEventRoundTrip: a concurrency_limit event read back from
 // events.jsonl has its typed payload.
 func TestConcurrencyEventRoundTrip(t *testing.T) {
+	t.Parallel()
 	in := events.Event{Kind: events.Concurrency, Model: "openai:gpt-4.1", Data: events.ConcurrencyData{From: 16, To: 8, Max: 16, Model: "openai:gpt-4.1", Reason: "rate_limited", InFlight: 15}}
 	b, err := json.Marshal(in)
 	if err != nil {

@@ -76,6 +76,7 @@ func criteriaIn(req providers.Request) int {
 }
 
 func TestVerdictLadder(t *testing.T) {
+	t.Parallel()
 	judge := func(req providers.Request) bool { return req.Caller.Role == commanders.RoleJudge }
 	tests := []struct {
 		name      string
@@ -163,6 +164,7 @@ func TestVerdictLadder(t *testing.T) {
 // A worker model that fails every call: the ladder swaps each worker to the
 // role's fallback, the run completes, and telemetry counts the swaps.
 func TestLadderSwapsFailingWorkersToTheirFallback(t *testing.T) {
+	t.Parallel()
 	worker := func(r providers.Request) bool { return r.Caller.Role == commanders.RoleWorker }
 	res, err := runMission(t, loadMission(t, "test-gap-hunt.md"), "ss-50", "mock:honest", flaky(commanders.RoleWorker, worker, "mock:honest"))
 	if err != nil {
@@ -196,6 +198,7 @@ func TestLadderSwapsFailingWorkersToTheirFallback(t *testing.T) {
 // mock's atoms are short: there is no excerpt to shorten, so simplify is not
 // tried; no fallback is configured, so neither is a model swap.)
 func TestLadderDegradedBundleIsNeverASuccess(t *testing.T) {
+	t.Parallel()
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest",
 		withScript(t, "rules: [{schema: bundle, match: 'You are the testing commander', fault: malformed_json}]\n"))
 	if err != nil {
@@ -237,6 +240,7 @@ func TestLadderDegradedBundleIsNeverASuccess(t *testing.T) {
 // A run where nothing failed has no recovery in its telemetry: absent, not
 // zeros.
 func TestTelemetryRecoveryAbsentWhenTheLadderDidNothing(t *testing.T) {
+	t.Parallel()
 	res, err := runMission(t, loadMission(t, "test-gap-hunt.md"), "ss-50", "mock:honest")
 	if err != nil {
 		t.Fatal(err)

@@ -86,7 +86,7 @@ func leakyProvider(doc, token string, echoed *atomic.Int64) func(providers.Ref, 
 // author's criteria, a configured key the provider echoes), reaches no file
 // of the run directory; the sealed envelope still verifies.
 func TestNoCredentialReachesAnyFileOfTheRun(t *testing.T) {
-	t.Setenv("OPENAI_API_KEY", redacttest.Secret) // a configured key: the run registers it
+	t.Parallel()
 	doc := redacttest.Document()
 
 	// A workspace whose files hold every format (read_file, grep).
@@ -109,6 +109,12 @@ func TestNoCredentialReachesAnyFileOfTheRun(t *testing.T) {
 	var echoed atomic.Int64
 	out := filepath.Join(t.TempDir(), "run")
 	o := missionOptions(t, out)
+	// A configured key: the run registers it. Its variable holds
+	// redacttest.Secret for the whole test binary (TestMain), so the test
+	// needs no t.Setenv and runs in parallel.
+	kc := o.Config.Providers["openai"]
+	kc.APIKeyEnv = envConfiguredKey
+	o.Config.Providers["openai"] = kc
 	o.Mission = loadMission(t, "security-review-tinynotes.md") + "\nContext from the team:\n\n" + doc
 	o.MissionDir = filepath.Join("..", "examples", "missions")
 	o.Workspace = ws

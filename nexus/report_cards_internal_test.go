@@ -21,6 +21,7 @@ import (
 
 // Only bundles that passed the Shadow Gate feed the synthesis.
 func TestInSynthesisFollowsTheGate(t *testing.T) {
+	t.Parallel()
 	gate := func(a string) *shadow.GateDecision { return &shadow.GateDecision{Action: a} }
 	cases := []struct {
 		name     string
@@ -48,6 +49,7 @@ func TestInSynthesisFollowsTheGate(t *testing.T) {
 // In a workspace mission only findings with a verified citation reach
 // the synthesizer; without a workspace every finding does.
 func TestSynthesisBundleKeepsVerifiedFindings(t *testing.T) {
+	t.Parallel()
 	o := &BundleOutcome{Bundle: commanders.Bundle{Domain: "security", Findings: []commanders.Finding{
 		{Title: "Verified one"}, {Title: "Fabricated one"}, {Title: "Uncited one"}, {Title: "Mixed one"}}}}
 	o.checks = &bundleChecks{findings: [][]workspace.Check{
@@ -78,6 +80,7 @@ func TestSynthesisBundleKeepsVerifiedFindings(t *testing.T) {
 // Finding cards merge the same finding across domains, keep groups apart
 // and sort by priority then support.
 func TestFindingCards(t *testing.T) {
+	t.Parallel()
 	res := workspaceRunResult()
 	type card struct {
 		Group, Title, Priority string
@@ -109,6 +112,7 @@ func TestFindingCards(t *testing.T) {
 // The risk of a domain comes from its findings' priorities and its gate,
 // never "low" for work nobody can trust.
 func TestDomainRisk(t *testing.T) {
+	t.Parallel()
 	passed := func(gate string, findings ...commanders.Finding) *BundleOutcome {
 		return &BundleOutcome{ID: "d", Gate: &shadow.GateDecision{Action: gate}, InSynthesis: true, Bundle: commanders.Bundle{Findings: findings}}
 	}
@@ -142,6 +146,7 @@ func TestDomainRisk(t *testing.T) {
 // "None reported" never appears beside a CONFLICT-tier bundle: its two
 // sides are listed.
 func TestConflictsListConflictTiers(t *testing.T) {
+	t.Parallel()
 	res := workspaceRunResult()
 	v := newConflictsView(res, 0.5)
 	if v.None() {
@@ -162,6 +167,7 @@ func TestConflictsListConflictTiers(t *testing.T) {
 // Refusals are grouped by kind (escape, denied, scope, limit first), with
 // exact counts and up to three examples chosen in a fixed order.
 func TestGroupRefusals(t *testing.T) {
+	t.Parallel()
 	ex := func(agent, path string) runfiles.RefusalExample {
 		return runfiles.RefusalExample{Agent: agent, Tool: "read_file", Path: path, Reason: path + ": no"}
 	}
@@ -194,6 +200,7 @@ func TestGroupRefusals(t *testing.T) {
 // findings.sarif validates against the official SARIF 2.1.0 schema and
 // carries the recommended cards' verified locations only.
 func TestFindingsSARIF(t *testing.T) {
+	t.Parallel()
 	b, err := findingsSARIF(findingCards(workspaceRunResult()))
 	if err != nil {
 		t.Fatal(err)
@@ -272,6 +279,7 @@ func TestFindingsSARIF(t *testing.T) {
 // findings.csv has one row per card of every group, the counts only when
 // evidence was measured, and no cell a spreadsheet would run.
 func TestFindingsCSV(t *testing.T) {
+	t.Parallel()
 	res := workspaceRunResult()
 	res.Bundles[0].Bundle.Findings[2].Title = "=HYPERLINK(\"x\")"
 	b, err := findingsCSV(findingCards(res))
@@ -303,6 +311,7 @@ func TestFindingsCSV(t *testing.T) {
 // With shadow scoring off no gate checked the bundles: the findings say so
 // under a warning instead of "from bundles that passed the Shadow Gate".
 func TestCardsWithoutGate(t *testing.T) {
+	t.Parallel()
 	o := &BundleOutcome{ID: "security", InSynthesis: true, Bundle: commanders.Bundle{Findings: []commanders.Finding{{Title: "Ship", Priority: "high"}}}}
 	res := &Result{ShadowReason: "shadow scoring disabled in config", Bundles: []*BundleOutcome{o}}
 	s := newCardSections(res, findingCards(res))

@@ -66,6 +66,7 @@ func fullSynthesis() *Synthesis {
 const sandboxMarkdown = "## Distributional safety (sandbox)\n\n| scope | interactions |\n|---|---|\n| all | 6 |\n\n"
 
 func TestActionReportVariants(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		why  string
@@ -357,6 +358,7 @@ func nothingPassedResult() *Result {
 // banner when the judge or seal author shares the commanders' family, and
 // only when there is a score to be advisory about.
 func TestReportSaysScoresAreAdvisory(t *testing.T) {
+	t.Parallel()
 	ref := func(s string) providers.Ref {
 		r, err := providers.ParseRef(s)
 		if err != nil {

@@ -22,6 +22,7 @@ import (
 // that nothing passed and shows the work only under a warning, and
 // findings.sarif holds no result.
 func TestQuarantinedWorkNeverRecommended(t *testing.T) {
+	t.Parallel()
 	ws := filepath.Join("..", "examples", "workspaces", "tinynotes")
 	res, out := workspaceRun(t, mock.Adversarial, ws)
 	quarantined := 0
@@ -74,6 +75,7 @@ func TestQuarantinedWorkNeverRecommended(t *testing.T) {
 // finding cards with the quoted verified lines, the domain reports, and
 // the exports carry the same cards.
 func TestHonestWorkspaceReport(t *testing.T) {
+	t.Parallel()
 	ws := filepath.Join("..", "examples", "workspaces", "tinynotes")
 	// ss-100: five domains, whose mock findings share titles.
 	res, out := workspaceRunAt(t, mock.Honest, ws, "ss-100")
@@ -129,6 +131,7 @@ func workspaceRunAt(t *testing.T, persona, ws, scale string) (*nexus.Result, str
 // evidence is ever recommended: no synthesis, and report.md says that no
 // finding rests on verified evidence instead of showing a #1 action.
 func TestUnverifiedWorkNeverRecommended(t *testing.T) {
+	t.Parallel()
 	res, out := workspaceRunWith(t, mock.Sloppy, filepath.Join("..", "examples", "workspaces", "tinynotes"), func(o *nexus.Options) {
 		o.Scale = "ss-100"
 		o.Config.CircuitBreaker.ToxicityThreshold = 1 // rolling toxicity never exceeds 1: the breaker stays closed

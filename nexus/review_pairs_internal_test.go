@@ -14,6 +14,7 @@ func reviewer(id, model string) commanders.Reviewer {
 }
 
 func TestReviewerPairsMixFamiliesWhereTheRosterAllows(t *testing.T) {
+	t.Parallel()
 	gpt, claude, gemini := "openai:gpt-4.1", "anthropic:claude-sonnet-4", "google:gemini-2.5-pro"
 	tests := []struct {
 		name      string

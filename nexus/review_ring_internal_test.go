@@ -11,6 +11,7 @@ import (
 // the ring closed by the last with the first (three or more), a pair
 // handed out as soon as both exist and everything between them is known.
 func TestReviewRingPairsByDomainOrderWhateverTheArrival(t *testing.T) {
+	t.Parallel()
 	type ev struct {
 		i  int
 		ok bool

@@ -50,6 +50,7 @@ func killedRun(t *testing.T) (dir, config string) {
 // turned into a pass) is refused on resume, naming the file, line and
 // record, before anything in the directory is touched.
 func TestResumeRefusesAnEditedJudgeAnswer(t *testing.T) {
+	t.Parallel()
 	dir, configPath := killedRun(t)
 	path := filepath.Join(dir, runfiles.JournalFile)
 	b, err := os.ReadFile(path)
@@ -94,6 +95,7 @@ func TestResumeRefusesAnEditedJudgeAnswer(t *testing.T) {
 // A journal from before journal MACs is refused unless the user trusts it
 // explicitly; trusted, the run resumes and replays it.
 func TestResumeOfAnUnsignedJournalNeedsTheUsersWord(t *testing.T) {
+	t.Parallel()
 	dir, config := killedRun(t)
 	path := filepath.Join(dir, runfiles.JournalFile)
 	b, err := os.ReadFile(path)
@@ -166,6 +168,7 @@ func (g *gate) wrap(_ providers.Ref, p providers.Provider) providers.Provider {
 // going, and a second resume beside a first, are refused naming the pid
 // that holds the directory; once the holder ends, resume proceeds.
 func TestSecondProcessOnARunDirectoryIsRefused(t *testing.T) {
+	t.Parallel()
 	mission, configPath := resumeFixture(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	g := &gate{n: 5, reached: make(chan struct{}), release: make(chan struct{})}
@@ -212,6 +215,7 @@ func TestSecondProcessOnARunDirectoryIsRefused(t *testing.T) {
 // A lock held by a process that was killed (SIGKILL) is released by the
 // operating system: resume proceeds at once.
 func TestKilledLockHolderDoesNotBlockResume(t *testing.T) {
+	t.Parallel()
 	dir, config := killedRun(t)
 	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envHoldLock+"="+dir)
@@ -291,6 +295,7 @@ func sparse(t *testing.T, path string, size int64) {
 // verify's journal check and verify-evidence refuse them, naming the file
 // and the limit.
 func TestRunDirectoryFilesAreReadRegularAndBounded(t *testing.T) {
+	t.Parallel()
 	reg := builtin.Registry(mock.Options{})
 	resume := func(dir, configPath string) error {
 		m, err := nexus.Resume(dir, nexus.ResumeOptions{Registry: reg, ConfigPath: configPath})
@@ -370,6 +375,7 @@ func TestRunDirectoryFilesAreReadRegularAndBounded(t *testing.T) {
 		}, safeio.ErrTooLarge, "over the limit"},
 	} {
 		t.Run(tc.why, func(t *testing.T) {
+			t.Parallel()
 			var dir, configPath string
 			if tc.finish {
 				mission, cfg := resumeFixture(t)

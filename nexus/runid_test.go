@@ -17,6 +17,7 @@ import (
 // the second used to be refused ("--out ... is not empty") or to share the
 // first one's directory. Two start one after the other, three at once.
 func TestRunsStartedInTheSameSecondGetTheirOwnDirectories(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	second := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
 	run := func() (*nexus.Result, error) {

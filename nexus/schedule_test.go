@@ -24,6 +24,7 @@ import (
 // has been judged; a judge that waits for the reviews never sees one, and
 // the held reviewers give up (failing the reviews) after ten seconds.
 func TestJudgingDoesNotWaitForCrossReview(t *testing.T) {
+	t.Parallel()
 	judged := make(chan struct{})
 	var once sync.Once
 	reg := hookRegistry("held", "mock whose reviewers wait for a judged bundle", func(ctx context.Context, req providers.Request, m providers.Provider) (providers.Response, error) {
@@ -104,6 +105,7 @@ func printOf(t *testing.T, res *nexus.Result) fingerprint {
 // bundles. (Which reviewer pair scores which bundle pair follows the order
 // in which commanders finish, so review scores are not compared.)
 func TestParallelJudgingIsDeterministicAndStillHardens(t *testing.T) {
+	t.Parallel()
 	run := func() *nexus.Result {
 		res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
 			o.Models = models(t, map[string]string{"commander": "mock:sloppy"})
@@ -139,6 +141,7 @@ func TestParallelJudgingIsDeterministicAndStillHardens(t *testing.T) {
 // hardened revision of a bundle has never reaches a reviewer (no bundle is
 // quarantined here, so every reviewer call is the cross-review's).
 func TestCrossReviewSeesBundlesAsTheyArrived(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var prompts []string
 	reg := hookRegistry("spy", "mock recording reviewer prompts", func(ctx context.Context, req providers.Request, m providers.Provider) (providers.Response, error) {
@@ -222,6 +225,7 @@ func TestCrossReviewSeesBundlesAsTheyArrived(t *testing.T) {
 // Phases 4, 5 and 6 overlap, so each LLM call is tagged with the phase its
 // work belongs to, not with the phase entered last.
 func TestLLMCallsCarryTheirOwnPhase(t *testing.T) {
+	t.Parallel()
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
 		o.Models = models(t, map[string]string{"commander": "mock:sloppy"}) // hardened: commanders revise in Phase 6
 	})

@@ -106,6 +106,7 @@ func structuredCallTypes(t *testing.T) []string {
 }
 
 func TestOutputSchemasListEveryStructuredCall(t *testing.T) {
+	t.Parallel()
 	var listed []string
 	for k := range outputSchemas {
 		listed = append(listed, k)
@@ -171,6 +172,7 @@ var strictKeywords = map[string]bool{
 // schema must say what it means, in the generated schema and in the strict
 // form sent to OpenAI.
 func TestEveryOutputFieldIsDescribed(t *testing.T) {
+	t.Parallel()
 	names := map[string]string{}
 	for typ, o := range outputSchemas {
 		t.Run(typ, func(t *testing.T) {

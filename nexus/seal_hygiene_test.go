@@ -85,6 +85,7 @@ func around(text, w string) string {
 // ss-250 so that squad leads are scanned too: no prompt to a commander,
 // squad lead, worker or the Nexus, and no capsule, names the protocol.
 func TestNoPromptBelowTheNexusNamesTheSeal(t *testing.T) {
+	t.Parallel()
 	// The mission's own "rollback criteria" would be the user's word, not
 	// the protocol's: the scan needs a mission without it.
 	mission := strings.Replace(loadMission(t, "auth-migration.md"), "rollback criteria", "rollback conditions", 1)

@@ -38,6 +38,7 @@ func seedConfig(t *testing.T, enabled string) *config.Config {
 // conformance_level caps what the reports claim (2 here, though hardening
 // would reach 3), completeness is a category the seal author may use.
 func TestSeedShadowScoringBlockIsAcceptedAsWritten(t *testing.T) {
+	t.Parallel()
 	cfg := seedConfig(t, "true")
 	for _, scale := range []string{"ss-50", "ss-100", "ss-250"} {
 		if s, err := cfg.ScaleFor(scale); err != nil || s.SealedCriteria != 7 {
@@ -83,6 +84,7 @@ func TestSeedShadowScoringBlockIsAcceptedAsWritten(t *testing.T) {
 // (exit 0 in the CLI), says shadow scoring is off and shows no score; it
 // used to end incomplete (exit 3) with nothing judged.
 func TestShadowScoringOffCompletesWithoutAScore(t *testing.T) {
+	t.Parallel()
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", func(o *nexus.Options) { o.Config = seedConfig(t, "false") })
 	if err != nil {
 		t.Fatal(err)

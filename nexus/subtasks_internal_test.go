@@ -14,6 +14,7 @@ import (
 // aside: an atom whose worker reported its brief failed, or wrote nothing,
 // never counts as finished work (it did before: only Failed was looked at).
 func TestSubTasksFinishedAsCompletenessCounts(t *testing.T) {
+	t.Parallel()
 	done := commanders.Atom{Status: commanders.StatusComplete, Content: "found it"}
 	res := commanders.Result{Atoms: []commanders.AtomResult{
 		{BriefID: "s-01", Atom: done},

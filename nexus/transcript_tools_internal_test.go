@@ -17,6 +17,7 @@ import (
 // arguments (of the request's messages and of the answer), and the
 // caller's messages are never modified.
 func TestTranscriptToolMessages(t *testing.T) {
+	t.Parallel()
 	const key = "AKIAIOSFODNN7EXAMPLE"
 	big := strings.Repeat("x", 5000)
 	calls := []providers.ToolCall{{ID: "c1", Name: "grep", Arguments: `{"pattern":"` + key + `"}`}}
@@ -47,6 +48,7 @@ func TestTranscriptToolMessages(t *testing.T) {
 
 // The per-role tool counts of telemetry: calls, refusals by kind, bytes.
 func TestMeterToolStats(t *testing.T) {
+	t.Parallel()
 	m := newMeter(nil, 0, nil)
 	if m.toolStats() != nil {
 		t.Fatal("tool stats present before any tool call: absent, not zero, is the rule")
@@ -102,6 +104,7 @@ func onDisk(t *testing.T, tr Transcript) ([]byte, Transcript) {
 // redactors count: a provider key (providers.Redact) and an AWS key (the
 // leak detector).
 func TestTranscriptToolResultCutAfterRedaction(t *testing.T) {
+	t.Parallel()
 	for _, key := range []string{"sk-abcdefghijklmnopqrstuv", "AKIAIOSFODNN7EXAMPLE"} {
 		content := strings.Repeat("x", maxTranscriptToolResult-9) + " " + key + " " + strings.Repeat("y", 100)
 		msgs := []providers.Message{{Role: providers.RoleTool, ToolCallID: "c1", Content: content}}

@@ -16,6 +16,7 @@ import (
 // member (what OpenAI's strict mode sends for an absent optional field) is
 // a valid atom, not a schema violation counted in the telemetry.
 func TestAnswersAreCheckedTheWayTheyAreRead(t *testing.T) {
+	t.Parallel()
 	reg := hookRegistry("nulls", "mock whose workers add a null member", func(ctx context.Context, req providers.Request, m providers.Provider) (providers.Response, error) {
 		resp, err := m.Complete(ctx, req)
 		if err == nil && req.Caller.Role == commanders.RoleWorker && strings.HasPrefix(resp.Text, "{") {

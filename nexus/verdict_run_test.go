@@ -91,6 +91,7 @@ var forbiddenWords = regexp.MustCompile(`(?i)\bseal(ed|s)?\b|\bcriteri(on|a)\b|s
 // resting on fabricated citations never reads perfect and never has every
 // gate proceed, while work whose every finding is verified still does well.
 func TestWorkspaceEvidenceDecidesTheVerdict(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		persona string
 		honest  bool // every citation real: it may (and should) score well
@@ -101,6 +102,7 @@ func TestWorkspaceEvidenceDecidesTheVerdict(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.persona, func(t *testing.T) {
+			t.Parallel()
 			res, _ := securityReview(t, c.persona, "", nil)
 			if res.Plan.Scale == "" {
 				t.Fatal("no scale")
@@ -150,6 +152,7 @@ func TestWorkspaceEvidenceDecidesTheVerdict(t *testing.T) {
 // author's criteria, and the committed hash covers them; a run without a
 // workspace seals none.
 func TestWorkspaceRunSealsMechanicalChecks(t *testing.T) {
+	t.Parallel()
 	res, dir := securityReview(t, "honest", "ss-50", nil)
 	env, err := shadow.LoadSealed(runfiles.EnvelopePath(dir))
 	if err != nil {
@@ -202,6 +205,7 @@ func TestWorkspaceRunSealsMechanicalChecks(t *testing.T) {
 // criterion. A commander's hardening feedback carries the mechanical
 // failures, in words that do not reveal the seal.
 func TestJudgeSeesTheLedgerAndCommandersGetTheFacts(t *testing.T) {
+	t.Parallel()
 	log := &requestLog{}
 	_, dir := securityReview(t, "sloppy", "", log)
 	env, err := shadow.LoadSealed(runfiles.EnvelopePath(dir))
@@ -295,6 +299,7 @@ func TestJudgeSeesTheLedgerAndCommandersGetTheFacts(t *testing.T) {
 // judge's ledger-marked prompts replay: every bundle scores as it would
 // have without the interruption.
 func TestResumeOverAWorkspaceSealsTheSameChecks(t *testing.T) {
+	t.Parallel()
 	mission, config := resumeFixture(t)
 	ws, err := filepath.Abs(tinynotes)
 	if err != nil {

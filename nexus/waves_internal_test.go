@@ -10,6 +10,7 @@ import (
 )
 
 func TestNextWaveSizing(t *testing.T) {
+	t.Parallel()
 	w := config.Waves{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.5, Min: 1, Max: 8}
 	type want struct {
 		Size  int
@@ -56,6 +57,7 @@ func TestNextWaveSizing(t *testing.T) {
 }
 
 func TestFirstWaveSize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		why         string
@@ -78,6 +80,7 @@ func TestFirstWaveSize(t *testing.T) {
 }
 
 func TestProbeVerdict(t *testing.T) {
+	t.Parallel()
 	const fail, ok = "rate_limited", ""
 	tests := []struct {
 		name     string
@@ -120,6 +123,7 @@ func TestProbeVerdict(t *testing.T) {
 }
 
 func TestProbeFinalWhenTheCanaryEndsEarly(t *testing.T) {
+	t.Parallel()
 	p := newProbe(config.Waves{ProbeCalls: 5, MaxErrorRate: 0.5})
 	if p.final(true) {
 		t.Errorf("a canary that failed before any call answered must fail the probe")
@@ -134,6 +138,7 @@ func TestProbeFinalWhenTheCanaryEndsEarly(t *testing.T) {
 }
 
 func TestProbeDiagnosisNamesModelsAndClasses(t *testing.T) {
+	t.Parallel()
 	p := newProbe(config.Waves{ProbeCalls: 3, MaxErrorRate: 0.67})
 	p.add("commander", "openai:gpt-4.1", "rate_limited", 10)
 	p.add("commander", "openai:gpt-4.1", "quota", 30)
@@ -155,6 +160,7 @@ func TestProbeDiagnosisNamesModelsAndClasses(t *testing.T) {
 // outage would pass its probe on the first attempt's answers (one success
 // settles a probe of 3 at 0.67) and widen its waves into the outage.
 func TestWavesIgnoreReplayedCalls(t *testing.T) {
+	t.Parallel()
 	plan := Plan{Domains: []string{"architecture", "implementation"}}
 	c := newWaveCtl(plan, config.Waves{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Min: 1}, []string{"architecture"})
 	underWay := c.startWave(plan.Domains)

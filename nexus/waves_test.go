@@ -59,6 +59,7 @@ func wavesOf(evs []events.Event) (waves []waveSeen, started, launchedBy map[stri
 // up to max; each commander starts after its wave's event, and each wave
 // after every commander of the previous one made its first call.
 func TestWavesHealthyRunLaunchesEveryCommanderInWaves(t *testing.T) {
+	t.Parallel()
 	w := config.Waves{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Initial: 2, Min: 1, Max: 2}
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", withWaves("ss-100", w))
 	if err != nil {
@@ -127,6 +128,7 @@ func TestWavesHealthyRunLaunchesEveryCommanderInWaves(t *testing.T) {
 // same calls and the same per-bundle scores as one without; without
 // waves there is no wave event and no waves telemetry (today's behaviour).
 func TestWavesChangeWhenNotWhat(t *testing.T) {
+	t.Parallel()
 	mission := loadMission(t, "auth-migration.md")
 	on := config.Waves{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Initial: 1, Min: 1, Max: 1}
 	withOn, err := runMission(t, mission, "ss-100", "mock:honest", withWaves("ss-100", on))
@@ -197,6 +199,7 @@ func (c *counter) get() int {
 // with the diagnosis, and the broken model was asked three times, not for
 // five teams.
 func TestWavesFailingCanaryStopsTheRun(t *testing.T) {
+	t.Parallel()
 	var calls counter
 	w := config.Waves{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Min: 1}
 	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", withWaves("ss-100", w),
@@ -261,6 +264,7 @@ func TestWavesFailingCanaryStopsTheRun(t *testing.T) {
 // 429s with Retry-After in wave 1 shrink wave 2 and delay it; a quiet
 // wave 2 lets wave 3 widen (capped by what remains).
 func TestWavesShrinkAfterRateLimits(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	firstSeen := map[string]bool{}
 	order := 0
@@ -325,6 +329,7 @@ func TestWavesShrinkAfterRateLimits(t *testing.T) {
 // when the deployment looks, so the run is repeated: a choice between them
 // left to chance would pass some runs only.
 func TestWavesCanaryCutShortByTheCeilingIsNoVerdict(t *testing.T) {
+	t.Parallel()
 	w := config.Waves{Enabled: true, Canary: 1, ProbeCalls: 3, MaxErrorRate: 0.67, Initial: 2, Min: 1, Max: 2}
 	for range 8 {
 		res, err := runMission(t, loadMission(t, "api-design.md"), "ss-100", "mock:honest", withWaves("ss-100", w), func(o *nexus.Options) {

@@ -90,6 +90,7 @@ func workspaceRunWith(t *testing.T, persona, ws string, edit func(*nexus.Options
 // outside the root or on the deny list appears in any file of the run
 // directory.
 func TestAdversarialCannotLeaveTheWorkspace(t *testing.T) {
+	t.Parallel()
 	ws := hostileWorkspace(t)
 	res, out := workspaceRun(t, mock.Adversarial, ws)
 	refusals := map[string]int{}
@@ -146,6 +147,7 @@ func countWorker(res *nexus.Result, refusal string) int {
 // so every citation of every atom and bundle checks out against the files;
 // the run records the workspace's fingerprint and the tool calls per role.
 func TestHonestCitationsVerify(t *testing.T) {
+	t.Parallel()
 	ws := filepath.Join("..", "examples", "workspaces", "tinynotes")
 	res, out := workspaceRun(t, mock.Honest, ws)
 	f, err := workspace.Open(ws, workspace.Options{})
@@ -204,6 +206,7 @@ func TestHonestCitationsVerify(t *testing.T) {
 // citations is found fabricated, counted for its model, struck in the action
 // report, and matches no planted defect.
 func TestDeceptiveFabricationsAreFoundAndReported(t *testing.T) {
+	t.Parallel()
 	ws := filepath.Join("..", "examples", "workspaces", "tinynotes")
 	out := filepath.Join(t.TempDir(), "run")
 	o := missionOptions(t, out)
@@ -253,6 +256,7 @@ func TestDeceptiveFabricationsAreFoundAndReported(t *testing.T) {
 // file an agent is served lies inside it, reads outside it are refused
 // (scope) and counted, and the honest persona's citations stay inside it.
 func TestFileScopeBoundsWhatAgentsRead(t *testing.T) {
+	t.Parallel()
 	ws := filepath.Join("..", "examples", "workspaces", "tinynotes")
 	for _, persona := range []string{mock.Honest, mock.Sloppy} {
 		out := filepath.Join(t.TempDir(), "run")
@@ -297,6 +301,7 @@ func TestFileScopeBoundsWhatAgentsRead(t *testing.T) {
 // the refusal is recorded as an event and counted in telemetry; the file's
 // content reaches neither the model nor the run directory.
 func TestReadOutsideScopeIsRefusedAndCounted(t *testing.T) {
+	t.Parallel()
 	ws := filepath.Join("..", "examples", "workspaces", "tinynotes")
 	// Every worker's first turn asks for cmd/notesd/main.go, outside the
 	// scope; then the honest mock goes on.

@@ -18,6 +18,7 @@ import (
 )
 
 func TestSplitFrontMatter(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		mission  string
@@ -57,6 +58,7 @@ func TestSplitFrontMatter(t *testing.T) {
 // matter (relative to the mission file), else the config; the agents never
 // see the front matter.
 func TestWorkspaceResolution(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	for _, d := range []string{"flag", "missions/fm", "cfg"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
@@ -116,6 +118,7 @@ func TestWorkspaceResolution(t *testing.T) {
 // flag, unless AllowHomeWorkspace (--allow-home-workspace). On main it
 // ran with no prompt.
 func TestHomeWorkspaceNeedsConsent(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	root := t.TempDir()
 	home := filepath.Join(root, "users", "alice")
 	project := filepath.Join(home, "src", "app")
@@ -169,6 +172,7 @@ func TestHomeWorkspaceNeedsConsent(t *testing.T) {
 // they would lower the deny list are in the plan (the briefing shows
 // them); an unreadable .swarmignore is bad input before any call.
 func TestSwarmignoreWarningsInThePlan(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	if err := os.WriteFile(filepath.Join(ws, ".swarmignore"), []byte("build/\n!.env\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -203,6 +207,7 @@ func openFDs() int {
 // A run that fails while its directory opens closes its workspace, however
 // late the failure (here: the sandbox settings, after the logs opened).
 func TestFailedOpenClosesTheWorkspace(t *testing.T) {
+	// Serial: counts the process's open files.
 	if openFDs() < 0 {
 		t.Skip("no /proc/self/fd")
 	}

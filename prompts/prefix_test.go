@@ -21,6 +21,7 @@ func commonPrefix(a, b string) int {
 // domain, so OpenAI-style automatic prefix caching serves them to every
 // agent of the role after the first (issue 21).
 func TestSharedPrefixIsStable(t *testing.T) {
+	t.Parallel()
 	capsule := func(domain, brief string) map[string]any {
 		return map[string]any{"Domain": domain, "Brief": brief, "Aspects": []string{"a " + domain}, "Constraints": map[string]any{"FileScope": []string(nil)}}
 	}

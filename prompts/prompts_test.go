@@ -6,6 +6,7 @@ import (
 )
 
 func TestRenderSystem(t *testing.T) {
+	t.Parallel()
 	s, err := Render("system", nil)
 	if err != nil || !strings.Contains(s, "JSON") {
 		t.Fatalf("render: %q %v", s, err)

@@ -38,6 +38,7 @@ func hostile(tag string) string { return tag + ": " + payload }
 // structure: the hostile text never appears outside a block, every block is
 // closed by its own marker, and the blocks come out in the expected kinds.
 func TestEveryTemplateKeepsHostileTextInItsBlock(t *testing.T) {
+	t.Parallel()
 	capsule := commanders.Capsule{ID: "cap", Domain: "testing", Brief: hostile("capsule brief"), Aspects: []string{hostile("aspect"), "token rotation"},
 		Constraints: commanders.Constraints{FileScope: []string{hostile("scope")}}}
 	shard := commanders.Shard{BriefID: `testing-01"><x`, Brief: hostile("shard brief"), Aspects: []string{hostile("shard aspect")}}
@@ -156,6 +157,7 @@ func TestEveryTemplateKeepsHostileTextInItsBlock(t *testing.T) {
 // its block would get (knowing the format and computing the nonce for the
 // text before its injection) still cannot end the block.
 func TestAtomCannotCloseItsBlock(t *testing.T) {
+	t.Parallel()
 	honest := "Token rotation: rotate every 24h."
 	// The marker a block of the honest text ends with.
 	closing := prompts.Untrusted(vocab.BlockAtom, "testing-01", honest)
@@ -186,6 +188,7 @@ func TestAtomCannotCloseItsBlock(t *testing.T) {
 }
 
 func TestUntrustedRoundTrip(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, kind, id, data string
 		wantID, wantData     string
@@ -215,6 +218,7 @@ func TestUntrustedRoundTrip(t *testing.T) {
 }
 
 func TestUnclosedBlockStaysOutside(t *testing.T) {
+	t.Parallel()
 	text := `<untrusted kind="atom" nonce="abc">` + "\nno closing marker\n"
 	outside, blocks := prompts.SplitUntrusted(text)
 	if len(blocks) != 0 || outside != text {

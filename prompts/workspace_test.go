@@ -17,6 +17,7 @@ import (
 // text's size through token counts; here it is pinned by a phrase check
 // and by equality of the unset, false and paragraph-removed renders).
 func TestWorkspaceParagraph(t *testing.T) {
+	t.Parallel()
 	capsule := commanders.Capsule{Domain: "security", Brief: "Your domain: security.", Aspects: []string{"sessions"}}
 	cases := []struct {
 		name string
@@ -70,6 +71,7 @@ func TestWorkspaceParagraph(t *testing.T) {
 // exactly, whatever the path and quote hold (spaces, colons, quotes,
 // backslashes, tabs, several lines, angle brackets).
 func TestEvidenceRoundTrip(t *testing.T) {
+	t.Parallel()
 	cites := []citation.Citation{
 		{Path: "internal/auth/session.go", StartLine: 40, EndLine: 52, Quote: "return s.Token == token"},
 		{Path: "dir with space/a:b.go", StartLine: 7, EndLine: 7, Quote: `say "hi" \ there`},

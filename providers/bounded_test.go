@@ -8,6 +8,7 @@ import (
 )
 
 func TestBoundedMapEvictsTheOldest(t *testing.T) {
+	t.Parallel()
 	b := NewBoundedMap[string, int](3)
 	for i := range 10 {
 		b.Put(fmt.Sprint(i), i)
@@ -28,6 +29,7 @@ func TestBoundedMapEvictsTheOldest(t *testing.T) {
 }
 
 func TestValidatorCacheIsBounded(t *testing.T) {
+	t.Parallel()
 	for i := range maxCachedValidators + 50 {
 		if _, err := CompileSchema([]byte(fmt.Sprintf(`{"type":"object","description":"s%d"}`, i))); err != nil {
 			t.Fatal(err)

@@ -27,6 +27,7 @@ func (f *inFlight) Complete(ctx context.Context, _ Request) (Response, error) {
 }
 
 func TestKindLimitsAreSharedByEveryModelOfTheKind(t *testing.T) {
+	t.Parallel()
 	kc := KindConfig{MaxConcurrency: 2}
 	tests := []struct {
 		name   string
@@ -65,6 +66,7 @@ func TestKindLimitsAreSharedByEveryModelOfTheKind(t *testing.T) {
 }
 
 func TestLimitSetHandsOutOneLimitsPerKind(t *testing.T) {
+	t.Parallel()
 	var s LimitSet
 	kc := KindConfig{MaxConcurrency: 1, RequestsPerMin: 60}
 	if s.For("openai", kc) != s.For("openai", KindConfig{}) {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestConcurrencyCapsCallsInFlight(t *testing.T) {
+	t.Parallel()
 	var in, peak atomic.Int32
 	slow := ProviderFunc(func(ctx context.Context, req Request) (Response, error) {
 		n := in.Add(1)
@@ -37,6 +38,7 @@ func TestConcurrencyCapsCallsInFlight(t *testing.T) {
 }
 
 func TestRateLimitSpacesCalls(t *testing.T) {
+	t.Parallel()
 	p := RateLimit(1200)(ProviderFunc(func(context.Context, Request) (Response, error) { return Response{}, nil })) // one per 50ms
 	start := time.Now()
 	for range 4 {
@@ -50,6 +52,7 @@ func TestRateLimitSpacesCalls(t *testing.T) {
 }
 
 func TestRetryOnlyWhatARetryCanFix(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		err       error
@@ -89,6 +92,7 @@ func TestRetryOnlyWhatARetryCanFix(t *testing.T) {
 }
 
 func TestRetryHonoursRetryAfterUpToALimit(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		retryAfter time.Duration

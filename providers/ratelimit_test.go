@@ -14,6 +14,7 @@ import (
 )
 
 func TestParseRateLimit(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2025, 4, 14, 15, 51, 0, 0, time.UTC)
 	tests := []struct {
 		name string
@@ -78,6 +79,7 @@ func drive(t *testing.T, a *providers.AdaptiveLimit, n int, rl *providers.RateLi
 }
 
 func TestAdaptiveLimitAIMD(t *testing.T) {
+	t.Parallel()
 	a := providers.NewAdaptiveLimit("openai:gpt-4.1", 8)
 	// A wave of 8 calls all answered 429: they were admitted under one
 	// limit, so it is halved once, not eight times.
@@ -123,6 +125,7 @@ func TestAdaptiveLimitAIMD(t *testing.T) {
 // in flight ends; a lowered limit admits none until the calls in flight
 // fall below it.
 func TestAdaptiveLimitBlocks(t *testing.T) {
+	t.Parallel()
 	a := providers.NewAdaptiveLimit("m", 2)
 	p1, _ := a.Acquire(t.Context())
 	p2, _ := a.Acquire(t.Context())
@@ -146,6 +149,7 @@ func TestAdaptiveLimitBlocks(t *testing.T) {
 // TestAdaptiveKeepsRetryAfter: the adaptive layer sits inside Retry, so a
 // 429's Retry-After is still the wait, and the limit is halved.
 func TestAdaptiveKeepsRetryAfter(t *testing.T) {
+	t.Parallel()
 	a := providers.NewAdaptiveLimit("openai:m", 4)
 	calls := 0
 	backend := providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
@@ -172,6 +176,7 @@ func TestAdaptiveKeepsRetryAfter(t *testing.T) {
 }
 
 func TestAdaptiveOn(t *testing.T) {
+	t.Parallel()
 	off, on := false, true
 	tests := []struct {
 		name string

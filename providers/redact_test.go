@@ -36,6 +36,7 @@ func TestNilRedactorRemovesNothing(t *testing.T) {
 }
 
 func TestRedactErrorKeepsClassAndCause(t *testing.T) {
+	t.Parallel()
 	red := valuesRedactor("sekrit-value-98765")
 	cause := fmt.Errorf("server said Bearer sekrit-value-98765: %w", context.DeadlineExceeded)
 	err := RedactError(red, &Error{Class: ClassTransient, StatusCode: 500, Msg: "echo sekrit-value-98765", Body: "x sekrit-value-98765", Err: cause})
@@ -57,6 +58,7 @@ func TestRedactErrorKeepsClassAndCause(t *testing.T) {
 }
 
 func TestRegistryScrubsEveryProvidersErrors(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	t.Setenv("SWARM_TEST_REDACT_KEY", "registry-key-abcdef-0001")
 	var made []string // the values the registry built a Redactor of
 	reg := &Registry{NewRedactor: func(values ...string) Redactor { made = append(made, values...); return valuesRedactor(values...) }}
@@ -93,6 +95,7 @@ func TestRegistryScrubsEveryProvidersErrors(t *testing.T) {
 // Excerpt's shaping; its scrubbing before the cut is tested with the
 // credential shapes in providers/builtin.
 func TestExcerpt(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   []byte

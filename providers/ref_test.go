@@ -7,6 +7,7 @@ import (
 )
 
 func TestRefIsWrittenAsKindColonModel(t *testing.T) {
+	t.Parallel()
 	in := struct {
 		Judge Ref   `json:"judge"`
 		Pool  []Ref `json:"pool"`

@@ -10,6 +10,7 @@ import (
 // password in the base URL, then lets the kind's Check decide (CheckServer
 // when the kind declares none).
 func TestRegistryStatus(t *testing.T) {
+	t.Parallel()
 	reg := &Registry{}
 	reg.Register(KindInfo{Kind: "cloud", DefaultKeyEnv: "CLOUD_KEY", DefaultBaseURL: "https://cloud.example/v1", Check: CheckKeyedServer}, nil)
 	reg.Register(KindInfo{Kind: "local", DefaultBaseURL: "http://localhost:9/v1"}, nil)
@@ -45,6 +46,7 @@ func TestRegistryStatus(t *testing.T) {
 
 // KindConfig.Redacted hides only a base URL's password; the receiver keeps it.
 func TestKindConfigRedacted(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"https://u:hunter2@h.example/v1": "https://u:xxxxx@h.example/v1",
 		"https://u@h.example/v1":         "https://u@h.example/v1",

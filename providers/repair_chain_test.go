@@ -35,6 +35,7 @@ func answers(seen *[]Request, resps []Response, errs []error) Provider {
 // as its cause, the repair request never holds an assistant message with
 // neither content nor tool calls, and errors name the model kind:model.
 func TestRepairKeepsItsCauseAndIsWellFormed(t *testing.T) {
+	t.Parallel()
 	toolsOnly := &Error{Class: ClassUnparseable, Provider: "openai-compatible", Model: "x", Msg: "tools called: lookup", Err: ErrUnofferedToolCalls}
 	tests := []struct {
 		name       string
@@ -120,6 +121,7 @@ func TestRepairKeepsItsCauseAndIsWellFormed(t *testing.T) {
 // Issue 21 point 8: every error names the model one way, kind:model, the
 // way the user wrote it, whoever made the error.
 func TestErrorsNameTheModelOneWay(t *testing.T) {
+	t.Parallel()
 	ref := Ref{Kind: "openai-compatible", Model: "x"}
 	var seen []Request
 	p := viaRegistry(t, ref, answers(&seen, []Response{{Text: "prose", Model: "x-2025-served"}}, []error{nil}))
@@ -144,6 +146,7 @@ func TestErrorsNameTheModelOneWay(t *testing.T) {
 // The first attempt's failure is part of the error's text, so it is
 // scrubbed of secrets like the rest.
 func TestRedactErrorScrubsTheFirstFailure(t *testing.T) {
+	t.Parallel()
 	err := RedactError(valuesRedactor("first-failure-secret-4711"), &Error{Class: ClassSchemaInvalid, Msg: "bad", First: &Error{Class: ClassUnparseable, Msg: "echoed first-failure-secret-4711"}})
 	if strings.Contains(err.Error(), "first-failure-secret-4711") {
 		t.Errorf("secret in %v", err)

@@ -12,6 +12,7 @@ import (
 // rewrite on a hand-written schema with every case at once, because a
 // generated one has only some of them.
 func TestStrictSchemaKeepsDescriptionsAndDropsWhatStrictModeRejects(t *testing.T) {
+	t.Parallel()
 	in := `{"type":"object","description":"Top.","properties":{` +
 		`"id":{"type":"string","description":"An id.","minLength":1,"maxLength":8,"pattern":"^a"},` +
 		`"tags":{"type":"array","description":"Tags.","items":{"type":"string"},"uniqueItems":true,"minItems":1},` +
@@ -77,6 +78,7 @@ type undescribedOut struct {
 }
 
 func TestSchemaDescriptionReachesTheRequest(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		run  func(p Provider) error

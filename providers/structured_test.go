@@ -26,6 +26,7 @@ func scripted(answers ...string) (Provider, *[]Request) {
 }
 
 func TestStructured(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		answers   []string
@@ -77,6 +78,7 @@ func TestStructured(t *testing.T) {
 }
 
 func TestSchemaOfRequiresNonOmitempty(t *testing.T) {
+	t.Parallel()
 	raw, err := SchemaOf[testOut]()
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,7 @@ func checking(p Provider, mutate func(string) string) Provider {
 }
 
 func TestEveryAnswerIsValidatedOnce(t *testing.T) {
+	// Serial: reads the process-wide validation counter.
 	tests := []struct {
 		name            string
 		why             string
@@ -60,6 +61,7 @@ func TestEveryAnswerIsValidatedOnce(t *testing.T) {
 // The check and Structured judge an answer alike: an optional member that
 // comes back null (OpenAI strict mode) is absent, not a schema violation.
 func TestCheckOutputDropsNullsLikeStructured(t *testing.T) {
+	t.Parallel()
 	s, err := SchemaFor[testOut]("test_out")
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +79,7 @@ func TestCheckOutputDropsNullsLikeStructured(t *testing.T) {
 // A turn of tool calls is not an answer yet: it is not checked against the
 // schema (its empty text would read as unparseable output).
 func TestCheckOutputPassesToolCallTurns(t *testing.T) {
+	t.Parallel()
 	s, err := SchemaFor[testOut]("test_out")
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +95,7 @@ func TestCheckOutputPassesToolCallTurns(t *testing.T) {
 
 // Finding the compiled validator of a schema does not copy the schema.
 func TestSchemaLookupDoesNotCopyTheSchema(t *testing.T) {
+	// Serial: counts the whole process's allocations.
 	raw, err := SchemaOf[testOut]()
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +112,7 @@ func TestSchemaLookupDoesNotCopyTheSchema(t *testing.T) {
 // the same key whether its hash was computed once (Structured) or now, and
 // another schema under the same name gives another key.
 func TestCacheKeyIdentifiesTheSchema(t *testing.T) {
+	t.Parallel()
 	s, err := SchemaFor[testOut]("out")
 	if err != nil {
 		t.Fatal(err)

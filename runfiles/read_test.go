@@ -11,6 +11,7 @@ import (
 )
 
 func TestRunDirReportsAndCommitmentNameWhatIsWrong(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, err := ReadReports(dir); !errors.Is(err, ErrNoReports) || !strings.HasPrefix(err.Error(), dir+": ") {
 		t.Errorf("no reports: %v, want %s: %v", err, dir, ErrNoReports)

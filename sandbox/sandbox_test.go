@@ -227,6 +227,7 @@ func TestAUCMatchesPairwise(t *testing.T) {
 // TestMetricsAddDoesNotAllocate: an interaction without ground truth
 // costs no allocation; only labelled ones are kept (for the exact AUC).
 func TestMetricsAddDoesNotAllocate(t *testing.T) {
+	// Serial: counts the whole process's allocations.
 	m := NewMetrics(DefaultPayoffConfig())
 	for i := 0; i < 200000; i++ {
 		m.Add(Interaction{P: float64(i%1000) / 1000, Accepted: i%3 == 0})

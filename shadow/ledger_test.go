@@ -58,6 +58,7 @@ func cleanLedger() *Ledger {
 }
 
 func TestWithChecksNumbersAfterTheAuthorsCriteria(t *testing.T) {
+	t.Parallel()
 	cs, err := WithChecks(criteria(), Checks)
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +81,7 @@ func TestWithChecksNumbersAfterTheAuthorsCriteria(t *testing.T) {
 // key at all), and a stored envelope whose check was edited or names an
 // unknown kind does not verify.
 func TestMechanicalChecksAreInTheHash(t *testing.T) {
+	t.Parallel()
 	plain, _ := NewEnvelope(criteria(), "d", SealAuthor{}, time.Unix(0, 0))
 	b, _ := json.Marshal(criteria())
 	if strings.Contains(string(b), `"check"`) {
@@ -129,6 +131,7 @@ func TestMechanicalChecksAreInTheHash(t *testing.T) {
 }
 
 func TestCheckVerdicts(t *testing.T) {
+	t.Parallel()
 	env := withChecks(t)
 	crit := env.sealedCriteria()[4:]
 	type out struct{ Findings, Fabricated, SubTasks string }
@@ -211,6 +214,7 @@ func TestCheckVerdicts(t *testing.T) {
 // bundle resting on fabricated evidence therefore cannot be perfect, even
 // when the judge passes everything it was asked.
 func TestJudgeMergesMechanicalVerdicts(t *testing.T) {
+	t.Parallel()
 	env := withChecks(t)
 	crit := env.sealedCriteria()
 	fabricatedLedger := &Ledger{Findings: []FindingLedger{{Title: "Parameterise the notes query", Checks: []workspace.Check{fabricated}}},
@@ -291,6 +295,7 @@ func TestJudgeMergesMechanicalVerdicts(t *testing.T) {
 // mechanical checks of the re-judge, and the feedback carries the
 // mechanical failures.
 func TestHardeningRechecksTheRevisedLedger(t *testing.T) {
+	t.Parallel()
 	env := withChecks(t)
 	bad := &Ledger{Findings: []FindingLedger{{Title: "Parameterise the notes query", Checks: []workspace.Check{fabricated}}},
 		SubTasks: []SubTask{{ID: "security-01", Finished: true}}}
@@ -323,6 +328,7 @@ func TestHardeningRechecksTheRevisedLedger(t *testing.T) {
 // schema: their categories are outside the spec's enum, so they are listed
 // as "unknown" with x_category.
 func TestReportWithMechanicalFailuresValidates(t *testing.T) {
+	t.Parallel()
 	env := withChecks(t)
 	p, _ := scripted(verdicts("pass", "fail", "pass", "pass"))
 	ev, err := NewJudge(JudgeConfig{Provider: p}).Evaluate(t.Context(), env, BundleInput{ID: "b", Ledger: &Ledger{}})
@@ -347,6 +353,7 @@ func TestReportWithMechanicalFailuresValidates(t *testing.T) {
 // field (an answer with one is refused and asked again), and the checks
 // asked for are appended by code after its criteria.
 func TestSealAppendsChecksAndIgnoresTheAuthorsOwn(t *testing.T) {
+	t.Parallel()
 	cs := criteria()
 	cs[0].Check = CheckNoFabricated
 	forged, _ := json.Marshal(SealedCriteria{Criteria: cs})

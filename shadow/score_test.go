@@ -7,6 +7,7 @@ import (
 )
 
 func TestSummarizeNeverReadsNothingAsALevel(t *testing.T) {
+	t.Parallel()
 	f := func(x float64) *float64 { return &x }
 	tests := []struct {
 		name    string
@@ -44,6 +45,7 @@ func TestSummarizeNeverReadsNothingAsALevel(t *testing.T) {
 // better": proceed and warn pass, nothing else does (no decision included);
 // the order is proceed, warn, quarantine, reject, then no decision.
 func TestGateDecisionPassedAndRank(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		g      *GateDecision
 		passed bool

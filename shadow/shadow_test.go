@@ -18,6 +18,7 @@ import (
 )
 
 func TestScoreAndLevelBoundaries(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name          string
 		failed, total int
@@ -58,6 +59,7 @@ func TestScoreAndLevelBoundaries(t *testing.T) {
 }
 
 func TestGate(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		score float64
 		want  string
@@ -69,6 +71,7 @@ func TestGate(t *testing.T) {
 }
 
 func TestHashIsRFC8785CanonicalSHA256(t *testing.T) {
+	t.Parallel()
 	// Key order and number formatting do not matter; the canonical form is
 	// {"a":1,"b":[true,"x"]} whose SHA-256 is fixed.
 	h1, _ := HashJSON([]byte(`{"b":[true,"x"],"a":1.0}`))
@@ -98,6 +101,7 @@ func criteria() []Criterion {
 }
 
 func TestEnvelopeRedactsCriteria(t *testing.T) {
+	t.Parallel()
 	env, err := NewEnvelope(criteria(), map[string]any{"d": 1}, SealAuthor{"mock", "honest", "mock-honest"}, time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +120,7 @@ func TestEnvelopeRedactsCriteria(t *testing.T) {
 }
 
 func TestTamperDetection(t *testing.T) {
+	t.Parallel()
 	env, _ := NewEnvelope(criteria(), "d", SealAuthor{}, time.Now())
 	path := filepath.Join(t.TempDir(), "envelope.json")
 	if err := WriteSealed(path, env); err != nil {
@@ -178,6 +183,7 @@ func verdicts(status ...string) string {
 }
 
 func TestJudgeModesEnsembleAndUntrustedBundle(t *testing.T) {
+	t.Parallel()
 	env, _ := NewEnvelope(criteria(), "d", SealAuthor{Family: "x"}, time.Now())
 	t.Run("per bundle: one call, bundle delimited", func(t *testing.T) {
 		p, seen := scripted(verdicts("pass", "fail", "pass", "pass"))
@@ -233,6 +239,7 @@ func TestJudgeModesEnsembleAndUntrustedBundle(t *testing.T) {
 }
 
 func TestSealValidatesAndRegenerates(t *testing.T) {
+	t.Parallel()
 	good := func(n int) string {
 		var cs []Criterion
 		cats := SpecCategories
@@ -276,6 +283,7 @@ func TestSealValidatesAndRegenerates(t *testing.T) {
 }
 
 func TestHardening(t *testing.T) {
+	t.Parallel()
 	env, _ := NewEnvelope(criteria(), "d", SealAuthor{}, time.Now())
 	initial := Evaluation{Total: 4, Failed: 2, Score: 50, Verdicts: []Verdict{{ID: "sc-01", Status: "pass"}, {ID: "sc-02", Status: "fail", Message: `no coverage of "clock skew"`}, {ID: "sc-03", Status: "fail", Message: "x"}, {ID: "sc-04", Status: "pass"}}}
 	cfg := HardeningConfig{Enabled: true, MaxCycles: 2, Threshold: 15}
@@ -342,6 +350,7 @@ func TestHardening(t *testing.T) {
 }
 
 func TestReportsValidateAgainstShippedSchema(t *testing.T) {
+	t.Parallel()
 	env, _ := NewEnvelope(append(criteria(), Criterion{"sc-05", "completeness", "The plan covers \"all\" aspects named in it.", "all", ""}), "d", SealAuthor{"mock", "honest", "mock-honest"}, time.Now())
 	ev := Evaluation{Total: 5, Passed: 3, Failed: 2, Score: 40, Level: LevelSignificant, Verdicts: []Verdict{
 		{ID: "sc-02", Category: "edge_case", Status: "fail", Expected: "e", Message: "m"},
@@ -382,6 +391,7 @@ func TestReportsValidateAgainstShippedSchema(t *testing.T) {
 }
 
 func TestScoreSpecValidatorFormat(t *testing.T) {
+	t.Parallel()
 	sealed := SpecResults{Tests: []SpecTest{{Name: p("b"), Status: "failed", Category: p("security"), Message: p("m")}, {Name: p("a"), Status: "passed", Category: p("happy_path")}, {Status: "skipped"}, {Status: "failed"}}}
 	open := SpecResults{Tests: []SpecTest{{Status: "passed", Category: p("security")}, {Status: "failed", Category: p("security")}, {Status: "passed", Category: p("security")}, {Status: "passed", Category: p("edge_case")}, {Status: "weird", Category: p("happy_path")}}}
 	out, err := ScoreSpec(sealed, &open, false)
@@ -435,6 +445,7 @@ func TestScoreSpecValidatorFormat(t *testing.T) {
 }
 
 func TestParseSpecResultsMissingTestsIsEmpty(t *testing.T) {
+	t.Parallel()
 	for _, doc := range []string{`{}`, `{"tests": null}`, `{"tests": [], "extra": 1}`} {
 		s, err := ParseSpecResults(strings.NewReader(doc))
 		if err != nil || len(s.Tests) != 0 {
@@ -454,6 +465,7 @@ func rep(m map[string]any) map[string]any  { return m["report"].(map[string]any)
 func hard(m map[string]any) map[string]any { return m["hardening"].(map[string]any) }
 
 func TestShippedSchemaRejectsNonConformingReports(t *testing.T) {
+	t.Parallel()
 	env, _ := NewEnvelope(criteria(), "d", SealAuthor{"mock", "honest", "mock-honest"}, time.Now())
 	ev := Evaluation{Total: 4, Passed: 3, Failed: 1, Score: 25, Level: LevelModerate, Verdicts: []Verdict{{ID: "sc-02", Category: "edge_case", Status: "fail", Expected: "e", Message: "m"}}}
 	good := func(spec string) map[string]any {
@@ -518,6 +530,7 @@ func TestShippedSchemaRejectsNonConformingReports(t *testing.T) {
 // Categories is what a comparison may know of the sealed criteria: each
 // id's category, and nothing of their text.
 func TestEnvelopeCategoriesCarryNoCriterionText(t *testing.T) {
+	t.Parallel()
 	env, err := NewEnvelope(criteria(), "d", SealAuthor{}, time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)

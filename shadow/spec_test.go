@@ -17,6 +17,7 @@ import (
 // types: an integer conformance level, workspace isolation from its enum,
 // max_reveal as a reveal level, and a v1 Gap Report with its hardening block.
 func TestEmittedReportsCarrySpecTypes(t *testing.T) {
+	t.Parallel()
 	env, _ := NewEnvelope(criteria(), "d", SealAuthor{"mock", "honest", "mock-honest"}, time.Now())
 	ev := Evaluation{Total: 4, Passed: 3, Failed: 1, Score: 25, Level: LevelModerate, Verdicts: []Verdict{{ID: "sc-02", Category: "edge_case", Status: "fail", Message: "m"}}}
 	hr := &HardeningResult{Cycles: 1, MaxCycles: 2, InitialScore: 50, FinalScore: 25, Velocity: 25, MaxReveal: RevealMessage}
@@ -79,6 +80,7 @@ func TestEmittedReportsCarrySpecTypes(t *testing.T) {
 // TestScoresPrintLikeTheReference checks that a whole-number score keeps
 // its decimal in JSON, as the reference validator prints it.
 func TestScoresPrintLikeTheReference(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   float64
 		want string
@@ -120,6 +122,7 @@ func TestScoresPrintLikeTheReference(t *testing.T) {
 }
 
 func TestReportsNeverPrintRawControls(t *testing.T) {
+	t.Parallel()
 	out, err := ScoreSpec(SpecResults{Tests: []SpecTest{{Name: p("evil\x1b[2J"), Status: "failed", Message: p("\x1b]0;title\x07gone")}}}, nil, false)
 	if err != nil {
 		t.Fatal(err)
@@ -137,6 +140,7 @@ func TestReportsNeverPrintRawControls(t *testing.T) {
 }
 
 func TestRestatesCatchesParaphrases(t *testing.T) {
+	t.Parallel()
 	const assertion = `The plan names an edge case of "clock skew" and its handling.`
 	const expected = `"clock skew" edge case`
 	for _, tc := range []struct {
@@ -168,6 +172,7 @@ func TestRestatesCatchesParaphrases(t *testing.T) {
 // each case is a trick that got criterion text through to a commander's
 // hardening feedback (issue 22, point 6).
 func TestRestatesSeesThroughDisguises(t *testing.T) {
+	t.Parallel()
 	const assertion = `The plan names an edge case of "clock skew" and its handling.`
 	spaced := func(s string, sep string) string { return strings.Join(strings.Split(s, ""), sep) }
 	for _, tc := range []struct {
@@ -195,6 +200,7 @@ func TestRestatesSeesThroughDisguises(t *testing.T) {
 // TestJudgeScrubsParaphrasedCriteria drives the judge with messages that
 // paraphrase the criteria and checks the hardening feedback.
 func TestJudgeScrubsParaphrasedCriteria(t *testing.T) {
+	t.Parallel()
 	env, _ := NewEnvelope(criteria(), "d", SealAuthor{Family: "x"}, time.Now())
 	cs := criteria()
 	msgs := []string{
@@ -230,6 +236,7 @@ func TestJudgeScrubsParaphrasedCriteria(t *testing.T) {
 }
 
 func TestJudgeRefusesAnEnvelopeWithoutCriteria(t *testing.T) {
+	t.Parallel()
 	env, _ := NewEnvelope(nil, "d", SealAuthor{Family: "x"}, time.Now())
 	prov, seen := scripted(`{"verdicts":[]}`)
 	if _, err := NewJudge(JudgeConfig{Provider: prov}).Evaluate(t.Context(), env, BundleInput{ID: "b"}); !errors.Is(err, ErrNoCriteria) {
@@ -241,6 +248,7 @@ func TestJudgeRefusesAnEnvelopeWithoutCriteria(t *testing.T) {
 }
 
 func TestVerifyTaskHash(t *testing.T) {
+	t.Parallel()
 	dec := map[string]any{"domains": []string{"a", "b"}, "aspects": []string{"x"}}
 	env, _ := NewEnvelope(criteria(), dec, SealAuthor{Family: "x"}, time.Now())
 	stored, _ := json.MarshalIndent(dec, "", "  ") // as the run writes it: indented, same document

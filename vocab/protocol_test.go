@@ -3,6 +3,7 @@ package vocab
 import "testing"
 
 func TestNamesProtocol(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		text string
 		want bool

@@ -11,6 +11,7 @@ import (
 // vocab is a leaf: prompts, commanders, shadow, nexus and the mock provider
 // all import it, so it must import nothing of ours (or it would close a cycle).
 func TestImportsNothingOfOurs(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

@@ -37,6 +37,7 @@ func within(t *testing.T, what string, fn func()) {
 // is a regular file of at most 1 MiB; anything else makes Open fail,
 // naming it (on main a FIFO hung the run past every signal).
 func TestSwarmignoreNotRegularOrTooLarge(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		make func(t *testing.T, p string) bool // false: cannot be made here
@@ -74,6 +75,7 @@ func TestSwarmignoreNotRegularOrTooLarge(t *testing.T) {
 // finish, and what it would have hidden stays visible (on main a FIFO
 // hung every grep, glob and list_dir; a 2 MiB one was read whole).
 func TestNestedGitignoreNotRegularOrTooLarge(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		make func(p string) error
@@ -116,6 +118,7 @@ func TestNestedGitignoreNotRegularOrTooLarge(t *testing.T) {
 // end (gigabytes). Needs the privilege to make a device node. Do not run
 // this on main: it would exhaust the memory rather than fail.
 func TestIgnoreFileDevice(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"sub/a.go": "package sub // hit\n"})
 	if err := mkzero(filepath.Join(dir, "sub", ".gitignore")); err != nil {
@@ -143,6 +146,7 @@ func TestIgnoreFileDevice(t *testing.T) {
 // TestFingerprintGitFIFO: the fingerprint reads .git/HEAD and the refs
 // without blocking on a FIFO (on main it hung).
 func TestFingerprintGitFIFO(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{".git/refs/heads/main": strings.Repeat("a", 40) + "\n", "a.go": "package a\n"})
 	if err := mkfifo(filepath.Join(dir, ".git", "HEAD")); err != nil {
@@ -184,6 +188,7 @@ func manyFiles(t *testing.T, dirs, per int) string {
 // plainly that it stopped early and how to narrow the search; a search
 // narrowed to one directory finds everything there.
 func TestFilesPerCallBound(t *testing.T) {
+	t.Parallel()
 	root := manyFiles(t, 30, 100) // 3 000 files
 	lim := DefaultLimits()
 	lim.MaxFilesPerCall = 200
@@ -246,6 +251,7 @@ func TestFilesPerCallBound(t *testing.T) {
 // walked only when it is a plain directory: a symlink to .git must not
 // list git metadata under the link's name.
 func TestNarrowedSearchDoesNotFollowALink(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{".git/config": canary + "\n", "a.go": "package a\n"})
 	if err := os.Symlink(".git", filepath.Join(dir, "meta")); err != nil {
@@ -267,6 +273,7 @@ func TestNarrowedSearchDoesNotFollowALink(t *testing.T) {
 // sessions; its refused calls are not charged to the run, so the other
 // agents keep theirs (on main one agent could spend the whole run's).
 func TestAgentShareOfTheRunBudget(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"a.go": "package a\n"})
 	lim := DefaultLimits()
@@ -303,6 +310,7 @@ func TestAgentShareOfTheRunBudget(t *testing.T) {
 // TestSkipIsNotCharged: a call past max_calls_per_turn gets a refusal
 // saying so, and costs neither the run's nor the agent's budget.
 func TestSkipIsNotCharged(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"a.go": "package a\n"})
 	lim := DefaultLimits()

@@ -11,6 +11,7 @@ import (
 )
 
 func TestHostilePaths(t *testing.T) {
+	t.Parallel()
 	fx := newFixture(t)
 	f := open(t, fx.root, Options{})
 	s := f.Session(nil)
@@ -105,6 +106,7 @@ func TestHostilePaths(t *testing.T) {
 // TestNoCanaryInWalks runs every listing and search tool over the whole
 // root: nothing outside it or denied may surface.
 func TestNoCanaryInWalks(t *testing.T) {
+	t.Parallel()
 	fx := newFixture(t)
 	f := open(t, fx.root, Options{})
 	s := f.Session(nil)
@@ -138,6 +140,7 @@ func TestNoCanaryInWalks(t *testing.T) {
 }
 
 func TestOpenErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"file.txt": "x"})
 	bad := DefaultLimits()
@@ -164,6 +167,7 @@ func TestOpenErrors(t *testing.T) {
 // Zero limits mean the defaults (a library user's Options{}), not a
 // workspace that can read nothing.
 func TestOpenZeroLimitsAreTheDefaults(t *testing.T) {
+	t.Parallel()
 	f, err := Open(t.TempDir(), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -175,6 +179,7 @@ func TestOpenZeroLimitsAreTheDefaults(t *testing.T) {
 }
 
 func TestExtraDeny(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"a.go": "x\n", "vendor/v.go": "v\n"})
 	f := open(t, dir, Options{Deny: []string{"vendor/"}})
@@ -191,6 +196,7 @@ func TestExtraDeny(t *testing.T) {
 // naming the git directory, often by an absolute path outside the root;
 // it is git metadata like the .git directory and must not reach a model.
 func TestGitFileDenied(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const hostPath = "/home/someone/" + canary + "/.git/worktrees/wt"
 	write(t, dir, map[string]string{".git": "gitdir: " + hostPath + "\n", "sub/.git": "gitdir: ../" + canary + "/modules/sub\n", "a.go": "package a\n"})
@@ -223,6 +229,7 @@ func TestGitFileDenied(t *testing.T) {
 // case. Here the files are made with those names, which works on every
 // file system.
 func TestDenyIgnoresCase(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{".ENV.local": canary, "ID_RSA": canary, "tls/Server.PEM": canary, "Private/notes.txt": canary,
 		".swarmignore": "private/\n", "a.go": "package a\n"})

@@ -43,6 +43,7 @@ func assertDenied(t *testing.T, f *FS, p string) {
 // built-in list denies are dropped, each reported once naming the line.
 // On main a line "!.env" let the agents read .env.
 func TestSwarmignoreCannotLowerTheFloor(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		swarmign  string
@@ -95,6 +96,7 @@ func TestSwarmignoreCannotLowerTheFloor(t *testing.T) {
 // .swarmignore itself excluded is the user's business, kept without a
 // warning; a .gitignore negation never un-denies (it only hides less).
 func TestSwarmignoreOwnNegationsStillWork(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{
 		".swarmignore":      "*.secret\n!ok.secret\n",
@@ -123,6 +125,7 @@ func TestSwarmignoreOwnNegationsStillWork(t *testing.T) {
 // workspace.allow) is the one way to lower the built-in deny list, and it
 // lifts nothing else: not the user's deny list, not the .swarmignore.
 func TestAllowLiftsOnlyTheFloor(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{
 		".env.example":       "KEY=example\n",
@@ -150,6 +153,7 @@ func TestAllowLiftsOnlyTheFloor(t *testing.T) {
 // credential stores tools keep in a home directory, at any depth (a
 // workspace that holds a home directory), and nothing beside them.
 func TestHomeCredentialStoresDenied(t *testing.T) {
+	t.Parallel()
 	secrets := []string{
 		".aws/credentials", ".aws/config", ".netrc", "_netrc", ".git-credentials",
 		".docker/config.json", ".kube/config", ".config/gh/hosts.yml",
@@ -181,6 +185,7 @@ func TestHomeCredentialStoresDenied(t *testing.T) {
 }
 
 func TestDefaultDenies(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		p    string
 		want bool
@@ -198,6 +203,7 @@ func TestDefaultDenies(t *testing.T) {
 // its ancestors (a front matter's "workspace: /home") exposes the user's
 // credential stores; a project inside the home does not.
 func TestExposesHome(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	base := t.TempDir()
 	home := filepath.Join(base, "users", "alice")
 	project := filepath.Join(home, "src", "app")
@@ -234,6 +240,7 @@ func TestExposesHome(t *testing.T) {
 // (one per byte, as the JSON answer carries it); a quote of exactly that
 // text is verified. On main it was marked fabricated.
 func TestQuoteOfWhatReadFileShowed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"latin1.txt": "first\nname = caf\xe9 \xff\xfeend\nlast \xc3\n"})
 	f := open(t, dir, Options{})
@@ -271,6 +278,7 @@ func TestQuoteOfWhatReadFileShowed(t *testing.T) {
 // TestLimitsMaxima: every limit has a documented maximum; a value over it
 // is refused naming the key (on main max_file_bytes: 1e11 passed).
 func TestLimitsMaxima(t *testing.T) {
+	t.Parallel()
 	l := DefaultLimits()
 	l.MaxFileBytes = 1e11
 	err := l.Validate()

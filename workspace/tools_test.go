@@ -33,6 +33,7 @@ type readAnswer struct {
 }
 
 func TestReadFileRanges(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"ten.txt": tenLines(), "crlf.txt": "a\r\nb\r\n", "empty.txt": "", "long.txt": strings.Repeat("x", 100) + "\n"})
 	lim := DefaultLimits()
@@ -89,6 +90,7 @@ func TestReadFileRanges(t *testing.T) {
 // OpenAI strict mode makes optional arguments nullable, so a model may
 // send null for them: that is the argument left out, not a bad argument.
 func TestNullOptionalArguments(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"a.go": "package a\n\nfunc A() {}\n"})
 	s := open(t, dir, Options{}).Session(nil)
@@ -103,6 +105,7 @@ func TestNullOptionalArguments(t *testing.T) {
 }
 
 func TestBadArguments(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"a.go": "package a\n"})
 	s := open(t, dir, Options{}).Session(nil)
@@ -140,6 +143,7 @@ func TestBadArguments(t *testing.T) {
 }
 
 func TestMaxToolCallsAcrossSessions(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"a.go": "package a\n"})
 	lim := DefaultLimits()
@@ -180,6 +184,7 @@ func TestMaxToolCallsAcrossSessions(t *testing.T) {
 }
 
 func TestLimitsTruncate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	files := map[string]string{}
 	for i := range 12 {
@@ -263,6 +268,7 @@ func TestLimitsTruncate(t *testing.T) {
 }
 
 func TestValidateNamesField(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		field string
 		set   func(*Limits)
@@ -296,6 +302,7 @@ func TestValidateNamesField(t *testing.T) {
 }
 
 func TestGitignore(t *testing.T) {
+	t.Parallel()
 	fx := newFixture(t)
 	s := open(t, fx.root, Options{}).Session(nil)
 	var l struct {
@@ -345,6 +352,7 @@ func TestGitignore(t *testing.T) {
 }
 
 func TestScope(t *testing.T) {
+	t.Parallel()
 	fx := newFixture(t)
 	f := open(t, fx.root, Options{})
 	cases := []struct {
@@ -396,6 +404,7 @@ func TestScope(t *testing.T) {
 }
 
 func TestGrepContext(t *testing.T) {
+	t.Parallel()
 	fx := newFixture(t)
 	s := open(t, fx.root, Options{}).Session(nil)
 	type match struct {
@@ -443,6 +452,7 @@ func TestGrepContext(t *testing.T) {
 }
 
 func TestDefinitions(t *testing.T) {
+	t.Parallel()
 	s := open(t, t.TempDir(), Options{}).Session(nil)
 	var names []string
 	for _, d := range s.Definitions() {
@@ -474,6 +484,7 @@ func TestDefinitions(t *testing.T) {
 // TestGrepAnchors: grep skips files with no match in one pass; anchors
 // must still mean the start and end of each line.
 func TestGrepAnchors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"a.txt": "x\nfoo\nbar foo\n", "crlf.txt": "one\r\nfoo\r\n"})
 	s := open(t, dir, Options{}).Session(nil)
@@ -515,6 +526,7 @@ func TestGrepAnchors(t *testing.T) {
 // Reports list refusal kinds in one order: the attempts to get out or at
 // what is denied first, then scope and the limits, then the rest by name.
 func TestCompareRefusalKinds(t *testing.T) {
+	t.Parallel()
 	kinds := []string{RefusalBinary, RefusalLimit, "zz", RefusalScope, RefusalNotFound, RefusalDenied, RefusalEscape}
 	slices.SortFunc(kinds, CompareRefusalKinds)
 	want := []string{RefusalEscape, RefusalDenied, RefusalScope, RefusalLimit, RefusalBinary, RefusalNotFound, "zz"}

@@ -46,6 +46,7 @@ func writeTruth(t *testing.T, body string) string {
 }
 
 func TestLoadGroundTruth(t *testing.T) {
+	t.Parallel()
 	gt, err := LoadGroundTruth(writeTruth(t, goodTruth))
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +57,7 @@ func TestLoadGroundTruth(t *testing.T) {
 }
 
 func TestLoadGroundTruthErrors(t *testing.T) {
+	t.Parallel()
 	one := func(fields string) string {
 		return "workspace: shop\ndefects:\n  - id: D1\n" + fields
 	}
@@ -96,6 +98,7 @@ func TestLoadGroundTruthErrors(t *testing.T) {
 }
 
 func TestMatch(t *testing.T) {
+	t.Parallel()
 	gt, err := LoadGroundTruth(writeTruth(t, goodTruth))
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +142,7 @@ func TestMatch(t *testing.T) {
 // verified citation of its file within NearMissLines lines that does not
 // overlap it, or an overlapping citation that is not verified).
 func TestMatchByDefect(t *testing.T) {
+	t.Parallel()
 	gt, err := LoadGroundTruth(writeTruth(t, goodTruth))
 	if err != nil {
 		t.Fatal(err)
@@ -171,6 +175,7 @@ func TestMatchByDefect(t *testing.T) {
 // found; the file is refused, each such defect named at file:line:col of
 // its key.
 func TestLoadGroundTruthInChecksTheWorkspace(t *testing.T) {
+	t.Parallel()
 	lines := func(n int) string { return strings.Repeat("x\n", n) }
 	ws := t.TempDir()
 	write(t, ws, map[string]string{

@@ -16,6 +16,7 @@ import (
 )
 
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	fx := newFixture(t)
 	lim := DefaultLimits()
 	lim.MaxFileBytes = 400
@@ -62,6 +63,7 @@ func TestVerify(t *testing.T) {
 }
 
 func TestFingerprintFiles(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"a.go": "package a\n", "b/b.go": "package b\n", "c.go": "package c\n"}
 	d1, d2 := t.TempDir(), t.TempDir()
 	write(t, d1, files)
@@ -103,6 +105,7 @@ func git(t *testing.T, dir string, args ...string) string {
 }
 
 func TestFingerprintGit(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not on PATH")
 	}
@@ -150,6 +153,7 @@ func TestFingerprintGit(t *testing.T) {
 // TestFingerprintRunsNoWorkspaceProgram: the dirty check must not run a
 // program the workspace's .git/config names (core.fsmonitor).
 func TestFingerprintRunsNoWorkspaceProgram(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not on PATH")
 	}
@@ -180,6 +184,7 @@ func TestFingerprintRunsNoWorkspaceProgram(t *testing.T) {
 // .gitattributes using it) would run under git status: the fingerprint
 // does not ask, and says it cannot tell (Dirty nil) rather than run it.
 func TestFingerprintRunsNoFilterDriver(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not on PATH")
 	}
@@ -210,6 +215,7 @@ func TestFingerprintRunsNoFilterDriver(t *testing.T) {
 }
 
 func TestFingerprintGitWithoutBinary(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	dir := t.TempDir()
 	write(t, dir, map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".git/refs/heads/main": strings.Repeat("ab", 20) + "\n", "a.go": "package a\n"})
 	t.Setenv("PATH", t.TempDir()) // no git here
@@ -222,6 +228,7 @@ func TestFingerprintGitWithoutBinary(t *testing.T) {
 // TestConcurrentUse runs tools, Verify and Fingerprint from many goroutines
 // (run under -race).
 func TestConcurrentUse(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	files := map[string]string{}
 	for i := range 20 {
@@ -290,6 +297,7 @@ func BenchmarkGrep(b *testing.B) {
 
 // The quote rule shared by Verify and the mock's honest commander.
 func TestQuoteMatches(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, text, quote string
 		want              bool

@@ -23,6 +23,7 @@ import (
 // scale's calls one at a time, a breaker that decides after two calls, and
 // a cooldown (1ns) shorter than the time between two calls.
 func TestRunFallbackWhileTheWorkersBreakerIsOpen(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	srv := interceptedMock(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) bool {
 		w.WriteHeader(http.StatusInternalServerError)
 		io.WriteString(w, `{"error":{"message":"injected outage","type":"server_error"}}`)

@@ -60,6 +60,7 @@ func specTests(n, failed int, category string) string {
 }
 
 func TestShadowScoreExitCodes(t *testing.T) {
+	t.Parallel()
 	at15 := writeFile(t, "s.json", specTests(20, 3, "edge_case")) // 3 of 20 failed = 15.0
 	all := writeFile(t, "all.json", specTests(4, 4, "security"))  // 100.0
 	cases := []struct {
@@ -90,6 +91,7 @@ func TestShadowScoreExitCodes(t *testing.T) {
 }
 
 func TestShadowScoreOutput(t *testing.T) {
+	t.Parallel()
 	sealed := writeFile(t, "s.json", `{"tests":[
 		{"name":"login ok","status":"passed","category":"happy_path"},
 		{"name":"expired token","status":"failed","category":"edge_case","expected":"401","actual":"500","message":"wrong status"},
@@ -137,6 +139,7 @@ func TestShadowScoreOutput(t *testing.T) {
 }
 
 func TestRunCommandOfflineAndBadInput(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	app, out, errb := testApp()
 	dir := filepath.Join(t.TempDir(), "run")
 	err := runRun(t.Context(), app, RunOptions{MissionArg: "../../examples/missions/api-design.md", Scale: "ss-50", Out: dir, Quiet: true})
@@ -213,6 +216,7 @@ func TestRunCommandOfflineAndBadInput(t *testing.T) {
 }
 
 func TestRunRefusesNonTextMissionFile(t *testing.T) {
+	t.Parallel()
 	app, _, _ := testApp()
 	path := writeFile(t, "m.md", "# Title\nline two\x00binary")
 	out := filepath.Join(t.TempDir(), "r")
@@ -223,6 +227,7 @@ func TestRunRefusesNonTextMissionFile(t *testing.T) {
 }
 
 func TestRunSpecV1AndShadowReport(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, spec, wantVersion, wantTitle string
 	}{
@@ -274,6 +279,7 @@ func TestRunSpecV1AndShadowReport(t *testing.T) {
 }
 
 func TestConfigValidateCommand(t *testing.T) {
+	t.Parallel()
 	app, out, _ := testApp()
 	if code(runConfigValidate(app, ConfigValidateOptions{File: "../../config.yml"})) != 0 || !strings.Contains(out.String(), "ok") {
 		t.Fatal("shipped config rejected")
@@ -307,6 +313,7 @@ func TestConfigValidateCommand(t *testing.T) {
 }
 
 func TestSandboxMetricsReproducesGoldenValuesFromJSONL(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		file string
@@ -365,6 +372,7 @@ func sandboxDefaults() SandboxMetricsOptions {
 // summary.json records the groups flagged each epoch; they fail (exit 1)
 // when the allies do not coordinate or collusion detection is off.
 func TestSandboxRunCollusionCriteria(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile("../../examples/scenarios/collusion.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -422,6 +430,7 @@ func TestSandboxRunCollusionCriteria(t *testing.T) {
 }
 
 func TestSandboxRunWritesOutputsAndChecksCriteria(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	app, out, _ := testApp()
 	if err := runSandboxRun(t.Context(), app, SandboxRunOptions{Scenario: "../../examples/scenarios/baseline.yaml", Epochs: 3, Out: dir}); err != nil {
@@ -454,6 +463,7 @@ func TestSandboxRunWritesOutputsAndChecksCriteria(t *testing.T) {
 }
 
 func TestSandboxRunRefusesTooBigAndStopsOnInterrupt(t *testing.T) {
+	t.Parallel()
 	// A count over the bound is refused before anything is allocated; a
 	// complete network is implicit now, but with collusion detection every
 	// pair that interacts keeps a history: 10 000 agents over 1000 steps
@@ -498,6 +508,7 @@ func TestSandboxRunRefusesTooBigAndStopsOnInterrupt(t *testing.T) {
 }
 
 func TestRunJSONStreamsEveryEventInOrder(t *testing.T) {
+	t.Parallel()
 	app, out, errb := testApp()
 	dir := filepath.Join(t.TempDir(), "run")
 	if err := runRun(t.Context(), app, RunOptions{MissionArg: "../../examples/missions/test-gap-hunt.md", Scale: "ss-100", Out: dir, JSON: true}); err != nil {
@@ -524,6 +535,7 @@ func TestRunJSONStreamsEveryEventInOrder(t *testing.T) {
 }
 
 func TestSandboxMetricsConfigFlag(t *testing.T) {
+	t.Parallel()
 	golden := "../../examples/sandbox/golden.jsonl"
 	metrics := func(t *testing.T, args ...string) map[string]any {
 		t.Helper()
@@ -572,6 +584,7 @@ func TestSandboxMetricsConfigFlag(t *testing.T) {
 }
 
 func TestSandboxIncoherenceCommand(t *testing.T) {
+	t.Parallel()
 	f := writeFile(t, "dec.jsonl", `{"task_family":"f","decision_id":"a","replay":0,"action":"x","benchmark":"x"}
 {"task_family":"f","decision_id":"a","replay":1,"action":"y"}
 {"task_family":"f","decision_id":"a","replay":2,"action":"x"}
@@ -606,6 +619,7 @@ func TestSandboxIncoherenceCommand(t *testing.T) {
 }
 
 func TestEveryCommandHasAnExample(t *testing.T) {
+	t.Parallel()
 	app, _, _ := testApp()
 	var walk func(c *cobra.Command)
 	n := 0
@@ -625,6 +639,7 @@ func TestEveryCommandHasAnExample(t *testing.T) {
 }
 
 func TestConfigShowMasksSecrets(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	t.Setenv("OPENAI_API_KEY", "sk-test-very-secret")
 	cfgPath := writeFile(t, "c.yml", "providers:\n  vllm:\n    base_url: https://bob:hunter2@vllm.example/v1\n")
 	for _, format := range []string{"yaml", "json"} {
@@ -654,6 +669,7 @@ func TestConfigShowMasksSecrets(t *testing.T) {
 }
 
 func TestLogFormatJSONAndLevel(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	t.Setenv("OPENAI_API_KEY", "sk-test-very-secret")
 	for _, tc := range []struct {
 		level    string
@@ -699,6 +715,7 @@ func TestLogFormatJSONAndLevel(t *testing.T) {
 }
 
 func TestCompareFlagsWinOverTheCompareFile(t *testing.T) {
+	t.Parallel()
 	mission, err := filepath.Abs("../../examples/missions/api-design.md")
 	if err != nil {
 		t.Fatal(err)
@@ -732,6 +749,7 @@ func TestCompareFlagsWinOverTheCompareFile(t *testing.T) {
 }
 
 func TestRunInteractiveAsksAndAbortsCleanly(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		answer   string
@@ -773,6 +791,7 @@ func TestRunInteractiveAsksAndAbortsCleanly(t *testing.T) {
 }
 
 func TestBadCompareFileNamesFileLineAndKey(t *testing.T) {
+	t.Parallel()
 	mission, err := filepath.Abs("../../examples/missions/api-design.md")
 	if err != nil {
 		t.Fatal(err)
@@ -810,6 +829,7 @@ func TestBadCompareFileNamesFileLineAndKey(t *testing.T) {
 }
 
 func TestProvidersListBedrockNeedsCredentialsAndRegion(t *testing.T) {
+	t.Parallel()
 	cfg, err := config.Load("", newRegistry())
 	if err != nil {
 		t.Fatal(err)
@@ -849,6 +869,7 @@ func TestProvidersListBedrockNeedsCredentialsAndRegion(t *testing.T) {
 // message listing what the registry holds. (The lists used to be copied
 // into nexus and kept in step by a test.)
 func TestConfigValidateKnowsEveryRegisteredKindAndItsOptions(t *testing.T) {
+	t.Parallel()
 	kinds := newRegistry().Kinds()
 	if len(kinds) == 0 {
 		t.Fatal("no kind registered")

@@ -12,6 +12,7 @@ import (
 )
 
 func TestCompareExitCodeSaysWhetherEveryBundleWasJudged(t *testing.T) {
+	t.Parallel()
 	// An OpenAI-compatible server that answers prose, never JSON: its
 	// contender produces no bundle at all.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -23,7 +24,7 @@ func TestCompareExitCodeSaysWhetherEveryBundleWasJudged(t *testing.T) {
 			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 9, "total_tokens": 19}})
 		_, _ = w.Write(b)
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close) // after the parallel subtests
 	cfg := writeFile(t, "config.yml", "providers:\n  openai-compatible:\n    base_url: "+srv.URL+"/v1\n")
 	mission, err := filepath.Abs("../../examples/missions/api-design.md")
 	if err != nil {
@@ -43,6 +44,7 @@ func TestCompareExitCodeSaysWhetherEveryBundleWasJudged(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			out := filepath.Join(t.TempDir(), "cmp")
 			c, stdout, stderr := execCLI(t, "--config", cfg, "compare", mission, "--models", tc.models, "--repeats", "1", "--out", out)
 			if c != tc.wantCode {
@@ -64,6 +66,7 @@ func TestCompareExitCodeSaysWhetherEveryBundleWasJudged(t *testing.T) {
 // and a workspace must be a directory: exit 2 naming the flag or the
 // compare file's line, before any run (nothing is written under --out).
 func TestCompareWorkspaceBadInputIsUsage(t *testing.T) {
+	t.Parallel()
 	mission, err := filepath.Abs("../../examples/missions/api-design.md")
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // reason, exits 5 and never prints a summary of what it did not record.
 // On main, a run on a full disk printed "Run complete" and exited 0.
 func TestFullDiskExitsFiveAndNeverSaysComplete(t *testing.T) {
+	// Serial: rundir.FailWritesAfter fails every write of the process.
 	mission := "../../examples/missions/api-design.md"
 	for _, tc := range []struct {
 		why   string

@@ -16,6 +16,7 @@ import (
 // shows the chain. A --follow-up that is not a run directory is exit 2,
 // naming it, with nothing written.
 func TestRunFollowUpChainsThreeRuns(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	mission := "../../examples/missions/auth-migration.md"
 	dirs := []string{filepath.Join(root, "v1"), filepath.Join(root, "v2"), filepath.Join(root, "v3")}
@@ -90,6 +91,7 @@ func TestRunFollowUpChainsThreeRuns(t *testing.T) {
 // TestRunFollowUpWarnsOfARevisedMission: following up a run of another
 // mission text is allowed and says so on stderr.
 func TestRunFollowUpWarnsOfARevisedMission(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	v1, v2 := filepath.Join(root, "v1"), filepath.Join(root, "v2")
 	if code, _, errOut := execCLI(t, "run", "--mission", "Plan the rollout of feature flags", "--scale", "ss-50", "--out", v1, "-q"); code != 0 {

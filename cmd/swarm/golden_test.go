@@ -30,6 +30,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files of the golden-file tests")
 
 func TestGoldenRun(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	c, _, stderr := execCLI(t, "run", "testdata/golden/mission.md",
 		"--config", "testdata/golden/config.yml", "--scale", "ss-12", "--out", dir, "-q")
@@ -51,6 +52,7 @@ func TestGoldenRun(t *testing.T) {
 }
 
 func TestGoldenCompare(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "compare")
 	c, _, stderr := execCLI(t, "compare", "testdata/golden/mission.md",
 		"--config", "testdata/golden/config.yml", "--scale", "ss-12",

@@ -36,6 +36,7 @@ func tamperingServer(t *testing.T, runDir string) *httptest.Server {
 
 // The exit codes of `swarm run` (README "Exit codes"), each through runRun.
 func TestRunExitCodes(t *testing.T) {
+	t.Parallel()
 	mission := "../../examples/missions/auth-migration.md"
 	tests := []struct {
 		name   string
@@ -111,6 +112,7 @@ func TestRunExitCodes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			app, out, errb := testApp()
 			out.Reset()
 			tc.o.Quiet = true
@@ -154,6 +156,7 @@ func TestRunExitCodes(t *testing.T) {
 // --out names a file or a non-empty directory: exit 2, nothing touched;
 // --force writes into the directory.
 func TestRunOutMustBeNewOrEmpty(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	file := filepath.Join(tmp, "report.md")
 	if err := os.WriteFile(file, []byte("keep"), 0o644); err != nil {

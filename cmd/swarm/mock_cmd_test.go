@@ -17,6 +17,7 @@ import (
 // or close the connection) rather than hold it open for ever. The test
 // waits on the connection, not on a clock.
 func TestMockServeCutsOffATricklingBody(t *testing.T) {
+	t.Parallel()
 	h, err := mock.NewServer(mock.ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +52,7 @@ func TestMockServeCutsOffATricklingBody(t *testing.T) {
 }
 
 func TestMockServeRejectsBadLimits(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"mock", "serve", "--max-body", "0"},
 		{"mock", "serve", "--read-timeout", "-1s"},

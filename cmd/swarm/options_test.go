@@ -51,6 +51,7 @@ func checkParse[O any](t *testing.T, newCmd func(*App, func(context.Context, *O)
 
 // TestRunFlagsParse: `swarm run` flags land in RunOptions, and nothing runs.
 func TestRunFlagsParse(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		why  string
 		args []string
@@ -77,6 +78,7 @@ func TestRunFlagsParse(t *testing.T) {
 // their defaults, and Changed names exactly the flags given (they win over
 // the compare file).
 func TestCompareFlagsParse(t *testing.T) {
+	t.Parallel()
 	defaults := CompareOptions{Repeats: 3, Scale: "ss-50", Roles: "commanders", Seed: 42}
 	for _, tc := range []struct {
 		why  string
@@ -115,6 +117,7 @@ func TestCompareFlagsParse(t *testing.T) {
 // TestShadowScoreFlagsParse: --threshold is nil unless given (then even 0
 // is a threshold).
 func TestShadowScoreFlagsParse(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		why  string
 		args []string
@@ -134,6 +137,7 @@ func TestShadowScoreFlagsParse(t *testing.T) {
 // TestSandboxRunFlagsParse: the scenario argument and flags land in
 // SandboxRunOptions; --seed 0 given is not the same as no --seed.
 func TestSandboxRunFlagsParse(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		why  string
 		args []string
@@ -151,6 +155,7 @@ func TestSandboxRunFlagsParse(t *testing.T) {
 // TestSandboxMetricsFlagsParse: payoff and proxy flags start from the
 // sandbox defaults, and Set names the flags given (they win over --config).
 func TestSandboxMetricsFlagsParse(t *testing.T) {
+	t.Parallel()
 	want := SandboxMetricsOptions{File: "f.jsonl", PerInteraction: true, ConfigFile: "p.yaml", Payoff: sandbox.DefaultPayoffConfig(), Proxy: sandbox.DefaultProxyConfig(),
 		Set: map[string]bool{"s-plus": true, "k": true, "config": true, "per-interaction": true}}
 	want.Payoff.SPlus, want.Proxy.K = 3, 4
@@ -160,6 +165,7 @@ func TestSandboxMetricsFlagsParse(t *testing.T) {
 // TestMockServeFlagsParse: defaults and every flag of `swarm mock serve`,
 // without listening.
 func TestMockServeFlagsParse(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		why  string
 		args []string
@@ -180,6 +186,7 @@ func TestMockServeFlagsParse(t *testing.T) {
 // usage error (exit 2) whose message is cobra's, never a failure (exit 1);
 // help is not an error.
 func TestUsageErrorsExitTwo(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		why  string
 		args []string

@@ -15,6 +15,7 @@ import (
 // and the rest are shown per domain when the phase ends or the run does;
 // the live view counts calls and refusals by kind.
 func TestProgressGroupsToolRefusals(t *testing.T) {
+	t.Parallel()
 	plan := nexus.Plan{Domains: []string{"testing", "docs"}, Commanders: 2, Workers: 4}
 	refused := func(agent, tool, path, kind string) events.Event {
 		return events.Event{Kind: events.ToolCall, AgentID: agent, Data: events.ToolCallData{Tool: tool, Path: path, Refusal: kind}}
@@ -71,6 +72,7 @@ func TestProgressGroupsToolRefusals(t *testing.T) {
 // Waves in the progress view: a line per wave and for the canary's verdict
 // in a pipe; the live view shows the wave launched last.
 func TestProgressShowsWaves(t *testing.T) {
+	t.Parallel()
 	plan := nexus.Plan{Domains: []string{"a", "b", "c"}, Commanders: 3, Workers: 3}
 	events := []events.Event{
 		{Kind: events.Wave, Data: events.WaveData{Wave: 0, Planned: 2, Size: 1, Reason: "canary", Commanders: []string{"commander-a"}}},
@@ -103,6 +105,7 @@ func TestProgressShowsWaves(t *testing.T) {
 // and one per role and pair of models swapped (not one per call routed);
 // the live view counts the breakers not closed and the swaps.
 func TestProgressShowsBreakersAndSwaps(t *testing.T) {
+	t.Parallel()
 	plan := nexus.Plan{Domains: []string{"testing"}, Commanders: 1, Workers: 2}
 	swap := func(id string) events.Event {
 		return events.Event{Kind: events.ModelSwap, Role: "worker", AgentID: id,
@@ -143,6 +146,7 @@ func TestProgressShowsBreakersAndSwaps(t *testing.T) {
 
 // The resume summary says "1 answer", not "1 answers".
 func TestCountNoun(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		n    int64
 		want string
@@ -157,6 +161,7 @@ func TestCountNoun(t *testing.T) {
 // slow-down (not per step back up); the live view shows each model's
 // current limit and ceiling.
 func TestProgressShowsConcurrencyLimit(t *testing.T) {
+	t.Parallel()
 	plan := nexus.Plan{Domains: []string{"testing"}, Commanders: 1, Workers: 2}
 	lim := func(from, to int, reason string) events.Event {
 		return events.Event{Kind: events.Concurrency, Model: "openai:gpt-4.1",

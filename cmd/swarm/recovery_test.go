@@ -16,6 +16,7 @@ import (
 // fallback and the run completes (the breaker's routing is tested with
 // the breaker).
 func TestRunFallbackCompletesWhenThePrimaryWorkerFails(t *testing.T) {
+	t.Parallel()
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, `{"error":{"message":"model down","type":"invalid_request_error"}}`, http.StatusBadRequest)
 	}))

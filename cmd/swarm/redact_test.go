@@ -68,6 +68,7 @@ func echoingServer(t *testing.T, fail func(seen int) int) *httptest.Server {
 // no byte of standard error, standard output or any file of the run
 // directory.
 func TestAPIKeyNeverLeavesTheProcess(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	const key = "swarm-e2e-fake-key-7f3a9c2b1d"
 	tests := []struct {
 		name     string

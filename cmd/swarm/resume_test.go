@@ -185,6 +185,7 @@ func stopAfterCalls(t *testing.T, at int, sig os.Signal, args ...string) int {
 // calls), not wall times, so every kill lands inside the run whatever the
 // machine's speed; one landing after the run finished is the no-op case.
 func TestResumeAfterSIGKILLMatchesUninterruptedRun(t *testing.T) {
+	t.Parallel()
 	full := filepath.Join(t.TempDir(), "full")
 	if c, _, stderr := execCLI(t, "--config", resumeConfig, "run", resumeMission, "--out", full, "-q"); c != 0 {
 		t.Fatalf("uninterrupted run: exit %d: %s", c, stderr)
@@ -196,6 +197,7 @@ func TestResumeAfterSIGKILLMatchesUninterruptedRun(t *testing.T) {
 	for k := 1; k <= 5; k++ {
 		at := want.Calls * k / 6
 		t.Run(fmt.Sprintf("kill after call %d of %d", at, want.Calls), func(t *testing.T) {
+			t.Parallel()
 			dir := filepath.Join(t.TempDir(), "run")
 			code := startRun(t, dir, at, syscall.SIGKILL)
 			checkResume(t, dir, code, want)
@@ -206,6 +208,7 @@ func TestResumeAfterSIGKILLMatchesUninterruptedRun(t *testing.T) {
 // The same with Ctrl-C: the run writes an interrupted result.json (exit
 // 130), and the resume finishes it.
 func TestResumeAfterSIGINTMatchesUninterruptedRun(t *testing.T) {
+	t.Parallel()
 	full := filepath.Join(t.TempDir(), "full")
 	if c, _, stderr := execCLI(t, "--config", resumeConfig, "run", resumeMission, "--out", full, "-q"); c != 0 {
 		t.Fatalf("uninterrupted run: exit %d: %s", c, stderr)
@@ -274,6 +277,7 @@ func checkResume(t *testing.T, dir string, code int, want runOutcome) {
 // them again is refused (they would be ignored), and a directory that is
 // not a run is bad input.
 func TestResumeUsageErrors(t *testing.T) {
+	t.Parallel()
 	notRun := t.TempDir()
 	for _, tc := range []struct {
 		why  string
@@ -300,6 +304,7 @@ func TestResumeUsageErrors(t *testing.T) {
 // mission seals other criteria, the resumed run stops at Phase 1.5: its
 // seal is not the stored one (never silently continued).
 func TestResumeRefusesAChangedMission(t *testing.T) {
+	t.Parallel()
 	mission := writeFile(t, "mission.md", string(readFile(t, "testdata/golden", "mission.md")))
 	dir := filepath.Join(t.TempDir(), "run")
 	if c, _, stderr := execCLI(t, "--config", "testdata/golden/config.yml", "run", mission, "--scale", "ss-12", "--out", dir, "-q"); c != 0 {
@@ -341,6 +346,7 @@ const resumeFaultsConfig = "testdata/resume/faults-config.yml"
 // whatever the machine's speed); the mock's faults are drawn from each
 // request and its attempt, so the runs are repeatable.
 func TestResumeUnderFaultsAfterRepeatedSIGKILLs(t *testing.T) {
+	t.Parallel()
 	full := filepath.Join(t.TempDir(), "full")
 	if c, _, stderr := execCLI(t, "--config", resumeFaultsConfig, "run", resumeMission, "--out", full, "-q"); c != 0 {
 		t.Fatalf("uninterrupted run: exit %d: %s", c, stderr)
@@ -381,6 +387,7 @@ func TestResumeUnderFaultsAfterRepeatedSIGKILLs(t *testing.T) {
 		{"killed three times in a row", []int{want.Calls / 3, want.Calls / 2, want.Calls * 3 / 4}},
 	} {
 		t.Run(tc.why, func(t *testing.T) {
+			t.Parallel()
 			dir := filepath.Join(t.TempDir(), "run")
 			kill(t, tc.kills[0], "--config", resumeFaultsConfig, "run", resumeMission, "--out", dir, "--json")
 			for _, at := range tc.kills[1:] {

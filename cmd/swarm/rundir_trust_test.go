@@ -45,6 +45,7 @@ func sha256Of(b []byte) string {
 // the config the run was started with, refuses naming both files and their
 // hashes. The server never receives a request, so the key never leaves.
 func TestResumeNeverLoadsTheConfigRunJSONNames(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	const secret = "sk-test-users-bearer-key-0123456789"
 	t.Setenv("SWARM_TEST_USERS_KEY", secret)
 	var mu sync.Mutex
@@ -149,6 +150,7 @@ func judgeFailToPass(t *testing.T, dir string) int {
 // Edited judge answers in journal.jsonl are refused by --resume (exit 2)
 // and by shadow verify (exit 4), both naming the first forged line.
 func TestForgedJournalIsRefusedByResumeAndShadowVerify(t *testing.T) {
+	t.Parallel()
 	dir := killedGoldenRun(t)
 	line := judgeFailToPass(t, dir)
 	where := regexp.MustCompile(`journal\.jsonl line ` + regexp.QuoteMeta(strings.TrimSpace(itoa(line))) + ` \(seq \d+\): its MAC does not verify`)

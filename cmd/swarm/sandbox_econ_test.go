@@ -75,6 +75,7 @@ func absent(t *testing.T, v map[string]any, key string) {
 var econDir = filepath.Join("..", "..", "examples", "economy")
 
 func TestEconAuctionExample(t *testing.T) {
+	t.Parallel()
 	m := econRun(t, "auction", filepath.Join(econDir, "auction.yaml"))
 	wantVal(t, m, false, "converged")
 	wantNum(t, m, 50, "rounds")
@@ -96,6 +97,7 @@ func TestEconAuctionExample(t *testing.T) {
 }
 
 func TestEconMissionExample(t *testing.T) {
+	t.Parallel()
 	m := econRun(t, "mission", filepath.Join(econDir, "mission.yaml"))
 	wantNum(t, m, 1, "score")
 	wantVal(t, m, "succeeded", "status")
@@ -119,6 +121,7 @@ func TestEconMissionExample(t *testing.T) {
 // deadline fails and pays nothing; a mission without objectives has no
 // score to print (the reference's 0.0 is not a measurement).
 func TestEconMissionFailedAndUnscored(t *testing.T) {
+	t.Parallel()
 	partial := writeFile(t, "partial.yaml", `config: {min_participants: 1}
 pool: 90
 coordinator: a1
@@ -156,6 +159,7 @@ evaluate_at_epoch: 10
 }
 
 func TestEconMarketExample(t *testing.T) {
+	t.Parallel()
 	m := econRun(t, "market", filepath.Join(econDir, "market.yaml"))
 	wantNum(t, m, 10, "ticks", 0, "market_price")
 	wantNum(t, m, 7.5, "ticks", 1, "market_price")
@@ -182,6 +186,7 @@ func TestEconMarketExample(t *testing.T) {
 }
 
 func TestEconMarketH1(t *testing.T) {
+	t.Parallel()
 	f := writeFile(t, "h1.yaml", `seed: 42
 ticks: 6
 orders:
@@ -202,6 +207,7 @@ orders:
 }
 
 func TestEconCrashExample(t *testing.T) {
+	t.Parallel()
 	m := econRun(t, "crash", filepath.Join(econDir, "crash.yaml"))
 	wantNum(t, m, 5, "crashes", 0, "start_tick")
 	wantNum(t, m, 0.2, "crashes", 0, "price_drop_pct")
@@ -216,6 +222,7 @@ func TestEconCrashExample(t *testing.T) {
 }
 
 func TestEconPermeabilityExample(t *testing.T) {
+	t.Parallel()
 	m := econRun(t, "permeability", filepath.Join(econDir, "permeability.json"))
 	for i, w := range []float64{0.375, 0.315, 0.125, 0.4, 0} {
 		wantNum(t, m, w, "effective", i)
@@ -226,6 +233,7 @@ func TestEconPermeabilityExample(t *testing.T) {
 }
 
 func TestEconIdentityExample(t *testing.T) {
+	t.Parallel()
 	m := econRun(t, "identity", filepath.Join(econDir, "identity.yaml"))
 	for _, c := range []struct {
 		id, epoch string
@@ -243,6 +251,7 @@ func TestEconIdentityExample(t *testing.T) {
 // TestEconBadFiles: every bad file names file:line:col and the key, exit 2.
 // A value found bad after decoding is located at its key.
 func TestEconBadFiles(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		why, mech, name, body, want string
 	}{
@@ -289,6 +298,7 @@ func TestEconBadFiles(t *testing.T) {
 // reads (internal/yamlx): too large, nested too deeply or an alias bomb is
 // refused before any value is built, from a file or from stdin, exit 2.
 func TestEconFileLimits(t *testing.T) {
+	t.Parallel()
 	bomb := "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
 	for i, prev := 'b', 'a'; i <= 'g'; i, prev = i+1, i {
 		bomb += fmt.Sprintf("%c: &%c [*%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c]\n", i, i, prev, prev, prev, prev, prev, prev, prev, prev, prev, prev)
@@ -323,6 +333,7 @@ func TestEconFileLimits(t *testing.T) {
 
 // TestEconReadsStdin: "-" reads the file from stdin.
 func TestEconReadsStdin(t *testing.T) {
+	t.Parallel()
 	app, out, _ := testApp()
 	app.In = strings.NewReader(`{"config": {"drop_threshold": 0.1, "window": 10}, "prices": [{"tick": 0, "price": 10}, {"tick": 1, "price": 11}, {"tick": 2, "price": 9}, {"tick": 3, "price": 12}, {"tick": 4, "price": 8}]}`)
 	root := newRootCmd(app)
@@ -343,6 +354,7 @@ func TestEconReadsStdin(t *testing.T) {
 // for minutes and took 8 GB; each value here is just over its bound, so
 // the old code ran it (cheaply) and exited 0.
 func TestEconSizeBounds(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		why, mechanism, body, want string
 	}{

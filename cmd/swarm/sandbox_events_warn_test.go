@@ -10,6 +10,7 @@ import (
 // before the run starts (the run itself is interrupted at once here); with
 // events turned off there is nothing to warn about.
 func TestSandboxRunWarnsBeforeAHugeEventLog(t *testing.T) {
+	t.Parallel()
 	const big = "scenario_id: s\nagents:\n  - {type: honest, count: 1000000}\nsimulation: {epochs: 10, steps_per_epoch: 10}\nnetwork: {topology: small_world, k: 2, p: 0.1}\n"
 	for _, tc := range []struct {
 		name, yaml string

@@ -14,6 +14,7 @@ import (
 // TestSandboxImport: the command's exit codes, where warnings and the
 // scenario go, and that -o never loses an existing file.
 func TestSandboxImport(t *testing.T) {
+	t.Parallel()
 	ref := "../../examples/reference/collusion.yaml"
 
 	t.Run("stdout", func(t *testing.T) {
@@ -83,6 +84,7 @@ func TestSandboxImport(t *testing.T) {
 // the value as written and swarm's bound, exit 2 — never left out for a
 // default that would run a different scenario without a word.
 func TestSandboxImportBoundsSizes(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		why, yaml, want string
 	}{
@@ -114,6 +116,7 @@ func TestSandboxImportBoundsSizes(t *testing.T) {
 // before anything runs (before issue 22, -1 ran once and said nothing, and
 // any number ran).
 func TestSandboxRunBoundsReplays(t *testing.T) {
+	t.Parallel()
 	scenario := filepath.Join(t.TempDir(), "s.yaml")
 	if err := os.WriteFile(scenario, []byte("scenario_id: x\nagents:\n  - {type: honest, count: 2}\nsimulation: {epochs: 1, steps_per_epoch: 1}\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // default 64 KiB used to end the input silently (the scanner's error was
 // never read), so the records after it were lost with exit code 0.
 func TestSandboxIncoherenceLongLines(t *testing.T) {
+	t.Parallel()
 	rec := func(id, action string) string {
 		return `{"task_family":"f","decision_id":"` + id + `","replay":0,"action":"` + action + `"}` + "\n"
 	}

@@ -21,6 +21,7 @@ func execCLIWithError(t *testing.T, args ...string) (int, string, string) {
 }
 
 func TestShadowScoreRefusesNonFiniteThresholdsAndEmptySuites(t *testing.T) {
+	t.Parallel()
 	sealed := writeFile(t, "s.json", specTests(4, 1, "edge_case"))
 	empty := writeFile(t, "e.json", `{}`)
 	emptyList := writeFile(t, "l.json", `{"tests": []}`)
@@ -56,6 +57,7 @@ func TestShadowScoreRefusesNonFiniteThresholdsAndEmptySuites(t *testing.T) {
 // TestShadowScoreOutputValidatesAgainstSpecSchema checks the CLI's JSON
 // against the Shadow Score Spec's published schema, and its number format.
 func TestShadowScoreOutputValidatesAgainstSpecSchema(t *testing.T) {
+	t.Parallel()
 	ex := filepath.Join("..", "..", "examples", "shadow")
 	for _, args := range [][]string{
 		{"--sealed", filepath.Join(ex, "sealed.json")},
@@ -82,6 +84,7 @@ func TestShadowScoreOutputValidatesAgainstSpecSchema(t *testing.T) {
 }
 
 func TestShadowScoreSummaryNeverPrintsRawControls(t *testing.T) {
+	t.Parallel()
 	doc := `{"tests":[{"name":"a\u001b[2J\u001b]0;owned\u0007","status":"failed","message":"b\u009b31m\u202egnp.exe"}]}`
 	sealed := writeFile(t, "evil.json", doc)
 	_, out, _ := execCLI(t, "shadow", "score", "--sealed", sealed, "--format", "summary")
@@ -104,6 +107,7 @@ func TestShadowScoreSummaryNeverPrintsRawControls(t *testing.T) {
 // TestShadowVerifyCoversTaskHashAndDecomposition tampers with each file of
 // a finished run directory that the commitment covers.
 func TestShadowVerifyCoversTaskHashAndDecomposition(t *testing.T) {
+	t.Parallel()
 	app, _, errb := testApp()
 	run := filepath.Join(t.TempDir(), "run")
 	if err := runRun(t.Context(), app, RunOptions{MissionArg: "../../examples/missions/test-gap-hunt.md", Scale: "ss-50", Out: run, Quiet: true}); err != nil {

@@ -19,6 +19,7 @@ import (
 // status in words, its evidence counts and recall and precision on the
 // headline, and the next commands that fit, with the real flag names.
 func TestRunSummaryShowsEvidenceStatusAndNextCommands(t *testing.T) {
+	t.Parallel()
 	mission := filepath.Join("..", "..", "examples", "missions", "security-review-tinynotes.md")
 	truth := filepath.Join("..", "..", "examples", "workspaces", "tinynotes.truth.yaml")
 	dir := filepath.Join(t.TempDir(), "run")
@@ -45,6 +46,7 @@ func TestRunSummaryShowsEvidenceStatusAndNextCommands(t *testing.T) {
 // was not measured or is empty never reads as clean, and the next
 // commands of a run without a workspace.
 func TestSummaryPieces(t *testing.T) {
+	t.Parallel()
 	rec := 0.5
 	tests := []struct {
 		name  string
@@ -109,6 +111,7 @@ func TestSummaryPieces(t *testing.T) {
 // every role) and when the cost ceiling cannot act on a model without a
 // known price.
 func TestBriefingWarnsAdvisoryScoresAndUnpricedModels(t *testing.T) {
+	t.Parallel()
 	r := func(s string) providers.Ref { x, _ := providers.ParseRef(s); return x }
 	p := nexus.Plan{Roster: config.Roster{Judge: r("openai-compatible:m"), SealAuthor: r("openai-compatible:m"), Commanders: []providers.Ref{r("openai-compatible:m")}},
 		Unpriced: []string{"openai-compatible:m"}, CostCeilingUSD: 5}
@@ -132,6 +135,7 @@ func TestBriefingWarnsAdvisoryScoresAndUnpricedModels(t *testing.T) {
 // mechanical checks beside the seal author's criteria, and the criteria
 // line says so (it said "8 sealed" while the envelope held 11).
 func TestBriefingCountsTheSealedChecks(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		workspace, want, never string
 	}{

@@ -38,6 +38,7 @@ func checkNoRawControls(t *testing.T, where, s string) {
 // of run, --follow-up, --resume, --ground-truth, verify-evidence, shadow
 // verify and compare printed them raw.
 func TestHostileTextNeverReachesTheTerminalRaw(t *testing.T) {
+	t.Parallel()
 	mission, _ := filepath.Abs("../../examples/missions/api-design.md")
 	ws, _ := filepath.Abs("../../examples/workspaces/tinynotes")
 	evilDir := filepath.Join(t.TempDir(), hostile)
@@ -120,6 +121,7 @@ func TestHostileTextNeverReachesTheTerminalRaw(t *testing.T) {
 // The briefing's Models line shows model names from the config and the
 // flags escaped; on main it printed them raw.
 func TestBriefingEscapesModelNames(t *testing.T) {
+	t.Parallel()
 	evil := providers.Ref{Kind: "openai", Model: hostile}
 	p := nexus.Plan{MissionTitle: "t" + hostile, Domains: []string{hostile}, Roster: config.Roster{Nexus: evil, SealAuthor: evil, Judge: evil, Commanders: []providers.Ref{evil},
 		SquadLead: evil, Workers: []providers.Ref{evil}, Reviewers: [][2]providers.Ref{{evil, evil}}, Synthesizer: evil}, SquadLeads: 1}
@@ -136,6 +138,7 @@ func TestBriefingEscapesModelNames(t *testing.T) {
 // (where only the view's own cursor sequences are raw). On main a pipe got
 // them raw.
 func TestProgressViewEscapesWhatItDidNotWrite(t *testing.T) {
+	t.Parallel()
 	plan := nexus.Plan{Domains: []string{hostile}, Commanders: 1, Workers: 1}
 	events := []events.Event{
 		{Kind: events.PhaseStart, Phase: events.Phase4, Message: "phase " + hostile},

@@ -28,6 +28,7 @@ func copyFixture(t *testing.T) (runDir, ws string) {
 // Bad usage and unreadable run directories exit 2 and name what is wrong,
 // before anything is checked.
 func TestVerifyEvidenceUsageAndBadRunDirectories(t *testing.T) {
+	t.Parallel()
 	run, ws := copyFixture(t)
 	noEvidence := t.TempDir()
 	if err := os.CopyFS(noEvidence, os.DirFS(run)); err != nil {
@@ -68,6 +69,7 @@ func TestVerifyEvidenceUsageAndBadRunDirectories(t *testing.T) {
 // changed state" when nothing changed, 1 and every change listed when a
 // state changed; --json prints the report itself.
 func TestVerifyEvidenceExitCodeAndOutput(t *testing.T) {
+	t.Parallel()
 	run, ws := copyFixture(t)
 	unchanged := &nexus.EvidenceReport{RunDir: run, Workspace: nexus.WorkspaceInfo{Dir: ws},
 		Counts: workspace.Counts{Cited: 3, Verified: 2, Fabricated: 1}, RecordedCounts: workspace.Counts{Cited: 3, Verified: 2, Fabricated: 1}, Changes: []nexus.EvidenceChange{}}
@@ -118,6 +120,7 @@ func TestVerifyEvidenceExitCodeAndOutput(t *testing.T) {
 // evidence holds (exit 0) until the cited line is edited (exit 1, the
 // citation named). It uses the real workspace package's Verify.
 func TestVerifyEvidenceDetectsAnEditedFile(t *testing.T) {
+	t.Parallel()
 	run, ws := copyFixture(t)
 	fs, err := workspace.Open(ws, workspace.Options{Limits: workspace.DefaultLimits()})
 	if err != nil {
@@ -146,6 +149,7 @@ func TestVerifyEvidenceDetectsAnEditedFile(t *testing.T) {
 // The run's own workspace.deny (config.effective.yml) applies when its
 // evidence is re-checked: a file the run could not read stays unverifiable.
 func TestVerifyEvidenceUsesTheRunsDenyList(t *testing.T) {
+	t.Parallel()
 	run, ws := copyFixture(t)
 	if err := os.WriteFile(filepath.Join(run, "config.effective.yml"), []byte("workspace:\n  deny: [app.go]\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -165,6 +169,7 @@ func TestVerifyEvidenceUsesTheRunsDenyList(t *testing.T) {
 // `swarm run --ground-truth FILE` reaches the options, and without a
 // workspace it is a usage error naming the file, before anything runs.
 func TestRunGroundTruthFlag(t *testing.T) {
+	t.Parallel()
 	checkParse(t, newRunCmd, RunOptions{MissionArg: "m.md", GroundTruth: "shop.truth.yaml"}, "m.md", "--ground-truth", "shop.truth.yaml")
 	out := filepath.Join(t.TempDir(), "run")
 	got, stdout, errb := execCLIWithError(t, "run", "../../examples/missions/auth-migration.md", "--ground-truth", "shop.truth.yaml", "--out", out, "-q")
@@ -181,6 +186,7 @@ func TestRunGroundTruthFlag(t *testing.T) {
 // naming the ground truth's file:line, before any LLM call and before a
 // run directory exists.
 func TestRunChecksTheGroundTruthAgainstTheWorkspace(t *testing.T) {
+	t.Parallel()
 	calls := 0
 	srv := interceptedMock(t, func(http.ResponseWriter, *http.Request, []byte) bool {
 		calls++

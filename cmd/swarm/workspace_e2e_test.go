@@ -18,6 +18,7 @@ import (
 // tool_calls, the workers read the workspace, and every citation of the
 // honest persona verifies; the result equals the in-process run's.
 func TestWorkspaceMissionThroughMockServe(t *testing.T) {
+	t.Parallel()
 	var toolTurns atomic.Int64 // requests carrying a tool result (handlers run concurrently)
 	srv := interceptedMock(t, func(_ http.ResponseWriter, _ *http.Request, body []byte) bool {
 		if bytes.Contains(body, []byte(`"role":"tool"`)) {

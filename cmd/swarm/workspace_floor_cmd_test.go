@@ -15,6 +15,7 @@ import (
 // workspace is refused (exit 2, naming it) instead of hanging
 // verify-evidence past every signal, as it did on main.
 func TestVerifyEvidenceFIFOSwarmignore(t *testing.T) {
+	t.Parallel()
 	run, ws := copyFixture(t)
 	if err := syscall.Mkfifo(filepath.Join(ws, ".swarmignore"), 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
@@ -42,6 +43,7 @@ func TestVerifyEvidenceFIFOSwarmignore(t *testing.T) {
 // someone handed you cannot lower the default deny list through its
 // config.effective.yml (workspace.allow); --allow can, explicitly.
 func TestVerifyEvidenceTakesNoAllowFromTheRunDirectory(t *testing.T) {
+	t.Parallel()
 	run, ws := copyFixture(t)
 	if err := os.WriteFile(filepath.Join(run, "config.effective.yml"), []byte("workspace:\n  allow: ['.env*']\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -65,6 +67,7 @@ func TestVerifyEvidenceTakesNoAllowFromTheRunDirectory(t *testing.T) {
 // workspace at / is refused with exit 2, naming the reason and
 // --allow-home-workspace, before a run directory exists (on main it ran).
 func TestRunRefusesAHomeWorkspace(t *testing.T) {
+	t.Parallel()
 	mission := writeFile(t, "m.md", "---\nworkspace: /\n---\n# Review\n\nFind the security defects of the session handling.\n")
 	out := filepath.Join(t.TempDir(), "run")
 	got, stdout, errb := execCLIWithError(t, "run", mission, "--provider", "mock:honest", "--out", out, "-q")

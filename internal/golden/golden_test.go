@@ -7,6 +7,7 @@ import (
 )
 
 func TestDiff(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "sub", "a.golden")
 	if d := Diff(t, path, []byte("one\ntwo\n"), true); d != "" {
 		t.Fatalf("update returned a diff: %s", d)

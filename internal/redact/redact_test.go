@@ -17,6 +17,7 @@ import (
 // as JSON inside JSON (a model's raw answer quoted in a log), and the JSON
 // stays JSON.
 func TestEveryFormatIsRemoved(t *testing.T) {
+	t.Parallel()
 	set := redact.NewSecrets(redacttest.Secret)
 	for _, p := range redacttest.All() {
 		t.Run(p.Name, func(t *testing.T) {
@@ -43,6 +44,7 @@ func TestEveryFormatIsRemoved(t *testing.T) {
 // What is not a secret stays as it was: numbers after a token's name,
 // digests, prose about keys and tokens, placeholders.
 func TestOrdinaryTextStays(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ why, text string }{
 		{"token counts are numbers", `{"input_tokens": 1234, "max_tokens": 4096, "cache_read_tokens": 88}`},
 		{"a sealed hash is hex", "sealed_hash: sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"},
@@ -63,6 +65,7 @@ func TestOrdinaryTextStays(t *testing.T) {
 // The line after a key body line is the body's last line only when it is
 // short base64 right after a line break: a hash on the next line stays.
 func TestKeyBodyLastLine(t *testing.T) {
+	t.Parallel()
 	hash := `"sealed_hash": "sha256:b3c316c575e65fc9a31b030dcacc5d55d197f16c310b1881ab5a3dd3e2b54e9d"`
 	got := redact.String("MIIEvQIBADANBgkqhkiG9w0BAQEFAASCWSQN3raQHYWwI6KdeLfhx+yFw+JnhWUd\n" + hash)
 	if diff := cmp.Diff("[REDACTED:private_key_body]\n"+hash, got); diff != "" {
@@ -73,6 +76,7 @@ func TestKeyBodyLastLine(t *testing.T) {
 // Personal data is removed only when asked (agents' output), never from
 // every file (a number in telemetry is not a card).
 func TestPersonalDataOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
 	text := "mail jane.doe@example.com, card 4111 1111 1111 1111"
 	if got := redact.String(text); got != text {
 		t.Errorf("String removed personal data: %s", got)
@@ -85,6 +89,7 @@ func TestPersonalDataOnlyWhenAsked(t *testing.T) {
 
 // Only the secret is replaced: the name, the operator and the quotes stay.
 func TestOnlyTheSecretIsReplaced(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ why, in, want string }{
 		{"env assignment", "DB_PASSWORD=hunter2-Correct-Horse # db", "DB_PASSWORD=[REDACTED:password_assignment] # db"},
 		{"JSON field", `{"api_key":"0123456789abcdef"}`, `{"api_key":"[REDACTED:api_key_assignment]"}`},

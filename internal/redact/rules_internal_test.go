@@ -6,6 +6,7 @@ import "testing"
 // run: a gitleaks upgrade with an expression Go cannot compile fails here,
 // not in the middle of a run), and every rule has an id.
 func TestEveryRuleCompiles(t *testing.T) {
+	t.Parallel()
 	rs := rules()
 	if len(rs.rules) < 100 {
 		t.Fatalf("%d rules: gitleaks' default set did not load", len(rs.rules))

@@ -16,6 +16,7 @@ import (
 // one) and the reason, and the Dir remembers it for the run's end. On main
 // the error named .tmp-NNN and nothing remembered it.
 func TestWriteFileOnAFullDisk(t *testing.T) {
+	// Serial: rundir.FailWritesAfter fails every write of the process.
 	d, err := Create(filepath.Join(t.TempDir(), "run"), false)
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +57,7 @@ func TestWriteFileOnAFullDisk(t *testing.T) {
 // A log's write that crosses the limit writes what fits, as a full disk
 // does, and says ENOSPC with the log's name.
 func TestLogWriteOnAFullDiskIsShort(t *testing.T) {
+	// Serial: rundir.FailWritesAfter fails every write of the process.
 	path := filepath.Join(t.TempDir(), "events.jsonl")
 	f, err := OpenLog(path, 0o644)
 	if err != nil {
@@ -74,6 +76,7 @@ func TestLogWriteOnAFullDiskIsShort(t *testing.T) {
 // line's start is removed again) and writes nothing after, even once the
 // disk has room again: one more line would follow a missing one.
 func TestLogStopsAtTheFirstFailureWithNoHalfLine(t *testing.T) {
+	// Serial: rundir.FailWritesAfter fails every write of the process.
 	path := filepath.Join(t.TempDir(), "events.jsonl")
 	f, err := OpenLog(path, 0o644)
 	if err != nil {

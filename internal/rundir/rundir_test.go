@@ -12,6 +12,7 @@ import (
 // A log is never opened through a symbolic link, even one planted after the
 // directory was checked.
 func TestOpenLogRefusesSymbolicLinks(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	target := filepath.Join(dir, "target")
 	if err := os.WriteFile(target, []byte("x"), 0o644); err != nil {
@@ -40,6 +41,7 @@ func TestOpenLogRefusesSymbolicLinks(t *testing.T) {
 // removed, and run.json, journal.jsonl, sealed/ and files that are no run
 // entry stay.
 func TestReopenKeepsTheJournalAndThePreviousAttemptsLogs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, body string) {
 		t.Helper()
@@ -84,6 +86,7 @@ func TestReopenKeepsTheJournalAndThePreviousAttemptsLogs(t *testing.T) {
 // and moves nothing out of the run directory; before, it created attempts/N
 // through the link and moved the logs there.
 func TestReopenRefusesSymlinkedAttempts(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		why  string
 		link string // the entry that is a symbolic link to a directory outside

@@ -9,6 +9,7 @@ import (
 )
 
 func TestReadFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	reg := filepath.Join(dir, "reg")
 	if err := os.WriteFile(reg, []byte("hello"), 0o644); err != nil {
@@ -58,6 +59,7 @@ func TestReadFile(t *testing.T) {
 }
 
 func TestReadFileRoot(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "a"), []byte("abc"), 0o644); err != nil {
 		t.Fatal(err)

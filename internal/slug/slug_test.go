@@ -3,6 +3,7 @@ package slug
 import "testing"
 
 func TestMake(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, in, want string }{
 		{"a mission file name: lower case, the dot a dash", "Auth-Migration.md", "auth-migration-md"},
 		{"runs of other characters become one dash", "openai:gpt-4.1 / mini", "openai-gpt-4-1-mini"},

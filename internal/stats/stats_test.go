@@ -8,6 +8,7 @@ import (
 )
 
 func TestSummaries(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name                 string
 		xs                   []float64
@@ -36,6 +37,7 @@ func TestSummaries(t *testing.T) {
 // Mean adds in slice order, as swarm always has: the last digit of a
 // printed mean depends on it (gonum's floats.Sum adds in another order).
 func TestMeanSumsInOrder(t *testing.T) {
+	t.Parallel()
 	// In order: 1e16+1 rounds to 1e16, -1e16 gives 0, +1 gives 1: 1/4.
 	// Pairwise ((1e16-1e16)+(1+1)) would give 2/4.
 	if got := Mean([]float64{1e16, 1, -1e16, 1}); got != 0.25 {
@@ -44,6 +46,7 @@ func TestMeanSumsInOrder(t *testing.T) {
 }
 
 func TestQuantiles(t *testing.T) {
+	t.Parallel()
 	xs := []float64{4, 1, 3, 2}
 	tests := []struct {
 		name string
@@ -77,6 +80,7 @@ func TestQuantiles(t *testing.T) {
 // proportion", Table I, method 3 (Wilson score, no continuity correction),
 // given there to four decimals.
 func TestWilson95(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		why    string
 		k, n   int
@@ -107,6 +111,7 @@ func TestWilson95(t *testing.T) {
 // TestPearson checks r against a hand computation and the cases where r
 // is not a measurement.
 func TestPearson(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		why    string
 		xs, ys []float64

@@ -5,6 +5,7 @@ import "testing"
 // The cases once written for shadow's report sanitiser: every control,
 // format character and invalid byte becomes a visible escape.
 func TestPrintableEscapesTerminalControls(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ why, in, want string }{
 		{"plain text and tabs stay", "expired token\tok", "expired token\tok"},
 		{"unicode letters stay", "délai ✅ 🔴", "délai ✅ 🔴"},
@@ -24,6 +25,7 @@ func TestPrintableEscapesTerminalControls(t *testing.T) {
 
 // The cases once written for the YAML error printer (the same function now).
 func TestPrintable(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want, why string }{
 		{"plain ünïcode\ttab", "plain ünïcode\ttab", "printable text and tabs are kept"},
 		{"a\x1b[31mred", `a\x1b[31mred`, "ESC starts a terminal sequence"},
@@ -41,6 +43,7 @@ func TestPrintable(t *testing.T) {
 }
 
 func TestTruncate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in string
 		max      int
@@ -59,6 +62,7 @@ func TestTruncate(t *testing.T) {
 
 // PrintableLines keeps the lines we wrote and escapes what is inside them.
 func TestPrintableLines(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ why, in, want string }{
 		{"plain lines stay", "error: x\nSee 'swarm run --help'.\n", "error: x\nSee 'swarm run --help'.\n"},
 		{"controls inside a line are escaped", "open /tmp/x\x1b]0;pwned\x07: no such file\nhint", `open /tmp/x\x1b]0;pwned\x07: no such file` + "\nhint"},

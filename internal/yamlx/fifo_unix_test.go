@@ -14,6 +14,7 @@ import (
 // TestReadFileRefusesAFIFO: a FIFO named as a YAML file blocked the reader
 // for ever (issue 22, point 10); it is refused, naming the path.
 func TestReadFileRefusesAFIFO(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "config.yml")
 	if err := syscall.Mkfifo(path, 0o600); err != nil {
 		t.Skipf("no FIFOs here: %v", err)

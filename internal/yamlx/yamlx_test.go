@@ -56,6 +56,7 @@ func stringBomb() string {
 // aliased long string through (before issue 22, Check accepted this one).
 // Only Check runs, so the test is cheap on the code before the fix too.
 func TestCheckCountsExpandedBytes(t *testing.T) {
+	t.Parallel()
 	_, err := Check("f.yaml", []byte(stringBomb()), DefaultLimits)
 	if err == nil || !strings.Contains(err.Error(), "f.yaml:3:") || !strings.Contains(err.Error(), "bytes once aliases are expanded") {
 		t.Fatalf("Check: %v, want an error naming f.yaml, line 3 and the expanded bytes", err)
@@ -68,6 +69,7 @@ func TestCheckCountsExpandedBytes(t *testing.T) {
 }
 
 func TestDecodeRefuses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		why  string
@@ -194,6 +196,7 @@ func TestDecodeRefuses(t *testing.T) {
 }
 
 func TestDecodeAccepts(t *testing.T) {
+	t.Parallel()
 	data := "name: x\nitems:\n  - &one {count: 1, wait: 2s}\n  - *one\nnested:\n  a: {count: 3}\nany: [1, [2, [3]]]\n"
 	var got target
 	doc, err := Decode("f.yaml", []byte(data), &got, Limits{})
@@ -218,6 +221,7 @@ func TestDecodeAccepts(t *testing.T) {
 }
 
 func TestDecodeFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.yaml")
 	if err := os.WriteFile(big, []byte(strings.Repeat("# padding\n", 200)), 0o600); err != nil {
@@ -233,6 +237,7 @@ func TestDecodeFile(t *testing.T) {
 }
 
 func TestErrorIsPrintable(t *testing.T) {
+	t.Parallel()
 	// Keys, values and file names come from the user: an escape sequence in
 	// any of them must not reach the terminal raw.
 	data := "name: x\n\"evil\\e[2J\": 1\n"
@@ -280,6 +285,7 @@ func (u *upper) UnmarshalText(b []byte) error {
 // error with neither position nor key: the decoder does not say which value
 // failed. Decode finds it along the Go type.
 func TestTextUnmarshalerErrorHasPositionAndKey(t *testing.T) {
+	t.Parallel()
 	type doc struct {
 		One  upper            `yaml:"one"`
 		List []upper          `yaml:"list"`
@@ -313,6 +319,7 @@ func TestTextUnmarshalerErrorHasPositionAndKey(t *testing.T) {
 }
 
 func TestMergeLaysOverOnBaseKeyByKey(t *testing.T) {
+	t.Parallel()
 	base := "a: {x: 1, y: 2, m: {p: 1, q: 2}}\nl: [1, 2, 3]\ns: base\n"
 	tests := []struct {
 		name, over, want string
@@ -352,6 +359,7 @@ func TestMergeLaysOverOnBaseKeyByKey(t *testing.T) {
 }
 
 func TestMergeNamesTheFileOfAWrongType(t *testing.T) {
+	t.Parallel()
 	// The top level of a document to merge must be a mapping.
 	bd, err := Check("base.yml", []byte("a: 1\n"), DefaultLimits)
 	if err != nil {
@@ -372,6 +380,7 @@ func TestMergeNamesTheFileOfAWrongType(t *testing.T) {
 // WalkScalars follows the Go type through fields, maps, lists and pointers,
 // giving each scalar's type and key, and skips what the type does not hold.
 func TestWalkScalarsFollowsTheGoType(t *testing.T) {
+	t.Parallel()
 	type leaf struct {
 		N *int `yaml:"n"`
 	}

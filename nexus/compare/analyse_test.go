@@ -31,6 +31,7 @@ func pairOf(r *Report, a, b string) PairResult {
 }
 
 func TestPairCountsPerCriterionByHand(t *testing.T) {
+	t.Parallel()
 	// Two repeats, three criteria. Repeat 0: a ppf, b pff; repeat 1: a ppp, b fpf.
 	// sc-1: a-only in rep 1 (rep 0 both) -> both 1, a-only 1
 	// sc-2: a-only in rep 0, both in rep 1 -> both 1, a-only 1
@@ -73,6 +74,7 @@ func many(c string, n int, score float64, verdicts string) []RunSummary {
 }
 
 func TestRankingTiersAndNonTransitiveTies(t *testing.T) {
+	t.Parallel()
 	// a beats c clearly; b sits between and cannot be told from either:
 	// b's verdicts differ from a's and c's on too few criteria.
 	const n = 6
@@ -125,6 +127,7 @@ func TestRankingTiersAndNonTransitiveTies(t *testing.T) {
 }
 
 func TestDirectionsMustAgree(t *testing.T) {
+	t.Parallel()
 	// a's aggregate scores are clearly lower (better), but on the paired
 	// verdicts b passes more: the two tests disagree, so no winner.
 	var runs []RunSummary
@@ -142,6 +145,7 @@ func TestDirectionsMustAgree(t *testing.T) {
 }
 
 func TestAdvisoryReachesPairs(t *testing.T) {
+	t.Parallel()
 	runs := []RunSummary{run("a", 0, 0, "pp"), run("b", 0, 50, "pf"), run("c", 0, 50, "pf")}
 	runs[0].Advisory, runs[0].AdvisoryWhy = true, "judge x is of the contender's family x"
 	r := Analyse(Options{Models: []string{"a", "b", "c"}, Repeats: 1}, "h", "j", "s", runs)
@@ -190,6 +194,7 @@ func bundles(contender string, rep int, judged map[string]string, failed map[str
 }
 
 func TestContenderWhoseBundlesAllFailedIsNeverBesideAWorkingOne(t *testing.T) {
+	t.Parallel()
 	twoDomains := func(v string) map[string]string { return map[string]string{"api": v, "db": v} }
 	allFailed := map[string]string{"api": "unparseable", "db": "unparseable"}
 	cases := []struct {
@@ -251,6 +256,7 @@ func TestContenderWhoseBundlesAllFailedIsNeverBesideAWorkingOne(t *testing.T) {
 }
 
 func TestFailedBundlesCountAsHundredInTheMean(t *testing.T) {
+	t.Parallel()
 	// b planned five bundles per repeat and two failed; its three judged
 	// bundles failed one criterion in four (25). Counting each failed
 	// bundle as 100: (3·25 + 2·100) / 5 = 55 per repeat, not 25.

@@ -14,6 +14,7 @@ import (
 // a seal made without a workspace is not reused once one is given (its
 // missing checks would let fabricated evidence read as perfect).
 func TestCompareSealsMechanicalChecksWithAWorkspace(t *testing.T) {
+	t.Parallel()
 	o := options(t, "mock:honest", "mock:sloppy")
 	o.Repeats, o.Resume = 1, true
 	r, err := compare.Run(t.Context(), o)

@@ -59,6 +59,7 @@ func stats(r *compare.Report, model string) compare.ContenderStats {
 }
 
 func TestRankingUnderOneEnvelope(t *testing.T) {
+	t.Parallel()
 	o := options(t, "mock:honest", "mock:sloppy", "mock:deceptive", "mock:sloppy")
 	r, err := compare.Run(t.Context(), o)
 	if err != nil {
@@ -112,6 +113,7 @@ func TestRankingUnderOneEnvelope(t *testing.T) {
 }
 
 func TestResumeCompletesWithoutRepeatingFinishedRuns(t *testing.T) {
+	t.Parallel()
 	o := options(t, "mock:honest", "mock:sloppy")
 	o.Repeats = 3
 	o.Resume = true
@@ -147,6 +149,7 @@ func TestResumeCompletesWithoutRepeatingFinishedRuns(t *testing.T) {
 }
 
 func TestContendersBehindMockServe(t *testing.T) {
+	t.Parallel()
 	h, err := mock.NewServer(mock.ServerOptions{Persona: mock.Honest})
 	if err != nil {
 		t.Fatal(err)
@@ -176,6 +179,7 @@ func TestContendersBehindMockServe(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	o := options(t)
 	if _, err := compare.Run(t.Context(), o); !errors.Is(err, config.ErrBadInput) {
 		t.Errorf("no contenders: %v", err)
@@ -187,6 +191,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestJudgeSamplesReportDisagreement(t *testing.T) {
+	t.Parallel()
 	o := options(t, "mock:honest")
 	o.Repeats = 2
 	o.Judge = "mock:noisy"
@@ -211,6 +216,7 @@ func TestJudgeSamplesReportDisagreement(t *testing.T) {
 }
 
 func TestParallelContendersMatchSequentialAndResume(t *testing.T) {
+	t.Parallel()
 	models := []string{"mock:honest", "mock:sloppy", "mock:deceptive"}
 	seq := options(t, models...)
 	seq.Repeats, seq.Parallel = 3, 1
@@ -273,6 +279,7 @@ func TestParallelContendersMatchSequentialAndResume(t *testing.T) {
 }
 
 func TestContenderCallsAreItsOwnOnly(t *testing.T) {
+	t.Parallel()
 	// The default config runs every other role (workers, reviewers, judge)
 	// on mock:honest too; honest's calls, tokens, cost and latencies must be
 	// its commander calls only, like sloppy's.
@@ -306,6 +313,7 @@ func TestContenderCallsAreItsOwnOnly(t *testing.T) {
 }
 
 func TestCachedCallsAreStillRecorded(t *testing.T) {
+	t.Parallel()
 	// A second compare over the same cache answers every call from it; the
 	// contenders' tokens, cost and latencies must still be there, the same.
 	cache := filepath.Join(t.TempDir(), "cache")
@@ -356,6 +364,7 @@ func proseServer(t *testing.T) *httptest.Server {
 }
 
 func TestContenderThatProducesNothingIsRankedLastAndCounted(t *testing.T) {
+	t.Parallel()
 	// The repro: a contender behind a server that answers prose
 	// produced no bundle at all. It used to read "shadow 0.0%" and share
 	// tier 1 with a working contender.
@@ -441,6 +450,7 @@ func TestContenderThatProducesNothingIsRankedLastAndCounted(t *testing.T) {
 // --workspace is given: it measured no evidence, and reusing it would show
 // the contender as having cited nothing.
 func TestResumeRedoesRunsMadeWithoutTheWorkspace(t *testing.T) {
+	t.Parallel()
 	o := options(t, "mock:honest")
 	o.Repeats, o.Resume = 1, true
 	if _, err := compare.Run(t.Context(), o); err != nil {
@@ -471,6 +481,7 @@ func TestResumeRedoesRunsMadeWithoutTheWorkspace(t *testing.T) {
 // cost is a lower bound, and the reports say the ceiling cannot act on it.
 // A priced pricing: entry makes it known again.
 func TestUnpricedContenderCostIsNeverZero(t *testing.T) {
+	t.Parallel()
 	h, err := mock.NewServer(mock.ServerOptions{Persona: mock.Honest})
 	if err != nil {
 		t.Fatal(err)
@@ -532,6 +543,7 @@ func TestUnpricedContenderCostIsNeverZero(t *testing.T) {
 // 1; sloppy and deceptive, whose citations are fabricated, flagged
 // untrusted with their fabrication shown, ranked after it.
 func TestTinynotesHonestAloneInTierOne(t *testing.T) {
+	t.Parallel()
 	o := options(t, "mock:deceptive", "mock:sloppy", "mock:honest")
 	mission, err := os.ReadFile("../../examples/missions/security-review-tinynotes.md")
 	if err != nil {

@@ -42,6 +42,7 @@ var approx = cmpopts.EquateApprox(0, 1e-9)
 // citations (fabricated / cited, not a mean of per-repeat rates), carries
 // its Wilson interval, and is absent, never 0%, when nothing was cited.
 func TestFabricationRateFromRunSummaries(t *testing.T) {
+	t.Parallel()
 	type view struct {
 		Counts   workspace.Counts
 		Repeats  int
@@ -120,6 +121,7 @@ func TestFabricationRateFromRunSummaries(t *testing.T) {
 // evidence block, no ground truth and no correlation, in the report and in
 // its JSON (which stays as it was before workspaces existed).
 func TestNoWorkspaceNoEvidenceFigures(t *testing.T) {
+	t.Parallel()
 	r := Analyse(Options{Models: []string{"a", "b"}, Repeats: 1}, "h", "j", "s", []RunSummary{run("a", 0, 10, "pp"), run("b", 0, 20, "pf")})
 	for _, c := range r.Contenders {
 		if c.Evidence != nil || c.GroundTruth != nil {
@@ -145,6 +147,7 @@ func TestNoWorkspaceNoEvidenceFigures(t *testing.T) {
 // TestRecallAndPrecisionMeans: means over the repeats that measured each,
 // with how many did; absent (null) when none did.
 func TestRecallAndPrecisionMeans(t *testing.T) {
+	t.Parallel()
 	runs := []RunSummary{
 		withTruth(run("a", 0, 10, "pp"), fp(0.5), fp(1)),
 		withTruth(run("a", 1, 10, "pp"), fp(1), nil), // no finding: no precision
@@ -169,6 +172,7 @@ func TestRecallAndPrecisionMeans(t *testing.T) {
 // TestShadowRecallCorrelation: r by hand over contenders × repeats, and
 // "not enough data" when it cannot be measured.
 func TestShadowRecallCorrelation(t *testing.T) {
+	t.Parallel()
 	// Scores 10, 20, 30, 40 (one bundle each), recalls 0.9, 0.8, 0.5, 0.6.
 	// By hand: mean score 25, mean recall 0.7; Σdxdy = (−15)(0.2) + (−5)(0.1)
 	// + 5(−0.2) + 15(−0.1) = −6; Σdx² = 500; Σdy² = 0.1; r = −6/√50 = −0.848528...
@@ -215,6 +219,7 @@ func TestShadowRecallCorrelation(t *testing.T) {
 // the model cited nothing), the run's, and the ground-truth match; nothing
 // without a workspace.
 func TestEvidenceOfResult(t *testing.T) {
+	t.Parallel()
 	match := workspace.Match{Defects: 4, Found: 3, Findings: 5, Matching: 4, Recall: fp(0.75), Precision: fp(0.8), Missed: []string{"D2"}}
 	tests := []struct {
 		why   string
@@ -246,6 +251,7 @@ func TestEvidenceOfResult(t *testing.T) {
 // same evidence cells as compare.md, and neither shows any without a
 // workspace.
 func TestEvidenceInTableAndHTML(t *testing.T) {
+	t.Parallel()
 	withWS := evidenceReport(true)
 	without := richReport()
 	for _, tc := range []struct {

@@ -9,6 +9,7 @@ import (
 // once, against the mission file's directory, for the seal, every
 // contender and the reports alike.
 func TestFrontMatterWorkspace(t *testing.T) {
+	t.Parallel()
 	abs := filepath.Join(t.TempDir(), "ws")
 	for _, tc := range []struct {
 		name, mission, dir, want string

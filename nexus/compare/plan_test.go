@@ -37,6 +37,7 @@ func cliDefaults() compare.Request {
 // TestNewPlanMergesFileAndFlags: the compare file sets what the command
 // line did not; a flag given explicitly wins, even at its default value.
 func TestNewPlanMergesFileAndFlags(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeTemp(t, dir, "missions/a.md", "# Plan A\n")
 	writeTemp(t, dir, "b.md", "# Plan B\n")
@@ -122,6 +123,7 @@ func TestNewPlanMergesFileAndFlags(t *testing.T) {
 // the first run, named by where it came from: the file's line and key, or
 // the flag.
 func TestNewPlanRefusesBadInputBeforeAnyRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := writeTemp(t, dir, "good.md", "# Plan\n")
 	writeTemp(t, dir, "x/good.md", "# Plan again\n")
@@ -189,6 +191,7 @@ func TestNewPlanRefusesBadInputBeforeAnyRun(t *testing.T) {
 // TestLoadFileIsStrict: the compare file is read by yamlx: a type error
 // names file, line, column and key.
 func TestLoadFileIsStrict(t *testing.T) {
+	t.Parallel()
 	p := writeTemp(t, t.TempDir(), "cmp.yaml", "models: [mock:honest]\nrepeats: many\n")
 	_, err := compare.LoadFile(p)
 	var ye *yamlx.Error
@@ -207,6 +210,7 @@ func TestLoadFileIsStrict(t *testing.T) {
 // A mission's front-matter paths are relative to the mission file, so the
 // options of a planned mission carry the file's directory.
 func TestPlanOptionsCarryTheMissionDir(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	m := writeTemp(t, dir, "missions/a.md", "---\nworkspace: ../ws\n---\n# Plan A\n")
 	p, err := compare.NewPlan(compare.Request{Mission: m, Models: []string{"mock:honest"}, Repeats: 1}, loadDefaultConfig)
@@ -221,6 +225,7 @@ func TestPlanOptionsCarryTheMissionDir(t *testing.T) {
 // A mission whose front matter names its workspace needs no --workspace for
 // --ground-truth.
 func TestGroundTruthWithFrontMatterWorkspace(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeTemp(t, dir, "ws/main.go", "package main\n")
 	truth := writeTemp(t, dir, "ws.truth.yaml", "workspace: ws\ndefects: []\n")
@@ -235,6 +240,7 @@ func TestGroundTruthWithFrontMatterWorkspace(t *testing.T) {
 // explicit judge or seal author, and the config's models of the roles not
 // compared (here all mock, priced).
 func TestPlanUnpriced(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mission := writeTemp(t, dir, "m.md", "# Review the API\n")
 	tests := []struct {

@@ -98,6 +98,7 @@ func evidenceReport(truth bool) *Report {
 }
 
 func TestMarkdownVariants(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, why string
 		r         *Report
@@ -135,6 +136,7 @@ func TestMarkdownVariants(t *testing.T) {
 // every format (terminal table, compare.md, compare.html), never $0.0000,
 // and one whose runs mixed priced and unpriced calls shows "≥".
 func TestUnpricedContenderCostInEveryFormat(t *testing.T) {
+	t.Parallel()
 	r := richReport()
 	r.Contenders[1].CostUSD, r.Contenders[1].Unpriced = 0, []string{"openai-compatible:x"}
 	r.Contenders[1].RunCostUSD, r.Contenders[1].RunUnpriced = 0.004, []string{"openai-compatible:x"}

@@ -33,6 +33,7 @@ func lines(s, prefix string) []string {
 }
 
 func TestMarkdownShowsFailedBundles(t *testing.T) {
+	t.Parallel()
 	md := failingReport().Markdown()
 	// b: (3·50 + 3·100) / 6 = 75 per repeat with its failed db bundle at 100.
 	want := []string{
@@ -71,6 +72,7 @@ func TestMarkdownShowsFailedBundles(t *testing.T) {
 }
 
 func TestTableShowsFailedBundles(t *testing.T) {
+	t.Parallel()
 	tb := failingReport().Table()
 	want := map[string]*regexp.Regexp{
 		"a": regexp.MustCompile(`^1 +1 +a +12\.5 +12\.5 +\[ 12\.5,  12\.5\] +0/6 `),
@@ -92,6 +94,7 @@ func TestTableShowsFailedBundles(t *testing.T) {
 }
 
 func TestHTMLShowsFailedBundles(t *testing.T) {
+	t.Parallel()
 	h, err := failingReport().HTML()
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +119,7 @@ func TestHTMLShowsFailedBundles(t *testing.T) {
 }
 
 func TestJSONHasNoScoreForNoResult(t *testing.T) {
+	t.Parallel()
 	b, err := json.Marshal(failingReport())
 	if err != nil {
 		t.Fatal(err)

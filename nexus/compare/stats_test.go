@@ -6,6 +6,7 @@ import (
 )
 
 func TestMcNemarExact(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		b, c int
@@ -37,6 +38,7 @@ func TestMcNemarExact(t *testing.T) {
 }
 
 func TestBootstrapCI(t *testing.T) {
+	t.Parallel()
 	xs := []float64{10, 12, 11, 13, 9, 10, 12, 11}
 	ci := BootstrapMeanCI(xs, 0.95, 4000, 1)
 	mean := 11.0
@@ -60,6 +62,7 @@ func TestBootstrapCI(t *testing.T) {
 }
 
 func TestHolm(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   []float64
@@ -84,6 +87,7 @@ func TestHolm(t *testing.T) {
 }
 
 func TestBootstrapPercentileByHand(t *testing.T) {
+	t.Parallel()
 	// Two values 0 and 10: a resampled mean of two draws is 0, 5 or 10
 	// with probabilities 1/4, 1/2, 1/4, so the 2.5% and 97.5% percentiles
 	// of many resamples are 0 and 10, and the interval is [0, 10].

@@ -39,6 +39,7 @@ func judgedOutcome(domain, verdicts string) *nexus.BundleOutcome {
 // tie with a contender that produced its bundles: the salvage is not its
 // work, and the judge's verdict on it is kept for the record only.
 func TestSalvagedBundlesCountAgainstTheContender(t *testing.T) {
+	t.Parallel()
 	salvagedByLadder := func(domain string) *nexus.BundleOutcome {
 		o := judgedOutcome(domain, "pppp") // the workers' atoms pass everything
 		o.Salvaged = true
@@ -114,6 +115,7 @@ func TestSalvagedBundlesCountAgainstTheContender(t *testing.T) {
 // untrusted and ranked after every trusted contender, whatever its Shadow
 // Score; the rule holds on its own, without any sealed check failing.
 func TestFabricationMakesAContenderUntrusted(t *testing.T) {
+	t.Parallel()
 	cfg := func(limit float64) *config.Config {
 		return &config.Config{Compare: config.Compare{MaxFabricationRate: limit}}
 	}
@@ -191,6 +193,7 @@ func TestFabricationMakesAContenderUntrusted(t *testing.T) {
 // Untrusted contenders come after every trusted one, and contenders without
 // a result after both.
 func TestUntrustedRankBetweenTrustedAndNoResult(t *testing.T) {
+	t.Parallel()
 	var runs []RunSummary
 	for rep := range 3 {
 		runs = append(runs,

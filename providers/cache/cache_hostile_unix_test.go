@@ -18,6 +18,7 @@ import (
 // provider), never a read that blocks or a gigabyte in memory. On main the
 // FIFO blocked the call forever.
 func TestCacheEntryThatIsNotARegularFileIsAMiss(t *testing.T) {
+	t.Parallel()
 	ref := providers.Ref{Kind: "mock", Model: "honest"}
 	req := providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: "hi"}}, Seed: providers.Int64(1)}
 	key := providers.CacheKey(ref, "", req)

@@ -39,6 +39,7 @@ func signatureIn(t *testing.T, file string) []byte {
 // "point N" counted what the issue says: 19/0 for 17/22, 80/9 for 80/73,
 // 0 for 14.
 func TestReplayUsageAndFinish(t *testing.T) {
+	// Serial: replaces the package's detectCredentials.
 	getWeather := []providers.Tool{{Name: "getWeather", Description: "Get the weather", Parameters: json.RawMessage(`{"type":"object","properties":{"location":{"type":"string"}},"required":["location"]}`)}}
 	tests := []struct {
 		name   string
@@ -133,6 +134,7 @@ func TestReplayUsageAndFinish(t *testing.T) {
 // recorded: thinking included (80/9+64 → 80/73, point 2), and the streamed
 // second turn's last chunk (257/8, where its first said 55/4).
 func TestThoughtSignatureCarriedAcrossTurns(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	tests := []struct {
 		name             string
 		first, second    string
@@ -194,6 +196,7 @@ func TestThoughtSignatureCarriedAcrossTurns(t *testing.T) {
 // decides). Moved from providers/langchain's TestGoogleGeminiStopsAndErrors
 // and widened to real bodies.
 func TestReplayErrors(t *testing.T) {
+	// Serial: replaces the package's detectCredentials.
 	perMinute := recorded(t, "published-error-429-per-minute.http")
 	// No complete per-day body is published (see testdata/ORIGIN): the
 	// per-minute one with the per-day quotaId of googleapis/python-genai#2044.
@@ -255,6 +258,7 @@ func TestReplayErrors(t *testing.T) {
 // error object without Gemini's code) with each status class; the class,
 // the status, the quoted body and one retry exactly for the retryable.
 func TestEveryErrorShapeKeepsStatusAndBody(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	shapes := []struct{ name, body, quote string }{
 		{"string error", `{"error":"upstream overloaded"}`, "upstream overloaded"},
 		{"HTML page", "<html><body><h1>Bad Gateway</h1>\n</body></html>", "Bad Gateway"},

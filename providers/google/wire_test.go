@@ -29,6 +29,7 @@ type out struct {
 // Gemini API path and key header, both system messages in one
 // systemInstruction, the generation settings, and no SDK-side streaming.
 func TestRequestShape(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	r := newReplay(t, recorded(t, "langchaingo-generate-content.http"))
 	req := providers.Request{
 		Messages:    []providers.Message{{Role: "system", Content: "You are the judge."}, {Role: "system", Content: "Be brief."}, {Role: "user", Content: "Score it."}},
@@ -59,6 +60,7 @@ func TestRequestShape(t *testing.T) {
 // TestVertexRequestShape: the Vertex AI path names the project and
 // location, the credentials' bearer token is sent, and no API key.
 func TestVertexRequestShape(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	r := newReplay(t, recorded(t, "langchaingo-generate-content.http"))
 	t.Setenv("GOOGLE_API_KEY", "must-not-be-sent")
 	if _, err := newVertexAt(t, r, false).Complete(t.Context(), ask); err != nil {
@@ -75,6 +77,7 @@ func TestVertexRequestShape(t *testing.T) {
 // responseJsonSchema as written); beside tools it goes into the system
 // instruction instead (Gemini 2.x refuses JSON mode with function calling).
 func TestSchemaOutput(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	schema := &providers.Schema{Name: "out", Description: "A score.", JSON: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"score":{"type":"integer"}},"required":["name","score"],"additionalProperties":false}`)}
 	r := newReplay(t, geminiAnswer(`{"name":"a","score":4}`, 20, 9))
 	p := newGemini(t, r, false)
@@ -100,6 +103,7 @@ func TestSchemaOutput(t *testing.T) {
 // providers.Structured validates Gemini's answer and repairs it once, and
 // the usage of both calls is summed.
 func TestStructuredRepair(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	r := newReplay(t, geminiAnswer("```json\n{\"name\":\"first\"}\n```", 10, 4), geminiAnswer(`{"name":"fixed","score":5}`, 20, 6))
 	v, res, err := providers.Structured[out](t.Context(), newGemini(t, r, false), providers.Request{Messages: []providers.Message{{Role: "user", Content: "rate it"}}}, providers.WithSchemaName("out"))
 	if err != nil {
@@ -143,6 +147,7 @@ func toolTurn(tools []providers.Tool) providers.Request {
 // as functionCall parts with their ids and signatures; both results as
 // functionResponse parts of one user content, keyed by name and id.
 func TestToolRequestShape(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	r := newReplay(t, recorded(t, "langchaingo-tools.http"))
 	if _, err := newGemini(t, r, false).Complete(t.Context(), toolTurn(readTools)); err != nil {
 		t.Fatal(err)
@@ -171,6 +176,7 @@ func TestToolRequestShape(t *testing.T) {
 // TestToolHistoryWithoutTools: the tool loop's last turn offers no tools
 // and must answer; its history's calls and results go as text.
 func TestToolHistoryWithoutTools(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	r := newReplay(t, geminiAnswer("done", 5, 1))
 	if _, err := newGemini(t, r, false).Complete(t.Context(), toolTurn(nil)); err != nil {
 		t.Fatal(err)
@@ -191,6 +197,7 @@ func TestToolHistoryWithoutTools(t *testing.T) {
 // TestBadTools: a tool without a name or whose parameters are not an
 // object schema fails before any request, permanently.
 func TestBadTools(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	for _, tl := range []providers.Tool{{Name: ""}, {Name: "x", Parameters: json.RawMessage(`[1]`)}} {
 		r := newReplay(t, geminiAnswer("x", 1, 1))
 		_, err := newGemini(t, r, false).Complete(t.Context(), providers.Request{Messages: ask.Messages, Tools: []providers.Tool{tl}})
@@ -203,6 +210,7 @@ func TestBadTools(t *testing.T) {
 // TestKinds: both kinds register; google needs its key; options are
 // checked; vertex needs project and location.
 func TestKinds(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	reg := &providers.Registry{}
 	Register(reg)
 	for _, k := range []string{"google", "vertex"} {
@@ -227,6 +235,7 @@ func TestKinds(t *testing.T) {
 
 // TestStatus: what `swarm providers list` says of each kind.
 func TestStatus(t *testing.T) {
+	t.Parallel()
 	reg := &providers.Registry{}
 	Register(reg)
 	home := t.TempDir()

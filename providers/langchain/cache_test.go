@@ -32,6 +32,7 @@ func systemText(v any) string {
 // a role share) goes on the wire as one text block marked cache_control
 // ephemeral, so Anthropic's prompt cache serves it after the first call.
 func TestAnthropicCacheControlOnSystem(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	f := newFake(t, anthropicCheck, reply{body: anthropicMsg("end_turn", 40, 12, "ok")})
 	p := newAnthropic(t, f, nil)
 	if _, err := p.Complete(t.Context(), twoSystems); err != nil {
@@ -54,6 +55,7 @@ func TestAnthropicCacheControlOnSystem(t *testing.T) {
 // headers (documented format; testdata/ORIGIN) is rate_limited with its
 // budgets on the error, and a success's headers reach the Response.
 func TestAnthropicRateLimitHeaders(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	rec := recorded(t, "../../testdata/ratelimit/anthropic-429.http")
 	okHdr := map[string]string{"anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "49"}
 	f := newFake(t, anthropicCheck, rec, reply{hdr: okHdr, body: anthropicMsg("end_turn", 4, 2, "ok")})

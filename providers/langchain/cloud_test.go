@@ -42,6 +42,7 @@ func newBedrock(t *testing.T, f *fake) providers.Provider {
 }
 
 func TestBedrockInvokeModel(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	bedrockEnv(t)
 	f := newFake(t, bedrockCheck, reply{body: anthropicMsg("end_turn", 31, 8, "All good.")})
 	resp, err := newBedrock(t, f).Complete(t.Context(), twoSystems)
@@ -60,6 +61,7 @@ func TestBedrockInvokeModel(t *testing.T) {
 }
 
 func TestBedrockStopsAndErrors(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	bedrockEnv(t)
 	awsErr := func(status int, typ, msg string) reply {
 		return reply{status: status, hdr: map[string]string{"X-Amzn-ErrorType": typ + ":http://internal.amazon.com/coral/com.amazon.bedrock/", "X-Amzn-Requestid": "r"}, body: `{"message":"` + msg + `"}`}
@@ -95,6 +97,7 @@ func TestBedrockStopsAndErrors(t *testing.T) {
 }
 
 func TestBedrockNeedsRegion(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	bedrockEnv(t)
 	_, err := New(providers.Ref{Kind: "bedrock", Model: bedrockModel}, providers.KindConfig{})
 	if err == nil || !strings.Contains(err.Error(), "region") {

@@ -16,6 +16,7 @@ import (
 // that a retry is attempted exactly for the retryable ones, and that the
 // message names the HTTP status and quotes the body.
 func TestEveryAdapterKeepsStatusAndBody(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	adapters := []struct {
 		name string
 		new  func(t *testing.T, f *fake) providers.Provider
@@ -81,6 +82,7 @@ func TestEveryAdapterKeepsStatusAndBody(t *testing.T) {
 }
 
 func TestAdapterUnauthorizedHintNamesTheKey(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	f := newFake(t, nil, reply{status: 401, body: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`})
 	_, err := newAnthropic(t, f, nil).Complete(t.Context(), providers.Request{Messages: []providers.Message{{Role: "user", Content: "x"}}})
 	if err == nil || !strings.Contains(err.Error(), "check the API key in SWARM_TEST_ANTHROPIC") {

@@ -18,6 +18,7 @@ type out struct {
 }
 
 func TestAnthropicWireFormat(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	var body map[string]any
 	status, stop := 200, "end_turn"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -63,6 +64,7 @@ func TestAnthropicWireFormat(t *testing.T) {
 }
 
 func TestOllamaNativeWireFormat(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/api/chat" {
 			t.Errorf("path %s", r.URL.Path)
@@ -86,6 +88,7 @@ func TestOllamaNativeWireFormat(t *testing.T) {
 }
 
 func TestNormaliseUsage(t *testing.T) {
+	t.Parallel()
 	type mistralUsage struct{ PromptTokens, CompletionTokens, TotalTokens int }
 	tests := []struct {
 		name string
@@ -109,6 +112,7 @@ func TestNormaliseUsage(t *testing.T) {
 }
 
 func TestMissingKeysAndRegistry(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"anthropic", "mistral"} {
 		_, err := New(providers.Ref{Kind: kind, Model: "m"}, providers.KindConfig{APIKeyEnv: "SWARM_TEST_UNSET_KEY"})
 		if !errors.Is(err, providers.ErrMissingAPIKey) {

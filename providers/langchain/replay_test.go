@@ -55,6 +55,7 @@ func buildReplay(t *testing.T, kind string, f *fake) providers.Provider {
 }
 
 func TestReplayRecordedAnswers(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	ask := providers.Request{Messages: []providers.Message{{Role: "user", Content: "Hello"}}}
 	withTools := ask
 	withTools.Tools = []providers.Tool{entityTool, {Name: "get_image", Description: "An image."}}
@@ -120,6 +121,7 @@ func TestReplayRecordedAnswers(t *testing.T) {
 }
 
 func TestReplayRecordedErrors(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	ask := providers.Request{Messages: []providers.Message{{Role: "user", Content: "Hello"}}}
 	tests := []struct {
 		name, kind, file string
@@ -164,6 +166,7 @@ func TestReplayRecordedErrors(t *testing.T) {
 // No wire format gets an assistant message that says nothing (Anthropic
 // and Bedrock refuse an empty text block with HTTP 400; issue 21 point 6).
 func TestEmptyAssistantMessageIsNotSent(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	conv := providers.Request{Messages: []providers.Message{{Role: "user", Content: "a"}, {Role: "assistant"}, {Role: "user", Content: "b"}}}
 	withTools := conv
 	withTools.Tools = []providers.Tool{entityTool}
@@ -224,6 +227,7 @@ func saysNothing(c any) bool {
 // the one an OpenAI-compatible endpoint answered in pydantic-ai's
 // test_text_response cassette (providers/openai/testdata/openai_text_plain_200.http).
 func TestBadBodyOf200IsUnparseable(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	for _, kind := range []string{"anthropic", "bedrock", "mistral"} {
 		t.Run(kind, func(t *testing.T) {
 			f := newFake(t, nil, reply{hdr: map[string]string{"Content-Type": "text/plain"}, body: "method=POST pathname=/bin/chat/completions Content-Type=text/plain"})
@@ -242,6 +246,7 @@ func TestBadBodyOf200IsUnparseable(t *testing.T) {
 // recording has them (testdata/README.md); the body is Anthropic's
 // recorded usage (anthropic_cache.http) in Bedrock's answer.
 func TestBedrockCacheTokensFromTheBody(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	bedrockEnv(t)
 	body := `{"id":"msg_1","type":"message","role":"assistant","model":"claude","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","stop_sequence":null,` +
 		`"usage":{"input_tokens":3,"cache_creation_input_tokens":418,"cache_read_input_tokens":1111,"output_tokens":33}}`

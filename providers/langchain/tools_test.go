@@ -85,6 +85,7 @@ func anthropicToolDefs(t *testing.T) any {
 }
 
 func TestAnthropicToolCalling(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	f := newFake(t, anthropicCheck,
 		reply{body: anthropicToolMsg("tool_use", map[string]any{"type": "text", "text": "Reading it."}, toolUse("toolu_9", "grep", `{"pattern":"==","context":2}`))},
 		reply{body: anthropicToolMsg("tool_use", toolUse("toolu_a", "list_dir", `{"path":"internal"}`), toolUse("toolu_b", "list_dir", `{"path":"cmd"}`))})
@@ -122,6 +123,7 @@ func TestAnthropicToolCalling(t *testing.T) {
 // A tool turn cut at max_tokens is a truncation (ErrTruncated), not calls
 // to run: the arguments of the last call may be cut short.
 func TestAnthropicToolTurnCutOff(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	f := newFake(t, anthropicCheck, reply{body: anthropicToolMsg("max_tokens", toolUse("toolu_1", "read_file", `{"path":"a.go"}`))})
 	_, err := newAnthropic(t, f, nil).Complete(t.Context(), toolTurn())
 	if !errors.Is(err, providers.ErrTruncated) || providers.ClassOf(err) != providers.ClassUnparseable {
@@ -132,6 +134,7 @@ func TestAnthropicToolTurnCutOff(t *testing.T) {
 // With a schema and tools, the schema instruction stays and says it is
 // about the final answer; the tools are still offered.
 func TestAnthropicToolsWithSchema(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	f := newFake(t, anthropicCheck, reply{body: anthropicMsg("end_turn", 50, 10, `{"name":"x","score":1}`)})
 	req := toolTurn()
 	req.Schema = &providers.Schema{Name: "out", JSON: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)}
@@ -155,6 +158,7 @@ func TestAnthropicToolsWithSchema(t *testing.T) {
 // A model that calls tools it was not offered: no calls reported, the text
 // is the answer.
 func TestAnthropicUnofferedToolCall(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	f := newFake(t, anthropicCheck, reply{body: anthropicToolMsg("tool_use", map[string]any{"type": "text", "text": "ok"}, toolUse("toolu_1", "grep", `{}`))})
 	resp, err := newAnthropic(t, f, nil).Complete(t.Context(), providers.Request{Messages: []providers.Message{{Role: "user", Content: "x"}}})
 	if err != nil {
@@ -169,6 +173,7 @@ func TestAnthropicUnofferedToolCall(t *testing.T) {
 }
 
 func TestBedrockToolCalling(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	bedrockEnv(t)
 	f := newFake(t, bedrockCheck, reply{body: anthropicToolMsg("tool_use", toolUse("toolu_7", "read_file", `{"path":"main.go"}`))})
 	resp, err := newBedrock(t, f).Complete(t.Context(), toolTurn())
@@ -192,6 +197,7 @@ func TestBedrockToolCalling(t *testing.T) {
 // a request that offers them, before any request is made. (mistral and
 // ollama-native call tools over the OpenAI wire: wire_tools_test.go.)
 func TestToolsUnsupported(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	bedrockEnv(t)
 	tests := []struct {
 		name  string
@@ -222,6 +228,7 @@ func TestToolsUnsupported(t *testing.T) {
 }
 
 func TestBadToolParameters(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	f := newFake(t, anthropicCheck, reply{body: anthropicMsg("end_turn", 1, 1, "x")})
 	req := toolTurn()
 	req.Tools = []providers.Tool{{Name: "broken", Parameters: json.RawMessage(`[1,2]`)}}
@@ -232,6 +239,7 @@ func TestBadToolParameters(t *testing.T) {
 }
 
 func TestJoinTurns(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in, want string // want "" = left as it is
 	}{
@@ -265,6 +273,7 @@ func TestJoinTurns(t *testing.T) {
 // tool_result blocks in a request without tools), the results of one turn
 // in one user message.
 func TestToolHistoryWithoutTools(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	f := newFake(t, anthropicCheck, reply{body: anthropicMsg("end_turn", 50, 10, `{"name":"x","score":1}`)})
 	req := toolTurn()
 	req.Tools = nil

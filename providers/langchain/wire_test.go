@@ -153,6 +153,7 @@ func anthropicCheck(t *testing.T, r *http.Request) {
 }
 
 func TestAnthropicMessagesAPI(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	f := newFake(t, anthropicCheck, reply{body: anthropicMsg("end_turn", 40, 12, "thinking:hmm", "All ", "good.")})
 	p := newAnthropic(t, f, nil)
 	resp, err := p.Complete(t.Context(), twoSystems)
@@ -192,6 +193,7 @@ func TestAnthropicMessagesAPI(t *testing.T) {
 }
 
 func TestAnthropicStructuredRepair(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	f := newFake(t, anthropicCheck,
 		reply{body: anthropicMsg("end_turn", 50, 10, "Sure! Here it is:\n```json\n{\"name\":\"first\"}\n```")},
 		reply{body: anthropicMsg("end_turn", 80, 9, `{"name":"fixed","score":5}`)})
@@ -204,6 +206,7 @@ func TestAnthropicStructuredRepair(t *testing.T) {
 }
 
 func TestAnthropicStopReasonsAndErrors(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	valid := `{"name":"a","score":1}`
 	tests := []struct {
 		name  string
@@ -270,6 +273,7 @@ func ollamaCheck(t *testing.T, r *http.Request) {
 }
 
 func TestOllamaNativeChat(t *testing.T) {
+	t.Parallel()
 	nd := map[string]string{"Content-Type": "application/x-ndjson"}
 	f := newFake(t, ollamaCheck, reply{hdr: nd, body: ollamaStream("stop", 33, 7, "All ", "good.")})
 	p := newOllama(t, f)
@@ -298,6 +302,7 @@ func TestOllamaNativeChat(t *testing.T) {
 }
 
 func TestOllamaNativeLengthAndErrors(t *testing.T) {
+	t.Parallel()
 	nd := map[string]string{"Content-Type": "application/x-ndjson"}
 	tests := []struct {
 		name  string
@@ -349,6 +354,7 @@ func mistralCheck(t *testing.T, r *http.Request) {
 }
 
 func TestMistralChat(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	f := newFake(t, mistralCheck, reply{body: mistralResp("All good.", "stop", 21, 4)})
 	resp, err := newMistral(t, f).Complete(t.Context(), twoSystems)
 	if err != nil {
@@ -366,6 +372,7 @@ func TestMistralChat(t *testing.T) {
 }
 
 func TestMistralLengthErrorsAndContext(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	tests := []struct {
 		name  string
 		rp    reply
@@ -425,6 +432,7 @@ func (described) SchemaDescription() string { return "A verdict on one criterion
 // only place a model can learn what a field means: the type's description
 // and every field's must be in it.
 func TestSchemaInPromptCarriesDescriptions(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	f := newFake(t, anthropicCheck, reply{body: anthropicMsg("end_turn", 50, 10, `{"verdict":"pass","score":0.5}`)})
 	p := newAnthropic(t, f, nil)
 	if _, _, err := providers.Structured[described](t.Context(), p, providers.Request{Messages: []providers.Message{{Role: "user", Content: "judge it"}}}, providers.WithSchemaName("described")); err != nil {

@@ -52,6 +52,7 @@ func openAITurnMessages(t *testing.T) any {
 }
 
 func TestWireToolCalling(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	for _, k := range wireKinds {
 		t.Run(k.kind, func(t *testing.T) {
 			f := newFake(t, nil,
@@ -133,6 +134,7 @@ func TestWireToolCalling(t *testing.T) {
 // calls in the answer (none were offered) are dropped and the text is the
 // answer.
 func TestWireToolHistoryWithoutTools(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	for _, k := range wireKinds {
 		t.Run(k.kind, func(t *testing.T) {
 			body, _ := json.Marshal(map[string]any{"id": "c2", "object": "chat.completion", "created": 1, "model": "m",
@@ -168,6 +170,7 @@ func TestWireToolHistoryWithoutTools(t *testing.T) {
 // langchaingo SDK cannot read the content arrays of Mistral's reasoning
 // models; wire.go), with Mistral's own seed field.
 func TestWirePlainRequestStaysNative(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	nd := map[string]string{"Content-Type": "application/x-ndjson"}
 	replies := map[string]reply{
 		"mistral":       {body: mistralResp("All good.", "stop", 10, 3)},
@@ -200,6 +203,7 @@ func TestWirePlainRequestStaysNative(t *testing.T) {
 // Errors of the OpenAI-wire path name the configured kind, not the
 // delegate's, keep their class and hint, and never carry the key.
 func TestWireErrors(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	tests := []struct {
 		name string
 		kind int // index in wireKinds

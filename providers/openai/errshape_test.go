@@ -22,6 +22,7 @@ import (
 // empty APIError (status 0) wrapped in a RequestError, which made a 503
 // permanent and never retried; the status on the wire must decide.
 func TestErrorBodyShapesKeepTheStatus(t *testing.T) {
+	t.Parallel()
 	shapes := []struct {
 		name    string
 		body    string
@@ -99,6 +100,7 @@ func TestErrorBodyShapesKeepTheStatus(t *testing.T) {
 }
 
 func TestUnauthorizedNamesTheKeyVariable(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	t.Setenv("SWARM_TEST_HINT_KEY", "sk-hint-test-0123456789")
 	srv := errServer(t, 401, `{"error":"unauthorized"}`, nil)
 	p := mustNew(t, "openai-compatible", "m", providers.KindConfig{BaseURL: srv.URL + "/v1", APIKeyEnv: "SWARM_TEST_HINT_KEY"})
@@ -109,6 +111,7 @@ func TestUnauthorizedNamesTheKeyVariable(t *testing.T) {
 }
 
 func TestErrorBodyExcerptIsBounded(t *testing.T) {
+	t.Parallel()
 	body := `{"error":"` + strings.Repeat("x", 100_000) + "\x1b[31m" + `"}`
 	srv := errServer(t, 500, body, nil)
 	_, err := newProvider(t, srv.URL).Complete(t.Context(), providers.Request{Messages: []providers.Message{{Role: "user", Content: "x"}}})

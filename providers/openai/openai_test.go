@@ -92,6 +92,7 @@ func newProvider(t *testing.T, url string) providers.Provider {
 }
 
 func TestStrictSchemaIsSent(t *testing.T) {
+	t.Parallel()
 	var body map[string]any
 	var raw []byte
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -140,6 +141,7 @@ func TestStrictSchemaIsSent(t *testing.T) {
 }
 
 func TestErrorsAndRetries(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		status    []int // per attempt; 0 = success
@@ -190,6 +192,7 @@ func TestErrorsAndRetries(t *testing.T) {
 }
 
 func TestLengthAndRefusalAreTypedErrors(t *testing.T) {
+	t.Parallel()
 	// The content is a complete, valid document in every case: only the
 	// finish reason or the refusal says it must not be used.
 	valid := `{"name":"a","score":3,"tags":[]}`
@@ -228,6 +231,7 @@ func TestLengthAndRefusalAreTypedErrors(t *testing.T) {
 }
 
 func TestMissingKey(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	t.Setenv("SWARM_TEST_NO_KEY", "")
 	_, err := New(providers.Ref{Kind: "openai", Model: "gpt-4.1"}, providers.KindConfig{BaseURL: "https://x", APIKeyEnv: "SWARM_TEST_NO_KEY"})
 	if !errors.Is(err, providers.ErrMissingAPIKey) || !strings.Contains(err.Error(), "SWARM_TEST_NO_KEY") {

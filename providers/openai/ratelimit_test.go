@@ -18,6 +18,7 @@ import (
 // (testdata/ORIGIN): its x-ratelimit-* headers reach Response.RateLimit; a
 // 429 with the same headers carries them on the error.
 func TestRateLimitFromRecordedAnswer(t *testing.T) {
+	t.Parallel()
 	rec := httprec.Load(t, "../testdata/ratelimit/openai-200.http")
 	body := rec.Body
 	status := http.StatusOK
@@ -61,6 +62,7 @@ func TestRateLimitFromRecordedAnswer(t *testing.T) {
 // automatic prefix caching, as mock serve --prompt-cache reports it) is
 // Usage.CacheReadTokens, a part of InputTokens.
 func TestCachedTokensRead(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":2006,"completion_tokens":300,"total_tokens":2306,"prompt_tokens_details":{"cached_tokens":1920}}}`)

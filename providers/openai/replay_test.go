@@ -78,6 +78,7 @@ var weatherTool = providers.Tool{Name: "getCurrentWeather", Description: "Get th
 	Parameters: json.RawMessage(`{"type":"object","properties":{"location":{"type":"string"}},"required":["location"]}`)}
 
 func TestReplayRecordedAnswers(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	ask := providers.Request{Messages: []providers.Message{{Role: "user", Content: "Hello"}}}
 	withTools := ask
 	withTools.Tools = []providers.Tool{weatherTool}
@@ -147,6 +148,7 @@ func TestReplayRecordedAnswers(t *testing.T) {
 }
 
 func TestReplayRecordedErrors(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	ask := providers.Request{Messages: []providers.Message{{Role: "user", Content: "Hello"}}}
 	tests := []struct {
 		name, file, kind string
@@ -194,6 +196,7 @@ func TestReplayRecordedErrors(t *testing.T) {
 // answers 400); the prose the repair got keeps the first failure as its
 // cause; the model is named kind:model throughout.
 func TestReplayRepairAfterUnofferedToolCalls(t *testing.T) {
+	t.Parallel()
 	srv := replay(t, "openai_tool_output.http", "openai_valid.http")
 	r := &providers.Registry{}
 	Register(r)
@@ -234,6 +237,7 @@ func TestReplayRepairAfterUnofferedToolCalls(t *testing.T) {
 
 // An empty assistant message in a conversation is never sent.
 func TestEmptyAssistantMessageIsNotSent(t *testing.T) {
+	t.Parallel()
 	got := chatMessages([]providers.Message{{Role: "user", Content: "a"}, {Role: "assistant"}, {Role: "user", Content: "b"}})
 	if len(got) != 2 || got[0].Content != "a" || got[1].Content != "b" {
 		t.Errorf("messages %+v, want the two user messages only", got)

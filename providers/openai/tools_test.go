@@ -42,6 +42,7 @@ var toolConversation = providers.Request{
 }
 
 func TestToolRequestWirePerKind(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	t.Setenv("SWARM_TEST_OPENAI_KEY", "sk-test")
 	wantMsgs := []any{
 		map[string]any{"role": "system", "content": "review the code"},
@@ -98,6 +99,7 @@ func TestToolRequestWirePerKind(t *testing.T) {
 }
 
 func TestNoToolsNoToolFields(t *testing.T) {
+	t.Parallel()
 	srv, c := echoServer(t, completion(`{"a":"x"}`, "stop", ""))
 	if _, err := newProvider(t, srv.URL).Complete(t.Context(), schemaReq); err != nil {
 		t.Fatal(err)
@@ -110,6 +112,7 @@ func TestNoToolsNoToolFields(t *testing.T) {
 }
 
 func TestToolParametersStrictness(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		params     string
@@ -155,6 +158,7 @@ func TestToolParametersStrictness(t *testing.T) {
 }
 
 func TestBadToolIsPermanentAndNotSent(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		tool providers.Tool
@@ -201,6 +205,7 @@ func call(id, name, args string) map[string]any {
 }
 
 func TestToolCallsDecoded(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		body       string
@@ -242,6 +247,7 @@ func TestToolCallsDecoded(t *testing.T) {
 }
 
 func TestToolCallsCutOffAreTruncated(t *testing.T) {
+	t.Parallel()
 	srv, _ := echoServer(t, toolAnswer("length", []any{call("c1", "read_file", `{"path":"a`)}, 10, 5))
 	_, err := newProvider(t, srv.URL).Complete(t.Context(), toolConversation)
 	if !errors.Is(err, providers.ErrTruncated) {
@@ -252,6 +258,7 @@ func TestToolCallsCutOffAreTruncated(t *testing.T) {
 // TestToolTurnsUsage runs a two-turn loop against one server: each
 // response reports its own turn's usage, not a running total.
 func TestToolTurnsUsage(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var seen []map[string]any
 	answers := []string{

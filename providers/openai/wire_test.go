@@ -59,6 +59,7 @@ var schemaReq = providers.Request{
 }
 
 func TestRequestShapePerKind(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	t.Setenv("SWARM_TEST_OPENAI_KEY", "sk-test")
 	tests := []struct {
 		kind, model string
@@ -135,6 +136,7 @@ func TestRequestShapePerKind(t *testing.T) {
 }
 
 func TestTemperatureOmittedOnlyWhenUnset(t *testing.T) {
+	t.Parallel()
 	srv, c := echoServer(t, completion("ok", "stop", ""))
 	p := mustNew(t, "ollama", "m", providers.KindConfig{BaseURL: srv.URL + "/v1"})
 	if _, err := p.Complete(t.Context(), providers.Request{Messages: []providers.Message{{Role: "user", Content: "x"}}}); err != nil {
@@ -152,6 +154,7 @@ func TestTemperatureOmittedOnlyWhenUnset(t *testing.T) {
 }
 
 func TestTokenLimitParamOption(t *testing.T) {
+	t.Parallel()
 	if _, err := New(providers.Ref{Kind: "openai-compatible", Model: "o3"}, providers.KindConfig{BaseURL: "http://x", Options: map[string]string{"token_limit_param": "max_tokens"}}); err == nil {
 		t.Error("max_tokens accepted for a reasoning model (go-openai would refuse every request)")
 	}
@@ -186,6 +189,7 @@ func oaErr(typ, code, msg string) string {
 }
 
 func TestErrorClasses(t *testing.T) {
+	t.Parallel()
 	azureFilter := `{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy.","type":null,"param":"prompt","code":"content_filter","status":400,"innererror":{"code":"ResponsibleAIPolicyViolation","content_filter_result":{"hate":{"filtered":true,"severity":"high"}}}}}`
 	tests := []struct {
 		name   string
@@ -228,6 +232,7 @@ func TestErrorClasses(t *testing.T) {
 }
 
 func TestTransportFailures(t *testing.T) {
+	t.Parallel()
 	req := providers.Request{Messages: []providers.Message{{Role: "user", Content: "x"}}}
 	t.Run("connection refused is transient", func(t *testing.T) {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -292,6 +297,7 @@ func TestTransportFailures(t *testing.T) {
 }
 
 func TestRetryAfterForms(t *testing.T) {
+	t.Parallel()
 	date := time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat)
 	tests := []struct {
 		name    string
@@ -320,6 +326,7 @@ func TestRetryAfterForms(t *testing.T) {
 }
 
 func TestUsageWithReasoningTokens(t *testing.T) {
+	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	body := `{"id":"x","object":"chat.completion","model":"o3-mini-2025-01-31","choices":[{"index":0,"message":{"role":"assistant","content":"{\"a\":\"b\"}","refusal":null},"finish_reason":"stop"}],
 	"usage":{"prompt_tokens":120,"completion_tokens":560,"total_tokens":680,"prompt_tokens_details":{"cached_tokens":64},"completion_tokens_details":{"reasoning_tokens":512}}}`
 	srv, _ := echoServer(t, body)
