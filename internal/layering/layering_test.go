@@ -79,6 +79,12 @@ func rules() []rule {
 			Forbid: []string{"nexus/..."},
 		},
 		{
+			Name:   "contract_below_engine",
+			Why:    "the data contract (config, events, runfiles) is apart from the engine: it never imports nexus or the mock",
+			From:   []string{"config", "events", "runfiles"},
+			Forbid: []string{"nexus/...", "mock/..."},
+		},
+		{
 			Name:   "cli_on_top",
 			Why:    "nothing imports the CLI",
 			From:   []string{"..."},
