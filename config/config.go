@@ -1,6 +1,7 @@
 package config
 
 import (
+	"os"
 	"slices"
 	"time"
 
@@ -369,4 +370,29 @@ func (w Waves) validate(key string, commanders int, add func(key, format string,
 	} else if w.Initial > 0 && (w.Initial < w.Min || (w.Max > 0 && w.Initial > w.Max)) {
 		add(key+".initial", "%d is outside min..max (%d..%d)", w.Initial, w.Min, w.Max)
 	}
+}
+
+// KeyValues returns the values, from the environment, of every API-key
+// variable c names (providers.*.api_key_env) and of every kind's default
+// key variable reg knows: the secrets a run or a command scrubs from
+// everything it writes. c and reg may be nil.
+func (c *Config) KeyValues(reg *providers.Registry) []string {
+	var names []string
+	if c != nil {
+		for _, kc := range c.Providers {
+			names = append(names, kc.APIKeyEnv)
+		}
+	}
+	if reg != nil {
+		for _, k := range reg.Kinds() {
+			names = append(names, k.DefaultKeyEnv)
+		}
+	}
+	var out []string
+	for _, n := range names {
+		if v := os.Getenv(n); n != "" && v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

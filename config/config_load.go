@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"os"
@@ -153,7 +154,7 @@ func (c *Config) validate(name string, doc *yamlx.Doc, reg *providers.Registry) 
 		errs = append(errs, e)
 	}
 	if _, ok := c.Scales[c.DefaultScale]; !ok {
-		add("default_scale", "unknown scale %q (known: %s)", c.DefaultScale, strings.Join(sortedKeys(c.Scales), ", "))
+		add("default_scale", "unknown scale %q (known: %s)", c.DefaultScale, strings.Join(slices.Sorted(maps.Keys(c.Scales)), ", "))
 	}
 	for n, s := range c.Scales {
 		k := "scales." + n
@@ -194,7 +195,7 @@ func (c *Config) validate(name string, doc *yamlx.Doc, reg *providers.Registry) 
 	}
 	if len(errs) == 0 {
 		budget := c.Run.MemoryBudget()
-		for _, n := range sortedKeys(c.Scales) {
+		for _, n := range slices.Sorted(maps.Keys(c.Scales)) {
 			if e := c.EstimateRun(n); e.Bytes > budget {
 				add("scales."+n, "a run at this scale would hold about %d MB in memory (%d agents, about %d LLM calls), above the budget of %d MB: lower its sizes or raise run.memory_budget_mb",
 					e.Bytes>>20, e.Agents, e.Calls, budget>>20)
@@ -278,7 +279,7 @@ func (c *Config) validateRanges(add func(key, format string, args ...any)) {
 			add(key, "%v is out of range: must not be negative", v)
 		}
 	}
-	for _, n := range sortedKeys(c.Personalities) {
+	for _, n := range slices.Sorted(maps.Keys(c.Personalities)) {
 		p, k := c.Personalities[n], "personalities."+n
 		if !(p.WorkerFactor > 0) || p.WorkerFactor > MaxWorkerFactor {
 			add(k+".worker_factor", "%v is out of range: must be greater than 0 and at most %d", p.WorkerFactor, MaxWorkerFactor)
@@ -289,7 +290,7 @@ func (c *Config) validateRanges(add func(key, format string, args ...any)) {
 		within(k+".extra_retries", float64(p.ExtraRetries), 0, MaxExtraRetries)
 		within(k+".temperature", p.Temperature, 0, 2)
 	}
-	for _, r := range sortedKeys(c.Run.MaxTokens) {
+	for _, r := range slices.Sorted(maps.Keys(c.Run.MaxTokens)) {
 		within("run.max_tokens."+r, float64(c.Run.MaxTokens[r]), 0, MaxTokensPerCall)
 	}
 	within("run.max_mission_bytes", float64(c.Run.MaxMissionBytes), 0, MaxMissionBytesLimit)
@@ -302,7 +303,7 @@ func (c *Config) validateRanges(add func(key, format string, args ...any)) {
 		add("shadow_scoring.sealed_criteria_count", "%d is out of range 1..%d (or leave it unset: each scale's sealed_criteria)", v, MaxSealedCriteria)
 	}
 	within("shadow_scoring.hardening.max_cycles", float64(c.ShadowScoring.Hardening.MaxCycles), 0, MaxHardeningCycles)
-	for _, n := range sortedKeys(c.ShadowScoring.ScaleOverrides) {
+	for _, n := range slices.Sorted(maps.Keys(c.ShadowScoring.ScaleOverrides)) {
 		o, k := c.ShadowScoring.ScaleOverrides[n], "shadow_scoring.scale_overrides."+n
 		if o.MaxCycles != nil {
 			within(k+".max_cycles", float64(*o.MaxCycles), 0, MaxHardeningCycles)
@@ -432,8 +433,8 @@ func (c *Config) validateModels(add func(key, format string, args ...any), reg *
 			check(fmt.Sprintf("models.reviewers[%d][%d]", i, j), v)
 		}
 	}
-	for _, role := range sortedKeys(c.Fallbacks) {
-		if indexOf(roles, role) < 0 {
+	for _, role := range slices.Sorted(maps.Keys(c.Fallbacks)) {
+		if slices.Index(roles, role) < 0 {
 			add("fallbacks."+role, "unknown role (roles: %s)", strings.Join(roles, ", "))
 			continue
 		}
@@ -518,7 +519,7 @@ var secretKeyRe = regexp.MustCompile(`(?i)(api_?key|secret|token|password)$`)
 func (c *Config) ScaleFor(name string) (Scale, error) {
 	s, ok := c.Scales[name]
 	if !ok {
-		return Scale{}, fmt.Errorf("unknown scale %q (known: %s)", name, strings.Join(sortedKeys(c.Scales), ", "))
+		return Scale{}, fmt.Errorf("unknown scale %q (known: %s)", name, strings.Join(slices.Sorted(maps.Keys(c.Scales)), ", "))
 	}
 	return c.withCriteriaCount(s), nil
 }
@@ -617,7 +618,7 @@ const (
 func (c *Config) ApplyEnv(getenv func(string) string) error {
 	if v := getenv(EnvScale); v != "" {
 		if _, ok := c.Scales[v]; !ok {
-			return fmt.Errorf("%w: %s=%q: unknown scale (known: %s)", ErrBadInput, EnvScale, v, strings.Join(sortedKeys(c.Scales), ", "))
+			return fmt.Errorf("%w: %s=%q: unknown scale (known: %s)", ErrBadInput, EnvScale, v, strings.Join(slices.Sorted(maps.Keys(c.Scales)), ", "))
 		}
 		c.DefaultScale = v
 	}
@@ -680,7 +681,7 @@ func checkScalars(name string, doc *yamlx.Doc) Errors {
 // section. On error, key is the dotted configuration key at fault.
 func SandboxSettings(c Sandbox) (proxy *sandbox.Proxy, pay sandbox.PayoffConfig, key string, err error) {
 	pc := sandbox.DefaultProxyConfig()
-	for _, k := range sortedKeys(c.Proxy) {
+	for _, k := range slices.Sorted(maps.Keys(c.Proxy)) {
 		v := c.Proxy[k]
 		switch k {
 		case "progress":
@@ -703,7 +704,7 @@ func SandboxSettings(c Sandbox) (proxy *sandbox.Proxy, pay sandbox.PayoffConfig,
 		return nil, pay, "sandbox.proxy", err
 	}
 	pay = sandbox.DefaultPayoffConfig()
-	for _, k := range sortedKeys(c.Payoff) {
+	for _, k := range slices.Sorted(maps.Keys(c.Payoff)) {
 		v := c.Payoff[k]
 		switch k {
 		case "s_plus":

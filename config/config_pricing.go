@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -156,7 +157,7 @@ func parsePricingTable(name string, data []byte) (map[string]ModelPrice, error) 
 	add := func(key, format string, args ...any) {
 		errs = append(errs, key+": "+fmt.Sprintf(format, args...))
 	}
-	for _, k := range sortedKeys(doc.Pricing) {
+	for _, k := range slices.Sorted(maps.Keys(doc.Pricing)) {
 		p := doc.Pricing[k]
 		validateModelPrice("pricing."+k, k, p, add)
 		if p.AsOf == "" {
@@ -217,7 +218,7 @@ func CeilingWarning(unpriced []string) string {
 // validatePricing checks the pricing: and compare: sections.
 func (c *Config) validatePricing(add func(key, format string, args ...any)) {
 	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-	for _, k := range sortedKeys(c.Pricing) {
+	for _, k := range slices.Sorted(maps.Keys(c.Pricing)) {
 		validateModelPrice("pricing."+k, k, c.Pricing[k], add)
 	}
 	if r := c.Compare.MaxFabricationRate; !(r >= 0 && r <= 1) {

@@ -210,7 +210,7 @@ func TestConfigSizeBudgetCanBeRaised(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range sortedKeys(cfg.Scales) {
+	for _, n := range slices.Sorted(maps.Keys(cfg.Scales)) {
 		if e := cfg.EstimateRun(n); e.Bytes <= 0 || e.Bytes > 256<<20 || e.Agents < 10 {
 			t.Errorf("shipped scale %s estimated at %+v: want a positive figure well under the budget", n, e)
 		}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -71,8 +72,8 @@ func (r Roster) Seats(yield func(role string, ref providers.Ref) bool) {
 func ResolveRoster(cfg *Config, provider providers.Ref, overrides map[string][]providers.Ref) (Roster, error) {
 	m := cfg.Models
 	var errs []string
-	for _, role := range sortedKeys(overrides) {
-		if indexOf(roles, role) < 0 {
+	for _, role := range slices.Sorted(maps.Keys(overrides)) {
+		if slices.Index(roles, role) < 0 {
 			errs = append(errs, fmt.Sprintf("--model %s=...: unknown role (roles: %s)", role, strings.Join(roles, ", ")))
 		}
 	}
@@ -164,7 +165,7 @@ func (r Roster) Refs() []providers.Ref {
 	for _, x := range r.Seats {
 		add(x)
 	}
-	for _, role := range sortedKeys(r.Fallbacks) {
+	for _, role := range slices.Sorted(maps.Keys(r.Fallbacks)) {
 		for _, x := range r.Fallbacks[role] {
 			add(x)
 		}
@@ -185,8 +186,8 @@ func ResolveFallbacks(config, extra map[string][]providers.Ref) (map[string][]pr
 		m    map[string][]providers.Ref
 		name string
 	}{{config, "fallbacks"}, {extra, "--fallback"}} {
-		for _, role := range sortedKeys(src.m) {
-			if indexOf(roles, role) < 0 {
+		for _, role := range slices.Sorted(maps.Keys(src.m)) {
+			if slices.Index(roles, role) < 0 {
 				errs = append(errs, fmt.Sprintf("%s %s: unknown role (roles: %s)", src.name, role, strings.Join(roles, ", ")))
 				continue
 			}

@@ -276,7 +276,7 @@ func (m *Mission) open() error {
 	var unusable []string // every one, so a user fixes them in one go
 	// The run's secret set: every key the config names, scrubbed from the
 	// first file on, from every provider's errors, event and record.
-	secrets := redact.NewSecrets(configuredSecrets(o.Config, o.Registry)...)
+	secrets := redact.NewSecrets(o.Config.KeyValues(o.Registry)...)
 	built := map[string]providers.Provider{}
 	for _, ref := range plan.Roster.Refs() {
 		kc := o.Config.Providers[ref.Kind]

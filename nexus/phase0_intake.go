@@ -3,9 +3,10 @@ package nexus
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -163,7 +164,7 @@ func intake(o Options) (Plan, error) {
 	}
 	pers, ok := o.Config.Personalities[pname]
 	if pname != "" && !ok {
-		return Plan{}, fmt.Errorf("%w: unknown personality %q (known: %s)", config.ErrBadInput, pname, strings.Join(sortedKeys(o.Config.Personalities), ", "))
+		return Plan{}, fmt.Errorf("%w: unknown personality %q (known: %s)", config.ErrBadInput, pname, strings.Join(slices.Sorted(maps.Keys(o.Config.Personalities)), ", "))
 	}
 	roster, err := config.ResolveRoster(o.Config, o.Provider, o.Models)
 	if err != nil {
@@ -187,7 +188,7 @@ func intake(o Options) (Plan, error) {
 		Criteria: scale.SealedCriteria, CostCeilingUSD: scale.CostCeilingUSD, Reviewers: scale.Reviewers,
 		Hardening: o.Config.ShadowFor(scaleName), Workspace: o.Workspace}
 	refs := roster.Refs()
-	for _, role := range sortedKeys(roster.Fallbacks) {
+	for _, role := range slices.Sorted(maps.Keys(roster.Fallbacks)) {
 		refs = append(refs, roster.Fallbacks[role]...)
 	}
 	p.Unpriced = o.Config.Unpriced(refs...)
@@ -235,15 +236,6 @@ func missionTitle(m string) string {
 		line = line[:80]
 	}
 	return line
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // briefing runs Phase 0 inside the run: the briefing event, and every

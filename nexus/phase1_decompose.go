@@ -137,17 +137,8 @@ func selectDomains(mission string, n, min int) []string {
 		out = append(out, ss[i].name)
 	}
 	// Keep canonical order for stable output.
-	sort.SliceStable(out, func(i, j int) bool { return indexOf(all, out[i]) < indexOf(all, out[j]) })
+	sort.SliceStable(out, func(i, j int) bool { return slices.Index(all, out[i]) < slices.Index(all, out[j]) })
 	return out
-}
-
-func indexOf(xs []string, x string) int {
-	for i, y := range xs {
-		if y == x {
-			return i
-		}
-	}
-	return -1
 }
 
 // normalise checks a decomposition against the requested domains: unknown
@@ -157,7 +148,7 @@ func (d *Decomposition) normalise(domains []string) error {
 	byName := map[string]Domain{}
 	for _, dom := range d.Domains {
 		name := strings.ToLower(strings.TrimSpace(dom.Name))
-		if indexOf(domains, name) >= 0 {
+		if slices.Index(domains, name) >= 0 {
 			if _, dup := byName[name]; !dup {
 				dom.Name = name
 				byName[name] = dom

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/internal/redact"
 	"github.com/swarm-dev/swarm/internal/rundir"
@@ -338,29 +336,6 @@ func (pp *providerPool) record(ctx context.Context, c *providers.Call, ref provi
 	}
 	pp.rec.emit(events.Event{Phase: phase, Kind: events.LLMCall, Role: req.Caller.Role, AgentID: req.Caller.AgentID, Model: ref.String(), Data: data})
 	return resp, err
-}
-
-// configuredSecrets returns the values of every API-key variable the
-// config names and of every registered kind's default key variable.
-func configuredSecrets(cfg *config.Config, reg *providers.Registry) []string {
-	var names []string
-	if cfg != nil {
-		for _, kc := range cfg.Providers {
-			names = append(names, kc.APIKeyEnv)
-		}
-	}
-	if reg != nil {
-		for _, k := range reg.Kinds() {
-			names = append(names, k.DefaultKeyEnv)
-		}
-	}
-	var out []string
-	for _, n := range names {
-		if v := os.Getenv(n); n != "" && v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // redactArgs returns calls with redact applied to their arguments (a model

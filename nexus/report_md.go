@@ -3,6 +3,8 @@ package nexus
 import (
 	"embed"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -213,7 +215,7 @@ func newReportView(p Plan, res *Result, in reportInputs) reportView {
 	}
 	v.FormulaNote, v.Evidence, v.GroundTruth = formulaNote(res), newEvidenceView(res), newGroundTruthView(res)
 	v.FollowUp = newFollowUpView(res.FollowUp)
-	for _, k := range sortedKeys(t.FailureClasses) {
+	for _, k := range slices.Sorted(maps.Keys(t.FailureClasses)) {
 		v.Failures = append(v.Failures, classCount{Class: k, Count: t.FailureClasses[k]})
 	}
 	return v
@@ -251,13 +253,13 @@ func newUsageView(t runfiles.Telemetry) *usageView {
 		}
 		return r
 	}
-	for _, k := range sortedKeys(t.ByRole) {
+	for _, k := range slices.Sorted(maps.Keys(t.ByRole)) {
 		v.Roles = append(v.Roles, row(k, t.ByRole[k]))
 	}
-	for _, k := range sortedKeys(t.ByModel) {
+	for _, k := range slices.Sorted(maps.Keys(t.ByModel)) {
 		v.Models = append(v.Models, row(k, t.ByModel[k]))
 	}
-	for _, k := range sortedKeys(t.Prices) {
+	for _, k := range slices.Sorted(maps.Keys(t.Prices)) {
 		for _, a := range t.Prices[k].Assumed {
 			what := strings.ReplaceAll(a, "_", "-")
 			v.Notes = append(v.Notes, fmt.Sprintf("The %s tokens of %s were priced at its input rate: its price gives no %s rate (give %s_per_mtok under pricing:, see docs/config.md).",

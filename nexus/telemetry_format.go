@@ -2,6 +2,7 @@ package nexus
 
 import (
 	"fmt"
+
 	"github.com/swarm-dev/swarm/runfiles"
 )
 

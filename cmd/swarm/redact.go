@@ -35,24 +35,7 @@ func (s *scrubber) addConfigured(cfg *config.Config, reg *providers.Registry) {
 	if s == nil {
 		return
 	}
-	var names []string
-	if cfg != nil {
-		for _, kc := range cfg.Providers {
-			names = append(names, kc.APIKeyEnv)
-		}
-	}
-	if reg != nil {
-		for _, k := range reg.Kinds() {
-			names = append(names, k.DefaultKeyEnv)
-		}
-	}
-	var values []string
-	for _, n := range names {
-		if v := os.Getenv(n); n != "" && v != "" {
-			values = append(values, v)
-		}
-	}
-	s.add(values...)
+	s.add(cfg.KeyValues(reg)...)
 }
 
 // scrubbed wraps w (standard error) so every write has the secrets sc

@@ -3,6 +3,7 @@ package compare
 import (
 	"encoding/json"
 	"hash/fnv"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -556,15 +557,6 @@ func union(a, b []string) []string {
 	return slices.Compact(out)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
 // pair compares a and b: the same criterion on the same bundle domain in the
 // same repeat, for both (exact McNemar, pooled and per criterion), and the
 // paired bootstrap of the per-repeat score difference. A bundle that failed
@@ -631,7 +623,7 @@ func pair(a, b string, ra, rb []RunSummary, crit map[string]string) PairResult {
 			}
 		}
 	}
-	for _, id := range sortedKeys(per) {
+	for _, id := range slices.Sorted(maps.Keys(per)) {
 		t := per[id]
 		p.PerCriterion = append(p.PerCriterion, CriterionPair{ID: id, Category: t.cat, Paired: t.n, Both: t.both, Neither: t.neither, McNemar: McNemarExact(t.aOnly, t.bOnly)})
 	}

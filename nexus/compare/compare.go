@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -481,7 +482,7 @@ func summarise(res *nexus.Result, model string, rep int, seed int64) RunSummary 
 	for _, b := range res.Bundles {
 		planned[b.Domain] = true
 	}
-	s.Planned = sortedKeys(planned)
+	s.Planned = slices.Sorted(maps.Keys(planned))
 	var vel, rev, dis []float64
 	for _, b := range res.Bundles {
 		if why := salvagedBy(b); why != "" {
@@ -646,7 +647,7 @@ func plannedOf(s RunSummary) []string {
 	for d := range s.Unscored {
 		set[d] = true
 	}
-	return sortedKeys(set)
+	return slices.Sorted(maps.Keys(set))
 }
 
 // Score is a run's Shadow Score over every planned bundle: the mean of the

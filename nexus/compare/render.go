@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"html/template"
 	"image/color"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/swarm-dev/swarm/config"
@@ -226,7 +228,7 @@ func counts(m map[string]int) string {
 		return "—"
 	}
 	var s []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		s = append(s, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	return strings.Join(s, ", ")
@@ -239,7 +241,7 @@ func (r *Report) domains() []string {
 			set[d] = true
 		}
 	}
-	return sortedKeys(set)
+	return slices.Sorted(maps.Keys(set))
 }
 
 func (r *Report) criteria() []string {
@@ -249,7 +251,7 @@ func (r *Report) criteria() []string {
 			set[id] = true
 		}
 	}
-	return sortedKeys(set)
+	return slices.Sorted(maps.Keys(set))
 }
 
 var palette = []color.RGBA{{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255}, {148, 103, 189, 255}, {140, 86, 75, 255}}
