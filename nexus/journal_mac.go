@@ -82,6 +82,11 @@ func loadJournalKey(create bool) (*journalKey, error) {
 	if err != nil {
 		return nil, err
 	}
+	return loadJournalKeyAt(path, create)
+}
+
+// loadJournalKeyAt is loadJournalKey for the key at path.
+func loadJournalKeyAt(path string, create bool) (*journalKey, error) {
 	k, err := readJournalKey(path)
 	if errors.Is(err, fs.ErrNotExist) && create {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -91,21 +96,8 @@ func loadJournalKey(create bool) (*journalKey, error) {
 		if _, err := rand.Read(raw); err != nil {
 			return nil, err
 		}
-		f, cerr := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if cerr == nil {
-			_, werr := f.WriteString(hex.EncodeToString(raw) + "\n")
-			if serr := f.Sync(); werr == nil {
-				werr = serr
-			}
-			if cerr := f.Close(); werr == nil {
-				werr = cerr
-			}
-			if werr != nil {
-				os.Remove(path)
-				return nil, fmt.Errorf("%w: write %s: %w", ErrJournalKey, path, werr)
-			}
-		} else if !errors.Is(cerr, fs.ErrExist) { // another process made it first: read theirs
-			return nil, fmt.Errorf("%w: create %s: %w", ErrJournalKey, path, cerr)
+		if err := publishJournalKey(path, raw); err != nil {
+			return nil, err
 		}
 		k, err = readJournalKey(path)
 	}
@@ -113,6 +105,34 @@ func loadJournalKey(create bool) (*journalKey, error) {
 		return nil, fmt.Errorf("%w: no journal key at %s (it is made by the first run of this user; set %s to use another file)", ErrJournalKey, path, EnvJournalKeyFile)
 	}
 	return k, err
+}
+
+// publishJournalKey makes the key file at path hold raw, unless another
+// process made it first (then theirs stays, and is the one read). The key
+// is written whole to a temporary file beside path (mode 0600), synced,
+// then linked to path: a reader sees no file or a complete one, never the
+// empty or partial file an in-place write would show it.
+func publishJournalKey(path string, raw []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".journal.key-*")
+	if err != nil {
+		return fmt.Errorf("%w: create a key beside %s: %w", ErrJournalKey, path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	_, werr := f.WriteString(hex.EncodeToString(raw) + "\n")
+	if serr := f.Sync(); werr == nil {
+		werr = serr
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("%w: write %s: %w", ErrJournalKey, tmp, werr)
+	}
+	if err := os.Link(tmp, path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w: create %s: %w (set %s to a key file on another file system)", ErrJournalKey, path, err, EnvJournalKeyFile)
+	}
+	return nil
 }
 
 func readJournalKey(path string) (*journalKey, error) {
