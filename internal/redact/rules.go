@@ -486,7 +486,7 @@ func (rs *ruleSet) find(s string, pii bool, ms []Match) []Match {
 		}
 		if r.minDigits > 0 {
 			if digits < 0 {
-				digits = countDigits(s)
+				digits = CountDigits(s)
 			}
 			if digits < r.minDigits {
 				continue
@@ -741,7 +741,10 @@ func lineOf(s string, start, end int) string {
 	return s[i : end+j]
 }
 
-func countDigits(s string) int {
+// CountDigits is the number of ASCII digits in s: the cheap test before a
+// rule that needs at least so many (a card or phone number) runs its
+// expression.
+func CountDigits(s string) int {
 	n := 0
 	for i := 0; i < len(s); i++ {
 		if s[i] >= '0' && s[i] <= '9' {

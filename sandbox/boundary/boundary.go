@@ -155,7 +155,7 @@ func (d *Detector) Scan(text string) []Hit {
 		}
 		if p.minDigits > 0 {
 			if digits < 0 {
-				digits = countDigits(text)
+				digits = redact.CountDigits(text)
 			}
 			if digits < p.minDigits {
 				continue
@@ -203,16 +203,6 @@ func (d *Detector) Redact(text string) (string, []Hit) {
 	}
 	b.WriteString(text[last:])
 	return b.String(), hits
-}
-
-func countDigits(s string) int {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] >= '0' && s[i] <= '9' {
-			n++
-		}
-	}
-	return n
 }
 
 // MaxSeverity of hits (0 for none).
