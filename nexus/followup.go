@@ -44,16 +44,6 @@ type followUpSetup struct {
 	block string
 }
 
-// FollowUpInfo is what a prepared mission passes on from the previous run
-// (its Chain holds the predecessors only); nil without Options.FollowUp.
-func (m *Mission) FollowUpInfo() *runfiles.FollowUp {
-	if m.fu == nil {
-		return nil
-	}
-	fu := m.fu.info
-	return &fu
-}
-
 // criterionIDRe finds a sealed criterion's id in text.
 var criterionIDRe = regexp.MustCompile(`(?i)\bsc-\d{2,}\b`)
 

@@ -52,17 +52,6 @@ type Mission struct {
 	err    error
 }
 
-// Sealed is the outcome of Phases 1 and 1.5: the decomposition and the
-// sealed envelope. Only its hash is meant for the rest of a run; the
-// criteria inside the envelope reach the judge alone.
-type Sealed struct {
-	Decomposition Decomposition
-	Envelope      *shadow.Envelope
-}
-
-// Hash is the envelope's commitment hash ("sha256:<hex>").
-func (s *Sealed) Hash() string { return s.Envelope.SealedHash }
-
 // LoadSealed reads what a run directory sealed (decomposition.json and
 // sealed/envelope.json) and verifies the envelope's hash, so a sealed
 // mission can be reused after the process that sealed it ended (compare
@@ -494,11 +483,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return m.Run(ctx)
 }
 
-// checkOutDir says whether a run may write to path (rundir.Check); a refusal
-// is bad input.
-func checkOutDir(path string, force bool) error {
-	if err := rundir.Check(path, force); err != nil {
-		return fmt.Errorf("%w: %v", config.ErrBadInput, err)
+// FollowUpInfo is what a prepared mission passes on from the previous run
+// (its Chain holds the predecessors only); nil without Options.FollowUp.
+func (m *Mission) FollowUpInfo() *runfiles.FollowUp {
+	if m.fu == nil {
+		return nil
 	}
-	return nil
+	fu := m.fu.info
+	return &fu
 }

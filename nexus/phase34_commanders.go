@@ -168,29 +168,6 @@ func (r *runState) fallback(a commanders.Agent, n int) (commanders.Agent, bool) 
 	return fa, true
 }
 
-// recovery records one attempt of a recovery ladder's step of a unit agent
-// a works on: a recovery event (a model_swap event first for a model
-// swap) and the telemetry's counts.
-func (r *runState) recovery(ph events.Phase, a commanders.Agent, s commanders.RecoveryStep) {
-	if s.Step == commanders.StepModelSwap {
-		r.rec.emit(events.Event{Phase: ph, Kind: events.ModelSwap, Role: a.Role, AgentID: a.ID, Model: s.To.String(),
-			Message: fmt.Sprintf("%s %s: %s -> %s (recovery ladder, %s %s)", a.Role, a.ID, s.From, s.To, s.Unit, s.UnitID),
-			Data:    events.ModelSwapData{Role: a.Role, AgentID: a.ID, From: s.From.String(), To: s.To.String(), Reason: events.SwapLadder}})
-	}
-	r.meter.noteRecovery(s.Unit, s.Step, s.OK)
-	model := a.Ref
-	if !s.To.IsZero() {
-		model = s.To
-	}
-	outcome := "failed"
-	if s.OK {
-		outcome = "recovered"
-	}
-	r.rec.emit(events.Event{Phase: ph, Kind: events.Recovery, Role: a.Role, AgentID: a.ID, Model: model.String(),
-		Message: fmt.Sprintf("%s %s: %s #%d %s", s.Unit, s.UnitID, s.Step, s.Attempt, outcome),
-		Data:    events.RecoveryData{Unit: s.Unit, UnitID: s.UnitID, Step: s.Step, Attempt: s.Attempt, OK: s.OK, Detail: s.Detail}})
-}
-
 // agentEvent turns what a commander reports into the run's events (Phase
 // 4), counts the agents that started, checks each worker's atom's
 // citations (checkArrived) and hands the atom and its checks to the
@@ -261,31 +238,6 @@ func (r *runState) measureCompleteness(o *BundleOutcome, atoms []commanders.Atom
 		float64(min(o.AtomsFinished, o.AtomsPlanned)) < share*float64(o.AtomsPlanned)
 }
 
-// writeBundle writes bundles/<id>.json: the outcome, its plan and atoms
-// and, once evidence was measured (o.checks, Phase 7 with a workspace),
-// the counts of the bundle and of each atom that finished.
-func (r *runState) writeBundle(o *BundleOutcome) {
-	rec := map[string]any{
-		"id": o.ID, "domain": o.Domain, "commander": o.Commander, "model": o.Model, "failed": o.Failed,
-		"salvaged": o.Salvaged, "failure_class": o.FailureClass, "error": o.Error, "bundle": o.Bundle,
-		"plan": o.result.Plan, "atoms": o.result.Atoms, "leaks": o.LeakReport,
-	}
-	if len(o.Degraded) > 0 {
-		rec["degraded"] = o.Degraded
-	}
-	if len(o.DroppedShards) > 0 {
-		rec["dropped_shards"] = o.DroppedShards
-	}
-	rec["atoms_planned"], rec["atoms_finished"] = o.AtomsPlanned, o.AtomsFinished
-	if o.BelowAtomShare {
-		rec["below_atom_share"] = true
-	}
-	if o.checks != nil {
-		rec["evidence"], rec["atom_evidence"] = o.Evidence, atomCountsOf(o)
-	}
-	_ = r.dir.WriteJSON("bundles/"+o.ID+".json", rec)
-}
-
 // cutOff reclassifies a commander that failed because the run's execution
 // context was cancelled: by Ctrl-C (class cancelled), or by the cost ceiling,
 // in which case the atoms its workers finished become a salvaged bundle
@@ -304,18 +256,6 @@ func (r *runState) cutOff(ctx context.Context, o *BundleOutcome, res commanders.
 		return
 	}
 	o.FailureClass, o.Error = ClassCancelled, "stopped by the cost ceiling before any worker finished ("+res.Error+")"
-}
-
-// degradedWhole says whether the bundle itself (its assembly) or its
-// verdict ended on the recovery ladder's degrade step; a degraded atom or
-// shard inside it leaves the bundle whole (it is listed in Degraded).
-func (o *BundleOutcome) degradedWhole() bool {
-	for _, d := range o.Degraded {
-		if d.Unit == commanders.UnitBundle || d.Unit == commanders.UnitVerdict {
-			return true
-		}
-	}
-	return false
 }
 
 // The agent IDs of a domain's team. The domain is part of each ID so that

@@ -10,6 +10,7 @@ import (
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/shadow"
 )
 
 // crossReview scores bundle pairs while the bundles arrive. The pairs
@@ -268,4 +269,56 @@ func viewIDs(vs []commanders.BundleView) []string {
 		out = append(out, v.ID)
 	}
 	return out
+}
+
+// quarantineReviews re-reviews quarantined bundles with their failure messages.
+func (r *runState) quarantineReviews(ctx context.Context, res *Result, s commanders.Settings) []ReviewRecord {
+	ctx = withPhase(ctx, events.Phase6)
+	revs := r.reviewers()
+	if len(revs) == 0 {
+		return nil
+	}
+	var out []ReviewRecord
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	i := 0
+	for _, o := range res.Bundles {
+		if o.Gate == nil || o.Gate.Action != shadow.ActionQuarantine {
+			continue
+		}
+		feedback := leakFeedback(o.LeakReport)
+		if o.Final != nil {
+			feedback = shadow.FeedbackFor(*o.Final) + feedback
+		}
+		rv := revs[i%len(revs)]
+		i++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			recs := r.review(ctx, rv, res.Decomposition.Aspects, []commanders.BundleView{{ID: o.ID, Text: o.Bundle.Text()}}, feedback)
+			for i := range recs {
+				recs[i].Quarantine = true
+			}
+			mu.Lock()
+			out = append(out, recs...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	sortReviews(out) // consensus must not depend on which reviewer finished first
+	return out
+}
+
+// leakFeedback tells a quarantine re-reviewer what was redacted and where.
+func leakFeedback(leaks []commanders.Leak) string {
+	var b strings.Builder
+	for _, l := range leaks {
+		if l.Severity == commanders.SeverityCritical {
+			if b.Len() == 0 {
+				b.WriteString("Critical leaks redacted from this bundle or its workers' results:\n")
+			}
+			fmt.Fprintf(&b, "- %s (%s) in %s %s\n", l.Name, l.Kind, l.Source, l.Field)
+		}
+	}
+	return b.String()
 }

@@ -282,44 +282,6 @@ func (r *runState) judgeWithLadder(ctx context.Context, judge *shadow.Judge, env
 	return ev, err
 }
 
-// quarantineReviews re-reviews quarantined bundles with their failure messages.
-func (r *runState) quarantineReviews(ctx context.Context, res *Result, s commanders.Settings) []ReviewRecord {
-	ctx = withPhase(ctx, events.Phase6)
-	revs := r.reviewers()
-	if len(revs) == 0 {
-		return nil
-	}
-	var out []ReviewRecord
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	i := 0
-	for _, o := range res.Bundles {
-		if o.Gate == nil || o.Gate.Action != shadow.ActionQuarantine {
-			continue
-		}
-		feedback := leakFeedback(o.LeakReport)
-		if o.Final != nil {
-			feedback = shadow.FeedbackFor(*o.Final) + feedback
-		}
-		rv := revs[i%len(revs)]
-		i++
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			recs := r.review(ctx, rv, res.Decomposition.Aspects, []commanders.BundleView{{ID: o.ID, Text: o.Bundle.Text()}}, feedback)
-			for i := range recs {
-				recs[i].Quarantine = true
-			}
-			mu.Lock()
-			out = append(out, recs...)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	sortReviews(out) // consensus must not depend on which reviewer finished first
-	return out
-}
-
 // gate sets o's gate decision: the score's decision g (nil for a bundle
 // not judged) with o's critical leaks folded in
 // (shadow_scoring.gate.on_critical_leak), and emits the gate event when
@@ -345,20 +307,6 @@ func (r *runState) gateUnscored(res *Result) {
 		}
 		r.gate(o, nil)
 	}
-}
-
-// leakFeedback tells a quarantine re-reviewer what was redacted and where.
-func leakFeedback(leaks []commanders.Leak) string {
-	var b strings.Builder
-	for _, l := range leaks {
-		if l.Severity == commanders.SeverityCritical {
-			if b.Len() == 0 {
-				b.WriteString("Critical leaks redacted from this bundle or its workers' results:\n")
-			}
-			fmt.Fprintf(&b, "- %s (%s) in %s %s\n", l.Name, l.Kind, l.Source, l.Field)
-		}
-	}
-	return b.String()
 }
 
 // writeReports writes one Shadow Report per bundle.

@@ -378,3 +378,35 @@ func (a ShadowAggregate) counts() string {
 	}
 	return fmt.Sprintf("%d of %d scored", a.Scored, a.Planned)
 }
+
+// ResumeInfo says a run was resumed (result.json "resumed"): which attempt
+// this is, what the journal held and how many calls were replayed from it
+// versus asked.
+type ResumeInfo struct {
+	Attempt         int  `json:"attempt"`
+	JournalRecords  int  `json:"journal_records"`
+	TornLineDropped bool `json:"torn_line_dropped,omitempty"`
+	// UnsignedRecords is how many journal records had no MAC and were
+	// replayed unverified because the user said to trust them
+	// (--trust-unsigned-journal): the answers they hold are not checked.
+	UnsignedRecords int      `json:"unsigned_records,omitempty"`
+	ReplayedCalls   int64    `json:"replayed_calls"`
+	FreshCalls      int64    `json:"fresh_calls"`
+	Changed         []string `json:"changed,omitempty"` // resumed with --force despite these
+}
+
+// ErrResumeMismatch: a resumed run sealed an envelope other than the one
+// its directory holds; it is never silently continued.
+var ErrResumeMismatch = errors.New("resumed run does not match the stored run")
+
+// degradedWhole says whether the bundle itself (its assembly) or its
+// verdict ended on the recovery ladder's degrade step; a degraded atom or
+// shard inside it leaves the bundle whole (it is listed in Degraded).
+func (o *BundleOutcome) degradedWhole() bool {
+	for _, d := range o.Degraded {
+		if d.Unit == commanders.UnitBundle || d.Unit == commanders.UnitVerdict {
+			return true
+		}
+	}
+	return false
+}

@@ -2,65 +2,11 @@ package nexus
 
 import (
 	"context"
-	"time"
 
 	"github.com/swarm-dev/swarm/commanders"
-	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/events"
-	"github.com/swarm-dev/swarm/internal/rundir"
-	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
-	"github.com/swarm-dev/swarm/runfiles"
-	"github.com/swarm-dev/swarm/shadow"
-	"github.com/swarm-dev/swarm/workspace"
 )
-
-// runState is one run under way: what it was given (options, config,
-// plan, run directory) and its parts, each with one job: the recorder
-// (phases, events, transcripts), the meter (usage, cost ceiling, launches)
-// and the provider pool (providers, breakers, limits, built once). Phase
-// functions read from it and write their outputs to the Result.
-type runState struct {
-	opts   Options
-	cfg    *config.Config
-	plan   Plan
-	dir    rundir.Dir
-	lock   *rundir.Lock // the run directory's lock, released when the run ends
-	rec    *recorder
-	meter  *meter
-	pool   *providerPool
-	factor float64 // the personality's timeout factor (timeoutFactor)
-	start  time.Time
-
-	sb     *missionSandbox
-	sbDone bool
-
-	ws *workspace.FS // the workspace the agents read; nil without one
-
-	preset   *Sealed // Phases 1 and 1.5 reuse it (RunSealed)
-	sealOnly bool    // the mission was closed after sealing
-
-	// storedEnv is the envelope a resumed run had sealed (nil otherwise):
-	// Phase 1.5 must seal the same again before it writes anything.
-	storedEnv *shadow.Envelope
-	resumed   *ResumeInfo // a resumed run's attempt and journal (journal_resume.go); nil otherwise
-
-	ev      evidenceSetup // ground truth and a test's verifier (evidence.go)
-	arrived arrivedChecks // the atoms' checked citations (checkArrived)
-
-	waves *runfiles.WavesTelemetry // how the commanders were deployed in waves; nil when they were not (waves.go)
-	fu    *followUpSetup           // the previous run of a follow-up; nil without one (followup.go)
-}
-
-// timeoutFactor is the personality's timeout factor (1 when unset): every
-// timeout of a run (calls, workers, squad leads, commanders, the mission)
-// is scaled by it.
-func timeoutFactor(cfg *config.Config, personality string) float64 {
-	if f := cfg.Personalities[personality].TimeoutFactor; f > 0 {
-		return f
-	}
-	return 1
-}
 
 // sealPhases runs Phase 0's briefing and Phases 1 and 1.5 (with r.preset,
 // without LLM calls) and returns what they sealed.
@@ -149,35 +95,4 @@ func (r *runState) execute(ctx context.Context, res *Result, sealed *Sealed) err
 	r.writeFinal(res)
 	r.rec.leave(events.Phase8, events.Phase8End{Status: res.Status})
 	return nil
-}
-
-// scaled applies the personality's timeout factor.
-func (r *runState) scaled(d time.Duration) time.Duration {
-	return time.Duration(float64(d) * r.factor)
-}
-
-func (r *runState) settings() commanders.Settings {
-	s := commanders.Settings{Seed: r.plan.Seed}
-	if pers, ok := r.cfg.Personalities[r.plan.Personality]; ok {
-		s.Temperature = providers.Float(pers.Temperature)
-	}
-	return s
-}
-
-func (r *runState) agent(role, id string, ref providers.Ref) (commanders.Agent, error) {
-	p, err := r.pool.forRole(role, ref)
-	if err != nil {
-		return commanders.Agent{}, err
-	}
-	return commanders.Agent{ID: id, Role: role, Ref: ref, Provider: p}, nil
-}
-
-func agentRequest(a commanders.Agent, s commanders.Settings, user string, tag string) providers.Request {
-	system, _ := prompts.Render("system", nil)
-	return providers.Request{
-		Messages:    []providers.Message{{Role: providers.RoleSystem, Content: system}, {Role: providers.RoleUser, Content: user}},
-		Temperature: s.Temperature,
-		Seed:        providers.Int64(commanders.SeedFor(s.Seed, a.ID, tag)),
-		Caller:      providers.Caller{Role: a.Role, AgentID: a.ID},
-	}
 }

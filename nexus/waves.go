@@ -385,32 +385,6 @@ func (c *waveCtl) result() (events.CanaryData, *probe, string, providers.Class, 
 	return c.probe.data(c.ok), c.probe, c.canaryErr, cls, c.chain
 }
 
-// wavesTelemetry returns the record with each wave's outcome from the bundles
-// (nil when the run did not deploy in waves).
-func wavesTelemetry(w *runfiles.WavesTelemetry, bundles []*BundleOutcome) *runfiles.WavesTelemetry {
-	if w == nil {
-		return nil
-	}
-	out := *w
-	out.Waves = slices.Clone(w.Waves)
-	byCmd := map[string]*BundleOutcome{}
-	for _, o := range bundles {
-		byCmd[o.Commander] = o
-	}
-	for i := range out.Waves {
-		rec := &out.Waves[i]
-		rec.BundlesOK, rec.BundlesFailed = 0, 0
-		for _, id := range rec.Commanders {
-			if o := byCmd[id]; o != nil && !o.Failed {
-				rec.BundlesOK++
-			} else if o != nil {
-				rec.BundlesFailed++
-			}
-		}
-	}
-	return &out
-}
-
 // teamWidth is the widest layer of one commander's team: the calls it has
 // in flight at once when its workers run.
 func teamWidth(p Plan) int {
