@@ -1,6 +1,7 @@
 package nexus
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -15,15 +16,33 @@ import (
 	"github.com/swarm-dev/swarm/workspace"
 )
 
-// runState is one run under way: what it was given (options, config,
-// plan, run directory) and its parts, each with one job: the recorder
-// (phases, events, transcripts), the meter (usage, cost ceiling, launches)
-// and the provider pool (providers, breakers, limits, built once). Phase
-// functions read from it and write their outputs to the Result.
-type runState struct {
-	opts   Options
+// runInputs are what a run is given once Phase 0 prepared it: the
+// options, the plan, the loaded ground truth, the previous run of a
+// follow-up and, for a resumed run, the envelope it had sealed. The
+// Mission holds them from Prepare on; the run's parts (deps) get them
+// when the run directory opens.
+type runInputs struct {
+	opts Options
+	plan Plan
+	ev   evidenceSetup  // ground truth and a test's verifier (evidence.go)
+	fu   *followUpSetup // the previous run of a follow-up; nil without one (followup.go)
+	// storedEnv is the envelope a resumed run had sealed (nil otherwise):
+	// Phase 1.5 must seal the same again before it writes anything.
+	storedEnv *shadow.Envelope
+}
+
+// deps are the shared parts of one run under way, and nothing a phase
+// returns: what it was given (runInputs, config, run directory) and its
+// parts, each with one job: the recorder (phases, events, transcripts),
+// the meter (usage, cost ceiling, launches), the provider pool
+// (providers, breakers, limits, built once), the sandbox bridge, the
+// workspace and the atoms' checked citations. Phase functions are methods
+// on it that take their inputs as parameters and return their outputs;
+// the pipeline (run.go) passes one phase's output to the next and the
+// run's one ending assembles the Result from them.
+type deps struct {
+	runInputs
 	cfg    *config.Config
-	plan   Plan
 	dir    rundir.Dir
 	lock   *rundir.Lock // the run directory's lock, released when the run ends
 	rec    *recorder
@@ -32,24 +51,16 @@ type runState struct {
 	factor float64 // the personality's timeout factor (timeoutFactor)
 	start  time.Time
 
-	sb     *missionSandbox
-	sbDone bool
+	sb *missionSandbox // the sandbox bridge; nil when the sandbox is off
+	ws *workspace.FS   // the workspace the agents read; nil without one
 
-	ws *workspace.FS // the workspace the agents read; nil without one
+	resumed *ResumeInfo   // a resumed run's attempt and journal (journal_resume.go); nil otherwise
+	arrived arrivedChecks // the atoms' checked citations (checkArrived), Phase 4 on
 
-	preset   *Sealed // Phases 1 and 1.5 reuse it (RunSealed)
-	sealOnly bool    // the mission was closed after sealing
-
-	// storedEnv is the envelope a resumed run had sealed (nil otherwise):
-	// Phase 1.5 must seal the same again before it writes anything.
-	storedEnv *shadow.Envelope
-	resumed   *ResumeInfo // a resumed run's attempt and journal (journal_resume.go); nil otherwise
-
-	ev      evidenceSetup // ground truth and a test's verifier (evidence.go)
-	arrived arrivedChecks // the atoms' checked citations (checkArrived)
-
-	waves *runfiles.WavesTelemetry // how the commanders were deployed in waves; nil when they were not (waves.go)
-	fu    *followUpSetup           // the previous run of a follow-up; nil without one (followup.go)
+	// runSealed runs another mission against a sealed envelope (Prepare
+	// with this run's provider wrap and limits, then RunSealed): Phase 8's
+	// replays. The Mission API provides it.
+	runSealed func(ctx context.Context, o Options, s *Sealed) (*Result, error)
 }
 
 // timeoutFactor is the personality's timeout factor (1 when unset): every
@@ -63,11 +74,11 @@ func timeoutFactor(cfg *config.Config, personality string) float64 {
 }
 
 // scaled applies the personality's timeout factor.
-func (r *runState) scaled(d time.Duration) time.Duration {
+func (r *deps) scaled(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * r.factor)
 }
 
-func (r *runState) settings() commanders.Settings {
+func (r *deps) settings() commanders.Settings {
 	s := commanders.Settings{Seed: r.plan.Seed}
 	if pers, ok := r.cfg.Personalities[r.plan.Personality]; ok {
 		s.Temperature = providers.Float(pers.Temperature)
@@ -75,7 +86,7 @@ func (r *runState) settings() commanders.Settings {
 	return s
 }
 
-func (r *runState) agent(role, id string, ref providers.Ref) (commanders.Agent, error) {
+func (r *deps) agent(role, id string, ref providers.Ref) (commanders.Agent, error) {
 	p, err := r.pool.forRole(role, ref)
 	if err != nil {
 		return commanders.Agent{}, err
@@ -96,7 +107,7 @@ func agentRequest(a commanders.Agent, s commanders.Settings, user string, tag st
 // recovery records one attempt of a recovery ladder's step of a unit agent
 // a works on: a recovery event (a model_swap event first for a model
 // swap) and the telemetry's counts.
-func (r *runState) recovery(ph events.Phase, a commanders.Agent, s commanders.RecoveryStep) {
+func (r *deps) recovery(ph events.Phase, a commanders.Agent, s commanders.RecoveryStep) {
 	if s.Step == commanders.StepModelSwap {
 		r.rec.emit(events.Event{Phase: ph, Kind: events.ModelSwap, Role: a.Role, AgentID: a.ID, Model: s.To.String(),
 			Message: fmt.Sprintf("%s %s: %s -> %s (recovery ladder, %s %s)", a.Role, a.ID, s.From, s.To, s.Unit, s.UnitID),
@@ -119,7 +130,7 @@ func (r *runState) recovery(ph events.Phase, a commanders.Agent, s commanders.Re
 // writeBundle writes bundles/<id>.json: the outcome, its plan and atoms
 // and, once evidence was measured (o.checks, Phase 7 with a workspace),
 // the counts of the bundle and of each atom that finished.
-func (r *runState) writeBundle(o *BundleOutcome) {
+func (r *deps) writeBundle(o *BundleOutcome) {
 	rec := map[string]any{
 		"id": o.ID, "domain": o.Domain, "commander": o.Commander, "model": o.Model, "failed": o.Failed,
 		"salvaged": o.Salvaged, "failure_class": o.FailureClass, "error": o.Error, "bundle": o.Bundle,
@@ -143,7 +154,7 @@ func (r *runState) writeBundle(o *BundleOutcome) {
 
 // resumeInfo is the run's resume record, with the call counts so far; nil
 // for a run that was not resumed.
-func (r *runState) resumeInfo() (*ResumeInfo, *runfiles.ResumeTelemetry) {
+func (r *deps) resumeInfo() (*ResumeInfo, *runfiles.ResumeTelemetry) {
 	if r.resumed == nil {
 		return nil, nil
 	}

@@ -443,7 +443,7 @@ func chainVelocity(chain []runfiles.ChainRun) (*float64, string) {
 }
 
 // followUpEvent emits the follow_up event (Phase 0).
-func (r *runState) followUpEvent() {
+func (r *deps) followUpEvent() {
 	if r.fu == nil {
 		return
 	}
@@ -456,7 +456,7 @@ func (r *runState) followUpEvent() {
 }
 
 // priorBlock is the rendered previous-run block ("" without a follow-up).
-func (r *runState) priorBlock() string {
+func (r *deps) priorBlock() string {
 	if r.fu == nil {
 		return ""
 	}
@@ -465,7 +465,7 @@ func (r *runState) priorBlock() string {
 
 // followUpResult is the run's follow_up record: the predecessors, this run
 // (as it ended) and the chain's velocity; nil without a follow-up.
-func (r *runState) followUpResult(res *Result) *runfiles.FollowUp {
+func (r *deps) followUpResult(res *Result) *runfiles.FollowUp {
 	if r.fu == nil {
 		return nil
 	}

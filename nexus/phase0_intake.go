@@ -120,7 +120,7 @@ func missionTitle(m string) string {
 // briefing runs Phase 0 inside the run: the briefing event, and every
 // provider of the roster built (and cached) now; open has already checked
 // that each can be built.
-func (r *runState) briefing() error {
+func (r *deps) briefing() error {
 	p := r.plan
 	r.rec.enter(events.Phase0, "intake")
 	r.rec.emit(events.Event{Phase: events.Phase0, Kind: events.Briefing, Message: p.MissionTitle, Data: events.BriefingData{

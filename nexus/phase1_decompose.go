@@ -51,14 +51,14 @@ func (d *Decomposition) normalise(domains []string) error {
 }
 
 // decompose runs Phase 1: the nexus splits the mission into the plan's
-// domains (or the preset's decomposition is reused, with no LLM call).
-func (r *runState) decompose(ctx context.Context) (Decomposition, error) {
+// domains (or preset's decomposition is reused, with no LLM call).
+func (r *deps) decompose(ctx context.Context, preset *Sealed) (Decomposition, error) {
 	p := r.plan
 	settings := r.settings()
 	r.followUpEvent()
 	r.rec.enter(events.Phase1, "decomposition")
 	var dec Decomposition
-	if pre := r.preset; pre != nil {
+	if pre := preset; pre != nil {
 		dec = pre.Decomposition.clone()
 	} else {
 		nexus, err := r.agent(commanders.RoleNexus, "nexus", p.Roster.Nexus)

@@ -10,16 +10,30 @@ import (
 	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
 )
 
-// deploy runs Phase 3 (commander deployment), Phase 4 (execution and
-// monitoring) and Phase 5 (cross-review, streaming as bundles arrive).
+// deployment is what Phases 3 and 4 return: one outcome per capsule, in
+// capsule order, and how the commanders were deployed in waves (nil: all
+// at once).
+type deployment struct {
+	bundles []*BundleOutcome
+	waves   *runfiles.WavesTelemetry
+}
+
+// deploy runs Phase 3 (commander deployment) and Phase 4 (execution and
+// monitoring).
 //
-// onBundle is called with each bundle that exists (not failed), in arrival
-// order, from one goroutine (Phase 6 starts judging it).
-func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, dec Decomposition, s commanders.Settings, scale config.Scale, onBundle func(*BundleOutcome)) ([]*BundleOutcome, []ReviewRecord, error) {
+// startReview starts Phase 5 (the cross-review, which hands each bundle
+// to Phase 6) without waiting for it: it is called once, when the
+// commanders' bundles may be reviewed (at once, or once the canary passed;
+// never when the canary failed), with the outcomes and the channel that
+// says, in arrival order, which of them ended (-1: one was not launched).
+// The channel is closed when every commander has ended.
+func (r *deps) deploy(ctx context.Context, capsules []commanders.Capsule, s commanders.Settings, scale config.Scale,
+	startReview func(bundles []*BundleOutcome, arrived <-chan int)) (deployment, error) {
 	p := r.plan
 	r.rec.enter(events.Phase3, "commander deployment")
 	conc := effectiveConcurrency(r.cfg, p, scale)
@@ -30,7 +44,7 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 		cref := p.Roster.Commanders[i%len(p.Roster.Commanders)]
 		ca, err := r.agent(commanders.RoleCommander, commanderID(c.Domain), cref)
 		if err != nil {
-			return nil, nil, err
+			return deployment{}, err
 		}
 		cmd := &commanders.Commander{Agent: ca, Capsule: c, Settings: s, Sem: sem,
 			Limits: commanders.Limits{Children: p.ChildrenPerCmd, WorkersPerLead: p.WorkersPerLead,
@@ -87,15 +101,15 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 		})
 		return true
 	}
-	reviewsCh := make(chan []ReviewRecord, 1)
-	startReview := func() {
-		go func() { reviewsCh <- r.crossReview(ctx, outs, done, dec.Aspects, s, onBundle) }()
-	}
-	var werr error
+	review := func() { startReview(outs, done) }
+	var (
+		waves *runfiles.WavesTelemetry
+		werr  error
+	)
 	if w := scale.Waves; w.Enabled && len(outs) > 1 {
-		werr = r.deployWaves(ctx, w, outs, conc, launch, startReview)
+		waves, werr = r.deployWaves(ctx, w, outs, conc, launch, review)
 	} else {
-		startReview()
+		review()
 		for i := range outs {
 			launch(i, nil)
 		}
@@ -103,13 +117,8 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 	_ = g.Wait()
 	close(done)
 	r.rec.leave(events.Phase4, events.Phase4End{Bundles: countOK(outs)})
-	if werr != nil {
-		// The canary failed: no cross-review started, nothing is judged.
-		return outs, nil, werr
-	}
-	reviews := <-reviewsCh
-	r.rec.leave(events.Phase5, events.Phase5End{Reviews: len(reviews)})
-	return outs, reviews, nil
+	// A failed canary (werr): no cross-review started, nothing is judged.
+	return deployment{bundles: outs, waves: waves}, werr
 }
 
 func countOK(outs []*BundleOutcome) int {
@@ -130,7 +139,7 @@ func countOK(outs []*BundleOutcome) int {
 // events and, with each worker's atom, the sandbox bridge. MayLaunch and
 // MayAssign are questions asked before an agent starts (the cost ceiling;
 // the sandbox breaker), not events, so they stay direct calls.
-func (r *runState) hooks(commander string) commanders.Hooks {
+func (r *deps) hooks(commander string) commanders.Hooks {
 	h := commanders.Hooks{
 		Event:     func(e commanders.AgentEvent) { r.agentEvent(commander, e) },
 		MayLaunch: r.meter.mayLaunch,
@@ -151,7 +160,7 @@ func (r *runState) hooks(commander string) commanders.Hooks {
 // fallback is agent a on the n-th (from 0) fallback model of its role
 // (Roster.FallbacksFor), its own model left out: the recovery ladder's
 // model swap. The agent keeps its id, so its requests keep their seeds.
-func (r *runState) fallback(a commanders.Agent, n int) (commanders.Agent, bool) {
+func (r *deps) fallback(a commanders.Agent, n int) (commanders.Agent, bool) {
 	var refs []providers.Ref
 	for _, x := range r.plan.Roster.FallbacksFor(a.Role) {
 		if x != a.Ref {
@@ -173,7 +182,7 @@ func (r *runState) fallback(a commanders.Agent, n int) (commanders.Agent, bool) 
 // citations (checkArrived) and hands the atom and its checks to the
 // sandbox bridge (before the worker's agent_finish event: the leakage and
 // breaker events it may emit come first).
-func (r *runState) agentEvent(commander string, e commanders.AgentEvent) {
+func (r *deps) agentEvent(commander string, e commanders.AgentEvent) {
 	a := e.Agent
 	switch e.Kind {
 	case commanders.AgentStarted:
@@ -200,7 +209,7 @@ func (r *runState) agentEvent(commander string, e commanders.AgentEvent) {
 // absorb records a commander's result in its outcome and writes the bundle.
 // ctx is the commanders' context: a commander cut off by its cancellation
 // is cancelled, not failed with a provider's class (see cutOff).
-func (r *runState) absorb(ctx context.Context, o *BundleOutcome, res commanders.Result) {
+func (r *deps) absorb(ctx context.Context, o *BundleOutcome, res commanders.Result) {
 	o.result = res
 	o.Bundle, o.Salvaged, o.Failed = res.Bundle, res.Salvaged, res.Failed
 	o.FailureClass, o.Error = res.Class, res.Error
@@ -231,7 +240,7 @@ func (r *runState) absorb(ctx context.Context, o *BundleOutcome, res commanders.
 // rests on and marks it below its atom share (completeness.min_atom_share)
 // when it exists on fewer. Only a bundle whose plan gave it atoms is
 // subject; a failed one has nothing to measure.
-func (r *runState) measureCompleteness(o *BundleOutcome, atoms []commanders.AtomResult) {
+func (r *deps) measureCompleteness(o *BundleOutcome, atoms []commanders.AtomResult) {
 	o.AtomsPlanned, o.AtomsFinished = teamWidth(r.plan), commanders.FinishedAtoms(atoms)
 	share := r.cfg.Completeness.MinAtomShare
 	o.BelowAtomShare = !o.Failed && o.AtomsPlanned > 0 && share > 0 &&
@@ -243,7 +252,7 @@ func (r *runState) measureCompleteness(o *BundleOutcome, atoms []commanders.Atom
 // in which case the atoms its workers finished become a salvaged bundle
 // (no LLM call: the ceiling is spent) and the bundle is not failed. A
 // mission timeout keeps its timeout class.
-func (r *runState) cutOff(ctx context.Context, o *BundleOutcome, res commanders.Result) {
+func (r *deps) cutOff(ctx context.Context, o *BundleOutcome, res commanders.Result) {
 	if !o.Failed || ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return
 	}

@@ -24,7 +24,7 @@ import (
 // bundle is handed to onBundle as it arrives (Phase 6 judges it
 // meanwhile); reviewers score the bundle as it arrived, never a hardened
 // revision.
-func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done <-chan int, aspects []string, s commanders.Settings, onBundle func(*BundleOutcome)) []ReviewRecord {
+func (r *deps) crossReview(ctx context.Context, outs []*BundleOutcome, done <-chan int, aspects []string, s commanders.Settings, onBundle func(*BundleOutcome)) []ReviewRecord {
 	var (
 		mu      sync.Mutex
 		records []ReviewRecord
@@ -217,7 +217,7 @@ func reviewerPairs(rs []commanders.Reviewer) [][]commanders.Reviewer {
 	return out
 }
 
-func (r *runState) reviewers() []commanders.Reviewer {
+func (r *deps) reviewers() []commanders.Reviewer {
 	var out []commanders.Reviewer
 	p := r.plan
 	for i := 0; i < p.Reviewers; i++ {
@@ -231,7 +231,7 @@ func (r *runState) reviewers() []commanders.Reviewer {
 	return out
 }
 
-func (r *runState) review(ctx context.Context, rv commanders.Reviewer, aspects []string, views []commanders.BundleView, feedback string) []ReviewRecord {
+func (r *deps) review(ctx context.Context, rv commanders.Reviewer, aspects []string, views []commanders.BundleView, feedback string) []ReviewRecord {
 	r.meter.noteLaunch(commanders.RoleReviewer, rv.Agent.ID)
 	phase, model := r.rec.phaseOf(ctx), rv.Agent.Ref.String()
 	r.rec.emit(events.Event{Phase: phase, Kind: events.AgentStart, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model})
@@ -272,7 +272,7 @@ func viewIDs(vs []commanders.BundleView) []string {
 }
 
 // quarantineReviews re-reviews quarantined bundles with their failure messages.
-func (r *runState) quarantineReviews(ctx context.Context, res *Result, s commanders.Settings) []ReviewRecord {
+func (r *deps) quarantineReviews(ctx context.Context, bundles []*BundleOutcome, aspects []string, s commanders.Settings) []ReviewRecord {
 	ctx = withPhase(ctx, events.Phase6)
 	revs := r.reviewers()
 	if len(revs) == 0 {
@@ -282,7 +282,7 @@ func (r *runState) quarantineReviews(ctx context.Context, res *Result, s command
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	i := 0
-	for _, o := range res.Bundles {
+	for _, o := range bundles {
 		if o.Gate == nil || o.Gate.Action != shadow.ActionQuarantine {
 			continue
 		}
@@ -295,7 +295,7 @@ func (r *runState) quarantineReviews(ctx context.Context, res *Result, s command
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			recs := r.review(ctx, rv, res.Decomposition.Aspects, []commanders.BundleView{{ID: o.ID, Text: o.Bundle.Text()}}, feedback)
+			recs := r.review(ctx, rv, aspects, []commanders.BundleView{{ID: o.ID, Text: o.Bundle.Text()}}, feedback)
 			for i := range recs {
 				recs[i].Quarantine = true
 			}

@@ -10,14 +10,14 @@ import (
 
 // writeFinal computes the telemetry and writes sandbox.json, report.md
 // with its exports (findings.csv, findings.sarif), telemetry.json and
-// result.json (safe to call on a partial or failed run,
-// and more than once). A run stopped after sealing writes only the last two.
+// result.json (safe to call on a partial or failed run): the run's ending
+// calls it once. A run stopped after sealing writes only the last two.
 // A write that fails is kept by r.dir (Err): the run's end reports it
 // (ErrWrite) instead of claiming files it does not have.
-func (r *runState) writeFinal(res *Result) {
+func (r *deps) writeFinal(res *Result, shape runShape) {
 	res.Workspace = r.workspaceInfo()
 	res.FollowUp = r.followUpResult(res)
-	res.Telemetry = r.telemetry(res)
+	res.Telemetry = r.telemetry(res, shape)
 	res.Resumed, res.Telemetry.Resume = r.resumeInfo()
 	defer func() {
 		// A file the run could not write (report.md, a bundle, a log line)
@@ -33,8 +33,7 @@ func (r *runState) writeFinal(res *Result) {
 	if res.Status == runfiles.StatusSealed {
 		return
 	}
-	if r.sb != nil && !r.sbDone {
-		r.sbDone = true
+	if r.sb != nil {
 		rep := r.sb.finish(res, r.plan.Hardening.Threshold, r.rec.phase())
 		res.Sandbox = &rep
 		_ = r.dir.WriteJSON(runfiles.SandboxFile, rep)
@@ -44,7 +43,7 @@ func (r *runState) writeFinal(res *Result) {
 	r.writeExports(res)
 }
 
-func (r *runState) telemetry(res *Result) runfiles.Telemetry {
+func (r *deps) telemetry(res *Result, shape runShape) runfiles.Telemetry {
 	p := r.plan
 	t := runfiles.Telemetry{RunID: p.RunID, Scale: p.Scale,
 		Agents: runfiles.AgentTally{Nexus: 1, Commanders: p.Commanders, SquadLeads: p.SquadLeads, Workers: p.Workers, Reviewers: p.Reviewers, Total: p.Agents},
@@ -80,8 +79,8 @@ func (r *runState) telemetry(res *Result) runfiles.Telemetry {
 		t.Evidence = &e
 	}
 	t.ShadowMedian, t.BundlesPlanned, t.BundlesScored = res.Aggregate.Median, res.Aggregate.Planned, res.Aggregate.Scored
-	t.Critical = runfiles.CriticalPath{Calls: criticalPathCalls(p, r.pathShape(res))}
-	t.Waves = wavesTelemetry(r.waves, res.Bundles)
+	t.Critical = runfiles.CriticalPath{Calls: criticalPathCalls(p, r.pathShape(res, shape))}
+	t.Waves = wavesTelemetry(shape.waves, res.Bundles)
 	t.FollowUp = res.FollowUp
 	return t
 }
@@ -142,7 +141,7 @@ func criticalPathCalls(p Plan, s pathShape) int {
 }
 
 // judgeCalls is the number of sequential calls one judgement makes.
-func (r *runState) judgeCalls() int {
+func (r *deps) judgeCalls() int {
 	sc := r.cfg.ShadowScoring
 	if !sc.Enabled {
 		return 0
@@ -155,12 +154,13 @@ func (r *runState) judgeCalls() int {
 }
 
 // pathShape is the shape of a finished run: its judgements, whether it was
-// preset, and what its bundles went through (bundleShape).
-func (r *runState) pathShape(res *Result) pathShape {
+// preset and how it deployed (shape), and what its bundles went through
+// (bundleShape).
+func (r *deps) pathShape(res *Result, shape runShape) pathShape {
 	s := bundleShape(res.Bundles)
-	s.JudgeCalls, s.Preset = r.judgeCalls(), r.preset != nil
-	if r.waves != nil {
-		s.WaveChain = r.waves.ChainCalls
+	s.JudgeCalls, s.Preset = r.judgeCalls(), shape.preset
+	if shape.waves != nil {
+		s.WaveChain = shape.waves.ChainCalls
 	}
 	return s
 }
@@ -178,4 +178,12 @@ func bundleShape(bundles []*BundleOutcome) pathShape {
 		}
 	}
 	return s
+}
+
+// runShape is the part of a run's critical path its phases decided
+// (pathShapeOf): whether Phases 1 and 1.5 were preset, and how the
+// commanders were deployed in waves (nil: all at once).
+type runShape struct {
+	preset bool
+	waves  *runfiles.WavesTelemetry
 }
