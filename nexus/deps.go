@@ -36,7 +36,7 @@ type runInputs struct {
 // parts, each with one job: the recorder (phases, events, transcripts),
 // the meter (usage, cost ceiling, launches), the provider pool
 // (providers, breakers, limits, built once), the sandbox bridge, the
-// workspace and the atoms' checked citations. Phase functions are methods
+// workspace. Phase functions are methods
 // on it that take their inputs as parameters and return their outputs;
 // the pipeline (run.go) passes one phase's output to the next and the
 // run's one ending assembles the Result from them.
@@ -54,8 +54,7 @@ type deps struct {
 	sb *missionSandbox // the sandbox bridge; nil when the sandbox is off
 	ws *workspace.FS   // the workspace the agents read; nil without one
 
-	resumed *ResumeInfo   // a resumed run's attempt and journal (journal_resume.go); nil otherwise
-	arrived arrivedChecks // the atoms' checked citations (checkArrived), Phase 4 on
+	resumed *ResumeInfo // a resumed run's attempt and journal (journal_resume.go); nil otherwise
 
 	// runSealed runs another mission against a sealed envelope (Prepare
 	// with this run's provider wrap and limits, then RunSealed): Phase 8's

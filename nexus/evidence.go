@@ -54,7 +54,8 @@ func (r *deps) evidenceVerifier() workspaceVerifier {
 }
 
 // arrivedChecks are the checked citations of each atom that finished, by
-// its worker's agent id (checkArrived).
+// its worker's agent id (checkArrived): what Phase 4 returns (deployment)
+// for Phase 7 to count.
 type arrivedChecks struct {
 	mu sync.Mutex
 	m  map[string][]workspace.Check
@@ -67,28 +68,32 @@ type arrivedChecks struct {
 // when it arrived, just after its worker read it; a file changed later in
 // the run does not change the atom's verdicts (a bundle's and its
 // findings' citations are checked when the judge reads it, each hardening
-// revision as revised, and in Phase 7 for a bundle never judged). Nil
-// without a workspace or for a failed atom.
-func (r *deps) checkArrived(a commanders.AtomResult) []workspace.Check {
+// revision as revised, and in Phase 7 for a bundle never judged). The
+// checks are kept in into. Nil without a workspace or for a failed atom.
+func (r *deps) checkArrived(into *arrivedChecks, a commanders.AtomResult) []workspace.Check {
 	v := r.evidenceVerifier()
 	if v == nil || a.Failed {
 		return nil
 	}
 	cs := checkAll(v, a.Atom.Evidence)
-	r.arrived.mu.Lock()
-	defer r.arrived.mu.Unlock()
-	if r.arrived.m == nil {
-		r.arrived.m = map[string][]workspace.Check{}
+	into.mu.Lock()
+	defer into.mu.Unlock()
+	if into.m == nil {
+		into.m = map[string][]workspace.Check{}
 	}
-	r.arrived.m[a.AgentID] = cs
+	into.m[a.AgentID] = cs
 	return cs
 }
 
-// arrivedAtom returns the checks checkArrived made of agent's atom.
-func (r *deps) arrivedAtom(agent string) ([]workspace.Check, bool) {
-	r.arrived.mu.Lock()
-	defer r.arrived.mu.Unlock()
-	cs, ok := r.arrived.m[agent]
+// atom returns the checks checkArrived made of agent's atom (none when c
+// is nil).
+func (c *arrivedChecks) atom(agent string) ([]workspace.Check, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cs, ok := c.m[agent]
 	return cs, ok
 }
 
@@ -200,16 +205,17 @@ func checkBundle(v verifier, o *BundleOutcome, arrived func(agent string) ([]wor
 // 7, before consensus: hardening has revised what it would): the checks
 // the judge's ledger made of the final bundle (judgeInput), or new ones
 // for a bundle not judged; takes the atoms' checks made as they arrived
-// (checkArrived) and returns the run's tally and its ground-truth match.
+// (checkArrived, kept in arrived) and returns the run's tally and its
+// ground-truth match.
 // Without a workspace it does nothing and returns nil: evidence is not
 // measured.
-func (r *deps) verifyEvidence(bundles []*BundleOutcome) *evidenceTally {
+func (r *deps) verifyEvidence(bundles []*BundleOutcome, arrived *arrivedChecks) *evidenceTally {
 	v := r.evidenceVerifier()
 	if v == nil {
 		return nil
 	}
 	for _, o := range bundles {
-		checkBundle(v, o, r.arrivedAtom)
+		checkBundle(v, o, arrived.atom)
 	}
 	f := evidenceFile(bundles)
 	t := &evidenceTally{counts: &f.Counts, byModel: f.ByModel, byAgent: f.ByAgent}

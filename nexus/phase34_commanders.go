@@ -16,11 +16,12 @@ import (
 )
 
 // deployment is what Phases 3 and 4 return: one outcome per capsule, in
-// capsule order, and how the commanders were deployed in waves (nil: all
-// at once).
+// capsule order, how the commanders were deployed in waves (nil: all at
+// once) and the checked citations of every atom that arrived.
 type deployment struct {
 	bundles []*BundleOutcome
 	waves   *runfiles.WavesTelemetry
+	atoms   *arrivedChecks
 }
 
 // deploy runs Phase 3 (commander deployment) and Phase 4 (execution and
@@ -39,6 +40,7 @@ func (r *deps) deploy(ctx context.Context, capsules []commanders.Capsule, s comm
 	conc := effectiveConcurrency(r.cfg, p, scale)
 	sem := semaphore.NewWeighted(int64(conc.N))
 	outs := make([]*BundleOutcome, len(capsules))
+	arrived := &arrivedChecks{}
 	workerIdx := 0
 	for i, c := range capsules {
 		cref := p.Roster.Commanders[i%len(p.Roster.Commanders)]
@@ -50,7 +52,7 @@ func (r *deps) deploy(ctx context.Context, capsules []commanders.Capsule, s comm
 			Limits: commanders.Limits{Children: p.ChildrenPerCmd, WorkersPerLead: p.WorkersPerLead,
 				SquadLeadTimeout: r.scaled(scale.Timeouts.SquadLead), WorkerTimeout: r.scaled(scale.Timeouts.Worker),
 				SquadLeadMaxTokens: r.cfg.Run.MaxTokens[commanders.RoleSquadLead], WorkerMaxTokens: r.cfg.Run.MaxTokens[commanders.RoleWorker]},
-			Hooks: r.hooks(ca.ID), Recovery: r.cfg.Recovery.Ladder(),
+			Hooks: r.hooks(ca.ID, arrived), Recovery: r.cfg.Recovery.Ladder(),
 		}
 		base := workerIdx
 		domain := c.Domain
@@ -118,7 +120,7 @@ func (r *deps) deploy(ctx context.Context, capsules []commanders.Capsule, s comm
 	close(done)
 	r.rec.leave(events.Phase4, events.Phase4End{Bundles: countOK(outs)})
 	// A failed canary (werr): no cross-review started, nothing is judged.
-	return deployment{bundles: outs, waves: waves}, werr
+	return deployment{bundles: outs, waves: waves, atoms: arrived}, werr
 }
 
 func countOK(outs []*BundleOutcome) int {
@@ -131,7 +133,8 @@ func countOK(outs []*BundleOutcome) int {
 	return n
 }
 
-// hooks are the callbacks of the commander whose agent id is commander.
+// hooks are the callbacks of the commander whose agent id is commander;
+// its atoms' checked citations go to arrived.
 // Their events belong to Phase 4, the commanders' execution, whichever phase
 // was entered last (5 and 6 run beside it).
 //
@@ -139,9 +142,9 @@ func countOK(outs []*BundleOutcome) int {
 // events and, with each worker's atom, the sandbox bridge. MayLaunch and
 // MayAssign are questions asked before an agent starts (the cost ceiling;
 // the sandbox breaker), not events, so they stay direct calls.
-func (r *deps) hooks(commander string) commanders.Hooks {
+func (r *deps) hooks(commander string, arrived *arrivedChecks) commanders.Hooks {
 	h := commanders.Hooks{
-		Event:     func(e commanders.AgentEvent) { r.agentEvent(commander, e) },
+		Event:     func(e commanders.AgentEvent) { r.agentEvent(commander, arrived, e) },
 		MayLaunch: r.meter.mayLaunch,
 		Redact:    redactLeaks(r.rec.secrets),
 	}
@@ -179,10 +182,10 @@ func (r *deps) fallback(a commanders.Agent, n int) (commanders.Agent, bool) {
 
 // agentEvent turns what a commander reports into the run's events (Phase
 // 4), counts the agents that started, checks each worker's atom's
-// citations (checkArrived) and hands the atom and its checks to the
+// citations (checkArrived, into arrived) and hands the atom and its checks to the
 // sandbox bridge (before the worker's agent_finish event: the leakage and
 // breaker events it may emit come first).
-func (r *deps) agentEvent(commander string, e commanders.AgentEvent) {
+func (r *deps) agentEvent(commander string, arrived *arrivedChecks, e commanders.AgentEvent) {
 	a := e.Agent
 	switch e.Kind {
 	case commanders.AgentStarted:
@@ -190,7 +193,7 @@ func (r *deps) agentEvent(commander string, e commanders.AgentEvent) {
 		r.rec.emit(events.Event{Phase: events.Phase4, Kind: events.AgentStart, Role: a.Role, AgentID: a.ID, Model: a.Ref.String()})
 	case commanders.AgentFinished:
 		if e.Atom != nil {
-			checks := r.checkArrived(*e.Atom)
+			checks := r.checkArrived(arrived, *e.Atom)
 			if r.sb != nil {
 				r.sb.atomDone(commander, *e.Atom, checks)
 			}

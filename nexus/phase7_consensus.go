@@ -21,11 +21,11 @@ type consensusResult struct {
 }
 
 // consensus runs the meta-review of reviews and scores every bundle of
-// bundles (Phase 7).
-func (r *deps) consensus(bundles []*BundleOutcome, reviews []ReviewRecord, dec Decomposition) consensusResult {
+// bundles (Phase 7); arrived are the atoms' citations Phase 4 checked.
+func (r *deps) consensus(bundles []*BundleOutcome, reviews []ReviewRecord, dec Decomposition, arrived *arrivedChecks) consensusResult {
 	// The bundles are final (hardening has revised them): check their
 	// citations, and their atoms', before they are weighed.
-	out := consensusResult{evidence: r.verifyEvidence(bundles)}
+	out := consensusResult{evidence: r.verifyEvidence(bundles, arrived)}
 	meta, recs, corr := metaReviewAll(reviews)
 	out.reviews, out.corrections = recs, corr
 	for _, c := range corr {

@@ -194,7 +194,7 @@ func TestConsensusOverFixedBundlesAndReviews(t *testing.T) {
 				{ID: "testing", Domain: "testing", Gate: quarantine, Bundle: commanders.Bundle{Domain: "testing", Content: "rollback"}},
 				{ID: "documentation", Domain: "documentation", Failed: true},
 			}
-			out := pd.consensus(bundles, tc.reviews, Decomposition{Aspects: []string{"token expiry", "rollback"}})
+			out := pd.consensus(bundles, tc.reviews, Decomposition{Aspects: []string{"token expiry", "rollback"}}, nil)
 			got := map[string]scored{}
 			for _, o := range bundles {
 				got[o.ID] = scored{Tier: o.Tier, Score: o.Review.Score, Reviews: o.Review.Reviews, InSynthesis: o.InSynthesis}

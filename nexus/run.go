@@ -121,7 +121,7 @@ func (r *deps) pipeline(ctx context.Context, from phaseOutputs, in pipelineInput
 
 	// Phase 7: consensus and synthesis.
 	r.rec.enter(events.Phase7, "consensus and synthesis")
-	out.consensus = r.consensus(bundles, reviews, dec)
+	out.consensus = r.consensus(bundles, reviews, dec, out.deployed.atoms)
 	if out.synthesis, err = r.synthesise(ctx, bundles, settings); err != nil {
 		r.rec.emit(events.Event{Phase: events.Phase7, Kind: events.Failure, Role: commanders.RoleSynthesizer, Message: err.Error(), Data: events.FailureData{FailureClass: string(providers.ClassOf(err))}})
 	}
