@@ -98,14 +98,18 @@ func (r *deps) pipeline(ctx context.Context, from phaseOutputs, in pipelineInput
 		}()
 	}
 	out.deployed, err = r.deploy(execCtx, capsules, settings, scale, startReview)
-	// The ceiling stops the commanders only: past this point it no longer
-	// cancels anything (judging and synthesis use what exists).
+	var reviews []ReviewRecord
+	if err == nil { // a failed canary started no cross-review
+		reviews = <-reviewsCh
+		r.rec.leave(events.Phase5, events.Phase5End{Reviews: len(reviews)})
+	}
+	// The ceiling stops the commanders and the cross-review only: past this
+	// point it no longer cancels anything (judging and synthesis use what
+	// exists).
 	r.meter.armStop(nil)
 	if err != nil {
 		return out, err // a failed canary's bundles (waves.go) are kept with the error
 	}
-	reviews := <-reviewsCh
-	r.rec.leave(events.Phase5, events.Phase5End{Reviews: len(reviews)})
 	bundles := out.deployed.bundles
 	if ctx.Err() != nil {
 		judging.wait()

@@ -139,13 +139,21 @@ type arrow struct{ from, to, name string }
 // up or across phases, naming both files and the identifier.
 func TestEnginePhasesLayered(t *testing.T) {
 	t.Parallel()
-	pkg, info, fset, files := loadEngine(t)
-	var unplaced []string
-	for _, f := range files {
-		name := filepath.Base(fset.File(f.Pos()).Name())
+	pkg, info, fset, all := loadEngine(t)
+	var unplaced, stale []string
+	for _, name := range all {
 		if _, ok := engineFiles[name]; !ok {
 			unplaced = append(unplaced, name)
 		}
+	}
+	for name := range engineFiles {
+		if !slices.Contains(all, name) {
+			stale = append(stale, name)
+		}
+	}
+	slices.Sort(stale)
+	if len(stale) > 0 {
+		t.Errorf("engineFiles places files nexus does not have (remove them): %s", strings.Join(stale, ", "))
 	}
 	if len(unplaced) > 0 {
 		t.Fatalf("nexus files without a place in engineFiles (give each a rank and group): %s", strings.Join(unplaced, ", "))
@@ -233,22 +241,31 @@ func typeName(t types.Type) string {
 
 // loadEngine parses and type-checks package nexus (its non-test files for
 // this platform, as go list reports them) against the export data of its
-// dependencies.
-func loadEngine(t *testing.T) (*types.Package, *types.Info, *token.FileSet, []*ast.File) {
+// dependencies. It also returns the names of all its non-test files, those
+// of other platforms included (each needs a place; only this platform's
+// are type-checked).
+func loadEngine(t *testing.T) (*types.Package, *types.Info, *token.FileSet, []string) {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("the go command is needed to load package nexus: %v", err)
 	}
 	dir := filepath.Join("..", "..", "nexus")
-	out, err := exec.Command(goTool, "list", "-f", "{{range .GoFiles}}{{.}}\n{{end}}", dir).Output()
+	out, err := exec.Command(goTool, "list", "-f", "{{range .GoFiles}}{{.}}\n{{end}}--\n{{range .IgnoredGoFiles}}{{.}}\n{{end}}", dir).Output()
 	if err != nil {
 		t.Fatalf("go list %s: %v", dir, stderrOf(err))
 	}
-	var names []string
+	var names, all []string
+	ignored := false
 	for l := range strings.Lines(string(out)) {
-		if l = strings.TrimSpace(l); l != "" {
+		switch l = strings.TrimSpace(l); {
+		case l == "--":
+			ignored = true
+		case l != "" && !ignored:
 			names = append(names, l)
+			all = append(all, l)
+		case l != "" && !strings.HasSuffix(l, "_test.go"):
+			all = append(all, l)
 		}
 	}
 	exports := map[string]string{}
@@ -284,8 +301,7 @@ func loadEngine(t *testing.T) (*types.Package, *types.Info, *token.FileSet, []*a
 	if err != nil {
 		t.Fatalf("type-check nexus: %v", err)
 	}
-	slices.SortFunc(files, func(a, b *ast.File) int { return strings.Compare(fset.File(a.Pos()).Name(), fset.File(b.Pos()).Name()) })
-	return pkg, info, fset, files
+	return pkg, info, fset, all
 }
 
 func stderrOf(err error) string {
