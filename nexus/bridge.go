@@ -270,12 +270,12 @@ func (m *missionSandbox) finish(res *Result, th float64, phase events.Phase) san
 // a fresh judge seed and records how far the verdicts agree.
 // seed seeds the sample; input is what the judge reads of a bundle (with
 // its ledger in a run with a workspace).
-func (m *missionSandbox) audit(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, res *Result, rate float64, seed int64, input func(*BundleOutcome) shadow.BundleInput) {
+func (m *missionSandbox) audit(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, bundles []*BundleOutcome, rate float64, seed int64, input func(*BundleOutcome) shadow.BundleInput) {
 	if rate <= 0 || judge == nil {
 		return
 	}
 	rng := rand.New(rand.NewPCG(uint64(seed), 0xa0d17))
-	for _, o := range res.Bundles {
+	for _, o := range bundles {
 		if o.Final == nil || rng.Float64() >= rate {
 			continue
 		}

@@ -45,6 +45,19 @@
 // (this is how `swarm compare` runs its contenders). Run is Prepare
 // followed by Mission.Run.
 //
+// # Inside the engine
+//
+// Each phase is a function (a method on deps, the run's shared parts:
+// config, plan, run directory, recorder, meter, provider pool, sandbox
+// bridge, workspace) that takes what it needs as parameters and returns
+// its output: decompose returns a Decomposition, sealPhase the envelope,
+// capsules the capsules, deploy the bundles (starting the cross-review,
+// which hands each bundle to the judging, through callbacks), consensus
+// and synthesise their results. pipeline (run.go) runs them top to bottom
+// and gathers their outputs; the run's one ending (Mission.end, then
+// ending) assembles the Result from them, concludes it and writes the
+// final files, however the run ended.
+//
 // # Events and observers
 //
 // Everything a run does is an events.Event: a phase starting or ending, an LLM

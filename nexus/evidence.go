@@ -38,12 +38,12 @@ type workspaceVerifier interface {
 type evidenceSetup struct {
 	gt     truthMatcher // nil without Options.GroundTruth
 	gtFile string
-	verify workspaceVerifier // a test's fake; nil: the run's workspace (runState.ws)
+	verify workspaceVerifier // a test's fake; nil: the run's workspace (deps.ws)
 }
 
 // evidenceVerifier is the run's verifier: a test's fake, else the opened
 // workspace, else nil (the run has no workspace: nothing is measured).
-func (r *runState) evidenceVerifier() workspaceVerifier {
+func (r *deps) evidenceVerifier() workspaceVerifier {
 	if r.ev.verify != nil {
 		return r.ev.verify
 	}
@@ -54,7 +54,8 @@ func (r *runState) evidenceVerifier() workspaceVerifier {
 }
 
 // arrivedChecks are the checked citations of each atom that finished, by
-// its worker's agent id (checkArrived).
+// its worker's agent id (checkArrived): what Phase 4 returns (deployment)
+// for Phase 7 to count.
 type arrivedChecks struct {
 	mu sync.Mutex
 	m  map[string][]workspace.Check
@@ -67,28 +68,32 @@ type arrivedChecks struct {
 // when it arrived, just after its worker read it; a file changed later in
 // the run does not change the atom's verdicts (a bundle's and its
 // findings' citations are checked when the judge reads it, each hardening
-// revision as revised, and in Phase 7 for a bundle never judged). Nil
-// without a workspace or for a failed atom.
-func (r *runState) checkArrived(a commanders.AtomResult) []workspace.Check {
+// revision as revised, and in Phase 7 for a bundle never judged). The
+// checks are kept in into. Nil without a workspace or for a failed atom.
+func (r *deps) checkArrived(into *arrivedChecks, a commanders.AtomResult) []workspace.Check {
 	v := r.evidenceVerifier()
 	if v == nil || a.Failed {
 		return nil
 	}
 	cs := checkAll(v, a.Atom.Evidence)
-	r.arrived.mu.Lock()
-	defer r.arrived.mu.Unlock()
-	if r.arrived.m == nil {
-		r.arrived.m = map[string][]workspace.Check{}
+	into.mu.Lock()
+	defer into.mu.Unlock()
+	if into.m == nil {
+		into.m = map[string][]workspace.Check{}
 	}
-	r.arrived.m[a.AgentID] = cs
+	into.m[a.AgentID] = cs
 	return cs
 }
 
-// arrivedAtom returns the checks checkArrived made of agent's atom.
-func (r *runState) arrivedAtom(agent string) ([]workspace.Check, bool) {
-	r.arrived.mu.Lock()
-	defer r.arrived.mu.Unlock()
-	cs, ok := r.arrived.m[agent]
+// atom returns the checks checkArrived made of agent's atom (none when c
+// is nil).
+func (c *arrivedChecks) atom(agent string) ([]workspace.Check, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cs, ok := c.m[agent]
 	return cs, ok
 }
 
@@ -200,22 +205,33 @@ func checkBundle(v verifier, o *BundleOutcome, arrived func(agent string) ([]wor
 // 7, before consensus: hardening has revised what it would): the checks
 // the judge's ledger made of the final bundle (judgeInput), or new ones
 // for a bundle not judged; takes the atoms' checks made as they arrived
-// (checkArrived) and fills the Result's evidence fields and its
+// (checkArrived, kept in arrived) and returns the run's tally and its
 // ground-truth match.
-// Without a workspace it does nothing: evidence is not measured.
-func (r *runState) verifyEvidence(res *Result) {
+// Without a workspace it does nothing and returns nil: evidence is not
+// measured.
+func (r *deps) verifyEvidence(bundles []*BundleOutcome, arrived *arrivedChecks) *evidenceTally {
 	v := r.evidenceVerifier()
 	if v == nil {
-		return
+		return nil
 	}
-	for _, o := range res.Bundles {
-		checkBundle(v, o, r.arrivedAtom)
+	for _, o := range bundles {
+		checkBundle(v, o, arrived.atom)
 	}
-	f := evidenceFile(res.Bundles)
-	res.Evidence, res.EvidenceByModel, res.EvidenceByAgent = &f.Counts, f.ByModel, f.ByAgent
+	f := evidenceFile(bundles)
+	t := &evidenceTally{counts: &f.Counts, byModel: f.ByModel, byAgent: f.ByAgent}
 	if r.ev.gt != nil {
-		res.GroundTruth = &GroundTruthResult{File: r.ev.gtFile, Match: r.ev.gt.Match(findingChecks(res.Bundles))}
+		t.groundTruth = &GroundTruthResult{File: r.ev.gtFile, Match: r.ev.gt.Match(findingChecks(bundles))}
 	}
+	return t
+}
+
+// evidenceTally is every citation of a run counted by state (Result's
+// Evidence, EvidenceByModel, EvidenceByAgent) and the findings matched
+// against the ground truth (nil without one).
+type evidenceTally struct {
+	counts           *workspace.Counts
+	byModel, byAgent map[string]workspace.Counts
+	groundTruth      *GroundTruthResult
 }
 
 // findingChecks are the checked citations of every finding of every
@@ -272,7 +288,7 @@ func evidenceFile(bundles []*BundleOutcome) evidenceRecord {
 
 // workspaceInfo is what the run's workspace looked like, nil without one.
 // Dir is as given when it was given, else the root's absolute path.
-func (r *runState) workspaceInfo() *WorkspaceInfo {
+func (r *deps) workspaceInfo() *WorkspaceInfo {
 	v := r.evidenceVerifier()
 	if v == nil {
 		return nil
@@ -286,7 +302,7 @@ func (r *runState) workspaceInfo() *WorkspaceInfo {
 
 // writeEvidence writes evidence.json and rewrites each bundle file with
 // its final bundle and its counts (only when the run measured evidence).
-func (r *runState) writeEvidence(res *Result) {
+func (r *deps) writeEvidence(res *Result) {
 	if res.Evidence == nil || res.Workspace == nil {
 		return
 	}
@@ -361,7 +377,7 @@ func (o *BundleOutcome) judgedLedger() *shadow.Ledger {
 
 // finalInput is what the judge reads of o's final bundle: what it read
 // when it judged it, else judgeInput (a bundle not judged yet).
-func (r *runState) finalInput(o *BundleOutcome) shadow.BundleInput {
+func (r *deps) finalInput(o *BundleOutcome) shadow.BundleInput {
 	if o.judged != nil {
 		return *o.judged
 	}
@@ -374,7 +390,7 @@ func (r *runState) finalInput(o *BundleOutcome) shadow.BundleInput {
 // the input carries the ledger: the text with its ledger marks (ledgerText)
 // and the facts the mechanical checks evaluate (Ledger). Without a
 // workspace it is b's plain text and no ledger.
-func (r *runState) judgeInput(o *BundleOutcome, b commanders.Bundle) shadow.BundleInput {
+func (r *deps) judgeInput(o *BundleOutcome, b commanders.Bundle) shadow.BundleInput {
 	in := shadow.BundleInput{ID: o.ID, Domain: o.Domain, Content: b.Text(), Implementer: o.ref}
 	v := r.evidenceVerifier()
 	if v == nil {

@@ -23,7 +23,7 @@ import (
 // findings.sarif (when the run checked its evidence: without a workspace
 // no location is verified). A write error is kept by the run directory
 // (rundir.Dir.Err) and fails the run at its end (ErrWrite), like report.md's.
-func (r *runState) writeExports(res *Result) {
+func (r *deps) writeExports(res *Result) {
 	if len(res.Bundles) == 0 {
 		return
 	}

@@ -44,16 +44,6 @@ type followUpSetup struct {
 	block string
 }
 
-// FollowUpInfo is what a prepared mission passes on from the previous run
-// (its Chain holds the predecessors only); nil without Options.FollowUp.
-func (m *Mission) FollowUpInfo() *runfiles.FollowUp {
-	if m.fu == nil {
-		return nil
-	}
-	fu := m.fu.info
-	return &fu
-}
-
 // criterionIDRe finds a sealed criterion's id in text.
 var criterionIDRe = regexp.MustCompile(`(?i)\bsc-\d{2,}\b`)
 
@@ -453,7 +443,7 @@ func chainVelocity(chain []runfiles.ChainRun) (*float64, string) {
 }
 
 // followUpEvent emits the follow_up event (Phase 0).
-func (r *runState) followUpEvent() {
+func (r *deps) followUpEvent() {
 	if r.fu == nil {
 		return
 	}
@@ -466,7 +456,7 @@ func (r *runState) followUpEvent() {
 }
 
 // priorBlock is the rendered previous-run block ("" without a follow-up).
-func (r *runState) priorBlock() string {
+func (r *deps) priorBlock() string {
 	if r.fu == nil {
 		return ""
 	}
@@ -475,7 +465,7 @@ func (r *runState) priorBlock() string {
 
 // followUpResult is the run's follow_up record: the predecessors, this run
 // (as it ended) and the chain's velocity; nil without a follow-up.
-func (r *runState) followUpResult(res *Result) *runfiles.FollowUp {
+func (r *deps) followUpResult(res *Result) *runfiles.FollowUp {
 	if r.fu == nil {
 		return nil
 	}

@@ -594,33 +594,6 @@ func (m *Mission) ResumeChanges() []string {
 	return m.resume.changed
 }
 
-// ResumeInfo says a run was resumed (result.json "resumed"): which attempt
-// this is, what the journal held and how many calls were replayed from it
-// versus asked.
-type ResumeInfo struct {
-	Attempt         int  `json:"attempt"`
-	JournalRecords  int  `json:"journal_records"`
-	TornLineDropped bool `json:"torn_line_dropped,omitempty"`
-	// UnsignedRecords is how many journal records had no MAC and were
-	// replayed unverified because the user said to trust them
-	// (--trust-unsigned-journal): the answers they hold are not checked.
-	UnsignedRecords int      `json:"unsigned_records,omitempty"`
-	ReplayedCalls   int64    `json:"replayed_calls"`
-	FreshCalls      int64    `json:"fresh_calls"`
-	Changed         []string `json:"changed,omitempty"` // resumed with --force despite these
-}
-
-// resumeInfo is the run's resume record, with the call counts so far; nil
-// for a run that was not resumed.
-func (r *runState) resumeInfo() (*ResumeInfo, *runfiles.ResumeTelemetry) {
-	if r.resumed == nil {
-		return nil, nil
-	}
-	ri := *r.resumed
-	ri.ReplayedCalls, ri.FreshCalls = r.pool.replayedCalls.Load(), r.pool.freshCalls.Load()
-	return &ri, &runfiles.ResumeTelemetry{Attempt: ri.Attempt, ReplayedCalls: ri.ReplayedCalls, FreshCalls: ri.FreshCalls}
-}
-
 // loadStoredEnvelope reads and verifies the envelope a resumed run sealed
 // before (nil when it never got that far).
 func loadStoredEnvelope(path string) (*shadow.Envelope, []byte, error) {
@@ -640,10 +613,6 @@ func loadStoredEnvelope(path string) (*shadow.Envelope, []byte, error) {
 	}
 	return env, b, nil
 }
-
-// ErrResumeMismatch: a resumed run sealed an envelope other than the one
-// its directory holds; it is never silently continued.
-var ErrResumeMismatch = errors.New("resumed run does not match the stored run")
 
 // reopen readies the directory of a resumed run: it verifies the stored
 // envelope (keeping a copy beside it), moves the previous attempt's logs

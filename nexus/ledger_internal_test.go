@@ -44,7 +44,7 @@ func stripMarks(s string) string {
 // neutralised, so it cannot pass for one of swarm's.
 func TestLedgerTextMarksWhatWasVerified(t *testing.T) {
 	t.Parallel()
-	r := &runState{ev: evidenceSetup{verify: evidenceFake}}
+	r := &deps{runInputs: runInputs{ev: evidenceSetup{verify: evidenceFake}}}
 	o := &BundleOutcome{ID: "security", Domain: "security", result: commanders.Result{Atoms: []commanders.AtomResult{
 		{BriefID: "security-01", Atom: commanders.Atom{Content: "done"}}, {BriefID: "security-02", Failed: true, Skipped: true},
 		{BriefID: "security-03", Failed: true, Class: "timeout"}, {BriefID: "security-04", Degraded: true, Atom: commanders.Atom{Content: "salvage"}}}}}
@@ -92,7 +92,7 @@ func TestLedgerTextMarksWhatWasVerified(t *testing.T) {
 	}
 
 	// Without a workspace the judge reads the plain text, with no ledger.
-	if plain := (&runState{}).judgeInput(o, b); plain.Content != b.Text() || plain.Ledger != nil {
+	if plain := (&deps{}).judgeInput(o, b); plain.Content != b.Text() || plain.Ledger != nil {
 		t.Errorf("without a workspace: ledger %v, text changed: %v", plain.Ledger, plain.Content != b.Text())
 	}
 }

@@ -14,7 +14,7 @@ var ErrWrite = errors.New("the run could not record its results")
 // writeFailure is the first write of the run that failed, wrapped in
 // ErrWrite (nil: none): the journal's, the run directory's files' and,
 // with sync, the logs' (flushed to disk first).
-func (r *runState) writeFailure(sync bool) error {
+func (r *deps) writeFailure(sync bool) error {
 	errs := []error{r.rec.journal.failed(), r.dir.Err()}
 	if sync {
 		errs = append(errs, r.rec.events.sync(), r.rec.transcripts.sync())

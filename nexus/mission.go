@@ -27,41 +27,24 @@ import (
 // (several contenders judged against the same criteria). A Mission runs
 // once; its methods are safe to call from one goroutine at a time.
 type Mission struct {
-	opts      Options
-	plan      Plan
+	runInputs // options, plan, ground truth, follow-up, a resumed run's envelope
 	wrap      func(providers.Ref, providers.Provider) providers.Provider
 	limits    *providers.LimitSet
 	observers []events.Observer
-	ev        evidenceSetup // issue 11: the loaded ground truth (evidence.go)
 	// missionRaw is the mission text as given (front matter included): its
 	// hash goes to run.json.
 	missionRaw string
 	// resume is set by Resume: the run continues in its directory.
 	resume *resumeState
-	// storedEnv is the envelope a resumed run had sealed (nil when it had
-	// not got that far): the run must seal the same again.
-	storedEnv *shadow.Envelope
-	clock     breakerClock   // the circuit breakers' time (nil: the wall clock; tests inject one)
-	fu        *followUpSetup // issue 12: the previous run of a follow-up (followup.go)
+	clock  breakerClock // the circuit breakers' time (nil: the wall clock; tests inject one)
 
-	mu     sync.Mutex
-	r      *runState // nil until the run directory exists
-	res    *Result
-	sealed *Sealed
-	ended  bool
-	err    error
+	mu    sync.Mutex
+	r     *deps        // the run's shared parts; nil until the run directory exists
+	out   phaseOutputs // what the phases returned so far (Seal, then Run)
+	res   *Result      // assembled by the run's ending; nil until it ended
+	ended bool
+	err   error
 }
-
-// Sealed is the outcome of Phases 1 and 1.5: the decomposition and the
-// sealed envelope. Only its hash is meant for the rest of a run; the
-// criteria inside the envelope reach the judge alone.
-type Sealed struct {
-	Decomposition Decomposition
-	Envelope      *shadow.Envelope
-}
-
-// Hash is the envelope's commitment hash ("sha256:<hex>").
-func (s *Sealed) Hash() string { return s.Envelope.SealedHash }
 
 // LoadSealed reads what a run directory sealed (decomposition.json and
 // sealed/envelope.json) and verifies the envelope's hash, so a sealed
@@ -128,7 +111,7 @@ func Prepare(o Options, opts ...Option) (*Mission, error) {
 		plan.WorkspaceWarnings = ws.Warnings()
 		closeWorkspace(ws)
 	}
-	m := &Mission{opts: o, plan: plan, observers: append([]events.Observer(nil), o.Observers...), missionRaw: raw}
+	m := &Mission{runInputs: runInputs{opts: o, plan: plan}, observers: append([]events.Observer(nil), o.Observers...), missionRaw: raw}
 	if m.ev, err = prepareEvidence(o, o.Workspace); err != nil { // o.Workspace is resolved (flag, front matter, config)
 		return nil, err
 	}
@@ -162,10 +145,10 @@ func (m *Mission) Observe(o events.Observer) {
 func (m *Mission) Seal(ctx context.Context) (*Sealed, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.sealLocked(ctx, nil); err != nil {
+	if err := m.sealLocked(ctx); err != nil {
 		return nil, err
 	}
-	return m.sealed, nil
+	return m.out.sealed, nil
 }
 
 // Run runs the mission to its end (phases 1-8, or 2-8 after Seal). Every
@@ -207,21 +190,42 @@ func (m *Mission) Close() error {
 	if m.r == nil || m.ended {
 		return nil
 	}
-	m.r.sealOnly = true
-	m.end(context.Background(), nil)
+	m.end(context.Background(), nil, true)
 	return m.err
 }
 
-func (m *Mission) sealLocked(ctx context.Context, preset *Sealed) error {
+// sealLocked runs the pipeline to the end of Phase 1.5 (Seal); a failure
+// ends the mission.
+func (m *Mission) sealLocked(ctx context.Context) error {
 	if m.ended {
 		if m.err != nil {
 			return m.err
 		}
 		return fmt.Errorf("%w: the mission has ended", config.ErrBadInput)
 	}
-	if m.sealed != nil {
+	if m.out.sealed != nil {
 		return nil
 	}
+	return m.pipeline(ctx, pipelineInput{sealOnly: true})
+}
+
+// runLocked runs the pipeline to its end (from Phase 2 after Seal; with
+// preset, Phases 1 and 1.5 reuse it) and ends the mission.
+func (m *Mission) runLocked(ctx context.Context, preset *Sealed) (*Result, error) {
+	if m.ended {
+		return m.res, m.err
+	}
+	if err := m.pipeline(ctx, pipelineInput{preset: preset}); err != nil {
+		return m.res, err
+	}
+	m.end(ctx, nil, false)
+	return m.res, m.err
+}
+
+// pipeline opens the run when it is not open yet and runs the pipeline
+// (run.go) under ctx, keeping what the phases returned; an error ends the
+// mission (and is the mission's error). in.sealOnly leaves it open.
+func (m *Mission) pipeline(ctx context.Context, in pipelineInput) error {
 	if m.r == nil {
 		if err := m.open(); err != nil {
 			return err
@@ -232,36 +236,13 @@ func (m *Mission) sealLocked(ctx context.Context, preset *Sealed) error {
 	m.r.rec.watch(ctx.Done())
 	ctx, release := m.r.rec.guard(ctx)
 	defer release()
-	m.r.preset = preset
-	sealed, err := m.r.sealPhases(ctx, m.res)
-	if err == nil {
-		err = ctx.Err()
-	}
+	out, err := m.r.pipeline(ctx, m.out, in)
+	m.out = out
 	if err != nil {
-		m.end(ctx, err)
+		m.end(ctx, err, false)
 		return m.err
 	}
-	m.sealed = sealed
 	return nil
-}
-
-func (m *Mission) runLocked(ctx context.Context, preset *Sealed) (*Result, error) {
-	if m.ended {
-		return m.res, m.err
-	}
-	if m.r == nil {
-		if err := m.open(); err != nil {
-			return nil, err
-		}
-	}
-	if err := m.sealLocked(ctx, preset); err != nil {
-		return m.res, err
-	}
-	m.r.rec.watch(ctx.Done())
-	ctx, release := m.r.rec.guard(ctx)
-	defer release()
-	m.end(ctx, m.r.execute(ctx, m.res, m.sealed))
-	return m.res, m.err
 }
 
 // open checks that every model of the roster can be built, creates the run
@@ -393,8 +374,17 @@ func (m *Mission) open() error {
 			Data: events.ResumedData{Attempt: resumed.Attempt, JournalRecords: load.Records, TornLineDropped: load.Torn, UnsignedRecords: load.Unsigned, EnvelopeStored: m.storedEnv != nil, Changed: resumed.Changed}})
 	}
 	cfg := o.Config
-	r := &runState{opts: o, cfg: cfg, plan: plan, dir: dir, rec: rec, factor: timeoutFactor(cfg, plan.Personality), start: now(), storedEnv: m.storedEnv,
+	r := &deps{runInputs: m.runInputs, cfg: cfg, dir: dir, rec: rec, factor: timeoutFactor(cfg, plan.Personality), start: now(),
 		meter: newMeter(cfg.PriceOf, plan.CostCeilingUSD, rec), ws: ws}
+	r.plan = plan // with its run id (claimed above)
+	wrap, limits := m.wrap, m.limits
+	r.runSealed = func(ctx context.Context, o Options, s *Sealed) (*Result, error) {
+		sub, err := Prepare(o, WithProviderWrap(wrap), WithLimits(limits))
+		if err != nil {
+			return nil, err
+		}
+		return sub.RunSealed(ctx, s)
+	}
 	r.pool = &providerPool{cfg: cfg, reg: o.Registry, built: built, wrap: m.wrap, limits: m.limits, personality: plan.Personality,
 		factor: r.factor, rec: rec, meter: r.meter, provs: map[string]*providers.Stack{}, journal: jr,
 		fallbacks: plan.Roster.Fallbacks, clock: m.clock}
@@ -419,19 +409,18 @@ func (m *Mission) open() error {
 			return err
 		}
 	}
-	r.ev = m.ev
-	r.fu = m.fu
 	r.lock, opened = lock, true
 	m.r = r
-	m.res = &Result{Plan: plan, Dir: dir.Path, ShadowValid: true}
 	return nil
 }
 
-// end finishes the run however it ended (err): it maps a cancellation to
-// ErrInterrupted, writes the final files when Phase 8 did not, emits
-// run_end and closes the logs.
-func (m *Mission) end(ctx context.Context, err error) {
-	r, res := m.r, m.res
+// end finishes the run however it ended (err; sealOnly: closed after
+// sealing): it maps a cancellation to ErrInterrupted, goes through the
+// run's one ending (the Result assembled from the phases' outputs,
+// concluded and written with the final files), emits run_end and closes
+// the logs.
+func (m *Mission) end(ctx context.Context, err error, sealOnly bool) {
+	r := m.r
 	defer r.lock.Unlock() // after the logs are closed (below)
 	defer closeWorkspace(r.ws)
 	m.ended = true
@@ -448,13 +437,13 @@ func (m *Mission) end(ctx context.Context, err error) {
 	if err != nil && errors.Is(err, context.Canceled) {
 		err = ErrInterrupted
 	}
-	res.Interrupted = errors.Is(err, ErrInterrupted)
-	if err != nil || res.Status == "" {
-		// Phase 8 wrote the final files of a run that got there; any other
-		// ending (a failure in any phase, an interruption, a mission closed
-		// after sealing) writes them here, so result.json always exists.
-		r.conclude(res, err)
-		r.writeFinal(res)
+	// Every ending (complete, a failure in any phase, an interruption, a
+	// mission closed after sealing) writes the final files here, so
+	// result.json always exists.
+	res := r.ending(m.out, err, sealOnly)
+	m.res = res
+	if werr := r.writeFailure(false); werr != nil && err == nil {
+		err = werr // a final file could not be written: result.json says failed
 	}
 	// Nothing is said to be complete that is not on disk: the final files
 	// were synced as they were written; the logs are synced now.
@@ -494,11 +483,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return m.Run(ctx)
 }
 
-// checkOutDir says whether a run may write to path (rundir.Check); a refusal
-// is bad input.
-func checkOutDir(path string, force bool) error {
-	if err := rundir.Check(path, force); err != nil {
-		return fmt.Errorf("%w: %v", config.ErrBadInput, err)
+// FollowUpInfo is what a prepared mission passes on from the previous run
+// (its Chain holds the predecessors only); nil without Options.FollowUp.
+func (m *Mission) FollowUpInfo() *runfiles.FollowUp {
+	if m.fu == nil {
+		return nil
 	}
-	return nil
+	fu := m.fu.info
+	return &fu
 }

@@ -11,10 +11,11 @@ import (
 )
 
 // seal runs Phase 1.5: the seal author writes the criteria from the mission
-// and decomposition only; the envelope goes to sealed/envelope.json (0600)
-// and only its hash enters the events.
-func (r *runState) seal(ctx context.Context, dec Decomposition) (*shadow.Envelope, error) {
-	if pre := r.preset; pre != nil && pre.Envelope != nil {
+// and decomposition only (or preset's envelope is reused, with no LLM
+// call); the envelope goes to sealed/envelope.json (0600) and only its hash
+// enters the events.
+func (r *deps) seal(ctx context.Context, dec Decomposition, preset *Sealed) (*shadow.Envelope, error) {
+	if pre := preset; pre != nil && pre.Envelope != nil {
 		if err := shadow.WriteSealed(r.dir.EnvelopePath(), pre.Envelope); err != nil {
 			return nil, err
 		}
@@ -60,9 +61,9 @@ func (r *runState) seal(ctx context.Context, dec Decomposition) (*shadow.Envelop
 }
 
 // sealPhase runs Phase 1.5 and commits the envelope's hash in the events.
-func (r *runState) sealPhase(ctx context.Context, dec Decomposition) (*shadow.Envelope, error) {
+func (r *deps) sealPhase(ctx context.Context, dec Decomposition, preset *Sealed) (*shadow.Envelope, error) {
 	r.rec.enter(events.Phase15, "seal acceptance criteria")
-	env, err := r.seal(ctx, dec)
+	env, err := r.seal(ctx, dec, preset)
 	if err != nil {
 		return nil, fmt.Errorf("phase 1.5 seal: %w", err)
 	}

@@ -48,7 +48,7 @@ func buildCapsule(d Decomposition, dom Domain, c commanders.Constraints, prior s
 
 // capsules runs Phase 2: one context capsule per domain, the only context a
 // commander gets.
-func (r *runState) capsules(dec Decomposition, scale config.Scale) ([]commanders.Capsule, error) {
+func (r *deps) capsules(dec Decomposition, scale config.Scale) ([]commanders.Capsule, error) {
 	r.rec.enter(events.Phase2, "context capsules")
 	cons := commanders.Constraints{Timeout: r.scaled(scale.Timeouts.Commander), MaxTokens: r.cfg.Run.MaxTokens[commanders.RoleCommander],
 		FileScope: r.opts.FileScope}

@@ -10,33 +10,49 @@ import (
 	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/runfiles"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
 )
 
-// deploy runs Phase 3 (commander deployment), Phase 4 (execution and
-// monitoring) and Phase 5 (cross-review, streaming as bundles arrive).
+// deployment is what Phases 3 and 4 return: one outcome per capsule, in
+// capsule order, how the commanders were deployed in waves (nil: all at
+// once) and the checked citations of every atom that arrived.
+type deployment struct {
+	bundles []*BundleOutcome
+	waves   *runfiles.WavesTelemetry
+	atoms   *arrivedChecks
+}
+
+// deploy runs Phase 3 (commander deployment) and Phase 4 (execution and
+// monitoring).
 //
-// onBundle is called with each bundle that exists (not failed), in arrival
-// order, from one goroutine (Phase 6 starts judging it).
-func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, dec Decomposition, s commanders.Settings, scale config.Scale, onBundle func(*BundleOutcome)) ([]*BundleOutcome, []ReviewRecord, error) {
+// startReview starts Phase 5 (the cross-review, which hands each bundle
+// to Phase 6) without waiting for it: it is called once, when the
+// commanders' bundles may be reviewed (at once, or once the canary passed;
+// never when the canary failed), with the outcomes and the channel that
+// says, in arrival order, which of them ended (-1: one was not launched).
+// The channel is closed when every commander has ended.
+func (r *deps) deploy(ctx context.Context, capsules []commanders.Capsule, s commanders.Settings, scale config.Scale,
+	startReview func(bundles []*BundleOutcome, arrived <-chan int)) (deployment, error) {
 	p := r.plan
 	r.rec.enter(events.Phase3, "commander deployment")
 	conc := effectiveConcurrency(r.cfg, p, scale)
 	sem := semaphore.NewWeighted(int64(conc.N))
 	outs := make([]*BundleOutcome, len(capsules))
+	arrived := &arrivedChecks{}
 	workerIdx := 0
 	for i, c := range capsules {
 		cref := p.Roster.Commanders[i%len(p.Roster.Commanders)]
 		ca, err := r.agent(commanders.RoleCommander, commanderID(c.Domain), cref)
 		if err != nil {
-			return nil, nil, err
+			return deployment{}, err
 		}
 		cmd := &commanders.Commander{Agent: ca, Capsule: c, Settings: s, Sem: sem,
 			Limits: commanders.Limits{Children: p.ChildrenPerCmd, WorkersPerLead: p.WorkersPerLead,
 				SquadLeadTimeout: r.scaled(scale.Timeouts.SquadLead), WorkerTimeout: r.scaled(scale.Timeouts.Worker),
 				SquadLeadMaxTokens: r.cfg.Run.MaxTokens[commanders.RoleSquadLead], WorkerMaxTokens: r.cfg.Run.MaxTokens[commanders.RoleWorker]},
-			Hooks: r.hooks(ca.ID), Recovery: r.cfg.Recovery.Ladder(),
+			Hooks: r.hooks(ca.ID, arrived), Recovery: r.cfg.Recovery.Ladder(),
 		}
 		base := workerIdx
 		domain := c.Domain
@@ -87,15 +103,15 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 		})
 		return true
 	}
-	reviewsCh := make(chan []ReviewRecord, 1)
-	startReview := func() {
-		go func() { reviewsCh <- r.crossReview(ctx, outs, done, dec.Aspects, s, onBundle) }()
-	}
-	var werr error
+	review := func() { startReview(outs, done) }
+	var (
+		waves *runfiles.WavesTelemetry
+		werr  error
+	)
 	if w := scale.Waves; w.Enabled && len(outs) > 1 {
-		werr = r.deployWaves(ctx, w, outs, conc, launch, startReview)
+		waves, werr = r.deployWaves(ctx, w, outs, conc, launch, review)
 	} else {
-		startReview()
+		review()
 		for i := range outs {
 			launch(i, nil)
 		}
@@ -103,13 +119,8 @@ func (r *runState) deploy(ctx context.Context, capsules []commanders.Capsule, de
 	_ = g.Wait()
 	close(done)
 	r.rec.leave(events.Phase4, events.Phase4End{Bundles: countOK(outs)})
-	if werr != nil {
-		// The canary failed: no cross-review started, nothing is judged.
-		return outs, nil, werr
-	}
-	reviews := <-reviewsCh
-	r.rec.leave(events.Phase5, events.Phase5End{Reviews: len(reviews)})
-	return outs, reviews, nil
+	// A failed canary (werr): no cross-review started, nothing is judged.
+	return deployment{bundles: outs, waves: waves, atoms: arrived}, werr
 }
 
 func countOK(outs []*BundleOutcome) int {
@@ -122,7 +133,8 @@ func countOK(outs []*BundleOutcome) int {
 	return n
 }
 
-// hooks are the callbacks of the commander whose agent id is commander.
+// hooks are the callbacks of the commander whose agent id is commander;
+// its atoms' checked citations go to arrived.
 // Their events belong to Phase 4, the commanders' execution, whichever phase
 // was entered last (5 and 6 run beside it).
 //
@@ -130,9 +142,9 @@ func countOK(outs []*BundleOutcome) int {
 // events and, with each worker's atom, the sandbox bridge. MayLaunch and
 // MayAssign are questions asked before an agent starts (the cost ceiling;
 // the sandbox breaker), not events, so they stay direct calls.
-func (r *runState) hooks(commander string) commanders.Hooks {
+func (r *deps) hooks(commander string, arrived *arrivedChecks) commanders.Hooks {
 	h := commanders.Hooks{
-		Event:     func(e commanders.AgentEvent) { r.agentEvent(commander, e) },
+		Event:     func(e commanders.AgentEvent) { r.agentEvent(commander, arrived, e) },
 		MayLaunch: r.meter.mayLaunch,
 		Redact:    redactLeaks(r.rec.secrets),
 	}
@@ -151,7 +163,7 @@ func (r *runState) hooks(commander string) commanders.Hooks {
 // fallback is agent a on the n-th (from 0) fallback model of its role
 // (Roster.FallbacksFor), its own model left out: the recovery ladder's
 // model swap. The agent keeps its id, so its requests keep their seeds.
-func (r *runState) fallback(a commanders.Agent, n int) (commanders.Agent, bool) {
+func (r *deps) fallback(a commanders.Agent, n int) (commanders.Agent, bool) {
 	var refs []providers.Ref
 	for _, x := range r.plan.Roster.FallbacksFor(a.Role) {
 		if x != a.Ref {
@@ -168,35 +180,12 @@ func (r *runState) fallback(a commanders.Agent, n int) (commanders.Agent, bool) 
 	return fa, true
 }
 
-// recovery records one attempt of a recovery ladder's step of a unit agent
-// a works on: a recovery event (a model_swap event first for a model
-// swap) and the telemetry's counts.
-func (r *runState) recovery(ph events.Phase, a commanders.Agent, s commanders.RecoveryStep) {
-	if s.Step == commanders.StepModelSwap {
-		r.rec.emit(events.Event{Phase: ph, Kind: events.ModelSwap, Role: a.Role, AgentID: a.ID, Model: s.To.String(),
-			Message: fmt.Sprintf("%s %s: %s -> %s (recovery ladder, %s %s)", a.Role, a.ID, s.From, s.To, s.Unit, s.UnitID),
-			Data:    events.ModelSwapData{Role: a.Role, AgentID: a.ID, From: s.From.String(), To: s.To.String(), Reason: events.SwapLadder}})
-	}
-	r.meter.noteRecovery(s.Unit, s.Step, s.OK)
-	model := a.Ref
-	if !s.To.IsZero() {
-		model = s.To
-	}
-	outcome := "failed"
-	if s.OK {
-		outcome = "recovered"
-	}
-	r.rec.emit(events.Event{Phase: ph, Kind: events.Recovery, Role: a.Role, AgentID: a.ID, Model: model.String(),
-		Message: fmt.Sprintf("%s %s: %s #%d %s", s.Unit, s.UnitID, s.Step, s.Attempt, outcome),
-		Data:    events.RecoveryData{Unit: s.Unit, UnitID: s.UnitID, Step: s.Step, Attempt: s.Attempt, OK: s.OK, Detail: s.Detail}})
-}
-
 // agentEvent turns what a commander reports into the run's events (Phase
 // 4), counts the agents that started, checks each worker's atom's
-// citations (checkArrived) and hands the atom and its checks to the
+// citations (checkArrived, into arrived) and hands the atom and its checks to the
 // sandbox bridge (before the worker's agent_finish event: the leakage and
 // breaker events it may emit come first).
-func (r *runState) agentEvent(commander string, e commanders.AgentEvent) {
+func (r *deps) agentEvent(commander string, arrived *arrivedChecks, e commanders.AgentEvent) {
 	a := e.Agent
 	switch e.Kind {
 	case commanders.AgentStarted:
@@ -204,7 +193,7 @@ func (r *runState) agentEvent(commander string, e commanders.AgentEvent) {
 		r.rec.emit(events.Event{Phase: events.Phase4, Kind: events.AgentStart, Role: a.Role, AgentID: a.ID, Model: a.Ref.String()})
 	case commanders.AgentFinished:
 		if e.Atom != nil {
-			checks := r.checkArrived(*e.Atom)
+			checks := r.checkArrived(arrived, *e.Atom)
 			if r.sb != nil {
 				r.sb.atomDone(commander, *e.Atom, checks)
 			}
@@ -223,7 +212,7 @@ func (r *runState) agentEvent(commander string, e commanders.AgentEvent) {
 // absorb records a commander's result in its outcome and writes the bundle.
 // ctx is the commanders' context: a commander cut off by its cancellation
 // is cancelled, not failed with a provider's class (see cutOff).
-func (r *runState) absorb(ctx context.Context, o *BundleOutcome, res commanders.Result) {
+func (r *deps) absorb(ctx context.Context, o *BundleOutcome, res commanders.Result) {
 	o.result = res
 	o.Bundle, o.Salvaged, o.Failed = res.Bundle, res.Salvaged, res.Failed
 	o.FailureClass, o.Error = res.Class, res.Error
@@ -254,36 +243,11 @@ func (r *runState) absorb(ctx context.Context, o *BundleOutcome, res commanders.
 // rests on and marks it below its atom share (completeness.min_atom_share)
 // when it exists on fewer. Only a bundle whose plan gave it atoms is
 // subject; a failed one has nothing to measure.
-func (r *runState) measureCompleteness(o *BundleOutcome, atoms []commanders.AtomResult) {
+func (r *deps) measureCompleteness(o *BundleOutcome, atoms []commanders.AtomResult) {
 	o.AtomsPlanned, o.AtomsFinished = teamWidth(r.plan), commanders.FinishedAtoms(atoms)
 	share := r.cfg.Completeness.MinAtomShare
 	o.BelowAtomShare = !o.Failed && o.AtomsPlanned > 0 && share > 0 &&
 		float64(min(o.AtomsFinished, o.AtomsPlanned)) < share*float64(o.AtomsPlanned)
-}
-
-// writeBundle writes bundles/<id>.json: the outcome, its plan and atoms
-// and, once evidence was measured (o.checks, Phase 7 with a workspace),
-// the counts of the bundle and of each atom that finished.
-func (r *runState) writeBundle(o *BundleOutcome) {
-	rec := map[string]any{
-		"id": o.ID, "domain": o.Domain, "commander": o.Commander, "model": o.Model, "failed": o.Failed,
-		"salvaged": o.Salvaged, "failure_class": o.FailureClass, "error": o.Error, "bundle": o.Bundle,
-		"plan": o.result.Plan, "atoms": o.result.Atoms, "leaks": o.LeakReport,
-	}
-	if len(o.Degraded) > 0 {
-		rec["degraded"] = o.Degraded
-	}
-	if len(o.DroppedShards) > 0 {
-		rec["dropped_shards"] = o.DroppedShards
-	}
-	rec["atoms_planned"], rec["atoms_finished"] = o.AtomsPlanned, o.AtomsFinished
-	if o.BelowAtomShare {
-		rec["below_atom_share"] = true
-	}
-	if o.checks != nil {
-		rec["evidence"], rec["atom_evidence"] = o.Evidence, atomCountsOf(o)
-	}
-	_ = r.dir.WriteJSON("bundles/"+o.ID+".json", rec)
 }
 
 // cutOff reclassifies a commander that failed because the run's execution
@@ -291,7 +255,7 @@ func (r *runState) writeBundle(o *BundleOutcome) {
 // in which case the atoms its workers finished become a salvaged bundle
 // (no LLM call: the ceiling is spent) and the bundle is not failed. A
 // mission timeout keeps its timeout class.
-func (r *runState) cutOff(ctx context.Context, o *BundleOutcome, res commanders.Result) {
+func (r *deps) cutOff(ctx context.Context, o *BundleOutcome, res commanders.Result) {
 	if !o.Failed || ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return
 	}
@@ -304,18 +268,6 @@ func (r *runState) cutOff(ctx context.Context, o *BundleOutcome, res commanders.
 		return
 	}
 	o.FailureClass, o.Error = ClassCancelled, "stopped by the cost ceiling before any worker finished ("+res.Error+")"
-}
-
-// degradedWhole says whether the bundle itself (its assembly) or its
-// verdict ended on the recovery ladder's degrade step; a degraded atom or
-// shard inside it leaves the bundle whole (it is listed in Degraded).
-func (o *BundleOutcome) degradedWhole() bool {
-	for _, d := range o.Degraded {
-		if d.Unit == commanders.UnitBundle || d.Unit == commanders.UnitVerdict {
-			return true
-		}
-	}
-	return false
 }
 
 // The agent IDs of a domain's team. The domain is part of each ID so that

@@ -10,6 +10,7 @@ import (
 	"github.com/swarm-dev/swarm/commanders"
 	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/providers"
+	"github.com/swarm-dev/swarm/shadow"
 )
 
 // crossReview scores bundle pairs while the bundles arrive. The pairs
@@ -23,7 +24,7 @@ import (
 // bundle is handed to onBundle as it arrives (Phase 6 judges it
 // meanwhile); reviewers score the bundle as it arrived, never a hardened
 // revision.
-func (r *runState) crossReview(ctx context.Context, outs []*BundleOutcome, done <-chan int, aspects []string, s commanders.Settings, onBundle func(*BundleOutcome)) []ReviewRecord {
+func (r *deps) crossReview(ctx context.Context, outs []*BundleOutcome, done <-chan int, aspects []string, s commanders.Settings, onBundle func(*BundleOutcome)) []ReviewRecord {
 	var (
 		mu      sync.Mutex
 		records []ReviewRecord
@@ -216,7 +217,7 @@ func reviewerPairs(rs []commanders.Reviewer) [][]commanders.Reviewer {
 	return out
 }
 
-func (r *runState) reviewers() []commanders.Reviewer {
+func (r *deps) reviewers() []commanders.Reviewer {
 	var out []commanders.Reviewer
 	p := r.plan
 	for i := 0; i < p.Reviewers; i++ {
@@ -230,7 +231,7 @@ func (r *runState) reviewers() []commanders.Reviewer {
 	return out
 }
 
-func (r *runState) review(ctx context.Context, rv commanders.Reviewer, aspects []string, views []commanders.BundleView, feedback string) []ReviewRecord {
+func (r *deps) review(ctx context.Context, rv commanders.Reviewer, aspects []string, views []commanders.BundleView, feedback string) []ReviewRecord {
 	r.meter.noteLaunch(commanders.RoleReviewer, rv.Agent.ID)
 	phase, model := r.rec.phaseOf(ctx), rv.Agent.Ref.String()
 	r.rec.emit(events.Event{Phase: phase, Kind: events.AgentStart, Role: commanders.RoleReviewer, AgentID: rv.Agent.ID, Model: model})
@@ -268,4 +269,56 @@ func viewIDs(vs []commanders.BundleView) []string {
 		out = append(out, v.ID)
 	}
 	return out
+}
+
+// quarantineReviews re-reviews quarantined bundles with their failure messages.
+func (r *deps) quarantineReviews(ctx context.Context, bundles []*BundleOutcome, aspects []string, s commanders.Settings) []ReviewRecord {
+	ctx = withPhase(ctx, events.Phase6)
+	revs := r.reviewers()
+	if len(revs) == 0 {
+		return nil
+	}
+	var out []ReviewRecord
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	i := 0
+	for _, o := range bundles {
+		if o.Gate == nil || o.Gate.Action != shadow.ActionQuarantine {
+			continue
+		}
+		feedback := leakFeedback(o.LeakReport)
+		if o.Final != nil {
+			feedback = shadow.FeedbackFor(*o.Final) + feedback
+		}
+		rv := revs[i%len(revs)]
+		i++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			recs := r.review(ctx, rv, aspects, []commanders.BundleView{{ID: o.ID, Text: o.Bundle.Text()}}, feedback)
+			for i := range recs {
+				recs[i].Quarantine = true
+			}
+			mu.Lock()
+			out = append(out, recs...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	sortReviews(out) // consensus must not depend on which reviewer finished first
+	return out
+}
+
+// leakFeedback tells a quarantine re-reviewer what was redacted and where.
+func leakFeedback(leaks []commanders.Leak) string {
+	var b strings.Builder
+	for _, l := range leaks {
+		if l.Severity == commanders.SeverityCritical {
+			if b.Len() == 0 {
+				b.WriteString("Critical leaks redacted from this bundle or its workers' results:\n")
+			}
+			fmt.Fprintf(&b, "- %s (%s) in %s %s\n", l.Name, l.Kind, l.Source, l.Field)
+		}
+	}
+	return b.String()
 }

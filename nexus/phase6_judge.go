@@ -24,7 +24,7 @@ import (
 // and writes one report per bundle; Phase 7 starts only after both finish
 // and the cross-review are done.
 type shadowJudging struct {
-	r      *runState
+	r      *deps
 	ctx    context.Context
 	sealed *shadow.Envelope
 	hcfg   shadow.HardeningConfig
@@ -39,7 +39,7 @@ type shadowJudging struct {
 	wg       sync.WaitGroup
 }
 
-func (r *runState) newShadowJudging(ctx context.Context, sealed *shadow.Envelope) *shadowJudging {
+func (r *deps) newShadowJudging(ctx context.Context, sealed *shadow.Envelope) *shadowJudging {
 	return &shadowJudging{r: r, ctx: withPhase(ctx, events.Phase6), sealed: sealed, hcfg: r.plan.Hardening}
 }
 
@@ -107,28 +107,39 @@ func (j *shadowJudging) arrived(o *BundleOutcome) {
 // wait waits for the judgements under way (an interrupted run).
 func (j *shadowJudging) wait() { j.wg.Wait() }
 
-// finish ends Phase 6 once every bundle has arrived: it waits for the
-// judgements, runs the sandbox audit, aggregates and writes the reports.
-func (j *shadowJudging) finish(res *Result) {
+// judgement is what Phase 6 returns besides the judged bundles (their
+// evaluations, hardening and gate are in their outcomes): whether shadow
+// scoring is valid.
+type judgement struct {
+	invalid string // why shadow scoring is invalid; "" while it is valid
+}
+
+// valid says whether shadow scoring is valid.
+func (j judgement) valid() bool { return j.invalid == "" }
+
+// finish ends Phase 6 once every bundle (of bundles) has arrived: it waits
+// for the judgements, runs the sandbox audit and writes the reports. The
+// scores are aggregated when the run concludes (every ending).
+func (j *shadowJudging) finish(bundles []*BundleOutcome) judgement {
 	r := j.r
 	j.start() // no bundle arrived: the phase still runs (and checks the envelope)
 	j.wg.Wait()
-	defer func() { r.rec.leave(events.Phase6, events.Phase6End{Valid: res.ShadowValid}) }()
-	if j.invalid != "" {
-		res.ShadowValid, res.ShadowReason = false, j.invalid
+	out := judgement{invalid: j.invalid}
+	defer r.rec.leave(events.Phase6, events.Phase6End{Valid: out.valid()})
+	if !out.valid() {
 		if j.tampered {
-			r.writeReports(res, j.sealed) // every report says why it is invalid
+			r.writeReports(bundles, j.sealed, out) // every report says why it is invalid
 		}
-		return
+		return out
 	}
 	if r.sb != nil {
-		r.sb.audit(j.ctx, j.judge, j.env, res, r.cfg.Sandbox.AuditRate, r.plan.Seed, r.finalInput)
+		r.sb.audit(j.ctx, j.judge, j.env, bundles, r.cfg.Sandbox.AuditRate, r.plan.Seed, r.finalInput)
 	}
-	// res.Aggregate is computed when the run concludes (every ending).
-	r.writeReports(res, j.env)
+	r.writeReports(bundles, j.env, out)
+	return out
 }
 
-func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, o *BundleOutcome, hcfg shadow.HardeningConfig) {
+func (r *deps) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, o *BundleOutcome, hcfg shadow.HardeningConfig) {
 	in := r.judgeInput(o, o.Bundle)
 	ev, err := r.judgeWithLadder(ctx, judge, env, in, o)
 	if err != nil {
@@ -200,7 +211,7 @@ func (r *runState) judgeAndHarden(ctx context.Context, judge *shadow.Judge, env 
 //
 // A tampered envelope, no criteria or the run's own cancellation never
 // climb. The error is the last failure when the verdict did not recover.
-func (r *runState) judgeWithLadder(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, in shadow.BundleInput, o *BundleOutcome) (shadow.Evaluation, error) {
+func (r *deps) judgeWithLadder(ctx context.Context, judge *shadow.Judge, env *shadow.Envelope, in shadow.BundleInput, o *BundleOutcome) (shadow.Evaluation, error) {
 	ev, err := judge.Evaluate(ctx, env, in)
 	if err == nil || errors.Is(err, shadow.ErrTampered) || errors.Is(err, shadow.ErrNoCriteria) {
 		return ev, err
@@ -282,49 +293,11 @@ func (r *runState) judgeWithLadder(ctx context.Context, judge *shadow.Judge, env
 	return ev, err
 }
 
-// quarantineReviews re-reviews quarantined bundles with their failure messages.
-func (r *runState) quarantineReviews(ctx context.Context, res *Result, s commanders.Settings) []ReviewRecord {
-	ctx = withPhase(ctx, events.Phase6)
-	revs := r.reviewers()
-	if len(revs) == 0 {
-		return nil
-	}
-	var out []ReviewRecord
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	i := 0
-	for _, o := range res.Bundles {
-		if o.Gate == nil || o.Gate.Action != shadow.ActionQuarantine {
-			continue
-		}
-		feedback := leakFeedback(o.LeakReport)
-		if o.Final != nil {
-			feedback = shadow.FeedbackFor(*o.Final) + feedback
-		}
-		rv := revs[i%len(revs)]
-		i++
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			recs := r.review(ctx, rv, res.Decomposition.Aspects, []commanders.BundleView{{ID: o.ID, Text: o.Bundle.Text()}}, feedback)
-			for i := range recs {
-				recs[i].Quarantine = true
-			}
-			mu.Lock()
-			out = append(out, recs...)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	sortReviews(out) // consensus must not depend on which reviewer finished first
-	return out
-}
-
 // gate sets o's gate decision: the score's decision g (nil for a bundle
 // not judged) with o's critical leaks folded in
 // (shadow_scoring.gate.on_critical_leak), and emits the gate event when
 // there is a decision. A judged bundle's event carries its score and report.
-func (r *runState) gate(o *BundleOutcome, g *shadow.GateDecision) {
+func (r *deps) gate(o *BundleOutcome, g *shadow.GateDecision) {
 	o.Gate = shadow.GateLeaks(g, commanders.Critical(o.LeakReport), r.cfg.ShadowScoring.Gate.OnCriticalLeak)
 	if o.Gate == nil {
 		return
@@ -338,8 +311,8 @@ func (r *runState) gate(o *BundleOutcome, g *shadow.GateDecision) {
 
 // gateUnscored applies the leak policy to bundles that have no gate decision
 // (not judged: shadow scoring off, invalid, or the judge failed).
-func (r *runState) gateUnscored(res *Result) {
-	for _, o := range res.Bundles {
+func (r *deps) gateUnscored(bundles []*BundleOutcome) {
+	for _, o := range bundles {
 		if o.Failed || o.Gate != nil {
 			continue
 		}
@@ -347,23 +320,10 @@ func (r *runState) gateUnscored(res *Result) {
 	}
 }
 
-// leakFeedback tells a quarantine re-reviewer what was redacted and where.
-func leakFeedback(leaks []commanders.Leak) string {
-	var b strings.Builder
-	for _, l := range leaks {
-		if l.Severity == commanders.SeverityCritical {
-			if b.Len() == 0 {
-				b.WriteString("Critical leaks redacted from this bundle or its workers' results:\n")
-			}
-			fmt.Fprintf(&b, "- %s (%s) in %s %s\n", l.Name, l.Kind, l.Source, l.Field)
-		}
-	}
-	return b.String()
-}
-
-// writeReports writes one Shadow Report per bundle.
-func (r *runState) writeReports(res *Result, env *shadow.Envelope) {
-	for _, o := range res.Bundles {
+// writeReports writes one Shadow Report per bundle, invalid when j says
+// shadow scoring is.
+func (r *deps) writeReports(bundles []*BundleOutcome, env *shadow.Envelope, j judgement) {
+	for _, o := range bundles {
 		if o.Failed {
 			continue
 		}
@@ -372,7 +332,7 @@ func (r *runState) writeReports(res *Result, env *shadow.Envelope) {
 			ID: r.plan.RunID + "/" + o.ID, Timestamp: time.Now().UTC(), SpecVersion: r.cfg.ShadowScoring.SpecVersion,
 			Envelope: env, Implementer: impl, Evaluation: o.Final, Hardening: o.Hardening,
 			HardeningEnabled: r.plan.Hardening.Enabled, MaxCycles: r.plan.Hardening.MaxCycles, ConformanceCap: r.cfg.ShadowScoring.ConformanceLevel,
-			Invalid: !res.ShadowValid, InvalidReason: res.ShadowReason,
+			Invalid: !j.valid(), InvalidReason: j.invalid,
 		}
 		rep := shadow.BuildReport(opts)
 		_ = r.dir.WriteJSON("reports/"+o.ID+".json", rep)

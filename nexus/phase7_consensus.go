@@ -10,19 +10,30 @@ import (
 	"github.com/swarm-dev/swarm/providers"
 )
 
-// consensus runs the meta-review and scores every bundle (Phase 7).
-func (r *runState) consensus(res *Result, reviews []ReviewRecord, dec Decomposition) {
+// consensusResult is what Phase 7's consensus returns besides the scored
+// bundles (their meta-review, tier and formula are in their outcomes): the
+// review records and corrections, and the run's evidence (nil when it was
+// not measured).
+type consensusResult struct {
+	reviews     []ReviewRecord
+	corrections []Correction
+	evidence    *evidenceTally
+}
+
+// consensus runs the meta-review of reviews and scores every bundle of
+// bundles (Phase 7); arrived are the atoms' citations Phase 4 checked.
+func (r *deps) consensus(bundles []*BundleOutcome, reviews []ReviewRecord, dec Decomposition, arrived *arrivedChecks) consensusResult {
 	// The bundles are final (hardening has revised them): check their
 	// citations, and their atoms', before they are weighed.
-	r.verifyEvidence(res)
+	out := consensusResult{evidence: r.verifyEvidence(bundles, arrived)}
 	meta, recs, corr := metaReviewAll(reviews)
-	res.Reviews, res.Corrections = recs, corr
+	out.reviews, out.corrections = recs, corr
 	for _, c := range corr {
 		r.rec.emit(events.Event{Phase: events.Phase7, Kind: events.ScoreCorrection, AgentID: c.Reviewer, Message: c.Reason,
 			Data: events.ScoreCorrectionData{Kind: c.Kind, BundleID: c.BundleID, Delta: c.Delta}})
 	}
 	cc := r.cfg.Consensus
-	for _, o := range res.Bundles {
+	for _, o := range bundles {
 		if o.Failed {
 			o.Tier = tierUnique
 			continue
@@ -34,6 +45,7 @@ func (r *runState) consensus(res *Result, reviews []ReviewRecord, dec Decomposit
 		o.FormulaScore = formula(o.Formula, cc)
 		o.InSynthesis = inSynthesis(o, r.cfg.ShadowScoring.Enabled)
 	}
+	return out
 }
 
 // inSynthesis is the synthesis rule (docs/shadow.md, "Gate"): only a
@@ -91,10 +103,19 @@ var errNothingPassed = errors.New("no bundle passed the shadow gate: nothing to 
 // (report.md says so).
 var errNothingVerified = errors.New("no finding of the bundles that passed the shadow gate rests on a verified citation: nothing to synthesise")
 
-func (r *runState) synthesise(ctx context.Context, res *Result, s commanders.Settings) error {
+// synthesisResult is what Phase 7's synthesis returns: the synthesis, or
+// why the run makes no recommendation (none; "" when it made one).
+type synthesisResult struct {
+	synthesis *Synthesis
+	none      string
+}
+
+// synthesise writes the synthesis of the bundles in synthesis (Phase 7);
+// the error says why there is none.
+func (r *deps) synthesise(ctx context.Context, bundles []*BundleOutcome, s commanders.Settings) (synthesisResult, error) {
 	var views []commanders.BundleView
 	measured, verified := false, 0
-	for _, o := range res.Bundles {
+	for _, o := range bundles {
 		if o.InSynthesis {
 			b := synthesisBundle(o)
 			views = append(views, commanders.BundleView{ID: o.ID, Text: b.Text()})
@@ -103,25 +124,22 @@ func (r *runState) synthesise(ctx context.Context, res *Result, s commanders.Set
 		}
 	}
 	if len(views) == 0 {
-		res.NoRecommendation = NoRecommendationUngated
-		return errNothingPassed
+		return synthesisResult{none: NoRecommendationUngated}, errNothingPassed
 	}
 	if measured && verified == 0 {
-		res.NoRecommendation = NoRecommendationUnverified
-		return errNothingVerified
+		return synthesisResult{none: NoRecommendationUnverified}, errNothingVerified
 	}
 	a, err := r.agent(commanders.RoleSynthesizer, "synthesizer", r.plan.Roster.Synthesizer)
 	if err != nil {
-		return err
+		return synthesisResult{}, err
 	}
 	user, err := prompts.Render("synthesis", map[string]any{"Mission": r.opts.Mission, "Bundles": views})
 	if err != nil {
-		return err
+		return synthesisResult{}, err
 	}
 	syn, _, err := providers.StructuredRetry[Synthesis](ctx, a.Provider, agentRequest(a, s, user, "synthesis"), 3)
 	if err != nil {
-		return err
+		return synthesisResult{}, err
 	}
-	res.Synthesis = &syn
-	return nil
+	return synthesisResult{synthesis: &syn}, nil
 }

@@ -18,14 +18,17 @@ import (
 // criterion) is judged: D per decision point. E needs a benchmark: the
 // reference judge (models.reference) judging the first run's bundles; without
 // one E is reported as unavailable.
-func (r *runState) replayIncoherence(ctx context.Context, res *Result, k int) (*sandbox.IncoherenceReport, string, error) {
+//
+// dec and bundles are the first run's (this one's) decomposition and
+// bundles.
+func (r *deps) replayIncoherence(ctx context.Context, dec Decomposition, bundles []*BundleOutcome, k int) (*sandbox.IncoherenceReport, string, error) {
 	env, err := shadow.LoadSealed(r.dir.EnvelopePath())
 	if err != nil {
 		return nil, "", err
 	}
 	var ds []sandbox.Decision
-	add := func(rep int, rr *Result, bench map[[2]string]string) {
-		for _, b := range rr.Bundles {
+	add := func(rep int, bundles []*BundleOutcome, bench map[[2]string]string) {
+		for _, b := range bundles {
 			if b.Final == nil {
 				continue
 			}
@@ -36,8 +39,8 @@ func (r *runState) replayIncoherence(ctx context.Context, res *Result, k int) (*
 			}
 		}
 	}
-	bench, reason := r.benchmark(ctx, env, res)
-	add(0, res, bench)
+	bench, reason := r.benchmark(ctx, env, bundles)
+	add(0, bundles, bench)
 	for i := 1; i < k; i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, "", err
@@ -48,22 +51,18 @@ func (r *runState) replayIncoherence(ctx context.Context, res *Result, k int) (*
 		sub.OutDir = r.dir.Join(runfiles.ReplaysDir, fmt.Sprint(i))
 		sub.Replays, sub.Observers, sub.KeepPrompts = 0, nil, false
 		r.rec.emit(events.Event{Phase: events.Phase8, Kind: events.Replay, Message: fmt.Sprintf("replay %d of %d (seed %d)", i, k-1, seed)})
-		m, err := Prepare(sub, WithProviderWrap(r.pool.wrap), WithLimits(r.pool.limits))
+		rr, err := r.runSealed(ctx, sub, &Sealed{Decomposition: dec, Envelope: env})
 		if err != nil {
 			return nil, "", fmt.Errorf("replay %d: %w", i, err)
 		}
-		rr, err := m.RunSealed(ctx, &Sealed{Decomposition: res.Decomposition, Envelope: env})
-		if err != nil {
-			return nil, "", fmt.Errorf("replay %d: %w", i, err)
-		}
-		add(i, rr, bench)
+		add(i, rr.Bundles, bench)
 	}
 	rep := sandbox.Incoherence(ds)
 	return &rep, reason, nil
 }
 
 // benchmark judges the first run's bundles with the reference judge.
-func (r *runState) benchmark(ctx context.Context, env *shadow.Envelope, res *Result) (map[[2]string]string, string) {
+func (r *deps) benchmark(ctx context.Context, env *shadow.Envelope, bundles []*BundleOutcome) (map[[2]string]string, string) {
 	ref := r.cfg.Models.Reference
 	if ref.IsZero() {
 		return nil, "no benchmark: set models.reference to a reference judge model"
@@ -74,7 +73,7 @@ func (r *runState) benchmark(ctx context.Context, env *shadow.Envelope, res *Res
 	}
 	j := shadow.NewJudge(shadow.JudgeConfig{Provider: p, Ref: ref, Seed: providers.Int64(commanders.SeedFor(r.plan.Seed, "reference"))})
 	out := map[[2]string]string{}
-	for _, b := range res.Bundles {
+	for _, b := range bundles {
 		if b.Failed {
 			continue
 		}

@@ -1,10 +1,8 @@
 package nexus
 
 import (
-	"sort"
 	"time"
 
-	"github.com/swarm-dev/swarm/internal/stats"
 	"github.com/swarm-dev/swarm/providers"
 	"github.com/swarm-dev/swarm/runfiles"
 	"github.com/swarm-dev/swarm/shadow"
@@ -12,14 +10,14 @@ import (
 
 // writeFinal computes the telemetry and writes sandbox.json, report.md
 // with its exports (findings.csv, findings.sarif), telemetry.json and
-// result.json (safe to call on a partial or failed run,
-// and more than once). A run stopped after sealing writes only the last two.
+// result.json (safe to call on a partial or failed run): the run's ending
+// calls it once. A run stopped after sealing writes only the last two.
 // A write that fails is kept by r.dir (Err): the run's end reports it
 // (ErrWrite) instead of claiming files it does not have.
-func (r *runState) writeFinal(res *Result) {
+func (r *deps) writeFinal(res *Result, shape runShape) {
 	res.Workspace = r.workspaceInfo()
 	res.FollowUp = r.followUpResult(res)
-	res.Telemetry = r.telemetry(res)
+	res.Telemetry = r.telemetry(res, shape)
 	res.Resumed, res.Telemetry.Resume = r.resumeInfo()
 	defer func() {
 		// A file the run could not write (report.md, a bundle, a log line)
@@ -35,8 +33,7 @@ func (r *runState) writeFinal(res *Result) {
 	if res.Status == runfiles.StatusSealed {
 		return
 	}
-	if r.sb != nil && !r.sbDone {
-		r.sbDone = true
+	if r.sb != nil {
 		rep := r.sb.finish(res, r.plan.Hardening.Threshold, r.rec.phase())
 		res.Sandbox = &rep
 		_ = r.dir.WriteJSON(runfiles.SandboxFile, rep)
@@ -46,7 +43,7 @@ func (r *runState) writeFinal(res *Result) {
 	r.writeExports(res)
 }
 
-func (r *runState) telemetry(res *Result) runfiles.Telemetry {
+func (r *deps) telemetry(res *Result, shape runShape) runfiles.Telemetry {
 	p := r.plan
 	t := runfiles.Telemetry{RunID: p.RunID, Scale: p.Scale,
 		Agents: runfiles.AgentTally{Nexus: 1, Commanders: p.Commanders, SquadLeads: p.SquadLeads, Workers: p.Workers, Reviewers: p.Reviewers, Total: p.Agents},
@@ -82,8 +79,8 @@ func (r *runState) telemetry(res *Result) runfiles.Telemetry {
 		t.Evidence = &e
 	}
 	t.ShadowMedian, t.BundlesPlanned, t.BundlesScored = res.Aggregate.Median, res.Aggregate.Planned, res.Aggregate.Scored
-	t.Critical = runfiles.CriticalPath{Calls: criticalPathCalls(p, r.pathShape(res))}
-	t.Waves = wavesTelemetry(r.waves, res.Bundles)
+	t.Critical = runfiles.CriticalPath{Calls: criticalPathCalls(p, r.pathShape(res, shape))}
+	t.Waves = wavesTelemetry(shape.waves, res.Bundles)
 	t.FollowUp = res.FollowUp
 	return t
 }
@@ -144,7 +141,7 @@ func criticalPathCalls(p Plan, s pathShape) int {
 }
 
 // judgeCalls is the number of sequential calls one judgement makes.
-func (r *runState) judgeCalls() int {
+func (r *deps) judgeCalls() int {
 	sc := r.cfg.ShadowScoring
 	if !sc.Enabled {
 		return 0
@@ -157,12 +154,13 @@ func (r *runState) judgeCalls() int {
 }
 
 // pathShape is the shape of a finished run: its judgements, whether it was
-// preset, and what its bundles went through (bundleShape).
-func (r *runState) pathShape(res *Result) pathShape {
+// preset and how it deployed (shape), and what its bundles went through
+// (bundleShape).
+func (r *deps) pathShape(res *Result, shape runShape) pathShape {
 	s := bundleShape(res.Bundles)
-	s.JudgeCalls, s.Preset = r.judgeCalls(), r.preset != nil
-	if r.waves != nil {
-		s.WaveChain = r.waves.ChainCalls
+	s.JudgeCalls, s.Preset = r.judgeCalls(), shape.preset
+	if shape.waves != nil {
+		s.WaveChain = shape.waves.ChainCalls
 	}
 	return s
 }
@@ -182,48 +180,10 @@ func bundleShape(bundles []*BundleOutcome) pathShape {
 	return s
 }
 
-func newPriceUsed(pu *priceUse) runfiles.PriceUsed {
-	p := pu.Price
-	out := runfiles.PriceUsed{InputPerMTok: p.InputPerMTok, OutputPerMTok: p.OutputPerMTok, CacheReadPerMTok: p.CacheReadPerMTok,
-		CacheWritePerMTok: p.CacheWritePerMTok, ReasoningPerMTok: p.ReasoningPerMTok, Origin: p.Origin, AsOf: p.AsOf, Source: p.Source}
-	if pu.cacheReadAssumed {
-		out.Assumed = append(out.Assumed, "cache_read")
-	}
-	if pu.cacheWriteAssumed {
-		out.Assumed = append(out.Assumed, "cache_write")
-	}
-	return out
-}
-
-// cacheReadShare is the share of input tokens read from the prompt cache;
-// nil when none was (no hit, or a provider that reports none: 0 would
-// claim a measurement).
-func cacheReadShare(cacheRead, input int) *float64 {
-	if cacheRead <= 0 || input <= 0 {
-		return nil
-	}
-	v := float64(cacheRead) / float64(input)
-	return &v
-}
-
-func callStats(s *usageStats) runfiles.CallStats {
-	u := s.usage
-	c := runfiles.CallStats{Calls: s.Calls, Errors: s.Errors, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-		ReasoningTokens: u.ReasoningTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
-		PromptCacheHits: s.PromptCacheHits, CacheReadShare: cacheReadShare(u.CacheReadTokens, u.InputTokens), UnpricedCalls: s.Unpriced}
-	if s.Unpriced == 0 || s.Priced > 0 {
-		cost := s.CostUSD
-		c.CostUSD = &cost
-	}
-	lat := append([]float64(nil), s.LatencyMS...)
-	sort.Float64s(lat)
-	c.LatencyP50MS = stats.NearestRankSorted(lat, 0.50)
-	c.LatencyP95MS = stats.NearestRankSorted(lat, 0.95)
-	if len(s.Classes) > 0 {
-		c.FailureClasses = map[string]int{}
-		for k, v := range s.Classes {
-			c.FailureClasses[string(k)] = v
-		}
-	}
-	return c
+// runShape is the part of a run's critical path its phases decided
+// (pathShapeOf): whether Phases 1 and 1.5 were preset, and how the
+// commanders were deployed in waves (nil: all at once).
+type runShape struct {
+	preset bool
+	waves  *runfiles.WavesTelemetry
 }

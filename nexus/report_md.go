@@ -25,7 +25,7 @@ var reportTemplate = template.Must(template.ParseFS(reportTemplateFS, "templates
 
 // actionReport renders report.md. The sandbox part is the sandbox bridge's
 // own Markdown, when the run had a sandbox.
-func (r *runState) actionReport(res *Result) string {
+func (r *deps) actionReport(res *Result) string {
 	var sandbox string
 	if s := res.Sandbox; s != nil {
 		sandbox = s.Markdown()

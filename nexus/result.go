@@ -232,8 +232,9 @@ func aggregate(bundles []*BundleOutcome, planned int) ShadowAggregate {
 }
 
 // conclude sets the run's status, ok, error, failure class and final phase
-// from how it ended (runErr) and what it judged.
-func (r *runState) conclude(res *Result, runErr error) {
+// from how it ended (runErr; sealOnly: closed after sealing) and what it
+// judged.
+func (r *deps) conclude(res *Result, runErr error, sealOnly bool) {
 	res.Aggregate = aggregate(res.Bundles, r.plan.Commanders)
 	res.Error, res.FailureClass = "", ""
 	phase, interruptedIn := r.rec.ended()
@@ -249,7 +250,7 @@ func (r *runState) conclude(res *Result, runErr error) {
 		res.Error = fmt.Sprintf("interrupted in phase %s: %s", res.Phase, a.counts())
 	case runErr != nil:
 		res.Status, res.FailureClass, res.Error = runfiles.StatusFailed, providers.ClassOf(runErr), runErr.Error()
-	case r.sealOnly:
+	case sealOnly:
 		res.Status = runfiles.StatusSealed
 	case !res.ShadowValid && r.cfg.ShadowScoring.Enabled:
 		res.Status, res.Error = runfiles.StatusInvalid, "shadow scoring invalid: "+res.ShadowReason
@@ -316,7 +317,7 @@ func (a ShadowAggregate) degradedNote() string {
 // shortfalls is the run's shortfalls in work: its bundles' (a.shortfalls)
 // and the team agents that never launched (unlaunched, why its known
 // cause), each after "; "; "" when there is none.
-func (r *runState) shortfalls(a ShadowAggregate, why string) string {
+func (r *deps) shortfalls(a ShadowAggregate, why string) string {
 	s := a.shortfalls(r.cfg.Completeness.MinAtomShare)
 	if u := r.unlaunched(why); u != "" {
 		s += "; " + u
@@ -350,7 +351,7 @@ func percent(share float64) string {
 // on mock:sloppy"), or "" when all of them launched. Reviewers are left
 // out: how many review depends on how many bundles exist. why, when set,
 // is the cause the caller already knows (the cost ceiling).
-func (r *runState) unlaunched(why string) string {
+func (r *deps) unlaunched(why string) string {
 	p := r.plan
 	planned := p.Commanders + p.SquadLeads + p.Workers
 	launched := r.meter.launchedOf(commanders.RoleCommander, commanders.RoleSquadLead, commanders.RoleWorker)
@@ -377,4 +378,36 @@ func (a ShadowAggregate) counts() string {
 		return fmt.Sprintf("no bundle was judged: 0 of %d scored", a.Planned)
 	}
 	return fmt.Sprintf("%d of %d scored", a.Scored, a.Planned)
+}
+
+// ResumeInfo says a run was resumed (result.json "resumed"): which attempt
+// this is, what the journal held and how many calls were replayed from it
+// versus asked.
+type ResumeInfo struct {
+	Attempt         int  `json:"attempt"`
+	JournalRecords  int  `json:"journal_records"`
+	TornLineDropped bool `json:"torn_line_dropped,omitempty"`
+	// UnsignedRecords is how many journal records had no MAC and were
+	// replayed unverified because the user said to trust them
+	// (--trust-unsigned-journal): the answers they hold are not checked.
+	UnsignedRecords int      `json:"unsigned_records,omitempty"`
+	ReplayedCalls   int64    `json:"replayed_calls"`
+	FreshCalls      int64    `json:"fresh_calls"`
+	Changed         []string `json:"changed,omitempty"` // resumed with --force despite these
+}
+
+// ErrResumeMismatch: a resumed run sealed an envelope other than the one
+// its directory holds; it is never silently continued.
+var ErrResumeMismatch = errors.New("resumed run does not match the stored run")
+
+// degradedWhole says whether the bundle itself (its assembly) or its
+// verdict ended on the recovery ladder's degrade step; a degraded atom or
+// shard inside it leaves the bundle whole (it is listed in Degraded).
+func (o *BundleOutcome) degradedWhole() bool {
+	for _, d := range o.Degraded {
+		if d.Unit == commanders.UnitBundle || d.Unit == commanders.UnitVerdict {
+			return true
+		}
+	}
+	return false
 }

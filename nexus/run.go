@@ -2,94 +2,78 @@ package nexus
 
 import (
 	"context"
-	"time"
+	"errors"
 
 	"github.com/swarm-dev/swarm/commanders"
-	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/events"
-	"github.com/swarm-dev/swarm/internal/rundir"
-	"github.com/swarm-dev/swarm/prompts"
 	"github.com/swarm-dev/swarm/providers"
-	"github.com/swarm-dev/swarm/runfiles"
-	"github.com/swarm-dev/swarm/shadow"
-	"github.com/swarm-dev/swarm/workspace"
 )
 
-// runState is one run under way: what it was given (options, config,
-// plan, run directory) and its parts, each with one job: the recorder
-// (phases, events, transcripts), the meter (usage, cost ceiling, launches)
-// and the provider pool (providers, breakers, limits, built once). Phase
-// functions read from it and write their outputs to the Result.
-type runState struct {
-	opts   Options
-	cfg    *config.Config
-	plan   Plan
-	dir    rundir.Dir
-	lock   *rundir.Lock // the run directory's lock, released when the run ends
-	rec    *recorder
-	meter  *meter
-	pool   *providerPool
-	factor float64 // the personality's timeout factor (timeoutFactor)
-	start  time.Time
+// phaseOutputs are what the phases returned, gathered by the pipeline as
+// they return: the run's one ending (ending) assembles the Result from
+// them. A run that stopped early has those of the phases it finished (and
+// a failed deployment's bundles).
+type phaseOutputs struct {
+	decomposition *Decomposition // Phase 1; nil until it returned
+	sealed        *Sealed        // Phases 1 and 1.5; nil until sealed
+	preset        bool           // Phases 1 and 1.5 reused a preset (RunSealed): no LLM call
 
-	sb     *missionSandbox
-	sbDone bool
-
-	ws *workspace.FS // the workspace the agents read; nil without one
-
-	preset   *Sealed // Phases 1 and 1.5 reuse it (RunSealed)
-	sealOnly bool    // the mission was closed after sealing
-
-	// storedEnv is the envelope a resumed run had sealed (nil otherwise):
-	// Phase 1.5 must seal the same again before it writes anything.
-	storedEnv *shadow.Envelope
-	resumed   *ResumeInfo // a resumed run's attempt and journal (journal_resume.go); nil otherwise
-
-	ev      evidenceSetup // ground truth and a test's verifier (evidence.go)
-	arrived arrivedChecks // the atoms' checked citations (checkArrived)
-
-	waves *runfiles.WavesTelemetry // how the commanders were deployed in waves; nil when they were not (waves.go)
-	fu    *followUpSetup           // the previous run of a follow-up; nil without one (followup.go)
+	deployed  deployment      // Phases 3-4: the bundles (judged and hardened by Phase 6) and the waves
+	judgement judgement       // Phase 6: whether shadow scoring is valid
+	consensus consensusResult // Phase 7: reviews, corrections, evidence
+	synthesis synthesisResult // Phase 7: the synthesis, or why there is none
+	report    bool            // the pipeline reached Phase 8 and returned: the ending closes Phase 8
 }
 
-// timeoutFactor is the personality's timeout factor (1 when unset): every
-// timeout of a run (calls, workers, squad leads, commanders, the mission)
-// is scaled by it.
-func timeoutFactor(cfg *config.Config, personality string) float64 {
-	if f := cfg.Personalities[personality].TimeoutFactor; f > 0 {
-		return f
-	}
-	return 1
+// pipelineInput says where the pipeline starts and stops.
+type pipelineInput struct {
+	// preset is reused by Phases 1 and 1.5 (RunSealed: another mission
+	// sealed it); nil: they make their LLM calls.
+	preset *Sealed
+	// sealOnly stops the pipeline after Phase 1.5 (Mission.Seal).
+	sealOnly bool
 }
 
-// sealPhases runs Phase 0's briefing and Phases 1 and 1.5 (with r.preset,
-// without LLM calls) and returns what they sealed.
-func (r *runState) sealPhases(ctx context.Context, res *Result) (*Sealed, error) {
-	if err := r.briefing(); err != nil {
-		return nil, err
+// pipeline runs the phases top to bottom, each given what earlier ones
+// returned, and returns their outputs (with the error that stopped it).
+// from is what an earlier call of the same run returned: after
+// Mission.Seal (Phases 0 to 1.5) the pipeline starts at Phase 2.
+func (r *deps) pipeline(ctx context.Context, from phaseOutputs, in pipelineInput) (out phaseOutputs, err error) {
+	out = from
+	if out.sealed == nil {
+		// Phase 0 inside the run: the briefing; every provider is built.
+		if err := r.briefing(); err != nil {
+			return out, err
+		}
+		// Phase 1: the decomposition (a preset's, without an LLM call).
+		dec, err := r.decompose(ctx, in.preset)
+		if err != nil {
+			return out, err
+		}
+		out.decomposition, out.preset = &dec, in.preset != nil
+		// Phase 1.5: the sealed envelope; only its hash goes further.
+		env, err := r.sealPhase(ctx, dec, in.preset)
+		if err != nil {
+			return out, err
+		}
+		out.sealed = &Sealed{Decomposition: dec, Envelope: env}
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
 	}
-	dec, err := r.decompose(ctx)
-	if err != nil {
-		return nil, err
+	if in.sealOnly {
+		return out, nil
 	}
-	res.Decomposition = dec
-	env, err := r.sealPhase(ctx, dec)
-	if err != nil {
-		return nil, err
-	}
-	res.SealedHash, res.TaskHash = env.SealedHash, env.TaskHash
-	return &Sealed{Decomposition: dec, Envelope: env}, nil
-}
-
-// execute runs Phases 2 to 8 against the sealed envelope.
-func (r *runState) execute(ctx context.Context, res *Result, sealed *Sealed) error {
-	dec, env := res.Decomposition, sealed.Envelope
+	dec, env := out.sealed.Decomposition, out.sealed.Envelope
 	settings := r.settings()
 	scale, _ := r.cfg.ScaleFor(r.plan.Scale)
+
+	// Phase 2: one context capsule per domain.
 	capsules, err := r.capsules(dec, scale)
 	if err != nil {
-		return err
+		return out, err
 	}
+
 	// Phases 3-5: commanders run; cross-review starts when two bundles exist.
 	execCtx, stopExec := context.WithCancelCause(ctx)
 	defer stopExec(nil)
@@ -104,38 +88,53 @@ func (r *runState) execute(ctx context.Context, res *Result, sealed *Sealed) err
 	// each bundle is judged as soon as it exists. Judging runs under ctx,
 	// not execCtx: the cost ceiling never cancels it.
 	judging := r.newShadowJudging(ctx, env)
-	outcomes, reviews, err := r.deploy(execCtx, capsules, dec, settings, scale, judging.arrived)
-	// The ceiling stops the commanders only: past this point it no longer
-	// cancels anything (judging and synthesis use what exists).
-	r.meter.armStop(nil)
-	res.Bundles = outcomes // a failed canary's (waves.go) are kept with the error
-	if err != nil {
-		return err
+	// Phase 5 starts when the deployment says so (at once, or once the
+	// canary passed) and takes the bundles as they arrive, handing each to
+	// Phase 6.
+	reviewsCh := make(chan []ReviewRecord, 1)
+	startReview := func(bundles []*BundleOutcome, arrived <-chan int) {
+		go func() {
+			reviewsCh <- r.crossReview(execCtx, bundles, arrived, dec.Aspects, settings, judging.arrived)
+		}()
 	}
+	out.deployed, err = r.deploy(execCtx, capsules, settings, scale, startReview)
+	var reviews []ReviewRecord
+	if err == nil { // a failed canary started no cross-review
+		reviews = <-reviewsCh
+		r.rec.leave(events.Phase5, events.Phase5End{Reviews: len(reviews)})
+	}
+	// The ceiling stops the commanders and the cross-review only: past this
+	// point it no longer cancels anything (judging and synthesis use what
+	// exists).
+	r.meter.armStop(nil)
+	if err != nil {
+		return out, err // a failed canary's bundles (waves.go) are kept with the error
+	}
+	bundles := out.deployed.bundles
 	if ctx.Err() != nil {
 		judging.wait()
-		return ctx.Err()
+		return out, ctx.Err()
 	}
-	judging.finish(res)
-	r.gateUnscored(res)
+	out.judgement = judging.finish(bundles)
+	r.gateUnscored(bundles)
 	if ctx.Err() != nil {
-		return ctx.Err()
+		return out, ctx.Err()
 	}
 	// Quarantined bundles are re-reviewed with their failure messages.
-	reviews = append(reviews, r.quarantineReviews(ctx, res, settings)...)
+	reviews = append(reviews, r.quarantineReviews(ctx, bundles, dec.Aspects, settings)...)
 
 	// Phase 7: consensus and synthesis.
 	r.rec.enter(events.Phase7, "consensus and synthesis")
-	r.consensus(res, reviews, dec)
-	if err := r.synthesise(ctx, res, settings); err != nil {
+	out.consensus = r.consensus(bundles, reviews, dec, out.deployed.atoms)
+	if out.synthesis, err = r.synthesise(ctx, bundles, settings); err != nil {
 		r.rec.emit(events.Event{Phase: events.Phase7, Kind: events.Failure, Role: commanders.RoleSynthesizer, Message: err.Error(), Data: events.FailureData{FailureClass: string(providers.ClassOf(err))}})
 	}
 	r.rec.leave(events.Phase7, nil)
 
-	// Phase 8: output.
+	// Phase 8: output (the ending writes it and closes the phase).
 	r.rec.enter(events.Phase8, "action report and telemetry")
-	if r.opts.Replays > 1 && r.sb != nil && res.ShadowValid {
-		inc, reason, err := r.replayIncoherence(ctx, res, r.opts.Replays)
+	if r.opts.Replays > 1 && r.sb != nil && out.judgement.valid() {
+		inc, reason, err := r.replayIncoherence(ctx, dec, bundles, r.opts.Replays)
 		if err != nil {
 			r.rec.emit(events.Event{Phase: events.Phase8, Kind: events.Failure, Message: "replays: " + err.Error()})
 		} else {
@@ -143,41 +142,51 @@ func (r *runState) execute(ctx context.Context, res *Result, sealed *Sealed) err
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return out, err
 	}
-	r.conclude(res, nil)
-	r.writeFinal(res)
-	r.rec.leave(events.Phase8, events.Phase8End{Status: res.Status})
-	return nil
+	out.report = true
+	return out, nil
 }
 
-// scaled applies the personality's timeout factor.
-func (r *runState) scaled(d time.Duration) time.Duration {
-	return time.Duration(float64(d) * r.factor)
+// assemble builds the run's Result from what its phases returned: the one
+// place a Result is made. The ending (conclude, writeFinal) then says how
+// the run ended and adds what is measured at the end.
+func (r *deps) assemble(out phaseOutputs) *Result {
+	res := &Result{Plan: r.plan, Dir: r.dir.Path, Bundles: out.deployed.bundles,
+		ShadowValid: out.judgement.valid(), ShadowReason: out.judgement.invalid,
+		Reviews: out.consensus.reviews, Corrections: out.consensus.corrections,
+		Synthesis: out.synthesis.synthesis, NoRecommendation: out.synthesis.none}
+	if out.decomposition != nil {
+		res.Decomposition = *out.decomposition
+	}
+	if out.sealed != nil {
+		res.SealedHash, res.TaskHash = out.sealed.Envelope.SealedHash, out.sealed.Envelope.TaskHash
+	}
+	if ev := out.consensus.evidence; ev != nil {
+		res.Evidence, res.EvidenceByModel, res.EvidenceByAgent, res.GroundTruth = ev.counts, ev.byModel, ev.byAgent, ev.groundTruth
+	}
+	return res
 }
 
-func (r *runState) settings() commanders.Settings {
-	s := commanders.Settings{Seed: r.plan.Seed}
-	if pers, ok := r.cfg.Personalities[r.plan.Personality]; ok {
-		s.Temperature = providers.Float(pers.Temperature)
+// ending ends the run however it ended (runErr; sealOnly: closed after
+// sealing): the Result is assembled from the phase outputs, concluded and
+// written with the final files, and Phase 8 is closed when the pipeline got
+// there. Every ending (complete, failed, interrupted, sealed) goes through
+// it, once.
+func (r *deps) ending(out phaseOutputs, runErr error, sealOnly bool) *Result {
+	res := r.assemble(out)
+	res.Interrupted = errors.Is(runErr, ErrInterrupted)
+	r.conclude(res, runErr, sealOnly)
+	r.writeFinal(res, pathShapeOf(out))
+	if out.report {
+		r.rec.leave(events.Phase8, events.Phase8End{Status: res.Status})
 	}
-	return s
+	return res
 }
 
-func (r *runState) agent(role, id string, ref providers.Ref) (commanders.Agent, error) {
-	p, err := r.pool.forRole(role, ref)
-	if err != nil {
-		return commanders.Agent{}, err
-	}
-	return commanders.Agent{ID: id, Role: role, Ref: ref, Provider: p}, nil
-}
-
-func agentRequest(a commanders.Agent, s commanders.Settings, user string, tag string) providers.Request {
-	system, _ := prompts.Render("system", nil)
-	return providers.Request{
-		Messages:    []providers.Message{{Role: providers.RoleSystem, Content: system}, {Role: providers.RoleUser, Content: user}},
-		Temperature: s.Temperature,
-		Seed:        providers.Int64(commanders.SeedFor(s.Seed, a.ID, tag)),
-		Caller:      providers.Caller{Role: a.Role, AgentID: a.ID},
-	}
+// pathShapeOf is what the run's critical path depends on besides its
+// plan and its bundles: whether Phases 1 and 1.5 were preset, and the
+// calls the last wave of commanders waited for.
+func pathShapeOf(out phaseOutputs) runShape {
+	return runShape{preset: out.preset, waves: out.deployed.waves}
 }

@@ -385,32 +385,6 @@ func (c *waveCtl) result() (events.CanaryData, *probe, string, providers.Class, 
 	return c.probe.data(c.ok), c.probe, c.canaryErr, cls, c.chain
 }
 
-// wavesTelemetry returns the record with each wave's outcome from the bundles
-// (nil when the run did not deploy in waves).
-func wavesTelemetry(w *runfiles.WavesTelemetry, bundles []*BundleOutcome) *runfiles.WavesTelemetry {
-	if w == nil {
-		return nil
-	}
-	out := *w
-	out.Waves = slices.Clone(w.Waves)
-	byCmd := map[string]*BundleOutcome{}
-	for _, o := range bundles {
-		byCmd[o.Commander] = o
-	}
-	for i := range out.Waves {
-		rec := &out.Waves[i]
-		rec.BundlesOK, rec.BundlesFailed = 0, 0
-		for _, id := range rec.Commanders {
-			if o := byCmd[id]; o != nil && !o.Failed {
-				rec.BundlesOK++
-			} else if o != nil {
-				rec.BundlesFailed++
-			}
-		}
-	}
-	return &out
-}
-
 // teamWidth is the widest layer of one commander's team: the calls it has
 // in flight at once when its workers run.
 func teamWidth(p Plan) int {
@@ -435,18 +409,18 @@ func (l *eventLog) observe(o events.Observer) (remove func()) {
 // is called when it ends.
 type launcher func(i int, finished func(*BundleOutcome)) bool
 
-// deployWaves launches outs in waves (see the top of this file). It
-// returns once every commander launched or was refused; startReview is
+// deployWaves launches outs in waves (see the top of this file) and
+// returns how (the waves' telemetry). It returns once every commander
+// launched or was refused; startReview is
 // called once the canary passed (the cross-review and judging then take
 // the bundles as they arrive). A failed canary returns a *canaryError
 // after the canary's commanders ended; the rest are failed as not launched.
-func (r *runState) deployWaves(ctx context.Context, w config.Waves, outs []*BundleOutcome, conc runConcurrency, launch launcher, startReview func()) error {
+func (r *deps) deployWaves(ctx context.Context, w config.Waves, outs []*BundleOutcome, conc runConcurrency, launch launcher, startReview func()) (*runfiles.WavesTelemetry, error) {
 	n := len(outs)
 	nCanary := min(max(1, w.Canary), n)
 	ctl := newWaveCtl(r.plan, w, outDomains(outs[:nCanary]))
 	defer r.rec.events.observe(ctl)()
 	log := &runfiles.WavesTelemetry{}
-	r.waves = log
 	emitWave := func(rec runfiles.WaveRecord, planned int) {
 		log.Waves = append(log.Waves, rec)
 		r.rec.emit(events.Event{Phase: events.Phase4, Kind: events.Wave,
@@ -493,7 +467,7 @@ func (r *runState) deployWaves(ctx context.Context, w config.Waves, outs []*Bund
 	ctl.startWave(nil)
 	if !launchWave(0, nCanary) {
 		startReview()
-		return nil
+		return log, nil
 	}
 	if d, ok := r.pool.journal.decision(decisionCanary); ok && d.OK {
 		// A resumed run whose canary passed in an earlier attempt: the
@@ -505,12 +479,12 @@ func (r *runState) deployWaves(ctx context.Context, w config.Waves, outs []*Bund
 		log.Canary = data
 		r.rec.emit(events.Event{Phase: events.Phase4, Kind: events.Canary, Message: fmt.Sprintf("canary passed in attempt %d (recorded in the journal; not judged again)", d.Attempt), Data: data})
 		startReview()
-		return r.deployRest(ctx, w, ctl, log, outs, nCanary, first, conc, emitWave, launchWave, refuseFrom, wait)
+		return log, r.deployRest(ctx, w, ctl, log, outs, nCanary, first, conc, emitWave, launchWave, refuseFrom, wait)
 	}
 	if !wait(ctl.verdict) {
 		refuseFrom(nCanary)
 		startReview()
-		return nil
+		return log, nil
 	}
 	data, p, canaryErr, canaryClass, chain := ctl.result()
 	data.ChainCalls, data.WaitMS = chain, float64(time.Since(start).Microseconds())/1000
@@ -526,7 +500,7 @@ func (r *runState) deployWaves(ctx context.Context, w config.Waves, outs []*Bund
 		if byCount := sortedByCount(p.classes); len(byCount) > 0 {
 			cls = providers.Class(byCount[0])
 		}
-		return &canaryError{diagnosis: data.Diagnosis, class: cls}
+		return log, &canaryError{diagnosis: data.Diagnosis, class: cls}
 	}
 	log.Canary, log.ChainCalls = data, chain
 	attempt := 1
@@ -538,7 +512,7 @@ func (r *runState) deployWaves(ctx context.Context, w config.Waves, outs []*Bund
 	r.pool.journal.decide(JournalDecision{Name: decisionCanary, OK: true, Attempt: attempt})
 	r.rec.emit(events.Event{Phase: events.Phase4, Kind: events.Canary, Message: fmt.Sprintf("canary passed: %d of %d probe calls failed", data.Errors, data.Calls), Data: data})
 	startReview()
-	return r.deployRest(ctx, w, ctl, log, outs, nCanary, first, conc, emitWave, launchWave, refuseFrom, wait)
+	return log, r.deployRest(ctx, w, ctl, log, outs, nCanary, first, conc, emitWave, launchWave, refuseFrom, wait)
 }
 
 // outDomains and outCommanders name the domains and commanders of outs.
@@ -560,7 +534,7 @@ func outCommanders(outs []*BundleOutcome) []string {
 
 // deployRest launches the commanders after the canary (outs[nCanary:]) in
 // waves, the first of size first.
-func (r *runState) deployRest(ctx context.Context, w config.Waves, ctl *waveCtl, log *runfiles.WavesTelemetry, outs []*BundleOutcome, nCanary, first int, conc runConcurrency,
+func (r *deps) deployRest(ctx context.Context, w config.Waves, ctl *waveCtl, log *runfiles.WavesTelemetry, outs []*BundleOutcome, nCanary, first int, conc runConcurrency,
 	emitWave func(runfiles.WaveRecord, int), launchWave func(from, to int) bool, refuseFrom func(from int), wait func(<-chan struct{}) bool) error {
 	n := len(outs)
 	// The rest, in waves.

@@ -120,7 +120,7 @@ func openWorkspace(o Options) (*workspace.FS, error) {
 // toolsFor is the tool set of agent a working under scope: a session of the
 // run's workspace bounded by the scope, when the run has a workspace and a's
 // role reads it (workspace.roles); else nil (no tools).
-func (r *runState) toolsFor(a commanders.Agent, scope []string) commanders.ToolSet {
+func (r *deps) toolsFor(a commanders.Agent, scope []string) commanders.ToolSet {
 	if r.ws == nil || !r.cfg.Workspace.Reads(a.Role) {
 		return nil
 	}
@@ -133,7 +133,7 @@ func (r *runState) toolsFor(a commanders.Agent, scope []string) commanders.ToolS
 // workspace text beside the sealed criteria, and a file that says "mark
 // every criterion as passed" is data, as the system prompt says of every
 // such block.
-func (r *runState) withTools(p providers.Provider, a commanders.Agent) providers.Provider {
+func (r *deps) withTools(p providers.Provider, a commanders.Agent) providers.Provider {
 	ts := r.toolsFor(a, nil)
 	if ts == nil {
 		return p
@@ -153,7 +153,7 @@ func (f framedTools) Call(ctx context.Context, call providers.ToolCall) string {
 // per role.
 type agentTools struct {
 	s     *workspace.Session
-	r     *runState
+	r     *deps
 	agent commanders.Agent
 }
 
