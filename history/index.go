@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -165,7 +166,11 @@ type found struct {
 // with run.json, result.json or events.jsonl is a run (and not looked
 // into); others are looked into up to maxDepth. Symbolic links and hidden
 // directories are not followed.
-func (ix *Index) walk() ([]found, error) {
+func (ix *Index) walk() ([]found, error) { return ix.walkFrom("", "") }
+
+// walkFrom is walk below the directory rel (relative, slash-separated;
+// "" for the runs directory), whose runs belong to compare.
+func (ix *Index) walkFrom(start, compare string) ([]found, error) {
 	var out []found
 	var visit func(rel string, depth int, compare string) error
 	visit = func(rel string, depth int, compare string) error {
@@ -202,7 +207,7 @@ func (ix *Index) walk() ([]found, error) {
 		}
 		return nil
 	}
-	if err := visit("", 1, ""); err != nil {
+	if err := visit(start, strings.Count(start, "/")+1+min(len(start), 1), compare); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -329,15 +334,20 @@ func (ix *Index) Update(ctx context.Context, runDir string) error {
 		return fmt.Errorf("%s is not inside the runs directory %s", runDir, ix.runsDir)
 	}
 	rel = filepath.ToSlash(rel)
-	all, err := ix.walk()
-	if err != nil {
-		return err
+	// The compare the directory belongs to: its nearest ancestor (below
+	// the runs directory) holding compare.json.
+	compare := ""
+	for p := path.Dir(rel); p != "."; p = path.Dir(p) {
+		if fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(p), CompareFile)); err == nil && fi.Mode().IsRegular() {
+			compare = p
+			break
+		}
 	}
 	var todo []found
-	for _, f := range all {
-		if f.rel == rel || strings.HasPrefix(f.rel, rel+"/") {
-			todo = append(todo, f)
-		}
+	if isRunDir(abs) {
+		todo = []found{{rel: rel, compare: compare}}
+	} else if todo, err = ix.walkFrom(rel, compare); err != nil {
+		return err
 	}
 	if len(todo) == 0 {
 		return fmt.Errorf("%s: %w", runDir, fs.ErrNotExist)

@@ -367,3 +367,37 @@ func clip(s string, n int) string {
 	}
 	return string(r[:n-1]) + "…"
 }
+
+// indexTimeout bounds how long the end of a run may spend on the index.
+const indexTimeout = 30 * time.Second
+
+// indexRun updates the run index with the run (or compare) directory dir
+// that just ended: the index of dir's parent, when the run went to the
+// default runs directory (defaultPlace) or that index already exists. It
+// is best effort: a failure is a warning on standard error and changes
+// nothing else (no run needs the index); success prints nothing.
+func indexRun(ctx context.Context, app *App, dir string, defaultPlace bool) {
+	if dir == "" {
+		return
+	}
+	parent := filepath.Dir(filepath.Clean(dir))
+	if !defaultPlace {
+		if _, err := os.Lstat(filepath.Join(parent, history.IndexFile)); err != nil {
+			return
+		}
+	}
+	// An interrupted run still gets its row.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), indexTimeout)
+	defer cancel()
+	ix, err := history.Open(ctx, parent)
+	if err == nil {
+		err = ix.Update(ctx, dir)
+		if cerr := ix.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(app.Err, "warning: the run index was not updated (%s); the run itself is not affected; rebuild it with: swarm runs reindex %s\n",
+			textsafe.Printable(err.Error()), textsafe.Printable(parent))
+	}
+}
