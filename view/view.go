@@ -85,6 +85,11 @@ func New(o Options) (*Server, error) {
 	}
 	static, _ := fs.Sub(staticFS, "static")
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	// Browsers ask for /favicon.ico on pages without an icon link (the
+	// raw files): the embedded icon, not a 404 in their console.
+	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFileFS(w, r, static, "favicon.svg")
+	})
 	s.mux.HandleFunc("GET /{$}", s.list)
 	s.mux.HandleFunc("GET /run/{dir...}", s.run)
 	s.mux.HandleFunc("GET /raw/{path...}", s.raw)
