@@ -24,6 +24,11 @@ import (
 var fixture string
 
 func TestMain(m *testing.M) {
+	cleanup, err := runfixture.JournalKey()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	dir, err := os.MkdirTemp("", "history-fixture-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -37,6 +42,7 @@ func TestMain(m *testing.M) {
 	fixture = dir
 	code := m.Run()
 	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 

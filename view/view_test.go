@@ -26,6 +26,12 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
+	cleanup, err := runfixture.JournalKey()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer cleanup()
 	parent, err := os.MkdirTemp("", "view-fixture-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

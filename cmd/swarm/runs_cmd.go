@@ -23,7 +23,7 @@ type RunsOptions struct {
 	RunsDir string
 	// Ref names the run of `show`: a run directory, or a run id (or a
 	// unique prefix) in the index of RunsDir.
-	Ref string
+	Ref  string
 	JSON bool
 
 	// list: filters, order and page.

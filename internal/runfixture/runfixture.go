@@ -15,6 +15,7 @@ import (
 	"runtime"
 
 	"github.com/swarm-dev/swarm/config"
+	"github.com/swarm-dev/swarm/internal/journalkeytest"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
 	"github.com/swarm-dev/swarm/providers"
@@ -154,4 +155,25 @@ func plant(dir string) error {
 		return err
 	}
 	return os.WriteFile(file, out, 0o644)
+}
+
+// JournalKey points SWARM_JOURNAL_KEY_FILE at a new key in a temporary
+// directory (unless the environment names one already), so that the runs
+// Build makes never touch the user's journal key; call it from TestMain
+// before Build, and the returned cleanup after the tests.
+func JournalKey() (cleanup func(), err error) {
+	if os.Getenv(journalkeytest.EnvKeyFile) != "" {
+		return func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "swarm-journal-key-")
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "journal.key")
+	if err := journalkeytest.MakeKey(path); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	os.Setenv(journalkeytest.EnvKeyFile, path)
+	return func() { os.RemoveAll(dir) }, nil
 }
