@@ -215,7 +215,19 @@ var funcs = template.FuncMap{
 		}
 		return strconv.FormatFloat(*f, 'f', 1, 64) + "%"
 	},
-	"usd": func(f float64) string { return "$" + strconv.FormatFloat(f, 'f', 4, 64) },
+	// usd is a cost in dollars; an absent one (a nil *float64: no price)
+	// is a dash, never $0.
+	"usd": func(v any) string {
+		switch f := v.(type) {
+		case float64:
+			return "$" + strconv.FormatFloat(f, 'f', 4, 64)
+		case *float64:
+			if f != nil {
+				return "$" + strconv.FormatFloat(*f, 'f', 4, 64)
+			}
+		}
+		return history.NotMeasured
+	},
 	"size": func(n int64) string {
 		switch {
 		case n < 1<<10:

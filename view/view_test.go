@@ -267,3 +267,31 @@ func TestRunPageContent(t *testing.T) {
 		t.Errorf("the forged run's page does not say what is wrong")
 	}
 }
+
+// TestAbsentCostRendersAsDash: a model without a price has no cost in
+// telemetry (nil, never $0): the run page renders, with a dash.
+func TestAbsentCostRendersAsDash(t *testing.T) {
+	t.Parallel()
+	runs := filepath.Join(t.TempDir(), "runs")
+	if err := runfixture.Synthetic(runs, 1); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := history.Open(t.Context(), runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if _, err := ix.Reindex(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s, err := view.New(view.Options{RunsDir: runs, Index: ix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, httptest.NewRequest("GET", "/run/syn-00000", nil))
+	if w.Code != 200 || !strings.Contains(w.Body.String(), `<td class="num">–</td></tr>`) {
+		t.Errorf("%d\n%s", w.Code, w.Body)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/internal/journalkeytest"
@@ -176,4 +177,59 @@ func JournalKey() (cleanup func(), err error) {
 	}
 	os.Setenv(journalkeytest.EnvKeyFile, path)
 	return func() { os.RemoveAll(dir) }, nil
+}
+
+// Synthetic writes n small run directories into runs (syn-00000, ...):
+// run.json, result.json (with its telemetry) and one event each, with missions,
+// models, statuses, scores, evidence, recall and costs varied so that
+// filters and sorts have work to do. They are what the benchmarks index
+// at 10 000 runs; they are not real runs (no bundles, no envelope).
+func Synthetic(runs string, n int) error {
+	statuses := []string{"complete", "complete", "complete", "incomplete", "partial", "failed", "invalid", "interrupted"}
+	models := []string{"mock:honest", "mock:deceptive", "openai:gpt-4.1", "anthropic:claude-sonnet-4", "ollama:llama3"}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		dir := filepath.Join(runs, fmt.Sprintf("syn-%05d", i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		id := fmt.Sprintf("syn-%05d", i)
+		mission := fmt.Sprintf("Mission %02d: review the billing service", i%20)
+		model := models[i%len(models)]
+		status := statuses[i%len(statuses)]
+		result := map[string]any{
+			"status": status, "task_hash": fmt.Sprintf("sha256:%064x", i%20),
+			"plan":      map[string]any{"mission": mission, "scale": "ss-50", "models": map[string]any{"commanders": []string{model}, "judge": "mock:honest"}},
+			"telemetry": map[string]any{"cost_usd": float64(i%97) / 1000, "wall_ms": 1000 + i%5000, "by_model": map[string]any{model: map[string]any{"calls": 10}}},
+		}
+		if status != "failed" {
+			result["shadow_aggregate"] = map[string]any{"median": float64(i%101) / 1, "planned": 5, "scored": 5}
+		} else {
+			result["error"] = "provider " + model + ": timeout"
+		}
+		if i%3 == 0 {
+			result["evidence"] = map[string]any{"cited": 30, "verified": 30 - i%4, "unverifiable": 0, "fabricated": i % 4}
+			result["ground_truth"] = map[string]any{"recall": float64(i%11) / 10}
+		}
+		manifest := map[string]any{"run_id": id, "attempts": 1, "scale": "ss-50",
+			"mission": map[string]any{"name": fmt.Sprintf("mission-%02d.md", i%20), "sha256": "sha256:00"}}
+		event := map[string]any{"seq": 1, "time": base.Add(time.Duration(i) * time.Minute), "phase": "0", "kind": "phase_start", "message": "intake"}
+		for name, v := range map[string]any{"result.json": result, "run.json": manifest} {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				return err
+			}
+		}
+		b, err := json.Marshal(event)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "events.jsonl"), append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
