@@ -472,3 +472,56 @@ func TestReadDetail(t *testing.T) {
 		t.Errorf("an edited criterion still reads as sealed")
 	}
 }
+
+// TestVelocity: the velocity across runs of one task hash and one set of
+// models counts complete runs with a Shadow median, oldest first.
+func TestVelocity(t *testing.T) {
+	t.Parallel()
+	runs := t.TempDir()
+	write := func(dir, result string, minute int) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(runs, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		event := fmt.Sprintf(`{"seq":1,"time":"2026-11-27T10:%02d:00Z","phase":"0","kind":"phase_start"}`+"\n", minute)
+		for name, body := range map[string]string{"result.json": result, "events.jsonl": event} {
+			if err := os.WriteFile(filepath.Join(runs, dir, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const same = `"task_hash":"sha256:t","plan":{"models":{"judge":"mock:honest"}}`
+	write("a", `{"status":"complete",`+same+`,"shadow_aggregate":{"median":30}}`, 1)
+	write("b", `{"status":"complete",`+same+`,"shadow_aggregate":{"median":25}}`, 2)
+	// Not counted: a failed run, a run of other models, a run of another mission.
+	write("c", `{"status":"failed",`+same+`}`, 3)
+	write("d", `{"status":"complete","task_hash":"sha256:t","plan":{"models":{"judge":"openai:gpt-4.1"}},"shadow_aggregate":{"median":90}}`, 4)
+	write("e", `{"status":"complete","task_hash":"sha256:other","plan":{"models":{"judge":"mock:honest"}},"shadow_aggregate":{"median":0}}`, 5)
+	write("f", `{"status":"complete",`+same+`,"shadow_aggregate":{"median":10}}`, 6)
+	ix := open(t, runs)
+	if _, err := ix.Reindex(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ix.Get(t.Context(), "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := ix.Velocity(t.Context(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []history.VelocityRun{{Dir: "a", ShadowMedian: 30}, {Dir: "b", ShadowMedian: 25}, {Dir: "f", ShadowMedian: 10}}
+	if d := cmp.Diff(want, v.Runs); d != "" {
+		t.Errorf("runs (-want +got):\n%s", d)
+	}
+	if v.Value == nil || *v.Value != 10 {
+		t.Errorf("velocity %v, want +10 points per run ((30-10)/2)", v.Value)
+	}
+	if !strings.Contains(v.Text(), "+10.0 points per run over 3 runs") {
+		t.Errorf("text %q", v.Text())
+	}
+	other, _ := ix.Get(t.Context(), "e")
+	if v, _ := ix.Velocity(t.Context(), other); v.Value != nil || v.Absent == "" {
+		t.Errorf("one run: %+v, want absent with a reason", v)
+	}
+}

@@ -140,6 +140,9 @@ type runPage struct {
 	// Matrix is the sealed criteria × bundles: one row per criterion.
 	Matrix   []matrixRow
 	Failures []failure
+	// Velocity is the Shadow Score velocity across the indexed runs of
+	// this mission (task hash) and models.
+	Velocity history.Velocity
 }
 
 type matrixRow struct {
@@ -179,7 +182,12 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, "the run directory could not be read")
 		return
 	}
-	p := runPage{Title: d.Run.Mission, Detail: d, Dir: run.Dir}
+	vel, err := s.o.Index.Velocity(r.Context(), run)
+	if err != nil {
+		s.o.Logger.Error("view: velocity", "dir", dir, "err", err)
+		vel.Absent = "the index could not be read"
+	}
+	p := runPage{Title: d.Run.Mission, Detail: d, Dir: run.Dir, Velocity: vel}
 	if p.Title == "" {
 		p.Title = d.Run.ID
 	}

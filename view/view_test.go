@@ -256,11 +256,16 @@ func TestRunPageContent(t *testing.T) {
 		"Briefing", "Bundles", "Sealed criteria, revealed", "the run committed to before any commander started",
 		`class="verdict v-pass"`, `class="card finding"`, `<pre class="code"><code><span class="ln">`, "verified",
 		"Reviewer dissent", "Per role", "Per model", `href="/raw/workspace/result.json"`, `href="/raw/workspace/sealed/envelope.json"`,
-		"Not shown yet",
+		"Not shown yet", "Velocity across runs",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the workspace run's page lacks %q", want)
 		}
+	}
+	// OK and Planted are runs of one task hash with the same models.
+	_, body = do(t, "GET", ts.URL+"/run/"+runfixture.OK, nil)
+	if !strings.Contains(body, "0.0 points per run over 2 runs") {
+		t.Errorf("the OK run's page does not show its velocity across the two runs of its mission")
 	}
 	_, body = do(t, "GET", ts.URL+"/run/"+runfixture.Forged, nil)
 	if !strings.Contains(body, "unreadable") || !strings.Contains(body, "invalid character") {

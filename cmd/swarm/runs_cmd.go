@@ -118,9 +118,11 @@ unless --asc); runs without the value come last.
 			}),
 		sub("show", "show RUN [RUNS_DIR] [--json]", "Show one run's summary",
 			`Show one run's summary: mission, status and why, Shadow median, bundles judged,
-evidence, recall, cost, duration, models and the files to read next. RUN is a
-run directory, or a run id (or a unique prefix of one) in the index of
-RUNS_DIR.`,
+evidence, recall, cost, duration, models, each bundle's score and gate, and the
+velocity across runs: (first - last) / (runs - 1) of the Shadow medians of the
+complete runs of the same mission (task hash) and models, oldest first, positive
+when improving (absent, with the reason, below two such runs). RUN is a run
+directory, or a run id (or a unique prefix of one) in the index of RUNS_DIR.`,
 			`  swarm runs show runs/20261127-160703-security-review-tinynotes-ss-100
   swarm runs show 20261127-1607 --json`,
 			cobra.RangeArgs(1, 2), nil),
@@ -174,8 +176,19 @@ func runRuns(ctx context.Context, app *App, sub string, o RunsOptions) error {
 	}
 	if sub == "show" {
 		if fi, err := os.Stat(o.Ref); err == nil && fi.IsDir() {
-			// A run directory named by its path: read it, no index needed.
-			return showRun(app, filepath.Dir(o.Ref), filepath.Base(o.Ref), o.JSON)
+			// A run directory named by its path: read it; its runs
+			// directory's index, when there is one, gives the velocity.
+			parent := filepath.Dir(filepath.Clean(o.Ref))
+			var ix *history.Index
+			if _, err := os.Lstat(filepath.Join(parent, history.IndexFile)); err == nil {
+				if ix, err = history.Open(ctx, parent); err == nil {
+					defer ix.Close()
+					if err := ix.Update(ctx, o.Ref); err != nil {
+						ix = nil
+					}
+				}
+			}
+			return showRun(ctx, app, ix, parent, filepath.Base(filepath.Clean(o.Ref)), o.JSON)
 		}
 	}
 	ix, err := history.Open(ctx, dir)
@@ -237,7 +250,7 @@ func runRuns(ctx context.Context, app *App, sub string, o RunsOptions) error {
 		if err != nil {
 			return usageError(err)
 		}
-		return showRun(app, dir, r.Dir, o.JSON)
+		return showRun(ctx, app, ix, dir, r.Dir, o.JSON)
 	}
 	return fmt.Errorf("runs: unknown subcommand %q", sub)
 }
@@ -288,20 +301,28 @@ func printRuns(app *App, p history.Page) {
 	fmt.Fprintf(app.Out, "page %d of %d (%d runs)\n", p.Page, p.Pages, p.Total)
 }
 
-// showRun prints the run directory rel of runsDir.
-func showRun(app *App, runsDir, rel string, asJSON bool) error {
+// showRun prints the run directory rel of runsDir; ix (nil when the runs
+// directory has no index) gives the velocity across runs.
+func showRun(ctx context.Context, app *App, ix *history.Index, runsDir, rel string, asJSON bool) error {
 	d, err := history.ReadDetail(runsDir, rel)
 	if err != nil {
 		return usageError(err)
 	}
 	r := d.Run
+	vel := history.Velocity{Absent: "no index in the run's runs directory (swarm runs reindex " + runsDir + ")", Runs: []history.VelocityRun{}}
+	if ix != nil {
+		if vel, err = ix.Velocity(ctx, r); err != nil {
+			return err
+		}
+	}
 	if asJSON {
 		return app.printJSON(struct {
 			history.Run
-			Path     string   `json:"path"`
-			Files    []string `json:"files"`
-			Problems []string `json:"problems,omitempty"`
-		}{r, filepath.Join(runsDir, filepath.FromSlash(rel)), fileNames(d.Files), d.Problems})
+			Path     string           `json:"path"`
+			Files    []string         `json:"files"`
+			Velocity history.Velocity `json:"velocity_across_runs"`
+			Problems []string         `json:"problems,omitempty"`
+		}{r, filepath.Join(runsDir, filepath.FromSlash(rel)), fileNames(d.Files), vel, d.Problems})
 	}
 	p := func(label, value string) { fmt.Fprintf(app.Out, "%-10s %s\n", label, textsafe.Printable(value)) }
 	p("run", r.ID)
@@ -347,7 +368,7 @@ func showRun(app *App, runsDir, rel string, asJSON bool) error {
 	for _, pr := range d.Problems {
 		p("problem", pr)
 	}
-	fmt.Fprintf(app.Out, "velocity across runs: not built yet (see docs/view.md)\n")
+	p("velocity", vel.Text()+" (across runs of this task hash and these models)")
 	return nil
 }
 

@@ -129,6 +129,21 @@ func TestRunsCommands(t *testing.T) {
 		if shown.Dir != runfixture.Workspace || !strings.Contains(strings.Join(shown.Files, " "), "evidence.json") {
 			t.Errorf("show --json: %s", out)
 		}
+		// OK and Planted are two complete runs of one task hash and models.
+		_, out, _ = execCLI(t, "runs", "show", runfixture.OK, runs, "--json")
+		var vel struct {
+			Velocity history.Velocity `json:"velocity_across_runs"`
+		}
+		if err := json.Unmarshal([]byte(out), &vel); err != nil {
+			t.Fatal(err)
+		}
+		if v := vel.Velocity; v.Value == nil || *v.Value != 0 || len(v.Runs) != 2 {
+			t.Errorf("velocity across runs: %+v", v)
+		}
+		_, out, _ = execCLI(t, "runs", "show", runfixture.OK, runs)
+		if !strings.Contains(out, "velocity   +0.0 points per run over 2 runs") {
+			t.Errorf("show does not print the velocity:\n%s", out)
+		}
 		c, out, _ = execCLI(t, "runs", "show", filepath.Join(runs, runfixture.Forged))
 		if c != 0 || !strings.Contains(out, "unreadable") || !strings.Contains(out, "error") {
 			t.Errorf("show of a forged directory: exit %d\n%s", c, out)
