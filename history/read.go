@@ -34,7 +34,7 @@ type Run struct {
 	ID string `json:"id"`
 	// Started is when the run started (its first event; run.json's time
 	// when events.jsonl has none); nil when unknown.
-	Started *time.Time `json:"started,omitempty"`
+	Started *time.Time `json:"started"`
 	// Mission is the mission's title (the intake's summary, or the mission
 	// file's name); MissionFile the mission file's base name.
 	Mission     string `json:"mission"`

@@ -306,6 +306,23 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("Tab never reached the Apply button (reached %v)", reached)
 		}
 	})
+
+	t.Run("Tab reaches the run page's controls", func(t *testing.T) {
+		load(t, ctx, ts.URL+"/run/"+runfixture.Planted)
+		reached := map[string]bool{}
+		for range 80 {
+			if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
+				t.Fatal(err)
+			}
+			el := eval[string](t, ctx, `(e => e.tagName === "A" ? "A " + e.getAttribute("href").split("/").slice(0, 2).join("/").replace(/^#.*/, "#anchor") : e.tagName)(document.activeElement)`)
+			reached[el] = true
+		}
+		for _, want := range []string{"A /", "A #anchor", "SUMMARY", "A /raw"} {
+			if !reached[want] {
+				t.Errorf("Tab never reached %q (reached %v)", want, reached)
+			}
+		}
+	})
 }
 
 // ext is the screenshot's file extension: CaptureScreenshot writes PNG,
