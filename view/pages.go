@@ -63,6 +63,7 @@ func (s *Server) listQuery(v url.Values) (history.Query, error) {
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	s.maybeSync(r)
 	v := r.URL.Query()
 	d := listPage{Title: "Runs", RunsDir: s.o.RunsDir, Form: v, Sorts: history.SortKeys()}
 	status := http.StatusOK

@@ -17,6 +17,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/swarm-dev/swarm/history"
@@ -49,6 +50,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock of the list's date filters (time.Now when nil).
 	Now func() time.Time
+	// SyncEvery, when positive, brings the index up to date
+	// (history.Index.Sync) before a runs list is shown if the last sync is
+	// older than that: runs that ended while the viewer was up appear
+	// without a restart. 0 never syncs (the caller synced at start).
+	SyncEvery time.Duration
 }
 
 // Server is the viewer's HTTP handler.
@@ -57,6 +63,11 @@ type Server struct {
 	root *os.Root
 	tmpl map[string]*template.Template
 	mux  *http.ServeMux
+
+	// syncing is held while a request syncs the index (others do not
+	// wait: they show the index as it is); lastSync is when it last did.
+	syncing  sync.Mutex
+	lastSync time.Time
 }
 
 // New builds the viewer of o.RunsDir. Close releases the runs directory.
@@ -97,6 +108,21 @@ func New(o Options) (*Server, error) {
 		s.fail(w, r, http.StatusNotFound, "no such page")
 	})
 	return s, nil
+}
+
+// maybeSync syncs the index when SyncEvery says it is due and no other
+// request is syncing it.
+func (s *Server) maybeSync(r *http.Request) {
+	if s.o.SyncEvery <= 0 || !s.syncing.TryLock() {
+		return
+	}
+	defer s.syncing.Unlock()
+	if now := s.o.Now(); now.Sub(s.lastSync) >= s.o.SyncEvery {
+		s.lastSync = now
+		if _, err := s.o.Index.Sync(r.Context()); err != nil {
+			s.o.Logger.Warn("view: index sync", "err", err)
+		}
+	}
 }
 
 // Close releases the runs directory.

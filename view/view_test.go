@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/swarm-dev/swarm/history"
 	"github.com/swarm-dev/swarm/internal/runfixture"
@@ -298,5 +299,48 @@ func TestAbsentCostRendersAsDash(t *testing.T) {
 	s.ServeHTTP(w, httptest.NewRequest("GET", "/run/syn-00000", nil))
 	if w.Code != 200 || !strings.Contains(w.Body.String(), `<td class="num">–</td></tr>`) {
 		t.Errorf("%d\n%s", w.Code, w.Body)
+	}
+}
+
+// TestListSyncsTheIndex: with SyncEvery, a run that appears while the
+// viewer is up is listed; without, the list shows the index as it was.
+func TestListSyncsTheIndex(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string // why
+		every time.Duration
+		want  string
+	}{
+		{"synced when due", time.Nanosecond, "2 runs"},
+		{"never synced by the viewer", 0, "1 runs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			runs := filepath.Join(t.TempDir(), "runs")
+			if err := runfixture.Synthetic(runs, 1); err != nil {
+				t.Fatal(err)
+			}
+			ix, err := history.Open(t.Context(), runs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ix.Close()
+			if _, err := ix.Sync(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			s, err := view.New(view.Options{RunsDir: runs, Index: ix, SyncEvery: tc.every})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if err := runfixture.Synthetic(runs, 2); err != nil { // adds syn-00001
+				t.Fatal(err)
+			}
+			w := httptest.NewRecorder()
+			s.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+			if !strings.Contains(w.Body.String(), `<p class="muted" id="count">`+tc.want) {
+				t.Errorf("want %q:\n%.2000s", tc.want, w.Body)
+			}
+		})
 	}
 }

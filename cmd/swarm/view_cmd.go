@@ -7,6 +7,7 @@ import (
 	"net"
 	"os/exec"
 	"runtime"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -77,6 +78,10 @@ pages, live updates and OpenTelemetry traces (see docs/view.md).`,
 	return cmd
 }
 
+// viewSyncEvery is how stale the runs list may be: runs that end while
+// the viewer is up appear within it.
+const viewSyncEvery = 10 * time.Second
+
 // runView indexes the runs directory and serves the viewer until ctx ends.
 func runView(ctx context.Context, app *App, o ViewOptions) error {
 	host, _, err := net.SplitHostPort(o.Addr)
@@ -100,7 +105,7 @@ func runView(ctx context.Context, app *App, o ViewOptions) error {
 	if err != nil {
 		return fmt.Errorf("indexing %s: %w", dir, err)
 	}
-	srv, err := view.New(view.Options{RunsDir: dir, Index: ix, LoopbackOnly: !o.AllowRemote, Logger: app.Logger})
+	srv, err := view.New(view.Options{RunsDir: dir, Index: ix, LoopbackOnly: !o.AllowRemote, Logger: app.Logger, SyncEvery: viewSyncEvery})
 	if err != nil {
 		return err
 	}
