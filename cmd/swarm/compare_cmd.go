@@ -112,6 +112,7 @@ func runCompare(ctx context.Context, app *App, o CompareOptions) error {
 		opts.Registry = app.Registry()
 		opts.Progress = func(p compare.Progress) { fmt.Fprint(app.Err, textsafe.PrintableLines(progressLine(p))) }
 		rep, err := compare.Run(ctx, opts)
+		indexRun(ctx, app, m.Out, o.Out == "")
 		if err != nil {
 			if ctx.Err() != nil {
 				fmt.Fprintf(app.Err, "interrupted: finished runs are kept in %s; re-run with --resume to complete\n", textsafe.Printable(m.Out))

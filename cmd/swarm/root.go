@@ -104,6 +104,8 @@ into a distributional safety sandbox.`,
 		newProvidersCmd(app),
 		newBenchCmd(app, nil),
 		newVerifyEvidenceCmd(app, nil),
+		newRunsCmd(app, nil),
+		newViewCmd(app, nil),
 		newVersionCmd(app),
 	)
 	addBuiltinExamples(root)

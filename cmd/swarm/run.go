@@ -354,6 +354,9 @@ func runMission(ctx context.Context, app *App, o RunOptions, m *nexus.Mission) e
 	if view != nil {
 		view.finish()
 	}
+	if res != nil {
+		indexRun(ctx, app, res.Dir, o.Out == "" && o.Resume == "")
+	}
 	if err != nil {
 		if res != nil && errors.Is(err, nexus.ErrWrite) {
 			dir := textsafe.Printable(res.Dir)

@@ -85,6 +85,13 @@ func rules() []rule {
 			Forbid: []string{"nexus/...", "mock/..."},
 		},
 		{
+			Name: "history_view_below_engine",
+			Why: "the run index (history) and the viewer (view) read run directories through the data contract " +
+				"(runfiles, events, config, shadow): they never import the engine (nexus) or the mock",
+			From:   []string{"history", "view"},
+			Forbid: []string{"nexus/...", "mock/..."},
+		},
+		{
 			Name:   "cli_on_top",
 			Why:    "nothing imports the CLI",
 			From:   []string{"..."},
