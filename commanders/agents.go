@@ -597,7 +597,11 @@ func (c *Commander) reduceScope(ctx context.Context, childRole string, byShard [
 func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i int) Agent, parent Constraints) []AtomResult {
 	out := make([]AtomResult, len(briefs))
 	todo := make([]int, 0, len(briefs))
-	ws := make([]worker, len(briefs))
+	agents := make([]Agent, len(briefs))
+	var tools []ToolSet // per brief, when the run gives workers tools
+	if c.Hooks.Tools != nil {
+		tools = make([]ToolSet, len(briefs))
+	}
 	for i, sh := range briefs {
 		a := agent(i)
 		cons := c.childConstraints(parent, RoleWorker, sh.FileScope)
@@ -605,7 +609,10 @@ func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i
 		if c.halted(ctx) {
 			continue
 		}
-		ws[i] = worker{agent: a, domain: c.Capsule.Domain, briefID: sh.BriefID, brief: sh.Brief, aspects: sh.Aspects, cons: cons, tools: c.toolsFor(a, cons)}
+		agents[i] = a
+		if tools != nil {
+			tools[i] = c.toolsFor(a, cons)
+		}
 		todo = append(todo, i)
 	}
 	var g errgroup.Group
@@ -614,11 +621,13 @@ func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i
 			out[i].Class, out[i].Error = providers.ClassOf(err), err.Error()
 			continue
 		}
-		w := ws[i]
-		ws[i] = worker{} // the goroutine holds it now
+		sh, a := briefs[i], agents[i]
+		w := worker{agent: a, domain: c.Capsule.Domain, briefID: sh.BriefID, brief: sh.Brief, aspects: sh.Aspects, cons: out[i].Constraints}
+		if tools != nil {
+			w.tools, tools[i] = tools[i], nil
+		}
 		g.Go(func() error {
 			defer c.release()
-			a := w.agent
 			if c.Hooks.MayAssign != nil && !c.Hooks.MayAssign(a) {
 				out[i].Class, out[i].Error = providers.ClassRefused, "not assigned: circuit breaker open for "+a.Ref.String()
 				return nil
