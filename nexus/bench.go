@@ -116,8 +116,8 @@ type providerMeter struct {
 	latency time.Duration
 	jobs    chan meterJob
 	slots   chan struct{} // one per call being measured
-	cpu     atomic.Int64 // ns
-	failed  atomic.Bool  // a thread CPU reading failed
+	cpu     atomic.Int64  // ns
+	failed  atomic.Bool   // a thread CPU reading failed
 	done    sync.WaitGroup
 }
 
