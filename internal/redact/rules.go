@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/spf13/viper"
+	"github.com/pelletier/go-toml/v2"
 	gitleaks "github.com/zricethezav/gitleaks/v8/config"
 )
 
@@ -102,17 +102,17 @@ var rules = sync.OnceValue(func() *ruleSet {
 })
 
 // gitleaksRules reads gitleaks' default rule set: the gitleaks.toml its
-// config package embeds (the one the gitleaks CLI uses by default), decoded
-// by viper into its ViperConfig, as gitleaks decodes it. The expressions
-// are compiled later, each on first use.
+// config package embeds (the one the gitleaks CLI uses by default),
+// decoded into its ViperConfig. gitleaks decodes it with viper (TOML into a
+// generic map, then the map into the struct); go-toml, the TOML decoder
+// viper itself uses, decodes it straight into the struct (keys matched to
+// fields whatever their case, as viper matches them), to the same value
+// (TestTOMLRulesAsViper) in a fraction of the time: every run loads it
+// once, on its first text. The expressions are compiled later, each on
+// first use.
 func gitleaksRules() (gitleaks.ViperConfig, error) {
-	v := viper.New()
-	v.SetConfigType("toml")
 	var vc gitleaks.ViperConfig
-	if err := v.ReadConfig(strings.NewReader(gitleaks.DefaultConfig)); err != nil {
-		return vc, fmt.Errorf("gitleaks default config: %w", err)
-	}
-	if err := v.Unmarshal(&vc); err != nil {
+	if err := toml.Unmarshal([]byte(gitleaks.DefaultConfig), &vc); err != nil {
 		return vc, fmt.Errorf("gitleaks default config: %w", err)
 	}
 	return vc, nil
