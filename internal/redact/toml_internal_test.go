@@ -44,8 +44,12 @@ func TestTOMLRulesAsViper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Rules) < 100 || got.AllowList == nil || len(got.AllowList.Regexes) == 0 {
-		t.Fatalf("%d rules, global allowlist %+v: gitleaks' rules did not load", len(got.Rules), got.AllowList)
+	// gitleaks' own default config writes its global allowlist as
+	// [allowlist], which decodes into the deprecated field.
+	//lint:ignore SA1019 the default gitleaks.toml uses it
+	global := got.AllowList
+	if len(got.Rules) < 100 || global == nil || len(global.Regexes) == 0 {
+		t.Fatalf("%d rules, global allowlist %+v: gitleaks' rules did not load", len(got.Rules), global)
 	}
 	if d := cmp.Diff(string(want), string(gotJSON)); d != "" {
 		t.Errorf("(-viper +ours):\n%s", d)
