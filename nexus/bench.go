@@ -102,8 +102,10 @@ func Bench(ctx context.Context, o Options, latency time.Duration) (BenchResult, 
 // adds a fixed latency after each call.
 //
 // The providers' calls run on a fixed set of measuring goroutines (slots:
-// GOMAXPROCS, no more can run at once anyway), each locked to its own OS
-// thread for good, whose CPU clock is read before and after each call. A
+// GOMAXPROCS, no more can run at once anyway), each locked to its OS
+// thread while it runs a call, whose CPU clock is read before and after
+// the call (a goroutine locked for good had to be handed a processor on
+// its own thread for every call: two thread switches per call). A
 // call's own goroutine hands its request over and waits, the latency wait
 // included, with the shallow stack of the provider layers above: the
 // provider's work (the mock's prompt reading and answer building) grows the
@@ -146,16 +148,16 @@ func newProviderMeter(latency time.Duration, slots int) *providerMeter {
 	return m
 }
 
-// serve runs calls on a thread of its own until stop.
+// serve runs calls, each locked to the thread it runs on, until stop.
 func (m *providerMeter) serve() {
 	defer m.done.Done()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	for j := range m.jobs {
 		m.slots <- struct{}{}
+		runtime.LockOSThread()
 		t0, ok0 := threadCPU()
 		resp, err := j.p.Complete(j.ctx, j.req)
 		t1, ok1 := threadCPU()
+		runtime.UnlockOSThread()
 		<-m.slots
 		if !ok0 || !ok1 {
 			m.failed.Store(true)
