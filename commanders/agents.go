@@ -586,9 +586,22 @@ func (c *Commander) reduceScope(ctx context.Context, childRole string, byShard [
 // runWorkers runs one worker per brief under parent's constraints (the
 // commander's capsule, or a squad lead's), each tightened with the worker
 // layer's own timeout and token ceiling and the brief's file scope.
+//
+// A worker's goroutine starts once it holds its slot of the run's
+// concurrency (Sem), not before: at 20 000 workers under a smaller cap,
+// goroutines waiting for a slot were most of the run's memory. Which
+// workers run is decided for all of them first, as when every goroutine
+// started at once (the launch check, the tools), and each result lands at
+// its brief's index, so results keep their order whatever order slots
+// free in.
 func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i int) Agent, parent Constraints) []AtomResult {
 	out := make([]AtomResult, len(briefs))
-	var g errgroup.Group
+	todo := make([]int, 0, len(briefs))
+	agents := make([]Agent, len(briefs))
+	var tools []ToolSet // per brief, when the run gives workers tools
+	if c.Hooks.Tools != nil {
+		tools = make([]ToolSet, len(briefs))
+	}
 	for i, sh := range briefs {
 		a := agent(i)
 		cons := c.childConstraints(parent, RoleWorker, sh.FileScope)
@@ -596,12 +609,24 @@ func (c *Commander) runWorkers(ctx context.Context, briefs []Shard, agent func(i
 		if c.halted(ctx) {
 			continue
 		}
-		w := worker{agent: a, domain: c.Capsule.Domain, briefID: sh.BriefID, brief: sh.Brief, aspects: sh.Aspects, cons: cons, tools: c.toolsFor(a, cons)}
+		agents[i] = a
+		if tools != nil {
+			tools[i] = c.toolsFor(a, cons)
+		}
+		todo = append(todo, i)
+	}
+	var g errgroup.Group
+	for _, i := range todo {
+		if err := c.acquire(ctx); err != nil {
+			out[i].Class, out[i].Error = providers.ClassOf(err), err.Error()
+			continue
+		}
+		sh, a := briefs[i], agents[i]
+		w := worker{agent: a, domain: c.Capsule.Domain, briefID: sh.BriefID, brief: sh.Brief, aspects: sh.Aspects, cons: out[i].Constraints}
+		if tools != nil {
+			w.tools, tools[i] = tools[i], nil
+		}
 		g.Go(func() error {
-			if err := c.acquire(ctx); err != nil {
-				out[i].Class, out[i].Error = providers.ClassOf(err), err.Error()
-				return nil
-			}
 			defer c.release()
 			if c.Hooks.MayAssign != nil && !c.Hooks.MayAssign(a) {
 				out[i].Class, out[i].Error = providers.ClassRefused, "not assigned: circuit breaker open for "+a.Ref.String()

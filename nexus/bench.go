@@ -3,6 +3,7 @@ package nexus
 import (
 	"context"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -56,6 +57,7 @@ type BenchResult struct {
 // mock.
 func Bench(ctx context.Context, o Options, latency time.Duration) (BenchResult, error) {
 	m := newProviderMeter(latency, runtime.GOMAXPROCS(0))
+	defer m.stop()
 	cpu0, cpuOK := processCPU()
 	start := time.Now()
 	mission, err := Prepare(o, WithProviderWrap(func(_ providers.Ref, p providers.Provider) providers.Provider { return m.wrap(p) }))
@@ -99,22 +101,77 @@ func Bench(ctx context.Context, o Options, latency time.Duration) (BenchResult, 
 // providerMeter measures the CPU providers spend inside their Complete and
 // adds a fixed latency after each call.
 //
-// A measured call holds its OS thread, and a thread held by a goroutine
-// the scheduler preempts or parks cannot run any other: with thousands of
-// calls in flight (a large scale whose concurrency does not bind) the
-// process grew to thousands of threads, their stacks and the switching
-// between them counted as the orchestrator's. So at most slots calls are
-// measured at once (GOMAXPROCS: no more can run at once anyway); the
-// others wait for a slot before their thread is held.
+// The providers' calls run on a fixed set of measuring goroutines (slots:
+// GOMAXPROCS, no more can run at once anyway), each locked to its OS
+// thread while it runs a call, whose CPU clock is read before and after
+// the call (a goroutine locked for good had to be handed a processor on
+// its own thread for every call: two thread switches per call). A
+// call's own goroutine hands its request over and waits, the latency wait
+// included, with the shallow stack of the provider layers above: the
+// provider's work (the mock's prompt reading and answer building) grows the
+// measuring goroutines' stacks, once, not the stack of every call in
+// flight, as a real provider's work happens in its server, not in the
+// caller. (A thread held per call in flight had grown the process to
+// thousands of threads at large scales; holding each call's goroutine
+// through the provider's work had grown every waiting call's stack.)
 type providerMeter struct {
 	latency time.Duration
+	jobs    chan meterJob
 	slots   chan struct{} // one per call being measured
 	cpu     atomic.Int64  // ns
 	failed  atomic.Bool   // a thread CPU reading failed
+	done    sync.WaitGroup
 }
 
+// meterJob is one call handed to a measuring goroutine; its outcome comes
+// back on reply.
+type meterJob struct {
+	ctx   context.Context
+	p     providers.Provider
+	req   providers.Request
+	reply chan<- meterReply
+}
+
+type meterReply struct {
+	resp providers.Response
+	err  error
+}
+
+// newProviderMeter starts slots measuring goroutines; stop ends them.
 func newProviderMeter(latency time.Duration, slots int) *providerMeter {
-	return &providerMeter{latency: latency, slots: make(chan struct{}, max(1, slots))}
+	slots = max(1, slots)
+	m := &providerMeter{latency: latency, jobs: make(chan meterJob), slots: make(chan struct{}, slots)}
+	for range slots {
+		m.done.Add(1)
+		go m.serve()
+	}
+	return m
+}
+
+// serve runs calls, each locked to the thread it runs on, until stop.
+func (m *providerMeter) serve() {
+	defer m.done.Done()
+	for j := range m.jobs {
+		m.slots <- struct{}{}
+		runtime.LockOSThread()
+		t0, ok0 := threadCPU()
+		resp, err := j.p.Complete(j.ctx, j.req)
+		t1, ok1 := threadCPU()
+		runtime.UnlockOSThread()
+		<-m.slots
+		if !ok0 || !ok1 {
+			m.failed.Store(true)
+		} else {
+			m.cpu.Add(int64(t1 - t0))
+		}
+		j.reply <- meterReply{resp, err}
+	}
+}
+
+// stop ends the measuring goroutines once no call is under way.
+func (m *providerMeter) stop() {
+	close(m.jobs)
+	m.done.Wait()
 }
 
 func (m *providerMeter) ok() bool { return !m.failed.Load() }
@@ -139,24 +196,15 @@ func (m *providerMeter) wrap(p providers.Provider) providers.Provider {
 	})
 }
 
-// measure runs one call locked to its OS thread, once a slot is free, and
-// adds the thread's CPU.
+// measure runs one call on a measuring goroutine, once one is free, and
+// waits for its outcome.
 func (m *providerMeter) measure(ctx context.Context, p providers.Provider, req providers.Request) (providers.Response, error) {
+	reply := make(chan meterReply, 1)
 	select {
-	case m.slots <- struct{}{}:
-		defer func() { <-m.slots }()
+	case m.jobs <- meterJob{ctx: ctx, p: p, req: req, reply: reply}:
 	case <-ctx.Done():
 		return providers.Response{}, providers.NewError(providers.ClassTimeout, "bench: interrupted waiting to measure a call", ctx.Err())
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	t0, ok0 := threadCPU()
-	resp, err := p.Complete(ctx, req)
-	t1, ok1 := threadCPU()
-	if !ok0 || !ok1 {
-		m.failed.Store(true)
-	} else {
-		m.cpu.Add(int64(t1 - t0))
-	}
-	return resp, err
+	r := <-reply
+	return r.resp, r.err
 }

@@ -56,13 +56,15 @@ func newEventLog(path string, now func() time.Time, keep bool, obs ...events.Obs
 }
 
 func (l *eventLog) emit(e events.Event) {
+	// The fields are scrubbed before the lock is taken (the pass needs no
+	// seq or time): events emitted together scrub side by side.
+	e = redactEvent(l.secrets, e)
 	l.mu.Lock()
 	l.seq++
 	e.Seq = l.seq
 	if e.Time.IsZero() {
 		e.Time = l.now()
 	}
-	e = redactEvent(l.secrets, e)
 	if l.log != nil {
 		if b, err := l.line.encode(e); err == nil {
 			// The last line of defence: every field, nested ones too. The

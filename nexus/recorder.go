@@ -211,14 +211,17 @@ func newTranscriptLog(path string, keep bool) (*transcriptLog, error) {
 }
 
 func (t *transcriptLog) write(tr Transcript) int64 {
+	// On disk, secrets are redacted (an agent's answer may hold a
+	// credential); in memory (keepPrompts) the calls stay as they were.
+	// The pass runs before the lock is taken: calls finishing together
+	// scrub their transcripts side by side and queue only to write.
+	disk := redactTranscript(t.secrets, tr)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.seq++
-	tr.Seq = t.seq
+	tr.Seq, disk.Seq = t.seq, t.seq
 	if t.log != nil {
-		// On disk, secrets are redacted (an agent's answer may hold a
-		// credential); in memory (keepPrompts) the calls stay as they were.
-		if b, err := t.line.encode(redactTranscript(t.secrets, tr)); err == nil {
+		if b, err := t.line.encode(disk); err == nil {
 			t.log.WriteLine(b)
 		}
 	}

@@ -110,35 +110,44 @@ type Block struct {
 // definition of the format.
 func SplitUntrusted(text string) (outside string, blocks []Block) {
 	var out strings.Builder
-	rest := text
+	rest := walkBlocks(text, func(before string, blk Block) {
+		out.WriteString(before)
+		blocks = append(blocks, blk)
+	})
+	out.WriteString(rest)
+	return out.String(), blocks
+}
+
+// walkBlocks reads text as SplitUntrusted does, calling fn with the text
+// outside blocks before each block and the block, and returns the text
+// after the last block. A marker that opens no block is outside text.
+func walkBlocks(text string, fn func(before string, blk Block)) (rest string) {
+	rest = text
+	from := 0 // rest[:from] is outside text not yet handed to fn
 	for {
-		i := indexLineStart(rest, vocab.UntrustedOpen)
+		i := indexLineStart(rest[from:], vocab.UntrustedOpen)
 		if i < 0 {
-			out.WriteString(rest)
-			break
+			return rest
 		}
+		i += from
 		blk, n, ok := parseBlock(rest[i:])
 		if !ok {
-			out.WriteString(rest[:i+len(vocab.UntrustedOpen)])
-			rest = rest[i+len(vocab.UntrustedOpen):]
+			from = i + len(vocab.UntrustedOpen)
 			continue
 		}
-		out.WriteString(rest[:i])
-		blocks = append(blocks, blk)
-		rest = rest[i+n:]
+		fn(rest[:i], blk)
+		rest, from = rest[i+n:], 0
 	}
-	return out.String(), blocks
 }
 
 // BlocksOf returns the content of the blocks of one kind, in order.
 func BlocksOf(text, kind string) []Block {
-	_, all := SplitUntrusted(text)
 	var out []Block
-	for _, b := range all {
+	walkBlocks(text, func(_ string, b Block) {
 		if b.Kind == kind {
 			out = append(out, b)
 		}
-	}
+	})
 	return out
 }
 
@@ -167,29 +176,66 @@ func parseBlock(s string) (Block, int, bool) {
 	if !strings.HasSuffix(head, ">") {
 		return Block{}, 0, false
 	}
-	attrs := parseAttrs(strings.TrimSuffix(head, ">"))
-	b := Block{Kind: attrs["kind"], ID: attrs["id"], Nonce: attrs["nonce"]}
+	var b Block
+	for k, v := range attrs(strings.TrimSuffix(head, ">")) {
+		switch k {
+		case "kind":
+			b.Kind = v
+		case "id":
+			b.ID = v
+		case "nonce":
+			b.Nonce = v
+		}
+	}
 	if b.Kind == "" || b.Nonce == "" {
 		return Block{}, 0, false
 	}
-	closing := "\n" + vocab.UntrustedClose + `kind="` + b.Kind + `" nonce="` + b.Nonce + `">`
 	body := s[nl+1:]
-	j := strings.Index(body, closing)
+	j := indexClosing(body, b.Kind, b.Nonce)
 	if j < 0 {
 		return Block{}, 0, false
 	}
 	b.Content = body[:j]
-	return b, nl + 1 + j + len(closing), true
+	return b, nl + 1 + j + closingLen(b.Kind, b.Nonce), true
 }
 
-// parseAttrs reads name="value" pairs separated by spaces.
-func parseAttrs(s string) map[string]string {
-	out := map[string]string{}
-	for _, f := range strings.Fields(s) {
-		k, v, ok := strings.Cut(f, "=")
-		if ok && len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-			out[k] = v[1 : len(v)-1]
+// closingLen is the length of the closing marker of a block of kind and
+// nonce: "\n</untrusted kind=\"...\" nonce=\"...\">".
+func closingLen(kind, nonce string) int {
+	return 1 + len(vocab.UntrustedClose) + len(`kind="`) + len(kind) + len(`" nonce="`) + len(nonce) + len(`">`)
+}
+
+// indexClosing finds the closing marker of a block of kind and nonce in
+// body, without building the marker.
+func indexClosing(body, kind, nonce string) int {
+	head := "\n" + vocab.UntrustedClose + `kind="`
+	off := 0
+	for {
+		i := strings.Index(body[off:], head)
+		if i < 0 {
+			return -1
+		}
+		j := off + i
+		r := body[j+len(head):]
+		if strings.HasPrefix(r, kind) && strings.HasPrefix(r[len(kind):], `" nonce="`) &&
+			strings.HasPrefix(r[len(kind)+len(`" nonce="`):], nonce) && strings.HasPrefix(r[len(kind)+len(`" nonce="`)+len(nonce):], `">`) {
+			return j
+		}
+		off = j + 1
+	}
+}
+
+// attrs yields the name="value" pairs separated by spaces, in order (a
+// later pair of the same name wins, as it overwrites the earlier).
+func attrs(s string) func(yield func(k, v string) bool) {
+	return func(yield func(k, v string) bool) {
+		for f := range strings.FieldsSeq(s) {
+			k, v, ok := strings.Cut(f, "=")
+			if ok && len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+				if !yield(k, v[1:len(v)-1]) {
+					return
+				}
+			}
 		}
 	}
-	return out
 }
