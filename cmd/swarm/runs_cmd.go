@@ -205,7 +205,7 @@ func runRuns(ctx context.Context, app *App, sub string, o RunsOptions) error {
 		if o.JSON {
 			return app.printJSON(st)
 		}
-		fmt.Fprintf(app.Out, "indexed %d runs in %s (%d with errors, %d rows removed)\n", st.Indexed, textsafe.Printable(filepath.Join(dir, history.IndexFile)), st.Errors, st.Removed)
+		fmt.Fprintf(app.Out, "indexed %s in %s (%d with errors, %d rows removed)\n", runCount(st.Indexed), textsafe.Printable(filepath.Join(dir, history.IndexFile)), st.Errors, st.Removed)
 		return nil
 	case "gc":
 		gone, err := ix.GC(ctx, o.DryRun)
@@ -298,7 +298,7 @@ func printRuns(app *App, p history.Page) {
 			r.EvidenceText(), r.RecallText(), r.CostText(), r.DurationText())
 	}
 	tw.Flush()
-	fmt.Fprintf(app.Out, "page %d of %d (%d runs)\n", p.Page, p.Pages, p.Total)
+	fmt.Fprintf(app.Out, "page %d of %d (%s)\n", p.Page, p.Pages, runCount(p.Total))
 }
 
 // showRun prints the run directory rel of runsDir; ix (nil when the runs
@@ -421,4 +421,12 @@ func indexRun(ctx context.Context, app *App, dir string, defaultPlace bool) {
 		fmt.Fprintf(app.Err, "warning: the run index was not updated (%s); the run itself is not affected; rebuild it with: swarm runs reindex %s\n",
 			textsafe.Printable(err.Error()), textsafe.Printable(parent))
 	}
+}
+
+// runCount is n runs in words: "1 run", "3 runs".
+func runCount(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
 }

@@ -85,7 +85,7 @@ func TestRunsCommands(t *testing.T) {
 
 	t.Run("list as a table says absent as a dash", func(t *testing.T) {
 		c, out, _ := execCLI(t, "runs", "list", runs, "--mission", "tinynotes")
-		if c != 0 || !strings.Contains(out, "STARTED (UTC)") || !strings.Contains(out, runfixture.Workspace) || !strings.Contains(out, "page 1 of 1 (1 runs)") {
+		if c != 0 || !strings.Contains(out, "STARTED (UTC)") || !strings.Contains(out, runfixture.Workspace) || !strings.Contains(out, "page 1 of 1 (1 run)") {
 			t.Errorf("exit %d:\n%s", c, out)
 		}
 		_, out, _ = execCLI(t, "runs", "list", runs, "--status", "failed")

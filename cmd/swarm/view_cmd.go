@@ -119,7 +119,7 @@ func runView(ctx context.Context, app *App, o ViewOptions) error {
 		fmt.Fprintf(app.Err, "warning: the viewer listens on %s, beyond this machine: anyone who reaches it can read every run in %s (transcripts, findings, criteria); there is no login\n",
 			textsafe.Printable(ln.Addr().String()), textsafe.Printable(dir))
 	}
-	fmt.Fprintf(app.Err, "indexed %s: %d runs (%d read now, %d with errors)\n", textsafe.Printable(dir), st.Total, st.Indexed, st.Errors)
+	fmt.Fprintf(app.Err, "indexed %s: %s (%d read now, %d with errors)\n", textsafe.Printable(dir), runCount(st.Total), st.Indexed, st.Errors)
 	fmt.Fprintf(app.Out, "swarm view: %s  (Ctrl-C to stop)\n", url)
 	if o.listening != nil {
 		o.listening(ln.Addr().String())
