@@ -288,7 +288,7 @@ func TestLeakScanWithHardeningAtEveryScale(t *testing.T) {
 
 func scoresByPersona(t *testing.T, persona string) *nexus.Result {
 	t.Helper()
-	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
+	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", small, func(o *nexus.Options) {
 		o.Models = models(t, map[string]string{"commander": "mock:" + persona})
 	})
 	if err != nil {
@@ -401,7 +401,7 @@ func TestShadowGateBandsAndEvents(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for _, m := range []string{"api-design.md", "dependency-risk-scan.md", "incident-runbook.md"} {
-		res, err := runMission(t, loadMission(t, m), "ss-50", "mock:honest", func(o *nexus.Options) {
+		res, err := runMission(t, loadMission(t, m), "ss-50", "mock:honest", small, func(o *nexus.Options) {
 			o.Models = models(t, map[string]string{"commander": "mock:sloppy"})
 		})
 		if err != nil {
