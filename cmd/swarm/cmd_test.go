@@ -150,6 +150,7 @@ func TestShadowScoreOutput(t *testing.T) {
 func TestRunCommandOfflineAndBadInput(t *testing.T) {
 	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	app, out, errb := testApp()
+	app.ConfigPath = writeFile(t, "config.yml", smallTeams) // serial: the smaller, the shorter the package's serial part
 	dir := filepath.Join(t.TempDir(), "run")
 	err := runRun(t.Context(), app, RunOptions{MissionArg: "../../examples/missions/api-design.md", Scale: "ss-50", Out: dir, Quiet: true})
 	if err != nil {
@@ -686,6 +687,7 @@ func TestLogFormatJSONAndLevel(t *testing.T) {
 	}{{"debug", true}, {"info", false}} {
 		t.Run(tc.level, func(t *testing.T) {
 			app, _, errb := testApp()
+			app.ConfigPath = writeFile(t, "config.yml", smallTeams) // serial: the smaller, the shorter the package's serial part
 			app.LogLevel, app.LogFormat = tc.level, "json"
 			if err := app.setupLogger(); err != nil {
 				t.Fatal(err)
