@@ -810,7 +810,8 @@ func TestSecretsNeverReachTheRunDirectory(t *testing.T) {
 	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	const secret = "sk-swarm-test-secret-4f1d9a"
 	t.Setenv("OPENAI_API_KEY", secret)
-	res, err := runMission(t, loadMission(t, "incident-runbook.md"), "ss-50", "mock:honest")
+	// Small teams: serial, so its length is the package's.
+	res, err := runMission(t, loadMission(t, "incident-runbook.md"), "ss-50", "mock:honest", small)
 	if err != nil {
 		t.Fatal(err)
 	}
