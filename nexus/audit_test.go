@@ -324,7 +324,8 @@ func TestParaphrasingJudgeNeverLeaksCriteriaToCommanders(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := loadScript(t, string(b))
-	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
+	// Small teams (smallTeams): every commander's feedback is still scanned.
+	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", small, func(o *nexus.Options) {
 		o.Registry = mockRegistry(mock.Options{Script: s})
 	})
 	if err != nil {
