@@ -279,6 +279,7 @@ func TestFileScopeBoundsWhatAgentsRead(t *testing.T) {
 	for _, persona := range []string{mock.Honest, mock.Sloppy} {
 		out := filepath.Join(t.TempDir(), "run")
 		o := missionOptions(t, out)
+		smallTeams(o.Config) // every role that reads still does
 		o.Mission = loadMission(t, "security-review-tinynotes.md")
 		o.MissionDir = filepath.Join("..", "examples", "missions")
 		o.Workspace, o.FileScope = ws, []string{"internal/auth"}
@@ -333,6 +334,7 @@ func TestReadOutsideScopeIsRefusedAndCounted(t *testing.T) {
 		})
 	out := filepath.Join(t.TempDir(), "run")
 	o := missionOptions(t, out)
+	smallTeams(o.Config) // every worker's first read is refused, however many
 	o.Mission = loadMission(t, "security-review-tinynotes.md")
 	o.MissionDir = filepath.Join("..", "examples", "missions")
 	o.Workspace, o.FileScope, o.Registry = ws, []string{"internal/auth"}, reg
