@@ -324,7 +324,8 @@ func TestParaphrasingJudgeNeverLeaksCriteriaToCommanders(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := loadScript(t, string(b))
-	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
+	// Small teams (smallTeams): every commander's feedback is still scanned.
+	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", small, func(o *nexus.Options) {
 		o.Registry = mockRegistry(mock.Options{Script: s})
 	})
 	if err != nil {
@@ -410,7 +411,9 @@ func TestEveryExampleMissionEmitsSpecConformingReports(t *testing.T) {
 	for _, tc := range runs {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res, err := runMission(t, loadMission(t, tc.mission), tc.scale, "mock:honest", func(o *nexus.Options) {
+			// Small teams: the reports' shape is the point, and every
+			// bundle, judge report and hardening cycle is still written.
+			res, err := runMission(t, loadMission(t, tc.mission), tc.scale, "mock:honest", small, func(o *nexus.Options) {
 				o.MissionDir = filepath.Join("..", "examples", "missions") // front matter: the tinynotes missions' workspace
 				o.Models = models(t, map[string]string{"commander": tc.commander})
 				if tc.spec != "" {

@@ -9,7 +9,9 @@ import (
 // run with squad leads maps to its own domain, every other agent to none.
 func TestPlanDomainOfEveryAgentOfARun(t *testing.T) {
 	t.Parallel()
-	res, err := runMission(t, loadMission(t, "api-design.md"), "ss-250", "mock:honest")
+	// Small teams (smallTeams): squad leads of two workers each are every
+	// kind of agent with a domain all the same.
+	res, err := runMission(t, loadMission(t, "api-design.md"), "ss-250", "mock:honest", small)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,9 @@ func runPrevious(t *testing.T) *nexus.Result {
 		t.Fatal(err)
 	}
 	s := loadScript(t, string(b))
-	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
+	// Small teams (smallTeams): the follow-ups read its score, categories
+	// and findings, which its five domains give whatever their size.
+	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", small, func(o *nexus.Options) {
 		o.Registry = mockRegistry(mock.Options{Script: s})
 	})
 	if err != nil {
@@ -93,7 +95,7 @@ func followUp(prev string) runOpt {
 func TestFollowUpPassesPriorContextAndNeverTheCriteria(t *testing.T) {
 	t.Parallel()
 	prev := runPrevious(t)
-	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", followUp(prev.Dir))
+	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", small, followUp(prev.Dir))
 	if err != nil {
 		t.Fatal(err)
 	}

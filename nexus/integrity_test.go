@@ -118,7 +118,8 @@ func TestRunStatusSaysHowManyBundlesWereJudged(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// Without the recovery ladder, which would salvage the failed
 			// bundles (degraded: TestLadderDegradedBundleIsNeverASuccess).
-			res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", withScript(t, tc.script), withoutRecovery)
+			// Small teams: the five bundles are the point.
+			res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", small, withScript(t, tc.script), withoutRecovery)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -50,6 +50,8 @@ func TestJudgeReadsToolResultsAsUntrustedData(t *testing.T) {
 		return next.Complete(ctx, req)
 	})
 	o := missionOptions(t, filepath.Join(t.TempDir(), "run"))
+	smallTeams(o.Config) // the judge's reads are the point: every bundle still has one
+
 	o.Registry = reg
 	o.Mission = loadMission(t, "security-review-tinynotes.md")
 	o.MissionDir = filepath.Join("..", "examples", "missions")

@@ -69,6 +69,10 @@ func hookRegistry(kind, desc string, hook func(ctx context.Context, req provider
 
 type runOpt func(*nexus.Options)
 
+// small is a runOpt for tests that look at what a run does, not at how
+// many agents it has: small teams (smallTeams) at every scale.
+func small(o *nexus.Options) { smallTeams(o.Config) }
+
 func runMission(t *testing.T, mission, scale, provider string, opts ...runOpt) (*nexus.Result, error) {
 	t.Helper()
 	return runMissionWith(t, mission, scale, provider, nil, opts...)
@@ -284,7 +288,7 @@ func TestLeakScanWithHardeningAtEveryScale(t *testing.T) {
 
 func scoresByPersona(t *testing.T, persona string) *nexus.Result {
 	t.Helper()
-	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", func(o *nexus.Options) {
+	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", small, func(o *nexus.Options) {
 		o.Models = models(t, map[string]string{"commander": "mock:" + persona})
 	})
 	if err != nil {
@@ -397,7 +401,7 @@ func TestShadowGateBandsAndEvents(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for _, m := range []string{"api-design.md", "dependency-risk-scan.md", "incident-runbook.md"} {
-		res, err := runMission(t, loadMission(t, m), "ss-50", "mock:honest", func(o *nexus.Options) {
+		res, err := runMission(t, loadMission(t, m), "ss-50", "mock:honest", small, func(o *nexus.Options) {
 			o.Models = models(t, map[string]string{"commander": "mock:sloppy"})
 		})
 		if err != nil {
@@ -660,11 +664,11 @@ func sandboxReport(t *testing.T, res *nexus.Result) map[string]any {
 func TestAdversarialMissionShowsLeakageAndHigherToxicity(t *testing.T) {
 	t.Parallel()
 	mission := loadMission(t, "auth-migration.md")
-	honest, err := runMission(t, mission, "ss-50", "mock:honest")
+	honest, err := runMission(t, mission, "ss-50", "mock:honest", small)
 	if err != nil {
 		t.Fatal(err)
 	}
-	adv, err := runMission(t, mission, "ss-50", "mock:adversarial")
+	adv, err := runMission(t, mission, "ss-50", "mock:adversarial", small)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -762,8 +766,10 @@ func TestSandboxRandomAuditsRejudgeBundles(t *testing.T) {
 func TestReplaysMeasureIncoherence(t *testing.T) {
 	t.Parallel()
 	mission := loadMission(t, "api-design.md")
+	// Each replay is a whole run: small teams (smallTeams) keep them cheap.
 	t.Run("without a benchmark E is unavailable", func(t *testing.T) {
-		res, err := runMission(t, mission, "ss-50", "mock:honest", func(o *nexus.Options) {
+		t.Parallel()
+		res, err := runMission(t, mission, "ss-50", "mock:honest", small, func(o *nexus.Options) {
 			o.Replays = 3
 			o.Models = models(t, map[string]string{"commander": "mock:sloppy"})
 		})
@@ -780,7 +786,8 @@ func TestReplaysMeasureIncoherence(t *testing.T) {
 		}
 	})
 	t.Run("with a reference judge E is reported", func(t *testing.T) {
-		res, err := runMission(t, mission, "ss-50", "mock:honest", func(o *nexus.Options) {
+		t.Parallel()
+		res, err := runMission(t, mission, "ss-50", "mock:honest", small, func(o *nexus.Options) {
 			o.Replays = 2
 			o.Config.Models.Reference = providers.Ref{Kind: "mock", Model: "honest"}
 		})
@@ -803,7 +810,8 @@ func TestSecretsNeverReachTheRunDirectory(t *testing.T) {
 	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	const secret = "sk-swarm-test-secret-4f1d9a"
 	t.Setenv("OPENAI_API_KEY", secret)
-	res, err := runMission(t, loadMission(t, "incident-runbook.md"), "ss-50", "mock:honest")
+	// Small teams: serial, so its length is the package's.
+	res, err := runMission(t, loadMission(t, "incident-runbook.md"), "ss-50", "mock:honest", small)
 	if err != nil {
 		t.Fatal(err)
 	}

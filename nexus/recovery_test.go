@@ -199,7 +199,7 @@ func TestLadderSwapsFailingWorkersToTheirFallback(t *testing.T) {
 // tried; no fallback is configured, so neither is a model swap.)
 func TestLadderDegradedBundleIsNeverASuccess(t *testing.T) {
 	t.Parallel()
-	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest",
+	res, err := runMission(t, loadMission(t, "auth-migration.md"), "ss-100", "mock:honest", small, // the bundles are the point
 		withScript(t, "rules: [{schema: bundle, match: 'You are the testing commander', fault: malformed_json}]\n"))
 	if err != nil {
 		t.Fatal(err)

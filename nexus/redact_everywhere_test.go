@@ -7,9 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/swarm-dev/swarm/internal/redact/redacttest"
 	"github.com/swarm-dev/swarm/nexus"
@@ -45,10 +49,10 @@ func echo(v any, doc string) any {
 }
 
 // leakyProvider is the mock, echoing the planted credentials: in every
-// structured answer's free text (decomposition, criteria, atoms, bundles,
-// reviews, verdicts, synthesis), and in the pattern of every grep it asks
-// for (a tool call's arguments).
-func leakyProvider(doc, token string, echoed *atomic.Int64) func(providers.Ref, providers.Provider) providers.Provider {
+// structured answer's free text (decomposition, criteria, shard plans,
+// atoms, bundles, reviews, verdicts), and in the pattern of every grep it
+// asks for (a tool call's arguments). kinds collects "role schema" (or "role grep") of every answer it changed.
+func leakyProvider(doc, token string, echoed *atomic.Int64, kinds *sync.Map) func(providers.Ref, providers.Provider) providers.Provider {
 	return func(_ providers.Ref, p providers.Provider) providers.Provider {
 		return providers.ProviderFunc(func(ctx context.Context, req providers.Request) (providers.Response, error) {
 			resp, err := p.Complete(ctx, req)
@@ -66,6 +70,7 @@ func leakyProvider(doc, token string, echoed *atomic.Int64) func(providers.Ref, 
 					resp.ToolCalls = append([]providers.ToolCall(nil), resp.ToolCalls...)
 					resp.ToolCalls[i].Arguments = string(b)
 					echoed.Add(1)
+					kinds.Store(req.Caller.Role+" grep", true)
 				}
 			}
 			var v any
@@ -73,6 +78,7 @@ func leakyProvider(doc, token string, echoed *atomic.Int64) func(providers.Ref, 
 				if b, err := json.Marshal(echo(v, doc)); err == nil && string(b) != resp.Text {
 					resp.Text = string(b)
 					echoed.Add(1)
+					kinds.Store(req.Caller.Role+" "+req.Schema.Name, true)
 				}
 			}
 			return resp, nil
@@ -107,6 +113,7 @@ func TestNoCredentialReachesAnyFileOfTheRun(t *testing.T) {
 	}
 
 	var echoed atomic.Int64
+	var kinds sync.Map
 	out := filepath.Join(t.TempDir(), "run")
 	o := missionOptions(t, out)
 	// A configured key: the run registers it. Its variable holds
@@ -119,7 +126,17 @@ func TestNoCredentialReachesAnyFileOfTheRun(t *testing.T) {
 	o.MissionDir = filepath.Join("..", "examples", "missions")
 	o.Workspace = ws
 	o.Provider = providers.Ref{Kind: "mock", Model: "honest"}
-	m, err := nexus.Prepare(o, nexus.WithProviderWrap(leakyProvider(doc, "sk_live_51Hx9Kq2eZvKYlo2C8a7b6c5d4", &echoed)))
+	// The smallest team that still takes every path the scan is about:
+	// two commanders (the scale's minimum) so there are two bundles and a
+	// cross-review, two workers each, two reviewers. Every kind of answer
+	// (decomposition, criteria, plans, atoms, bundles, reviews, verdicts,
+	// synthesis) and every file still exists; what the full ss-50 team
+	// adds is more of the same answers, and each costs the redaction pass
+	// (slow under -race) its whole echoed document again.
+	sc := o.Config.Scales["ss-50"]
+	sc.Commanders, sc.WorkersPerCommander, sc.Reviewers = 2, 2, 2
+	o.Config.Scales["ss-50"] = sc
+	m, err := nexus.Prepare(o, nexus.WithProviderWrap(leakyProvider(doc, "sk_live_51Hx9Kq2eZvKYlo2C8a7b6c5d4", &echoed, &kinds)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,6 +196,16 @@ func TestNoCredentialReachesAnyFileOfTheRun(t *testing.T) {
 	}
 	if env.SealedHash != res.SealedHash {
 		t.Errorf("envelope %s, result %s", env.SealedHash, res.SealedHash)
+	}
+	// Every kind of answer carried the credentials (role and schema, or a
+	// grep's arguments): the smaller team above still takes every path.
+	var ks []string
+	kinds.Range(func(k, _ any) bool { ks = append(ks, k.(string)); return true })
+	slices.Sort(ks)
+	wantKinds := []string{"commander bundle", "commander shard_plan", "judge verdicts", "nexus decomposition", "reviewer review",
+		"seal_author sealed_criteria", "worker atom", "worker grep"}
+	if diff := cmp.Diff(wantKinds, ks); diff != "" {
+		t.Errorf("answers that echoed the credentials, by role and schema (-want +got):\n%s", diff)
 	}
 	t.Logf("%d files scanned, %d answers echoed the credentials", files, echoed.Load())
 }

@@ -77,8 +77,9 @@ func TestQuarantinedWorkNeverRecommended(t *testing.T) {
 func TestHonestWorkspaceReport(t *testing.T) {
 	t.Parallel()
 	ws := filepath.Join("..", "examples", "workspaces", "tinynotes")
-	// ss-100: five domains, whose mock findings share titles.
-	res, out := workspaceRunAt(t, mock.Honest, ws, "ss-100")
+	// ss-100: five domains, whose mock findings share titles (small teams
+	// still give every domain findings to merge).
+	res, out := workspaceRunWith(t, mock.Honest, ws, func(o *nexus.Options) { o.Scale = "ss-100" })
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -117,12 +118,6 @@ func TestHonestWorkspaceReport(t *testing.T) {
 	if !strings.Contains(string(b), `"version": "2.1.0"`) || !strings.Contains(string(b), `"startLine"`) {
 		t.Errorf("findings.sarif without a located result:\n%.400s", b)
 	}
-}
-
-// workspaceRunAt is workspaceRun at a scale.
-func workspaceRunAt(t *testing.T, persona, ws, scale string) (*nexus.Result, string) {
-	t.Helper()
-	return workspaceRunWith(t, persona, ws, func(o *nexus.Options) { o.Scale = scale })
 }
 
 // The sloppy persona over the example workspace (sandbox breaker out of

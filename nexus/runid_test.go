@@ -22,6 +22,7 @@ func TestRunsStartedInTheSameSecondGetTheirOwnDirectories(t *testing.T) {
 	second := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
 	run := func() (*nexus.Result, error) {
 		cfg := defaultConfig(t)
+		smallTeams(cfg) // five whole runs: the directories are the point, not the teams
 		cfg.Run.OutDir = out
 		m, err := nexus.Prepare(nexus.Options{Config: cfg, Registry: mockRegistry(mock.Options{}), Mission: loadMission(t, "test-gap-hunt.md"),
 			MissionName: "same", Scale: "ss-50", Provider: ref(t, "mock:honest"), Now: func() time.Time { return second }})

@@ -116,8 +116,11 @@ func TestNoPromptBelowTheNexusNamesTheSeal(t *testing.T) {
 		t.Fatal(err)
 	}
 	scripted := loadScript(t, string(script))
+	// Small teams (smallTeams): two squad leads of two workers per
+	// commander are squad leads scanned all the same.
 	eight := func(o *nexus.Options) {
 		o.Registry = mockRegistry(mock.Options{Script: scripted})
+		smallTeams(o.Config)
 		s := o.Config.Scales["ss-250"]
 		s.SealedCriteria = len(previousCriteria)
 		o.Config.Scales["ss-250"] = s
@@ -145,6 +148,7 @@ func TestNoPromptBelowTheNexusNamesTheSeal(t *testing.T) {
 		t.Fatal("fixture: no failure message was withheld: the feedback's wording is not exercised")
 	}
 	res, err := runMission(t, mission, "ss-250", "mock:honest", followUp(prev.Dir), func(o *nexus.Options) {
+		smallTeams(o.Config)
 		s := o.Config.Scales["ss-250"]
 		s.SealedCriteria = len(previousCriteria)
 		o.Config.Scales["ss-250"] = s

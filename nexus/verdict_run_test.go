@@ -58,12 +58,13 @@ func (l *requestLog) byRole(role string) []string {
 }
 
 // securityReview runs the tinynotes security review at scale (empty: the
-// scale swarm run picks for it) with every role on mock:persona, its
-// requests in log (when not nil).
+// scale swarm run picks for it), with small teams (smallTeams), every role
+// on mock:persona, its requests in log (when not nil).
 func securityReview(t *testing.T, persona, scale string, log *requestLog) (*nexus.Result, string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "run")
 	o := missionOptions(t, out)
+	smallTeams(o.Config)
 	o.Scale = scale
 	o.Mission = loadMission(t, "security-review-tinynotes.md")
 	o.MissionDir = filepath.Join("..", "examples", "missions")
@@ -190,7 +191,9 @@ func TestWorkspaceRunSealsMechanicalChecks(t *testing.T) {
 	}
 
 	out := filepath.Join(t.TempDir(), "plain")
-	plain, err := nexus.Run(t.Context(), missionOptions(t, out))
+	po := missionOptions(t, out)
+	smallTeams(po.Config)
+	plain, err := nexus.Run(t.Context(), po)
 	if err != nil {
 		t.Fatal(err)
 	}

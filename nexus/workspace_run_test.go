@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/swarm-dev/swarm/citation"
+	"github.com/swarm-dev/swarm/config"
 	"github.com/swarm-dev/swarm/events"
 	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
@@ -63,12 +64,29 @@ func workspaceRun(t *testing.T, persona, ws string) (*nexus.Result, string) {
 	return workspaceRunWith(t, persona, ws, nil)
 }
 
+// smallTeams gives every scale of cfg at most three workers per commander,
+// two squad leads per commander, two workers per squad lead and two
+// reviewers, keeping its commanders, depth, criteria and waves: the
+// domains, squads, bundles, seal, cross-review and judging a test looks at
+// are all there, without the dozen more workers per domain that only add
+// atoms of the same kind (and cost the suite most of its time under
+// -race). Tests that count agents or workers do not use it.
+func smallTeams(cfg *config.Config) {
+	for name, sc := range cfg.Scales {
+		sc.WorkersPerCommander, sc.Reviewers = min(sc.WorkersPerCommander, 3), min(sc.Reviewers, 2)
+		sc.SquadLeadsPerCommander, sc.WorkersPerSquadLead = min(sc.SquadLeadsPerCommander, 2), min(sc.WorkersPerSquadLead, 2)
+		cfg.Scales[name] = sc
+	}
+}
+
 // workspaceRunWith runs the tinynotes security review over ws with every
-// role on the mock persona, after edit (nil: none) adjusts the options.
+// role on the mock persona, with small teams (smallTeams), after edit
+// (nil: none) adjusts the options.
 func workspaceRunWith(t *testing.T, persona, ws string, edit func(*nexus.Options)) (*nexus.Result, string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "run")
 	o := missionOptions(t, out)
+	smallTeams(o.Config)
 	o.Mission = loadMission(t, "security-review-tinynotes.md")
 	o.MissionDir = filepath.Join("..", "examples", "missions")
 	o.Workspace = ws
@@ -261,6 +279,7 @@ func TestFileScopeBoundsWhatAgentsRead(t *testing.T) {
 	for _, persona := range []string{mock.Honest, mock.Sloppy} {
 		out := filepath.Join(t.TempDir(), "run")
 		o := missionOptions(t, out)
+		smallTeams(o.Config) // every role that reads still does
 		o.Mission = loadMission(t, "security-review-tinynotes.md")
 		o.MissionDir = filepath.Join("..", "examples", "missions")
 		o.Workspace, o.FileScope = ws, []string{"internal/auth"}
@@ -315,6 +334,7 @@ func TestReadOutsideScopeIsRefusedAndCounted(t *testing.T) {
 		})
 	out := filepath.Join(t.TempDir(), "run")
 	o := missionOptions(t, out)
+	smallTeams(o.Config) // every worker's first read is refused, however many
 	o.Mission = loadMission(t, "security-review-tinynotes.md")
 	o.MissionDir = filepath.Join("..", "examples", "missions")
 	o.Workspace, o.FileScope, o.Registry = ws, []string{"internal/auth"}, reg

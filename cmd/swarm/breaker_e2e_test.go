@@ -31,7 +31,7 @@ func TestRunFallbackWhileTheWorkersBreakerIsOpen(t *testing.T) {
 	})
 	t.Setenv("SWARM_BREAKER_E2E_KEY", "not-a-real-key")
 	cfg := writeFile(t, "config.yml", "providers:\n  openai-compatible:\n    base_url: "+srv.URL+"/v1\n    api_key_env: SWARM_BREAKER_E2E_KEY\n    retries: 0\n"+
-		"scales:\n  ss-50:\n    concurrency: 1\n"+
+		"scales:\n  ss-50:\n    concurrency: 1\n    workers_per_commander: 3\n    reviewers: 2\n"+ // small teams (smallTeams)
 		"circuit_breaker:\n  failure_rate: 0.5\n  call_window: 4\n  min_calls: 2\n  cooldown: 1ns\n  half_open_probes: 1\n")
 	dir := filepath.Join(t.TempDir(), "run")
 	var stdout, stderr bytes.Buffer

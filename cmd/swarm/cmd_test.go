@@ -28,6 +28,15 @@ func testApp() (*App, *bytes.Buffer, *bytes.Buffer) {
 
 func code(err error) int { return exitCodeOf(err) }
 
+// smallTeams is a --config body for tests that look at what a run does,
+// not at how many agents it has: at every scale at most three workers per
+// commander, two squad leads of two workers and two reviewers (the
+// commanders, depth and criteria stay), a fifth of the calls or fewer.
+const smallTeams = "scales:\n" +
+	"  ss-50: {workers_per_commander: 3, reviewers: 2}\n" +
+	"  ss-100: {workers_per_commander: 3, reviewers: 2}\n" +
+	"  ss-250: {squad_leads_per_commander: 2, workers_per_squad_lead: 2, reviewers: 2}\n"
+
 func writeFile(t *testing.T, name, body string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
@@ -141,6 +150,7 @@ func TestShadowScoreOutput(t *testing.T) {
 func TestRunCommandOfflineAndBadInput(t *testing.T) {
 	// Serial: t.Setenv (the environment is the process's), which t.Parallel forbids.
 	app, out, errb := testApp()
+	app.ConfigPath = writeFile(t, "config.yml", smallTeams) // serial: the smaller, the shorter the package's serial part
 	dir := filepath.Join(t.TempDir(), "run")
 	err := runRun(t.Context(), app, RunOptions{MissionArg: "../../examples/missions/api-design.md", Scale: "ss-50", Out: dir, Quiet: true})
 	if err != nil {
@@ -677,6 +687,7 @@ func TestLogFormatJSONAndLevel(t *testing.T) {
 	}{{"debug", true}, {"info", false}} {
 		t.Run(tc.level, func(t *testing.T) {
 			app, _, errb := testApp()
+			app.ConfigPath = writeFile(t, "config.yml", smallTeams) // serial: the smaller, the shorter the package's serial part
 			app.LogLevel, app.LogFormat = tc.level, "json"
 			if err := app.setupLogger(); err != nil {
 				t.Fatal(err)
@@ -721,9 +732,11 @@ func TestCompareFlagsWinOverTheCompareFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	file := writeFile(t, "cmp.yaml", "missions: ["+mission+"]\nmodels: [mock:honest]\nrepeats: 3\nscale: ss-50\n")
+	cfg := writeFile(t, "config.yml", smallTeams)
 	repeats := func(t *testing.T, o CompareOptions) float64 {
 		t.Helper()
 		app, _, errb := testApp()
+		app.ConfigPath = cfg
 		o.File, o.Out = file, filepath.Join(t.TempDir(), "cmp")
 		if err := runCompare(t.Context(), app, o); err != nil {
 			t.Fatalf("%v\n%s", err, errb)

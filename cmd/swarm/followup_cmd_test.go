@@ -20,8 +20,9 @@ func TestRunFollowUpChainsThreeRuns(t *testing.T) {
 	root := t.TempDir()
 	mission := "../../examples/missions/auth-migration.md"
 	dirs := []string{filepath.Join(root, "v1"), filepath.Join(root, "v2"), filepath.Join(root, "v3")}
+	cfg := writeFile(t, "config.yml", smallTeams)
 	for i, d := range dirs {
-		args := []string{"run", mission, "--out", d, "-q"}
+		args := []string{"--config", cfg, "run", mission, "--out", d, "-q"}
 		if i == 0 {
 			// The first run is weak (a deceptive implementer): the chain
 			// then has scores that move.

@@ -181,9 +181,11 @@ func TestRunOutMustBeNewOrEmpty(t *testing.T) {
 		{"non-empty directory", "an existing report was silently overwritten", used, false, 2, filepath.Join(used, "report.md")},
 		{"forced", "--force replaces the earlier run's files", used, true, 0, ""},
 	}
+	cfg := writeFile(t, "config.yml", smallTeams)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			app, out, _ := testApp()
+			app.ConfigPath = cfg
 			err := runRun(t.Context(), app, RunOptions{MissionArg: "../../examples/missions/api-design.md", Scale: "ss-50", Out: tc.out, Force: tc.force, Quiet: true})
 			if got := code(err); got != tc.want {
 				t.Fatalf("%s: exit %d, want %d (%v)", tc.why, got, tc.want, err)

@@ -25,7 +25,7 @@ func TestRunFallbackCompletesWhenThePrimaryWorkerFails(t *testing.T) {
 	// The ladder alone: the breaker would route the workers' calls to the
 	// fallback before the ladder saw them fail (TestRunFallbackWhileTheWorkersBreakerIsOpen
 	// runs both).
-	app.ConfigPath = writeFile(t, "config.yml", "providers:\n  openai-compatible:\n    base_url: "+down.URL+"/v1\n    retries: 0\ncircuit_breaker:\n  enabled: false\n")
+	app.ConfigPath = writeFile(t, "config.yml", "providers:\n  openai-compatible:\n    base_url: "+down.URL+"/v1\n    retries: 0\ncircuit_breaker:\n  enabled: false\n"+smallTeams)
 	o := RunOptions{MissionArg: "../../examples/missions/auth-migration.md", Scale: "ss-50", Quiet: true,
 		Out:       filepath.Join(t.TempDir(), "run"),
 		Models:    []string{"worker=openai-compatible:down"},

@@ -94,7 +94,7 @@ func TestAPIKeyNeverLeavesTheProcess(t *testing.T) {
 			// Every first attempt fails; the retries fix them, so the provider
 			// breaker (which sees what a call returns after its retries) stays
 			// closed.
-			cfg := writeFile(t, "config.yml", "providers:\n  openai-compatible:\n    base_url: "+srv.URL+"/v1\n    api_key_env: SWARM_E2E_API_KEY\n    retries: 2\n")
+			cfg := writeFile(t, "config.yml", "providers:\n  openai-compatible:\n    base_url: "+srv.URL+"/v1\n    api_key_env: SWARM_E2E_API_KEY\n    retries: 2\n"+smallTeams)
 			dir := filepath.Join(t.TempDir(), "run")
 			var stdout, stderr bytes.Buffer
 			code := runCLI(t.Context(), []string{"run", "--config", cfg, "--log-level", "debug", "--mission", "Design a token rotation scheme for the session store.",

@@ -26,13 +26,18 @@ func TestWorkspaceMissionThroughMockServe(t *testing.T) {
 		}
 		return false
 	})
-	cfg := writeFile(t, "config.yml", "providers:\n  openai-compatible:\n    base_url: "+srv.URL+"/v1\n")
+	// Both runs at the default scale (ss-100) with three workers per
+	// commander and two reviewers, not fifteen and eight: what crosses the
+	// HTTP boundary (tool calls, tool results, every role's structured
+	// answers) is the same, at a fifth of the calls.
+	cfg := writeFile(t, "config.yml", "providers:\n  openai-compatible:\n    base_url: "+srv.URL+"/v1\n"+
+		"scales:\n  ss-100:\n    workers_per_commander: 3\n    reviewers: 2\n")
 	mission := filepath.Join("..", "..", "examples", "missions", "security-review-tinynotes.md")
 	ws := filepath.Join("..", "..", "examples", "workspaces", "tinynotes")
 	results := map[string]nexus.Result{}
 	for name, args := range map[string][]string{
 		"http":       {"run", "--config", cfg, mission, "--workspace", ws, "--provider", "openai-compatible:honest", "-q"},
-		"in-process": {"run", mission, "--workspace", ws, "--provider", "mock:honest", "-q"},
+		"in-process": {"run", "--config", cfg, mission, "--workspace", ws, "--provider", "mock:honest", "-q"},
 	} {
 		dir := filepath.Join(t.TempDir(), "run")
 		var stdout, stderr bytes.Buffer

@@ -34,6 +34,14 @@ func options(t *testing.T, models ...string) compare.Options {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every contender's run at ss-50 with three workers per commander and
+	// two reviewers, not fifteen and three: the tests compare contenders
+	// (ranks, tiers, resumes, cache, evidence), which the same domains,
+	// criteria and bundles decide; the other workers add more of the same
+	// atoms, at a cost the whole package paid many times over.
+	sc := cfg.Scales["ss-50"]
+	sc.WorkersPerCommander, sc.Reviewers = 3, 2
+	cfg.Scales["ss-50"] = sc
 	reg := &providers.Registry{}
 	mock.Register(reg, mock.Options{})
 	return compare.Options{Config: cfg, Registry: reg, Mission: string(mission), MissionName: "api-design", Models: models,
