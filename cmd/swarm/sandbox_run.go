@@ -102,6 +102,9 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 	if err != nil {
 		return err
 	}
+	// The header names the payoff the run uses: `swarm sandbox metrics`
+	// recomputes the run's figures from this file.
+	events.Header(s.ScenarioID, seed, s.Payoff)
 	events.Hook(&opts, s.Outputs.Events == nil || *s.Outputs.Events)
 	opts.OnEpoch = sim.EpochTable(app.Out, textsafe.Printable(s.ScenarioID), seed)
 	res, err := sim.Run(ctx, s, opts)

@@ -99,6 +99,22 @@ type Options struct {
 	OnEvent      func(Event)
 	// OnInteraction sees every interaction (events.jsonl); may be nil.
 	OnInteraction func(sandbox.Interaction)
+	// OnEffect sees every lever cost and reputation change outside an
+	// interaction's own parties (events.jsonl); may be nil.
+	OnEffect func(Effect)
+}
+
+// Effect is a lever's cost charged to, or reputation change of, an agent
+// outside an interaction's own parties (those are the interaction's c_a,
+// c_b, r_a and r_b): at an epoch's or a step's start, or a third party of
+// an interaction.
+type Effect struct {
+	Epoch int
+	Step  int
+	Agent string
+	Cost  float64
+	// RepDelta is the change of the agent's reputation, after clamping.
+	RepDelta float64
 }
 
 // agentState is one agent of a run and its running totals.

@@ -327,6 +327,9 @@ func (w *world) applyEffects(e governance.Effects, epoch, step int) {
 	for a, c := range e.Costs {
 		if st := w.byID(a); st != nil {
 			st.payoff -= c
+			if w.o.OnEffect != nil {
+				w.o.OnEffect(Effect{Epoch: epoch, Step: step, Agent: a, Cost: c})
+			}
 		}
 	}
 	for a, d := range e.RepDelta {
@@ -334,9 +337,13 @@ func (w *world) applyEffects(e governance.Effects, epoch, step int) {
 		if !ok {
 			continue // not an agent of this run
 		}
-		gs.Rep[i] = clamp01(gs.Rep[i] + d)
+		old := gs.Rep[i]
+		gs.Rep[i] = clamp01(old + d)
 		if d < 0 {
 			w.pop.agents[i].detected = true
+		}
+		if w.o.OnEffect != nil {
+			w.o.OnEffect(Effect{Epoch: epoch, Step: step, Agent: a, RepDelta: gs.Rep[i] - old})
 		}
 	}
 	for a, n := range e.Freeze {
