@@ -195,6 +195,9 @@ func WriteSummary(w io.Writer, res *Result, outDir string) {
 		if c.Actual != nil {
 			actual = num(*c.Actual)
 		}
+		if c.Reason != "" {
+			mark += " (" + c.Reason + ")"
+		}
 		fmt.Fprintf(w, "  criterion %-31s limit %s actual %s %s\n", c.Name, num(c.Limit), actual, mark)
 	}
 }
