@@ -39,13 +39,19 @@ type metricsLine struct {
 	// A run's header.
 	ScenarioID string        `json:"scenario_id"`
 	Seed       int64         `json:"seed"`
+	Epochs     int           `json:"epochs"`
 	Payoff     *PayoffConfig `json:"payoff"`
-	// A run's governance event or lever effect.
-	Kind     string  `json:"kind"`
-	Message  string  `json:"message"`
-	Agent    string  `json:"agent"`
-	Cost     float64 `json:"cost"`
-	RepDelta float64 `json:"rep_delta"`
+	// A run's governance event, lever or economy effect, or agent.
+	Kind         string  `json:"kind"`
+	Message      string  `json:"message"`
+	Agent        string  `json:"agent"`
+	Cost         float64 `json:"cost"`
+	RepDelta     float64 `json:"rep_delta"`
+	Payout       float64 `json:"payout"`
+	FreezeEpochs int     `json:"freeze_epochs"`
+	Unfreeze     bool    `json:"unfreeze"`
+	EpochStart   bool    `json:"epoch_start"`
+	Reputation   float64 `json:"reputation"`
 }
 
 // Kinds of line of a sandbox run's events.jsonl ("type").
@@ -56,9 +62,12 @@ const (
 	LineInteraction = "interaction"
 	// LineGovernance is a governance event (a freeze, a lever's message).
 	LineGovernance = "governance"
-	// LineEffect is a lever's cost or reputation change for an agent
-	// outside an interaction's own parties.
+	// LineEffect is a lever's cost, reputation change or freeze for an
+	// agent outside an interaction's own costs and reputation changes, or
+	// an economy's payout.
 	LineEffect = "effect"
+	// LineAgent is an agent: its id, type and initial reputation.
+	LineAgent = "agent"
 )
 
 // RunHeader is the first line of a sandbox run's events.jsonl: what is
@@ -66,6 +75,7 @@ const (
 type RunHeader struct {
 	ScenarioID string
 	Seed       int64
+	Epochs     int // the epochs the run was to simulate
 	Payoff     PayoffConfig
 }
 
@@ -133,7 +143,7 @@ func ReadInteractions(name string, r io.Reader, proxy *Proxy, fn func(line int, 
 // ReadRunInteractions is ReadInteractions that also calls onRun (when not
 // nil) with the header of a sandbox run's events.jsonl. A header must come
 // before every interaction and only once; lines of another type than run,
-// interaction, governance or effect are errors.
+// agent, interaction, governance or effect are errors.
 func ReadRunInteractions(name string, r io.Reader, proxy *Proxy, onRun func(line int, h RunHeader) error, fn func(line int, in Interaction) error) error {
 	seen, header := false, false // an interaction, a header
 	return readJSONLines(name, r, func(n int, rec metricsLine) error {
@@ -152,11 +162,11 @@ func ReadRunInteractions(name string, r io.Reader, proxy *Proxy, onRun func(line
 			if onRun == nil {
 				return nil
 			}
-			return onRun(n, RunHeader{ScenarioID: rec.ScenarioID, Seed: rec.Seed, Payoff: *rec.Payoff})
-		case LineGovernance, LineEffect:
+			return onRun(n, RunHeader{ScenarioID: rec.ScenarioID, Seed: rec.Seed, Epochs: rec.Epochs, Payoff: *rec.Payoff})
+		case LineGovernance, LineEffect, LineAgent:
 			return nil
 		default:
-			return &LineError{Name: name, Line: n, Err: fmt.Errorf("unknown type %q (want interaction, run, governance or effect)", rec.Type)}
+			return &LineError{Name: name, Line: n, Err: fmt.Errorf("unknown type %q (want interaction, run, agent, governance or effect)", rec.Type)}
 		}
 		seen = true
 		in, err := rec.interaction(proxy)

@@ -135,7 +135,11 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 	}
 	// The header names the payoff the run uses: `swarm sandbox metrics`
 	// recomputes the run's figures from this file.
-	events.Header(s.ScenarioID, seed, s.Payoff)
+	epochs := s.Simulation.Epochs
+	if o.Epochs > 0 {
+		epochs = o.Epochs
+	}
+	events.Header(s.ScenarioID, seed, epochs, s.Payoff)
 	events.Hook(&opts, s.Outputs.Events == nil || *s.Outputs.Events)
 	opts.OnEpoch = sim.EpochTable(app.Out, textsafe.Printable(s.ScenarioID), seed)
 	res, err := sim.Run(ctx, s, opts)

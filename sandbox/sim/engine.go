@@ -110,6 +110,9 @@ type Options struct {
 	// OnEffect sees every lever cost and reputation change outside an
 	// interaction's own parties (events.jsonl); may be nil.
 	OnEffect func(Effect)
+	// OnAgent sees every agent (its id, type and initial reputation) as
+	// the run is set up (events.jsonl); may be nil.
+	OnAgent func(AgentRow)
 }
 
 // Effect is a lever's cost charged to, or reputation change of, an agent
@@ -119,10 +122,21 @@ type Options struct {
 type Effect struct {
 	Epoch int
 	Step  int
-	Agent string
-	Cost  float64
+	// EpochStart: an epoch-start lever's effect (before the epoch's frozen
+	// agents are counted), not a step's or an interaction's.
+	EpochStart bool
+	Agent      string
+	Cost       float64
 	// RepDelta is the change of the agent's reputation, after clamping.
 	RepDelta float64
+	// Payout is what the economy paid the agent (an auction's utility, a
+	// mission's reward), at the epoch's end.
+	Payout float64
+	// FreezeEpochs freezes the agent for that many epochs after this one
+	// (it stays frozen while frozen longer already); Unfreeze ends its
+	// freeze with this epoch.
+	FreezeEpochs int
+	Unfreeze     bool
 }
 
 // agentState is one agent of a run and its running totals.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/swarm-dev/swarm/sandbox"
 )
@@ -25,7 +26,11 @@ func replayRun(t *testing.T, s Scenario, o Options) (*Result, string) {
 	if o.Seed != nil {
 		seed = *o.Seed
 	}
-	log.Header(s.ScenarioID, seed, s.Payoff)
+	epochs := s.Simulation.Epochs
+	if o.Epochs > 0 {
+		epochs = o.Epochs
+	}
+	log.Header(s.ScenarioID, seed, epochs, s.Payoff)
 	log.Hook(&o, true)
 	res, err := Run(t.Context(), s, o)
 	if cerr := log.Close(); err == nil {
@@ -84,14 +89,19 @@ func replayMetrics(t *testing.T, path string) (sandbox.Report, []EpochRow) {
 }
 
 // epochMetrics is the part of a run's epoch rows its interactions define.
-func epochMetrics(rows []EpochRow) []EpochRow {
+// (frozen: with the frozen count, which ReplayEvents recomputes).
+func epochMetrics(rows []EpochRow, frozen bool) []EpochRow {
 	var out []EpochRow
 	for _, r := range rows {
 		if r.Interactions == 0 {
 			continue // an epoch without interactions writes no line
 		}
-		out = append(out, EpochRow{Epoch: r.Epoch, Interactions: r.Interactions, Accepted: r.Accepted, Toxicity: r.Toxicity,
-			QualityGap: r.QualityGap, Welfare: r.Welfare, NetWelfare: r.NetWelfare, MeanP: r.MeanP})
+		row := EpochRow{Epoch: r.Epoch, Interactions: r.Interactions, Accepted: r.Accepted, Toxicity: r.Toxicity,
+			QualityGap: r.QualityGap, Welfare: r.Welfare, NetWelfare: r.NetWelfare, MeanP: r.MeanP}
+		if frozen {
+			row.Frozen = r.Frozen
+		}
+		out = append(out, row)
 	}
 	return out
 }
@@ -99,7 +109,8 @@ func epochMetrics(rows []EpochRow) []EpochRow {
 // TestEventsReproduceEveryShippedScenario: for every shipped scenario (and
 // every point of the shipped sweep, whose tax the base scenario lacks), the
 // metrics recomputed from the run's own events.jsonl equal the run's
-// summary and per-epoch metrics exactly, not to a tolerance: the file
+// summary, per-epoch metrics and frozen counts, and agents' rows exactly
+// (reputations to 1e-12, see ReplayEvents), not to a tolerance: the file
 // holds each interaction's p, transfer, costs and reputation changes as
 // float64s that JSON round-trips exactly, and they are summed in the run's
 // order. Before, the file lacked the costs and reputation changes and the
@@ -149,8 +160,32 @@ func TestEventsReproduceEveryShippedScenario(t *testing.T) {
 			if d := cmp.Diff(res.Summary, sum); d != "" {
 				t.Errorf("summary recomputed from events.jsonl (-run +events):\n%s", d)
 			}
-			if d := cmp.Diff(epochMetrics(res.Epochs), rows); d != "" {
+			if d := cmp.Diff(epochMetrics(res.Epochs, false), rows); d != "" {
 				t.Errorf("epoch metrics recomputed from events.jsonl (-run +events):\n%s", d)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			rp, err := ReplayEvents(path, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(res.Summary, rp.Summary); d != "" {
+				t.Errorf("ReplayEvents summary (-run +events):\n%s", d)
+			}
+			if d := cmp.Diff(epochMetrics(res.Epochs, true), rp.Epochs); d != "" {
+				t.Errorf("ReplayEvents epochs (-run +events):\n%s", d)
+			}
+			// Reputations to 1e-12: the file holds each change as new −
+			// old, which added back to old may differ from new in the
+			// last bit. Everything else exactly.
+			if d := cmp.Diff(res.Agents, rp.Agents, cmpopts.EquateApprox(0, 1e-12)); d != "" {
+				t.Errorf("ReplayEvents agents, reputations to 1e-12 (-run +events):\n%s", d)
+			}
+			if d := cmp.Diff(res.Agents, rp.Agents, cmpopts.IgnoreFields(AgentRow{}, "Reputation")); d != "" {
+				t.Errorf("ReplayEvents agents but reputations, exactly (-run +events):\n%s", d)
 			}
 		})
 	}

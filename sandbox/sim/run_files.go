@@ -56,6 +56,7 @@ type governanceLine struct {
 // runLine is the header of events.jsonl: what recomputing the run's
 // metrics needs besides its interactions (sandbox.RunHeader).
 type runLine struct {
+	Epochs     int                  `json:"epochs"`
 	Payoff     sandbox.PayoffConfig `json:"payoff"`
 	ScenarioID string               `json:"scenario_id"`
 	Seed       int64                `json:"seed"`
@@ -89,31 +90,49 @@ type interactionLine struct {
 // an interaction's own parties (an epoch's or step's start) in
 // events.jsonl; rep_delta is the change after clamping to [0, 1].
 type effectLine struct {
-	Agent    string  `json:"agent"`
-	Cost     float64 `json:"cost,omitempty"`
-	Epoch    int     `json:"epoch"`
-	RepDelta float64 `json:"rep_delta,omitempty"`
-	Step     int     `json:"step"`
-	Type     string  `json:"type"` // "effect"
+	Agent        string  `json:"agent"`
+	Cost         float64 `json:"cost,omitempty"`
+	Epoch        int     `json:"epoch"`
+	EpochStart   bool    `json:"epoch_start,omitempty"`
+	FreezeEpochs int     `json:"freeze_epochs,omitempty"`
+	Payout       float64 `json:"payout,omitempty"`
+	RepDelta     float64 `json:"rep_delta,omitempty"`
+	Step         int     `json:"step"`
+	Type         string  `json:"type"` // "effect"
+	Unfreeze     bool    `json:"unfreeze,omitempty"`
 }
 
-// Header writes the run's header line (scenario, seed and payoff): call
-// it before the run, so that it is the first line.
-func (l *EventLog) Header(scenarioID string, seed int64, payoff sandbox.PayoffConfig) {
-	l.write(runLine{Payoff: payoff, ScenarioID: scenarioID, Seed: seed, Type: sandbox.LineRun})
+// agentLine is an agent of events.jsonl, as the run is set up: its id,
+// type and initial reputation.
+type agentLine struct {
+	Agent      string  `json:"agent"`
+	Kind       string  `json:"kind"`
+	Reputation float64 `json:"reputation"`
+	Type       string  `json:"type"` // "agent"
+}
+
+// Header writes the run's header line (scenario, seed, epochs and payoff):
+// call it before the run, so that it is the first line.
+func (l *EventLog) Header(scenarioID string, seed int64, epochs int, payoff sandbox.PayoffConfig) {
+	l.write(runLine{Epochs: epochs, Payoff: payoff, ScenarioID: scenarioID, Seed: seed, Type: sandbox.LineRun})
 }
 
 // Hook sets o's OnEvent and OnEffect to write governance events and the
-// levers' effects and, when interactions is true, OnInteraction to write
-// every interaction.
+// levers' and the economy's effects (costs, reputation changes, freezes,
+// payouts) and, when interactions is true, OnAgent and OnInteraction to
+// write every agent and every interaction.
 func (l *EventLog) Hook(o *Options, interactions bool) {
 	o.OnEvent = func(e Event) {
 		l.write(governanceLine{Epoch: e.Epoch, Kind: e.Kind, Message: e.Message, Step: e.Step, Type: sandbox.LineGovernance})
 	}
 	o.OnEffect = func(e Effect) {
-		l.write(effectLine{Agent: e.Agent, Cost: e.Cost, Epoch: e.Epoch, RepDelta: e.RepDelta, Step: e.Step, Type: sandbox.LineEffect})
+		l.write(effectLine{Agent: e.Agent, Cost: e.Cost, Epoch: e.Epoch, EpochStart: e.EpochStart, FreezeEpochs: e.FreezeEpochs, Payout: e.Payout,
+			RepDelta: e.RepDelta, Step: e.Step, Type: sandbox.LineEffect, Unfreeze: e.Unfreeze})
 	}
 	if interactions {
+		o.OnAgent = func(a AgentRow) {
+			l.write(agentLine{Agent: a.ID, Kind: a.Type, Reputation: a.Reputation, Type: sandbox.LineAgent})
+		}
 		o.OnInteraction = func(in sandbox.Interaction) {
 			l.write(interactionLine{Accepted: in.Accepted, CA: in.CA, CB: in.CB, Counterparty: in.Counterparty, Epoch: in.Epoch,
 				GroundTruth: in.GroundTruth, ID: in.ID, Initiator: in.Initiator, P: in.P, RA: in.RA, RB: in.RB, Step: in.Step,
