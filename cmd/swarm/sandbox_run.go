@@ -112,7 +112,7 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 		return usageError(fmt.Errorf("%s: %w (--memory-budget-mb)", o.Scenario, err))
 	}
 	// A big run's per-interaction log can fill a disk (1 000 000 agents,
-	// 10 × 10: about 19 GB): say so before starting.
+	// 10 × 10: about 24 GB): say so before starting.
 	if n, b := sim.EstimateEventBytes(s, o.Epochs); b >= 1<<30 {
 		fmt.Fprintf(app.Err, "warning: events.jsonl may grow to about %.1f GB (up to %d interactions); set `outputs: {events: false}` in the scenario to skip it\n", float64(b)/(1<<30), n)
 	}
