@@ -32,9 +32,25 @@ type LineMetrics struct {
 // name names it in errors) and computes its metrics under payoff;
 // perInteraction also keeps each line's values.
 func ReadMetricsFile(name string, r io.Reader, proxy *Proxy, payoff PayoffConfig, perInteraction bool) (*MetricsFile, error) {
+	return ReadRunMetricsFile(name, r, proxy, payoff, nil, perInteraction)
+}
+
+// ReadRunMetricsFile is ReadMetricsFile that also reads a sandbox run's
+// events.jsonl: when runPayoff is not nil and the file starts with a run
+// header, the metrics are computed under runPayoff(the header's payoff)
+// (the caller decides what wins over the run's own payoff), so that they
+// equal the run's own.
+func ReadRunMetricsFile(name string, r io.Reader, proxy *Proxy, payoff PayoffConfig, runPayoff func(PayoffConfig) PayoffConfig, perInteraction bool) (*MetricsFile, error) {
 	m := NewMetrics(payoff)
 	var lines []LineMetrics
-	err := ReadInteractions(name, r, proxy, func(n int, in Interaction) error {
+	onRun := func(_ int, h RunHeader) error {
+		if runPayoff != nil {
+			payoff = runPayoff(h.Payoff)
+			m = NewMetrics(payoff) // no interaction yet
+		}
+		return nil
+	}
+	err := ReadRunInteractions(name, r, proxy, onRun, func(n int, in Interaction) error {
 		m.Add(in)
 		if perInteraction {
 			pay := payoff.Payoff(in)

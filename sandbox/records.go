@@ -12,7 +12,14 @@ import (
 // metricsLine is one line of an interactions JSONL file (the input of
 // `swarm sandbox metrics`): "accepted", and either "p" or "observables".
 // (Its name shows in decoding errors: "Go struct field metricsLine.p".)
+//
+// It also reads the lines of a sandbox run's events.jsonl: its interactions
+// ("type": "interaction", with the run's initiator, counterparty, epoch,
+// step and v̂), its header ("type": "run": scenario, seed and the payoff
+// the run used) and the lines that are no interaction (governance events,
+// lever effects), which are skipped.
 type metricsLine struct {
+	Type        string       `json:"type"`
 	ID          string       `json:"id"`
 	Accepted    *bool        `json:"accepted"`
 	P           *float64     `json:"p"`
@@ -23,6 +30,53 @@ type metricsLine struct {
 	RA          float64      `json:"r_a"`
 	RB          float64      `json:"r_b"`
 	GroundTruth int          `json:"ground_truth"` // +1, -1, or 0 for unknown
+	// A run's interaction.
+	Initiator    string   `json:"initiator"`
+	Counterparty string   `json:"counterparty"`
+	Epoch        int      `json:"epoch"`
+	Step         int      `json:"step"`
+	VHat         *float64 `json:"v_hat"`
+	// A run's header.
+	ScenarioID string        `json:"scenario_id"`
+	Seed       int64         `json:"seed"`
+	Epochs     int           `json:"epochs"`
+	Payoff     *PayoffConfig `json:"payoff"`
+	// A run's governance event, lever or economy effect, or agent.
+	Kind         string  `json:"kind"`
+	Message      string  `json:"message"`
+	Agent        string  `json:"agent"`
+	Cost         float64 `json:"cost"`
+	RepDelta     float64 `json:"rep_delta"`
+	Payout       float64 `json:"payout"`
+	FreezeEpochs int     `json:"freeze_epochs"`
+	Unfreeze     bool    `json:"unfreeze"`
+	EpochStart   bool    `json:"epoch_start"`
+	Reputation   float64 `json:"reputation"`
+}
+
+// Kinds of line of a sandbox run's events.jsonl ("type").
+const (
+	// LineRun is the header: the scenario, seed and payoff of the run.
+	LineRun = "run"
+	// LineInteraction is one interaction.
+	LineInteraction = "interaction"
+	// LineGovernance is a governance event (a freeze, a lever's message).
+	LineGovernance = "governance"
+	// LineEffect is a lever's cost, reputation change or freeze for an
+	// agent outside an interaction's own costs and reputation changes, or
+	// an economy's payout.
+	LineEffect = "effect"
+	// LineAgent is an agent: its id, type and initial reputation.
+	LineAgent = "agent"
+)
+
+// RunHeader is the first line of a sandbox run's events.jsonl: what is
+// needed besides the interactions to recompute the run's metrics.
+type RunHeader struct {
+	ScenarioID string
+	Seed       int64
+	Epochs     int // the epochs the run was to simulate
+	Payoff     PayoffConfig
 }
 
 // interaction checks the line and returns the interaction it describes,
@@ -32,7 +86,8 @@ func (r metricsLine) interaction(proxy *Proxy) (Interaction, error) {
 	if r.Accepted == nil {
 		return Interaction{}, errors.New(`missing "accepted"`)
 	}
-	in := Interaction{ID: r.ID, Accepted: *r.Accepted, Tau: r.Tau, CA: r.CA, CB: r.CB, RA: r.RA, RB: r.RB, GroundTruth: r.GroundTruth}
+	in := Interaction{ID: r.ID, Accepted: *r.Accepted, Tau: r.Tau, CA: r.CA, CB: r.CB, RA: r.RA, RB: r.RB, GroundTruth: r.GroundTruth,
+		Initiator: r.Initiator, Counterparty: r.Counterparty, Epoch: r.Epoch, Step: r.Step}
 	switch {
 	case r.P != nil && r.Observables != nil:
 		return Interaction{}, errors.New(`give either "p" or "observables", not both`)
@@ -41,7 +96,11 @@ func (r metricsLine) interaction(proxy *Proxy) (Interaction, error) {
 			return Interaction{}, fmt.Errorf("p = %v is outside [0, 1]", *r.P)
 		}
 		in.P = *r.P
-		in.VHat = InverseSigmoid(in.P, proxy.Config().K, proxy.Config().B)
+		if r.VHat != nil {
+			in.VHat = *r.VHat // a run's own v̂
+		} else {
+			in.VHat = InverseSigmoid(in.P, proxy.Config().K, proxy.Config().B)
+		}
 	case r.Observables != nil:
 		in.Observables = r.Observables
 		in.VHat = proxy.VHat(*r.Observables)
@@ -74,8 +133,42 @@ const maxRecordBytes = 16 << 20
 // unknown field, a wrong type, a missing or contradictory value) stops the
 // reading with a *LineError naming the line; an error of fn stops it too and
 // is returned as is.
+//
+// It also reads a sandbox run's events.jsonl: its interactions are read,
+// its other lines skipped (see ReadRunInteractions for its header).
 func ReadInteractions(name string, r io.Reader, proxy *Proxy, fn func(line int, in Interaction) error) error {
+	return ReadRunInteractions(name, r, proxy, nil, fn)
+}
+
+// ReadRunInteractions is ReadInteractions that also calls onRun (when not
+// nil) with the header of a sandbox run's events.jsonl. A header must come
+// before every interaction and only once; lines of another type than run,
+// agent, interaction, governance or effect are errors.
+func ReadRunInteractions(name string, r io.Reader, proxy *Proxy, onRun func(line int, h RunHeader) error, fn func(line int, in Interaction) error) error {
+	seen, header := false, false // an interaction, a header
 	return readJSONLines(name, r, func(n int, rec metricsLine) error {
+		switch rec.Type {
+		case "", LineInteraction:
+		case LineRun:
+			switch {
+			case header:
+				return &LineError{Name: name, Line: n, Err: errors.New("a second run header")}
+			case seen:
+				return &LineError{Name: name, Line: n, Err: errors.New("a run header after interactions")}
+			case rec.Payoff == nil:
+				return &LineError{Name: name, Line: n, Err: errors.New(`run header without "payoff"`)}
+			}
+			header = true
+			if onRun == nil {
+				return nil
+			}
+			return onRun(n, RunHeader{ScenarioID: rec.ScenarioID, Seed: rec.Seed, Epochs: rec.Epochs, Payoff: *rec.Payoff})
+		case LineGovernance, LineEffect, LineAgent:
+			return nil
+		default:
+			return &LineError{Name: name, Line: n, Err: fmt.Errorf("unknown type %q (want interaction, run, agent, governance or effect)", rec.Type)}
+		}
+		seen = true
 		in, err := rec.interaction(proxy)
 		if err != nil {
 			return &LineError{Name: name, Line: n, Err: err}

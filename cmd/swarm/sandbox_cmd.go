@@ -68,11 +68,17 @@ func newSandboxMetricsCmd(app *App, runF func(context.Context, *SandboxMetricsOp
 "p" or "observables" {task_progress, rework, verifier_rejections, tool_misuse,
 engagement}, and optional tau, c_a, c_b, r_a, r_b and ground_truth (+1/-1).
 Print one JSON object with every metric. "-" reads stdin. A bad line is
-reported as FILE:LINE with exit code 2.`,
+reported as FILE:LINE with exit code 2.
+
+A sandbox run's events.jsonl (swarm sandbox run) is read too: its
+interactions carry the levers' costs and the reputation changes, its first
+line the run's payoff (used unless --config or flags say otherwise), so the
+metrics equal the run's own summary.`,
 		Example: `  swarm sandbox metrics examples/sandbox/golden.jsonl
   swarm sandbox metrics - --per-interaction < examples/sandbox/golden.jsonl
   swarm sandbox metrics examples/sandbox/golden.jsonl --s-plus 3 --h 1 --k 4
-  swarm sandbox metrics examples/sandbox/golden.jsonl --config examples/sandbox/payoff.yaml`,
+  swarm sandbox metrics examples/sandbox/golden.jsonl --config examples/sandbox/payoff.yaml
+  swarm sandbox metrics runs/sandbox-baseline-42/events.jsonl`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.File = args[0]
@@ -108,6 +114,8 @@ func openInput(app *App, name string) (io.ReadCloser, error) {
 }
 
 func runSandboxMetrics(app *App, o SandboxMetricsOptions) error {
+	flagPayoff := o.Payoff
+	var filePayoff *sandbox.PayoffConfig // the --config file's payoff section
 	if o.ConfigFile != "" {
 		pay, px := sandbox.DefaultPayoffConfig(), sandbox.DefaultProxyConfig()
 		mc := metricsConfig{Payoff: &pay, Proxy: &px}
@@ -123,6 +131,9 @@ func runSandboxMetrics(app *App, o SandboxMetricsOptions) error {
 			px = *mc.Proxy
 		}
 		// Flags given explicitly win over the file.
+		if mc.Payoff != nil {
+			filePayoff = &pay
+		}
 		o.Payoff = mergePayoff(pay, o.Payoff, o.Set)
 		if o.Set["k"] {
 			px.K = o.Proxy.K
@@ -141,7 +152,16 @@ func runSandboxMetrics(app *App, o SandboxMetricsOptions) error {
 		return usageError(err)
 	}
 	defer in.Close()
-	out, err := sandbox.ReadMetricsFile(o.File, in, proxy, o.Payoff, o.PerInteraction)
+	// A sandbox run's events.jsonl names the payoff the run used: it takes
+	// the defaults' place, so that the run's own figures come out; a
+	// --config payoff section and explicit flags still win.
+	runPayoff := func(run sandbox.PayoffConfig) sandbox.PayoffConfig {
+		if filePayoff != nil {
+			run = *filePayoff
+		}
+		return mergePayoff(run, flagPayoff, o.Set)
+	}
+	out, err := sandbox.ReadRunMetricsFile(o.File, in, proxy, o.Payoff, runPayoff, o.PerInteraction)
 	if err != nil {
 		return usageError(err)
 	}

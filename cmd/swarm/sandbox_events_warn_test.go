@@ -16,7 +16,7 @@ func TestSandboxRunWarnsBeforeAHugeEventLog(t *testing.T) {
 		name, yaml string
 		warn       bool
 	}{
-		{"events on: about 18 GB", big, true},
+		{"events on: about 22 GB", big, true},
 		{"events off", big + "outputs: {events: false}\n", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -27,7 +27,7 @@ func TestSandboxRunWarnsBeforeAHugeEventLog(t *testing.T) {
 			if got := code(err); got != 130 {
 				t.Errorf("exit %d (%v), want 130 (interrupted before anything ran)", got, err)
 			}
-			warned := strings.Contains(errb.String(), "events.jsonl may grow to about 17.7 GB") && strings.Contains(errb.String(), "outputs: {events: false}")
+			warned := strings.Contains(errb.String(), "events.jsonl may grow to about 22.4 GB") && strings.Contains(errb.String(), "outputs: {events: false}")
 			if warned != tc.warn {
 				t.Errorf("warned %v, want %v; stderr:\n%s", warned, tc.warn, errb.String())
 			}

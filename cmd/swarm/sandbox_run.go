@@ -25,6 +25,32 @@ type SandboxRunOptions struct {
 	// MemoryBudgetMB raises (or lowers) the memory a run may be estimated
 	// to need (0: sim.DefaultMemoryBudget).
 	MemoryBudgetMB int
+	// AllowOutOfRange runs a scenario whose levers are outside the
+	// paper's ranges (sim.PaperRanges), with a warning each.
+	AllowOutOfRange bool
+}
+
+// allowOutOfRangeUsage is the help of --allow-out-of-range.
+const allowOutOfRangeUsage = "run levers outside the paper's ranges (tax 0–0.5, decay 0.8–1, freeze threshold 0.3–1, audit 0–0.5) with a warning, for experiments"
+
+// checkLeverRanges refuses (exit 2) the levers outside the paper's ranges,
+// every one named, or with allow warns about each on app.Err.
+func checkLeverRanges(app *App, errs []*sim.RangeError, allow bool) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	if allow {
+		for _, e := range errs {
+			fmt.Fprintf(app.Err, "warning: %v; running it anyway (--allow-out-of-range)\n", e)
+		}
+		return nil
+	}
+	all := make([]error, 0, len(errs)+1)
+	for _, e := range errs {
+		all = append(all, e)
+	}
+	all = append(all, errors.New("--allow-out-of-range runs it anyway, for experiments"))
+	return usageError(errors.Join(all...))
 }
 
 // newSandboxRunCmd builds `swarm sandbox run`; runF runs the parsed options
@@ -41,8 +67,9 @@ func newSandboxRunCmd(app *App, runF func(context.Context, *SandboxRunOptions) e
 agents.csv, events.jsonl, summary.json and plots (toxicity and welfare over
 epochs, p distribution per agent type; PNG and SVG) in the output directory.
 Exit 1 when a success criterion fails, 2 for a bad scenario (including one
-estimated to need more memory than --memory-budget-mb), 130 when interrupted
-(what was simulated so far is written).`,
+estimated to need more memory than --memory-budget-mb, or with a lever
+outside the paper's range unless --allow-out-of-range), 130 when
+interrupted (what was simulated so far is written).`,
 		Example: `  swarm sandbox run examples/scenarios/baseline.yaml
   swarm sandbox run examples/scenarios/adversarial_redteam.yaml --seed 3 --epochs 50 --out /tmp/redteam
   swarm sandbox run big.yaml --memory-budget-mb 8192`,
@@ -58,6 +85,7 @@ estimated to need more memory than --memory-budget-mb), 130 when interrupted
 	cmd.Flags().StringVar(&o.Out, "out", "", "output directory (default runs/sandbox-<scenario>-<seed>)")
 	cmd.Flags().IntVar(&o.Replays, "replays", 0, "also run seeds seed+1..seed+N−1 and report mean and spread (replays.csv)")
 	cmd.Flags().IntVar(&o.MemoryBudgetMB, "memory-budget-mb", 0, "refuse a scenario estimated to need more memory than this (default 2048)")
+	cmd.Flags().BoolVar(&o.AllowOutOfRange, "allow-out-of-range", false, allowOutOfRangeUsage)
 	return cmd
 }
 
@@ -65,6 +93,9 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 	s, err := sim.LoadScenario(o.Scenario)
 	if err != nil {
 		return usageError(err)
+	}
+	if err := checkLeverRanges(app, sim.OutOfRange(o.Scenario, s), o.AllowOutOfRange); err != nil {
+		return err
 	}
 	if o.Epochs < 0 || o.Epochs > sim.MaxEpochs {
 		return usageError(fmt.Errorf("--epochs %d: want 1..%d (0: the scenario's)", o.Epochs, sim.MaxEpochs))
@@ -81,7 +112,7 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 		return usageError(fmt.Errorf("%s: %w (--memory-budget-mb)", o.Scenario, err))
 	}
 	// A big run's per-interaction log can fill a disk (1 000 000 agents,
-	// 10 × 10: about 19 GB): say so before starting.
+	// 10 × 10: about 24 GB): say so before starting.
 	if n, b := sim.EstimateEventBytes(s, o.Epochs); b >= 1<<30 {
 		fmt.Fprintf(app.Err, "warning: events.jsonl may grow to about %.1f GB (up to %d interactions); set `outputs: {events: false}` in the scenario to skip it\n", float64(b)/(1<<30), n)
 	}
@@ -102,6 +133,13 @@ func runSandboxRun(ctx context.Context, app *App, o SandboxRunOptions) error {
 	if err != nil {
 		return err
 	}
+	// The header names the payoff the run uses: `swarm sandbox metrics`
+	// recomputes the run's figures from this file.
+	epochs := s.Simulation.Epochs
+	if o.Epochs > 0 {
+		epochs = o.Epochs
+	}
+	events.Header(s.ScenarioID, seed, epochs, s.Payoff)
 	events.Hook(&opts, s.Outputs.Events == nil || *s.Outputs.Events)
 	opts.OnEpoch = sim.EpochTable(app.Out, textsafe.Printable(s.ScenarioID), seed)
 	res, err := sim.Run(ctx, s, opts)
@@ -164,6 +202,9 @@ func writeReplays(ctx context.Context, app *App, s sim.Scenario, opts sim.Option
 type SandboxSweepOptions struct {
 	File string // the sweep YAML
 	Out  string // "": runs/sweep-<name>
+	// AllowOutOfRange runs points whose levers are outside the paper's
+	// ranges, with a warning each.
+	AllowOutOfRange bool
 }
 
 // newSandboxSweepCmd builds `swarm sandbox sweep`; runF runs the parsed
@@ -187,6 +228,7 @@ of toxicity and welfare against its values (mean over seeds and other values).`,
 		},
 	}
 	cmd.Flags().StringVar(&o.Out, "out", "", "output directory (default runs/sweep-<name>)")
+	cmd.Flags().BoolVar(&o.AllowOutOfRange, "allow-out-of-range", false, allowOutOfRangeUsage)
 	return cmd
 }
 
@@ -195,6 +237,13 @@ func runSandboxSweep(ctx context.Context, app *App, o SandboxSweepOptions) error
 	sw, base, err := sim.LoadSweep(path)
 	if err != nil {
 		return usageError(err)
+	}
+	ranges, err := sim.SweepOutOfRange(path, sw, base)
+	if err != nil {
+		return usageError(err)
+	}
+	if err := checkLeverRanges(app, ranges, o.AllowOutOfRange); err != nil {
+		return err
 	}
 	if out == "" {
 		out = filepath.Join("runs", "sweep-"+strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))

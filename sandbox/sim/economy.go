@@ -181,6 +181,11 @@ const (
 // economy: block) does nothing, so the engine calls it unconditionally.
 // Run calls it from one goroutine.
 type econLoop struct {
+	// onEffect sees every payout (Options.OnEffect; may be nil), epoch
+	// the epoch whose end is being run.
+	onEffect func(Effect)
+	epoch    int
+
 	cfg    *Economy
 	steps  int
 	epochs int
@@ -402,6 +407,7 @@ func (e *econLoop) epochEnd(epoch int, row *EpochRow) {
 	if e == nil {
 		return
 	}
+	e.epoch = epoch
 	out := &EconomyEpoch{}
 	if e.registry != nil { // first: the auction and permeability read its trusts
 		out.Identity = e.identityEpoch(epoch)
@@ -426,6 +432,15 @@ func (e *econLoop) epochEnd(epoch int, row *EpochRow) {
 		e.sybilEpoch = nil
 	}
 	row.Economy = out
+}
+
+// pay adds amount to the payoff of the agent with id (an auction's
+// utility, a mission's reward) and passes it on to onEffect.
+func (e *econLoop) pay(id string, amount float64) {
+	e.agent(id).payoff += amount
+	if e.onEffect != nil {
+		e.onEffect(Effect{Epoch: e.epoch, Step: e.steps, Agent: id, Payout: amount})
+	}
 }
 
 // agent is the agent with id. The mechanisms only name agents of the run
@@ -507,7 +522,7 @@ func (e *econLoop) auctionEpoch() *AuctionEpoch {
 	}
 	if a.PayoffPerUtility > 0 {
 		for _, al := range res.Allocations {
-			e.agent(al.Agent).payoff += a.PayoffPerUtility * al.Utility
+			e.pay(al.Agent, a.PayoffPerUtility*al.Utility)
 		}
 	}
 	r := e.rep.Auction
@@ -545,7 +560,7 @@ func (e *econLoop) missionEpoch(epoch int) *MissionEpoch {
 			panic(err) // the rule was validated
 		}
 		for _, p := range pays {
-			e.agent(p.Agent).payoff += p.Amount
+			e.pay(p.Agent, p.Amount)
 			out.Paid += p.Amount
 		}
 		rec.Paid = out.Paid

@@ -86,7 +86,15 @@ type CriterionResult struct {
 	// (the criterion then fails).
 	Actual *float64 `json:"actual,omitempty"`
 	Passed bool     `json:"passed"`
+	// Reason says why a criterion failed without a value ("no
+	// interactions"); empty otherwise.
+	Reason string `json:"reason,omitempty"`
 }
+
+// NoInteractions is the Reason of a criterion over the interactions
+// (toxicity, welfare, quality gap, uncertain fraction) of a run that had
+// none: it fails rather than pass on the metrics' zero values.
+const NoInteractions = "no interactions: the run had none to measure"
 
 // Options adjust one run.
 type Options struct {
@@ -99,6 +107,36 @@ type Options struct {
 	OnEvent      func(Event)
 	// OnInteraction sees every interaction (events.jsonl); may be nil.
 	OnInteraction func(sandbox.Interaction)
+	// OnEffect sees every lever cost and reputation change outside an
+	// interaction's own parties (events.jsonl); may be nil.
+	OnEffect func(Effect)
+	// OnAgent sees every agent (its id, type and initial reputation) as
+	// the run is set up (events.jsonl); may be nil.
+	OnAgent func(AgentRow)
+}
+
+// Effect is a lever's cost charged to, or reputation change of, an agent
+// outside an interaction's own parties (those are the interaction's c_a,
+// c_b, r_a and r_b): at an epoch's or a step's start, or a third party of
+// an interaction.
+type Effect struct {
+	Epoch int
+	Step  int
+	// EpochStart: an epoch-start lever's effect (before the epoch's frozen
+	// agents are counted), not a step's or an interaction's.
+	EpochStart bool
+	Agent      string
+	Cost       float64
+	// RepDelta is the change of the agent's reputation, after clamping.
+	RepDelta float64
+	// Payout is what the economy paid the agent (an auction's utility, a
+	// mission's reward), at the epoch's end.
+	Payout float64
+	// FreezeEpochs freezes the agent for that many epochs after this one
+	// (it stays frozen while frozen longer already); Unfreeze ends its
+	// freeze with this epoch.
+	FreezeEpochs int
+	Unfreeze     bool
 }
 
 // agentState is one agent of a run and its running totals.
@@ -198,23 +236,32 @@ func check(c SuccessCriteria, res *Result, coalition, sybilCoalition map[string]
 	var out []CriterionResult
 	ok := true
 	add := func(name string, limit, actual float64, pass bool) {
-		out = append(out, CriterionResult{name, limit, &actual, pass})
+		out = append(out, CriterionResult{Name: name, Limit: limit, Actual: &actual, Passed: pass})
 		ok = ok && pass
 	}
+	// A criterion over the interactions of a run that had none fails:
+	// the metrics' zero values (toxicity 0, welfare 0) measure nothing.
+	overInteractions := add
+	if r.N == 0 {
+		overInteractions = func(name string, limit, _ float64, _ bool) {
+			out = append(out, CriterionResult{Name: name, Limit: limit, Reason: NoInteractions})
+			ok = false
+		}
+	}
 	if c.MaxToxicity != nil {
-		add("max_toxicity", *c.MaxToxicity, r.Toxicity, r.Toxicity <= *c.MaxToxicity)
+		overInteractions("max_toxicity", *c.MaxToxicity, r.Toxicity, r.Toxicity <= *c.MaxToxicity)
 	}
 	if c.MinWelfare != nil {
-		add("min_welfare", *c.MinWelfare, r.TotalWelfare, r.TotalWelfare >= *c.MinWelfare)
+		overInteractions("min_welfare", *c.MinWelfare, r.TotalWelfare, r.TotalWelfare >= *c.MinWelfare)
 	}
 	if c.MinQualityGap != nil {
-		add("min_quality_gap", *c.MinQualityGap, r.QualityGap, r.QualityGap >= *c.MinQualityGap)
+		overInteractions("min_quality_gap", *c.MinQualityGap, r.QualityGap, r.QualityGap >= *c.MinQualityGap)
 	}
 	if c.MaxQualityGap != nil {
-		add("max_quality_gap", *c.MaxQualityGap, r.QualityGap, r.QualityGap <= *c.MaxQualityGap)
+		overInteractions("max_quality_gap", *c.MaxQualityGap, r.QualityGap, r.QualityGap <= *c.MaxQualityGap)
 	}
 	if c.MaxUncertainFrac != nil {
-		add("max_uncertain_fraction", *c.MaxUncertainFrac, r.UncertainFraction, r.UncertainFraction <= *c.MaxUncertainFrac)
+		overInteractions("max_uncertain_fraction", *c.MaxUncertainFrac, r.UncertainFraction, r.UncertainFraction <= *c.MaxUncertainFrac)
 	}
 	if cc := c.Collusion; cc != nil {
 		// With collusion detection off nothing is ever flagged: a minimum

@@ -19,17 +19,18 @@ func TestEstimateEventBytesBoundsTheLog(t *testing.T) {
 		s      Scenario
 		epochs int
 		want   int64
+		agents int64 // agent lines
 	}{
-		{"agents × epochs × steps", on, 0, 200 * 3 * 4},
-		{"--epochs overrides the scenario's", on, 5, 200 * 5 * 4},
-		{"events off: nothing written", off, 0, 0},
+		{"agents × epochs × steps", on, 0, 200 * 3 * 4, 200},
+		{"--epochs overrides the scenario's", on, 5, 200 * 5 * 4, 200},
+		{"events off: nothing written", off, 0, 0, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			n, b := EstimateEventBytes(tc.s, tc.epochs)
-			if n != tc.want || b != tc.want*estBytesPerEvent {
-				t.Errorf("got %d interactions, %d bytes; want %d, %d", n, b, tc.want, tc.want*estBytesPerEvent)
+			if wb := tc.want*estBytesPerEvent + tc.agents*estBytesPerAgentLine; n != tc.want || b != wb {
+				t.Errorf("got %d interactions, %d bytes; want %d, %d", n, b, tc.want, wb)
 			}
 		})
 	}

@@ -53,29 +53,90 @@ type governanceLine struct {
 	Type    string `json:"type"` // "governance"
 }
 
-// interactionLine is an interaction of events.jsonl.
+// runLine is the header of events.jsonl: what recomputing the run's
+// metrics needs besides its interactions (sandbox.RunHeader).
+type runLine struct {
+	Epochs     int                  `json:"epochs"`
+	Payoff     sandbox.PayoffConfig `json:"payoff"`
+	ScenarioID string               `json:"scenario_id"`
+	Seed       int64                `json:"seed"`
+	Type       string               `json:"type"` // "run"
+}
+
+// interactionLine is an interaction of events.jsonl: with its transfer,
+// the levers' costs to each party and each party's reputation change, the
+// metrics of the run are recomputed from these lines exactly (Go's JSON
+// numbers round-trip float64 exactly). Zero transfers, costs and
+// reputation changes are left out.
 type interactionLine struct {
 	Accepted     bool    `json:"accepted"`
+	CA           float64 `json:"c_a,omitempty"`
+	CB           float64 `json:"c_b,omitempty"`
 	Counterparty string  `json:"counterparty"`
 	Epoch        int     `json:"epoch"`
+	GroundTruth  int     `json:"ground_truth,omitempty"`
 	ID           string  `json:"id"`
 	Initiator    string  `json:"initiator"`
 	P            float64 `json:"p"`
+	RA           float64 `json:"r_a,omitempty"`
+	RB           float64 `json:"r_b,omitempty"`
 	Step         int     `json:"step"`
+	Tau          float64 `json:"tau,omitempty"`
 	Type         string  `json:"type"` // "interaction"
 	VHat         float64 `json:"v_hat"`
 }
 
-// Hook sets o's OnEvent to write governance events and, when interactions
-// is true, OnInteraction to write every interaction.
+// effectLine is a lever's cost or reputation change for an agent outside
+// an interaction's own parties (an epoch's or step's start) in
+// events.jsonl; rep_delta is the change after clamping to [0, 1].
+type effectLine struct {
+	Agent        string  `json:"agent"`
+	Cost         float64 `json:"cost,omitempty"`
+	Epoch        int     `json:"epoch"`
+	EpochStart   bool    `json:"epoch_start,omitempty"`
+	FreezeEpochs int     `json:"freeze_epochs,omitempty"`
+	Payout       float64 `json:"payout,omitempty"`
+	RepDelta     float64 `json:"rep_delta,omitempty"`
+	Step         int     `json:"step"`
+	Type         string  `json:"type"` // "effect"
+	Unfreeze     bool    `json:"unfreeze,omitempty"`
+}
+
+// agentLine is an agent of events.jsonl, as the run is set up: its id,
+// type and initial reputation.
+type agentLine struct {
+	Agent      string  `json:"agent"`
+	Kind       string  `json:"kind"`
+	Reputation float64 `json:"reputation"`
+	Type       string  `json:"type"` // "agent"
+}
+
+// Header writes the run's header line (scenario, seed, epochs and payoff):
+// call it before the run, so that it is the first line.
+func (l *EventLog) Header(scenarioID string, seed int64, epochs int, payoff sandbox.PayoffConfig) {
+	l.write(runLine{Epochs: epochs, Payoff: payoff, ScenarioID: scenarioID, Seed: seed, Type: sandbox.LineRun})
+}
+
+// Hook sets o's OnEvent and OnEffect to write governance events and the
+// levers' and the economy's effects (costs, reputation changes, freezes,
+// payouts) and, when interactions is true, OnAgent and OnInteraction to
+// write every agent and every interaction.
 func (l *EventLog) Hook(o *Options, interactions bool) {
 	o.OnEvent = func(e Event) {
-		l.write(governanceLine{Epoch: e.Epoch, Kind: e.Kind, Message: e.Message, Step: e.Step, Type: "governance"})
+		l.write(governanceLine{Epoch: e.Epoch, Kind: e.Kind, Message: e.Message, Step: e.Step, Type: sandbox.LineGovernance})
+	}
+	o.OnEffect = func(e Effect) {
+		l.write(effectLine{Agent: e.Agent, Cost: e.Cost, Epoch: e.Epoch, EpochStart: e.EpochStart, FreezeEpochs: e.FreezeEpochs, Payout: e.Payout,
+			RepDelta: e.RepDelta, Step: e.Step, Type: sandbox.LineEffect, Unfreeze: e.Unfreeze})
 	}
 	if interactions {
+		o.OnAgent = func(a AgentRow) {
+			l.write(agentLine{Agent: a.ID, Kind: a.Type, Reputation: a.Reputation, Type: sandbox.LineAgent})
+		}
 		o.OnInteraction = func(in sandbox.Interaction) {
-			l.write(interactionLine{Accepted: in.Accepted, Counterparty: in.Counterparty, Epoch: in.Epoch, ID: in.ID,
-				Initiator: in.Initiator, P: in.P, Step: in.Step, Type: "interaction", VHat: in.VHat})
+			l.write(interactionLine{Accepted: in.Accepted, CA: in.CA, CB: in.CB, Counterparty: in.Counterparty, Epoch: in.Epoch,
+				GroundTruth: in.GroundTruth, ID: in.ID, Initiator: in.Initiator, P: in.P, RA: in.RA, RB: in.RB, Step: in.Step,
+				Tau: in.Tau, Type: sandbox.LineInteraction, VHat: in.VHat})
 		}
 	}
 }
@@ -152,6 +213,9 @@ func WriteSummary(w io.Writer, res *Result, outDir string) {
 		actual := "undefined"
 		if c.Actual != nil {
 			actual = num(*c.Actual)
+		}
+		if c.Reason != "" {
+			mark += " (" + c.Reason + ")"
 		}
 		fmt.Fprintf(w, "  criterion %-31s limit %s actual %s %s\n", c.Name, num(c.Limit), actual, mark)
 	}

@@ -366,7 +366,7 @@ func TestMaxQualityGapCriterion(t *testing.T) {
 		gap  float64
 		pass bool
 	}{{-0.2, true}, {-0.05, true}, {0, false}, {0.25, false}} {
-		got, ok := check(SuccessCriteria{MaxQualityGap: &lim}, &Result{Summary: sandbox.Report{QualityGap: c.gap}}, nil, nil)
+		got, ok := check(SuccessCriteria{MaxQualityGap: &lim}, &Result{Summary: sandbox.Report{N: 10, QualityGap: c.gap}}, nil, nil)
 		want := []CriterionResult{{Name: "max_quality_gap", Limit: lim, Actual: &c.gap, Passed: c.pass}}
 		if d := cmp.Diff(want, got); d != "" || ok != c.pass {
 			t.Errorf("gap %v (-want +got):\n%s", c.gap, d)

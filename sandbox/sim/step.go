@@ -31,9 +31,11 @@ func (w *world) runEpoch(ctx context.Context, epoch int) error {
 // row) and the frozen agents, and resets the agents' action counts.
 func (w *world) startEpoch(epoch int) (flagged [][]string) {
 	w.gs.Epoch = epoch
+	w.atEpochStart = true
 	for _, l := range w.levers.all {
 		w.applyEffects(l.OnEpochStart(w.gs), epoch, 0)
 	}
+	w.atEpochStart = false
 	if d := w.levers.detector; d != nil {
 		for _, g := range d.Groups {
 			flagged = append(flagged, slices.Clone(g))
@@ -327,6 +329,9 @@ func (w *world) applyEffects(e governance.Effects, epoch, step int) {
 	for a, c := range e.Costs {
 		if st := w.byID(a); st != nil {
 			st.payoff -= c
+			if w.o.OnEffect != nil {
+				w.o.OnEffect(Effect{Epoch: epoch, Step: step, EpochStart: w.atEpochStart, Agent: a, Cost: c})
+			}
 		}
 	}
 	for a, d := range e.RepDelta {
@@ -334,9 +339,13 @@ func (w *world) applyEffects(e governance.Effects, epoch, step int) {
 		if !ok {
 			continue // not an agent of this run
 		}
-		gs.Rep[i] = clamp01(gs.Rep[i] + d)
+		old := gs.Rep[i]
+		gs.Rep[i] = clamp01(old + d)
 		if d < 0 {
 			w.pop.agents[i].detected = true
+		}
+		if w.o.OnEffect != nil {
+			w.o.OnEffect(Effect{Epoch: epoch, Step: step, EpochStart: w.atEpochStart, Agent: a, RepDelta: gs.Rep[i] - old})
 		}
 	}
 	for a, n := range e.Freeze {
@@ -344,11 +353,17 @@ func (w *world) applyEffects(e governance.Effects, epoch, step int) {
 		if st := w.byID(a); st != nil {
 			st.detected = true
 		}
+		if w.o.OnEffect != nil {
+			w.o.OnEffect(Effect{Epoch: epoch, Step: step, EpochStart: w.atEpochStart, Agent: a, FreezeEpochs: n})
+		}
 		w.emit(epoch, step, "freeze", fmt.Sprintf("%s frozen for %d epochs", a, n))
 	}
 	for _, a := range e.Unfreeze {
 		if gs.FrozenUntil[a] > epoch {
 			gs.FrozenUntil[a] = epoch
+		}
+		if w.o.OnEffect != nil {
+			w.o.OnEffect(Effect{Epoch: epoch, Step: step, EpochStart: w.atEpochStart, Agent: a, Unfreeze: true})
 		}
 	}
 	for _, ev := range e.Events {

@@ -38,10 +38,13 @@ type world struct {
 	// (it escapes through the lever interface) was most of the loop's
 	// allocation. An OnInteraction hook may keep the interactions it is
 	// given, so with a hook each one gets observables of its own.
-	seq    int
-	in     *sandbox.Interaction
-	obsBuf *sandbox.Observables
-	idBuf  []byte // "i<seq>", built in place: one allocation per id
+	seq int
+	in  *sandbox.Interaction
+	// atEpochStart: the levers' epoch-start effects are being applied
+	// (Effect.EpochStart).
+	atEpochStart bool
+	obsBuf       *sandbox.Observables
+	idBuf        []byte // "i<seq>", built in place: one allocation per id
 }
 
 // newWorld sets a run up, in the order that fixes what the seeded random
@@ -62,7 +65,15 @@ func newWorld(ctx context.Context, s Scenario, o Options, seed int64, epochs int
 	for _, st := range w.pop.agents {
 		w.eco.addAgent(st)
 	}
+	if w.eco != nil {
+		w.eco.onEffect = o.OnEffect
+	}
 	w.gs = newGovernanceState(w.rng, w.pop.agents)
+	if o.OnAgent != nil {
+		for i, st := range w.pop.agents {
+			o.OnAgent(AgentRow{ID: st.a.ID(), Type: st.a.Type(), Reputation: w.gs.Rep[i]})
+		}
+	}
 	if w.levers, err = buildLevers(s, seed, w.gs, w.eco); err != nil {
 		return nil, err
 	}
