@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"github.com/swarm-dev/swarm/internal/stats"
@@ -364,6 +365,7 @@ func (b *CircuitBreaker) OnEpochStart(s *State) Effects {
 			e.Unfreeze = append(e.Unfreeze, a)
 		}
 	}
+	slices.Sort(e.Unfreeze) // the same seed unfreezes in the same order (events.jsonl)
 	return e
 }
 

@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 	"fmt"
+	"iter"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -326,7 +328,11 @@ func agentRows(as []*agentState, rep []float64) []AgentRow {
 // agents are skipped.
 func (w *world) applyEffects(e governance.Effects, epoch, step int) {
 	gs := w.gs
-	for a, c := range e.Costs {
+	// A run that reports its effects (events.jsonl, the observers) reports
+	// them in the agents' id order, so the same seed writes the same file;
+	// one that does not keeps the maps' order (no sort on the hot path).
+	ordered := w.o.OnEffect != nil || w.o.OnEvent != nil
+	for a, c := range byKey(e.Costs, ordered) {
 		if st := w.byID(a); st != nil {
 			st.payoff -= c
 			if w.o.OnEffect != nil {
@@ -334,7 +340,7 @@ func (w *world) applyEffects(e governance.Effects, epoch, step int) {
 			}
 		}
 	}
-	for a, d := range e.RepDelta {
+	for a, d := range byKey(e.RepDelta, ordered) {
 		i, ok := gs.Index[a]
 		if !ok {
 			continue // not an agent of this run
@@ -348,7 +354,7 @@ func (w *world) applyEffects(e governance.Effects, epoch, step int) {
 			w.o.OnEffect(Effect{Epoch: epoch, Step: step, EpochStart: w.atEpochStart, Agent: a, RepDelta: gs.Rep[i] - old})
 		}
 	}
-	for a, n := range e.Freeze {
+	for a, n := range byKey(e.Freeze, ordered) {
 		gs.FrozenUntil[a] = max(gs.FrozenUntil[a], epoch+1+n)
 		if st := w.byID(a); st != nil {
 			st.detected = true
@@ -368,6 +374,21 @@ func (w *world) applyEffects(e governance.Effects, epoch, step int) {
 	}
 	for _, ev := range e.Events {
 		w.emit(epoch, step, "governance", ev)
+	}
+}
+
+// byKey ranges over m in its keys' order when ordered (and it has more
+// than one key), else in the map's own order.
+func byKey[V any](m map[string]V, ordered bool) iter.Seq2[string, V] {
+	if !ordered || len(m) < 2 {
+		return maps.All(m)
+	}
+	return func(yield func(string, V) bool) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if !yield(k, m[k]) {
+				return
+			}
+		}
 	}
 }
 
