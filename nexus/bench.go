@@ -10,6 +10,17 @@ import (
 	"github.com/swarm-dev/swarm/providers"
 )
 
+// BenchMission is the mission `swarm bench pipeline` runs when it is given
+// none: a runbook with six aspects.
+const BenchMission = `# Write the runbook for database failover incidents
+- detection alerts and confirming a real primary failure
+- the failover decision and escalation path
+- promoting the replica and repointing connection poolers
+- replication lag and data loss window
+- status page communication templates
+- rebuilding the old primary
+`
+
 // BenchResult is what `swarm bench pipeline` reports. CPU figures are
 // absent (nil) where the platform cannot measure them.
 type BenchResult struct {

@@ -19,15 +19,7 @@ import (
 // mock's own) and the mock's: the figures `swarm bench pipeline` prints,
 // here with a profile (-cpuprofile, -memprofile) to go with them.
 func BenchmarkPipelineScale(b *testing.B) {
-	// The mission `swarm bench pipeline` runs.
-	mission := `# Write the runbook for database failover incidents
-- detection alerts and confirming a real primary failure
-- the failover decision and escalation path
-- promoting the replica and repointing connection poolers
-- replication lag and data loss window
-- status page communication templates
-- rebuilding the old primary
-`
+	mission := nexus.BenchMission // the mission `swarm bench pipeline` runs
 	dir := b.TempDir()
 	path := filepath.Join(dir, "big.yml")
 	if err := os.WriteFile(path, []byte(`scales:

@@ -61,21 +61,12 @@ wait after each mock answer and costs no CPU.`,
 	return cmd
 }
 
-const benchMission = `# Write the runbook for database failover incidents
-- detection alerts and confirming a real primary failure
-- the failover decision and escalation path
-- promoting the replica and repointing connection poolers
-- replication lag and data loss window
-- status page communication templates
-- rebuilding the old primary
-`
-
 func runBench(ctx context.Context, app *App, o BenchOptions) error {
 	cfg, err := app.LoadConfig()
 	if err != nil {
 		return usageError(err)
 	}
-	mission := benchMission
+	mission := nexus.BenchMission
 	if o.Mission != "" {
 		b, err := os.ReadFile(o.Mission)
 		if err != nil {
