@@ -4,12 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/swarm-dev/swarm/config"
-	"github.com/swarm-dev/swarm/mock"
 	"github.com/swarm-dev/swarm/nexus"
-	"github.com/swarm-dev/swarm/providers"
 )
 
 // BenchmarkPipelineScale runs a full mock mission per iteration at each
@@ -48,30 +45,6 @@ providers:
 		b.Fatal(err)
 	}
 	for _, scale := range []string{"ss-250", "ss-5000"} {
-		b.Run(scale, func(b *testing.B) {
-			var calls int
-			var cpu, mockCPU time.Duration
-			measured := true
-			b.ReportAllocs()
-			for b.Loop() {
-				r, err := nexus.Bench(b.Context(), nexus.Options{Config: cfg, Registry: mockRegistry(mock.Options{}), Mission: mission, Scale: scale,
-					Provider: providers.Ref{Kind: "mock", Model: "honest"}, OutDir: filepath.Join(b.TempDir(), "run")}, 0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				calls += r.Calls
-				if r.CPUPerCall == nil {
-					measured = false
-					continue
-				}
-				cpu += *r.CPUPerCall * time.Duration(r.Calls)
-				mockCPU += *r.ProviderCPUPerCall * time.Duration(r.Calls)
-			}
-			b.ReportMetric(float64(calls)/float64(b.N), "calls/mission")
-			if measured {
-				b.ReportMetric(float64(cpu.Microseconds())/float64(calls), "cpu-µs/call")
-				b.ReportMetric(float64(mockCPU.Microseconds())/float64(calls), "mock-cpu-µs/call")
-			}
-		})
+		b.Run(scale, func(b *testing.B) { benchMissions(b, cfg, mission, scale) })
 	}
 }

@@ -21,12 +21,20 @@ func BenchmarkPipeline(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchMissions(b, cfg, mission, "ss-100")
+}
+
+// benchMissions runs a full mock mission at scale per iteration and
+// reports LLM calls per mission, the orchestrator's CPU per call (without
+// the mock's own) and the mock's, when the thread clock measures them.
+func benchMissions(b *testing.B, cfg *config.Config, mission, scale string) {
+	b.Helper()
 	var calls int
 	var cpu, mockCPU time.Duration
 	measured := true
 	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		r, err := nexus.Bench(b.Context(), nexus.Options{Config: cfg, Registry: mockRegistry(mock.Options{}), Mission: mission, Scale: "ss-100",
+	for b.Loop() {
+		r, err := nexus.Bench(b.Context(), nexus.Options{Config: cfg, Registry: mockRegistry(mock.Options{}), Mission: mission, Scale: scale,
 			Provider: providers.Ref{Kind: "mock", Model: "honest"}, OutDir: filepath.Join(b.TempDir(), "run")}, 0)
 		if err != nil {
 			b.Fatal(err)
