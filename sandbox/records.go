@@ -146,7 +146,7 @@ func ReadInteractions(name string, r io.Reader, proxy *Proxy, fn func(line int, 
 // agent, interaction, governance or effect are errors.
 func ReadRunInteractions(name string, r io.Reader, proxy *Proxy, onRun func(line int, h RunHeader) error, fn func(line int, in Interaction) error) error {
 	seen, header := false, false // an interaction, a header
-	return readJSONLines(name, r, func(n int, rec metricsLine) error {
+	return ReadJSONLines(name, r, func(n int, rec metricsLine) error {
 		switch rec.Type {
 		case "", LineInteraction:
 		case LineRun:
@@ -179,14 +179,14 @@ func ReadRunInteractions(name string, r io.Reader, proxy *Proxy, onRun func(line
 	})
 }
 
-// readJSONLines reads r line by line (name names it in errors; a line may
+// ReadJSONLines reads r line by line (name names it in errors; a line may
 // be up to maxRecordBytes long) and calls fn with the number of each
 // non-blank line and the line decoded strictly (unknown fields are errors)
 // into a T. A line that is not a T stops the reading with a *LineError; an
 // error of fn stops it too and is returned as is. A read error (a line too
 // long: bufio.ErrTooLong) is returned through readErr with the number of
 // the line being read.
-func readJSONLines[T any](name string, r io.Reader, fn func(line int, rec T) error, readErr func(line int, err error) error) error {
+func ReadJSONLines[T any](name string, r io.Reader, fn func(line int, rec T) error, readErr func(line int, err error) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxRecordBytes)
 	n := 0
@@ -224,7 +224,7 @@ var ErrLineTooLong = errors.New("line too long")
 // *LineError naming the line; an error of fn stops it too and is returned
 // as is.
 func ReadDecisions(name string, r io.Reader, fn func(line int, d Decision) error) error {
-	return readJSONLines(name, r, func(n int, d Decision) error {
+	return ReadJSONLines(name, r, func(n int, d Decision) error {
 		if d.DecisionID == "" {
 			return &LineError{Name: name, Line: n, Err: errors.New("missing decision_id")}
 		}

@@ -1,9 +1,6 @@
 package sim
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -84,27 +81,16 @@ type replayer struct {
 // not false).
 func ReplayEvents(name string, r io.Reader) (*Replay, error) {
 	x := &replayer{index: map[string]int{}, frozenUntil: map[string]int{}}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
-		var l eventLine
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&l); err != nil {
-			return nil, &sandbox.LineError{Name: name, Line: n, Err: err}
-		}
+	err := sandbox.ReadJSONLines(name, r, func(n int, l eventLine) error {
 		if err := x.line(&l); err != nil {
-			return nil, &sandbox.LineError{Name: name, Line: n, Err: err}
+			return &sandbox.LineError{Name: name, Line: n, Err: err}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil
+	}, func(_ int, err error) error {
+		return fmt.Errorf("%s: %w", name, err)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if x.overall == nil {
 		return nil, fmt.Errorf("%s: no run header: not the events.jsonl of a sandbox run", name)
