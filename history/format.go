@@ -22,6 +22,17 @@ func (r Run) ShadowText() string {
 	return strconv.FormatFloat(*r.ShadowMedian, 'f', 1, 64) + "%"
 }
 
+// ShadowCell is ShadowText for a row of the runs list: when fewer bundles
+// were judged than planned, it says how many ("12.0% (1 of 5)"), so a
+// median over part of the work never reads as the whole run's.
+func (r Run) ShadowCell() string {
+	t := r.ShadowText()
+	if r.ShadowMedian != nil && r.BundlesPlanned != nil && r.BundlesScored != nil && *r.BundlesScored < *r.BundlesPlanned {
+		t += fmt.Sprintf(" (%d of %d)", *r.BundlesScored, *r.BundlesPlanned)
+	}
+	return t
+}
+
 // EvidenceText is "verified/cited verified, N fabricated", or NotMeasured
 // without a workspace.
 func (r Run) EvidenceText() string {

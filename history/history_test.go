@@ -16,6 +16,7 @@ import (
 
 	"github.com/swarm-dev/swarm/history"
 	"github.com/swarm-dev/swarm/internal/runfixture"
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // fixture is a runs directory made once by TestMain with runfixture.Build:
@@ -523,5 +524,78 @@ func TestVelocity(t *testing.T) {
 	other, _ := ix.Get(t.Context(), "e")
 	if v, _ := ix.Velocity(t.Context(), other); v.Value != nil || v.Absent == "" {
 		t.Errorf("one run: %+v, want absent with a reason", v)
+	}
+}
+
+// TestMeasuresRankCompleteRunsFirst: sorted by a measure of the work
+// (shadow, recall, verified), a run that did not complete never ranks
+// beside or above a complete one, in either direction, whatever its
+// partial figure (the synthetic runs give incomplete, partial, invalid and
+// interrupted runs the same spread of values as complete ones).
+func TestMeasuresRankCompleteRunsFirst(t *testing.T) {
+	t.Parallel()
+	runs := filepath.Join(t.TempDir(), "runs")
+	if err := runfixture.Synthetic(runs, 64); err != nil {
+		t.Fatal(err)
+	}
+	ix := open(t, runs)
+	if _, err := ix.Reindex(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	measured := map[string]func(history.Run) bool{
+		"shadow":   func(r history.Run) bool { return r.ShadowMedian != nil },
+		"recall":   func(r history.Run) bool { return r.Recall != nil },
+		"verified": func(r history.Run) bool { return r.EvidenceVerified != nil },
+	}
+	for key, has := range measured {
+		for _, asc := range []bool{true, false} {
+			p, err := ix.List(t.Context(), history.Query{Sort: key, Asc: asc, Limit: history.MaxLimit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var order []string
+			complete, other := 0, 0
+			for _, r := range p.Runs {
+				if !has(r) {
+					continue // runs without the value come last (TestListQueries)
+				}
+				order = append(order, r.Status)
+				if r.Status == runfiles.StatusComplete {
+					if other > 0 {
+						t.Errorf("sort %s (asc %v): a complete run after %d of other statuses: %v", key, asc, other, order)
+						break
+					}
+					complete++
+				} else {
+					other++
+				}
+			}
+			if complete == 0 || other == 0 {
+				t.Errorf("sort %s (asc %v): %d complete, %d other: nothing to rank", key, asc, complete, other)
+			}
+		}
+	}
+}
+
+// TestShadowCell: a runs-list row never shows a median over part of the
+// work as if it were the whole run's.
+func TestShadowCell(t *testing.T) {
+	t.Parallel()
+	f := func(x float64) *float64 { return &x }
+	n := func(x int) *int { return &x }
+	cases := []struct {
+		name string // why the case exists
+		r    history.Run
+		want string
+	}{
+		{"every bundle judged: the median alone", history.Run{ShadowMedian: f(12), BundlesPlanned: n(5), BundlesScored: n(5)}, "12.0%"},
+		{"one of five judged: says so", history.Run{ShadowMedian: f(0), BundlesPlanned: n(5), BundlesScored: n(1)}, "0.0% (1 of 5)"},
+		{"nothing judged: absent, never 0", history.Run{BundlesPlanned: n(5), BundlesScored: n(0)}, history.NotMeasured},
+		{"counts unknown: the median alone", history.Run{ShadowMedian: f(3.5)}, "3.5%"},
+	}
+	for _, tc := range cases {
+		if got := tc.r.ShadowCell(); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

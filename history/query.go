@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/swarm-dev/swarm/runfiles"
 )
 
 // Sort keys of Query.Sort.
@@ -22,6 +24,10 @@ var sortColumns = map[string]string{
 	"verified": "evidence_verified",
 	"id":       "id",
 }
+
+// rankedColumns are the sort columns that measure a run's work: sorted by
+// one of them, complete runs come before every other status.
+var rankedColumns = map[string]bool{"shadow_median": true, "recall": true, "evidence_verified": true}
 
 // SortKeys lists the keys Query.Sort accepts, sorted.
 func SortKeys() []string {
@@ -57,7 +63,8 @@ type Query struct {
 	Search string
 	// Sort is one of SortKeys (default "started"); Asc sorts ascending
 	// (default descending: newest, highest first). Runs without the value
-	// come last either way.
+	// come last either way; sorted by shadow, recall or verified, complete
+	// runs come before runs of any other status.
 	Sort string
 	Asc  bool
 	// Limit is the page size (DefaultLimit when 0, at most MaxLimit) and
@@ -157,8 +164,15 @@ func (ix *Index) List(ctx context.Context, q Query) (Page, error) {
 	if q.Asc {
 		dir = "ASC"
 	}
-	// The directory breaks ties, so pages never overlap.
-	order := fmt.Sprintf(" ORDER BY %s IS NULL, %s %s, dir %s", col, col, dir, dir)
+	// Runs without the value come last; sorted by a measure of the work
+	// (rankedColumns), a run that did not complete never ranks beside or
+	// above one that did, whatever its partial figure. The directory breaks
+	// ties, so pages never overlap.
+	order := fmt.Sprintf(" ORDER BY %s IS NULL, ", col)
+	if rankedColumns[col] {
+		order += fmt.Sprintf("status != '%s', ", runfiles.StatusComplete)
+	}
+	order += fmt.Sprintf("%s %s, dir %s", col, dir, dir)
 	rows, err := ix.db.QueryContext(ctx, "SELECT "+runColumns+" FROM runs"+where+order+" LIMIT ? OFFSET ?",
 		append(args, p.Limit, (p.Page-1)*p.Limit)...)
 	if err != nil {

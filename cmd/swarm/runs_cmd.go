@@ -294,7 +294,7 @@ func printRuns(app *App, p history.Page) {
 			status += ": " + clip(r.Reason, 40)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.StartedText(), textsafe.Printable(r.Dir),
-			textsafe.Printable(clip(r.Mission, 48)), textsafe.Printable(status), r.ShadowText(),
+			textsafe.Printable(clip(r.Mission, 48)), textsafe.Printable(status), r.ShadowCell(),
 			r.EvidenceText(), r.RecallText(), r.CostText(), r.DurationText())
 	}
 	tw.Flush()
